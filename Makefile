@@ -1,0 +1,53 @@
+# scaleprof: the two commands of the Quick start.
+#   make demo   installs what is missing, builds, and runs the main job
+#   make test   installs what is missing, builds, and runs every test (what CI runs)
+# Everything installs on a fresh Debian 12 machine as root: apt packages, and a venv in .venv for PyTorch.
+
+SHELL := /bin/bash
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+VENV ?= .venv
+PY := $(VENV)/bin/python
+JOBS ?= $(shell nproc)
+STAMPS := .cache/stamps
+
+APT_PACKAGES := cmake ninja-build g++ clang clang-format clang-tidy ccache pkg-config libsimdjson-dev \
+  libdeflate-dev zlib1g-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev \
+  libclang-rt-14-dev python3-venv python3-dev
+PIP_PACKAGES := torch==2.13.0 pytest numpy
+
+.PHONY: demo test deps build build-asan test-unit test-asan test-python format-check fuzz bench clean
+
+demo: build $(STAMPS)/venv
+	@$(PY) examples/profile_demo.py --out .cache/demo-traces
+	./$(BUILD)/scaleprof trace summary .cache/demo-traces
+
+test: build $(STAMPS)/venv
+	bash tools/run_tests.sh
+
+deps: $(STAMPS)/apt
+
+$(STAMPS)/apt:
+	@mkdir -p $(STAMPS)
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing: $$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@touch $@
+
+$(STAMPS)/venv: $(STAMPS)/apt
+	@[ -x $(PY) ] || python3 -m venv $(VENV)
+	@$(PY) -m pip install -q $(PIP_PACKAGES)
+	@touch $@
+
+build: $(STAMPS)/apt
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+build-asan: $(STAMPS)/apt
+	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSCALEPROF_SANITIZE=ON >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz build-bench

@@ -1,0 +1,11 @@
+// Exit codes every scaleprof command uses, so scripts can trust them (documented in docs/cli.md).
+#pragma once
+
+namespace scaleprof::cli {
+
+inline constexpr int kExitOk = 0;       // everything read and analysed
+inline constexpr int kExitError = 1;    // nothing usable: all inputs failed, or an I/O error
+inline constexpr int kExitUsage = 2;    // bad command line
+inline constexpr int kExitPartial = 3;  // results printed, but some input was unreadable or rejected
+
+}  // namespace scaleprof::cli

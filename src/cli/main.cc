@@ -1,0 +1,27 @@
+// scaleprof command line: argument parsing only; every command calls into the library.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/exit_codes.h"
+#include "cli/trace_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"scaleprof: how well does training scale, where does the time go, and why not better"};
+  app.set_version_flag("--version", std::string("scaleprof ") + SCALEPROF_VERSION);
+  app.require_subcommand(1);
+  int exit_code = scaleprof::cli::kExitOk;
+  scaleprof::cli::setup_trace_command(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return scaleprof::cli::kExitUsage;
+  }
+  return exit_code;
+}

@@ -1,0 +1,198 @@
+#include "cli/trace_command.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+
+#include "cli/exit_codes.h"
+#include "cli/output.h"
+#include "report/trace_report.h"
+
+namespace scaleprof::cli {
+
+namespace {
+
+struct TraceOptions {
+  std::vector<std::string> paths;
+  std::string ranks;  // "0,2-3"
+  std::string format = "table";
+  std::string output;
+  std::vector<std::string> rank_overrides;  // FILE=N
+  bool strict = false;
+  bool quiet = false;
+  unsigned threads = 0;
+  report::TraceReportOptions report;
+  double consecutive_kernel_delay_us = 30.0;
+};
+
+using ReportFn = report::TraceReport (*)(const trace::TraceSet&, const report::TraceReportOptions&);
+
+struct Subcommand {
+  const char* name;
+  const char* help;
+  ReportFn fn;
+};
+
+constexpr Subcommand kSubcommands[] = {
+    {"summary", "Every analysis below, for every rank", report::summary_report},
+    {"breakdown", "Temporal breakdown: idle / compute / non-compute GPU time", report::breakdown_report},
+    {"kernels", "Kernel-type breakdown and the top kernels per type", report::kernels_report},
+    {"idle", "Idle time per stream: host wait / kernel wait / other", report::idle_report},
+    {"overlap", "Communication/computation overlap per rank", report::overlap_report},
+    {"launch", "Kernel launch statistics: CPU duration, GPU duration, launch delay", report::launch_report},
+    {"ops", "Operator table, like torch.profiler key_averages().table()", report::ops_report},
+    {"steps", "ProfilerStep windows and GPU time per step", report::steps_report},
+};
+
+// Parses "0,2,5-7" into a list of ranks.
+bool parse_rank_list(const std::string& text, std::vector<int64_t>* out, std::string* error) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t comma = text.find(',', pos);
+    std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    pos = comma == std::string::npos ? text.size() : comma + 1;
+    if (item.empty()) continue;
+    try {
+      size_t dash = item.find('-', 1);
+      size_t used = 0;
+      int64_t lo = std::stoll(item.substr(0, dash), &used);
+      if (used != (dash == std::string::npos ? item.size() : dash)) throw std::invalid_argument(item);
+      int64_t hi = lo;
+      if (dash != std::string::npos) {
+        hi = std::stoll(item.substr(dash + 1), &used);
+        if (used != item.size() - dash - 1) throw std::invalid_argument(item);
+      }
+      if (hi < lo || hi - lo > 1'000'000) throw std::invalid_argument(item);
+      for (int64_t r = lo; r <= hi; ++r) out->push_back(r);
+    } catch (const std::exception&) {
+      *error = fmt::format("--ranks: '{}' is not a rank or a range like 2-5", item);
+      return false;
+    }
+  }
+  return true;
+}
+
+int run_subcommand(const TraceOptions& opt, ReportFn fn) {
+  report::RenderOptions render;
+  if (!report::parse_format(opt.format, &render.format)) {
+    fmt::print(stderr, "error: --format must be table, csv or json (got '{}')\n", opt.format);
+    return kExitUsage;
+  }
+  report::TraceReportOptions report_options = opt.report;
+  std::string error;
+  if (!parse_rank_list(opt.ranks, &report_options.ranks, &error)) {
+    fmt::print(stderr, "error: {}\n", error);
+    return kExitUsage;
+  }
+  if (!(opt.consecutive_kernel_delay_us >= 0) || opt.consecutive_kernel_delay_us > 1e9) {
+    fmt::print(stderr, "error: --consecutive-kernel-delay must be between 0 and 1e9 us\n");
+    return kExitUsage;
+  }
+  report_options.consecutive_kernel_delay_ns = static_cast<int64_t>(opt.consecutive_kernel_delay_us * 1000.0 + 0.5);
+
+  trace::LoadOptions load;
+  load.parse.lenient = !opt.strict;
+  load.threads = opt.threads;
+  for (const std::string& spec : opt.rank_overrides) {
+    size_t eq = spec.rfind('=');
+    int64_t rank = -1;
+    try {
+      if (eq == std::string::npos) throw std::invalid_argument(spec);
+      size_t used = 0;
+      rank = std::stoll(spec.substr(eq + 1), &used);
+      if (used != spec.size() - eq - 1 || rank < 0) throw std::invalid_argument(spec);
+    } catch (const std::exception&) {
+      fmt::print(stderr, "error: --rank expects FILE=N with N >= 0 (got '{}')\n", spec);
+      return kExitUsage;
+    }
+    load.rank_overrides.emplace_back(spec.substr(0, eq), rank);
+  }
+  // A progress line on stderr, only on a terminal and only once reading takes over a second.
+  const bool show_progress = !opt.quiet && isatty(STDERR_FILENO) != 0;
+  const auto start = std::chrono::steady_clock::now();
+  std::mutex progress_mutex;
+  bool progress_shown = false;
+  if (show_progress) {
+    load.progress = [&](size_t done, size_t total) {
+      std::lock_guard<std::mutex> lock(progress_mutex);
+      if (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) return;
+      fmt::print(stderr, "\rreading traces: {}/{} files", done, total);
+      progress_shown = true;
+    };
+  }
+  auto loaded = trace::load_traces(opt.paths, load);
+  if (progress_shown) fmt::print(stderr, "\r\x1b[K");
+  if (!loaded) {
+    fmt::print(stderr, "error: {}\n", loaded.error().message);
+    return kExitError;
+  }
+  const trace::TraceSet& set = loaded.value();
+  for (const std::string& e : set.errors) fmt::print(stderr, "error: {}\n", e);
+  if (!opt.quiet) {
+    for (const std::string& w : set.warnings) fmt::print(stderr, "warning: {}\n", w);
+    for (const trace::RankTrace& r : set.ranks) {
+      if (r.stats.repairs > 0) {
+        fmt::print(stderr, "note: {}: repaired {} invalid JSON spots written by old Kineto versions\n", r.path,
+                   r.stats.repairs);
+      }
+    }
+  }
+  if (set.ranks.empty()) {
+    fmt::print(stderr, "error: no trace could be read\n");
+    return kExitError;
+  }
+  if (report::selected_ranks(set, report_options).empty()) {
+    fmt::print(stderr, "error: --ranks {} matches none of the ranks read\n", opt.ranks);
+    return kExitUsage;
+  }
+  render.color = opt.output.empty() && color_allowed(STDOUT_FILENO) && render.format == report::Format::kTable;
+  report::TraceReport result = fn(set, report_options);
+  std::string text = result.tables.size() == 1 && render.format != report::Format::kTable
+                         ? report::render(result.tables[0], render)
+                         : report::render_many(result.tables, result.keys, render);
+  if (!write_output(opt.output, text, &error)) {
+    fmt::print(stderr, "error: {}\n", error);
+    return kExitError;
+  }
+  if (set.partial()) {
+    fmt::print(stderr, "warning: results are partial: {} file(s) unreadable, some events rejected (exit code {})\n",
+               set.errors.size(), kExitPartial);
+    return kExitPartial;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void setup_trace_command(CLI::App& app, int* exit_code) {
+  CLI::App* trace = app.add_subcommand("trace", "Analyse PyTorch profiler (Kineto) trace files");
+  trace->require_subcommand(1);
+  for (const Subcommand& sub : kSubcommands) {
+    auto opt = std::make_shared<TraceOptions>();
+    CLI::App* cmd = trace->add_subcommand(sub.name, sub.help);
+    cmd->add_option("paths", opt->paths, "Trace files (.json, .json.gz) or directories of them")->required();
+    cmd->add_option("--ranks", opt->ranks, "Ranks to analyse, e.g. 0,2,4-7 (default: all)");
+    cmd->add_option("--format", opt->format, "Output format: table, csv or json")->capture_default_str();
+    cmd->add_option("-o,--output", opt->output, "Write to FILE instead of standard output");
+    cmd->add_option("--rank", opt->rank_overrides, "Set the rank of a file: FILE=N (repeatable)");
+    cmd->add_flag("--strict", opt->strict, "Fail on invalid JSON instead of repairing old Kineto defects");
+    cmd->add_flag("-q,--quiet", opt->quiet, "Print no warnings or progress");
+    cmd->add_option("--threads", opt->threads, "Files read in parallel (default: one per core)");
+    cmd->add_option("--top", opt->report.top, "Rows per group in kernel and operator tables")->capture_default_str();
+    cmd->add_option("--consecutive-kernel-delay", opt->consecutive_kernel_delay_us,
+                    "Idle gaps shorter than this (us) count as kernel wait")
+        ->capture_default_str();
+    cmd->add_flag("--include-last-step", opt->report.include_last_step,
+                  "Keep the last ProfilerStep (HTA drops it as possibly incomplete)");
+    cmd->add_option("--sort", opt->report.sort_by,
+                    "Operator table order: self_cpu, cpu_total, self_device, device_total, calls")
+        ->capture_default_str();
+    ReportFn fn = sub.fn;
+    cmd->callback([opt, fn, exit_code] { *exit_code = run_subcommand(*opt, fn); });
+  }
+}
+
+}  // namespace scaleprof::cli

@@ -1,0 +1,54 @@
+#include <fmt/format.h>
+
+#include "report/trace_report.h"
+
+namespace scaleprof::report {
+
+std::vector<const trace::RankTrace*> selected_ranks(const trace::TraceSet& set, const TraceReportOptions& options) {
+  std::vector<const trace::RankTrace*> out;
+  for (const trace::RankTrace& r : set.ranks) {
+    bool wanted = options.ranks.empty();
+    for (int64_t want : options.ranks) wanted |= (want == r.rank);
+    if (wanted) out.push_back(&r);
+  }
+  return out;
+}
+
+namespace {
+
+Table inputs_table(const std::vector<const trace::RankTrace*>& ranks) {
+  Table t;
+  t.title = "Inputs";
+  t.columns = {{"rank", "Rank"},       {"file", "File"},          {"events", "Events"},
+               {"kept", "Kept"},       {"rejected", "Rejected"},  {"repairs", "Repairs"},
+               {"json_mb", "JSON (MB)"}, {"devices", "Devices"}};
+  for (const trace::RankTrace* r : ranks) {
+    std::string devices;
+    for (const auto& d : r->metadata.devices) devices += (devices.empty() ? "" : ", ") + d.name;
+    t.add_row({r->rank, r->path, r->stats.events_total, r->stats.events_kept, r->stats.rejected_events,
+               r->stats.repairs, Cell(static_cast<double>(r->stats.json_bytes) / 1e6, 1),
+               devices.empty() ? Cell("none") : Cell(devices)});
+  }
+  return t;
+}
+
+void append(TraceReport* into, TraceReport from) {
+  for (size_t i = 0; i < from.tables.size(); ++i) into->add(std::move(from.keys[i]), std::move(from.tables[i]));
+}
+
+}  // namespace
+
+TraceReport summary_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+  TraceReport report;
+  report.add("inputs", inputs_table(selected_ranks(set, options)));
+  append(&report, breakdown_report(set, options));
+  append(&report, kernels_report(set, options));
+  append(&report, idle_report(set, options));
+  append(&report, overlap_report(set, options));
+  append(&report, launch_report(set, options));
+  append(&report, ops_report(set, options));
+  append(&report, steps_report(set, options));
+  return report;
+}
+
+}  // namespace scaleprof::report

@@ -1,0 +1,743 @@
+#include "trace/kineto_reader.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+#include "trace/file_source.h"
+#include "trace/json_repair.h"
+#include "trace/number_parse.h"
+
+namespace scaleprof::trace {
+
+namespace {
+
+namespace od = simdjson::ondemand;
+
+constexpr size_t kMaxWarningsPerFile = 20;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// A pid or tid as written: a number, or a string kept as a label.
+struct PidOrTid {
+  int64_t number = kNone;
+  std::string_view label;
+};
+
+// Arguments collected from one event's `args` object before its category is known.
+struct EventArgs {
+  int64_t correlation = kNone;
+  int64_t external_id = kNone;
+  int64_t stream = kNone;
+  int64_t device = -1;
+  int64_t bytes = -1;
+  double bandwidth = kNaN;
+  int64_t grid[3] = {-1, -1, -1};
+  int64_t block[3] = {-1, -1, -1};
+  int64_t registers = -1;
+  int64_t shared_memory = -1;
+  double blocks_per_sm = kNaN;
+  double warps_per_sm = kNaN;
+  double occupancy = kNaN;
+  bool has_device_args = false;
+  // Collectives.
+  std::string_view collective_name, dtype, pg_name, pg_desc, pg_ranks;
+  int64_t in_nelems = -1, out_nelems = -1, group_size = -1;
+  bool has_collective = false;
+  // Memory instants.
+  int64_t mem_bytes = 0, total_allocated = -1, total_reserved = -1, device_type = -1, device_id = -1;
+  // Shapes.
+  std::string_view input_dims, input_types;
+};
+
+struct TrackKey {
+  int64_t pid;
+  int64_t tid;
+  StringId pid_label;
+  StringId tid_label;
+  bool operator==(const TrackKey&) const = default;
+};
+
+struct TrackKeyHash {
+  size_t operator()(const TrackKey& k) const {
+    uint64_t h = static_cast<uint64_t>(k.pid) * 0x9E3779B97F4A7C15ULL;
+    h ^= static_cast<uint64_t>(k.tid) + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2);
+    h ^= (static_cast<uint64_t>(k.pid_label) << 32) ^ k.tid_label;
+    return static_cast<size_t>(h);
+  }
+};
+
+std::string_view trim_token(std::string_view t) {
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t')) {
+    t.remove_suffix(1);
+  }
+  return t;
+}
+
+// The raw text of a field's key (Kineto keys have no escapes; an escaped quote still ends correctly).
+std::string_view raw_key(od::field& field) {
+  const char* p = field.key().raw();
+  size_t n = 0;
+  while (p[n] != '"') n += (p[n] == '\\' && p[n + 1] != '\0') ? 2 : 1;
+  return {p, n};
+}
+
+// Reads a value that should hold an integer; a numeric string or an integral decimal is accepted.
+bool read_int(od::value& v, int64_t* out) {
+  od::json_type type;
+  if (v.type().get(type)) return false;
+  if (type == od::json_type::number) {
+    return parse_int64(trim_token(v.raw_json_token()), out) == NumberParse::kOk;
+  }
+  if (type == od::json_type::string) {
+    std::string_view s;
+    if (v.get_string().get(s)) return false;
+    return parse_int64(s, out) == NumberParse::kOk;
+  }
+  return false;
+}
+
+// Reads a float; strings such as "N/A" or "inf" give NaN or infinity instead of failing.
+bool read_double(od::value& v, double* out) {
+  od::json_type type;
+  if (v.type().get(type)) return false;
+  if (type == od::json_type::number) return !v.get_double().get(*out);
+  if (type == od::json_type::string) {
+    std::string_view s;
+    if (v.get_string().get(s)) return false;
+    if (s == "inf" || s == "Infinity") {
+      *out = std::numeric_limits<double>::infinity();
+    } else {
+      *out = kNaN;
+    }
+    return true;
+  }
+  return false;
+}
+
+bool read_string(od::value& v, std::string_view* out) {
+  od::json_type type;
+  if (v.type().get(type) || type != od::json_type::string) return false;
+  return !v.get_string().get(*out);
+}
+
+// Raw JSON text of an array/object/scalar value (for shapes and process-group ranks).
+bool read_raw(od::value& v, std::string_view* out) {
+  od::json_type type;
+  if (v.type().get(type)) return false;
+  if (type == od::json_type::string) return read_string(v, out);
+  return !simdjson::to_json_string(v).get(*out);
+}
+
+bool read_triple(od::value& v, int64_t out[3]) {
+  od::array arr;
+  if (v.get_array().get(arr)) return false;
+  int k = 0;
+  for (auto element : arr) {
+    od::value item;
+    if (std::move(element).get(item)) return false;
+    if (k < 3 && !read_int(item, &out[k])) return false;
+    ++k;
+  }
+  return true;
+}
+
+class Importer {
+ public:
+  Importer(std::string_view path, const simdjson::padded_string& text, RankTrace* out)
+      : path_(path), base_(text.data()), size_(text.size()), out_(out) {}
+
+  // Returns an empty string on success, else the error message.
+  std::string import(od::document& doc);
+
+ private:
+  size_t offset_of(const char* p) const {
+    return (p >= base_ && p <= base_ + size_) ? static_cast<size_t>(p - base_) : size_;
+  }
+  std::string structural_error(od::document& doc, simdjson::error_code e) const;
+  void warn(size_t offset, std::string_view message);
+  simdjson::error_code import_events(od::array events);
+  simdjson::error_code import_event(od::value& v);
+  simdjson::error_code import_args(od::object args, EventArgs* a);
+  simdjson::error_code import_distributed_info(od::value& v);
+  simdjson::error_code import_device_properties(od::value& v);
+  uint32_t track_for(const PidOrTid& pid, const PidOrTid& tid);
+  bool read_pid_or_tid(od::value& v, PidOrTid* out);
+
+  std::string_view path_;
+  const char* base_;
+  size_t size_;
+  RankTrace* out_;
+  size_t warnings_dropped_ = 0;
+  std::unordered_map<TrackKey, uint32_t, TrackKeyHash> tracks_;
+};
+
+void Importer::warn(size_t offset, std::string_view message) {
+  if (out_->warnings.size() < kMaxWarningsPerFile) {
+    out_->warnings.push_back(fmt::format("{}:{}: {}", path_, offset, message));
+  } else {
+    ++warnings_dropped_;
+  }
+}
+
+std::string Importer::structural_error(od::document& doc, simdjson::error_code e) const {
+  const char* loc = nullptr;
+  size_t offset = size_;
+  if (!doc.current_location().get(loc)) offset = offset_of(loc);
+  if (e == simdjson::INCOMPLETE_ARRAY_OR_OBJECT || e == simdjson::TAPE_ERROR || e == simdjson::EMPTY ||
+      e == simdjson::OUT_OF_BOUNDS) {
+    return fmt::format("{}:{}: invalid or truncated JSON ({})", path_, offset, simdjson::error_message(e));
+  }
+  return fmt::format("{}:{}: invalid JSON ({})", path_, offset, simdjson::error_message(e));
+}
+
+uint32_t Importer::track_for(const PidOrTid& pid, const PidOrTid& tid) {
+  TrackKey key{pid.number, tid.number, pid.label.empty() ? 0 : out_->strings.intern(pid.label),
+               tid.label.empty() ? 0 : out_->strings.intern(tid.label)};
+  auto [it, inserted] = tracks_.try_emplace(key, static_cast<uint32_t>(out_->tracks.size()));
+  if (inserted) {
+    out_->tracks.pid.push_back(key.pid);
+    out_->tracks.tid.push_back(key.tid);
+    out_->tracks.pid_label.push_back(key.pid_label);
+    out_->tracks.tid_label.push_back(key.tid_label);
+  }
+  return it->second;
+}
+
+bool Importer::read_pid_or_tid(od::value& v, PidOrTid* out) {
+  od::json_type type;
+  if (v.type().get(type)) return false;
+  if (type == od::json_type::number) return parse_int64(trim_token(v.raw_json_token()), &out->number) == NumberParse::kOk;
+  if (type == od::json_type::string) {
+    std::string_view s;
+    if (v.get_string().get(s)) return false;
+    if (parse_int64(s, &out->number) != NumberParse::kOk) {
+      out->number = kNone;
+      out->label = s.empty() ? std::string_view("\"\"") : s;
+    }
+    return true;
+  }
+  return type == od::json_type::null;
+}
+
+simdjson::error_code Importer::import_args(od::object args, EventArgs* a) {
+  for (auto field_result : args) {
+    od::field field;
+    if (auto e = std::move(field_result).get(field)) return e;
+    std::string_view k = raw_key(field);
+    od::value v = field.value();
+    // Dispatch on the key; unknown keys are skipped unread by the iterator.
+    switch (k.size() > 0 ? k[0] : '\0') {
+      case 'E':
+        if (k == "External id") read_int(v, &a->external_id);
+        break;
+      case 'e':
+        if (k == "external id") {
+          read_int(v, &a->external_id);
+        } else if (k == "est. achieved occupancy %") {
+          a->has_device_args |= read_double(v, &a->occupancy);
+        }
+        break;
+      case 'c':
+        if (k == "correlation") read_int(v, &a->correlation);
+        break;
+      case 's':
+        if (k == "stream") {
+          read_int(v, &a->stream);
+        } else if (k == "shared memory") {
+          a->has_device_args |= read_int(v, &a->shared_memory);
+        }
+        break;
+      case 'd':
+        if (k == "device") {
+          a->has_device_args |= read_int(v, &a->device);
+        } else if (k == "dtype") {
+          a->has_collective |= read_string(v, &a->dtype);
+        }
+        break;
+      case 'b':
+        if (k == "bytes") {
+          a->has_device_args |= read_int(v, &a->bytes);
+        } else if (k == "blocks per SM") {
+          a->has_device_args |= read_double(v, &a->blocks_per_sm);
+        } else if (k == "block") {
+          a->has_device_args |= read_triple(v, a->block);
+        }
+        break;
+      case 'm':
+        if (k == "memory bandwidth (GB/s)") a->has_device_args |= read_double(v, &a->bandwidth);
+        break;
+      case 'g':
+        if (k == "grid") a->has_device_args |= read_triple(v, a->grid);
+        break;
+      case 'r':
+        if (k == "registers per thread") a->has_device_args |= read_int(v, &a->registers);
+        break;
+      case 'w':
+        if (k == "warps per SM") a->has_device_args |= read_double(v, &a->warps_per_sm);
+        break;
+      case 'C':
+        if (k == "Collective name") a->has_collective |= read_string(v, &a->collective_name);
+        break;
+      case 'I':
+        if (k == "In msg nelems" || k == "In msg size") {
+          a->has_collective |= read_int(v, &a->in_nelems);
+        } else if (k == "Input Dims") {
+          read_raw(v, &a->input_dims);
+        } else if (k == "Input type") {
+          read_raw(v, &a->input_types);
+        }
+        break;
+      case 'O':
+        if (k == "Out msg nelems" || k == "Out msg size") a->has_collective |= read_int(v, &a->out_nelems);
+        break;
+      case 'G':
+        if (k == "Group size") a->has_collective |= read_int(v, &a->group_size);
+        break;
+      case 'P':
+        if (k == "Process Group Name") {
+          read_raw(v, &a->pg_name);
+        } else if (k == "Process Group Description") {
+          read_raw(v, &a->pg_desc);
+        } else if (k == "Process Group Ranks") {
+          read_raw(v, &a->pg_ranks);
+        }
+        break;
+      case 'B':
+        if (k == "Bytes") read_int(v, &a->mem_bytes);
+        break;
+      case 'T':
+        if (k == "Total Allocated") {
+          read_int(v, &a->total_allocated);
+        } else if (k == "Total Reserved") {
+          read_int(v, &a->total_reserved);
+        }
+        break;
+      case 'D':
+        if (k == "Device Type") {
+          read_int(v, &a->device_type);
+        } else if (k == "Device Id") {
+          read_int(v, &a->device_id);
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return simdjson::SUCCESS;
+}
+
+simdjson::error_code Importer::import_event(od::value& v) {
+  RankTrace& t = *out_;
+  ++t.stats.events_total;
+  const size_t offset = offset_of(v.raw_json_token().data());
+  od::object obj;
+  if (v.get_object().get(obj)) {
+    ++t.stats.rejected_events;
+    warn(offset, "event is not a JSON object; skipped");
+    return simdjson::SUCCESS;
+  }
+  std::string_view ph, cat, name, ts_tok, dur_tok;
+  bool has_ph = false, has_cat = false, has_name = false, has_ts = false, has_dur = false;
+  bool bad_name = false, bad_pid = false, bad_ts_type = false, bad_dur_type = false;
+  PidOrTid pid, tid;
+  EventArgs args;
+  for (auto field_result : obj) {
+    od::field field;
+    if (auto e = std::move(field_result).get(field)) return e;
+    std::string_view k = raw_key(field);
+    od::value fv = field.value();
+    if (k == "ph") {
+      has_ph = read_string(fv, &ph);
+    } else if (k == "cat") {
+      has_cat = read_string(fv, &cat);
+    } else if (k == "name") {
+      has_name = read_string(fv, &name);
+      bad_name = !has_name;
+    } else if (k == "ts" || k == "dur") {
+      od::json_type type;
+      if (auto e = fv.type().get(type)) return e;
+      bool is_number = type == od::json_type::number;
+      std::string_view tok;
+      if (is_number) {
+        tok = trim_token(fv.raw_json_token());
+      } else if (type == od::json_type::string) {
+        // Some exporters quote numbers; read_string validates it is a string.
+        is_number = read_string(fv, &tok);
+      }
+      if (k == "ts") {
+        has_ts = true;
+        ts_tok = tok;
+        bad_ts_type = !is_number;
+      } else {
+        has_dur = true;
+        dur_tok = tok;
+        bad_dur_type = !is_number;
+      }
+    } else if (k == "pid") {
+      bad_pid |= !read_pid_or_tid(fv, &pid);
+    } else if (k == "tid") {
+      bad_pid |= !read_pid_or_tid(fv, &tid);
+    } else if (k == "args") {
+      od::object args_obj;
+      if (!fv.get_object().get(args_obj)) {
+        if (auto e = import_args(args_obj, &args)) return e;
+      }
+    }
+  }
+
+  // Only complete events and memory instants become rows; the rest are counted.
+  bool complete = has_ph && ph == "X";
+  bool instant = has_ph && (ph == "i" || ph == "I");
+  if (!complete) {
+    if (!has_ph) {
+      ++t.stats.other_events;
+    } else if (ph == "M") {
+      ++t.stats.metadata_events;
+    } else if (ph == "s" || ph == "f" || ph == "t") {
+      ++t.stats.flow_events;
+    } else if (ph == "C") {
+      ++t.stats.counter_events;
+    } else if (!instant || !has_name || (name != "[memory]" && name != "[OutOfMemory]")) {
+      ++t.stats.other_events;
+    }
+    if (!instant || !has_name || (name != "[memory]" && name != "[OutOfMemory]")) return simdjson::SUCCESS;
+  }
+
+  auto reject = [&](std::string_view why) {
+    ++t.stats.rejected_events;
+    warn(offset, fmt::format("event '{}' {}; skipped", has_name ? name.substr(0, 80) : "?", why));
+    return simdjson::SUCCESS;
+  };
+  if (bad_name) return reject("has a name that is not a string");
+  if (bad_pid) return reject("has a pid or tid that is neither a number nor a string");
+  if (!has_ts || bad_ts_type) return reject(has_ts ? "has a ts that is not a number" : "has no ts");
+  int64_t ts = 0;
+  int64_t dur = 0;
+  bool fractional = false;
+  switch (parse_microseconds_as_ns(ts_tok, &ts, &fractional)) {
+    case NumberParse::kOk:
+      break;
+    case NumberParse::kOverflow:
+      return reject(fmt::format("has a ts that overflows int64 nanoseconds ({})", ts_tok.substr(0, 40)));
+    case NumberParse::kInvalid:
+      return reject(fmt::format("has an invalid ts ({})", ts_tok.substr(0, 40)));
+  }
+  if (complete) {
+    if (!has_dur || bad_dur_type) return reject(has_dur ? "has a dur that is not a number" : "has no dur");
+    switch (parse_microseconds_as_ns(dur_tok, &dur, &fractional)) {
+      case NumberParse::kOk:
+        break;
+      case NumberParse::kOverflow:
+        return reject(fmt::format("has a dur that overflows int64 nanoseconds ({})", dur_tok.substr(0, 40)));
+      case NumberParse::kInvalid:
+        return reject(fmt::format("has an invalid dur ({})", dur_tok.substr(0, 40)));
+    }
+    if (dur < 0) return reject(fmt::format("has a negative dur ({} us)", dur_tok.substr(0, 40)));
+    int64_t end = 0;
+    if (__builtin_add_overflow(ts, dur, &end)) return reject("ends beyond the int64 nanosecond range");
+  }
+  t.stats.fractional_timestamps |= fractional;
+
+  const auto row = static_cast<uint32_t>(t.events.size());
+  Category category = has_cat ? category_from_name(cat) : Category::kNone;
+  EventTable& ev = t.events;
+  ev.ts.push_back(ts);
+  ev.dur.push_back(dur);
+  ev.name.push_back(has_name ? t.strings.intern(name) : 0);
+  ev.cat_name.push_back(has_cat ? t.strings.intern(cat) : 0);
+  ev.cat.push_back(category);
+  ev.phase.push_back(complete ? Phase::kComplete : Phase::kInstant);
+  ev.track.push_back(track_for(pid, tid));
+  ev.correlation.push_back(args.correlation);
+  ev.external_id.push_back(args.external_id);
+  ev.stream.push_back(args.stream);
+  ev.file_index.push_back(static_cast<uint32_t>(t.stats.events_total - 1));
+
+  if (instant) {
+    MemoryTable& m = t.memory;
+    m.event.push_back(row);
+    m.bytes.push_back(args.mem_bytes);
+    m.total_allocated.push_back(args.total_allocated);
+    m.total_reserved.push_back(args.total_reserved);
+    m.device_type.push_back(static_cast<int32_t>(args.device_type));
+    m.device_id.push_back(static_cast<int32_t>(args.device_id));
+    return simdjson::SUCCESS;
+  }
+  if (args.has_device_args || is_device_category(category)) {
+    DeviceArgsTable& d = t.device_args;
+    d.event.push_back(row);
+    d.device.push_back(static_cast<int32_t>(args.device));
+    d.bytes.push_back(args.bytes);
+    d.bandwidth_gbps.push_back(args.bandwidth);
+    d.grid_x.push_back(static_cast<int32_t>(args.grid[0]));
+    d.grid_y.push_back(static_cast<int32_t>(args.grid[1]));
+    d.grid_z.push_back(static_cast<int32_t>(args.grid[2]));
+    d.block_x.push_back(static_cast<int32_t>(args.block[0]));
+    d.block_y.push_back(static_cast<int32_t>(args.block[1]));
+    d.block_z.push_back(static_cast<int32_t>(args.block[2]));
+    d.registers_per_thread.push_back(static_cast<int32_t>(args.registers));
+    d.shared_memory.push_back(args.shared_memory);
+    d.blocks_per_sm.push_back(static_cast<float>(args.blocks_per_sm));
+    d.warps_per_sm.push_back(static_cast<float>(args.warps_per_sm));
+    d.occupancy_pct.push_back(static_cast<float>(args.occupancy));
+  }
+  if (args.has_collective) {
+    CollectiveTable& c = t.collectives;
+    c.event.push_back(row);
+    c.collective_name.push_back(t.strings.intern(args.collective_name));
+    c.dtype.push_back(t.strings.intern(args.dtype));
+    c.in_msg_nelems.push_back(args.in_nelems);
+    c.out_msg_nelems.push_back(args.out_nelems);
+    c.group_size.push_back(args.group_size);
+    c.process_group_name.push_back(t.strings.intern(args.pg_name));
+    c.process_group_desc.push_back(t.strings.intern(args.pg_desc));
+    c.process_group_ranks.push_back(t.strings.intern(args.pg_ranks));
+  }
+  if (!args.input_dims.empty() || !args.input_types.empty()) {
+    ShapesTable& s = t.shapes;
+    s.event.push_back(row);
+    s.input_dims.push_back(t.strings.intern(args.input_dims));
+    s.input_types.push_back(t.strings.intern(args.input_types));
+  }
+  return simdjson::SUCCESS;
+}
+
+simdjson::error_code Importer::import_events(od::array events) {
+  for (auto element : events) {
+    od::value v;
+    if (auto e = std::move(element).get(v)) return e;
+    if (auto e = import_event(v)) return e;
+  }
+  return simdjson::SUCCESS;
+}
+
+simdjson::error_code Importer::import_distributed_info(od::value& v) {
+  od::object obj;
+  if (v.get_object().get(obj)) return simdjson::SUCCESS;  // not an object: ignore
+  DistributedInfo info;
+  for (auto field_result : obj) {
+    od::field field;
+    if (auto e = std::move(field_result).get(field)) return e;
+    std::string_view k = raw_key(field);
+    od::value fv = field.value();
+    int64_t n = 0;
+    std::string_view s;
+    if (k == "backend" && read_string(fv, &s)) {
+      info.backend = s;
+    } else if (k == "rank" && read_int(fv, &n)) {
+      info.rank = n;
+    } else if (k == "world_size" && read_int(fv, &n)) {
+      info.world_size = n;
+    } else if (k == "nccl_version" && read_string(fv, &s)) {
+      info.nccl_version = s;
+    } else if (k == "pg_config") {
+      od::array groups;
+      if (fv.get_array().get(groups)) continue;
+      for (auto group_result : groups) {
+        od::object group;
+        if (group_result.get_object().get(group)) continue;
+        ProcessGroupConfig pg;
+        for (auto gf_result : group) {
+          od::field gf;
+          if (auto e = std::move(gf_result).get(gf)) return e;
+          std::string_view gk = raw_key(gf);
+          od::value gv = gf.value();
+          if (gk == "pg_name" && read_string(gv, &s)) {
+            pg.name = s;
+          } else if (gk == "pg_desc" && read_string(gv, &s)) {
+            pg.desc = s;
+          } else if (gk == "pg_size" && read_int(gv, &n)) {
+            pg.size = n;
+          } else if (gk == "ranks") {
+            od::array ranks;
+            if (gv.get_array().get(ranks)) continue;
+            for (auto r : ranks) {
+              od::value rv;
+              if (!std::move(r).get(rv) && read_int(rv, &n)) pg.ranks.push_back(n);
+            }
+          }
+        }
+        info.pg_config.push_back(std::move(pg));
+      }
+    }
+  }
+  out_->metadata.distributed = std::move(info);
+  return simdjson::SUCCESS;
+}
+
+simdjson::error_code Importer::import_device_properties(od::value& v) {
+  od::array devices;
+  if (v.get_array().get(devices)) return simdjson::SUCCESS;
+  for (auto device_result : devices) {
+    od::object device;
+    if (device_result.get_object().get(device)) continue;
+    DeviceProperties p;
+    for (auto field_result : device) {
+      od::field field;
+      if (auto e = std::move(field_result).get(field)) return e;
+      std::string_view k = raw_key(field);
+      od::value fv = field.value();
+      std::string_view s;
+      if (k == "id") {
+        read_int(fv, &p.id);
+      } else if (k == "name" && read_string(fv, &s)) {
+        p.name = s;
+      } else if (k == "totalGlobalMem") {
+        read_int(fv, &p.total_global_mem);
+      } else if (k == "computeMajor") {
+        read_int(fv, &p.compute_major);
+      } else if (k == "computeMinor") {
+        read_int(fv, &p.compute_minor);
+      } else if (k == "numSms" || k == "multiProcessorCount") {
+        read_int(fv, &p.num_sms);
+      } else if (k == "maxThreadsPerMultiprocessor") {
+        read_int(fv, &p.max_threads_per_multiprocessor);
+      }
+    }
+    out_->metadata.devices.push_back(std::move(p));
+  }
+  return simdjson::SUCCESS;
+}
+
+std::string Importer::import(od::document& doc) {
+  od::json_type type;
+  if (auto e = doc.type().get(type)) return structural_error(doc, e);
+  if (type == od::json_type::array) {
+    out_->metadata.legacy_array = true;
+    od::array events;
+    if (auto e = doc.get_array().get(events)) return structural_error(doc, e);
+    if (auto e = import_events(events)) return structural_error(doc, e);
+  } else if (type == od::json_type::object) {
+    od::object top;
+    if (auto e = doc.get_object().get(top)) return structural_error(doc, e);
+    bool saw_events = false;
+    for (auto field_result : top) {
+      od::field field;
+      if (auto e = std::move(field_result).get(field)) return structural_error(doc, e);
+      std::string_view k = raw_key(field);
+      od::value v = field.value();
+      simdjson::error_code e = simdjson::SUCCESS;
+      if (k == "traceEvents") {
+        od::array events;
+        if (v.get_array().get(events)) {
+          return fmt::format("{}:{}: traceEvents is not an array", path_, offset_of(v.raw_json_token().data()));
+        }
+        saw_events = true;
+        e = import_events(events);
+      } else if (k == "baseTimeNanoseconds") {
+        int64_t base = 0;
+        if (read_int(v, &base)) out_->metadata.base_time_ns = base;
+      } else if (k == "schemaVersion") {
+        int64_t version = 0;
+        if (read_int(v, &version)) out_->metadata.schema_version = version;
+      } else if (k == "displayTimeUnit") {
+        std::string_view s;
+        if (read_string(v, &s)) out_->metadata.display_time_unit = s;
+      } else if (k == "distributedInfo") {
+        e = import_distributed_info(v);
+      } else if (k == "deviceProperties") {
+        e = import_device_properties(v);
+      } else {
+        std::string_view raw;
+        if (!simdjson::to_json_string(v).get(raw)) out_->metadata.other.emplace_back(std::string(k), std::string(raw));
+      }
+      if (e) return structural_error(doc, e);
+    }
+    if (!saw_events) return fmt::format("{}:0: no traceEvents array in the trace", path_);
+  } else {
+    return fmt::format("{}:0: the trace is neither a JSON object nor an array", path_);
+  }
+  // Anything after the top-level value is an error (e.g. two documents concatenated).
+  const char* loc = nullptr;
+  if (!doc.current_location().get(loc) && offset_of(loc) < size_) {
+    return fmt::format("{}:{}: unexpected content after the end of the JSON document", path_, offset_of(loc));
+  }
+  if (warnings_dropped_ > 0) {
+    out_->warnings.push_back(fmt::format("{}: {} more warnings like the above not shown", path_, warnings_dropped_));
+  }
+  return {};
+}
+
+void shrink(RankTrace* t) {
+  auto fit = [](auto&... columns) { (columns.shrink_to_fit(), ...); };
+  EventTable& e = t->events;
+  fit(e.ts, e.dur, e.name, e.cat_name, e.cat, e.phase, e.track, e.correlation, e.external_id, e.stream, e.file_index);
+}
+
+void reserve_for(size_t json_bytes, RankTrace* t) {
+  // Kineto events average 200-300 bytes of JSON; reserving avoids repeated regrowth of every column.
+  size_t rows = json_bytes / 220 + 16;
+  EventTable& e = t->events;
+  auto reserve = [rows](auto&... columns) { (columns.reserve(rows), ...); };
+  reserve(e.ts, e.dur, e.name, e.cat_name, e.cat, e.phase, e.track, e.correlation, e.external_id, e.stream,
+          e.file_index);
+}
+
+Result<RankTrace> parse_once(std::string_view path, const simdjson::padded_string& text) {
+  RankTrace trace;
+  trace.path = std::string(path);
+  trace.stats.json_bytes = text.size();
+  reserve_for(text.size(), &trace);
+  od::parser parser;
+  od::document doc;
+  if (auto e = parser.iterate(text).get(doc)) {
+    if (e == simdjson::UTF8_ERROR) {
+      auto bad = first_invalid_utf8(std::string_view(text.data(), text.size()));
+      return Error{fmt::format("{}:{}: invalid UTF-8", path, bad.value_or(0))};
+    }
+    if (e == simdjson::EMPTY) return Error{fmt::format("{}:0: empty file (no JSON value)", path)};
+    return Error{fmt::format("{}:0: invalid JSON ({})", path, simdjson::error_message(e))};
+  }
+  Importer importer(path, text, &trace);
+  if (std::string error = importer.import(doc); !error.empty()) return Error{std::move(error)};
+  if (trace.metadata.base_time_ns) {
+    const int64_t base = *trace.metadata.base_time_ns;
+    for (int64_t& ts : trace.events.ts) {
+      if (__builtin_add_overflow(ts, base, &ts)) {
+        return Error{fmt::format("{}: baseTimeNanoseconds {} plus an event ts overflows int64", path, base)};
+      }
+    }
+  }
+  trace.stats.events_kept = trace.events.size();
+  if (trace.metadata.distributed && trace.metadata.distributed->rank) trace.rank = *trace.metadata.distributed->rank;
+  shrink(&trace);
+  return trace;
+}
+
+}  // namespace
+
+Result<RankTrace> parse_kineto_trace(std::string_view path, const simdjson::padded_string& text,
+                                     const ParseOptions& options) {
+  auto first = parse_once(path, text);
+  if (first.ok() || !options.lenient) return first;
+  const std::string& message = first.error().message;
+  if (message.find("invalid UTF-8") != std::string::npos || message.find("empty file") != std::string::npos ||
+      message.find("no traceEvents") != std::string::npos) {
+    return first;
+  }
+  // Lenient mode: repair the known Kineto defects and try once more; report the original error if
+  // the repaired text still does not parse.
+  std::string repaired;
+  size_t repairs = repair_kineto_json(std::string_view(text.data(), text.size()), &repaired);
+  if (repairs == 0) return first;
+  simdjson::padded_string repaired_text(repaired);
+  repaired.clear();
+  repaired.shrink_to_fit();
+  auto second = parse_once(path, repaired_text);
+  if (!second.ok()) return first;
+  second.value().stats.repairs = repairs;
+  second.value().stats.json_bytes = text.size();
+  return second;
+}
+
+Result<RankTrace> read_kineto_trace(const std::string& path, const ParseOptions& options) {
+  auto bytes = read_trace_bytes(path);
+  if (!bytes) return bytes.error();
+  auto trace = parse_kineto_trace(path, bytes.value().text, options);
+  if (trace) trace.value().stats.compressed_bytes = bytes.value().compressed_bytes;
+  return trace;
+}
+
+}  // namespace scaleprof::trace

@@ -1,0 +1,34 @@
+// Imports one Kineto (PyTorch profiler) Chrome-trace document into a RankTrace.
+//
+// Understands the envelope `{"traceEvents": [...], ...}` in any key order and the bare event array of
+// PyTorch's legacy exporter. Keeps 'X' complete events and [memory] instants; counts metadata, flow
+// and counter events without storing them. Event-level problems (missing or negative dur, a ts that
+// overflows int64, a name that is not a string) drop that event with a warning naming the byte
+// offset; document-level problems (truncated or invalid JSON, no traceEvents) fail the document.
+#pragma once
+
+#include <simdjson.h>
+
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+#include "trace/event_table.h"
+
+namespace scaleprof::trace {
+
+struct ParseOptions {
+  // Repair the invalid JSON some Kineto versions wrote (bare N/A, unescaped quotes in names) and
+  // parse again, instead of failing. The number of repairs is reported in ReadStats::repairs.
+  bool lenient = true;
+};
+
+// Parses `text` (a whole document). `path` is used only in messages. The rank is left at 0 unless
+// the trace's distributedInfo gives one; callers assign ranks (see trace_set.h).
+Result<RankTrace> parse_kineto_trace(std::string_view path, const simdjson::padded_string& text,
+                                     const ParseOptions& options = {});
+
+// Reads (and inflates) the file, then parses it.
+Result<RankTrace> read_kineto_trace(const std::string& path, const ParseOptions& options = {});
+
+}  // namespace scaleprof::trace

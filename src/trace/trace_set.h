@@ -1,0 +1,46 @@
+// Loads many trace files (one per rank) in parallel and assigns each its rank.
+//
+// Rank sources, in order: an explicit override (`--rank FILE=N`), distributedInfo.rank in the trace,
+// a file name containing `rank-3`/`rank3`/`rank_3`, and finally a number given in file order with a
+// warning. Two files with the same rank are an error naming both.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/result.h"
+#include "trace/event_table.h"
+#include "trace/kineto_reader.h"
+
+namespace scaleprof::trace {
+
+struct LoadOptions {
+  ParseOptions parse;
+  unsigned threads = 0;  // 0: one per core
+  std::vector<std::pair<std::string, int64_t>> rank_overrides;  // path -> rank
+  // Called from worker threads as files finish (done, total); used for a progress line.
+  std::function<void(size_t, size_t)> progress;
+};
+
+struct TraceSet {
+  std::vector<RankTrace> ranks;      // sorted by rank
+  std::vector<std::string> errors;   // one line per file that could not be read
+  std::vector<std::string> warnings; // rank assignment notes and per-event warnings
+  // True when some input could not be used in full (a failed file or rejected events).
+  bool partial() const;
+};
+
+// Expands directories into their trace files (*.json, *.json.gz, *.pt.trace.json[.gz]), sorted.
+Result<std::vector<std::string>> expand_trace_paths(const std::vector<std::string>& paths);
+
+// Reads every file. Fails only if the paths cannot be expanded or two files claim one rank;
+// unreadable files are listed in TraceSet::errors and the others are still loaded.
+Result<TraceSet> load_traces(const std::vector<std::string>& paths, const LoadOptions& options = {});
+
+// The rank a file name implies ("rank-3", "rank3", "rank_3"), if any.
+std::optional<int64_t> rank_from_file_name(std::string_view path);
+
+}  // namespace scaleprof::trace
