@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
+#include <memory>
 #include <limits>
 #include <unordered_map>
 
+#include "trace/byte_stream.h"
 #include "trace/file_source.h"
 #include "trace/json_repair.h"
 #include "trace/number_parse.h"
@@ -151,9 +154,23 @@ class Importer {
   // Returns an empty string on success, else the error message.
   std::string import(od::document& doc);
 
+  // Streaming: the text now being parsed is `size` bytes at `base`, which is byte `stream_offset`
+  // of the whole document (so messages give offsets into the file's JSON text).
+  void set_window(const char* base, size_t size, uint64_t stream_offset) {
+    base_ = base;
+    size_ = size;
+    stream_offset_ = stream_offset;
+  }
+  // Imports the elements of a window `[e1, e2, ...` whose last element may be cut short by the
+  // window's end. Returns the offset (in the window) where the next window must start, or
+  // `window_size` when the array ended inside the window; sets *array_end to the offset just
+  // after the real closing bracket in that case. Fails only for errors not caused by the cut.
+  Result<size_t> import_window(od::document& doc, size_t cut, size_t* array_end);
+  void finish_warnings();
+
  private:
   size_t offset_of(const char* p) const {
-    return (p >= base_ && p <= base_ + size_) ? static_cast<size_t>(p - base_) : size_;
+    return stream_offset_ + ((p >= base_ && p <= base_ + size_) ? static_cast<size_t>(p - base_) : size_);
   }
   std::string structural_error(od::document& doc, simdjson::error_code e) const;
   void warn(size_t offset, std::string_view message);
@@ -168,6 +185,7 @@ class Importer {
   std::string_view path_;
   const char* base_;
   size_t size_;
+  uint64_t stream_offset_ = 0;
   RankTrace* out_;
   size_t warnings_dropped_ = 0;
   std::unordered_map<TrackKey, uint32_t, TrackKeyHash> tracks_;
@@ -654,10 +672,59 @@ std::string Importer::import(od::document& doc) {
   if (!doc.current_location().get(loc) && offset_of(loc) < size_) {
     return fmt::format("{}:{}: unexpected content after the end of the JSON document", path_, offset_of(loc));
   }
+  finish_warnings();
+  return {};
+}
+
+void Importer::finish_warnings() {
   if (warnings_dropped_ > 0) {
     out_->warnings.push_back(fmt::format("{}: {} more warnings like the above not shown", path_, warnings_dropped_));
+    warnings_dropped_ = 0;
   }
-  return {};
+}
+
+Result<size_t> Importer::import_window(od::document& doc, size_t cut, size_t* array_end) {
+  auto cut_induced = [&](simdjson::error_code) {
+    const char* loc = nullptr;
+    size_t at = doc.current_location().get(loc) ? size_ : static_cast<size_t>(loc - base_);
+    return at + 1 >= cut;
+  };
+  auto fail = [&](simdjson::error_code e) -> Error { return Error{structural_error(doc, e)}; };
+  od::array events;
+  if (auto e = doc.get_array().get(events)) return fail(e);
+  size_t next = 1;  // just after the '[' the window starts with
+  for (auto element : events) {
+    od::value v;
+    if (auto e = std::move(element).get(v)) {
+      if (cut_induced(e)) return next;
+      return fail(e);
+    }
+    next = static_cast<size_t>(v.raw_json_token().data() - base_);
+    const RankTrace& t = *out_;
+    const uint64_t before_total = t.stats.events_total;
+    const size_t before_warnings = t.warnings.size();
+    const uint64_t before_rejected = t.stats.rejected_events;
+    if (auto e = import_event(v)) {
+      // The element was cut short by the window: forget it; the next window starts with it.
+      out_->stats.events_total = before_total;
+      out_->stats.rejected_events = before_rejected;
+      out_->warnings.resize(before_warnings);
+      if (cut_induced(e)) return next;
+      return fail(e);
+    }
+  }
+  // The array closed: either at the window's sentinel (the location runs off the end) or at the real
+  // closing bracket, the last non-space byte before the current location.
+  const char* loc = nullptr;
+  *array_end = size_;
+  if (!doc.current_location().get(loc)) {
+    size_t at = static_cast<size_t>(loc - base_);
+    while (at > 0 && (base_[at - 1] == ' ' || base_[at - 1] == '\n' || base_[at - 1] == '\r' || base_[at - 1] == '\t')) {
+      --at;
+    }
+    if (at > 0 && base_[at - 1] == ']') *array_end = at;
+  }
+  return size_;
 }
 
 void shrink(RankTrace* t) {
@@ -673,6 +740,23 @@ void reserve_for(size_t json_bytes, RankTrace* t) {
   auto reserve = [rows](auto&... columns) { (columns.reserve(rows), ...); };
   reserve(e.ts, e.dur, e.name, e.cat_name, e.cat, e.phase, e.track, e.correlation, e.external_id, e.stream,
           e.file_index);
+}
+
+// Work done once every event is in: absolute times, the rank, and tight columns.
+Status finalize(RankTrace* trace) {
+  if (trace->metadata.base_time_ns) {
+    const int64_t base = *trace->metadata.base_time_ns;
+    for (int64_t& ts : trace->events.ts) {
+      if (__builtin_add_overflow(ts, base, &ts)) {
+        return Error{fmt::format("{}: baseTimeNanoseconds {} plus an event ts overflows int64", trace->path, base)};
+      }
+    }
+  }
+  trace->stats.events_kept = trace->events.size();
+  const auto& dist = trace->metadata.distributed;
+  if (dist && dist->rank) trace->rank = *dist->rank;
+  shrink(trace);
+  return Ok{};
 }
 
 Result<RankTrace> parse_once(std::string_view path, const simdjson::padded_string& text) {
@@ -692,17 +776,7 @@ Result<RankTrace> parse_once(std::string_view path, const simdjson::padded_strin
   }
   Importer importer(path, text, &trace);
   if (std::string error = importer.import(doc); !error.empty()) return Error{std::move(error)};
-  if (trace.metadata.base_time_ns) {
-    const int64_t base = *trace.metadata.base_time_ns;
-    for (int64_t& ts : trace.events.ts) {
-      if (__builtin_add_overflow(ts, base, &ts)) {
-        return Error{fmt::format("{}: baseTimeNanoseconds {} plus an event ts overflows int64", path, base)};
-      }
-    }
-  }
-  trace.stats.events_kept = trace.events.size();
-  if (trace.metadata.distributed && trace.metadata.distributed->rank) trace.rank = *trace.metadata.distributed->rank;
-  shrink(&trace);
+  if (auto status = finalize(&trace); !status) return status.error();
   return trace;
 }
 
@@ -732,12 +806,299 @@ Result<RankTrace> parse_kineto_trace(std::string_view path, const simdjson::padd
   return second;
 }
 
+namespace {
+
+// Finds where the traceEvents array starts, byte by byte, in the text before it (a few kB: the
+// envelope keys Kineto writes first). Strings are skipped with their escapes.
+class PreambleScanner {
+ public:
+  enum class State : uint8_t { kScanning, kFoundEvents, kFoundLegacyArray, kNotJson };
+
+  State feed(char c) {
+    if (!started_) {
+      if (is_space(c)) return State::kScanning;
+      if (c == '[') return State::kFoundLegacyArray;
+      if (c != '{') return State::kNotJson;
+      started_ = true;
+      depth_ = 1;
+      return State::kScanning;
+    }
+    if (in_string_) {
+      if (escaped_) {
+        escaped_ = false;
+      } else if (c == '\\') {
+        escaped_ = true;
+      } else if (c == '"') {
+        in_string_ = false;
+        if (depth_ == 1) {
+          after_ = After::kString;
+          key_is_events_ = text_ == "traceEvents";
+        }
+      } else if (depth_ == 1 && text_.size() < 16) {
+        text_.push_back(c);
+      }
+      return State::kScanning;
+    }
+    if (is_space(c)) return State::kScanning;
+    if (after_ == After::kString) {
+      after_ = c == ':' ? After::kColon : After::kNothing;
+      if (c == ':') return State::kScanning;
+    } else if (after_ == After::kColon) {
+      after_ = After::kNothing;
+      if (key_is_events_ && c == '[') return State::kFoundEvents;
+    }
+    if (c == '"') {
+      in_string_ = true;
+      text_.clear();
+    } else if (c == '{' || c == '[') {
+      ++depth_;
+    } else if (c == '}' || c == ']') {
+      --depth_;
+    }
+    return State::kScanning;
+  }
+  bool started() const { return started_; }
+
+ private:
+  enum class After : uint8_t { kNothing, kString, kColon };
+  static bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+  bool started_ = false;
+  bool in_string_ = false;
+  bool escaped_ = false;
+  bool key_is_events_ = false;
+  int depth_ = 0;
+  After after_ = After::kNothing;
+  std::string text_;
+};
+
+bool is_json_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// Raised by the streaming reader for files it cannot split into windows (no line breaks); the
+// caller then parses the whole document at once.
+constexpr std::string_view kNeedsWholeDocument = "needs whole-document parse";
+
+// Reads the traceEvents array in windows of a few MB cut at line breaks (never inside a JSON
+// string), each parsed in place as `[e1, e2, ...]` by writing '[' before it and ']' over the line
+// break after it. Memory stays bounded by the window whatever the trace's size.
+class StreamingParser {
+ public:
+  StreamingParser(std::string_view path, ByteStream& in, size_t window)
+      : path_(path), in_(in), kWindow(window ? window : kDefaultWindow) {}
+
+  Result<RankTrace> parse();
+
+ private:
+  static constexpr size_t kDefaultWindow = 4 << 20;
+  static constexpr size_t kMaxWindow = 256 << 20;
+
+  // Makes buf_[1..] hold the unread bytes from pos_ and reads until `want` bytes are there or EOF.
+  bool fill(size_t want);
+  Error stream_error() const { return Error{in_.error()}; }
+
+  std::string_view path_;
+  ByteStream& in_;
+  std::vector<char> buf_;
+  size_t pos_ = 1;          // next unread byte in buf_
+  size_t len_ = 1;          // bytes valid in buf_ (buf_[0] is headroom for the '[')
+  uint64_t buf_offset_ = 0; // stream offset of buf_[0]
+  bool eof_ = false;
+  const size_t kWindow;  // NOLINT(readability-identifier-naming): a constant per parser
+};
+
+bool StreamingParser::fill(size_t want) {
+  if (pos_ > 1) {
+    std::memmove(buf_.data() + 1, buf_.data() + pos_, len_ - pos_);
+    buf_offset_ += pos_ - 1;
+    len_ -= pos_ - 1;
+    pos_ = 1;
+  }
+  if (buf_.size() < want + 2 + simdjson::SIMDJSON_PADDING) buf_.resize(want + 2 + simdjson::SIMDJSON_PADDING);
+  while (!eof_ && len_ - pos_ < want) {
+    size_t got = in_.read(buf_.data() + len_, want - (len_ - pos_));
+    if (got == 0) {
+      eof_ = true;
+      if (!in_.error().empty()) return false;
+    }
+    len_ += got;
+  }
+  return true;
+}
+
+Result<RankTrace> StreamingParser::parse() {
+  RankTrace trace;
+  trace.path = std::string(path_);
+  buf_.resize(kWindow + 2 + simdjson::SIMDJSON_PADDING);
+
+  // 1. The envelope before the events, kept as text to parse with the keys after the events.
+  std::string envelope;
+  PreambleScanner scanner;
+  bool legacy = false;
+  for (bool found = false; !found;) {
+    if (pos_ == len_ && !fill(kWindow)) return stream_error();
+    if (pos_ == len_) {
+      if (!scanner.started()) return Error{fmt::format("{}:0: empty file (no JSON value)", path_)};
+      return Error{fmt::format("{}:0: no traceEvents array in the trace", path_)};
+    }
+    while (pos_ < len_ && !found) {
+      char c = buf_[pos_++];
+      envelope.push_back(c);
+      switch (scanner.feed(c)) {
+        case PreambleScanner::State::kScanning:
+          break;
+        case PreambleScanner::State::kFoundEvents:
+          found = true;
+          break;
+        case PreambleScanner::State::kFoundLegacyArray:
+          found = legacy = true;
+          break;
+        case PreambleScanner::State::kNotJson:
+          return Error{fmt::format("{}:{}: the trace is neither a JSON object nor an array", path_,
+                                   buf_offset_ + pos_ - 2)};
+      }
+    }
+  }
+  trace.metadata.legacy_array = legacy;
+  reserve_for(kWindow * 4, &trace);
+
+  // 2. The events, window by window.
+  od::parser parser;
+  Importer importer(path_, simdjson::padded_string(), &trace);
+  size_t window = kWindow;
+  size_t array_end = 0;  // position in buf_ just after the closing bracket
+  while (true) {
+    // Skip the separator between two elements.
+    while (true) {
+      if (pos_ == len_) {
+        if (eof_) {
+          return Error{fmt::format("{}:{}: invalid or truncated JSON (the traceEvents array is not closed)", path_,
+                                   buf_offset_ + pos_ - 1)};
+        }
+        if (!fill(window)) return stream_error();
+        continue;
+      }
+      if (!is_json_space(buf_[pos_]) && buf_[pos_] != ',') break;
+      ++pos_;
+    }
+    if (buf_[pos_] == ']') {
+      array_end = pos_ + 1;
+      break;
+    }
+    if (len_ - pos_ < window && !eof_ && !fill(window)) return stream_error();
+    // Cut after the last line break; at the end of the data the whole rest is one window.
+    size_t cut = len_;
+    if (!eof_) {
+      const void* nl = memrchr(buf_.data() + pos_, '\n', len_ - pos_);
+      if (nl == nullptr) {
+        if (window >= kMaxWindow) return Error{std::string(kNeedsWholeDocument)};
+        window *= 2;
+        if (!fill(window)) return stream_error();
+        continue;
+      }
+      cut = static_cast<size_t>(static_cast<const char*>(nl) - buf_.data());
+    }
+    const char saved_open = buf_[pos_ - 1];
+    const char saved_cut = buf_[cut];
+    buf_[pos_ - 1] = '[';
+    buf_[cut] = ']';
+    const char* start = buf_.data() + pos_ - 1;
+    const size_t size = cut - (pos_ - 1) + 1;
+    importer.set_window(start, size, buf_offset_ + pos_ - 1);
+    od::document doc;
+    simdjson::error_code e = parser.iterate(start, size, buf_.size() - (pos_ - 1)).get(doc);
+    Result<size_t> resume = size_t{0};
+    size_t window_array_end = size;
+    if (e == simdjson::UTF8_ERROR) {
+      auto bad = first_invalid_utf8(std::string_view(start, size));
+      resume = Error{fmt::format("{}:{}: invalid UTF-8", path_, buf_offset_ + pos_ - 1 + bad.value_or(0))};
+    } else if (e) {
+      resume = Error{fmt::format("{}:{}: invalid JSON ({})", path_, buf_offset_ + pos_ - 1, simdjson::error_message(e))};
+    } else {
+      resume = importer.import_window(doc, size - 1, &window_array_end);
+    }
+    buf_[pos_ - 1] = saved_open;
+    buf_[cut] = saved_cut;
+    if (!resume) return resume.error();
+    if (resume.value() == size) {
+      if (window_array_end < size) {  // the real closing bracket was inside the window
+        array_end = pos_ - 1 + window_array_end;
+        break;
+      }
+      pos_ = cut;
+      window = kWindow;
+      continue;
+    }
+    size_t next = pos_ - 1 + resume.value();
+    if (next > pos_) {
+      pos_ = next;
+      window = kWindow;
+      continue;
+    }
+    // Not even one element fits: a very long event, or the data ends inside it.
+    if (eof_) {
+      return Error{fmt::format("{}:{}: invalid or truncated JSON (an event is cut short)", path_, buf_offset_ + pos_)};
+    }
+    if (window >= kMaxWindow) return Error{std::string(kNeedsWholeDocument)};
+    window *= 2;
+    if (!fill(window)) return stream_error();
+  }
+  importer.finish_warnings();
+
+  // 3. The keys after the events, parsed together with the envelope's first part.
+  if (!legacy) {
+    envelope.push_back(']');
+    envelope.append(buf_.data() + array_end, len_ - array_end);
+    pos_ = len_;
+    while (!eof_) {
+      if (!fill(kWindow)) return stream_error();
+      envelope.append(buf_.data() + pos_, len_ - pos_);
+      pos_ = len_;
+    }
+    simdjson::padded_string text(envelope);
+    Importer top(path_, text, &trace);
+    od::document doc;
+    if (auto err = parser.iterate(text).get(doc)) {
+      return Error{fmt::format("{}: invalid JSON in the keys around traceEvents ({})", path_, simdjson::error_message(err))};
+    }
+    if (std::string error = top.import(doc); !error.empty()) return Error{std::move(error)};
+  } else {
+    for (size_t i = array_end; i < len_; ++i) {
+      if (!is_json_space(buf_[i])) {
+        return Error{fmt::format("{}:{}: unexpected content after the end of the JSON document", path_,
+                                 buf_offset_ + i)};
+      }
+    }
+  }
+  trace.stats.json_bytes = buf_offset_ + len_ - 1;
+  trace.stats.compressed_bytes = in_.compressed_bytes();
+  if (auto status = finalize(&trace); !status) return status.error();
+  return trace;
+}
+
+}  // namespace
+
+Result<RankTrace> parse_kineto_stream(std::string_view path, ByteStream& in, const ParseOptions& options) {
+  StreamingParser streaming(path, in, options.window_bytes);
+  return streaming.parse();
+}
+
 Result<RankTrace> read_kineto_trace(const std::string& path, const ParseOptions& options) {
+  std::string error;
+  std::unique_ptr<ByteStream> in = open_trace_stream(path, &error);
+  if (!in) return Error{std::move(error)};
+  auto streamed = parse_kineto_stream(path, *in, options);
+  if (streamed.ok()) return streamed;
+  const std::string& message = streamed.error().message;
+  const bool json_problem = message == kNeedsWholeDocument || message.find("invalid JSON") != std::string::npos ||
+                            message.find("truncated JSON") != std::string::npos;
+  if (!json_problem || (message != kNeedsWholeDocument && !options.lenient)) return streamed;
+  // A file with no line breaks, or one lenient mode may repair: parse the whole document at once.
   auto bytes = read_trace_bytes(path);
   if (!bytes) return bytes.error();
-  auto trace = parse_kineto_trace(path, bytes.value().text, options);
-  if (trace) trace.value().stats.compressed_bytes = bytes.value().compressed_bytes;
-  return trace;
+  auto whole = parse_kineto_trace(path, bytes.value().text, options);
+  if (whole) whole.value().stats.compressed_bytes = bytes.value().compressed_bytes;
+  if (!whole && message != kNeedsWholeDocument) return streamed;  // the streaming error has the better offset
+  return whole;
 }
 
 }  // namespace scaleprof::trace

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "core/result.h"
+#include "trace/byte_stream.h"
 #include "trace/event_table.h"
 
 namespace scaleprof::trace {
@@ -21,6 +22,9 @@ struct ParseOptions {
   // Repair the invalid JSON some Kineto versions wrote (bare N/A, unescaped quotes in names) and
   // parse again, instead of failing. The number of repairs is reported in ReadStats::repairs.
   bool lenient = true;
+  // Bytes of JSON parsed at a time by the streaming reader (0: 4 MiB). Tests make it tiny to cut
+  // windows everywhere.
+  size_t window_bytes = 0;
 };
 
 // Parses `text` (a whole document). `path` is used only in messages. The rank is left at 0 unless
@@ -28,7 +32,13 @@ struct ParseOptions {
 Result<RankTrace> parse_kineto_trace(std::string_view path, const simdjson::padded_string& text,
                                      const ParseOptions& options = {});
 
-// Reads (and inflates) the file, then parses it.
+// Parses a document read from `in`, window by window, in memory bounded by the window size (a few
+// MB) rather than the trace's size. Lenient repairs are not applied here (see read_kineto_trace).
+Result<RankTrace> parse_kineto_stream(std::string_view path, ByteStream& in, const ParseOptions& options = {});
+
+// Reads the file as a stream (inflating gzip on the fly) and parses it. Falls back to reading the
+// whole document when the file has no line breaks to cut windows at, or when lenient mode has
+// invalid JSON to repair.
 Result<RankTrace> read_kineto_trace(const std::string& path, const ParseOptions& options = {});
 
 }  // namespace scaleprof::trace

@@ -1,0 +1,32 @@
+// ByteStream: sequential reads of a trace file's JSON text, inflating gzip on the fly.
+//
+// The streaming reader pulls a few megabytes at a time, so a trace of any size is read in bounded
+// memory. Gzip is recognised by its magic bytes, not the file name; concatenated gzip members are
+// read as one stream.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace scaleprof::trace {
+
+class ByteStream {
+ public:
+  virtual ~ByteStream() = default;
+  // Reads up to `n` bytes; returns 0 at the end of the data or on error (see error()).
+  virtual size_t read(char* dst, size_t n) = 0;
+  // Empty while the stream is healthy; otherwise a one-line message naming the file and offset.
+  virtual const std::string& error() const = 0;
+  // Bytes of the underlying file consumed so far.
+  virtual uint64_t compressed_bytes() const = 0;
+};
+
+// Opens `path`; gzip is inflated transparently. On failure returns nullptr and sets *error.
+std::unique_ptr<ByteStream> open_trace_stream(const std::string& path, std::string* error);
+
+// A stream over bytes in memory (gzip-compressed or not); `bytes` must outlive the stream.
+std::unique_ptr<ByteStream> memory_stream(std::string_view name, std::string_view bytes);
+
+}  // namespace scaleprof::trace
