@@ -1,0 +1,80 @@
+#include "analysis/analysis_window.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "analysis/device_events.h"
+
+namespace scaleprof::analysis {
+
+namespace {
+
+using trace::Category;
+
+// HTA matches `^ProfilerStep#(\d+)`: the prefix and at least one digit; anything may follow.
+bool is_profiler_step_name(std::string_view name) {
+  constexpr std::string_view kPrefix = "ProfilerStep#";
+  return name.size() > kPrefix.size() && name.starts_with(kPrefix) && name[kPrefix.size()] >= '0' &&
+         name[kPrefix.size()] <= '9';
+}
+
+}  // namespace
+
+AnalysisWindow compute_analysis_window(const trace::RankTrace& trace, const WindowOptions& options) {
+  const trace::EventTable& ev = trace.events;
+  const size_t n = ev.size();
+  AnalysisWindow w;
+
+  // Steps: host annotations named ProfilerStep#N, counted by distinct name id.
+  std::vector<trace::StringId> step_names;
+  int64_t last_start = std::numeric_limits<int64_t>::min();
+  int64_t last_end = std::numeric_limits<int64_t>::min();
+  for (size_t i = 0; i < n; ++i) {
+    if (!trace::is_cpu_op_category(ev.cat[i]) || ev.phase[i] != trace::Phase::kComplete) continue;
+    if (!is_profiler_step_name(trace.name(i))) continue;
+    step_names.push_back(ev.name[i]);
+    last_start = std::max(last_start, ev.ts[i]);
+    last_end = std::max(last_end, ev.end(i));
+  }
+  std::sort(step_names.begin(), step_names.end());
+  w.distinct_steps = static_cast<size_t>(std::unique(step_names.begin(), step_names.end()) - step_names.begin());
+
+  w.rows.reserve(n);
+  if (w.distinct_steps < 2) {
+    for (size_t i = 0; i < n; ++i) {
+      if (ev.cat[i] != Category::kTrace) w.rows.push_back(static_cast<uint32_t>(i));
+    }
+    return w;
+  }
+  w.filtered = true;
+  w.last_step_start = last_start;
+  w.last_step_end = last_end;
+  auto in_time = [&](size_t i) {
+    return options.include_last_step ? ev.ts[i] <= last_end : ev.ts[i] < last_start;
+  };
+
+  // Pass 1: host events by time; remember the correlation ids of the kept ones (their launches).
+  std::vector<int64_t> kept_correlations;
+  std::vector<uint8_t> keep(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const Category c = ev.cat[i];
+    if (c == Category::kTrace || is_device_work(c)) continue;
+    if (!in_time(i)) continue;
+    keep[i] = 1;
+    if (ev.correlation[i] >= 0) kept_correlations.push_back(ev.correlation[i]);
+  }
+  std::sort(kept_correlations.begin(), kept_correlations.end());
+
+  // Pass 2: device work follows its launch.
+  for (size_t i = 0; i < n; ++i) {
+    if (!is_device_work(ev.cat[i])) continue;
+    const int64_t corr = ev.correlation[i];
+    keep[i] = corr >= 0 ? std::binary_search(kept_correlations.begin(), kept_correlations.end(), corr) : in_time(i);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (keep[i]) w.rows.push_back(static_cast<uint32_t>(i));
+  }
+  return w;
+}
+
+}  // namespace scaleprof::analysis

@@ -1,0 +1,42 @@
+#include "analysis/device_events.h"
+
+#include <algorithm>
+
+namespace scaleprof::analysis {
+
+using trace::Category;
+
+bool is_device_work(Category c) {
+  return c == Category::kKernel || c == Category::kGpuMemcpy || c == Category::kGpuMemset ||
+         c == Category::kCudaSync || c == Category::kMtiaCcpEvents;
+}
+
+bool is_stream_work(Category c) { return is_device_work(c) && c != Category::kCudaSync; }
+
+DeviceEvents select_device_events(const trace::RankTrace& trace, std::span<const uint32_t> rows) {
+  const trace::EventTable& ev = trace.events;
+  DeviceEvents out;
+  for (uint32_t r : rows) {
+    if (is_device_work(ev.cat[r])) out.rows.push_back(r);
+  }
+  std::stable_sort(out.rows.begin(), out.rows.end(), [&](uint32_t a, uint32_t b) { return ev.ts[a] < ev.ts[b]; });
+
+  // Classify each distinct (name, category) once: traces repeat a few thousand names millions of
+  // times. The cache is keyed by name id; sync records and copies are decided by category first.
+  constexpr uint8_t kUnset = 0xFF;
+  std::vector<uint8_t> by_name(trace.strings.size(), kUnset);
+  out.type.reserve(out.rows.size());
+  for (uint32_t r : out.rows) {
+    const Category c = ev.cat[r];
+    if (c == Category::kCudaSync || c == Category::kGpuMemcpy || c == Category::kGpuMemset) {
+      out.type.push_back(classify_device_event(c, trace.name(r)));
+      continue;
+    }
+    uint8_t& cached = by_name[ev.name[r]];
+    if (cached == kUnset) cached = static_cast<uint8_t>(classify_kernel_name(trace.name(r)));
+    out.type.push_back(static_cast<KernelType>(cached));
+  }
+  return out;
+}
+
+}  // namespace scaleprof::analysis

@@ -1,0 +1,37 @@
+// Which rows are device work, and the device work of one rank with its kernel types.
+//
+// Device work is recognised by category: kernels, copies, sets, sync records and MTIA device
+// events. HTA instead takes every event whose `stream` argument is not -1, which also takes host
+// ops that carry a stream argument (Inductor's Triton cpu_op, stream 0) as GPU kernels; a category
+// test keeps them on the host. gpu_user_annotation spans are not work of their own (they label
+// kernels that are already counted), and carry no stream, so neither tool counts them.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "analysis/kernel_classify.h"
+#include "trace/event_table.h"
+
+namespace scaleprof::analysis {
+
+// Kernels, copies, sets, sync records, MTIA device events.
+bool is_device_work(trace::Category c);
+
+// Device work that occupies a stream: device work minus sync records, which mark a host wait on
+// the stream rather than work on it (HTA's idle-time analysis excludes them the same way, PR #149).
+bool is_stream_work(trace::Category c);
+
+// The device work among `rows` of one rank, sorted by start time (file order among equal starts),
+// with the kernel type of each.
+struct DeviceEvents {
+  std::vector<uint32_t> rows;
+  std::vector<KernelType> type;  // parallel to rows
+
+  size_t size() const { return rows.size(); }
+};
+
+DeviceEvents select_device_events(const trace::RankTrace& trace, std::span<const uint32_t> rows);
+
+}  // namespace scaleprof::analysis
