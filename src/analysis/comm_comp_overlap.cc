@@ -21,9 +21,11 @@ CommCompOverlap comm_comp_overlap(const trace::RankTrace& trace, std::span<const
     if (dev.type[k] == KernelType::kCommunication) comm.push_back({ev.ts[r], ev.end(r)});
     if (dev.type[k] == KernelType::kComputation) comp.push_back({ev.ts[r], ev.end(r)});
   }
+  CommCompOverlap out;
+  out.communication_events = static_cast<int64_t>(comm.size());
+  out.computation_events = static_cast<int64_t>(comp.size());
   comm = union_intervals(std::move(comm));
   comp = union_intervals(std::move(comp));
-  CommCompOverlap out;
   out.communication_ns = total_length(comm);
   out.computation_ns = total_length(comp);
   out.overlap_ns = intersection_length(comm, comp);

@@ -18,6 +18,8 @@ struct CommCompOverlap {
   int64_t communication_ns = 0;  // union of communication events
   int64_t computation_ns = 0;    // union of computation events
   int64_t overlap_ns = 0;        // time both are running
+  int64_t communication_events = 0;
+  int64_t computation_events = 0;
 
   bool has_communication() const { return communication_ns > 0; }
   // 100 * overlap / communication; empty without communication.

@@ -1,8 +1,37 @@
-// Placeholder until the analysis lands; replaced by the real report.
+// `scaleprof trace breakdown`: HTA's temporal breakdown, one row per rank: of the span from the
+// first to the last device event, how much was idle, computing, or busy with anything else.
+// One table, so `--format json` prints a plain array of per-rank objects.
+#include "analysis/temporal_breakdown.h"
+#include "report/rank_analysis.h"
 #include "report/trace_report.h"
 
 namespace scaleprof::report {
 
-TraceReport breakdown_report(const trace::TraceSet& set, const TraceReportOptions& options) { return {}; }
+TraceReport breakdown_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+  const std::vector<const trace::RankTrace*> ranks = selected_ranks(set, options);
+  const auto results = analyse_ranks(set, options, [](const trace::RankTrace& t, const analysis::AnalysisWindow& w) {
+    return analysis::temporal_breakdown(t, w.rows);
+  });
+  Table table;
+  table.title = "Temporal breakdown of GPU time (kernel time = first to last device event)";
+  table.columns = {{"rank", "Rank"},
+                   {"kernel_us", "Kernel time (us)"},
+                   {"idle_us", "Idle (us)"},
+                   {"compute_us", "Compute (us)"},
+                   {"non_compute_us", "Non-compute (us)"},
+                   {"idle_pct", "Idle (%)"},
+                   {"compute_pct", "Compute (%)"},
+                   {"non_compute_pct", "Non-compute (%)"},
+                   {"device_events", "Device events"}};
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const analysis::TemporalBreakdown& b = results[i];
+    table.add_row({ranks[i]->rank, us_cell(b.kernel_time_ns), us_cell(b.idle_ns), us_cell(b.compute_ns),
+                   us_cell(b.non_compute_ns), pct_cell(b.idle_pct()), pct_cell(b.compute_pct()),
+                   pct_cell(b.non_compute_pct()), b.device_events});
+  }
+  TraceReport report;
+  report.add("breakdown", std::move(table));
+  return report;
+}
 
 }  // namespace scaleprof::report
