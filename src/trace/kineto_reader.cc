@@ -692,14 +692,15 @@ Result<size_t> Importer::import_window(od::document& doc, size_t cut, size_t* ar
   auto fail = [&](simdjson::error_code e) -> Error { return Error{structural_error(doc, e)}; };
   od::array events;
   if (auto e = doc.get_array().get(events)) return fail(e);
-  size_t next = 1;  // just after the '[' the window starts with
+  size_t next = 1;  // where the next window starts: after the last element imported whole
   for (auto element : events) {
     od::value v;
     if (auto e = std::move(element).get(v)) {
       if (cut_induced(e)) return next;
       return fail(e);
     }
-    next = static_cast<size_t>(v.raw_json_token().data() - base_);
+    // After a trailing comma the iterator yields the sentinel ']' itself as a value.
+    if (static_cast<size_t>(v.raw_json_token().data() - base_) + 1 >= cut) return next;
     const RankTrace& t = *out_;
     const uint64_t before_total = t.stats.events_total;
     const size_t before_warnings = t.warnings.size();
@@ -712,6 +713,8 @@ Result<size_t> Importer::import_window(od::document& doc, size_t cut, size_t* ar
       if (cut_induced(e)) return next;
       return fail(e);
     }
+    const char* after = nullptr;
+    if (!doc.current_location().get(after)) next = static_cast<size_t>(after - base_);
   }
   // The array closed: either at the window's sentinel (the location runs off the end) or at the real
   // closing bracket, the last non-space byte before the current location.
@@ -902,6 +905,9 @@ class StreamingParser {
   size_t pos_ = 1;          // next unread byte in buf_
   size_t len_ = 1;          // bytes valid in buf_ (buf_[0] is headroom for the '[')
   uint64_t buf_offset_ = 0; // stream offset of buf_[0]
+  // The file offset of buf_[i] (buf_[0] is headroom and holds no data).
+  uint64_t stream_offset(size_t i) const { return buf_offset_ + i - 1; }
+
   bool eof_ = false;
   const size_t kWindow;  // NOLINT(readability-identifier-naming): a constant per parser
 };
@@ -954,7 +960,7 @@ Result<RankTrace> StreamingParser::parse() {
           break;
         case PreambleScanner::State::kNotJson:
           return Error{fmt::format("{}:{}: the trace is neither a JSON object nor an array", path_,
-                                   buf_offset_ + pos_ - 2)};
+                                   stream_offset(pos_ - 1))};
       }
     }
   }
@@ -972,7 +978,7 @@ Result<RankTrace> StreamingParser::parse() {
       if (pos_ == len_) {
         if (eof_) {
           return Error{fmt::format("{}:{}: invalid or truncated JSON (the traceEvents array is not closed)", path_,
-                                   buf_offset_ + pos_ - 1)};
+                                   stream_offset(pos_))};
         }
         if (!fill(window)) return stream_error();
         continue;
@@ -1003,16 +1009,17 @@ Result<RankTrace> StreamingParser::parse() {
     buf_[cut] = ']';
     const char* start = buf_.data() + pos_ - 1;
     const size_t size = cut - (pos_ - 1) + 1;
-    importer.set_window(start, size, buf_offset_ + pos_ - 1);
+    importer.set_window(start, size, stream_offset(pos_ - 1));
     od::document doc;
     simdjson::error_code e = parser.iterate(start, size, buf_.size() - (pos_ - 1)).get(doc);
     Result<size_t> resume = size_t{0};
     size_t window_array_end = size;
     if (e == simdjson::UTF8_ERROR) {
       auto bad = first_invalid_utf8(std::string_view(start, size));
-      resume = Error{fmt::format("{}:{}: invalid UTF-8", path_, buf_offset_ + pos_ - 1 + bad.value_or(0))};
+      resume = Error{fmt::format("{}:{}: invalid UTF-8", path_, stream_offset(pos_ - 1) + bad.value_or(0))};
     } else if (e) {
-      resume = Error{fmt::format("{}:{}: invalid JSON ({})", path_, buf_offset_ + pos_ - 1, simdjson::error_message(e))};
+      resume = Error{fmt::format("{}:{}: {} ({})", path_, stream_offset(pos_), eof_ ? "invalid or truncated JSON" : "invalid JSON",
+                                 simdjson::error_message(e))};
     } else {
       resume = importer.import_window(doc, size - 1, &window_array_end);
     }
@@ -1036,7 +1043,7 @@ Result<RankTrace> StreamingParser::parse() {
     }
     // Not even one element fits: a very long event, or the data ends inside it.
     if (eof_) {
-      return Error{fmt::format("{}:{}: invalid or truncated JSON (an event is cut short)", path_, buf_offset_ + pos_)};
+      return Error{fmt::format("{}:{}: invalid or truncated JSON (an event is cut short)", path_, stream_offset(pos_))};
     }
     if (window >= kMaxWindow) return Error{std::string(kNeedsWholeDocument)};
     window *= 2;
@@ -1065,11 +1072,11 @@ Result<RankTrace> StreamingParser::parse() {
     for (size_t i = array_end; i < len_; ++i) {
       if (!is_json_space(buf_[i])) {
         return Error{fmt::format("{}:{}: unexpected content after the end of the JSON document", path_,
-                                 buf_offset_ + i)};
+                                 stream_offset(i))};
       }
     }
   }
-  trace.stats.json_bytes = buf_offset_ + len_ - 1;
+  trace.stats.json_bytes = stream_offset(len_);
   trace.stats.compressed_bytes = in_.compressed_bytes();
   if (auto status = finalize(&trace); !status) return status.error();
   return trace;

@@ -1,0 +1,418 @@
+// The Kineto reader: exact times, metadata, ranks, streaming windows, and every kind of bad input.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "trace/kineto_reader.h"
+#include "trace/number_parse.h"
+#include "trace/trace_set.h"
+
+namespace scaleprof::trace {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string gzip(const std::string& text) {
+  z_stream zs{};
+  deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&zs, text.size()) + 32, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  zs.avail_in = static_cast<uInt>(text.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    path_ = fs::temp_directory_path() / ("scaleprof-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string write(const std::string& name, const std::string& bytes) const {
+    std::string p = (path_ / name).string();
+    std::ofstream(p, std::ios::binary) << bytes;
+    return p;
+  }
+  std::string path() const { return path_.string(); }
+
+ private:
+  static inline int counter_ = 0;
+  fs::path path_;
+};
+
+// A small but realistic modern trace: envelope keys before and after traceEvents, ns timestamps
+// relative to baseTimeNanoseconds, a kernel joined to its launch, a collective, a memory event.
+std::string modern_trace(int rank = 0) {
+  return R"json({"schemaVersion":1,"deviceProperties":[{"id":0,"name":"NVIDIA H100","numSms":132,"totalGlobalMem":85000000000}],
+"distributedInfo":{"backend":"nccl","rank":)json" +
+         std::to_string(rank) + R"json(,"world_size":2,"pg_count":1,"pg_config":[{"pg_name":"0","pg_desc":"default_pg","pg_size":2,"ranks":[0,1]}],"nccl_version":"2.21.5"},
+"record_shapes":1,"displayTimeUnit":"ms","baseTimeNanoseconds":1727136000000000000,
+"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":4242,"tid":4242,"ts":12.345,"dur":800.120,"args":{"External id":10}},
+  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":4242,"tid":4242,"ts":20.001,"dur":30.5,"args":{"External id":12,"Input Dims":[[64,64],[64,64]],"Input type":["float","float"]}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":4242,"tid":4242,"ts":25.000,"dur":5.100,"args":{"External id":12,"cbid":211,"correlation":77}},
+  {"ph":"X","cat":"kernel","name":"ampere_sgemm","pid":0,"tid":7,"ts":31.200,"dur":9.800,"args":{"External id":12,"device":0,"stream":7,"correlation":77,"grid":[16,1,1],"block":[256,1,1],"blocks per SM":0.121212,"est. achieved occupancy %":1}},
+  {"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL","pid":0,"tid":20,"ts":50.0,"dur":100.0,"args":{"device":0,"stream":20,"correlation":80,"Collective name":"allreduce","dtype":"Float","In msg nelems":2049000,"Out msg nelems":2049000,"Group size":2,"Process Group Name":"0","Process Group Ranks":"[0, 1]"}},
+  {"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,"ts":60.0,"dur":2.0,"args":{"device":0,"stream":7,"correlation":81,"bytes":4096,"memory bandwidth (GB/s)":2.048}},
+  {"ph":"s","id":77,"pid":4242,"tid":4242,"ts":25.000,"cat":"ac2g","name":"ac2g"},
+  {"ph":"f","id":77,"pid":0,"tid":7,"ts":31.200,"cat":"ac2g","name":"ac2g","bp":"e"},
+  {"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":4242,"tid":4242,"ts":21.0,"args":{"Total Reserved":2097152,"Total Allocated":16384,"Bytes":16384,"Addr":1,"Device Id":0,"Device Type":1}},
+  {"name":"process_name","ph":"M","pid":4242,"tid":0,"args":{"name":"python"}},
+  {"ph":"X","cat":"Trace","name":"PyTorch Profiler (0)","pid":"Spans","tid":"PyTorch Profiler","ts":0.0,"dur":1000.0,"args":{"Op count":0}}
+],
+"traceName":"x.pt.trace.json","cupti_version":24})json";
+}
+
+TEST(NumberParse, MicrosecondsBecomeExactNanoseconds) {
+  int64_t ns = 0;
+  bool fractional = false;
+  ASSERT_EQ(parse_microseconds_as_ns("1234.567", &ns, &fractional), NumberParse::kOk);
+  EXPECT_EQ(ns, 1234567);
+  EXPECT_TRUE(fractional);
+  fractional = false;
+  ASSERT_EQ(parse_microseconds_as_ns("1623142623460111", &ns, &fractional), NumberParse::kOk);
+  EXPECT_EQ(ns, 1623142623460111000);
+  EXPECT_FALSE(fractional);
+  ASSERT_EQ(parse_microseconds_as_ns("5.1", &ns, &fractional), NumberParse::kOk);
+  EXPECT_EQ(ns, 5100);
+  ASSERT_EQ(parse_microseconds_as_ns("0.0005", &ns, &fractional), NumberParse::kOk);
+  EXPECT_EQ(ns, 1);  // rounds half up at the nanosecond
+  ASSERT_EQ(parse_microseconds_as_ns("-3", &ns, &fractional), NumberParse::kOk);
+  EXPECT_EQ(ns, -3000);
+  ASSERT_EQ(parse_microseconds_as_ns("1.5e3", &ns, &fractional), NumberParse::kOk);
+  EXPECT_EQ(ns, 1500000);
+  EXPECT_EQ(parse_microseconds_as_ns("9223372036854776", &ns, &fractional), NumberParse::kOverflow);
+  EXPECT_EQ(parse_microseconds_as_ns("99999999999999999999999", &ns, &fractional), NumberParse::kOverflow);
+  EXPECT_EQ(parse_microseconds_as_ns("N/A", &ns, &fractional), NumberParse::kInvalid);
+  EXPECT_EQ(parse_microseconds_as_ns("1.", &ns, &fractional), NumberParse::kInvalid);
+  EXPECT_EQ(parse_microseconds_as_ns("", &ns, &fractional), NumberParse::kInvalid);
+}
+
+TEST(NumberParse, Integers) {
+  int64_t v = 0;
+  ASSERT_EQ(parse_int64("-9223372036854775808", &v), NumberParse::kOk);
+  EXPECT_EQ(v, INT64_MIN);
+  EXPECT_EQ(parse_int64("9223372036854775808", &v), NumberParse::kOverflow);
+  ASSERT_EQ(parse_int64("7.0", &v), NumberParse::kOk);
+  EXPECT_EQ(v, 7);
+  EXPECT_EQ(parse_int64("7.5", &v), NumberParse::kInvalid);
+  ASSERT_EQ(parse_int64("4294967295", &v), NumberParse::kOk);
+  EXPECT_EQ(v, 4294967295);
+}
+
+TEST(KinetoReader, ReadsModernTraceExactly) {
+  TempDir dir;
+  auto r = read_kineto_trace(dir.write("rank0.json.gz", gzip(modern_trace(1))));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const RankTrace& t = r.value();
+  EXPECT_EQ(t.rank, 1);
+  EXPECT_EQ(t.stats.events_total, 11u);
+  EXPECT_EQ(t.stats.events_kept, 8u);  // 7 X events + 1 [memory]
+  EXPECT_EQ(t.stats.flow_events, 2u);
+  EXPECT_EQ(t.stats.metadata_events, 1u);
+  EXPECT_TRUE(t.stats.fractional_timestamps);
+  ASSERT_EQ(t.events.size(), 8u);
+  EXPECT_EQ(t.name(0), "ProfilerStep#3");
+  EXPECT_EQ(t.events.cat[0], Category::kUserAnnotation);
+  EXPECT_EQ(t.events.ts[0], 1727136000000000000 + 12345);
+  EXPECT_EQ(t.events.dur[0], 800120);
+  EXPECT_EQ(t.events.cat[3], Category::kKernel);
+  EXPECT_EQ(t.events.correlation[3], 77);
+  EXPECT_EQ(t.events.external_id[3], 12);
+  EXPECT_EQ(t.events.stream[3], 7);
+  EXPECT_EQ(t.events.correlation[2], 77);
+  EXPECT_EQ(t.events.stream[2], kNone);
+  // Device args of the kernel and the memcpy.
+  ASSERT_EQ(t.device_args.size(), 3u);
+  EXPECT_EQ(t.device_args.event[0], 3u);
+  EXPECT_EQ(t.device_args.grid_x[0], 16);
+  EXPECT_EQ(t.device_args.block_x[0], 256);
+  EXPECT_FLOAT_EQ(t.device_args.blocks_per_sm[0], 0.121212f);
+  EXPECT_EQ(t.device_args.bytes[2], 4096);
+  EXPECT_DOUBLE_EQ(t.device_args.bandwidth_gbps[2], 2.048);
+  // The collective on the NCCL kernel.
+  ASSERT_EQ(t.collectives.size(), 1u);
+  EXPECT_EQ(t.strings.view(t.collectives.collective_name[0]), "allreduce");
+  EXPECT_EQ(t.collectives.in_msg_nelems[0], 2049000);
+  EXPECT_EQ(t.collectives.group_size[0], 2);
+  EXPECT_EQ(t.strings.view(t.collectives.process_group_ranks[0]), "[0, 1]");
+  // The memory instant.
+  ASSERT_EQ(t.memory.size(), 1u);
+  EXPECT_EQ(t.memory.bytes[0], 16384);
+  EXPECT_EQ(t.memory.device_type[0], 1);
+  // Shapes, kept as JSON text.
+  ASSERT_EQ(t.shapes.size(), 1u);
+  EXPECT_EQ(t.strings.view(t.shapes.input_dims[0]), "[[64,64],[64,64]]");
+  // String pid/tid become labels.
+  const uint32_t span_track = t.events.track[7];
+  EXPECT_EQ(t.tracks.pid[span_track], kNone);
+  EXPECT_EQ(t.strings.view(t.tracks.pid_label[span_track]), "Spans");
+  // Metadata from both sides of traceEvents.
+  ASSERT_TRUE(t.metadata.distributed.has_value());
+  EXPECT_EQ(t.metadata.distributed->backend, "nccl");
+  EXPECT_EQ(t.metadata.distributed->world_size, 2);
+  ASSERT_EQ(t.metadata.distributed->pg_config.size(), 1u);
+  EXPECT_EQ(t.metadata.distributed->pg_config[0].ranks, (std::vector<int64_t>{0, 1}));
+  ASSERT_EQ(t.metadata.devices.size(), 1u);
+  EXPECT_EQ(t.metadata.devices[0].num_sms, 132);
+  EXPECT_EQ(t.metadata.display_time_unit, "ms");
+  bool saw_cupti = false;
+  for (const auto& [k, v] : t.metadata.other) saw_cupti |= (k == "cupti_version" && v == "24");
+  EXPECT_TRUE(saw_cupti);
+}
+
+TEST(KinetoReader, TinyWindowsGiveTheSameTables) {
+  TempDir dir;
+  std::string path = dir.write("t.json", modern_trace());
+  auto whole = read_kineto_trace(path);
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  for (size_t window : {8, 64, 100, 333, 1000}) {
+    ParseOptions options;
+    options.window_bytes = window;
+    auto windowed = read_kineto_trace(path, options);
+    ASSERT_TRUE(windowed.ok()) << window << ": " << windowed.error().message;
+    EXPECT_EQ(windowed.value().events.ts, whole.value().events.ts) << window;
+    EXPECT_EQ(windowed.value().events.name, whole.value().events.name) << window;
+    EXPECT_EQ(windowed.value().stats.events_total, whole.value().stats.events_total) << window;
+    EXPECT_EQ(windowed.value().stats.flow_events, whole.value().stats.flow_events) << window;
+    EXPECT_EQ(windowed.value().stats.rejected_events, 0u) << window;
+    EXPECT_EQ(windowed.value().collectives.size(), whole.value().collectives.size()) << window;
+    EXPECT_EQ(windowed.value().metadata.other.size(), whole.value().metadata.other.size()) << window;
+  }
+}
+
+TEST(KinetoReader, MinifiedTraceWithoutLineBreaks) {
+  // One line: the streaming reader cannot cut windows and reads the document whole.
+  TempDir dir;
+  std::string text = modern_trace();
+  std::erase(text, '\n');
+  ParseOptions options;
+  options.window_bytes = 64;
+  auto r = read_kineto_trace(dir.write("min.json", text), options);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().events.size(), 8u);
+  EXPECT_EQ(r.value().rank, 0);
+}
+
+TEST(KinetoReader, LegacyArrayAndOldCategories) {
+  TempDir dir;
+  auto r = read_kineto_trace(dir.write("legacy.json", R"([
+{"name":"aten::add","ph":"X","ts":10,"dur":5,"tid":1,"pid":"CPU functions","args":{}},
+{"name":"Kernel","cat":"Kernel","ph":"X","ts":20,"dur":3,"tid":"stream 7","pid":0,"args":{"stream":7,"correlation":4}}
+])"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const RankTrace& t = r.value();
+  EXPECT_TRUE(t.metadata.legacy_array);
+  ASSERT_EQ(t.events.size(), 2u);
+  EXPECT_EQ(t.events.cat[0], Category::kNone);
+  EXPECT_EQ(t.events.cat[1], Category::kKernel);
+  EXPECT_EQ(t.events.ts[1], 20000);
+  EXPECT_EQ(t.strings.view(t.tracks.tid_label[t.events.track[1]]), "stream 7");
+}
+
+TEST(KinetoReader, LenientModeRepairsOldKinetoDefects) {
+  TempDir dir;
+  std::string bad = R"json({"traceEvents":[
+{"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoH","pid":0,"tid":7,"ts":1,"dur":0,"args":{"stream":7,"memory bandwidth (GB/s)": N/A}},
+{"ph":"X","cat":"cpu_op","name":"say "hi" op","pid":1,"tid":1,"ts":2,"dur":3}
+]})json";
+  std::string path = dir.write("old.json", bad);
+  auto r = read_kineto_trace(path);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().stats.repairs, 3u);
+  ASSERT_EQ(r.value().events.size(), 2u);
+  EXPECT_EQ(r.value().name(1), "say \"hi\" op");
+  EXPECT_TRUE(std::isnan(r.value().device_args.bandwidth_gbps[0]));
+  ParseOptions strict;
+  strict.lenient = false;
+  auto s = read_kineto_trace(path, strict);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find(path + ":"), std::string::npos) << s.error().message;
+}
+
+// Every kind of bad input: one line naming the file and a byte offset, never a crash.
+struct BadInput {
+  const char* name;
+  std::string bytes;
+  const char* expected;  // substring of the error
+};
+
+std::string with_event(const std::string& event) { return "{\"traceEvents\":[\n" + event + "\n]}"; }
+
+TEST(KinetoReader, BadInputGivesOneLineErrorWithOffset) {
+  std::string good = gzip(modern_trace());
+  std::vector<BadInput> cases = {
+      {"empty.json", "", "empty file"},
+      {"spaces.json", "   \n", "empty file"},
+      {"truncated.json.gz", good.substr(0, good.size() / 2), "truncated gzip"},
+      {"corrupt.json.gz", good.substr(0, 20) + std::string(200, 'x'), "gzip"},
+      {"truncated.json", modern_trace().substr(0, 900), "truncated JSON"},
+      {"no_events.json", R"({"schemaVersion":1,"deviceProperties":[]})", "no traceEvents"},
+      {"events_not_array.json", R"({"traceEvents":{"a":1}})", "no traceEvents"},
+      {"scalar.json", "42", "neither a JSON object nor an array"},
+      {"utf8.json", with_event("{\"ph\":\"X\",\"name\":\"bad \xff\xfe name\",\"ts\":1,\"dur\":1}"), "invalid UTF-8"},
+      {"trailing.json", with_event("{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1}") + " {}", "after the end"},
+  };
+  TempDir dir;
+  for (const BadInput& c : cases) {
+    std::string path = dir.write(c.name, c.bytes);
+    auto r = read_kineto_trace(path);
+    ASSERT_FALSE(r.ok()) << c.name;
+    const std::string& m = r.error().message;
+    EXPECT_EQ(m.rfind(path + ":", 0), 0u) << c.name << ": " << m;
+    EXPECT_NE(m.find(c.expected), std::string::npos) << c.name << ": " << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << c.name << ": " << m;
+  }
+}
+
+TEST(KinetoReader, InvalidUtf8OffsetPointsAtTheByte) {
+  TempDir dir;
+  std::string text = with_event("{\"ph\":\"X\",\"name\":\"bad \xff name\",\"ts\":1,\"dur\":1}");
+  size_t at = text.find('\xff');
+  auto r = read_kineto_trace(dir.write("u.json", text));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find(":" + std::to_string(at) + ": invalid UTF-8"), std::string::npos)
+      << r.error().message;
+}
+
+TEST(KinetoReader, BadEventsAreRejectedWithWarningsAndCounted) {
+  TempDir dir;
+  std::string text = with_event(
+      "{\"ph\":\"X\",\"name\":\"ok\",\"ts\":1,\"dur\":2},\n"
+      "{\"ph\":\"X\",\"name\":\"negative\",\"ts\":1,\"dur\":-2},\n"
+      "{\"ph\":\"X\",\"name\":\"missing\",\"ts\":1},\n"
+      "{\"ph\":\"X\",\"name\":\"overflow\",\"ts\":99999999999999999999,\"dur\":1},\n"
+      "{\"ph\":\"X\",\"name\":\"wrongtype\",\"ts\":\"soon\",\"dur\":1},\n"
+      "{\"ph\":\"X\",\"name\":17,\"ts\":1,\"dur\":1},\n"
+      "{\"ph\":\"X\",\"name\":\"end overflow\",\"ts\":9223372036854775,\"dur\":9223372036854775}");
+  std::string path = dir.write("events.json", text);
+  auto r = read_kineto_trace(path);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const RankTrace& t = r.value();
+  EXPECT_EQ(t.events.size(), 1u);
+  EXPECT_EQ(t.stats.rejected_events, 6u);
+  ASSERT_EQ(t.warnings.size(), 6u);
+  EXPECT_NE(t.warnings[0].find(path + ":" + std::to_string(text.find("{\"ph\":\"X\",\"name\":\"negative\""))),
+            std::string::npos)
+      << t.warnings[0];
+  EXPECT_NE(t.warnings[0].find("negative dur"), std::string::npos);
+  EXPECT_NE(t.warnings[1].find("has no dur"), std::string::npos);
+  EXPECT_NE(t.warnings[2].find("overflows int64"), std::string::npos);
+  EXPECT_NE(t.warnings[3].find("invalid ts (soon)"), std::string::npos);
+  EXPECT_NE(t.warnings[4].find("name that is not a string"), std::string::npos);
+  EXPECT_NE(t.warnings[5].find("int64"), std::string::npos);
+}
+
+TEST(TraceSet, RanksFromDistributedInfoFileNamesAndOverrides) {
+  TempDir dir;
+  // Minified distributedInfo ("rank":3 with no space) is read as JSON, not by a text scan.
+  dir.write("a.json", modern_trace(3));
+  dir.write("worker_rank-5.json", with_event("{\"ph\":\"X\",\"name\":\"x\",\"ts\":1,\"dur\":1}"));
+  dir.write("nameless.json", with_event("{\"ph\":\"X\",\"name\":\"y\",\"ts\":1,\"dur\":1}"));
+  auto set = load_traces({dir.path()});
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  ASSERT_EQ(set.value().ranks.size(), 3u);
+  EXPECT_EQ(set.value().ranks[0].rank, 0);  // the nameless file gets the lowest free rank
+  EXPECT_NE(set.value().ranks[0].path.find("nameless"), std::string::npos);
+  EXPECT_EQ(set.value().ranks[1].rank, 3);
+  EXPECT_EQ(set.value().ranks[2].rank, 5);
+  ASSERT_EQ(set.value().warnings.size(), 1u);
+  EXPECT_NE(set.value().warnings[0].find("numbered rank 0"), std::string::npos);
+  EXPECT_FALSE(set.value().partial());
+
+  LoadOptions options;
+  options.rank_overrides = {{"nameless.json", 9}};
+  auto overridden = load_traces({dir.path()}, options);
+  ASSERT_TRUE(overridden.ok());
+  EXPECT_EQ(overridden.value().ranks.back().rank, 9);
+  EXPECT_TRUE(overridden.value().warnings.empty());
+}
+
+TEST(TraceSet, DuplicateRanksNameBothFiles) {
+  TempDir dir;
+  std::string a = dir.write("a.json", modern_trace(1));
+  std::string b = dir.write("b.json", modern_trace(1));
+  auto set = load_traces({a, b});
+  ASSERT_FALSE(set.ok());
+  EXPECT_NE(set.error().message.find("rank 1"), std::string::npos);
+  EXPECT_NE(set.error().message.find(a), std::string::npos);
+  EXPECT_NE(set.error().message.find(b), std::string::npos);
+}
+
+TEST(TraceSet, OneBadRankAmongGoodOnesIsPartial) {
+  TempDir dir;
+  dir.write("rank0.json", modern_trace(0));
+  dir.write("rank1.json.gz", gzip(modern_trace(1)).substr(0, 300));
+  dir.write("rank2.json", modern_trace(2));
+  dir.write("notes.txt", "not a trace");
+  auto set = load_traces({dir.path()});
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  ASSERT_EQ(set.value().ranks.size(), 2u);
+  EXPECT_EQ(set.value().ranks[0].rank, 0);
+  EXPECT_EQ(set.value().ranks[1].rank, 2);
+  ASSERT_EQ(set.value().errors.size(), 1u);
+  EXPECT_NE(set.value().errors[0].find("rank1.json.gz"), std::string::npos);
+  EXPECT_TRUE(set.value().partial());
+}
+
+TEST(TraceSet, MissingPathsAndEmptyDirectories) {
+  TempDir dir;
+  auto missing = load_traces({dir.path() + "/nope.json"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("no such file"), std::string::npos);
+  auto empty = load_traces({dir.path()});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.error().message.find("no trace files"), std::string::npos);
+}
+
+TEST(TraceSet, RankFromFileName) {
+  EXPECT_EQ(rank_from_file_name("/x/rank-3.json"), 3);
+  EXPECT_EQ(rank_from_file_name("rank12.pt.trace.json.gz"), 12);
+  EXPECT_EQ(rank_from_file_name("trainer_rank_7.json"), 7);
+  EXPECT_EQ(rank_from_file_name("/rank-9/worker.json"), std::nullopt);  // only the file name counts
+  EXPECT_EQ(rank_from_file_name("ranking.json"), std::nullopt);
+}
+
+// Real traces: the streaming reader and the whole-document parser must build identical tables.
+TEST(KinetoReader, RealTracesStreamingMatchesWholeDocument) {
+  const fs::path shared = fs::path(SCALEPROF_SHARED_DIR) / "traces" / "hta";
+  if (!fs::exists(shared)) GTEST_SKIP() << "shared traces not available";
+  int checked = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(shared)) {
+    const std::string p = entry.path().string();
+    if (!entry.is_regular_file() || (p.find(".json") == std::string::npos)) continue;
+    if (entry.file_size() > 2'000'000) continue;  // keep the test quick; the bench reads the big ones
+    ParseOptions small_windows;
+    small_windows.window_bytes = 4096;
+    auto streamed = read_kineto_trace(p, small_windows);
+    ASSERT_TRUE(streamed.ok()) << streamed.error().message;
+    std::string error;
+    auto in = open_trace_stream(p, &error);
+    std::string text;
+    char buf[65536];
+    while (size_t n = in->read(buf, sizeof(buf))) text.append(buf, n);
+    auto whole = parse_kineto_trace(p, simdjson::padded_string(text));
+    ASSERT_TRUE(whole.ok()) << whole.error().message;
+    EXPECT_EQ(streamed.value().events.ts, whole.value().events.ts) << p;
+    EXPECT_EQ(streamed.value().events.dur, whole.value().events.dur) << p;
+    EXPECT_EQ(streamed.value().events.correlation, whole.value().events.correlation) << p;
+    EXPECT_EQ(streamed.value().stats.events_total, whole.value().stats.events_total) << p;
+    EXPECT_EQ(streamed.value().stats.rejected_events, whole.value().stats.rejected_events) << p;
+    EXPECT_EQ(streamed.value().stats.flow_events, whole.value().stats.flow_events) << p;
+    EXPECT_EQ(streamed.value().rank, whole.value().rank) << p;
+    ++checked;
+  }
+  EXPECT_GE(checked, 15);
+}
+
+}  // namespace
+}  // namespace scaleprof::trace
