@@ -33,7 +33,8 @@ std::string gzip(const std::string& text) {
 class TempDir {
  public:
   TempDir() {
-    path_ = fs::temp_directory_path() / ("scaleprof-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+    path_ =
+        fs::temp_directory_path() / ("scaleprof-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
     fs::create_directories(path_);
   }
   ~TempDir() { fs::remove_all(path_); }
@@ -54,7 +55,8 @@ class TempDir {
 std::string modern_trace(int rank = 0) {
   return R"json({"schemaVersion":1,"deviceProperties":[{"id":0,"name":"NVIDIA H100","numSms":132,"totalGlobalMem":85000000000}],
 "distributedInfo":{"backend":"nccl","rank":)json" +
-         std::to_string(rank) + R"json(,"world_size":2,"pg_count":1,"pg_config":[{"pg_name":"0","pg_desc":"default_pg","pg_size":2,"ranks":[0,1]}],"nccl_version":"2.21.5"},
+         std::to_string(rank) +
+         R"json(,"world_size":2,"pg_count":1,"pg_config":[{"pg_name":"0","pg_desc":"default_pg","pg_size":2,"ranks":[0,1]}],"nccl_version":"2.21.5"},
 "record_shapes":1,"displayTimeUnit":"ms","baseTimeNanoseconds":1727136000000000000,
 "traceEvents":[
   {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":4242,"tid":4242,"ts":12.345,"dur":800.120,"args":{"External id":10}},
@@ -246,7 +248,9 @@ struct BadInput {
   const char* expected;  // substring of the error
 };
 
-std::string with_event(const std::string& event) { return "{\"traceEvents\":[\n" + event + "\n]}"; }
+std::string with_event(const std::string& event) {
+  return "{\"traceEvents\":[\n" + event + "\n]}";
+}
 
 TEST(KinetoReader, BadInputGivesOneLineErrorWithOffset) {
   std::string good = gzip(modern_trace());

@@ -1,6 +1,6 @@
 // scaleprof command line: argument parsing only; every command calls into the library.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/exit_codes.h"
 #include "cli/trace_command.h"

@@ -119,11 +119,21 @@ std::string json_quote(std::string_view s) {
   for (char ch : s) {
     auto c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           out += fmt::format("\\u{:04x}", c);
@@ -147,9 +157,12 @@ std::string csv_field(std::string_view s) {
 
 std::string render(const Table& table, const RenderOptions& options) {
   switch (options.format) {
-    case Format::kCsv: return render_csv(table);
-    case Format::kJson: return render_json(table) + "\n";
-    case Format::kTable: break;
+    case Format::kCsv:
+      return render_csv(table);
+    case Format::kJson:
+      return render_json(table) + "\n";
+    case Format::kTable:
+      break;
   }
   return render_text(table, options.color);
 }
@@ -160,8 +173,8 @@ std::string render_many(const std::vector<Table>& tables, const std::vector<std:
   if (options.format == Format::kJson) {
     out = "{";
     for (size_t i = 0; i < tables.size(); ++i) {
-      out += (i ? ",\n" : "\n") + json_quote(i < keys.size() ? keys[i] : tables[i].title) + ": " +
-             render_json(tables[i]);
+      out +=
+          (i ? ",\n" : "\n") + json_quote(i < keys.size() ? keys[i] : tables[i].title) + ": " + render_json(tables[i]);
     }
     return out + "\n}\n";
   }

@@ -18,13 +18,13 @@ struct Cell {
   int precision = 2;  // digits after the point for doubles in table/CSV output
 
   Cell() = default;
-  Cell(std::string s) : value(std::move(s)) {}                        // NOLINT
-  Cell(const char* s) : value(std::string(s)) {}                      // NOLINT
-  Cell(std::string_view s) : value(std::string(s)) {}                 // NOLINT
-  Cell(int64_t v) : value(v) {}                                       // NOLINT
-  Cell(int v) : value(static_cast<int64_t>(v)) {}                     // NOLINT
-  Cell(uint64_t v) : value(static_cast<int64_t>(v)) {}                // NOLINT
-  Cell(double v, int digits = 2) : value(v), precision(digits) {}     // NOLINT
+  Cell(std::string s) : value(std::move(s)) {}                     // NOLINT
+  Cell(const char* s) : value(std::string(s)) {}                   // NOLINT
+  Cell(std::string_view s) : value(std::string(s)) {}              // NOLINT
+  Cell(int64_t v) : value(v) {}                                    // NOLINT
+  Cell(int v) : value(static_cast<int64_t>(v)) {}                  // NOLINT
+  Cell(uint64_t v) : value(static_cast<int64_t>(v)) {}             // NOLINT
+  Cell(double v, int digits = 2) : value(v), precision(digits) {}  // NOLINT
   static Cell null() { return {}; }
 };
 

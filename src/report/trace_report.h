@@ -15,8 +15,8 @@
 namespace scaleprof::report {
 
 struct TraceReportOptions {
-  std::vector<int64_t> ranks;  // empty: all ranks
-  int top = 10;                // rows per group in kernel and operator tables
+  std::vector<int64_t> ranks;                    // empty: all ranks
+  int top = 10;                                  // rows per group in kernel and operator tables
   int64_t consecutive_kernel_delay_ns = 30'000;  // idle-time breakdown threshold (HTA default 30 us)
   bool include_last_step = false;                // HTA drops the last ProfilerStep by default
   std::string sort_by = "self_cpu";              // operator table sort key

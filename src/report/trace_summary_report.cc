@@ -19,9 +19,8 @@ namespace {
 Table inputs_table(const std::vector<const trace::RankTrace*>& ranks) {
   Table t;
   t.title = "Inputs";
-  t.columns = {{"rank", "Rank"},       {"file", "File"},          {"events", "Events"},
-               {"kept", "Kept"},       {"rejected", "Rejected"},  {"repairs", "Repairs"},
-               {"json_mb", "JSON (MB)"}, {"devices", "Devices"}};
+  t.columns = {{"rank", "Rank"},         {"file", "File"},       {"events", "Events"},     {"kept", "Kept"},
+               {"rejected", "Rejected"}, {"repairs", "Repairs"}, {"json_mb", "JSON (MB)"}, {"devices", "Devices"}};
   for (const trace::RankTrace* r : ranks) {
     std::string devices;
     for (const auto& d : r->metadata.devices) devices += (devices.empty() ? "" : ", ") + d.name;

@@ -43,11 +43,9 @@ constexpr std::array kAliases = {
 };
 
 constexpr std::array<std::string_view, kCategoryCount> kNames = {
-    "unknown",          "cpu_op",       "user_annotation",     "gpu_user_annotation",
-    "kernel",           "gpu_memcpy",   "gpu_memset",          "cuda_runtime",
-    "cuda_driver",      "cuda_sync",    "python_function",     "cpu_instant_event",
-    "Trace",            "overhead",     "collective_comm",     "cuda_profiler_range",
-    "mtia_ccp_events",  "",
+    "unknown",    "cpu_op",       "user_annotation", "gpu_user_annotation", "kernel",          "gpu_memcpy",
+    "gpu_memset", "cuda_runtime", "cuda_driver",     "cuda_sync",           "python_function", "cpu_instant_event",
+    "Trace",      "overhead",     "collective_comm", "cuda_profiler_range", "mtia_ccp_events", "",
 };
 
 }  // namespace
@@ -59,6 +57,8 @@ Category category_from_name(std::string_view cat) {
   return Category::kUnknown;
 }
 
-std::string_view category_name(Category c) { return kNames[static_cast<size_t>(c)]; }
+std::string_view category_name(Category c) {
+  return kNames[static_cast<size_t>(c)];
+}
 
 }  // namespace scaleprof::trace

@@ -36,8 +36,8 @@ std::string_view category_name(Category c);
 
 // Work executed on a device: kernels, copies, sets, sync records, device annotations.
 inline bool is_device_category(Category c) {
-  return c == Category::kKernel || c == Category::kGpuMemcpy || c == Category::kGpuMemset ||
-         c == Category::kCudaSync || c == Category::kGpuUserAnnotation || c == Category::kMtiaCcpEvents;
+  return c == Category::kKernel || c == Category::kGpuMemcpy || c == Category::kGpuMemset || c == Category::kCudaSync ||
+         c == Category::kGpuUserAnnotation || c == Category::kMtiaCcpEvents;
 }
 // Host-side API calls that enqueue device work (runtime and driver).
 inline bool is_runtime_category(Category c) {

@@ -5,12 +5,11 @@ namespace scaleprof::trace {
 size_t RankTrace::memory_bytes() const {
   auto bytes = [](const auto&... columns) { return ((columns.capacity() * sizeof(columns[0])) + ...); };
   const EventTable& e = events;
-  size_t total = bytes(e.ts, e.dur, e.name, e.cat_name, e.cat, e.phase, e.track, e.correlation, e.external_id,
-                       e.stream, e.file_index);
+  size_t total = bytes(e.ts, e.dur, e.name, e.cat_name, e.cat, e.phase, e.track, e.correlation, e.external_id, e.stream,
+                       e.file_index);
   const DeviceArgsTable& d = device_args;
   total += bytes(d.event, d.device, d.bytes, d.bandwidth_gbps, d.grid_x, d.grid_y, d.grid_z, d.block_x, d.block_y,
-                 d.block_z, d.registers_per_thread, d.shared_memory, d.blocks_per_sm, d.warps_per_sm,
-                 d.occupancy_pct);
+                 d.block_z, d.registers_per_thread, d.shared_memory, d.blocks_per_sm, d.warps_per_sm, d.occupancy_pct);
   const CollectiveTable& c = collectives;
   total += bytes(c.event, c.collective_name, c.dtype, c.in_msg_nelems, c.out_msg_nelems, c.group_size,
                  c.process_group_name, c.process_group_desc, c.process_group_ranks);

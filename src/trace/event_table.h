@@ -37,10 +37,10 @@ struct TrackTable {
 
 // Dense columns, one row per kept event ('X' complete events and 'i' instant events).
 struct EventTable {
-  std::vector<int64_t> ts;           // ns
-  std::vector<int64_t> dur;          // ns; 0 for instants
+  std::vector<int64_t> ts;   // ns
+  std::vector<int64_t> dur;  // ns; 0 for instants
   std::vector<StringId> name;
-  std::vector<StringId> cat_name;    // the raw `cat` text (kept for unknown categories)
+  std::vector<StringId> cat_name;  // the raw `cat` text (kept for unknown categories)
   std::vector<Category> cat;
   std::vector<Phase> phase;
   std::vector<uint32_t> track;       // row in TrackTable
@@ -55,17 +55,17 @@ struct EventTable {
 
 // Arguments of device events (kernel, memcpy, memset), one row per such event.
 struct DeviceArgsTable {
-  std::vector<uint32_t> event;        // row in EventTable
-  std::vector<int32_t> device;        // args.device, -1 if absent
-  std::vector<int64_t> bytes;         // memcpy/memset bytes, -1 if absent
-  std::vector<double> bandwidth_gbps; // args["memory bandwidth (GB/s)"], NaN if absent or "N/A"
-  std::vector<int32_t> grid_x, grid_y, grid_z;    // -1 if absent
+  std::vector<uint32_t> event;                  // row in EventTable
+  std::vector<int32_t> device;                  // args.device, -1 if absent
+  std::vector<int64_t> bytes;                   // memcpy/memset bytes, -1 if absent
+  std::vector<double> bandwidth_gbps;           // args["memory bandwidth (GB/s)"], NaN if absent or "N/A"
+  std::vector<int32_t> grid_x, grid_y, grid_z;  // -1 if absent
   std::vector<int32_t> block_x, block_y, block_z;
-  std::vector<int32_t> registers_per_thread;      // -1 if absent
-  std::vector<int64_t> shared_memory;             // -1 if absent
-  std::vector<float> blocks_per_sm;               // NaN if absent
+  std::vector<int32_t> registers_per_thread;  // -1 if absent
+  std::vector<int64_t> shared_memory;         // -1 if absent
+  std::vector<float> blocks_per_sm;           // NaN if absent
   std::vector<float> warps_per_sm;
-  std::vector<float> occupancy_pct;               // args["est. achieved occupancy %"]
+  std::vector<float> occupancy_pct;  // args["est. achieved occupancy %"]
 
   size_t size() const { return event.size(); }
 };
@@ -77,7 +77,7 @@ struct CollectiveTable {
   std::vector<StringId> dtype;            // "Float", ...
   std::vector<int64_t> in_msg_nelems;     // also "In msg size" (PyTorch 2.2); -1 if absent
   std::vector<int64_t> out_msg_nelems;
-  std::vector<int64_t> group_size;        // -1 if absent
+  std::vector<int64_t> group_size;  // -1 if absent
   std::vector<StringId> process_group_name;
   std::vector<StringId> process_group_desc;
   std::vector<StringId> process_group_ranks;  // raw text, e.g. "[0, 1]"
@@ -91,7 +91,7 @@ struct MemoryTable {
   std::vector<int64_t> bytes;            // signed: >0 allocation, <0 free
   std::vector<int64_t> total_allocated;  // -1 if absent
   std::vector<int64_t> total_reserved;
-  std::vector<int32_t> device_type;      // c10::DeviceType: 0 CPU, 1 CUDA, 6 HIP, ...
+  std::vector<int32_t> device_type;  // c10::DeviceType: 0 CPU, 1 CUDA, 6 HIP, ...
   std::vector<int32_t> device_id;
 
   size_t size() const { return event.size(); }

@@ -53,9 +53,10 @@ Result<FileBytes> inflate_streaming(std::string_view path, std::string_view in) 
   inflateEnd(&zs);
   if (rc != Z_STREAM_END) {
     if (rc == Z_BUF_ERROR || zs.avail_in == 0) {
-      return Error{fmt::format("{}: truncated gzip stream: compressed data ends at byte {} before the end "
-                               "marker ({} bytes inflated)",
-                               path, in.size(), out.size())};
+      return Error{
+          fmt::format("{}: truncated gzip stream: compressed data ends at byte {} before the end "
+                      "marker ({} bytes inflated)",
+                      path, in.size(), out.size())};
     }
     return Error{fmt::format("{}: corrupt gzip data at compressed byte {}", path, offset)};
   }
@@ -87,8 +88,8 @@ Result<FileBytes> inflate_gzip(std::string_view path, std::string_view in) {
       result.text = simdjson::padded_string(isize);
       size_t in_used = 0;
       size_t out_size = 0;
-      libdeflate_result rc = libdeflate_gzip_decompress_ex(d.get(), in.data(), in.size(), result.text.data(),
-                                                           isize, &in_used, &out_size);
+      libdeflate_result rc =
+          libdeflate_gzip_decompress_ex(d.get(), in.data(), in.size(), result.text.data(), isize, &in_used, &out_size);
       if (rc == LIBDEFLATE_SUCCESS && in_used == in.size() && out_size == isize) {
         result.compressed_bytes = in.size();
         return result;

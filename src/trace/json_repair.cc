@@ -7,7 +7,9 @@ namespace scaleprof::trace {
 
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
 // True if the quote at `i` plausibly closes the string: what follows is JSON structure.
 bool closes_string(std::string_view in, size_t i) {
@@ -58,8 +60,8 @@ size_t repair_kineto_json(std::string_view in, std::string* out) {
       out->push_back(c);
       continue;
     }
-    bool word_start = std::isalpha(static_cast<unsigned char>(c)) || (c == '-' && i + 1 < in.size() &&
-                                                                       std::isalpha(static_cast<unsigned char>(in[i + 1])));
+    bool word_start = std::isalpha(static_cast<unsigned char>(c)) ||
+                      (c == '-' && i + 1 < in.size() && std::isalpha(static_cast<unsigned char>(in[i + 1])));
     if (word_start && !starts_literal(in, i, "true") && !starts_literal(in, i, "false") &&
         !starts_literal(in, i, "null")) {
       // A bare word such as N/A or inf: quote it up to the next structural character.

@@ -4,8 +4,8 @@
 
 #include <cmath>
 #include <cstring>
-#include <memory>
 #include <limits>
+#include <memory>
 #include <unordered_map>
 
 #include "trace/byte_stream.h"
@@ -226,7 +226,8 @@ uint32_t Importer::track_for(const PidOrTid& pid, const PidOrTid& tid) {
 bool Importer::read_pid_or_tid(od::value& v, PidOrTid* out) {
   od::json_type type;
   if (v.type().get(type)) return false;
-  if (type == od::json_type::number) return parse_int64(trim_token(v.raw_json_token()), &out->number) == NumberParse::kOk;
+  if (type == od::json_type::number)
+    return parse_int64(trim_token(v.raw_json_token()), &out->number) == NumberParse::kOk;
   if (type == od::json_type::string) {
     std::string_view s;
     if (v.get_string().get(s)) return false;
@@ -722,7 +723,8 @@ Result<size_t> Importer::import_window(od::document& doc, size_t cut, size_t* ar
   *array_end = size_;
   if (!doc.current_location().get(loc)) {
     size_t at = static_cast<size_t>(loc - base_);
-    while (at > 0 && (base_[at - 1] == ' ' || base_[at - 1] == '\n' || base_[at - 1] == '\r' || base_[at - 1] == '\t')) {
+    while (at > 0 &&
+           (base_[at - 1] == ' ' || base_[at - 1] == '\n' || base_[at - 1] == '\r' || base_[at - 1] == '\t')) {
       --at;
     }
     if (at > 0 && base_[at - 1] == ']') *array_end = at;
@@ -875,7 +877,9 @@ class PreambleScanner {
   std::string text_;
 };
 
-bool is_json_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+bool is_json_space(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
 
 // Raised by the streaming reader for files it cannot split into windows (no line breaks); the
 // caller then parses the whole document at once.
@@ -902,9 +906,9 @@ class StreamingParser {
   std::string_view path_;
   ByteStream& in_;
   std::vector<char> buf_;
-  size_t pos_ = 1;          // next unread byte in buf_
-  size_t len_ = 1;          // bytes valid in buf_ (buf_[0] is headroom for the '[')
-  uint64_t buf_offset_ = 0; // stream offset of buf_[0]
+  size_t pos_ = 1;           // next unread byte in buf_
+  size_t len_ = 1;           // bytes valid in buf_ (buf_[0] is headroom for the '[')
+  uint64_t buf_offset_ = 0;  // stream offset of buf_[0]
   // The file offset of buf_[i] (buf_[0] is headroom and holds no data).
   uint64_t stream_offset(size_t i) const { return buf_offset_ + i - 1; }
 
@@ -959,8 +963,8 @@ Result<RankTrace> StreamingParser::parse() {
           found = legacy = true;
           break;
         case PreambleScanner::State::kNotJson:
-          return Error{fmt::format("{}:{}: the trace is neither a JSON object nor an array", path_,
-                                   stream_offset(pos_ - 1))};
+          return Error{
+              fmt::format("{}:{}: the trace is neither a JSON object nor an array", path_, stream_offset(pos_ - 1))};
       }
     }
   }
@@ -1018,8 +1022,8 @@ Result<RankTrace> StreamingParser::parse() {
       auto bad = first_invalid_utf8(std::string_view(start, size));
       resume = Error{fmt::format("{}:{}: invalid UTF-8", path_, stream_offset(pos_ - 1) + bad.value_or(0))};
     } else if (e) {
-      resume = Error{fmt::format("{}:{}: {} ({})", path_, stream_offset(pos_), eof_ ? "invalid or truncated JSON" : "invalid JSON",
-                                 simdjson::error_message(e))};
+      resume = Error{fmt::format("{}:{}: {} ({})", path_, stream_offset(pos_),
+                                 eof_ ? "invalid or truncated JSON" : "invalid JSON", simdjson::error_message(e))};
     } else {
       resume = importer.import_window(doc, size - 1, &window_array_end);
     }
@@ -1065,14 +1069,15 @@ Result<RankTrace> StreamingParser::parse() {
     Importer top(path_, text, &trace);
     od::document doc;
     if (auto err = parser.iterate(text).get(doc)) {
-      return Error{fmt::format("{}: invalid JSON in the keys around traceEvents ({})", path_, simdjson::error_message(err))};
+      return Error{
+          fmt::format("{}: invalid JSON in the keys around traceEvents ({})", path_, simdjson::error_message(err))};
     }
     if (std::string error = top.import(doc); !error.empty()) return Error{std::move(error)};
   } else {
     for (size_t i = array_end; i < len_; ++i) {
       if (!is_json_space(buf_[i])) {
-        return Error{fmt::format("{}:{}: unexpected content after the end of the JSON document", path_,
-                                 stream_offset(i))};
+        return Error{
+            fmt::format("{}:{}: unexpected content after the end of the JSON document", path_, stream_offset(i))};
       }
     }
   }

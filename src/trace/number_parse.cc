@@ -8,7 +8,9 @@ namespace scaleprof::trace {
 
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 // Splits "[-]int[.frac][e[+-]exp]" into its parts; returns false if the token is not a number.
 struct NumberParts {

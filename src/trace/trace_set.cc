@@ -105,7 +105,8 @@ Result<TraceSet> load_traces(const std::vector<std::string>& paths, const LoadOp
     for (const auto& [path, value] : options.rank_overrides) {
       if (path == files[i] || fs::path(path).filename() == fs::path(files[i]).filename()) rank = value;
     }
-    if (!rank && trace.metadata.distributed && trace.metadata.distributed->rank) rank = trace.metadata.distributed->rank;
+    if (!rank && trace.metadata.distributed && trace.metadata.distributed->rank)
+      rank = trace.metadata.distributed->rank;
     if (!rank) rank = rank_from_file_name(files[i]);
     for (const std::string& w : trace.warnings) set.warnings.push_back(w);
     if (rank) {
@@ -125,8 +126,8 @@ Result<TraceSet> load_traces(const std::vector<std::string>& paths, const LoadOp
     while (owner.count(candidate)) ++candidate;
     loaded[idx].rank = candidate;
     owner.emplace(candidate, loaded[idx].path);
-    set.warnings.push_back(fmt::format("{}: no rank in the trace or its name; numbered rank {}", loaded[idx].path,
-                                       candidate));
+    set.warnings.push_back(
+        fmt::format("{}: no rank in the trace or its name; numbered rank {}", loaded[idx].path, candidate));
   }
   std::sort(loaded.begin(), loaded.end(), [](const RankTrace& a, const RankTrace& b) { return a.rank < b.rank; });
   set.ranks = std::move(loaded);

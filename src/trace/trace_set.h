@@ -19,16 +19,16 @@ namespace scaleprof::trace {
 
 struct LoadOptions {
   ParseOptions parse;
-  unsigned threads = 0;  // 0: one per core
+  unsigned threads = 0;                                         // 0: one per core
   std::vector<std::pair<std::string, int64_t>> rank_overrides;  // path -> rank
   // Called from worker threads as files finish (done, total); used for a progress line.
   std::function<void(size_t, size_t)> progress;
 };
 
 struct TraceSet {
-  std::vector<RankTrace> ranks;      // sorted by rank
-  std::vector<std::string> errors;   // one line per file that could not be read
-  std::vector<std::string> warnings; // rank assignment notes and per-event warnings
+  std::vector<RankTrace> ranks;       // sorted by rank
+  std::vector<std::string> errors;    // one line per file that could not be read
+  std::vector<std::string> warnings;  // rank assignment notes and per-event warnings
   // True when some input could not be used in full (a failed file or rejected events).
   bool partial() const;
 };
