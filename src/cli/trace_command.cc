@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 
+#include "analysis/operator_table.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "report/trace_report.h"
@@ -85,6 +86,11 @@ int run_subcommand(const TraceOptions& opt, ReportFn fn) {
   std::string error;
   if (!parse_rank_list(opt.ranks, &report_options.ranks, &error)) {
     fmt::print(stderr, "error: {}\n", error);
+    return kExitUsage;
+  }
+  if (!analysis::parse_operator_sort_key(opt.report.sort_by)) {
+    fmt::print(stderr, "error: --sort must be self_cpu, cpu_total, self_device, device_total or calls (got '{}')\n",
+               opt.report.sort_by);
     return kExitUsage;
   }
   if (!(opt.consecutive_kernel_delay_us >= 0) || opt.consecutive_kernel_delay_us > 1e9) {
@@ -181,7 +187,8 @@ void setup_trace_command(CLI::App& app, int* exit_code) {
     cmd->add_flag("--strict", opt->strict, "Fail on invalid JSON instead of repairing old Kineto defects");
     cmd->add_flag("-q,--quiet", opt->quiet, "Print no warnings or progress");
     cmd->add_option("--threads", opt->threads, "Files read in parallel (default: one per core)");
-    cmd->add_option("--top", opt->report.top, "Rows per group in kernel and operator tables")->capture_default_str();
+    cmd->add_option("--top", opt->report.top, "Rows per group in kernel and operator tables (ops: 0 shows all)")
+        ->capture_default_str();
     cmd->add_option("--consecutive-kernel-delay", opt->consecutive_kernel_delay_us,
                     "Idle gaps shorter than this (us) count as kernel wait")
         ->capture_default_str();

@@ -1,8 +1,105 @@
-// Placeholder until the analysis lands; replaced by the real report.
+// `scaleprof trace steps`: the ProfilerStep windows of every selected rank with the device time of
+// the kernels launched in each, and the spread of each step's duration across ranks (a slow rank
+// holds every other rank back at the next collective). JSON shapes: docs/trace-json.md.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "analysis/profiler_steps.h"
 #include "report/trace_report.h"
 
 namespace scaleprof::report {
 
-TraceReport steps_report(const trace::TraceSet& set, const TraceReportOptions& options) { return {}; }
+namespace {
+
+Cell us(int64_t ns) { return Cell(static_cast<double>(ns) / 1e3, 3); }
+
+struct RankSteps {
+  const trace::RankTrace* rank;
+  analysis::ProfilerSteps steps;
+};
+
+Table steps_table(const std::vector<RankSteps>& all) {
+  bool kernels = false;
+  int64_t origin = std::numeric_limits<int64_t>::max();
+  for (const RankSteps& r : all) {
+    kernels |= r.steps.has_kernels;
+    for (const auto& w : r.steps.steps) origin = std::min(origin, w.start_ns);
+  }
+  Table out;
+  out.title = "ProfilerStep windows (start relative to the earliest step of the selected ranks)";
+  out.columns = {{"rank", "Rank"}, {"step", "Step"}, {"start_us", "Start (us)"}, {"duration_us", "Duration (us)"}};
+  if (kernels) {
+    out.columns.insert(out.columns.end(), {{"kernels", "Kernels"},
+                                           {"gpu_busy_us", "GPU busy (us)"},
+                                           {"gpu_busy_pct", "GPU busy (% of step)"},
+                                           {"kernel_sum_us", "Kernel sum (us)"}});
+  }
+  for (const RankSteps& r : all) {
+    for (const auto& w : r.steps.steps) {
+      std::vector<Cell> row = {r.rank->rank, w.step, us(w.start_ns - origin), us(w.duration_ns())};
+      if (kernels) {
+        const double busy_pct = w.duration_ns() > 0 ? 100.0 * static_cast<double>(w.gpu_busy_ns) /
+                                                          static_cast<double>(w.duration_ns())
+                                                    : std::numeric_limits<double>::quiet_NaN();
+        row.insert(row.end(), {Cell(w.kernels), us(w.gpu_busy_ns), Cell(busy_pct, 2), us(w.kernel_sum_ns)});
+      }
+      out.add_row(std::move(row));
+    }
+  }
+  return out;
+}
+
+// Per step number: how much the ranks disagree. A step number seen twice on one rank (PyTorch 1.13
+// writes ProfilerStep#0 twice) contributes each window separately.
+Table spread_table(const std::vector<RankSteps>& all) {
+  struct Acc {
+    int64_t windows = 0;
+    int64_t min_ns = std::numeric_limits<int64_t>::max();
+    int64_t max_ns = std::numeric_limits<int64_t>::min();
+    int64_t sum_ns = 0;
+    int64_t slowest_rank = -1;
+    std::vector<int64_t> ranks;
+  };
+  std::map<int64_t, Acc> by_step;
+  for (const RankSteps& r : all) {
+    for (const auto& w : r.steps.steps) {
+      Acc& a = by_step[w.step];
+      ++a.windows;
+      a.sum_ns += w.duration_ns();
+      a.min_ns = std::min(a.min_ns, w.duration_ns());
+      if (w.duration_ns() > a.max_ns) {
+        a.max_ns = w.duration_ns();
+        a.slowest_rank = r.rank->rank;
+      }
+      if (std::find(a.ranks.begin(), a.ranks.end(), r.rank->rank) == a.ranks.end()) a.ranks.push_back(r.rank->rank);
+    }
+  }
+  Table out;
+  out.title = "Step duration across ranks";
+  out.columns = {{"step", "Step"},          {"ranks", "Ranks"},           {"min_us", "Min (us)"},
+                 {"mean_us", "Mean (us)"},  {"max_us", "Max (us)"},       {"spread_pct", "Spread (% of mean)"},
+                 {"slowest_rank", "Slowest rank"}};
+  for (const auto& [step, a] : by_step) {
+    const double mean = static_cast<double>(a.sum_ns) / static_cast<double>(a.windows);
+    out.add_row({step, static_cast<int64_t>(a.ranks.size()), us(a.min_ns), Cell(mean / 1e3, 3), us(a.max_ns),
+                 mean > 0 ? Cell(100.0 * static_cast<double>(a.max_ns - a.min_ns) / mean, 2) : Cell::null(),
+                 a.slowest_rank});
+  }
+  return out;
+}
+
+}  // namespace
+
+TraceReport steps_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+  std::vector<RankSteps> all;
+  for (const trace::RankTrace* r : selected_ranks(set, options)) all.push_back({r, analysis::find_profiler_steps(*r)});
+  TraceReport report;
+  report.add("steps", steps_table(all));
+  report.add("step_spread", spread_table(all));
+  return report;
+}
 
 }  // namespace scaleprof::report

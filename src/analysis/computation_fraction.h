@@ -1,0 +1,53 @@
+// Computation fraction, as itwinai's scalability report defines it ("computation vs other").
+//
+// itwinai (scalability_report/utils.py `get_computation_vs_other_data`, since PR #389) works on the
+// rows of torch's key_averages() of every rank, pooled:
+//   total       = sum of self_cuda_time_total over all rows
+//   overhead    = sum of self_cuda_time_total of rows named "ProfilerStep*"
+//   computation = sum of self_cuda_time_total of rows whose name matches `.*(?:aten|\sat|c10|autograd)::`
+//                 (re.search: "aten::", whitespace + "at::" as in kernel names "void at::native::...",
+//                 "c10::", "autograd::")
+//   fraction    = computation / (total - overhead)
+// Here the rows come from compute_operator_table, so "all rows" includes kernel rows and device
+// user-annotation rows exactly as in torch's table.
+//
+// CPU-only traces have no device self time at all, and itwinai's fraction would be 0/0. The fallback
+// applies the same rule to Self CPU time (basis kCpuSelf), so a gloo/CPU run still gets a comparable
+// "share of self time spent in ATen/c10/autograd operators"; it is labelled so it is never mistaken
+// for the device-time figure.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+#include "analysis/operator_table.h"
+
+namespace scaleprof::analysis {
+
+enum class FractionBasis : uint8_t {
+  kDeviceSelf,  // itwinai's definition: self device time
+  kCpuSelf,     // fallback when no row has self device time
+};
+
+std::string_view fraction_basis_name(FractionBasis basis);  // "device_self_time" / "cpu_self_time"
+
+struct ComputationFraction {
+  FractionBasis basis = FractionBasis::kDeviceSelf;
+  int64_t computation_ns = 0;   // self time of rows matching the ATen/c10/autograd rule
+  int64_t total_ns = 0;         // self time of all rows
+  int64_t profiler_step_ns = 0; // self time of ProfilerStep* rows, excluded from the denominator
+  // computation / (total - profiler_step), in [0, 1]; NaN when the denominator is not positive.
+  double fraction = std::numeric_limits<double>::quiet_NaN();
+};
+
+// itwinai's name rule: the name contains "aten::", "c10::", "autograd::" or whitespace + "at::".
+bool is_computation_op_name(std::string_view name);
+
+// Pooled over several ranks' tables, as itwinai groups all ranks of a run. The basis is the device
+// one if any row of any table has self device time, else the CPU fallback.
+ComputationFraction computation_fraction(const std::vector<const OperatorTable*>& tables);
+ComputationFraction computation_fraction(const OperatorTable& table);
+
+}  // namespace scaleprof::analysis

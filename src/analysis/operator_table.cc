@@ -1,0 +1,396 @@
+#include "analysis/operator_table.h"
+
+#include <algorithm>
+#include <array>
+#include <numeric>
+#include <unordered_map>
+
+namespace scaleprof::analysis {
+
+namespace {
+
+using trace::Category;
+using trace::RankTrace;
+using trace::StringId;
+
+// How an event takes part in the table.
+enum class Kind : uint8_t { kSkip, kHost, kDevice };
+
+Kind kind_of(Category c) {
+  switch (c) {
+    case Category::kCpuOp:
+    case Category::kUserAnnotation:
+    case Category::kCudaRuntime:
+    case Category::kCudaDriver:
+    case Category::kCollectiveComm:
+    case Category::kNone:     // PyTorch's legacy exporter writes no `cat`; its events are all CPU ops
+    case Category::kUnknown:  // torch maps activity types it does not know to the CPU
+      return Kind::kHost;
+    case Category::kKernel:
+    case Category::kGpuMemcpy:
+    case Category::kGpuMemset:
+    case Category::kCudaSync:
+    case Category::kGpuUserAnnotation:
+    case Category::kCudaProfilerRange:
+    case Category::kMtiaCcpEvents:
+      return Kind::kDevice;
+    case Category::kPythonFunction:   // torch erases them before building its events
+    case Category::kCpuInstantEvent:  // [memory] records are handled through MemoryTable
+    case Category::kTrace:            // written by the logger, never a torch event
+    case Category::kOverhead:         // CUPTI overhead, pid -1: no operator
+      return Kind::kSkip;
+  }
+  return Kind::kSkip;
+}
+
+// Host ops that own a correlation id kernels can point at (torch's "frontend" events); runtime and
+// driver calls are themselves linked to such an op.
+bool is_frontend(Category c) {
+  return c == Category::kCpuOp || c == Category::kUserAnnotation || c == Category::kNone || c == Category::kUnknown;
+}
+
+constexpr std::array<std::string_view, 8> kFilteredNames = {
+    "[memory]",
+    "[OutOfMemory]",
+    "profiler::_record_function_enter",
+    "profiler::_record_function_enter_new",
+    "profiler::_record_function_exit",
+    "aten::is_leaf",
+    "aten::output_nr",
+    "aten::_version",
+};
+
+constexpr std::string_view kProfilerStepPrefix = "ProfilerStep#";
+
+// c10::DeviceType values torch counts as CPU or device memory (profiler.py `_cpu_memory_usage`).
+bool is_cpu_memory(int32_t device_type) { return device_type == 0 || device_type == 2 || device_type == 5; }
+bool is_device_memory(int32_t device_type) {
+  return device_type == 1 || device_type == 6 || device_type == 12 || device_type == 20;
+}
+
+// Facts about a name, computed once per distinct string.
+struct NameInfo {
+  bool known = false;
+  bool filtered = false;
+  bool backend_collective = false;
+  StringId canonical = 0;  // every ProfilerStep#N maps to one id, so they share a row
+};
+
+struct MemoryRecord {
+  int64_t ts;
+  int64_t cpu_bytes;
+  int64_t device_bytes;
+};
+
+}  // namespace
+
+bool is_backend_collective_name(std::string_view name) {
+  for (std::string_view prefix : {"gloo:", "nccl:", "mpi:", "ucc:", "xccl:", "mccl:"}) {
+    if (name.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
+std::string_view operator_display_name(std::string_view name) {
+  return name.starts_with(kProfilerStepPrefix) ? std::string_view("ProfilerStep*") : name;
+}
+
+OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTableOptions& options) {
+  const trace::EventTable& ev = trace.events;
+  const size_t n = ev.size();
+  OperatorTable table;
+
+  std::vector<NameInfo> names(trace.strings.size());
+  StringId profiler_step_id = 0;
+  bool have_profiler_step_id = false;
+  auto name_info = [&](StringId id) -> const NameInfo& {
+    NameInfo& info = names[id];
+    if (info.known) return info;
+    std::string_view s = trace.strings.view(id);
+    info.known = true;
+    info.filtered = std::find(kFilteredNames.begin(), kFilteredNames.end(), s) != kFilteredNames.end();
+    info.backend_collective = is_backend_collective_name(s);
+    info.canonical = id;
+    if (s.starts_with(kProfilerStepPrefix)) {
+      if (!have_profiler_step_id) profiler_step_id = id;
+      have_profiler_step_id = true;
+      info.canonical = profiler_step_id;
+    }
+    return info;
+  };
+
+  // 1. Which events count, and which host calls are async.
+  std::vector<Kind> kind(n, Kind::kSkip);
+  std::vector<uint8_t> async(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (ev.phase[i] != trace::Phase::kComplete) continue;
+    const NameInfo& info = name_info(ev.name[i]);
+    if (info.filtered) continue;
+    kind[i] = kind_of(ev.cat[i]);
+    if (kind[i] == Kind::kHost && options.backend_collectives_async && info.backend_collective &&
+        ev.cat[i] == Category::kUserAnnotation) {
+      async[i] = 1;
+      ++table.async_calls;
+    }
+  }
+
+  // 2. Kernel attribution by External id, before nesting (torch appends kernels while parsing).
+  std::vector<std::pair<int64_t, uint32_t>> frontend_by_id;
+  for (size_t i = 0; i < n; ++i) {
+    if (kind[i] == Kind::kHost && !async[i] && is_frontend(ev.cat[i]) && ev.external_id[i] != trace::kNone) {
+      frontend_by_id.emplace_back(ev.external_id[i], static_cast<uint32_t>(i));
+    }
+  }
+  std::sort(frontend_by_id.begin(), frontend_by_id.end());
+  std::vector<int64_t> kernel_ns(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (kind[i] != Kind::kDevice || ev.cat[i] == Category::kGpuUserAnnotation) continue;
+    auto it = std::lower_bound(frontend_by_id.begin(), frontend_by_id.end(),
+                               std::make_pair(ev.external_id[i], uint32_t{0}));
+    bool matched = false;
+    for (; ev.external_id[i] != trace::kNone && it != frontend_by_id.end() && it->first == ev.external_id[i]; ++it) {
+      kernel_ns[it->second] += ev.dur[i];
+      matched = true;
+    }
+    ++(matched ? table.attributed_device_events : table.unattributed_device_events);
+  }
+
+  // 3. Nesting per thread: pre-order = sorted by (track, start, -end), file order breaking ties.
+  std::vector<uint32_t> order;
+  for (size_t i = 0; i < n; ++i) {
+    if (kind[i] == Kind::kHost && !async[i]) order.push_back(static_cast<uint32_t>(i));
+  }
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    if (ev.track[a] != ev.track[b]) return ev.track[a] < ev.track[b];
+    if (ev.ts[a] != ev.ts[b]) return ev.ts[a] < ev.ts[b];
+    return ev.end(a) > ev.end(b);
+  });
+  std::vector<int32_t> parent(n, -1);
+  std::vector<int32_t> child_count(n, 0);
+  {
+    std::vector<uint32_t> stack;
+    uint32_t track = 0;
+    for (uint32_t i : order) {
+      if (stack.empty() || ev.track[i] != track) {
+        stack.clear();
+        track = ev.track[i];
+      }
+      while (!stack.empty()) {
+        uint32_t top = stack.back();
+        if (ev.ts[i] >= ev.end(top) || ev.end(i) > ev.end(top)) {
+          stack.pop_back();
+        } else {
+          parent[i] = static_cast<int32_t>(top);
+          ++child_count[top];
+          break;
+        }
+      }
+      stack.push_back(i);
+    }
+  }
+
+  // 4. The dup-node rule. In pre-order a parent is final when its children are visited, so one pass
+  // reaches torch's fixpoint; removed nodes forward their children to their own parent.
+  std::vector<uint8_t> removed(n, 0);
+  for (uint32_t i : order) {
+    int32_t p = parent[i];
+    while (p >= 0 && removed[p]) p = parent[p];
+    parent[i] = p;
+    if (p >= 0 && child_count[p] == 1 && name_info(ev.name[p]).canonical == name_info(ev.name[i]).canonical) {
+      removed[i] = 1;
+      child_count[p] = child_count[i];
+      kernel_ns[p] = kernel_ns[i];  // torch replaces the parent's kernels by the child's
+      ++table.dup_nodes_removed;
+    }
+  }
+
+  // 5. Memory records inside each host call's closed interval, on any thread.
+  std::vector<MemoryRecord> records;
+  std::vector<MemoryRecord> oom_records;
+  for (size_t m = 0; m < trace.memory.size(); ++m) {
+    const uint32_t e = trace.memory.event[m];
+    const int32_t type = trace.memory.device_type[m];
+    MemoryRecord r{ev.ts[e], is_cpu_memory(type) ? trace.memory.bytes[m] : 0,
+                   is_device_memory(type) ? trace.memory.bytes[m] : 0};
+    (trace.name(e) == "[OutOfMemory]" ? oom_records : records).push_back(r);
+  }
+  table.has_memory = !records.empty();
+  std::stable_sort(records.begin(), records.end(), [](const MemoryRecord& a, const MemoryRecord& b) { return a.ts < b.ts; });
+  std::vector<int64_t> cpu_prefix(records.size() + 1, 0), device_prefix(records.size() + 1, 0);
+  for (size_t r = 0; r < records.size(); ++r) {
+    cpu_prefix[r + 1] = cpu_prefix[r] + records[r].cpu_bytes;
+    device_prefix[r + 1] = device_prefix[r] + records[r].device_bytes;
+  }
+  std::vector<int64_t> cpu_mem(records.empty() ? 0 : n, 0), device_mem(records.empty() ? 0 : n, 0);
+  std::vector<int32_t> covered(records.size() + 1, 0);  // difference array: records inside some host call
+  if (!records.empty()) {
+    auto ts_less = [](const MemoryRecord& r, int64_t t) { return r.ts < t; };
+    auto less_ts = [](int64_t t, const MemoryRecord& r) { return t < r.ts; };
+    for (size_t i = 0; i < n; ++i) {
+      if (kind[i] != Kind::kHost) continue;
+      size_t lo = std::lower_bound(records.begin(), records.end(), ev.ts[i], ts_less) - records.begin();
+      size_t hi = std::upper_bound(records.begin(), records.end(), ev.end(i), less_ts) - records.begin();
+      if (lo >= hi) continue;
+      cpu_mem[i] = cpu_prefix[hi] - cpu_prefix[lo];
+      device_mem[i] = device_prefix[hi] - device_prefix[lo];
+      ++covered[lo];
+      --covered[hi];
+    }
+  }
+
+  // 6. Children sums, bottom-up (reverse pre-order visits children before parents).
+  std::vector<int64_t> children_dur(n, 0), children_device(n, 0), device_total(n, 0);
+  std::vector<int64_t> children_cpu_mem(records.empty() ? 0 : n, 0), children_device_mem(records.empty() ? 0 : n, 0);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const uint32_t i = *it;
+    if (removed[i]) continue;
+    device_total[i] = kernel_ns[i] + children_device[i];
+    const int32_t p = parent[i];
+    if (p < 0) continue;
+    children_dur[p] += ev.dur[i];
+    children_device[p] += device_total[i];
+    if (!records.empty()) {
+      children_cpu_mem[p] += cpu_mem[i];
+      children_device_mem[p] += device_mem[i];
+    }
+  }
+
+  // 7. Rows, keyed like torch's key_averages, in order of first appearance.
+  std::unordered_map<uint64_t, size_t> row_of;
+  std::vector<int64_t> row_async_calls;
+  auto row_for = [&](StringId canonical, std::string_view name, OpSide side, bool user_annotation) -> OperatorRow& {
+    const uint64_t key = (uint64_t{canonical} << 2) | (side == OpSide::kDevice ? 2u : 0u) | (user_annotation ? 1u : 0u);
+    auto [it, inserted] = row_of.try_emplace(key, table.rows.size());
+    if (inserted) {
+      OperatorRow& row = table.rows.emplace_back();
+      row.name = std::string(operator_display_name(name));
+      row.side = side;
+      row.user_annotation = user_annotation;
+      row_async_calls.push_back(0);
+    }
+    return table.rows[it->second];
+  };
+  for (size_t i = 0; i < n; ++i) {
+    if (kind[i] == Kind::kSkip || removed[i]) continue;
+    const NameInfo& info = name_info(ev.name[i]);
+    if (kind[i] == Kind::kDevice) {
+      OperatorRow& row = row_for(info.canonical, trace.name(i), OpSide::kDevice, ev.cat[i] == Category::kGpuUserAnnotation);
+      ++row.calls;
+      row.self_device_ns += ev.dur[i];
+      row.device_total_ns += ev.dur[i];
+      continue;
+    }
+    OperatorRow& row = row_for(info.canonical, trace.name(i), OpSide::kHost, ev.cat[i] == Category::kUserAnnotation);
+    ++row.calls;
+    row.cpu_total_ns += ev.dur[i];
+    if (!records.empty()) {
+      row.cpu_memory_bytes += cpu_mem[i];
+      row.device_memory_bytes += device_mem[i];
+    }
+    if (async[i]) {
+      ++row_async_calls[&row - table.rows.data()];
+      continue;
+    }
+    row.self_cpu_ns += ev.dur[i] - children_dur[i];
+    row.self_device_ns += kernel_ns[i];
+    row.device_total_ns += device_total[i];
+    if (!records.empty()) {
+      row.self_cpu_memory_bytes += cpu_mem[i] - children_cpu_mem[i];
+      row.self_device_memory_bytes += device_mem[i] - children_device_mem[i];
+    }
+  }
+  for (size_t r = 0; r < table.rows.size(); ++r) table.rows[r].async = row_async_calls[r] == table.rows[r].calls;
+
+  // Memory records no host call contains: torch lists them as top-level "[memory]" events, and
+  // every out-of-memory record as an "[OutOfMemory]" event.
+  auto add_memory_row = [&](std::string_view name, const MemoryRecord& r) {
+    OperatorRow* row = nullptr;
+    for (OperatorRow& existing : table.rows) {
+      if (existing.name == name && existing.side == OpSide::kHost && !existing.user_annotation) row = &existing;
+    }
+    if (row == nullptr) {
+      row = &table.rows.emplace_back();
+      row->name = std::string(name);
+    }
+    ++row->calls;
+    row->cpu_memory_bytes += r.cpu_bytes;
+    row->self_cpu_memory_bytes += r.cpu_bytes;
+    row->device_memory_bytes += r.device_bytes;
+    row->self_device_memory_bytes += r.device_bytes;
+  };
+  int32_t depth = 0;
+  for (size_t r = 0; r < records.size(); ++r) {
+    depth += covered[r];
+    if (depth == 0) add_memory_row("[memory]", records[r]);
+  }
+  for (const MemoryRecord& r : oom_records) add_memory_row("[OutOfMemory]", r);
+
+  // 8. Totals and percentages, as torch's _build_table computes them.
+  for (const OperatorRow& row : table.rows) {
+    table.sum_self_cpu_ns += row.self_cpu_ns;
+    if (row.side == OpSide::kDevice && !row.user_annotation) table.sum_self_device_ns += row.self_device_ns;
+    table.has_device_time |= row.self_device_ns > 0;
+    table.has_device_memory |= row.self_device_memory_bytes > 0;
+  }
+  auto share = [](int64_t part, int64_t whole) {
+    return whole == 0 ? std::numeric_limits<double>::quiet_NaN()
+                      : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+  };
+  for (OperatorRow& row : table.rows) {
+    row.self_cpu_pct = share(row.self_cpu_ns, table.sum_self_cpu_ns);
+    row.cpu_total_pct = row.async ? 0.0 : share(row.cpu_total_ns, table.sum_self_cpu_ns);
+    row.self_device_pct = share(row.self_device_ns, table.sum_self_device_ns);
+  }
+  return table;
+}
+
+std::optional<OperatorSortKey> parse_operator_sort_key(std::string_view text) {
+  struct Alias {
+    std::string_view name;
+    OperatorSortKey key;
+  };
+  static constexpr Alias kAliases[] = {
+      {"self_cpu", OperatorSortKey::kSelfCpu},
+      {"self_cpu_time_total", OperatorSortKey::kSelfCpu},
+      {"cpu_total", OperatorSortKey::kCpuTotal},
+      {"cpu_time_total", OperatorSortKey::kCpuTotal},
+      {"self_device", OperatorSortKey::kSelfDevice},
+      {"self_cuda", OperatorSortKey::kSelfDevice},
+      {"self_device_time_total", OperatorSortKey::kSelfDevice},
+      {"self_cuda_time_total", OperatorSortKey::kSelfDevice},
+      {"device_total", OperatorSortKey::kDeviceTotal},
+      {"cuda_total", OperatorSortKey::kDeviceTotal},
+      {"device_time_total", OperatorSortKey::kDeviceTotal},
+      {"cuda_time_total", OperatorSortKey::kDeviceTotal},
+      {"calls", OperatorSortKey::kCalls},
+      {"count", OperatorSortKey::kCalls},
+  };
+  for (const Alias& a : kAliases) {
+    if (a.name == text) return a.key;
+  }
+  return std::nullopt;
+}
+
+std::vector<OperatorRow> top_operators(const OperatorTable& table, OperatorSortKey key, int top) {
+  auto value = [key](const OperatorRow& r) {
+    switch (key) {
+      case OperatorSortKey::kSelfCpu: return r.self_cpu_ns;
+      case OperatorSortKey::kCpuTotal: return r.cpu_total_ns;
+      case OperatorSortKey::kSelfDevice: return r.self_device_ns;
+      case OperatorSortKey::kDeviceTotal: return r.device_total_ns;
+      case OperatorSortKey::kCalls: return r.calls;
+    }
+    return int64_t{0};
+  };
+  std::vector<size_t> index(table.rows.size());
+  std::iota(index.begin(), index.end(), size_t{0});
+  std::stable_sort(index.begin(), index.end(),
+                   [&](size_t a, size_t b) { return value(table.rows[a]) > value(table.rows[b]); });
+  if (top > 0 && index.size() > static_cast<size_t>(top)) index.resize(static_cast<size_t>(top));
+  std::vector<OperatorRow> out;
+  out.reserve(index.size());
+  for (size_t i : index) out.push_back(table.rows[i]);
+  return out;
+}
+
+}  // namespace scaleprof::analysis

@@ -1,0 +1,111 @@
+#include "analysis/profiler_steps.h"
+
+#include <algorithm>
+#include <charconv>
+#include <utility>
+
+namespace scaleprof::analysis {
+
+namespace {
+
+using trace::Category;
+
+// The host events a ProfilerStep annotation can be: user_annotation in 2.x, cpu_op or no `cat` in
+// older and legacy files. gpu_user_annotation copies are device spans, not windows.
+bool is_host_step_category(Category c) {
+  return c == Category::kUserAnnotation || c == Category::kCpuOp || c == Category::kNone || c == Category::kUnknown;
+}
+
+}  // namespace
+
+std::optional<int64_t> profiler_step_number(std::string_view name) {
+  constexpr std::string_view kPrefix = "ProfilerStep#";
+  if (!name.starts_with(kPrefix)) return std::nullopt;
+  std::string_view digits = name.substr(kPrefix.size());
+  int64_t n = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty() || n < 0) return std::nullopt;
+  return n;
+}
+
+ProfilerSteps find_profiler_steps(const trace::RankTrace& trace) {
+  const trace::EventTable& ev = trace.events;
+  const size_t n = ev.size();
+  ProfilerSteps out;
+  for (size_t i = 0; i < n; ++i) {
+    if (ev.phase[i] != trace::Phase::kComplete || !is_host_step_category(ev.cat[i])) continue;
+    auto step = profiler_step_number(trace.name(i));
+    if (!step) continue;
+    ProfilerStepWindow w;
+    w.step = *step;
+    w.event = static_cast<uint32_t>(i);
+    w.start_ns = ev.ts[i];
+    w.end_ns = ev.end(i);
+    out.steps.push_back(w);
+  }
+  std::stable_sort(out.steps.begin(), out.steps.end(),
+                   [](const ProfilerStepWindow& a, const ProfilerStepWindow& b) { return a.start_ns < b.start_ns; });
+
+  // Launch time of each correlation id (runtime/driver call) and of each External id (host op).
+  std::vector<std::pair<int64_t, int64_t>> launch_by_correlation, launch_by_external;
+  for (size_t i = 0; i < n; ++i) {
+    if (ev.phase[i] != trace::Phase::kComplete) continue;
+    if (trace::is_runtime_category(ev.cat[i]) && ev.correlation[i] != trace::kNone) {
+      launch_by_correlation.emplace_back(ev.correlation[i], ev.ts[i]);
+    } else if (trace::is_cpu_op_category(ev.cat[i]) && ev.external_id[i] != trace::kNone) {
+      launch_by_external.emplace_back(ev.external_id[i], ev.ts[i]);
+    }
+  }
+  std::sort(launch_by_correlation.begin(), launch_by_correlation.end());
+  std::sort(launch_by_external.begin(), launch_by_external.end());
+  auto find_launch = [](const std::vector<std::pair<int64_t, int64_t>>& v, int64_t id) -> std::optional<int64_t> {
+    if (id == trace::kNone) return std::nullopt;
+    auto it = std::lower_bound(v.begin(), v.end(), std::make_pair(id, INT64_MIN));
+    if (it == v.end() || it->first != id) return std::nullopt;
+    return it->second;
+  };
+
+  // Kernels per step, as (start, end) intervals.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> kernels(out.steps.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (ev.cat[i] != Category::kKernel || ev.phase[i] != trace::Phase::kComplete) continue;
+    out.has_kernels = true;
+    std::optional<int64_t> launch = find_launch(launch_by_correlation, ev.correlation[i]);
+    if (!launch) launch = find_launch(launch_by_external, ev.external_id[i]);
+    size_t step = out.steps.size();
+    if (launch) {
+      // The last window starting at or before the launch; it holds the launch if it has not ended.
+      auto it = std::upper_bound(out.steps.begin(), out.steps.end(), *launch,
+                                 [](int64_t t, const ProfilerStepWindow& w) { return t < w.start_ns; });
+      if (it != out.steps.begin() && *launch < std::prev(it)->end_ns) step = std::prev(it) - out.steps.begin();
+    }
+    if (step == out.steps.size()) {
+      ++out.kernels_outside_steps;
+      continue;
+    }
+    kernels[step].emplace_back(ev.ts[i], ev.end(i));
+  }
+
+  for (size_t s = 0; s < out.steps.size(); ++s) {
+    ProfilerStepWindow& w = out.steps[s];
+    auto& k = kernels[s];
+    if (k.empty()) continue;
+    std::sort(k.begin(), k.end());
+    w.kernels = static_cast<int64_t>(k.size());
+    w.first_kernel_start_ns = k.front().first;
+    int64_t run_start = k.front().first, run_end = k.front().second;
+    for (const auto& [start, end] : k) {
+      w.kernel_sum_ns += end - start;
+      w.last_kernel_end_ns = std::max(w.last_kernel_end_ns, end);
+      if (start > run_end) {
+        w.gpu_busy_ns += run_end - run_start;
+        run_start = start;
+      }
+      run_end = std::max(run_end, end);
+    }
+    w.gpu_busy_ns += run_end - run_start;
+  }
+  return out;
+}
+
+}  // namespace scaleprof::analysis

@@ -1,0 +1,53 @@
+// ProfilerStep windows of one rank and the device time of the work launched in each.
+//
+// `torch.profiler.profile(schedule=...)` wraps every step in `record_function("ProfilerStep#N")`
+// (user_annotation; cpu_op in old files). In PyTorch >= 2.4 `ProfilerStep#N` covers schedule step N;
+// PyTorch 1.13 labels the span of step N as `#(N-1)` and opens `#0` twice — the numbers are reported
+// as written, so both windows of a repeated number are kept.
+//
+// Per step:
+// * host window [start, end) = the annotation's interval on its thread;
+// * kernels launched in the step: kernels whose launch lies in the window. The launch is the host
+//   runtime/driver call with the kernel's `correlation` id, else the host op with its `External id`;
+//   a kernel with neither is launched in no step (counted in kernels_outside_steps);
+// * gpu_busy = length of the union of those kernels' intervals over all devices and streams (time
+//   during which at least one of them ran); kernel_sum = plain sum of their durations (concurrent
+//   kernels count twice). Memcpy/memset are not kernels and are not counted.
+// CPU-only traces have no kernels: the device fields stay 0 and has_kernels is false.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "trace/event_table.h"
+
+namespace scaleprof::analysis {
+
+struct ProfilerStepWindow {
+  int64_t step = -1;       // N of ProfilerStep#N
+  uint32_t event = 0;      // row of the annotation in the EventTable
+  int64_t start_ns = 0;    // host window, absolute trace clock
+  int64_t end_ns = 0;
+  int64_t kernels = 0;     // kernels launched in the window
+  int64_t gpu_busy_ns = 0;
+  int64_t kernel_sum_ns = 0;
+  int64_t first_kernel_start_ns = trace::kNone;  // kNone without kernels
+  int64_t last_kernel_end_ns = trace::kNone;
+
+  int64_t duration_ns() const { return end_ns - start_ns; }
+};
+
+struct ProfilerSteps {
+  std::vector<ProfilerStepWindow> steps;  // by start time
+  bool has_kernels = false;               // the trace has kernel events at all
+  int64_t kernels_outside_steps = 0;      // kernels whose launch is in no window (or unknown)
+};
+
+// "ProfilerStep#12" -> 12; nullopt for any other name (including a malformed number).
+std::optional<int64_t> profiler_step_number(std::string_view name);
+
+ProfilerSteps find_profiler_steps(const trace::RankTrace& trace);
+
+}  // namespace scaleprof::analysis

@@ -1,0 +1,79 @@
+#include "analysis/computation_fraction.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "host_trace_builder.h"
+
+namespace scaleprof::analysis {
+namespace {
+
+using testing::HostTraceBuilder;
+using trace::Category;
+
+TEST(ComputationFraction, NameRuleIsItwinaisRegex) {
+  EXPECT_TRUE(is_computation_op_name("aten::mm"));
+  EXPECT_TRUE(is_computation_op_name("autograd::engine::evaluate_function: AddmmBackward0"));
+  EXPECT_TRUE(is_computation_op_name("c10::foo"));
+  EXPECT_TRUE(is_computation_op_name("void at::native::vectorized_elementwise_kernel<4, ...>"));
+  EXPECT_FALSE(is_computation_op_name("at::native::x"));  // `\sat::` needs a space before at::
+  EXPECT_FALSE(is_computation_op_name("flat::x"));
+  EXPECT_FALSE(is_computation_op_name("c10d::allreduce_"));
+  EXPECT_FALSE(is_computation_op_name("nccl:all_reduce"));
+  EXPECT_FALSE(is_computation_op_name("ampere_sgemm_32x32"));
+  EXPECT_FALSE(is_computation_op_name("ProfilerStep*"));
+}
+
+// Device basis: rows are torch's, so an op's kernel time counts on the op row and the kernel row.
+TEST(ComputationFraction, DeviceSelfTimeExcludesProfilerStepFromTheDenominator) {
+  HostTraceBuilder b;
+  b.annotation("ProfilerStep#1", 0, 1000, 1, 1);
+  b.op("aten::mm", 100, 100, 1, 2);
+  b.op("nccl_op", 300, 100, 1, 3);
+  b.kernel("void at::native::gemm", 500, 30, 2);  // 30 on aten::mm and 30 on its own row
+  b.kernel("ncclKernel_AllReduce", 600, 40, 3);   // 40 on nccl_op, 40 on its own row
+  b.kernel("ProfilerStep#1", 500, 200, 1, trace::kNone, Category::kGpuUserAnnotation);
+  ComputationFraction f = computation_fraction(compute_operator_table(b.take()));
+  EXPECT_EQ(f.basis, FractionBasis::kDeviceSelf);
+  EXPECT_EQ(f.total_ns, 30 + 30 + 40 + 40 + 200);
+  EXPECT_EQ(f.profiler_step_ns, 200);
+  EXPECT_EQ(f.computation_ns, 60);
+  EXPECT_DOUBLE_EQ(f.fraction, 60.0 / 140.0);
+}
+
+TEST(ComputationFraction, CpuOnlyTracesFallBackToSelfCpuTime) {
+  HostTraceBuilder b;
+  b.annotation("ProfilerStep#1", 0, 1000);
+  b.op("aten::addmm", 100, 300);
+  b.op("c10d::allreduce_", 500, 100);
+  ComputationFraction f = computation_fraction(compute_operator_table(b.take()));
+  EXPECT_EQ(f.basis, FractionBasis::kCpuSelf);
+  EXPECT_EQ(fraction_basis_name(f.basis), "cpu_self_time");
+  EXPECT_EQ(f.total_ns, 1000);
+  EXPECT_EQ(f.profiler_step_ns, 600);
+  EXPECT_EQ(f.computation_ns, 300);
+  EXPECT_DOUBLE_EQ(f.fraction, 0.75);
+}
+
+TEST(ComputationFraction, PoolsRanksLikeItwinai) {
+  HostTraceBuilder a, b;
+  a.op("aten::mm", 0, 100);
+  a.op("other", 200, 100);
+  b.op("aten::mm", 0, 300);
+  OperatorTable ta = compute_operator_table(a.take());
+  OperatorTable tb = compute_operator_table(b.take());
+  ComputationFraction f = computation_fraction({&ta, &tb});
+  EXPECT_EQ(f.computation_ns, 400);
+  EXPECT_EQ(f.total_ns, 500);
+  EXPECT_DOUBLE_EQ(f.fraction, 0.8);  // not the mean of 0.5 and 1.0
+}
+
+TEST(ComputationFraction, NothingMeasuredIsNaN) {
+  OperatorTable empty;
+  ComputationFraction f = computation_fraction(empty);
+  EXPECT_TRUE(std::isnan(f.fraction));
+}
+
+}  // namespace
+}  // namespace scaleprof::analysis
