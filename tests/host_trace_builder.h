@@ -36,8 +36,8 @@ class HostTraceBuilder {
   // A [memory] instant: `device_type` 0 is CPU, 1 CUDA.
   uint32_t memory(int64_t ts, int64_t bytes, int32_t device_type = 0, int64_t tid = 1,
                   std::string_view name = "[memory]") {
-    const uint32_t row =
-        add(name, trace::Category::kCpuInstantEvent, trace::Phase::kInstant, ts, 0, kPid, tid, trace::kNone, trace::kNone);
+    const uint32_t row = add(name, trace::Category::kCpuInstantEvent, trace::Phase::kInstant, ts, 0, kPid, tid,
+                             trace::kNone, trace::kNone);
     trace::MemoryTable& m = t_.memory;
     m.event.push_back(row);
     m.bytes.push_back(bytes);

@@ -279,11 +279,11 @@ TEST(OperatorTable, MemoryIsAttributedByClosedIntervalOnAnyThread) {
   HostTraceBuilder b;
   b.op("A", 0, 100);
   b.op("B", 10, 10);
-  b.memory(10, 64);               // in B (its start) and A
-  b.memory(100, 32);              // A's end: inclusive
+  b.memory(10, 64);                // in B (its start) and A
+  b.memory(100, 32);               // A's end: inclusive
   b.memory(50, 1000, /*CUDA*/ 1);  // device memory inside A
-  b.memory(5, 16, 0, /*tid=*/9);  // another thread, still inside A's interval
-  b.memory(150, 8);               // inside no op: a top-level [memory] row
+  b.memory(5, 16, 0, /*tid=*/9);   // another thread, still inside A's interval
+  b.memory(150, 8);                // inside no op: a top-level [memory] row
   b.memory(160, -8);
   OperatorTable t = compute_operator_table(b.take());
   ASSERT_TRUE(t.has_memory);

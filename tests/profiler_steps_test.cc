@@ -64,12 +64,12 @@ TEST(ProfilerSteps, KernelsCountInTheStepThatLaunchedThem) {
   b.runtime("cudaLaunchKernel", 10, 5, /*correlation=*/1);
   b.kernel("k1", 50, 30, trace::kNone, /*correlation=*/1);  // [50, 80]
   b.runtime("cudaLaunchKernel", 20, 5, 2);
-  b.kernel("k2", 70, 50, trace::kNone, 2);  // [70, 120], runs into step 4 but launched in 3
+  b.kernel("k2", 70, 50, trace::kNone, 2);   // [70, 120], runs into step 4 but launched in 3
   b.runtime("cudaLaunchKernel", 100, 5, 3);  // exactly at step 4's start: windows are [start, end)
   b.kernel("k3", 130, 10, trace::kNone, 3);
   b.op("aten::mm", 150, 20, 1, /*external_id=*/9);  // no runtime event: the op's External id is the launch
   b.kernel("k4", 300, 10, /*external_id=*/9, /*correlation=*/4);
-  b.kernel("k5", 400, 10);  // launch unknown
+  b.kernel("k5", 400, 10);                   // launch unknown
   b.runtime("cudaLaunchKernel", 250, 5, 6);  // after the last step
   b.kernel("k6", 260, 10, trace::kNone, 6);
   b.kernel("Memcpy HtoD", 60, 10, trace::kNone, trace::kNone, Category::kGpuMemcpy);  // not a kernel
@@ -77,8 +77,8 @@ TEST(ProfilerSteps, KernelsCountInTheStepThatLaunchedThem) {
   ASSERT_EQ(s.steps.size(), 2u);
   EXPECT_TRUE(s.has_kernels);
   EXPECT_EQ(s.steps[0].kernels, 2);
-  EXPECT_EQ(s.steps[0].gpu_busy_ns, 70);     // union [50, 120]
-  EXPECT_EQ(s.steps[0].kernel_sum_ns, 80);   // 30 + 50
+  EXPECT_EQ(s.steps[0].gpu_busy_ns, 70);    // union [50, 120]
+  EXPECT_EQ(s.steps[0].kernel_sum_ns, 80);  // 30 + 50
   EXPECT_EQ(s.steps[0].first_kernel_start_ns, 50);
   EXPECT_EQ(s.steps[0].last_kernel_end_ns, 120);
   EXPECT_EQ(s.steps[1].kernels, 2);

@@ -5,7 +5,9 @@ namespace scaleprof::analysis {
 namespace {
 
 // Python's `\s` for str patterns also matches Unicode spaces; trace names are ASCII in practice.
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 
 int64_t self_time(const OperatorRow& row, FractionBasis basis) {
   return basis == FractionBasis::kDeviceSelf ? row.self_device_ns : row.self_cpu_ns;

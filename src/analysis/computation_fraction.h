@@ -35,9 +35,9 @@ std::string_view fraction_basis_name(FractionBasis basis);  // "device_self_time
 
 struct ComputationFraction {
   FractionBasis basis = FractionBasis::kDeviceSelf;
-  int64_t computation_ns = 0;   // self time of rows matching the ATen/c10/autograd rule
-  int64_t total_ns = 0;         // self time of all rows
-  int64_t profiler_step_ns = 0; // self time of ProfilerStep* rows, excluded from the denominator
+  int64_t computation_ns = 0;    // self time of rows matching the ATen/c10/autograd rule
+  int64_t total_ns = 0;          // self time of all rows
+  int64_t profiler_step_ns = 0;  // self time of ProfilerStep* rows, excluded from the denominator
   // computation / (total - profiler_step), in [0, 1]; NaN when the denominator is not positive.
   double fraction = std::numeric_limits<double>::quiet_NaN();
 };

@@ -63,7 +63,9 @@ constexpr std::array<std::string_view, 8> kFilteredNames = {
 constexpr std::string_view kProfilerStepPrefix = "ProfilerStep#";
 
 // c10::DeviceType values torch counts as CPU or device memory (profiler.py `_cpu_memory_usage`).
-bool is_cpu_memory(int32_t device_type) { return device_type == 0 || device_type == 2 || device_type == 5; }
+bool is_cpu_memory(int32_t device_type) {
+  return device_type == 0 || device_type == 2 || device_type == 5;
+}
 bool is_device_memory(int32_t device_type) {
   return device_type == 1 || device_type == 6 || device_type == 12 || device_type == 20;
 }
@@ -145,8 +147,8 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
   std::vector<int64_t> kernel_ns(n, 0);
   for (size_t i = 0; i < n; ++i) {
     if (kind[i] != Kind::kDevice || ev.cat[i] == Category::kGpuUserAnnotation) continue;
-    auto it = std::lower_bound(frontend_by_id.begin(), frontend_by_id.end(),
-                               std::make_pair(ev.external_id[i], uint32_t{0}));
+    auto it =
+        std::lower_bound(frontend_by_id.begin(), frontend_by_id.end(), std::make_pair(ev.external_id[i], uint32_t{0}));
     bool matched = false;
     for (; ev.external_id[i] != trace::kNone && it != frontend_by_id.end() && it->first == ev.external_id[i]; ++it) {
       kernel_ns[it->second] += ev.dur[i];
@@ -215,7 +217,8 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
     (trace.name(e) == "[OutOfMemory]" ? oom_records : records).push_back(r);
   }
   table.has_memory = !records.empty();
-  std::stable_sort(records.begin(), records.end(), [](const MemoryRecord& a, const MemoryRecord& b) { return a.ts < b.ts; });
+  std::stable_sort(records.begin(), records.end(),
+                   [](const MemoryRecord& a, const MemoryRecord& b) { return a.ts < b.ts; });
   std::vector<int64_t> cpu_prefix(records.size() + 1, 0), device_prefix(records.size() + 1, 0);
   for (size_t r = 0; r < records.size(); ++r) {
     cpu_prefix[r + 1] = cpu_prefix[r] + records[r].cpu_bytes;
@@ -274,7 +277,8 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
     if (kind[i] == Kind::kSkip || removed[i]) continue;
     const NameInfo& info = name_info(ev.name[i]);
     if (kind[i] == Kind::kDevice) {
-      OperatorRow& row = row_for(info.canonical, trace.name(i), OpSide::kDevice, ev.cat[i] == Category::kGpuUserAnnotation);
+      OperatorRow& row =
+          row_for(info.canonical, trace.name(i), OpSide::kDevice, ev.cat[i] == Category::kGpuUserAnnotation);
       ++row.calls;
       row.self_device_ns += ev.dur[i];
       row.device_total_ns += ev.dur[i];
@@ -374,11 +378,16 @@ std::optional<OperatorSortKey> parse_operator_sort_key(std::string_view text) {
 std::vector<OperatorRow> top_operators(const OperatorTable& table, OperatorSortKey key, int top) {
   auto value = [key](const OperatorRow& r) {
     switch (key) {
-      case OperatorSortKey::kSelfCpu: return r.self_cpu_ns;
-      case OperatorSortKey::kCpuTotal: return r.cpu_total_ns;
-      case OperatorSortKey::kSelfDevice: return r.self_device_ns;
-      case OperatorSortKey::kDeviceTotal: return r.device_total_ns;
-      case OperatorSortKey::kCalls: return r.calls;
+      case OperatorSortKey::kSelfCpu:
+        return r.self_cpu_ns;
+      case OperatorSortKey::kCpuTotal:
+        return r.cpu_total_ns;
+      case OperatorSortKey::kSelfDevice:
+        return r.self_device_ns;
+      case OperatorSortKey::kDeviceTotal:
+        return r.device_total_ns;
+      case OperatorSortKey::kCalls:
+        return r.calls;
     }
     return int64_t{0};
   };

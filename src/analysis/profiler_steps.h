@@ -26,11 +26,11 @@
 namespace scaleprof::analysis {
 
 struct ProfilerStepWindow {
-  int64_t step = -1;       // N of ProfilerStep#N
-  uint32_t event = 0;      // row of the annotation in the EventTable
-  int64_t start_ns = 0;    // host window, absolute trace clock
+  int64_t step = -1;     // N of ProfilerStep#N
+  uint32_t event = 0;    // row of the annotation in the EventTable
+  int64_t start_ns = 0;  // host window, absolute trace clock
   int64_t end_ns = 0;
-  int64_t kernels = 0;     // kernels launched in the window
+  int64_t kernels = 0;  // kernels launched in the window
   int64_t gpu_busy_ns = 0;
   int64_t kernel_sum_ns = 0;
   int64_t first_kernel_start_ns = trace::kNone;  // kNone without kernels

@@ -15,9 +15,15 @@ namespace {
 using analysis::OperatorRow;
 using analysis::OperatorTable;
 
-Cell us(int64_t ns) { return Cell(static_cast<double>(ns) / 1e3, 3); }
-Cell pct(double v) { return Cell(v, 2); }
-Cell avg_us(int64_t ns, int64_t calls) { return calls > 0 ? Cell(static_cast<double>(ns) / 1e3 / calls, 3) : Cell::null(); }
+Cell us(int64_t ns) {
+  return Cell(static_cast<double>(ns) / 1e3, 3);
+}
+Cell pct(double v) {
+  return Cell(v, 2);
+}
+Cell avg_us(int64_t ns, int64_t calls) {
+  return calls > 0 ? Cell(static_cast<double>(ns) / 1e3 / calls, 3) : Cell::null();
+}
 
 Table operators_table(const std::vector<const trace::RankTrace*>& ranks, const std::vector<OperatorTable>& tables,
                       analysis::OperatorSortKey sort, int top) {
@@ -69,7 +75,8 @@ Table operators_table(const std::vector<const trace::RankTrace*>& ranks, const s
       }
       if (memory) {
         cells.insert(cells.end(), {Cell(row.cpu_memory_bytes), Cell(row.self_cpu_memory_bytes)});
-        if (device_memory) cells.insert(cells.end(), {Cell(row.device_memory_bytes), Cell(row.self_device_memory_bytes)});
+        if (device_memory)
+          cells.insert(cells.end(), {Cell(row.device_memory_bytes), Cell(row.self_device_memory_bytes)});
       }
       cells.insert(cells.end(), {Cell(row.calls), Cell(row.async ? "yes" : "no")});
       out.add_row(std::move(cells));

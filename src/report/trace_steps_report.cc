@@ -14,7 +14,9 @@ namespace scaleprof::report {
 
 namespace {
 
-Cell us(int64_t ns) { return Cell(static_cast<double>(ns) / 1e3, 3); }
+Cell us(int64_t ns) {
+  return Cell(static_cast<double>(ns) / 1e3, 3);
+}
 
 struct RankSteps {
   const trace::RankTrace* rank;
@@ -41,9 +43,9 @@ Table steps_table(const std::vector<RankSteps>& all) {
     for (const auto& w : r.steps.steps) {
       std::vector<Cell> row = {r.rank->rank, w.step, us(w.start_ns - origin), us(w.duration_ns())};
       if (kernels) {
-        const double busy_pct = w.duration_ns() > 0 ? 100.0 * static_cast<double>(w.gpu_busy_ns) /
-                                                          static_cast<double>(w.duration_ns())
-                                                    : std::numeric_limits<double>::quiet_NaN();
+        const double busy_pct = w.duration_ns() > 0
+                                    ? 100.0 * static_cast<double>(w.gpu_busy_ns) / static_cast<double>(w.duration_ns())
+                                    : std::numeric_limits<double>::quiet_NaN();
         row.insert(row.end(), {Cell(w.kernels), us(w.gpu_busy_ns), Cell(busy_pct, 2), us(w.kernel_sum_ns)});
       }
       out.add_row(std::move(row));
@@ -79,8 +81,12 @@ Table spread_table(const std::vector<RankSteps>& all) {
   }
   Table out;
   out.title = "Step duration across ranks";
-  out.columns = {{"step", "Step"},          {"ranks", "Ranks"},           {"min_us", "Min (us)"},
-                 {"mean_us", "Mean (us)"},  {"max_us", "Max (us)"},       {"spread_pct", "Spread (% of mean)"},
+  out.columns = {{"step", "Step"},
+                 {"ranks", "Ranks"},
+                 {"min_us", "Min (us)"},
+                 {"mean_us", "Mean (us)"},
+                 {"max_us", "Max (us)"},
+                 {"spread_pct", "Spread (% of mean)"},
                  {"slowest_rank", "Slowest rank"}};
   for (const auto& [step, a] : by_step) {
     const double mean = static_cast<double>(a.sum_ns) / static_cast<double>(a.windows);
