@@ -6,6 +6,7 @@
 
 #include "analysis/computation_fraction.h"
 #include "analysis/operator_table.h"
+#include "report/rank_analysis.h"
 #include "report/trace_report.h"
 
 namespace scaleprof::report {
@@ -15,14 +16,8 @@ namespace {
 using analysis::OperatorRow;
 using analysis::OperatorTable;
 
-Cell us(int64_t ns) {
-  return Cell(static_cast<double>(ns) / 1e3, 3);
-}
-Cell pct(double v) {
-  return Cell(v, 2);
-}
 Cell avg_us(int64_t ns, int64_t calls) {
-  return calls > 0 ? Cell(static_cast<double>(ns) / 1e3 / calls, 3) : Cell::null();
+  return calls > 0 ? us_stat_cell(static_cast<double>(ns) / static_cast<double>(calls)) : Cell::null();
 }
 
 Table operators_table(const std::vector<const trace::RankTrace*>& ranks, const std::vector<OperatorTable>& tables,
@@ -64,14 +59,14 @@ Table operators_table(const std::vector<const trace::RankTrace*>& ranks, const s
       std::vector<Cell> cells = {ranks[r]->rank,
                                  row.name,
                                  row.side == analysis::OpSide::kHost ? "host" : "device",
-                                 pct(row.self_cpu_pct),
-                                 us(row.self_cpu_ns),
-                                 pct(row.cpu_total_pct),
-                                 us(row.cpu_total_ns),
+                                 pct_cell(row.self_cpu_pct),
+                                 us_cell(row.self_cpu_ns),
+                                 pct_cell(row.cpu_total_pct),
+                                 us_cell(row.cpu_total_ns),
                                  avg_us(row.cpu_total_ns, row.calls)};
       if (device) {
-        cells.insert(cells.end(), {us(row.self_device_ns), pct(row.self_device_pct), us(row.device_total_ns),
-                                   avg_us(row.device_total_ns, row.calls)});
+        cells.insert(cells.end(), {us_cell(row.self_device_ns), pct_cell(row.self_device_pct),
+                                   us_cell(row.device_total_ns), avg_us(row.device_total_ns, row.calls)});
       }
       if (memory) {
         cells.insert(cells.end(), {Cell(row.cpu_memory_bytes), Cell(row.self_cpu_memory_bytes)});
@@ -100,15 +95,16 @@ Table totals_table(const std::vector<const trace::RankTrace*>& ranks, const std:
     const OperatorTable& t = tables[r];
     int64_t calls = 0;
     for (const OperatorRow& row : t.rows) calls += row.calls;
-    out.add_row({ranks[r]->rank, static_cast<int64_t>(t.rows.size()), calls, us(t.sum_self_cpu_ns),
-                 us(t.sum_self_device_ns), t.async_calls, t.dup_nodes_removed, t.unattributed_device_events});
+    out.add_row({ranks[r]->rank, static_cast<int64_t>(t.rows.size()), calls, us_cell(t.sum_self_cpu_ns),
+                 us_cell(t.sum_self_device_ns), t.async_calls, t.dup_nodes_removed, t.unattributed_device_events});
   }
   return out;
 }
 
 void add_fraction_row(Table* out, std::optional<int64_t> rank, const analysis::ComputationFraction& f) {
   out->add_row({rank ? Cell(*rank) : Cell::null(), std::string(analysis::fraction_basis_name(f.basis)),
-                us(f.computation_ns), us(f.total_ns), us(f.profiler_step_ns), pct(100.0 * f.fraction)});
+                us_cell(f.computation_ns), us_cell(f.total_ns), us_cell(f.profiler_step_ns),
+                pct_cell(100.0 * f.fraction)});
 }
 
 Table fraction_table(const std::vector<const trace::RankTrace*>& ranks, const std::vector<OperatorTable>& tables) {
@@ -135,9 +131,10 @@ Table fraction_table(const std::vector<const trace::RankTrace*>& ranks, const st
 
 TraceReport ops_report(const trace::TraceSet& set, const TraceReportOptions& options) {
   const std::vector<const trace::RankTrace*> ranks = selected_ranks(set, options);
-  std::vector<OperatorTable> tables;
-  tables.reserve(ranks.size());
-  for (const trace::RankTrace* r : ranks) tables.push_back(analysis::compute_operator_table(*r));
+  // Like torch, the table covers the whole trace, not the analysis window of the HTA reports.
+  const std::vector<OperatorTable> tables = analyse_ranks(
+      set, options,
+      [](const trace::RankTrace& t, const analysis::AnalysisWindow&) { return analysis::compute_operator_table(t); });
   // The CLI validates --sort; an unknown key here falls back to torch's usual Self CPU order.
   const analysis::OperatorSortKey sort =
       analysis::parse_operator_sort_key(options.sort_by).value_or(analysis::OperatorSortKey::kSelfCpu);

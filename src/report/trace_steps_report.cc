@@ -8,15 +8,12 @@
 #include <map>
 
 #include "analysis/profiler_steps.h"
+#include "report/rank_analysis.h"
 #include "report/trace_report.h"
 
 namespace scaleprof::report {
 
 namespace {
-
-Cell us(int64_t ns) {
-  return Cell(static_cast<double>(ns) / 1e3, 3);
-}
 
 struct RankSteps {
   const trace::RankTrace* rank;
@@ -41,12 +38,12 @@ Table steps_table(const std::vector<RankSteps>& all) {
   }
   for (const RankSteps& r : all) {
     for (const auto& w : r.steps.steps) {
-      std::vector<Cell> row = {r.rank->rank, w.step, us(w.start_ns - origin), us(w.duration_ns())};
+      std::vector<Cell> row = {r.rank->rank, w.step, us_cell(w.start_ns - origin), us_cell(w.duration_ns())};
       if (kernels) {
         const double busy_pct = w.duration_ns() > 0
                                     ? 100.0 * static_cast<double>(w.gpu_busy_ns) / static_cast<double>(w.duration_ns())
                                     : std::numeric_limits<double>::quiet_NaN();
-        row.insert(row.end(), {Cell(w.kernels), us(w.gpu_busy_ns), Cell(busy_pct, 2), us(w.kernel_sum_ns)});
+        row.insert(row.end(), {Cell(w.kernels), us_cell(w.gpu_busy_ns), pct_cell(busy_pct), us_cell(w.kernel_sum_ns)});
       }
       out.add_row(std::move(row));
     }
@@ -90,9 +87,10 @@ Table spread_table(const std::vector<RankSteps>& all) {
                  {"slowest_rank", "Slowest rank"}};
   for (const auto& [step, a] : by_step) {
     const double mean = static_cast<double>(a.sum_ns) / static_cast<double>(a.windows);
-    out.add_row({step, static_cast<int64_t>(a.ranks.size()), us(a.min_ns), Cell(mean / 1e3, 3), us(a.max_ns),
-                 mean > 0 ? Cell(100.0 * static_cast<double>(a.max_ns - a.min_ns) / mean, 2) : Cell::null(),
-                 a.slowest_rank});
+    const double spread =
+        mean > 0 ? 100.0 * static_cast<double>(a.max_ns - a.min_ns) / mean : std::numeric_limits<double>::quiet_NaN();
+    out.add_row({step, static_cast<int64_t>(a.ranks.size()), us_cell(a.min_ns), us_stat_cell(mean), us_cell(a.max_ns),
+                 pct_cell(spread), a.slowest_rank});
   }
   return out;
 }
@@ -100,8 +98,13 @@ Table spread_table(const std::vector<RankSteps>& all) {
 }  // namespace
 
 TraceReport steps_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+  const std::vector<const trace::RankTrace*> ranks = selected_ranks(set, options);
+  // Every step is listed: the last-step rule of the HTA reports is about their analysis window.
+  std::vector<analysis::ProfilerSteps> found = analyse_ranks(
+      set, options,
+      [](const trace::RankTrace& t, const analysis::AnalysisWindow&) { return analysis::find_profiler_steps(t); });
   std::vector<RankSteps> all;
-  for (const trace::RankTrace* r : selected_ranks(set, options)) all.push_back({r, analysis::find_profiler_steps(*r)});
+  for (size_t i = 0; i < ranks.size(); ++i) all.push_back({ranks[i], std::move(found[i])});
   TraceReport report;
   report.add("steps", steps_table(all));
   report.add("step_spread", spread_table(all));
