@@ -1,0 +1,40 @@
+"""Shared fixtures of the PyTorch end-to-end tests: the scaleprof binary and how to run it."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+
+
+@pytest.fixture(scope="session")
+def scaleprof_cli():
+    cli = Path(os.environ.get("SCALEPROF_CLI", REPO / "build" / "scaleprof"))
+    if not cli.is_file():
+        pytest.fail(f"scaleprof CLI not found at {cli}: build it or set SCALEPROF_CLI")
+    return cli
+
+
+@pytest.fixture(scope="session")
+def run_cli(scaleprof_cli):
+    """Runs `scaleprof trace <sub> <paths> --format json ...` and returns (parsed JSON, stderr)."""
+
+    def run(sub, *args):
+        proc = subprocess.run([str(scaleprof_cli), "trace", sub, *map(str, args), "--format", "json"],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, f"scaleprof trace {sub} failed ({proc.returncode}):\n{proc.stderr}"
+        return json.loads(proc.stdout), proc.stderr
+
+    return run
+
+
+def run_python(args, timeout=60, env=None):
+    """Runs the current interpreter (the venv's, with torch) and fails the test with its output."""
+    proc = subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                          env=env)
+    assert proc.returncode == 0, f"{args} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    return proc
