@@ -12,7 +12,9 @@ namespace {
 using testing::RankTraceBuilder;
 using trace::Category;
 
-bool kept(const AnalysisWindow& w, uint32_t row) { return std::binary_search(w.rows.begin(), w.rows.end(), row); }
+bool kept(const AnalysisWindow& w, uint32_t row) {
+  return std::binary_search(w.rows.begin(), w.rows.end(), row);
+}
 
 TEST(AnalysisWindow, WithoutTwoStepsNothingIsFilteredButTheSpan) {
   RankTraceBuilder b;

@@ -12,10 +12,10 @@ using trace::Category;
 
 TEST(CommCompOverlap, ShareOfCommunicationUnderComputation) {
   RankTraceBuilder b;
-  b.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 0, 10, 20);  // comm [0, 10)
-  b.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 5, 10, 21);  // comm [5, 15): union [0, 15)
-  b.kernel("gemm", 5, 20);                                          // comp [5, 25)
-  b.kernel("Stream Sync", 0, 100, 7, trace::kNone, Category::kCudaSync);  // sync is not computation
+  b.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 0, 10, 20);           // comm [0, 10)
+  b.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 5, 10, 21);           // comm [5, 15): union [0, 15)
+  b.kernel("gemm", 5, 20);                                                  // comp [5, 25)
+  b.kernel("Stream Sync", 0, 100, 7, trace::kNone, Category::kCudaSync);    // sync is not computation
   b.kernel("Memcpy DtoD", 0, 100, 22, trace::kNone, Category::kGpuMemcpy);  // nor are copies
   const CommCompOverlap o = comm_comp_overlap(b.trace(), b.all_rows());
   EXPECT_EQ(o.communication_ns, 15);

@@ -42,7 +42,9 @@ const fs::path kShared = SCALEPROF_SHARED_DIR;
 const fs::path kTraces = kShared / "traces" / "hta";
 const fs::path kReference = kShared / "traces" / "hta-reference";
 
-double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+double us(int64_t ns) {
+  return static_cast<double>(ns) / 1000.0;
+}
 
 // Everything scaleprof computes for one rank.
 struct RankResults {
@@ -75,8 +77,12 @@ int64_t hta_visible_rows(const trace::RankTrace& t, const analysis::AnalysisWind
   return n;
 }
 
-int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+int64_t floor_div(int64_t a, int64_t b) {
+  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+}
+int64_t ceil_div(int64_t a, int64_t b) {
+  return -floor_div(-a, b);
+}
 
 // HTA's round_down_time_stamps on the microsecond values the file holds (relative to
 // baseTimeNanoseconds): ts = ceil(ts), end = floor(ts + dur), dur = end - ts (possibly negative).
@@ -313,7 +319,8 @@ class HtaCase {
         expect_sum(us(it->duration.min), num(row, "min (us)"), tol, at + " '" + name + "' min");
         EXPECT_NEAR(it->duration.mean / 1000, num(row, "mean (us)"), tol.exact ? 1e-3 : 0.01 * num(row, "mean (us)"))
             << at << " '" << name << "' mean";
-        EXPECT_NEAR(it->duration.stddev() / 1000, num(row, "stddev"), tol.exact ? 1e-3 : 0.05 * num(row, "stddev") + 0.5)
+        EXPECT_NEAR(it->duration.stddev() / 1000, num(row, "stddev"),
+                    tol.exact ? 1e-3 : 0.05 * num(row, "stddev") + 0.5)
             << at << " '" << name << "' std";
       }
     }

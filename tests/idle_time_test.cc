@@ -30,7 +30,7 @@ RankTraceBuilder stream7() {
   b.launched_kernel("k4", 50, 2, 200'040, 10, 4);
   b.kernel("k5", 200'055, 10);
   b.kernel("Stream Sync", 300'000, 10, 7, 99, Category::kCudaSync);  // not stream work
-  b.kernel("lonely", 0, 10, 8);                                       // stream 8: one event
+  b.kernel("lonely", 0, 10, 8);                                      // stream 8: one event
   return b;
 }
 
@@ -69,8 +69,8 @@ TEST(IdleTime, ThresholdIsConfigurable) {
 TEST(IdleTime, OverlappingEventsOnAStreamNeverMakeNegativeIdle) {
   RankTraceBuilder b;
   b.kernel("long", 0, 100);
-  b.kernel("inside", 90, 5);   // starts before "long" ends: gap clipped to 0
-  b.kernel("next", 120, 10);   // gap from the latest end (100), not from "inside" (95)
+  b.kernel("inside", 90, 5);  // starts before "long" ends: gap clipped to 0
+  b.kernel("next", 120, 10);  // gap from the latest end (100), not from "inside" (95)
   const std::vector<StreamIdle> idle = idle_time_breakdown(b.trace(), b.all_rows());
   ASSERT_EQ(idle.size(), 1u);
   EXPECT_EQ(idle[0].idle_ns[kKernel], 20);

@@ -14,10 +14,10 @@ using trace::Category;
 
 TEST(KernelBreakdown, PartitionLabelsOverlapsBetweenTypes) {
   RankTraceBuilder b;
-  b.kernel("gemm", 0, 10);                                                        // C   [0, 10)
-  b.kernel("ncclKernel_AllReduce", 5, 10, 20);                                    // N   [5, 15)
-  b.kernel("Memcpy HtoD", 12, 8, 21, trace::kNone, Category::kGpuMemcpy);         // M   [12, 20)
-  b.kernel("Stream Wait Event", 0, 100, 7, trace::kNone, Category::kCudaSync);    // OTHER: not in the partition
+  b.kernel("gemm", 0, 10);                                                      // C   [0, 10)
+  b.kernel("ncclKernel_AllReduce", 5, 10, 20);                                  // N   [5, 15)
+  b.kernel("Memcpy HtoD", 12, 8, 21, trace::kNone, Category::kGpuMemcpy);       // M   [12, 20)
+  b.kernel("Stream Wait Event", 0, 100, 7, trace::kNone, Category::kCudaSync);  // OTHER: not in the partition
   const KernelBreakdown k = kernel_breakdown(b.trace(), b.all_rows());
   // Segments: [0,5) C, [5,10) C+N, [10,12) N, [12,15) N+M, [15,20) M; largest first, ties by set.
   ASSERT_EQ(k.partition.size(), 5u);

@@ -13,17 +13,17 @@ using trace::Category;
 TEST(LaunchStats, JoinsLaunchesWithTheirDeviceWork) {
   RankTraceBuilder b;
   b.runtime("cudaLaunchKernel", 0, 10, 1);
-  b.kernel("gemm", 15, 5, 7, 1);                // delay 15 - 10 = 5
+  b.kernel("gemm", 15, 5, 7, 1);                                            // delay 15 - 10 = 5
   b.add("cuLaunchKernel", Category::kCudaDriver, 20, 10, trace::kNone, 2);  // Triton's driver API
-  b.kernel("triton_kernel", 25, 3, 7, 2);       // starts before the call returns: delay 0
+  b.kernel("triton_kernel", 25, 3, 7, 2);                                   // starts before the call returns: delay 0
   b.runtime("cudaMemcpyAsync", 40, 4, 3);
   b.kernel("Memcpy HtoD", 50, 8, 7, 3, Category::kGpuMemcpy);
   b.runtime("hipLaunchKernel", 60, 2, 4);
   b.kernel("hip_kernel", 70, 1, 0, 4);
   b.runtime("cudaStreamSynchronize", 80, 5, 5);  // not a launch
   b.kernel("Stream Sync", 80, 5, 7, 5, Category::kCudaSync);
-  b.runtime("cudaLaunchKernel", 90, 1, 6);       // launch without device work: no row
-  b.kernel("orphan", 95, 1, 7, 7);               // device work without launch: no row
+  b.runtime("cudaLaunchKernel", 90, 1, 6);  // launch without device work: no row
+  b.kernel("orphan", 95, 1, 7, 7);          // device work without launch: no row
   const std::vector<KernelLaunch> l = kernel_launches(b.trace(), b.all_rows());
   ASSERT_EQ(l.size(), 4u);
   EXPECT_EQ(l[0].correlation, 1);

@@ -14,16 +14,16 @@ using trace::Category;
 
 TEST(TemporalBreakdown, SplitsTheSpanIntoIdleComputeAndTheRest) {
   RankTraceBuilder b;
-  b.kernel("gemm", 0, 10);                                              // compute [0, 10)
-  b.kernel("gemm", 5, 10, 8);                                           // compute [5, 15), other stream
-  b.kernel("ncclDevKernel_AllReduce", 20, 10);                          // communication [20, 30)
+  b.kernel("gemm", 0, 10);                      // compute [0, 10)
+  b.kernel("gemm", 5, 10, 8);                   // compute [5, 15), other stream
+  b.kernel("ncclDevKernel_AllReduce", 20, 10);  // communication [20, 30)
   b.kernel("Memcpy DtoD (Device -> Device)", 30, 5, 7, trace::kNone, Category::kGpuMemcpy);  // touches
   b.kernel("Stream Sync", 40, 2, 7, trace::kNone, Category::kCudaSync);  // sync counts as busy, not compute
-  b.add("triton_poi_fused", Category::kCpuOp, 100, 50, /*stream=*/0);  // host op with a stream arg: ignored
-  b.cpu_op("aten::mm", -100, 1000);                                     // host work never counts
+  b.add("triton_poi_fused", Category::kCpuOp, 100, 50, /*stream=*/0);    // host op with a stream arg: ignored
+  b.cpu_op("aten::mm", -100, 1000);                                      // host work never counts
   const TemporalBreakdown t = temporal_breakdown(b.trace(), b.all_rows());
   EXPECT_EQ(t.device_events, 5);
-  EXPECT_EQ(t.kernel_time_ns, 42);      // [0, 42)
+  EXPECT_EQ(t.kernel_time_ns, 42);         // [0, 42)
   EXPECT_EQ(t.idle_ns, 42 - 15 - 15 - 2);  // busy: [0,15) [20,35) [40,42)
   EXPECT_EQ(t.compute_ns, 15);
   EXPECT_EQ(t.non_compute_ns, 17);

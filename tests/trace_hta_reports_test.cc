@@ -44,8 +44,8 @@ TEST_F(TraceHtaReports, BreakdownJsonIsAnArrayOfRanks) {
   int64_t rank = -1;
   for (simdjson::dom::element row : rows) {
     ASSERT_EQ(row["rank"].get(rank), simdjson::SUCCESS);
-    for (const char* key : {"idle_us", "compute_us", "non_compute_us", "kernel_us", "idle_pct", "compute_pct",
-                            "non_compute_pct"}) {
+    for (const char* key :
+         {"idle_us", "compute_us", "non_compute_us", "kernel_us", "idle_pct", "compute_pct", "non_compute_pct"}) {
       double v;
       EXPECT_EQ(row[key].get(v), simdjson::SUCCESS) << key;
     }

@@ -49,9 +49,7 @@ AnalysisWindow compute_analysis_window(const trace::RankTrace& trace, const Wind
   w.filtered = true;
   w.last_step_start = last_start;
   w.last_step_end = last_end;
-  auto in_time = [&](size_t i) {
-    return options.include_last_step ? ev.ts[i] <= last_end : ev.ts[i] < last_start;
-  };
+  auto in_time = [&](size_t i) { return options.include_last_step ? ev.ts[i] <= last_end : ev.ts[i] < last_start; };
 
   // Pass 1: host events by time; remember the correlation ids of the kept ones (their launches).
   std::vector<int64_t> kept_correlations;

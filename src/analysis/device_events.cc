@@ -7,11 +7,13 @@ namespace scaleprof::analysis {
 using trace::Category;
 
 bool is_device_work(Category c) {
-  return c == Category::kKernel || c == Category::kGpuMemcpy || c == Category::kGpuMemset ||
-         c == Category::kCudaSync || c == Category::kMtiaCcpEvents;
+  return c == Category::kKernel || c == Category::kGpuMemcpy || c == Category::kGpuMemset || c == Category::kCudaSync ||
+         c == Category::kMtiaCcpEvents;
 }
 
-bool is_stream_work(Category c) { return is_device_work(c) && c != Category::kCudaSync; }
+bool is_stream_work(Category c) {
+  return is_device_work(c) && c != Category::kCudaSync;
+}
 
 DeviceEvents select_device_events(const trace::RankTrace& trace, std::span<const uint32_t> rows) {
   const trace::EventTable& ev = trace.events;

@@ -5,8 +5,7 @@
 namespace scaleprof::analysis {
 
 std::vector<Interval> union_intervals(std::vector<Interval> intervals) {
-  std::sort(intervals.begin(), intervals.end(),
-            [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
   std::vector<Interval> out;
   out.reserve(intervals.size());
   // out.back().end is the running maximum end of the current group (inputs are sorted by start),

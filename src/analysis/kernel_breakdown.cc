@@ -15,9 +15,8 @@ namespace {
 constexpr KernelType kPartitionTypes[] = {KernelType::kComputation, KernelType::kCommunication, KernelType::kMemory};
 
 void sort_shares(std::vector<TypeShare>* shares) {
-  std::sort(shares->begin(), shares->end(), [](const TypeShare& a, const TypeShare& b) {
-    return a.ns != b.ns ? a.ns > b.ns : a.types < b.types;
-  });
+  std::sort(shares->begin(), shares->end(),
+            [](const TypeShare& a, const TypeShare& b) { return a.ns != b.ns ? a.ns > b.ns : a.types < b.types; });
 }
 
 }  // namespace
@@ -96,9 +95,8 @@ std::vector<KernelStats> top_kernels(std::span<const KernelStats> kernels, Kerne
   for (const KernelStats& s : kernels) {
     if (s.type == type) of_type.push_back(s);
   }
-  std::stable_sort(of_type.begin(), of_type.end(), [](const KernelStats& a, const KernelStats& b) {
-    return a.duration.sum > b.duration.sum;
-  });
+  std::stable_sort(of_type.begin(), of_type.end(),
+                   [](const KernelStats& a, const KernelStats& b) { return a.duration.sum > b.duration.sum; });
   if (k <= 0 || of_type.size() <= static_cast<size_t>(k)) return of_type;
   KernelStats others;
   others.name = "others";

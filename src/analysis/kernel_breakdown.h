@@ -45,8 +45,8 @@ std::string type_set_label(uint32_t types);
 struct KernelStats {
   std::string name;
   KernelType type = KernelType::kComputation;
-  bool others = false;  // an "others" row folding the kernels beyond the top k
-  int64_t kernels = 1;  // distinct names folded into this row (1 for a named kernel)
+  bool others = false;    // an "others" row folding the kernels beyond the top k
+  int64_t kernels = 1;    // distinct names folded into this row (1 for a named kernel)
   RunningStats duration;  // ns over the events
 };
 

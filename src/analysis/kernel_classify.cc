@@ -7,7 +7,9 @@ namespace scaleprof::analysis {
 
 namespace {
 
-char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+char lower(char c) {
+  return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+}
 
 bool starts_with_ci(std::string_view s, std::string_view prefix) {
   if (s.size() < prefix.size()) return false;
@@ -19,12 +21,13 @@ bool starts_with_ci(std::string_view s, std::string_view prefix) {
 
 // `needle` must be lowercase.
 bool contains_ci(std::string_view s, std::string_view needle) {
-  auto it = std::search(s.begin(), s.end(), needle.begin(), needle.end(),
-                        [](char a, char b) { return lower(a) == b; });
+  auto it = std::search(s.begin(), s.end(), needle.begin(), needle.end(), [](char a, char b) { return lower(a) == b; });
   return it != s.end();
 }
 
-bool contains(std::string_view s, std::string_view needle) { return s.find(needle) != std::string_view::npos; }
+bool contains(std::string_view s, std::string_view needle) {
+  return s.find(needle) != std::string_view::npos;
+}
 
 bool is_communication(std::string_view name) {
   // NCCL kernels: ncclKernel_*, ncclDevKernel_* (NCCL >= 2.19), and lowercase spellings seen in

@@ -17,9 +17,15 @@ double pct(int64_t part, int64_t whole) {
 
 }  // namespace
 
-double TemporalBreakdown::idle_pct() const { return pct(idle_ns, kernel_time_ns); }
-double TemporalBreakdown::compute_pct() const { return pct(compute_ns, kernel_time_ns); }
-double TemporalBreakdown::non_compute_pct() const { return pct(non_compute_ns, kernel_time_ns); }
+double TemporalBreakdown::idle_pct() const {
+  return pct(idle_ns, kernel_time_ns);
+}
+double TemporalBreakdown::compute_pct() const {
+  return pct(compute_ns, kernel_time_ns);
+}
+double TemporalBreakdown::non_compute_pct() const {
+  return pct(non_compute_ns, kernel_time_ns);
+}
 
 TemporalBreakdown temporal_breakdown(const trace::RankTrace& trace, std::span<const uint32_t> rows) {
   const DeviceEvents dev = select_device_events(trace, rows);

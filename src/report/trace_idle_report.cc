@@ -12,29 +12,27 @@ TraceReport idle_report(const trace::TraceSet& set, const TraceReportOptions& op
   const std::vector<const trace::RankTrace*> ranks = selected_ranks(set, options);
   analysis::IdleOptions idle_options;
   idle_options.consecutive_kernel_delay_ns = options.consecutive_kernel_delay_ns;
-  const auto results =
-      analyse_ranks(set, options, [&](const trace::RankTrace& t, const analysis::AnalysisWindow& w) {
-        return analysis::idle_time_breakdown(t, w.rows, idle_options);
-      });
+  const auto results = analyse_ranks(set, options, [&](const trace::RankTrace& t, const analysis::AnalysisWindow& w) {
+    return analysis::idle_time_breakdown(t, w.rows, idle_options);
+  });
 
   Table idle;
   idle.title = "Idle time per stream by cause";
-  idle.columns = {{"rank", "Rank"},         {"device", "Device"},      {"stream", "Stream"},
-                  {"category", "Category"}, {"idle_us", "Idle (us)"},  {"idle_pct", "Of stream idle (%)"},
+  idle.columns = {{"rank", "Rank"},         {"device", "Device"},     {"stream", "Stream"},
+                  {"category", "Category"}, {"idle_us", "Idle (us)"}, {"idle_pct", "Of stream idle (%)"},
                   {"gaps", "Gaps"}};
   Table gaps;
   gaps.title = "Idle gaps per stream and cause (us)";
-  gaps.columns = {{"rank", "Rank"},          {"device", "Device"},     {"stream", "Stream"},
-                  {"category", "Category"},  {"count", "Count"},       {"mean_us", "Mean"},
-                  {"std_us", "Std"},         {"min_us", "Min"},        {"p25_us", "P25"},
-                  {"p50_us", "P50"},         {"p75_us", "P75"},        {"max_us", "Max"}};
+  gaps.columns = {{"rank", "Rank"},   {"device", "Device"}, {"stream", "Stream"}, {"category", "Category"},
+                  {"count", "Count"}, {"mean_us", "Mean"},  {"std_us", "Std"},    {"min_us", "Min"},
+                  {"p25_us", "P25"},  {"p50_us", "P50"},    {"p75_us", "P75"},    {"max_us", "Max"}};
   for (size_t i = 0; i < ranks.size(); ++i) {
     for (const analysis::StreamIdle& s : results[i]) {
       for (int c = 0; c < analysis::kIdleCategoryCount; ++c) {
         const auto category = static_cast<analysis::IdleCategory>(c);
         const analysis::Distribution& d = s.gaps[c];
-        idle.add_row({ranks[i]->rank, s.device, s.stream, analysis::idle_category_name(category),
-                      us_cell(s.idle_ns[c]), pct_cell(100.0 * s.ratio(category)), d.count});
+        idle.add_row({ranks[i]->rank, s.device, s.stream, analysis::idle_category_name(category), us_cell(s.idle_ns[c]),
+                      pct_cell(100.0 * s.ratio(category)), d.count});
         gaps.add_row({ranks[i]->rank, s.device, s.stream, analysis::idle_category_name(category), d.count,
                       us_stat_cell(d.mean), us_stat_cell(d.std), us_stat_cell(d.min), us_stat_cell(d.p25),
                       us_stat_cell(d.p50), us_stat_cell(d.p75), us_stat_cell(d.max)});

@@ -58,10 +58,9 @@ TraceReport kernels_report(const trace::TraceSet& set, const TraceReportOptions&
   kernels.title = "Top kernels per rank and type by total time (others: the rest, folded)";
   // The name goes last: kernel names run to hundreds of characters and would push the numbers off
   // a terminal.
-  kernels.columns = {{"rank", "Rank"},         {"kernel_type", "Type"},  {"count", "Count"},
-                     {"sum_us", "Total (us)"}, {"pct", "Of type (%)"},   {"mean_us", "Mean (us)"},
-                     {"min_us", "Min (us)"},   {"max_us", "Max (us)"},   {"std_us", "Std (us)"},
-                     {"names", "Names"},       {"name", "Kernel"}};
+  kernels.columns = {{"rank", "Rank"},       {"kernel_type", "Type"},  {"count", "Count"},     {"sum_us", "Total (us)"},
+                     {"pct", "Of type (%)"}, {"mean_us", "Mean (us)"}, {"min_us", "Min (us)"}, {"max_us", "Max (us)"},
+                     {"std_us", "Std (us)"}, {"names", "Names"},       {"name", "Kernel"}};
   for (size_t i = 0; i < ranks.size(); ++i) {
     for (int t = 0; t < analysis::kKernelTypeCount; ++t) {
       const auto type = static_cast<analysis::KernelType>(t);
@@ -71,8 +70,8 @@ TraceReport kernels_report(const trace::TraceSet& set, const TraceReportOptions&
       for (const auto& k : top) {
         const analysis::RunningStats& d = k.duration;
         kernels.add_row({ranks[i]->rank, analysis::kernel_type_name(type), d.count, us_cell(d.sum),
-                         pct_cell(pct_of(d.sum, type_total)), us_stat_cell(d.mean), us_cell(d.min),
-                         us_cell(d.max), us_stat_cell(d.stddev()), k.kernels, k.name});
+                         pct_cell(pct_of(d.sum, type_total)), us_stat_cell(d.mean), us_cell(d.min), us_cell(d.max),
+                         us_stat_cell(d.stddev()), k.kernels, k.name});
       }
     }
   }

@@ -18,9 +18,8 @@ struct RankLaunches {
 };
 
 void add_summary_row(Table* t, int64_t rank, std::string_view metric, const analysis::Distribution& d) {
-  t->add_row({rank, metric, d.count, us_cell(d.sum), us_stat_cell(d.mean), us_stat_cell(d.min),
-              us_stat_cell(d.p25), us_stat_cell(d.p50), us_stat_cell(d.p75), us_stat_cell(d.p90),
-              us_stat_cell(d.p99), us_stat_cell(d.max)});
+  t->add_row({rank, metric, d.count, us_cell(d.sum), us_stat_cell(d.mean), us_stat_cell(d.min), us_stat_cell(d.p25),
+              us_stat_cell(d.p50), us_stat_cell(d.p75), us_stat_cell(d.p90), us_stat_cell(d.p99), us_stat_cell(d.max)});
 }
 
 }  // namespace
@@ -36,9 +35,9 @@ TraceReport launch_report(const trace::TraceSet& set, const TraceReportOptions& 
 
   Table summary;
   summary.title = "Kernel launches: host call, device time and launch delay (us)";
-  summary.columns = {{"rank", "Rank"},       {"metric", "Metric"}, {"count", "Launches"}, {"sum_us", "Total"},
-                     {"mean_us", "Mean"},    {"min_us", "Min"},    {"p25_us", "P25"},     {"p50_us", "P50"},
-                     {"p75_us", "P75"},      {"p90_us", "P90"},    {"p99_us", "P99"},     {"max_us", "Max"}};
+  summary.columns = {{"rank", "Rank"},    {"metric", "Metric"}, {"count", "Launches"}, {"sum_us", "Total"},
+                     {"mean_us", "Mean"}, {"min_us", "Min"},    {"p25_us", "P25"},     {"p50_us", "P50"},
+                     {"p75_us", "P75"},   {"p90_us", "P90"},    {"p99_us", "P99"},     {"max_us", "Max"}};
   Table slowest;
   slowest.title = "Longest launch delays";
   slowest.columns = {{"rank", "Rank"},
