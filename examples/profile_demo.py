@@ -41,6 +41,12 @@ def main():
     batches = [(torch.randn(args.batch, 128), torch.randint(0, 10, (args.batch,))) for _ in range(10)]
 
     os.makedirs(args.out, exist_ok=True)
+    # Traces of earlier runs would be read as more ranks by `scaleprof trace summary DIR`.
+    stale = [n for n in os.listdir(args.out) if n.endswith((".pt.trace.json", ".pt.trace.json.gz"))]
+    for name in stale:
+        os.remove(os.path.join(args.out, name))
+    if stale:
+        print(f"removed {len(stale)} trace(s) of an earlier run from {args.out}")
     before = set(os.listdir(args.out))
     steps = WAIT + WARMUP + ACTIVE + 1  # one more step so the last active step is closed and saved
     start = time.perf_counter()
