@@ -16,6 +16,9 @@
 // * Kernel attribution: a device event with an `External id` is a kernel of every non-async host op
 //   (cpu_op / user_annotation) with that External id. gpu_user_annotation events are not attributed
 //   (they are spans over kernels already attributed; attributing them would count kernel time twice).
+//   They are rows of their own (torch lists them since 2.x; pytorch#130730 removed them from the
+//   Self CUDA total). Whether torch also hangs them under the CPU annotation could not be checked
+//   here: only CPU builds of torch are installable, so device-side rules are verified by reading.
 // * Per call: CPU total = dur (host events); Self CPU = dur - sum of children's dur; device total =
 //   own kernels + children's device totals; Self device = own kernels. Device events: device total =
 //   Self device = dur, no CPU time. Async calls: CPU total = dur, everything else 0, not nested.
