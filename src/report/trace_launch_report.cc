@@ -1,7 +1,7 @@
 // `scaleprof trace launch`: kernel launch statistics per rank (HTA's cuda_kernel_launch_stats):
 // the distribution of host time in the launch call, device time of the launched work, and launch
 // delay (device start minus the end of the call, clipped at 0); plus the `--top` launches that
-// waited longest.
+// waited longest (`--top 0`: all of them).
 #include <algorithm>
 
 #include "analysis/launch_stats.h"
@@ -56,7 +56,8 @@ TraceReport launch_report(const trace::TraceSet& set, const TraceReportOptions& 
 
     std::vector<const analysis::KernelLaunch*> order;
     for (const auto& l : r.launches) order.push_back(&l);
-    const size_t n = std::min<size_t>(order.size(), static_cast<size_t>(std::max(0, options.top)));
+    // --top 0 lists every launch, as in the other tables.
+    const size_t n = options.top <= 0 ? order.size() : std::min<size_t>(order.size(), static_cast<size_t>(options.top));
     std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(),
                       [](const auto* a, const auto* b) { return a->launch_delay_ns > b->launch_delay_ns; });
     for (size_t k = 0; k < n; ++k) {
