@@ -40,9 +40,10 @@ TEST_F(TraceHtaReports, BreakdownJsonIsAnArrayOfRanks) {
   simdjson::dom::parser parser;
   simdjson::dom::array rows;
   ASSERT_EQ(parser.parse(json).get(rows), simdjson::SUCCESS) << json;
-  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_EQ(rows.size(), 3u);  // ranks 0, 1, then both pooled
   int64_t rank = -1;
   for (simdjson::dom::element row : rows) {
+    if (row["rank"].is_null()) continue;  // the pooled row
     ASSERT_EQ(row["rank"].get(rank), simdjson::SUCCESS);
     for (const char* key :
          {"idle_us", "compute_us", "non_compute_us", "kernel_us", "idle_pct", "compute_pct", "non_compute_pct"}) {
@@ -57,6 +58,12 @@ TEST_F(TraceHtaReports, BreakdownJsonIsAnArrayOfRanks) {
   EXPECT_EQ(rank, 1);
   EXPECT_DOUBLE_EQ(kernel_us, 600674.0);
   EXPECT_NEAR(idle_pct, 54.72, 0.005);
+  // Pooled: idle (321378 + 328671) / kernel time (600058 + 600674).
+  ASSERT_TRUE(rows.at(2)["rank"].is_null());
+  ASSERT_EQ(rows.at(2)["kernel_us"].get(kernel_us), simdjson::SUCCESS);
+  ASSERT_EQ(rows.at(2)["idle_pct"].get(idle_pct), simdjson::SUCCESS);
+  EXPECT_DOUBLE_EQ(kernel_us, 1200732.0);
+  EXPECT_NEAR(idle_pct, 100.0 * 650049 / 1200732, 1e-9);
 }
 
 TEST_F(TraceHtaReports, OverlapJsonSaysWhenThereIsNoCommunication) {
@@ -65,7 +72,7 @@ TEST_F(TraceHtaReports, OverlapJsonSaysWhenThereIsNoCommunication) {
   simdjson::dom::parser parser;
   simdjson::dom::array rows;
   ASSERT_EQ(parser.parse(json).get(rows), simdjson::SUCCESS) << json;
-  ASSERT_EQ(rows.size(), 3u);
+  ASSERT_EQ(rows.size(), 4u);  // three ranks, then pooled
   double pct = 0;
   ASSERT_EQ(rows.at(0)["comm_comp_overlap_pct"].get(pct), simdjson::SUCCESS);
   EXPECT_NEAR(pct, 11.81, 0.005);
@@ -74,6 +81,9 @@ TEST_F(TraceHtaReports, OverlapJsonSaysWhenThereIsNoCommunication) {
   int64_t comm_events = -1;
   ASSERT_EQ(rows.at(2)["comm_events"].get(comm_events), simdjson::SUCCESS);
   EXPECT_EQ(comm_events, 0);
+  // Pooled over the three ranks: (23068 + 33691) / (195327 + 168027) us of communication hidden.
+  ASSERT_EQ(rows.at(3)["comm_comp_overlap_pct"].get(pct), simdjson::SUCCESS);
+  EXPECT_NEAR(pct, 100.0 * (23068 + 33691) / (195327 + 168027), 1e-9);
 }
 
 TEST_F(TraceHtaReports, ReportsHaveTheirTables) {

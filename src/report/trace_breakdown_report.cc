@@ -1,6 +1,7 @@
 // `scaleprof trace breakdown`: HTA's temporal breakdown, one row per rank: of the span from the
 // first to the last device event, how much was idle, computing, or busy with anything else.
-// One table, so `--format json` prints a plain array of per-rank objects.
+// One table, so `--format json` prints a plain array of per-rank objects; with several ranks a
+// last object (rank null) pools them.
 #include "analysis/temporal_breakdown.h"
 #include "report/rank_analysis.h"
 #include "report/trace_report.h"
@@ -23,11 +24,26 @@ TraceReport breakdown_report(const trace::TraceSet& set, const TraceReportOption
                    {"compute_pct", "Compute (%)"},
                    {"non_compute_pct", "Non-compute (%)"},
                    {"device_events", "Device events"}};
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    const analysis::TemporalBreakdown& b = results[i];
-    table.add_row({ranks[i]->rank, us_cell(b.kernel_time_ns), us_cell(b.idle_ns), us_cell(b.compute_ns),
+  auto add = [&](const Cell& rank, const analysis::TemporalBreakdown& b) {
+    table.add_row({rank, us_cell(b.kernel_time_ns), us_cell(b.idle_ns), us_cell(b.compute_ns),
                    us_cell(b.non_compute_ns), pct_cell(b.idle_pct()), pct_cell(b.compute_pct()),
                    pct_cell(b.non_compute_pct()), b.device_events});
+  };
+  analysis::TemporalBreakdown pooled;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const analysis::TemporalBreakdown& b = results[i];
+    add(ranks[i]->rank, b);
+    pooled.device_events += b.device_events;
+    pooled.kernel_time_ns += b.kernel_time_ns;
+    pooled.idle_ns += b.idle_ns;
+    pooled.compute_ns += b.compute_ns;
+    pooled.non_compute_ns += b.non_compute_ns;
+  }
+  // All ranks pooled (rank null): each share weighted by the rank's kernel time, i.e. the fraction
+  // of all GPUs' time, which a mean of per-rank percentages is not when spans differ.
+  if (ranks.size() > 1) {
+    table.title += "; last row: all ranks pooled";
+    add(Cell::null(), pooled);
   }
   TraceReport report;
   report.add("breakdown", std::move(table));
