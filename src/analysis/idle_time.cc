@@ -69,7 +69,7 @@ std::vector<StreamIdle> idle_time_breakdown(const trace::RankTrace& trace, std::
       prev_end = std::max(prev_end, ev.end(r));
     }
     for (int c = 0; c < kIdleCategoryCount; ++c) s.gaps[c] = describe(std::move(gaps[c]));
-    out.push_back(std::move(s));
+    out.push_back(s);
   }
   return out;
 }

@@ -85,6 +85,7 @@ std::vector<TypeShare> merge_type_partitions(std::span<const std::vector<TypeSha
     for (const TypeShare& s : p) sum[s.types] += s.ns;
   }
   std::vector<TypeShare> out;
+  out.reserve(sum.size());
   for (const auto& [types, ns] : sum) out.push_back({types, ns});
   sort_shares(&out);
   return out;

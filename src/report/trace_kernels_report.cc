@@ -40,6 +40,7 @@ TraceReport kernels_report(const trace::TraceSet& set, const TraceReportOptions&
   });
 
   std::vector<std::vector<analysis::TypeShare>> partitions;
+  partitions.reserve(results.size());
   for (const auto& r : results) partitions.push_back(r.partition);
   Table types;
   types.title = "Busy GPU time by kernel type, all selected ranks (overlaps split out)";
