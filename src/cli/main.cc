@@ -5,7 +5,9 @@
 #include "cli/exit_codes.h"
 #include "cli/trace_command.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   CLI::App app{"scaleprof: how well does training scale, where does the time go, and why not better"};
   app.set_version_flag("--version", std::string("scaleprof ") + SCALEPROF_VERSION);
   app.require_subcommand(1);
@@ -24,4 +26,19 @@ int main(int argc, char** argv) {
     return scaleprof::cli::kExitUsage;
   }
   return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // The library reports errors as values; this catches what escapes anyway (e.g. out of memory) so
+  // the user gets one line and a trustworthy exit code instead of an abort.
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+  } catch (...) {
+    fmt::print(stderr, "error: unexpected internal failure\n");
+  }
+  return scaleprof::cli::kExitError;
 }

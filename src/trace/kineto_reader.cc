@@ -247,7 +247,7 @@ simdjson::error_code Importer::import_args(od::object args, EventArgs* a) {
     std::string_view k = raw_key(field);
     od::value v = field.value();
     // Dispatch on the key; unknown keys are skipped unread by the iterator.
-    switch (k.size() > 0 ? k[0] : '\0') {
+    switch (k.empty() ? '\0' : k[0]) {
       case 'E':
         if (k == "External id") read_int(v, &a->external_id);
         break;
