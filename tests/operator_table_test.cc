@@ -275,6 +275,23 @@ TEST(OperatorTable, BackendCollectivesAreAsync) {
   EXPECT_EQ(plain.sum_self_cpu_ns, 950 + 50 + 700 + 100);
 }
 
+// Kineto writes a call still open at the profiler's stop as ending at "Record Window End"; torch ends
+// it at the stop, the end of the Trace span.
+TEST(OperatorTable, CallsOpenAtStopEndAtTheTraceSpanEnd) {
+  HostTraceBuilder b;
+  b.op("PyTorch Profiler (0)", 0, 1000, 1, trace::kNone, Category::kTrace);
+  b.annotation("ProfilerStep#3", 100, 800);
+  b.annotation("gloo:all_reduce", 500, 1200, /*tid=*/2);  // extended to 1700 by Kineto
+  b.op("aten::view", 600, 600, /*tid=*/3);                // a synchronous call cut the same way
+  b.op("aten::add", 700, 100, /*tid=*/3);
+  OperatorTable t = compute_operator_table(b.take());
+  EXPECT_EQ(row(t, "gloo:all_reduce", OpSide::kHost, true).cpu_total_ns, 500);
+  EXPECT_EQ(row(t, "aten::view").cpu_total_ns, 400);
+  EXPECT_EQ(row(t, "aten::view").self_cpu_ns, 300);
+  EXPECT_EQ(t.calls_ended_at_stop, 2);
+  EXPECT_FALSE(has_row(t, "PyTorch Profiler (0)"));
+}
+
 TEST(OperatorTable, MemoryIsAttributedByClosedIntervalOnAnyThread) {
   HostTraceBuilder b;
   b.op("A", 0, 100);

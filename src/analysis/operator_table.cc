@@ -121,6 +121,18 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
     return info;
   };
 
+  // Host calls still open when the profiler stopped are written by Kineto as ending at "Record Window
+  // End" (when the trace was written), while torch ends them at the stop time, the end of the
+  // profiler's Trace span ("PyTorch Profiler (0)"); async gloo/nccl work is the usual case.
+  int64_t stop_ns = std::numeric_limits<int64_t>::max();
+  for (size_t i = 0; i < n; ++i) {
+    if (ev.cat[i] == Category::kTrace && ev.phase[i] == trace::Phase::kComplete) {
+      stop_ns = stop_ns == std::numeric_limits<int64_t>::max() ? ev.end(i) : std::max(stop_ns, ev.end(i));
+    }
+  }
+  std::vector<int64_t> dur(ev.dur);  // host durations as torch sees them
+  auto end = [&](size_t i) { return ev.ts[i] + dur[i]; };
+
   // 1. Which events count, and which host calls are async.
   std::vector<Kind> kind(n, Kind::kSkip);
   std::vector<uint8_t> async(n, 0);
@@ -129,6 +141,10 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
     const NameInfo& info = name_info(ev.name[i]);
     if (info.filtered) continue;
     kind[i] = kind_of(ev.cat[i]);
+    if (kind[i] == Kind::kHost && ev.end(i) > stop_ns && ev.ts[i] <= stop_ns) {
+      dur[i] = stop_ns - ev.ts[i];
+      ++table.calls_ended_at_stop;
+    }
     if (kind[i] == Kind::kHost && options.backend_collectives_async && info.backend_collective &&
         ev.cat[i] == Category::kUserAnnotation) {
       async[i] = 1;
@@ -165,7 +181,7 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     if (ev.track[a] != ev.track[b]) return ev.track[a] < ev.track[b];
     if (ev.ts[a] != ev.ts[b]) return ev.ts[a] < ev.ts[b];
-    return ev.end(a) > ev.end(b);
+    return end(a) > end(b);
   });
   std::vector<int32_t> parent(n, -1);
   std::vector<int32_t> child_count(n, 0);
@@ -179,7 +195,7 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
       }
       while (!stack.empty()) {
         uint32_t top = stack.back();
-        if (ev.ts[i] >= ev.end(top) || ev.end(i) > ev.end(top)) {
+        if (ev.ts[i] >= end(top) || end(i) > end(top)) {
           stack.pop_back();
         } else {
           parent[i] = static_cast<int32_t>(top);
@@ -232,7 +248,7 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
     for (size_t i = 0; i < n; ++i) {
       if (kind[i] != Kind::kHost) continue;
       size_t lo = std::lower_bound(records.begin(), records.end(), ev.ts[i], ts_less) - records.begin();
-      size_t hi = std::upper_bound(records.begin(), records.end(), ev.end(i), less_ts) - records.begin();
+      size_t hi = std::upper_bound(records.begin(), records.end(), end(i), less_ts) - records.begin();
       if (lo >= hi) continue;
       cpu_mem[i] = cpu_prefix[hi] - cpu_prefix[lo];
       device_mem[i] = device_prefix[hi] - device_prefix[lo];
@@ -250,7 +266,7 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
     device_total[i] = kernel_ns[i] + children_device[i];
     const int32_t p = parent[i];
     if (p < 0) continue;
-    children_dur[p] += ev.dur[i];
+    children_dur[p] += dur[i];
     children_device[p] += device_total[i];
     if (!records.empty()) {
       children_cpu_mem[p] += cpu_mem[i];
@@ -286,7 +302,7 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
     }
     OperatorRow& row = row_for(info.canonical, trace.name(i), OpSide::kHost, ev.cat[i] == Category::kUserAnnotation);
     ++row.calls;
-    row.cpu_total_ns += ev.dur[i];
+    row.cpu_total_ns += dur[i];
     if (!records.empty()) {
       row.cpu_memory_bytes += cpu_mem[i];
       row.device_memory_bytes += device_mem[i];
@@ -295,7 +311,7 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
       ++row_async_calls[&row - table.rows.data()];
       continue;
     }
-    row.self_cpu_ns += ev.dur[i] - children_dur[i];
+    row.self_cpu_ns += dur[i] - children_dur[i];
     row.self_device_ns += kernel_ns[i];
     row.device_total_ns += device_total[i];
     if (!records.empty()) {

@@ -19,6 +19,8 @@
 //   They are rows of their own (torch lists them since 2.x; pytorch#130730 removed them from the
 //   Self CUDA total). Whether torch also hangs them under the CPU annotation could not be checked
 //   here: only CPU builds of torch are installable, so device-side rules are verified by reading.
+// * Host calls still running when the profiler stopped (Kineto writes them as ending when the trace
+//   was written, "Record Window End") end at the stop time, the end of the `Trace` span, as in torch.
 // * Per call: CPU total = dur (host events); Self CPU = dur - sum of children's dur; device total =
 //   own kernels + children's device totals; Self device = own kernels. Device events: device total =
 //   Self device = dur, no CPU time. Async calls: CPU total = dur, everything else 0, not nested.
@@ -84,6 +86,7 @@ struct OperatorTable {
   bool has_device_memory = false;          // some row has Self device memory > 0
   int64_t async_calls = 0;                 // host calls treated as async
   int64_t dup_nodes_removed = 0;           // calls folded into a same-named parent
+  int64_t calls_ended_at_stop = 0;         // host calls cut at the profiler's stop (see the header)
   int64_t attributed_device_events = 0;    // device events whose External id matched a host op
   int64_t unattributed_device_events = 0;  // the other device events (still rows of their own)
 };

@@ -90,13 +90,15 @@ Table totals_table(const std::vector<const trace::RankTrace*>& ranks, const std:
                  {"self_device_total_us", "Self device total (us)"},
                  {"async_calls", "Async calls"},
                  {"dup_nodes_removed", "Dup nodes removed"},
+                 {"calls_ended_at_stop", "Calls ended at stop"},
                  {"unattributed_device_events", "Unattributed device events"}};
   for (size_t r = 0; r < ranks.size(); ++r) {
     const OperatorTable& t = tables[r];
     int64_t calls = 0;
     for (const OperatorRow& row : t.rows) calls += row.calls;
     out.add_row({ranks[r]->rank, static_cast<int64_t>(t.rows.size()), calls, us_cell(t.sum_self_cpu_ns),
-                 us_cell(t.sum_self_device_ns), t.async_calls, t.dup_nodes_removed, t.unattributed_device_events});
+                 us_cell(t.sum_self_device_ns), t.async_calls, t.dup_nodes_removed, t.calls_ended_at_stop,
+                 t.unattributed_device_events});
   }
   return out;
 }
