@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <mutex>
 
@@ -97,7 +98,7 @@ int run_subcommand(const TraceOptions& opt, ReportFn fn) {
     fmt::print(stderr, "error: --consecutive-kernel-delay must be between 0 and 1e9 us\n");
     return kExitUsage;
   }
-  report_options.consecutive_kernel_delay_ns = static_cast<int64_t>(opt.consecutive_kernel_delay_us * 1000.0 + 0.5);
+  report_options.consecutive_kernel_delay_ns = std::llround(opt.consecutive_kernel_delay_us * 1000.0);
 
   trace::LoadOptions load;
   load.parse.lenient = !opt.strict;
