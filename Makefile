@@ -12,7 +12,7 @@ JOBS ?= $(shell nproc)
 STAMPS := .cache/stamps
 
 APT_PACKAGES := cmake ninja-build g++ clang clang-format clang-tidy ccache pkg-config libsimdjson-dev \
-  libdeflate-dev zlib1g-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev \
+  libisal-dev zlib1g-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev \
   libclang-rt-14-dev python3-venv python3-dev
 PIP_PACKAGES := torch==2.13.0 pytest numpy
 

@@ -1,14 +1,13 @@
 #include "trace/byte_stream.h"
 
 #include <fmt/format.h>
-#include <zlib.h>
+#include <isa-l/igzip_lib.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
-#include "trace/file_source.h"
 
 namespace scaleprof::trace {
 
@@ -82,45 +81,56 @@ class PlainStream final : public ByteStream {
   std::string error_;
 };
 
+// Gzip inflated with ISA-L's igzip: about twice as fast as zlib, with a hardware CRC, and streaming
+// so memory stays bounded. Concatenated members are read as one stream.
 class GzipStream final : public ByteStream {
  public:
-  GzipStream(std::string path, std::unique_ptr<Source> src, std::string head)
-      : path_(std::move(path)), src_(std::move(src)), in_(kInputChunk) {
+  GzipStream(std::string path, std::unique_ptr<Source> src, const std::string& head)
+      : path_(std::move(path)), src_(std::move(src)), in_(kInputChunk), state_(std::make_unique<inflate_state>()) {
     std::memcpy(in_.data(), head.data(), head.size());
-    zs_.next_in = reinterpret_cast<Bytef*>(in_.data());
-    zs_.avail_in = static_cast<uInt>(head.size());
+    isal_inflate_init(state_.get());
+    state_->crc_flag = ISAL_GZIP;
+    state_->next_in = reinterpret_cast<uint8_t*>(in_.data());
+    state_->avail_in = static_cast<uint32_t>(head.size());
     consumed_ = head.size();
-    if (inflateInit2(&zs_, 15 + 16) != Z_OK) error_ = fmt::format("{}: cannot initialise zlib", path_);
   }
-  ~GzipStream() override { inflateEnd(&zs_); }
 
   size_t read(char* dst, size_t n) override {
     if (!error_.empty() || finished_) return 0;
-    zs_.next_out = reinterpret_cast<Bytef*>(dst);
-    zs_.avail_out = static_cast<uInt>(n);
-    while (zs_.avail_out > 0) {
-      if (zs_.avail_in == 0 && !refill()) break;
-      int rc = inflate(&zs_, Z_NO_FLUSH);
-      if (rc == Z_STREAM_END) {
-        // Another member may follow (concatenated gzip); anything else after the end is ignored.
-        if (zs_.avail_in == 0 && !refill()) {
+    inflate_state& st = *state_;
+    st.next_out = reinterpret_cast<uint8_t*>(dst);
+    st.avail_out = static_cast<uint32_t>(std::min<size_t>(n, UINT32_MAX));
+    const uint32_t asked = st.avail_out;
+    while (st.avail_out > 0) {
+      if (st.block_state == ISAL_BLOCK_FINISH) {
+        // End of a member: another may follow (concatenated gzip); anything else ends the data.
+        if (st.avail_in == 0 && !refill()) {
           finished_ = true;
           break;
         }
-        if (zs_.avail_in >= 2 && zs_.next_in[0] == 0x1f && zs_.next_in[1] == 0x8b) {
-          inflateReset(&zs_);
+        if (st.avail_in >= 2 && st.next_in[0] == 0x1f && st.next_in[1] == 0x8b) {
+          uint8_t* next = st.next_in;
+          uint32_t avail = st.avail_in;
+          isal_inflate_reset(&st);
+          st.crc_flag = ISAL_GZIP;
+          st.next_in = next;
+          st.avail_in = avail;
           continue;
         }
         finished_ = true;
         break;
       }
-      if (rc != Z_OK && rc != Z_BUF_ERROR) {
-        error_ = fmt::format("{}: corrupt gzip data at compressed byte {}", path_, consumed_ - zs_.avail_in);
+      if (st.avail_in == 0 && !refill()) break;
+      int rc = isal_inflate(&st);
+      if (rc < 0) {
+        error_ = rc == ISAL_INCORRECT_CHECKSUM
+                     ? fmt::format("{}: corrupt gzip data: checksum mismatch at compressed byte {}", path_,
+                                   consumed_ - st.avail_in)
+                     : fmt::format("{}: corrupt gzip data at compressed byte {}", path_, consumed_ - st.avail_in);
         break;
       }
-      if (rc == Z_BUF_ERROR && zs_.avail_in == 0 && source_done_) break;
     }
-    size_t produced = n - zs_.avail_out;
+    size_t produced = asked - st.avail_out;
     if (produced == 0 && !finished_ && error_.empty()) {
       error_ = fmt::format("{}: truncated gzip stream: the compressed data ends at byte {} before the end marker",
                            path_, consumed_);
@@ -146,15 +156,15 @@ class GzipStream final : public ByteStream {
       return false;
     }
     consumed_ += got;
-    zs_.next_in = reinterpret_cast<Bytef*>(in_.data());
-    zs_.avail_in = static_cast<uInt>(got);
+    state_->next_in = reinterpret_cast<uint8_t*>(in_.data());
+    state_->avail_in = static_cast<uint32_t>(got);
     return true;
   }
 
   std::string path_;
   std::unique_ptr<Source> src_;
   std::vector<char> in_;
-  z_stream zs_{};
+  std::unique_ptr<inflate_state> state_;  // large (tens of kB): on the heap
   uint64_t consumed_ = 0;
   bool source_done_ = false;
   bool finished_ = false;
@@ -170,11 +180,16 @@ std::unique_ptr<ByteStream> make_stream(std::string name, std::unique_ptr<Source
     return nullptr;
   }
   head.resize(got);
-  if (looks_gzipped(head)) return std::make_unique<GzipStream>(std::move(name), std::move(src), std::move(head));
+  if (looks_gzipped(head)) return std::make_unique<GzipStream>(std::move(name), std::move(src), head);
   return std::make_unique<PlainStream>(std::move(name), std::move(src), std::move(head));
 }
 
 }  // namespace
+
+bool looks_gzipped(std::string_view bytes) {
+  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+         static_cast<unsigned char>(bytes[1]) == 0x8b;
+}
 
 std::unique_ptr<ByteStream> open_trace_stream(const std::string& path, std::string* error) {
   FILE* f = std::fopen(path.c_str(), "rb");
@@ -183,6 +198,14 @@ std::unique_ptr<ByteStream> open_trace_stream(const std::string& path, std::stri
     return nullptr;
   }
   return make_stream(path, std::make_unique<FileSource>(f), error);
+}
+
+Result<simdjson::padded_string> read_whole_stream(ByteStream& in) {
+  std::string text;
+  char chunk[1 << 16];
+  while (size_t n = in.read(chunk, sizeof(chunk))) text.append(chunk, n);
+  if (!in.error().empty()) return Error{in.error()};
+  return simdjson::padded_string(text);
 }
 
 std::unique_ptr<ByteStream> memory_stream(std::string_view name, std::string_view bytes) {

@@ -5,10 +5,14 @@
 // read as one stream.
 #pragma once
 
+#include <simdjson.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+
+#include "core/result.h"
 
 namespace scaleprof::trace {
 
@@ -28,5 +32,10 @@ std::unique_ptr<ByteStream> open_trace_stream(const std::string& path, std::stri
 
 // A stream over bytes in memory (gzip-compressed or not); `bytes` must outlive the stream.
 std::unique_ptr<ByteStream> memory_stream(std::string_view name, std::string_view bytes);
+
+// Reads everything left in `in` into one padded buffer (for the whole-document parser).
+Result<simdjson::padded_string> read_whole_stream(ByteStream& in);
+
+bool looks_gzipped(std::string_view bytes);
 
 }  // namespace scaleprof::trace

@@ -9,7 +9,6 @@
 #include <unordered_map>
 
 #include "trace/byte_stream.h"
-#include "trace/file_source.h"
 #include "trace/json_repair.h"
 #include "trace/number_parse.h"
 
@@ -1105,10 +1104,12 @@ Result<RankTrace> read_kineto_trace(const std::string& path, const ParseOptions&
                             message.find("truncated JSON") != std::string::npos;
   if (!json_problem || (message != kNeedsWholeDocument && !options.lenient)) return streamed;
   // A file with no line breaks, or one lenient mode may repair: parse the whole document at once.
-  auto bytes = read_trace_bytes(path);
-  if (!bytes) return bytes.error();
-  auto whole = parse_kineto_trace(path, bytes.value().text, options);
-  if (whole) whole.value().stats.compressed_bytes = bytes.value().compressed_bytes;
+  in = open_trace_stream(path, &error);
+  if (!in) return Error{std::move(error)};
+  auto text = read_whole_stream(*in);
+  if (!text) return text.error();
+  auto whole = parse_kineto_trace(path, text.value(), options);
+  if (whole) whole.value().stats.compressed_bytes = in->compressed_bytes();
   if (!whole && message != kNeedsWholeDocument) return streamed;  // the streaming error has the better offset
   return whole;
 }
