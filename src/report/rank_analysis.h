@@ -26,6 +26,10 @@ auto analyse_ranks(const trace::TraceSet& set, const TraceReportOptions& options
   analysis::WindowOptions window_options;
   window_options.include_last_step = options.include_last_step;
   auto work = [&](size_t i) {
+    if (options.windows != nullptr && i < options.windows->size()) {
+      out[i] = fn(*ranks[i], (*options.windows)[i]);
+      return;
+    }
     const analysis::AnalysisWindow window = analysis::compute_analysis_window(*ranks[i], window_options);
     out[i] = fn(*ranks[i], window);
   };

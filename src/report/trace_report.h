@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/analysis_window.h"
 #include "report/table.h"
 #include "trace/trace_set.h"
 
@@ -20,6 +21,9 @@ struct TraceReportOptions {
   int64_t consecutive_kernel_delay_ns = 30'000;  // idle-time breakdown threshold (HTA default 30 us)
   bool include_last_step = false;                // HTA drops the last ProfilerStep by default
   std::string sort_by = "self_cpu";              // operator table sort key
+  // Analysis windows of the selected ranks, in rank order, when already computed (summary computes
+  // them once for all its reports); null means each report computes its own.
+  const std::vector<analysis::AnalysisWindow>* windows = nullptr;
 };
 
 struct TraceReport {

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "report/rank_analysis.h"
 #include "report/trace_report.h"
 
 namespace scaleprof::report {
@@ -38,15 +39,20 @@ void append(TraceReport* into, TraceReport from) {
 }  // namespace
 
 TraceReport summary_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+  // Every report below works inside the same per-rank analysis window: compute it once.
+  const std::vector<analysis::AnalysisWindow> windows =
+      analyse_ranks(set, options, [](const trace::RankTrace&, const analysis::AnalysisWindow& w) { return w; });
+  TraceReportOptions shared = options;
+  shared.windows = &windows;
   TraceReport report;
   report.add("inputs", inputs_table(selected_ranks(set, options)));
-  append(&report, breakdown_report(set, options));
-  append(&report, kernels_report(set, options));
-  append(&report, idle_report(set, options));
-  append(&report, overlap_report(set, options));
-  append(&report, launch_report(set, options));
-  append(&report, ops_report(set, options));
-  append(&report, steps_report(set, options));
+  append(&report, breakdown_report(set, shared));
+  append(&report, kernels_report(set, shared));
+  append(&report, idle_report(set, shared));
+  append(&report, overlap_report(set, shared));
+  append(&report, launch_report(set, shared));
+  append(&report, ops_report(set, shared));
+  append(&report, steps_report(set, shared));
   return report;
 }
 

@@ -8,7 +8,6 @@
 #include <cstring>
 #include <vector>
 
-
 namespace scaleprof::trace {
 
 namespace {
@@ -23,6 +22,16 @@ class Source {
 class FileSource final : public Source {
  public:
   explicit FileSource(FILE* f) : f_(f) {}
+  // The file size, and the last 4 bytes (a gzip trailer's uncompressed size modulo 2^32).
+  void probe(uint64_t* size, uint32_t* trailer) const {
+    *size = 0;
+    *trailer = 0;
+    if (std::fseek(f_, 0, SEEK_END) != 0) return;
+    long end = std::ftell(f_);
+    if (end >= 4 && std::fseek(f_, end - 4, SEEK_SET) == 0 && std::fread(trailer, 1, 4, f_) != 4) *trailer = 0;
+    *size = end > 0 ? static_cast<uint64_t>(end) : 0;
+    std::rewind(f_);
+  }
   ~FileSource() override { std::fclose(f_); }
   size_t read(char* dst, size_t n, std::string* error) override {
     size_t got = std::fread(dst, 1, n, f_);
@@ -197,7 +206,17 @@ std::unique_ptr<ByteStream> open_trace_stream(const std::string& path, std::stri
     *error = fmt::format("{}: cannot open: {}", path, std::strerror(errno));
     return nullptr;
   }
-  return make_stream(path, std::make_unique<FileSource>(f), error);
+  auto source = std::make_unique<FileSource>(f);
+  uint64_t size = 0;
+  uint32_t trailer = 0;
+  source->probe(&size, &trailer);
+  auto stream = make_stream(path, std::move(source), error);
+  if (stream) {
+    const bool gzipped = dynamic_cast<GzipStream*>(stream.get()) != nullptr;
+    // A gzip trailer smaller than the file is not the size (several members, or over 4 GiB).
+    stream->set_size_hint(!gzipped ? size : (trailer >= size ? trailer : size * 16));
+  }
+  return stream;
 }
 
 Result<simdjson::padded_string> read_whole_stream(ByteStream& in) {

@@ -25,6 +25,13 @@ class ByteStream {
   virtual const std::string& error() const = 0;
   // Bytes of the underlying file consumed so far.
   virtual uint64_t compressed_bytes() const = 0;
+  // Expected size of the whole (inflated) text, 0 if unknown: the file size, or the gzip trailer's
+  // size field when it is plausible. Only a hint for reserving memory.
+  uint64_t size_hint() const { return size_hint_; }
+  void set_size_hint(uint64_t bytes) { size_hint_ = bytes; }
+
+ private:
+  uint64_t size_hint_ = 0;
 };
 
 // Opens `path`; gzip is inflated transparently. On failure returns nullptr and sets *error.

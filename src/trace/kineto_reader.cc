@@ -85,11 +85,19 @@ std::string_view raw_key(od::field& field) {
   return {p, n};
 }
 
+// True if the raw key text at `raw` (just after the opening quote) is exactly `expected`.
+template <size_t N>
+bool key_is(const char* raw, const char (&expected)[N]) {
+  return std::memcmp(raw, expected, N - 1) == 0 && raw[N - 1] == '"';
+}
+
 // Reads a value that should hold an integer; a numeric string or an integral decimal is accepted.
 bool read_int(od::value& v, int64_t* out) {
   od::json_type type;
   if (v.type().get(type)) return false;
   if (type == od::json_type::number) {
+    // simdjson's integer parser is the fast path; decimals like "7.0" fall back to the exact parser.
+    if (!v.get_int64().get(*out)) return true;
     return parse_int64(trim_token(v.raw_json_token()), out) == NumberParse::kOk;
   }
   if (type == od::json_type::string) {
@@ -188,6 +196,10 @@ class Importer {
   RankTrace* out_;
   size_t warnings_dropped_ = 0;
   std::unordered_map<TrackKey, uint32_t, TrackKeyHash> tracks_;
+  static constexpr uint32_t kNoTrack = UINT32_MAX;
+  int64_t last_pid_ = 0;
+  int64_t last_tid_ = 0;
+  uint32_t last_track_ = kNoTrack;
 };
 
 void Importer::warn(size_t offset, std::string_view message) {
@@ -210,6 +222,9 @@ std::string Importer::structural_error(od::document& doc, simdjson::error_code e
 }
 
 uint32_t Importer::track_for(const PidOrTid& pid, const PidOrTid& tid) {
+  // Consecutive events usually share a thread: skip the hash lookup then.
+  const bool numeric = pid.label.empty() && tid.label.empty();
+  if (numeric && last_track_ != kNoTrack && pid.number == last_pid_ && tid.number == last_tid_) return last_track_;
   TrackKey key{pid.number, tid.number, pid.label.empty() ? 0 : out_->strings.intern(pid.label),
                tid.label.empty() ? 0 : out_->strings.intern(tid.label)};
   auto [it, inserted] = tracks_.try_emplace(key, static_cast<uint32_t>(out_->tracks.size()));
@@ -219,14 +234,21 @@ uint32_t Importer::track_for(const PidOrTid& pid, const PidOrTid& tid) {
     out_->tracks.pid_label.push_back(key.pid_label);
     out_->tracks.tid_label.push_back(key.tid_label);
   }
+  if (numeric) {
+    last_pid_ = pid.number;
+    last_tid_ = tid.number;
+    last_track_ = it->second;
+  }
   return it->second;
 }
 
 bool Importer::read_pid_or_tid(od::value& v, PidOrTid* out) {
   od::json_type type;
   if (v.type().get(type)) return false;
-  if (type == od::json_type::number)
+  if (type == od::json_type::number) {
+    if (!v.get_int64().get(out->number)) return true;
     return parse_int64(trim_token(v.raw_json_token()), &out->number) == NumberParse::kOk;
+  }
   if (type == od::json_type::string) {
     std::string_view s;
     if (v.get_string().get(s)) return false;
@@ -243,99 +265,99 @@ simdjson::error_code Importer::import_args(od::object args, EventArgs* a) {
   for (auto field_result : args) {
     od::field field;
     if (auto e = std::move(field_result).get(field)) return e;
-    std::string_view k = raw_key(field);
+    const char* k = field.key().raw();
     od::value v = field.value();
-    // Dispatch on the key; unknown keys are skipped unread by the iterator.
-    switch (k.empty() ? '\0' : k[0]) {
+    // Dispatch on the first character, then compare in place; unknown keys are skipped unread.
+    switch (k[0]) {
       case 'E':
-        if (k == "External id") read_int(v, &a->external_id);
+        if (key_is(k, "External id")) read_int(v, &a->external_id);
         break;
       case 'e':
-        if (k == "external id") {
+        if (key_is(k, "external id")) {
           read_int(v, &a->external_id);
-        } else if (k == "est. achieved occupancy %") {
+        } else if (key_is(k, "est. achieved occupancy %")) {
           a->has_device_args |= read_double(v, &a->occupancy);
         }
         break;
       case 'c':
-        if (k == "correlation") read_int(v, &a->correlation);
+        if (key_is(k, "correlation")) read_int(v, &a->correlation);
         break;
       case 's':
-        if (k == "stream") {
+        if (key_is(k, "stream")) {
           read_int(v, &a->stream);
-        } else if (k == "shared memory") {
+        } else if (key_is(k, "shared memory")) {
           a->has_device_args |= read_int(v, &a->shared_memory);
         }
         break;
       case 'd':
-        if (k == "device") {
+        if (key_is(k, "device")) {
           a->has_device_args |= read_int(v, &a->device);
-        } else if (k == "dtype") {
+        } else if (key_is(k, "dtype")) {
           a->has_collective |= read_string(v, &a->dtype);
         }
         break;
       case 'b':
-        if (k == "bytes") {
+        if (key_is(k, "bytes")) {
           a->has_device_args |= read_int(v, &a->bytes);
-        } else if (k == "blocks per SM") {
+        } else if (key_is(k, "blocks per SM")) {
           a->has_device_args |= read_double(v, &a->blocks_per_sm);
-        } else if (k == "block") {
+        } else if (key_is(k, "block")) {
           a->has_device_args |= read_triple(v, a->block);
         }
         break;
       case 'm':
-        if (k == "memory bandwidth (GB/s)") a->has_device_args |= read_double(v, &a->bandwidth);
+        if (key_is(k, "memory bandwidth (GB/s)")) a->has_device_args |= read_double(v, &a->bandwidth);
         break;
       case 'g':
-        if (k == "grid") a->has_device_args |= read_triple(v, a->grid);
+        if (key_is(k, "grid")) a->has_device_args |= read_triple(v, a->grid);
         break;
       case 'r':
-        if (k == "registers per thread") a->has_device_args |= read_int(v, &a->registers);
+        if (key_is(k, "registers per thread")) a->has_device_args |= read_int(v, &a->registers);
         break;
       case 'w':
-        if (k == "warps per SM") a->has_device_args |= read_double(v, &a->warps_per_sm);
+        if (key_is(k, "warps per SM")) a->has_device_args |= read_double(v, &a->warps_per_sm);
         break;
       case 'C':
-        if (k == "Collective name") a->has_collective |= read_string(v, &a->collective_name);
+        if (key_is(k, "Collective name")) a->has_collective |= read_string(v, &a->collective_name);
         break;
       case 'I':
-        if (k == "In msg nelems" || k == "In msg size") {
+        if (key_is(k, "In msg nelems") || key_is(k, "In msg size")) {
           a->has_collective |= read_int(v, &a->in_nelems);
-        } else if (k == "Input Dims") {
+        } else if (key_is(k, "Input Dims")) {
           read_raw(v, &a->input_dims);
-        } else if (k == "Input type") {
+        } else if (key_is(k, "Input type")) {
           read_raw(v, &a->input_types);
         }
         break;
       case 'O':
-        if (k == "Out msg nelems" || k == "Out msg size") a->has_collective |= read_int(v, &a->out_nelems);
+        if (key_is(k, "Out msg nelems") || key_is(k, "Out msg size")) a->has_collective |= read_int(v, &a->out_nelems);
         break;
       case 'G':
-        if (k == "Group size") a->has_collective |= read_int(v, &a->group_size);
+        if (key_is(k, "Group size")) a->has_collective |= read_int(v, &a->group_size);
         break;
       case 'P':
-        if (k == "Process Group Name") {
+        if (key_is(k, "Process Group Name")) {
           read_raw(v, &a->pg_name);
-        } else if (k == "Process Group Description") {
+        } else if (key_is(k, "Process Group Description")) {
           read_raw(v, &a->pg_desc);
-        } else if (k == "Process Group Ranks") {
+        } else if (key_is(k, "Process Group Ranks")) {
           read_raw(v, &a->pg_ranks);
         }
         break;
       case 'B':
-        if (k == "Bytes") read_int(v, &a->mem_bytes);
+        if (key_is(k, "Bytes")) read_int(v, &a->mem_bytes);
         break;
       case 'T':
-        if (k == "Total Allocated") {
+        if (key_is(k, "Total Allocated")) {
           read_int(v, &a->total_allocated);
-        } else if (k == "Total Reserved") {
+        } else if (key_is(k, "Total Reserved")) {
           read_int(v, &a->total_reserved);
         }
         break;
       case 'D':
-        if (k == "Device Type") {
+        if (key_is(k, "Device Type")) {
           read_int(v, &a->device_type);
-        } else if (k == "Device Id") {
+        } else if (key_is(k, "Device Id")) {
           read_int(v, &a->device_id);
         }
         break;
@@ -364,16 +386,19 @@ simdjson::error_code Importer::import_event(od::value& v) {
   for (auto field_result : obj) {
     od::field field;
     if (auto e = std::move(field_result).get(field)) return e;
-    std::string_view k = raw_key(field);
+    const char* key = field.key().raw();
     od::value fv = field.value();
-    if (k == "ph") {
+    // Keys are compared in place (text then the closing quote): this loop runs for every field of
+    // every event, so it avoids measuring or copying keys.
+    if (key_is(key, "ph")) {
       has_ph = read_string(fv, &ph);
-    } else if (k == "cat") {
+    } else if (key_is(key, "cat")) {
       has_cat = read_string(fv, &cat);
-    } else if (k == "name") {
+    } else if (key_is(key, "name")) {
       has_name = read_string(fv, &name);
       bad_name = !has_name;
-    } else if (k == "ts" || k == "dur") {
+    } else if (key_is(key, "ts") || key_is(key, "dur")) {
+      const std::string_view k = key[0] == 't' ? "ts" : "dur";
       od::json_type type;
       if (auto e = fv.type().get(type)) return e;
       bool is_number = type == od::json_type::number;
@@ -393,11 +418,11 @@ simdjson::error_code Importer::import_event(od::value& v) {
         dur_tok = tok;
         bad_dur_type = !is_number;
       }
-    } else if (k == "pid") {
+    } else if (key_is(key, "pid")) {
       bad_pid |= !read_pid_or_tid(fv, &pid);
-    } else if (k == "tid") {
+    } else if (key_is(key, "tid")) {
       bad_pid |= !read_pid_or_tid(fv, &tid);
-    } else if (k == "args") {
+    } else if (key_is(key, "args")) {
       od::object args_obj;
       if (!fv.get_object().get(args_obj)) {
         if (auto e = import_args(args_obj, &args)) return e;
@@ -731,15 +756,18 @@ Result<size_t> Importer::import_window(od::document& doc, size_t cut, size_t* ar
   return size_;
 }
 
+// Gives back reserved rows only when many were never used: large reservations that were not
+// touched cost address space, not memory, while shrinking copies every column.
 void shrink(RankTrace* t) {
-  auto fit = [](auto&... columns) { (columns.shrink_to_fit(), ...); };
   EventTable& e = t->events;
+  if (e.ts.capacity() - e.ts.size() < (1U << 20)) return;
+  auto fit = [](auto&... columns) { (columns.shrink_to_fit(), ...); };
   fit(e.ts, e.dur, e.name, e.cat_name, e.cat, e.phase, e.track, e.correlation, e.external_id, e.stream, e.file_index);
 }
 
 void reserve_for(size_t json_bytes, RankTrace* t) {
   // Kineto events average 200-300 bytes of JSON; reserving avoids repeated regrowth of every column.
-  size_t rows = json_bytes / 220 + 16;
+  size_t rows = json_bytes / 150 + 16;
   EventTable& e = t->events;
   auto reserve = [rows](auto&... columns) { (columns.reserve(rows), ...); };
   reserve(e.ts, e.dur, e.name, e.cat_name, e.cat, e.phase, e.track, e.correlation, e.external_id, e.stream,
@@ -889,8 +917,8 @@ constexpr std::string_view kNeedsWholeDocument = "needs whole-document parse";
 // break after it. Memory stays bounded by the window whatever the trace's size.
 class StreamingParser {
  public:
-  StreamingParser(std::string_view path, ByteStream& in, size_t window)
-      : path_(path), in_(in), kWindow(window ? window : kDefaultWindow) {}
+  StreamingParser(std::string_view path, ByteStream& in, size_t window, uint64_t size_hint)
+      : path_(path), in_(in), size_hint_(size_hint), kWindow(window ? window : kDefaultWindow) {}
 
   Result<RankTrace> parse();
 
@@ -904,6 +932,7 @@ class StreamingParser {
 
   std::string_view path_;
   ByteStream& in_;
+  uint64_t size_hint_;  // expected JSON bytes (0: unknown), to reserve the columns once
   std::vector<char> buf_;
   size_t pos_ = 1;           // next unread byte in buf_
   size_t len_ = 1;           // bytes valid in buf_ (buf_[0] is headroom for the '[')
@@ -968,7 +997,7 @@ Result<RankTrace> StreamingParser::parse() {
     }
   }
   trace.metadata.legacy_array = legacy;
-  reserve_for(kWindow * 4, &trace);
+  reserve_for(size_hint_ ? size_hint_ : kWindow * 4, &trace);
 
   // 2. The events, window by window.
   od::parser parser;
@@ -1089,7 +1118,7 @@ Result<RankTrace> StreamingParser::parse() {
 }  // namespace
 
 Result<RankTrace> parse_kineto_stream(std::string_view path, ByteStream& in, const ParseOptions& options) {
-  StreamingParser streaming(path, in, options.window_bytes);
+  StreamingParser streaming(path, in, options.window_bytes, in.size_hint());
   return streaming.parse();
 }
 
