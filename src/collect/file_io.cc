@@ -1,0 +1,95 @@
+#include "collect/file_io.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+namespace scaleprof::collect {
+
+namespace {
+
+// write() until everything is out: a regular file takes a short line whole, but a signal or a full
+// disk can cut it, and EINTR must not lose the record.
+bool write_all(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+Status replace_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Error{fmt::format("{}: cannot write: {}", tmp, std::strerror(errno))};
+  bool ok = write_all(fd, text.data(), text.size());
+  int saved = errno;
+  if (::close(fd) != 0 && ok) ok = false, saved = errno;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    if (ok) saved = errno;
+    std::remove(tmp.c_str());
+    return Error{fmt::format("{}: cannot write: {}", path, std::strerror(saved))};
+  }
+  return Ok{};
+}
+
+Status make_directories(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) return Error{fmt::format("{}: cannot create directory: {}", path, ec.message())};
+  return Ok{};
+}
+
+CsvAppender::CsvAppender(CsvAppender&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) {
+  other.fd_ = -1;
+}
+
+CsvAppender& CsvAppender::operator=(CsvAppender&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    path_ = std::move(other.path_);
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+CsvAppender::~CsvAppender() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<CsvAppender> CsvAppender::open(const std::string& path, const std::string& header) {
+  CsvAppender out;
+  out.path_ = path;
+  out.fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (out.fd_ < 0) return Error{fmt::format("{}: cannot open for appending: {}", path, std::strerror(errno))};
+  struct stat st {};
+  if (::fstat(out.fd_, &st) != 0) return Error{fmt::format("{}: cannot stat: {}", path, std::strerror(errno))};
+  if (st.st_size == 0) {
+    if (Status s = out.append(header + "\n"); !s) return s.error();
+  }
+  return out;
+}
+
+Status CsvAppender::append(const std::string& lines) {
+  if (fd_ < 0) return Error{fmt::format("{}: not open", path_)};
+  if (!write_all(fd_, lines.data(), lines.size())) {
+    return Error{fmt::format("{}: cannot append: {}", path_, std::strerror(errno))};
+  }
+  return Ok{};
+}
+
+}  // namespace scaleprof::collect

@@ -1,0 +1,163 @@
+#include "collect/gpu_monitor.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "collect/run_records.h"
+#include "collect/timers.h"
+
+namespace scaleprof::collect {
+
+Result<std::unique_ptr<GpuMonitor>> GpuMonitor::start(std::unique_ptr<GpuLibrary> library,
+                                                      GpuMonitorOptions options) {
+  if (options.interval < kMinGpuInterval) {
+    return Error{fmt::format("GPU sampling interval {} ms is below the minimum of {} ms",
+                             std::chrono::duration<double, std::milli>(options.interval).count(),
+                             kMinGpuInterval.count())};
+  }
+  if (options.devices.empty()) {
+    for (int64_t i = 0; i < library->device_count(); ++i) options.devices.push_back(i);
+  }
+  CsvAppender csv;
+  if (!options.csv_path.empty()) {
+    auto opened = CsvAppender::open(options.csv_path, kGpuHeader);
+    if (!opened) return opened.error();
+    csv = std::move(opened.value());
+  }
+  std::unique_ptr<GpuMonitor> monitor(new GpuMonitor(std::move(library), std::move(options), std::move(csv)));
+  monitor->sample_once();
+  monitor->thread_ = std::thread([m = monitor.get()] { m->run(); });
+  return monitor;
+}
+
+GpuMonitor::GpuMonitor(std::unique_ptr<GpuLibrary> library, GpuMonitorOptions options, CsvAppender csv)
+    : library_(std::move(library)), options_(std::move(options)), csv_(std::move(csv)) {
+  first_counter_j_.resize(options_.devices.size());
+  accumulators_.resize(options_.devices.size());
+}
+
+GpuMonitor::~GpuMonitor() { (void)stop(); }
+
+Status GpuMonitor::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_ && !thread_.joinable()) return write_error_ ? Status(*write_error_) : Status(Ok{});
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) {
+    thread_.join();
+    sample_once();
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (write_error_) return *write_error_;
+  return Ok{};
+}
+
+void GpuMonitor::run() {
+  // Deadlines on the monotonic clock, start + k * interval: no drift from the time sampling takes.
+  // After a stall (suspended process, overloaded node) missed ticks are skipped, not bunched.
+  using Clock = std::chrono::steady_clock;
+  auto next = Clock::now() + options_.interval;
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stopping_) {
+    if (wake_.wait_until(lock, next, [this] { return stopping_; })) break;
+    lock.unlock();
+    sample_once();
+    lock.lock();
+    next += options_.interval;
+    const auto now = Clock::now();
+    if (next <= now) next = now + options_.interval;
+  }
+}
+
+void GpuMonitor::sample_once() {
+  // Runs on one thread at a time (start, then the thread, then stop after join): the library, the
+  // CSV file and first_counter_j_ need no lock; the accumulators do (summary() reads them).
+  const int64_t now = unix_now_ns();
+  std::vector<GpuSample> samples;
+  samples.reserve(options_.devices.size());
+  for (size_t slot = 0; slot < options_.devices.size(); ++slot) {
+    GpuReading r = library_->read(options_.devices[slot]);
+    GpuSample s;
+    s.time_unix_ns = now;
+    s.device = options_.devices[slot];
+    s.utilization_pct = r.utilization_pct;
+    s.power_w = r.power_w;
+    s.memory_used_bytes = r.memory_used_bytes;
+    if (r.energy_counter_j) {
+      if (!first_counter_j_[slot]) first_counter_j_[slot] = r.energy_counter_j;
+      s.energy_j = *r.energy_counter_j - *first_counter_j_[slot];
+    }
+    samples.push_back(s);
+  }
+  std::string& lines = line_buffer_;
+  lines.clear();
+  for (const GpuSample& s : samples) lines += csv_line(s);
+  Status written = csv_.is_open() ? csv_.append(lines) : Status(Ok{});
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (size_t slot = 0; slot < samples.size(); ++slot) accumulators_[slot].add(samples[slot]);
+  ++rounds_;
+  if (!written && !write_error_) write_error_ = written.error();
+}
+
+std::vector<GpuDeviceSummary> GpuMonitor::summary() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<GpuDeviceSummary> out;
+  out.reserve(accumulators_.size());
+  for (const GpuAccumulator& a : accumulators_) out.push_back(a.summary());
+  return out;
+}
+
+int64_t GpuMonitor::samples_taken() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return rounds_;
+}
+
+Result<std::vector<int64_t>> choose_devices(const GpuLibrary& library, const RunContext& context,
+                                            const std::string& mode) {
+  std::vector<int64_t> all;
+  for (int64_t i = 0; i < library.device_count(); ++i) all.push_back(i);
+  if (mode == "node") return all;
+  if (mode == "off") return std::vector<int64_t>{};
+  std::vector<int64_t> visible;
+  if (context.devices_restricted) {
+    for (const std::string& id : context.visible_devices) {
+      auto index = library.device_index(id);
+      if (!index) return index.error();
+      visible.push_back(index.value());
+    }
+  } else {
+    visible = all;
+  }
+  if (visible.size() > 1 && context.local_world_size > 1) {
+    return std::vector<int64_t>{visible[static_cast<size_t>(context.local_rank) % visible.size()]};
+  }
+  return visible;
+}
+
+Result<std::chrono::nanoseconds> parse_interval(const std::string& text) {
+  double value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  std::string_view unit(ptr, end - ptr);
+  double scale = 0;
+  if (unit.empty() || unit == "s") {
+    scale = 1e9;
+  } else if (unit == "ms") {
+    scale = 1e6;
+  } else if (unit == "us") {
+    scale = 1e3;
+  } else if (unit == "m" || unit == "min") {
+    scale = 60e9;
+  }
+  if (ec != std::errc() || scale == 0 || !(value > 0) || value * scale > 86400e9) {
+    return Error{fmt::format("'{}' is not an interval like 1s, 500ms or 0.1", text)};
+  }
+  auto interval = std::chrono::nanoseconds(static_cast<int64_t>(value * scale));
+  if (interval < kMinGpuInterval) return Error{fmt::format("interval '{}' is below the minimum of 10ms", text)};
+  return interval;
+}
+
+}  // namespace scaleprof::collect

@@ -1,0 +1,26 @@
+// Names of experiments and runs: folder names that every rank of one launch must agree on.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "collect/environment.h"
+#include "collect/run_context.h"
+#include "core/result.h"
+
+namespace scaleprof::collect {
+
+// Experiment, run and strategy names become folder names: letters, digits, '.', '_', '-' and '+', not
+// starting with '.', at most 128 characters. `what` names the argument in the message.
+Status check_name(const std::string& what, const std::string& name);
+
+// A name every rank derives alone from the launcher's shared variables, or "" when there is none:
+// "<strategy>-w<world>-slurm<job>.<step>" inside an srun step, "<strategy>-w<world>-<rdzv id>" for a
+// torchrun TORCHELASTIC_RUN_ID other than "none" (plus "-r<N>" after an elastic restart).
+std::string derived_run_name(const RunContext& context, const Environment& env);
+
+// A fresh name "<strategy>-w<world>-<YYYYmmdd-HHMMSS UTC>-<4 hex>" (rank 0 makes it; the Python API
+// broadcasts it to the other ranks). `random16` supplies the hex digits.
+std::string generated_run_name(const std::string& strategy, int64_t world_size, int64_t unix_ns, uint32_t random16);
+
+}  // namespace scaleprof::collect

@@ -1,0 +1,470 @@
+#include "collect/run_reader.h"
+
+#include <fmt/format.h>
+#include <simdjson.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace scaleprof::collect {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> split_commas(std::string_view line) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (true) {
+    size_t comma = line.find(',', pos);
+    out.emplace_back(line.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+std::optional<int64_t> parse_int(std::string_view s) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> parse_double(std::string_view s) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+// Column accessors for one row: missing columns and empty cells are "unknown".
+struct RowView {
+  const CsvTable& table;
+  size_t row;
+  std::string_view cell(int column) const {
+    if (column < 0 || static_cast<size_t>(column) >= table.rows[row].size()) return {};
+    return table.rows[row][column];
+  }
+};
+
+// Reads the records of one CSV into T with `fill`, which returns false for a row whose required
+// fields do not parse (reported, then skipped).
+template <class T, class Fill>
+std::vector<T> read_records(const std::string& path, std::vector<std::string>* warnings, Fill fill) {
+  std::vector<T> out;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return out;
+  auto table = read_csv(path, warnings);
+  if (!table) {
+    warnings->push_back(table.error().message);
+    return out;
+  }
+  const CsvTable& t = table.value();
+  out.reserve(t.rows.size());
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    T record;
+    if (fill(t, RowView{t, r}, &record)) {
+      out.push_back(record);
+    } else {
+      warnings->push_back(fmt::format("{}:{}: a required field is missing or not a number; line skipped", path,
+                                      t.line_numbers[r]));
+    }
+  }
+  return out;
+}
+
+std::vector<EpochRecord> read_epochs(const std::string& path, std::vector<std::string>* warnings) {
+  return read_records<EpochRecord>(path, warnings, [](const CsvTable& t, RowView row, EpochRecord* e) {
+    auto epoch = parse_int(row.cell(t.column("epoch")));
+    auto start = parse_int(row.cell(t.column("start_unix_ns")));
+    auto end = parse_int(row.cell(t.column("end_unix_ns")));
+    auto duration = parse_double(row.cell(t.column("duration_s")));
+    if (!epoch || !duration) return false;
+    e->epoch = *epoch;
+    e->start_unix_ns = start.value_or(0);
+    e->end_unix_ns = end.value_or(0);
+    e->duration_s = *duration;
+    e->samples = parse_int(row.cell(t.column("samples")));
+    return true;
+  });
+}
+
+std::vector<StepRecord> read_steps(const std::string& path, std::vector<std::string>* warnings) {
+  return read_records<StepRecord>(path, warnings, [](const CsvTable& t, RowView row, StepRecord* s) {
+    auto epoch = parse_int(row.cell(t.column("epoch")));
+    auto step = parse_int(row.cell(t.column("step")));
+    auto duration = parse_double(row.cell(t.column("duration_s")));
+    if (!step || !duration) return false;
+    s->epoch = epoch.value_or(0);
+    s->step = *step;
+    s->start_unix_ns = parse_int(row.cell(t.column("start_unix_ns"))).value_or(0);
+    s->duration_s = *duration;
+    s->samples = parse_int(row.cell(t.column("samples")));
+    return true;
+  });
+}
+
+std::vector<GpuSample> read_gpu(const std::string& path, std::vector<std::string>* warnings) {
+  return read_records<GpuSample>(path, warnings, [](const CsvTable& t, RowView row, GpuSample* s) {
+    auto time = parse_int(row.cell(t.column("time_unix_ns")));
+    auto device = parse_int(row.cell(t.column("device")));
+    if (!time || !device) return false;
+    s->time_unix_ns = *time;
+    s->device = *device;
+    s->utilization_pct = parse_double(row.cell(t.column("utilization_pct")));
+    s->power_w = parse_double(row.cell(t.column("power_w")));
+    s->memory_used_bytes = parse_int(row.cell(t.column("memory_used_bytes")));
+    s->energy_j = parse_double(row.cell(t.column("energy_j")));
+    return true;
+  });
+}
+
+// Small JSON field readers: a missing key, null or a wrong type all mean "unknown".
+std::string json_string(simdjson::dom::object o, const char* key) {
+  std::string_view v;
+  if (o[key].get_string().get(v) != simdjson::SUCCESS) return {};
+  return std::string(v);
+}
+
+std::optional<int64_t> json_int(simdjson::dom::object o, const char* key) {
+  int64_t v = 0;
+  if (o[key].get_int64().get(v) != simdjson::SUCCESS) return std::nullopt;
+  return v;
+}
+
+std::vector<std::string> json_strings(simdjson::dom::object o, const char* key) {
+  std::vector<std::string> out;
+  simdjson::dom::array a;
+  if (o[key].get_array().get(a) != simdjson::SUCCESS) return out;
+  for (simdjson::dom::element e : a) {
+    std::string_view s;
+    if (e.get_string().get(s) == simdjson::SUCCESS) {
+      out.emplace_back(s);
+    } else {
+      int64_t i = 0;
+      if (e.get_int64().get(i) == simdjson::SUCCESS) out.push_back(std::to_string(i));
+    }
+  }
+  return out;
+}
+
+Result<simdjson::dom::object> load_json_object(simdjson::dom::parser& parser, const std::string& path) {
+  simdjson::dom::element doc;
+  if (auto error = parser.load(path).get(doc); error != simdjson::SUCCESS) {
+    return Error{fmt::format("{}: unreadable JSON: {}", path, simdjson::error_message(error))};
+  }
+  simdjson::dom::object o;
+  if (doc.get_object().get(o) != simdjson::SUCCESS) return Error{fmt::format("{}: not a JSON object", path)};
+  return o;
+}
+
+Result<RunInfo> read_run_json(simdjson::dom::parser& parser, const std::string& path) {
+  auto loaded = load_json_object(parser, path);
+  if (!loaded) return loaded.error();
+  simdjson::dom::object o = loaded.value();
+  RunInfo info;
+  info.schema_version = static_cast<int>(json_int(o, "schema_version").value_or(0));
+  info.experiment = json_string(o, "experiment");
+  info.run = json_string(o, "run");
+  info.strategy = json_string(o, "strategy");
+  info.world_size = json_int(o, "world_size");
+  info.nodes = json_int(o, "nodes");
+  info.gpus_per_node = json_int(o, "gpus_per_node");
+  info.launcher = json_string(o, "launcher");
+  info.job_id = json_string(o, "job_id");
+  info.command = json_strings(o, "command");
+  info.hosts = json_strings(o, "hosts");
+  info.start_unix_ns = json_int(o, "start_unix_ns");
+  info.end_unix_ns = json_int(o, "end_unix_ns");
+  info.exit_status = json_int(o, "exit_status");
+  info.status = json_string(o, "status");
+  info.scaleprof_version = json_string(o, "scaleprof_version");
+  info.torch_version = json_string(o, "torch_version");
+  info.writer = json_string(o, "writer");
+  info.writer_host = json_string(o, "writer_host");
+  info.writer_pid = json_int(o, "writer_pid");
+  return info;
+}
+
+Result<RankInfo> read_rank_json(simdjson::dom::parser& parser, const std::string& path) {
+  auto loaded = load_json_object(parser, path);
+  if (!loaded) return loaded.error();
+  simdjson::dom::object o = loaded.value();
+  RankInfo info;
+  info.schema_version = static_cast<int>(json_int(o, "schema_version").value_or(0));
+  auto rank = json_int(o, "rank");
+  if (!rank) return Error{fmt::format("{}: no integer \"rank\"", path)};
+  info.rank = *rank;
+  info.local_rank = json_int(o, "local_rank");
+  info.world_size = json_int(o, "world_size");
+  info.node_rank = json_int(o, "node_rank");
+  info.nodes = json_int(o, "nodes");
+  info.host = json_string(o, "host");
+  info.pid = json_int(o, "pid");
+  info.start_unix_ns = json_int(o, "start_unix_ns");
+  info.end_unix_ns = json_int(o, "end_unix_ns");
+  info.status = json_string(o, "status");
+  info.devices = json_strings(o, "devices");
+  info.strategy = json_string(o, "strategy");
+  info.experiment = json_string(o, "experiment");
+  info.run = json_string(o, "run");
+  info.launcher = json_string(o, "launcher");
+  info.job_id = json_string(o, "job_id");
+  info.torch_version = json_string(o, "torch_version");
+  return info;
+}
+
+bool is_trace_name(const std::string& name) {
+  auto ends_with = [&](std::string_view suffix) {
+    return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends_with(".json") || ends_with(".json.gz");
+}
+
+std::string this_host() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return {};
+  return name;
+}
+
+std::string rank_status(const RankData& rank, const std::string& local_host) {
+  if (!rank.info) return kStatusIncomplete;
+  const RankInfo& info = *rank.info;
+  if (info.status == kStatusRunning && !writer_may_be_alive(info.host, info.pid, local_host)) return kStatusFailed;
+  if (info.status.empty()) return kStatusIncomplete;
+  return info.status;
+}
+
+}  // namespace
+
+int CsvTable::column(std::string_view name) const {
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (header[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+Result<CsvTable> read_csv(const std::string& path, std::vector<std::string>* warnings) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{fmt::format("{}: cannot open: {}", path, std::strerror(errno))};
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  CsvTable table;
+  table.path = path;
+  size_t pos = 0;
+  int64_t line_number = 0;
+  while (pos < text.size()) {
+    ++line_number;
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) {
+      // The writer appends whole lines with one write(); a line without '\n' was cut mid-record.
+      warnings->push_back(fmt::format("{}:{}: torn last line (the writer stopped mid-record)", path, line_number));
+      break;
+    }
+    std::string_view line(text.data() + pos, nl - pos);
+    pos = nl + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (table.header.empty()) {
+      table.header = split_commas(line);
+      continue;
+    }
+    if (line.empty()) continue;
+    std::vector<std::string> fields = split_commas(line);
+    if (fields.size() != table.header.size()) {
+      warnings->push_back(fmt::format("{}:{}: {} fields where the header has {}; line skipped", path, line_number,
+                                      fields.size(), table.header.size()));
+      continue;
+    }
+    table.rows.push_back(std::move(fields));
+    table.line_numbers.push_back(line_number);
+  }
+  return table;
+}
+
+bool writer_may_be_alive(const std::string& host, std::optional<int64_t> pid, const std::string& local_host) {
+  if (!pid || *pid <= 0 || *pid > std::numeric_limits<pid_t>::max()) return true;
+  if (host.empty() || host != (local_host.empty() ? this_host() : local_host)) return true;
+  return ::kill(static_cast<pid_t>(*pid), 0) == 0 || errno == EPERM;
+}
+
+std::string RunData::strategy() const {
+  if (info && !info->strategy.empty()) return info->strategy;
+  for (const RankData& r : ranks) {
+    if (r.info && !r.info->strategy.empty()) return r.info->strategy;
+  }
+  return {};
+}
+
+int64_t RunData::world_size() const {
+  int64_t w = info && info->world_size ? *info->world_size : 0;
+  for (const RankData& r : ranks) {
+    if (r.info && r.info->world_size) w = std::max(w, *r.info->world_size);
+  }
+  return w;
+}
+
+int64_t RunData::node_count() const {
+  std::set<std::string> hosts;
+  for (const RankData& r : ranks) {
+    if (r.info && !r.info->host.empty()) hosts.insert(r.info->host);
+  }
+  if (!hosts.empty()) return static_cast<int64_t>(hosts.size());
+  return info && info->nodes ? *info->nodes : 0;
+}
+
+int64_t RunData::epochs_completed() const {
+  if (ranks.empty()) return 0;
+  size_t n = std::numeric_limits<size_t>::max();
+  for (const RankData& r : ranks) n = std::min(n, r.epochs.size());
+  return static_cast<int64_t>(n);
+}
+
+std::string derive_run_status(const RunData& run, const ReadOptions& options) {
+  const std::string local_host = options.local_host.empty() ? this_host() : options.local_host;
+  bool any_failed = false, any_running = false, any_incomplete = false;
+  for (const RankData& r : run.ranks) {
+    any_failed = any_failed || r.status == kStatusFailed;
+    any_running = any_running || r.status == kStatusRunning;
+    any_incomplete = any_incomplete || r.status == kStatusIncomplete;
+  }
+  if (run.info) {
+    const RunInfo& info = *run.info;
+    if (info.status == kStatusFailed || (info.exit_status && *info.exit_status != 0)) return kStatusFailed;
+    if (info.status == kStatusRunning) {
+      if (!writer_may_be_alive(info.writer_host, info.writer_pid, local_host)) return kStatusFailed;
+      if (!any_failed) return kStatusRunning;
+    }
+  }
+  if (any_failed) return kStatusFailed;
+  if (any_running) return kStatusRunning;
+  const int64_t world = run.world_size();
+  if (any_incomplete || run.ranks.empty() || (world > 0 && static_cast<int64_t>(run.ranks.size()) < world)) {
+    return kStatusIncomplete;
+  }
+  return kStatusCompleted;
+}
+
+Result<RunData> read_run(const std::string& run_dir, const ReadOptions& options) {
+  std::error_code ec;
+  if (!fs::is_directory(run_dir, ec)) return Error{fmt::format("{}: not a run directory", run_dir)};
+  RunData run;
+  run.dir = run_dir;
+  fs::path dir(run_dir);
+  run.run = dir.filename().string();
+  if (run.run.empty()) run.run = dir.parent_path().filename().string();
+  run.experiment = fs::absolute(dir, ec).lexically_normal().parent_path().filename().string();
+  if (run.experiment.empty() || run.experiment == run.run) {
+    run.experiment = fs::absolute(dir, ec).lexically_normal().parent_path().parent_path().filename().string();
+  }
+  simdjson::dom::parser parser;
+  const std::string run_json = (dir / kRunJson).string();
+  if (fs::exists(run_json, ec)) {
+    auto info = read_run_json(parser, run_json);
+    if (info) {
+      run.info = std::move(info.value());
+    } else {
+      run.warnings.push_back(info.error().message);
+    }
+  }
+  std::vector<fs::path> entries;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) entries.push_back(entry.path());
+  if (ec) return Error{fmt::format("{}: cannot list: {}", run_dir, ec.message())};
+  std::sort(entries.begin(), entries.end());
+  const std::string local_host = options.local_host.empty() ? this_host() : options.local_host;
+  for (const fs::path& p : entries) {
+    const std::string name = p.filename().string();
+    if (!fs::is_directory(p, ec)) continue;
+    if (name.rfind("rank-", 0) == 0) {
+      auto folder_rank = parse_int(std::string_view(name).substr(5));
+      if (!folder_rank) continue;
+      RankData rank;
+      rank.dir = p.string();
+      rank.rank = *folder_rank;
+      const std::string rank_json = (p / kRankJson).string();
+      if (fs::exists(rank_json, ec)) {
+        auto info = read_rank_json(parser, rank_json);
+        if (info) {
+          rank.info = std::move(info.value());
+          if (rank.info->rank != rank.rank) {
+            run.warnings.push_back(fmt::format("{}: says rank {} inside folder {}", rank_json, rank.info->rank, name));
+          }
+        } else {
+          run.warnings.push_back(info.error().message);
+        }
+      } else {
+        run.warnings.push_back(fmt::format("{}: missing (the rank never started writing)", rank_json));
+      }
+      rank.epochs = read_epochs((p / kEpochsCsv).string(), &run.warnings);
+      if (options.read_steps) rank.steps = read_steps((p / kStepsCsv).string(), &run.warnings);
+      if (options.read_gpu) rank.gpu = read_gpu((p / kGpuCsv).string(), &run.warnings);
+      for (const auto& t : fs::directory_iterator(p / kTracesDir, ec)) {
+        if (t.is_regular_file() && is_trace_name(t.path().filename().string())) {
+          rank.trace_files.push_back(t.path().string());
+        }
+      }
+      ec.clear();
+      std::sort(rank.trace_files.begin(), rank.trace_files.end());
+      rank.status = rank_status(rank, local_host);
+      run.ranks.push_back(std::move(rank));
+    } else if (name.rfind("node-", 0) == 0) {
+      NodeData node;
+      node.dir = p.string();
+      node.host = name.substr(5);
+      if (options.read_gpu) node.gpu = read_gpu((p / kGpuCsv).string(), &run.warnings);
+      run.nodes.push_back(std::move(node));
+    }
+  }
+  std::sort(run.ranks.begin(), run.ranks.end(), [](const RankData& a, const RankData& b) { return a.rank < b.rank; });
+  run.status = derive_run_status(run, options);
+  return run;
+}
+
+Result<std::vector<RunData>> read_runs(const std::string& root, const std::string& experiment,
+                                       const ReadOptions& options) {
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) return Error{fmt::format("{}: no such directory (nothing recorded yet?)", root)};
+  std::vector<RunData> runs;
+  std::vector<fs::path> experiments;
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    if (e.is_directory() && (experiment.empty() || e.path().filename() == experiment)) experiments.push_back(e.path());
+  }
+  if (ec) return Error{fmt::format("{}: cannot list: {}", root, ec.message())};
+  for (const fs::path& exp : experiments) {
+    for (const auto& e : fs::directory_iterator(exp, ec)) {
+      if (!e.is_directory()) continue;
+      bool is_run = fs::exists(e.path() / kRunJson);
+      for (const auto& inner : fs::directory_iterator(e.path(), ec)) {
+        is_run = is_run || (inner.is_directory() && inner.path().filename().string().rfind("rank-", 0) == 0);
+      }
+      if (!is_run) continue;
+      auto run = read_run(e.path().string(), options);
+      if (run) runs.push_back(std::move(run.value()));
+    }
+  }
+  auto start = [](const RunData& r) {
+    if (r.info && r.info->start_unix_ns) return *r.info->start_unix_ns;
+    int64_t s = std::numeric_limits<int64_t>::max();
+    for (const RankData& rank : r.ranks) {
+      if (rank.info && rank.info->start_unix_ns) s = std::min(s, *rank.info->start_unix_ns);
+    }
+    return s;
+  };
+  std::sort(runs.begin(), runs.end(), [&](const RunData& a, const RunData& b) {
+    if (a.experiment != b.experiment) return a.experiment < b.experiment;
+    if (start(a) != start(b)) return start(a) < start(b);
+    return a.run < b.run;
+  });
+  return runs;
+}
+
+}  // namespace scaleprof::collect

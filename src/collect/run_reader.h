@@ -1,0 +1,94 @@
+// Reading run directories back (docs/run-directory.md): `scaleprof runs`, and `scaleprof report`.
+//
+// The reader is tolerant the way the writers need it to be: a CSV whose last line has no '\n' was cut
+// by a crash; that line is skipped and reported as a warning "file:line: torn last line ...", never an
+// error. A bad line in the middle, an unreadable rank.json or a missing run.json are warnings too; the
+// rest of the run is still read. Only a run directory that cannot be listed at all is an error.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collect/run_records.h"
+#include "core/result.h"
+
+namespace scaleprof::collect {
+
+// A CSV file as text cells, addressed by column name (columns a reader does not know are kept).
+struct CsvTable {
+  std::string path;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<int64_t> line_numbers;  // 1-based line of each row in the file, for messages
+
+  // Index of the named column, or -1 when the file has none.
+  int column(std::string_view name) const;
+};
+
+// Reads a CSV written by scaleprof (no quoted fields with newlines). A torn last line is dropped and
+// reported through *warnings; a row with the wrong number of fields is dropped and reported too.
+Result<CsvTable> read_csv(const std::string& path, std::vector<std::string>* warnings);
+
+struct RankData {
+  std::string dir;
+  std::optional<RankInfo> info;  // nullopt when rank.json is missing or unreadable
+  int64_t rank = 0;              // from rank.json, else from the folder name
+  std::vector<EpochRecord> epochs;
+  std::vector<StepRecord> steps;
+  std::vector<GpuSample> gpu;
+  std::vector<std::string> trace_files;  // traces/*.json[.gz], sorted
+  std::string status;                    // derived: completed, failed, running, incomplete
+};
+
+struct NodeData {
+  std::string dir;
+  std::string host;
+  std::vector<GpuSample> gpu;
+};
+
+struct RunData {
+  std::string dir;
+  std::string experiment;  // folder names, used when run.json is absent
+  std::string run;
+  std::optional<RunInfo> info;
+  std::vector<RankData> ranks;  // by rank
+  std::vector<NodeData> nodes;  // node-<host>/ folders of `scaleprof run`
+  std::string status;           // derived from run.json and the ranks, see derive_run_status
+  std::vector<std::string> warnings;
+
+  // Facts preferring run.json, else what the ranks say.
+  std::string strategy() const;
+  int64_t world_size() const;  // 0 when nobody says
+  int64_t node_count() const;  // distinct hosts of the ranks, else run.json's nodes, else 0
+  int64_t epochs_completed() const;  // epochs every rank finished (the minimum over ranks)
+};
+
+struct ReadOptions {
+  bool read_steps = true;
+  bool read_gpu = true;
+  // Host name of the machine reading, to check whether a "running" writer's pid is still alive;
+  // empty means "this machine's name".
+  std::string local_host;
+};
+
+// Reads one <root>/<experiment>/<run>/ folder.
+Result<RunData> read_run(const std::string& run_dir, const ReadOptions& options = {});
+
+// Every run below root (optionally of one experiment), ordered by experiment, then start time, then
+// name. Folders that are not runs (no run.json and no rank-* folder) are skipped.
+Result<std::vector<RunData>> read_runs(const std::string& root, const std::string& experiment = "",
+                                       const ReadOptions& options = {});
+
+// The status rules of docs/run-directory.md: run.json's completed/failed wins when the wrapper wrote
+// it with an exit status; otherwise any failed rank, or a "running" rank or run whose process is gone,
+// makes the run failed; ranks that never said anything make it incomplete.
+std::string derive_run_status(const RunData& run, const ReadOptions& options);
+
+// Whether process `pid` on `host` may still be running: true when host is another machine (cannot
+// tell) or the pid exists here.
+bool writer_may_be_alive(const std::string& host, std::optional<int64_t> pid, const std::string& local_host);
+
+}  // namespace scaleprof::collect

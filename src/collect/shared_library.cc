@@ -1,0 +1,37 @@
+#include "collect/shared_library.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+namespace scaleprof::collect {
+
+SharedLibrary& SharedLibrary::operator=(SharedLibrary&& other) noexcept {
+  if (this != &other) {
+    if (handle_ != nullptr) dlclose(handle_);
+    handle_ = other.handle_;
+    path_ = std::move(other.path_);
+    other.handle_ = nullptr;
+  }
+  return *this;
+}
+
+SharedLibrary::~SharedLibrary() {
+  if (handle_ != nullptr) dlclose(handle_);
+}
+
+Result<SharedLibrary> SharedLibrary::open(const std::string& path) {
+  dlerror();
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    return Error{fmt::format("{}: {}", path, why != nullptr ? why : "cannot be loaded")};
+  }
+  SharedLibrary lib;
+  lib.handle_ = handle;
+  lib.path_ = path;
+  return lib;
+}
+
+void* SharedLibrary::symbol(const char* name) const { return handle_ != nullptr ? dlsym(handle_, name) : nullptr; }
+
+}  // namespace scaleprof::collect

@@ -1,0 +1,37 @@
+// A dlopen()ed library that closes itself, and typed dlsym.
+#pragma once
+
+#include <string>
+
+#include "core/result.h"
+
+namespace scaleprof::collect {
+
+class SharedLibrary {
+ public:
+  SharedLibrary() = default;
+  SharedLibrary(const SharedLibrary&) = delete;
+  SharedLibrary& operator=(const SharedLibrary&) = delete;
+  SharedLibrary(SharedLibrary&& other) noexcept : handle_(other.handle_), path_(std::move(other.path_)) {
+    other.handle_ = nullptr;
+  }
+  SharedLibrary& operator=(SharedLibrary&& other) noexcept;
+  ~SharedLibrary();
+
+  // dlopen(path, RTLD_NOW | RTLD_LOCAL): the library's symbols stay out of the global namespace.
+  static Result<SharedLibrary> open(const std::string& path);
+
+  // The symbol as a function pointer of type F, or nullptr when absent.
+  template <class F>
+  F function(const char* name) const {
+    return reinterpret_cast<F>(symbol(name));  // NOLINT: dlsym's void* is how C gives functions
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  void* symbol(const char* name) const;
+  void* handle_ = nullptr;
+  std::string path_;
+};
+
+}  // namespace scaleprof::collect
