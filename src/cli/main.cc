@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/exit_codes.h"
+#include "cli/report_command.h"
 #include "cli/trace_command.h"
 
 namespace {
@@ -13,6 +14,7 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = scaleprof::cli::kExitOk;
   scaleprof::cli::setup_trace_command(app, &exit_code);
+  scaleprof::cli::setup_report_command(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,222 @@
+#include "cli/report_command.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+
+#include "cli/exit_codes.h"
+#include "cli/output.h"
+#include "report/scalability_html.h"
+#include "report/scalability_plots.h"
+#include "report/scalability_readers.h"
+#include "report/scalability_report.h"
+#include "report/scalability_traces.h"
+
+namespace scaleprof::cli {
+
+namespace {
+
+struct ReportOptions {
+  std::string root;
+  std::string experiment;
+  std::string run_names;  // comma separated
+  std::string plot_dir = "plots";
+  std::string plot_suffix = ".png";
+  std::string html;
+  std::string format = "table";
+  std::string output;
+  int skip_epochs = 1;
+  int64_t gpus_per_node = 4;
+  bool no_plots = false;
+  bool no_warnings = false;
+  unsigned threads = 0;
+};
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    std::string item = text.substr(pos, comma - pos);
+    if (!item.empty()) out.push_back(std::move(item));
+    pos = comma + 1;
+  }
+  return out;
+}
+
+std::string default_root() {
+  const char* env = std::getenv("SCALEPROF_ROOT");
+  return env != nullptr && env[0] != '\0' ? std::string(env) : std::string("scalability-metrics");
+}
+
+int run_report(const ReportOptions& opt) {
+  report::RenderOptions render;
+  if (!report::parse_format(opt.format, &render.format)) {
+    fmt::print(stderr, "error: --format must be table, csv or json (got '{}')\n", opt.format);
+    return kExitUsage;
+  }
+  if (!report::is_plot_suffix(opt.plot_suffix)) {
+    fmt::print(stderr, "error: --plot-file-suffix must be .png, .svg or .pdf (got '{}')\n", opt.plot_suffix);
+    return kExitUsage;
+  }
+  if (opt.skip_epochs < 0) {
+    fmt::print(stderr, "error: --skip-epochs must be 0 or more (got {})\n", opt.skip_epochs);
+    return kExitUsage;
+  }
+  if (opt.gpus_per_node <= 0) {
+    fmt::print(stderr, "error: --gpus-per-node must be 1 or more (got {})\n", opt.gpus_per_node);
+    return kExitUsage;
+  }
+  report::ScalabilityReadOptions read;
+  read.root = opt.root.empty() ? default_root() : opt.root;
+  read.experiment = opt.experiment;
+  read.run_names = split_commas(opt.run_names);
+  read.gpus_per_node = opt.gpus_per_node;
+  auto loaded = report::read_scalability_data(read);
+  if (!loaded) {
+    fmt::print(stderr, "error: {}\n", loaded.error().message);
+    return kExitError;
+  }
+  report::ScalabilityData& data = loaded.value();
+  report::TraceStageOptions trace_options;
+  trace_options.threads = opt.threads;
+  report::add_trace_metrics(&data, trace_options);
+  report::ScalabilityOptions options;
+  options.skip_epochs = opt.skip_epochs;
+  const report::ScalabilityAnalysis analysis = report::analyse_scalability(data, options);
+
+  for (const std::string& e : analysis.errors) fmt::print(stderr, "error: {}\n", e);
+  auto warn = [&](const std::string& w) {
+    if (!opt.no_warnings) fmt::print(stderr, "warning: {}\n", w);
+  };
+  for (const std::string& w : analysis.warnings) warn(w);
+  if (data.runs.empty()) {
+    fmt::print(stderr, "error: no runs found under {}\n", read.root);
+    return kExitError;
+  }
+
+  const std::vector<report::ReportSection> sections = report::scalability_sections(analysis);
+  std::string text;
+  if (render.format == report::Format::kJson) {
+    text = report::render_sections_json(sections, analysis);
+  } else if (render.format == report::Format::kCsv) {
+    text = report::render_sections_csv(sections);
+  } else {
+    const bool color = opt.output.empty() && color_allowed(STDOUT_FILENO);
+    text = report::render_sections_text(sections, color);
+  }
+
+  // Plots and the HTML page.
+  const std::vector<report::PlotSpec> specs = report::scalability_plot_specs(analysis);
+  const std::string gnuplot = report::find_gnuplot();
+  const bool want_plots = !opt.no_plots || !opt.html.empty();
+  std::vector<std::string> saved;
+  std::string plots_note;
+  bool failed = false;
+  if (want_plots && gnuplot.empty()) {
+    plots_note = "gnuplot not found: no plots drawn (install gnuplot, e.g. apt-get install gnuplot-nox)";
+    warn(plots_note);
+  } else if (want_plots && !opt.no_plots) {
+    auto drawn = report::draw_plots(specs, opt.plot_dir, opt.plot_suffix, gnuplot);
+    if (drawn) {
+      saved = std::move(drawn).value();
+    } else {
+      fmt::print(stderr, "error: plots: {}\n", drawn.error().message);
+      failed = true;
+    }
+  }
+  if (render.format == report::Format::kTable) {
+    for (const std::string& f : saved) text += fmt::format("Saved plot at '{}'.\n", f);
+  } else {
+    for (const std::string& f : saved) fmt::print(stderr, "Saved plot at '{}'.\n", f);
+  }
+  std::string error;
+  if (!write_output(opt.output, text, &error)) {
+    fmt::print(stderr, "error: {}\n", error);
+    return kExitError;
+  }
+  if (!opt.html.empty()) {
+    std::vector<report::HtmlPlot> plots;
+    if (!gnuplot.empty() && !specs.empty()) {
+      auto svgs = report::render_svg_plots(specs, gnuplot);
+      if (svgs) {
+        for (size_t i = 0; i < specs.size(); ++i) plots.push_back({specs[i].stem, specs[i].title, svgs.value()[i]});
+      } else {
+        plots_note = "plots could not be drawn: " + svgs.error().message;
+        fmt::print(stderr, "error: {}\n", plots_note);
+        failed = true;
+      }
+    }
+    report::HtmlOptions html_options;
+    html_options.root = read.root;
+    html_options.plots_note = plots_note;
+    const std::string page = report::render_scalability_html(analysis, sections, plots, html_options);
+    if (!write_output(opt.html, page, &error)) {
+      fmt::print(stderr, "error: {}\n", error);
+      return kExitError;
+    }
+    fmt::print(stderr, "Saved HTML report at '{}'.\n", std::filesystem::absolute(opt.html).string());
+  }
+  if (!analysis.errors.empty() || failed) {
+    fmt::print(stderr, "warning: report is partial: {} input problem(s) (exit code {})\n",
+               analysis.errors.size() + (failed ? 1 : 0), kExitPartial);
+    return kExitPartial;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void setup_report_command(CLI::App& app, int* exit_code) {
+  {
+    auto opt = std::make_shared<ReportOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "report", "Scalability report: epoch time, speedup, efficiency, Amdahl, GPU energy, where scaling is lost");
+    cmd->add_option("--root", opt->root,
+                    "Data folder: scaleprof run directories and/or itwinai CSVs (default: $SCALEPROF_ROOT or "
+                    "./scalability-metrics)");
+    cmd->add_option("--experiment", opt->experiment, "Only this experiment (default: all)");
+    cmd->add_option("--run-names", opt->run_names, "Only these runs, comma separated (default: all)");
+    cmd->add_option("--plot-dir", opt->plot_dir, "Folder for the plots")->capture_default_str();
+    cmd->add_option("--plot-file-suffix", opt->plot_suffix, "Plot format: .png, .svg or .pdf")->capture_default_str();
+    cmd->add_flag("--no-plots", opt->no_plots, "Draw no plot files");
+    cmd->add_option("--html", opt->html, "Also write one self-contained HTML report to FILE");
+    cmd->add_option("--skip-epochs", opt->skip_epochs, "Warm-up epochs dropped from the start of every run")
+        ->capture_default_str();
+    cmd->add_option("--gpus-per-node", opt->gpus_per_node,
+                    "itwinai epoch-time files count nodes: workers = nodes x this")
+        ->capture_default_str();
+    cmd->add_option("--format", opt->format, "Output format: table, csv or json")->capture_default_str();
+    cmd->add_option("-o,--output", opt->output, "Write to FILE instead of standard output");
+    cmd->add_flag("--no-warnings", opt->no_warnings, "Print no warnings (errors are still printed)");
+    cmd->add_option("--threads", opt->threads, "Trace files read in parallel (default: one per core)");
+    cmd->callback([opt, exit_code] { *exit_code = run_report(*opt); });
+  }
+  {
+    // itwinai's option names, so its users can switch without relearning.
+    auto opt = std::make_shared<ReportOptions>();
+    CLI::App* cmd = app.add_subcommand("generate-scalability-report",
+                                       "The scalability report under itwinai's command and option names");
+    cmd->add_option("--root,--log-dir", opt->root,
+                    "Data folder (itwinai's --log-dir; default: $SCALEPROF_ROOT or ./scalability-metrics)");
+    cmd->add_option("--experiment-name", opt->experiment, "Only this experiment (default: all)");
+    cmd->add_option("--run-names,--run-ids", opt->run_names, "Only these runs, comma separated");
+    cmd->add_option("--plot-dir", opt->plot_dir, "Folder for the plots")->capture_default_str();
+    cmd->add_option("--plot-file-suffix", opt->plot_suffix, "Plot format: .png, .svg or .pdf")->capture_default_str();
+    cmd->add_flag("--no-warnings", opt->no_warnings, "Print no warnings");
+    cmd->add_option("--html", opt->html, "Also write one self-contained HTML report to FILE");
+    cmd->add_option("--skip-epochs", opt->skip_epochs, "Warm-up epochs dropped from the start of every run")
+        ->capture_default_str();
+    cmd->add_option("--gpus-per-node", opt->gpus_per_node,
+                    "itwinai epoch-time files count nodes: workers = nodes x this")
+        ->capture_default_str();
+    cmd->add_option("--format", opt->format, "Output format: table, csv or json")->capture_default_str();
+    cmd->callback([opt, exit_code] { *exit_code = run_report(*opt); });
+  }
+}
+
+}  // namespace scaleprof::cli

@@ -1,0 +1,78 @@
+// What the scalability report reads, as plain in-memory tables: one RunData per run, whatever the
+// layout it came from (scaleprof run directories or itwinai's CSV layout).
+//
+// Data flows one way: files -> readers (scalability_readers.h) -> ScalabilityData -> analyses
+// (analysis/scaling.h, via scalability_report.h) -> report tables, plots and HTML. Readers fill this
+// struct and format nothing; the report reads no files.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/computation_fraction.h"
+#include "analysis/scaling.h"
+
+namespace scaleprof::report {
+
+// Samples of one GPU, in time order. Empty CSV fields are NaN.
+struct GpuSeries {
+  std::string source;  // file the samples came from
+  std::string device;  // device id as the file names it (with the rank/node for itwinai files)
+  std::vector<double> time_s;
+  std::vector<double> utilization_pct;
+  std::vector<double> power_w;
+  std::vector<double> energy_j;  // cumulative counter (scaleprof gpu.csv), NaN where absent
+  // itwinai's layout has no times, only a sample index and a probing interval: its energy is the
+  // rectangle rule (power x interval), as itwinai computes it. NaN for scaleprof files.
+  double probing_interval_s = analysis::kNaN;
+};
+
+// itwinai's computation fraction inputs, summed over the ranks of a run (see
+// analysis/computation_fraction.h). Nanoseconds.
+struct ComputationSums {
+  analysis::FractionBasis basis = analysis::FractionBasis::kDeviceSelf;
+  int64_t computation_ns = 0;
+  int64_t total_ns = 0;
+  int64_t profiler_step_ns = 0;
+  int64_t ranks = 0;
+};
+
+// GPU time of the profiled steps split into parts that add up to the span, summed over ranks
+// (nanoseconds). Filled from traces by the trace engine (scalability_traces.h).
+struct TraceSums {
+  int64_t ranks = 0;
+  int64_t span_ns = 0;           // first to last device event, per rank, summed
+  int64_t idle_ns = 0;           // no device work at all
+  int64_t computation_ns = 0;    // union of computation kernels
+  int64_t communication_ns = 0;  // communication not hidden under computation
+  int64_t memory_ns = 0;         // copies/sets hidden under neither
+  int64_t other_ns = 0;          // the rest of the span (sync records, other work)
+};
+
+struct RunData {
+  std::string layout;  // "scaleprof" or "itwinai"
+  std::string experiment;
+  std::string name;  // run name (run.json "run", else the folder; itwinai: run id folder)
+  std::string strategy;
+  int64_t workers = 0;  // world size (GPUs for itwinai)
+  int64_t nodes = 0;    // 0 when unknown
+  std::string path;     // the run folder (itwinai: the folder of its CSV files)
+  std::string status;   // completed, failed, running, incomplete, or "" when unknown
+  // Epoch times of the run, one per epoch: the slowest rank's duration (the epoch ends when the last
+  // rank finishes it). Unordered; analyses sort by epoch.
+  std::vector<analysis::EpochTime> epochs;
+  std::vector<GpuSeries> gpus;
+  std::optional<ComputationSums> computation;
+  std::vector<std::string> trace_files;  // profiler traces of the ranks, sorted
+  std::optional<TraceSums> traces;
+};
+
+struct ScalabilityData {
+  std::vector<RunData> runs;
+  std::vector<std::string> warnings;  // one line each: missing pieces, notes
+  std::vector<std::string> errors;    // "file:line: what is wrong": data that was rejected
+};
+
+}  // namespace scaleprof::report

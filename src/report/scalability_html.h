@@ -1,0 +1,31 @@
+// The scalability report as ONE self-contained HTML file: every table, every plot as inline SVG, the
+// explanation, the warnings and the runs it used. No script, no external resource: it opens offline.
+// Every string that came from data (run names, strategies, paths, kernel names) is HTML-escaped.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "report/scalability_report.h"
+
+namespace scaleprof::report {
+
+struct HtmlPlot {
+  std::string stem;   // e.g. "absolute_epoch_time"; the figure's id is "plot-<stem>"
+  std::string title;  // caption
+  std::string svg;    // an <svg> element as gnuplot wrote it
+};
+
+struct HtmlOptions {
+  std::string root;        // data folder, shown in the header
+  std::string plots_note;  // why plots are missing (no gnuplot, ...); empty when they are all there
+};
+
+// &, <, >, " and ' escaped; other bytes unchanged (the file is UTF-8).
+std::string html_escape(std::string_view text);
+
+std::string render_scalability_html(const ScalabilityAnalysis& analysis, const std::vector<ReportSection>& sections,
+                                    const std::vector<HtmlPlot>& plots, const HtmlOptions& options);
+
+}  // namespace scaleprof::report

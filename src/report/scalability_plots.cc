@@ -1,0 +1,440 @@
+#include "report/scalability_plots.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+extern char** environ;  // NOLINT(readability-redundant-declaration): posix_spawn needs it
+
+namespace scaleprof::report {
+
+namespace fs = std::filesystem;
+using analysis::kNaN;
+
+namespace {
+
+// Okabe-Ito: distinguishable with colour-blindness and in greyscale print (with the markers).
+constexpr const char* kPalette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"};
+constexpr int kPaletteSize = 7;
+constexpr int kPointTypes[] = {7, 5, 9, 11, 13, 15, 4};  // filled circle, square, triangles, diamond, pentagon
+
+std::string gp_quote(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "''";
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+std::string gp_num(double v) {
+  return std::isfinite(v) ? fmt::format("{}", v) : "NaN";
+}
+
+// Strategies keep one colour in every plot: the order of first appearance in the groups.
+std::map<std::string, int> series_colors(const ScalabilityAnalysis& a) {
+  std::map<std::string, int> out;
+  for (const ScaleGroup& g : a.groups) out.try_emplace(g.series, static_cast<int>(out.size()));
+  return out;
+}
+
+// One bar chart: categories = worker counts having a value, one series per strategy.
+PlotSpec bar_spec(const ScalabilityAnalysis& a, const std::map<std::string, int>& colors, const char* stem,
+                  const char* title, const char* ylabel, double ScaleGroup::*field) {
+  PlotSpec p;
+  p.stem = stem;
+  p.title = title;
+  p.xlabel = "Number of workers";
+  p.ylabel = ylabel;
+  p.kind = PlotKind::kBars;
+  std::set<int64_t> workers;
+  std::map<std::string, std::map<int64_t, double>> values;
+  for (const ScaleGroup& g : a.groups) {
+    const double v = g.*field;
+    if (std::isnan(v)) continue;
+    workers.insert(g.workers);
+    values[g.series][g.workers] = v;  // with several node counts the last one is shown
+  }
+  for (int64_t w : workers) p.categories.push_back(fmt::format("{}", w));
+  for (const auto& [name, by_w] : values) {
+    PlotSeries s;
+    s.name = name;
+    s.color = colors.at(name);
+    for (int64_t w : workers) {
+      auto it = by_w.find(w);
+      s.y.push_back(it == by_w.end() ? kNaN : it->second);
+    }
+    p.series.push_back(std::move(s));
+  }
+  p.y_min = 0;
+  return p;
+}
+
+}  // namespace
+
+std::vector<PlotSpec> scalability_plot_specs(const ScalabilityAnalysis& a) {
+  std::vector<PlotSpec> out;
+  const auto colors = series_colors(a);
+  std::set<int64_t> all_workers;
+  std::map<std::string, std::vector<const ScaleGroup*>> timed;
+  for (const ScaleGroup& g : a.groups) {
+    if (g.epoch.count == 0) continue;
+    timed[g.series].push_back(&g);
+    all_workers.insert(g.workers);
+  }
+  if (!timed.empty()) {
+    PlotSpec abs;
+    abs.stem = "absolute_epoch_time";
+    abs.title = "Mean epoch time vs. number of workers (error bars: standard deviation)";
+    abs.xlabel = "Number of workers";
+    abs.ylabel = "Mean epoch time (s)";
+    abs.log_x = 2;
+    abs.log_y = 10;
+    PlotSpec sp;
+    sp.stem = "relative_epoch_time_speedup";
+    sp.title = "Relative speedup vs. number of workers (dashed: Amdahl projection, not measured)";
+    sp.xlabel = "Number of workers";
+    sp.ylabel = "Speedup over the strategy's smallest scale";
+    sp.log_x = 2;
+    sp.log_y = 2;
+    PlotSpec ef;
+    ef.stem = "parallel_efficiency";
+    ef.title = "Parallel efficiency vs. number of workers";
+    ef.xlabel = "Number of workers";
+    ef.ylabel = "Parallel efficiency (%)";
+    ef.log_x = 2;
+    ef.y_min = 0;
+    double max_eff = 100;
+    int64_t min_w = *all_workers.begin();
+    int64_t max_proj = *all_workers.rbegin();
+    for (const auto& [name, groups] : timed) {
+      PlotSeries t;
+      PlotSeries s;
+      PlotSeries e;
+      t.name = s.name = e.name = name;
+      t.color = s.color = e.color = colors.at(name);
+      for (const ScaleGroup* g : groups) {
+        const auto x = static_cast<double>(g->workers);
+        t.x.push_back(x);
+        t.y.push_back(g->epoch.mean);
+        t.err.push_back(std::isfinite(g->epoch.std) ? g->epoch.std : 0.0);
+        s.x.push_back(x);
+        s.y.push_back(g->scaling.speedup);
+        e.x.push_back(x);
+        e.y.push_back(g->scaling.efficiency * 100.0);
+        if (std::isfinite(g->scaling.efficiency)) max_eff = std::max(max_eff, g->scaling.efficiency * 100.0);
+      }
+      abs.series.push_back(std::move(t));
+      sp.series.push_back(std::move(s));
+      ef.series.push_back(std::move(e));
+    }
+    for (const SeriesResult& r : a.series) {
+      if (!r.amdahl.ok) continue;
+      PlotSeries proj;
+      proj.name = r.series + " (Amdahl projection)";
+      proj.color = colors.at(r.series);
+      proj.dashed = true;
+      for (int64_t w = r.amdahl.max_workers; w <= r.projected_workers[1]; w *= 2) {
+        proj.x.push_back(static_cast<double>(w));
+        proj.y.push_back(analysis::amdahl_speedup(r.amdahl, static_cast<double>(w)));
+      }
+      max_proj = std::max(max_proj, r.projected_workers[1]);
+      sp.series.push_back(std::move(proj));
+    }
+    PlotSeries ideal;
+    ideal.name = "ideal (linear) speedup";
+    ideal.reference = true;
+    ideal.dashed = true;
+    for (int64_t w = min_w; w <= max_proj; w *= 2) {
+      ideal.x.push_back(static_cast<double>(w));
+      ideal.y.push_back(static_cast<double>(w) / static_cast<double>(min_w));
+    }
+    if (ideal.x.empty() || ideal.x.back() != static_cast<double>(max_proj)) {
+      ideal.x.push_back(static_cast<double>(max_proj));
+      ideal.y.push_back(static_cast<double>(max_proj) / static_cast<double>(min_w));
+    }
+    sp.series.push_back(std::move(ideal));
+    PlotSeries full;
+    full.name = "ideal (100%)";
+    full.reference = true;
+    full.dashed = true;
+    full.x = {static_cast<double>(*all_workers.begin()), static_cast<double>(*all_workers.rbegin())};
+    full.y = {100, 100};
+    ef.series.push_back(std::move(full));
+    ef.y_max = std::ceil(max_eff / 10.0) * 10.0 + 10.0;
+    for (int64_t w : all_workers) {
+      abs.x_ticks.push_back(static_cast<double>(w));
+      sp.x_ticks.push_back(static_cast<double>(w));
+      ef.x_ticks.push_back(static_cast<double>(w));
+    }
+    for (int64_t w = *all_workers.rbegin() * 2; w <= max_proj; w *= 2) sp.x_ticks.push_back(static_cast<double>(w));
+    out.push_back(std::move(abs));
+    out.push_back(std::move(sp));
+    out.push_back(std::move(ef));
+  }
+  bool any_util = false;
+  bool any_energy = false;
+  bool any_comp = false;
+  for (const ScaleGroup& g : a.groups) {
+    any_util |= !std::isnan(g.utilization_pct);
+    any_energy |= !std::isnan(g.energy_wh_per_epoch);
+    any_comp |= !std::isnan(g.computation_fraction);
+  }
+  if (any_util) {
+    PlotSpec p = bar_spec(a, colors, "utilization_plot", "Mean GPU utilization by strategy and number of workers",
+                          "GPU utilization (%)", &ScaleGroup::utilization_pct);
+    p.y_max = 100;
+    out.push_back(std::move(p));
+  }
+  if (any_energy) {
+    out.push_back(bar_spec(a, colors, "energy_per_epoch_plot",
+                           "GPU energy to train one epoch by strategy and number of workers", "Energy per epoch (Wh)",
+                           &ScaleGroup::energy_wh_per_epoch));
+  }
+  if (any_comp) {
+    PlotSpec p;
+    p.stem = "computation_vs_other_plot";
+    p.title = "Computation (ATen, c10, autograd) vs. other, per strategy and number of workers";
+    p.xlabel = "Number of workers, grouped by strategy";
+    p.ylabel = "Share of self time";
+    p.kind = PlotKind::kStacked;
+    p.y_min = 0;
+    p.y_max = 1.1;
+    std::map<std::string, std::vector<std::pair<int64_t, double>>> by_series;
+    for (const ScaleGroup& g : a.groups) {
+      if (!std::isnan(g.computation_fraction)) by_series[g.series].emplace_back(g.workers, g.computation_fraction);
+    }
+    for (const auto& [name, list] : by_series) {
+      PlotSeries s;
+      s.name = name;
+      s.color = colors.at(name);
+      for (const auto& [w, f] : list) {
+        s.x.push_back(static_cast<double>(w));
+        s.y.push_back(f);
+      }
+      p.series.push_back(std::move(s));
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::string gnuplot_script(const PlotSpec& spec, const std::string& suffix, const std::string& output) {
+  std::string s;
+  if (suffix == ".svg") {
+    s += "set terminal svg size 960,600 dynamic noenhanced font 'sans,13' background '#ffffff'\n";
+  } else if (suffix == ".pdf") {
+    s += "set terminal pdfcairo noenhanced size 9.6in,6in font 'sans,11'\n";
+  } else {
+    s += "set terminal pngcairo noenhanced size 1280,800 font 'sans,13' background '#ffffff'\n";
+  }
+  s += "set output " + gp_quote(output) + "\n";
+  s += "set encoding utf8\nset datafile missing 'NaN'\n";
+  s += "set title " + gp_quote(spec.title) + " font ',15'\n";
+  s += "set xlabel " + gp_quote(spec.xlabel) + "\nset ylabel " + gp_quote(spec.ylabel) + "\n";
+  s += "set grid xtics ytics lc rgb '#cccccc' lw 1 dt 1\nset border 3 lw 1.2\nset tics nomirror out\n";
+  s += "set key outside right top vertical box lc rgb '#999999' spacing 1.2\n";
+  s += "set offsets graph 0.03, graph 0.03, 0, 0\n";
+  for (int i = 0; i < kPaletteSize; ++i) {
+    s += fmt::format("set linetype {} lc rgb '{}' lw 2.5 pt {} ps 1.4\n", i + 1, kPalette[i], kPointTypes[i]);
+  }
+  auto color_of = [](const PlotSeries& ps) { return ps.reference ? std::string("#000000") : kPalette[ps.color % kPaletteSize]; };
+  auto pt_of = [](const PlotSeries& ps) { return kPointTypes[ps.color % kPaletteSize]; };
+  if (std::isfinite(spec.y_min) || std::isfinite(spec.y_max)) {
+    s += fmt::format("set yrange [{}:{}]\n", std::isfinite(spec.y_min) ? gp_num(spec.y_min) : "*",
+                     std::isfinite(spec.y_max) ? gp_num(spec.y_max) : "*");
+  }
+  if (spec.kind == PlotKind::kLines) {
+    if (spec.log_x > 0) s += fmt::format("set logscale x {}\n", spec.log_x);
+    if (spec.log_y > 0) s += fmt::format("set logscale y {}\nset format y '%g'\n", spec.log_y);
+    if (!spec.x_ticks.empty()) {
+      s += "set xtics (";
+      for (size_t i = 0; i < spec.x_ticks.size(); ++i) s += (i ? ", " : "") + gp_num(spec.x_ticks[i]);
+      s += ")\n";
+    }
+    std::string plot = "plot ";
+    for (size_t i = 0; i < spec.series.size(); ++i) {
+      const PlotSeries& ps = spec.series[i];
+      s += fmt::format("$d{} << EOD\n", i);
+      for (size_t k = 0; k < ps.x.size(); ++k) {
+        s += gp_num(ps.x[k]) + " " + gp_num(ps.y[k]);
+        if (!ps.err.empty()) s += " " + gp_num(ps.err[k]);
+        s += "\n";
+      }
+      s += "EOD\n";
+      if (i) plot += ", \\\n     ";
+      const std::string style =
+          !ps.err.empty() ? "yerrorlines"
+                          : (ps.dashed ? "lines" : "linespoints");
+      plot += fmt::format("$d{} using 1:2{} with {} lc rgb '{}' lw {} dt {} pt {} ps 1.4 title {}", i,
+                          ps.err.empty() ? "" : ":3", style, color_of(ps), ps.reference ? 1.5 : 2.5,
+                          ps.dashed ? 2 : 1, pt_of(ps), gp_quote(ps.name));
+    }
+    s += plot + "\n";
+  } else if (spec.kind == PlotKind::kBars) {
+    s += "set style data histogram\nset style histogram clustered gap 1\n";
+    s += "set style fill solid 0.85 border rgb '#333333'\nset boxwidth 0.9\nset xtics nomirror\n";
+    s += "$bars << EOD\n";
+    for (size_t c = 0; c < spec.categories.size(); ++c) {
+      s += spec.categories[c];
+      for (const PlotSeries& ps : spec.series) s += " " + gp_num(c < ps.y.size() ? ps.y[c] : kNaN);
+      s += "\n";
+    }
+    s += "EOD\nplot ";
+    for (size_t i = 0; i < spec.series.size(); ++i) {
+      const PlotSeries& ps = spec.series[i];
+      s += fmt::format("{}$bars using {}{} lc rgb '{}' title {}", i ? ", \\\n     " : "", i + 2,
+                       i == 0 ? ":xtic(1)" : "", color_of(ps), gp_quote(ps.name));
+    }
+    s += "\n";
+  } else {
+    // Stacked: one group per strategy; computation solid in the strategy colour, other hatched.
+    s += "set style data histogram\nset style histogram rowstacked title offset 0,-0.6\n";
+    s += "set boxwidth 0.75\nset xtics nomirror\nset bmargin 5\n";
+    std::string plot = "plot ";
+    for (size_t i = 0; i < spec.series.size(); ++i) {
+      const PlotSeries& ps = spec.series[i];
+      s += fmt::format("$c{} << EOD\n", i);
+      for (size_t k = 0; k < ps.x.size(); ++k) {
+        s += fmt::format("{} {} {}\n", gp_num(ps.x[k]), gp_num(ps.y[k]), gp_num(1.0 - ps.y[k]));
+      }
+      s += "EOD\n";
+      plot += fmt::format(
+          "{}newhistogram {} lt 1, $c{} using 2:xtic(1) fs solid 0.85 border rgb '#333333' lc rgb '{}' title {}, "
+          "'' using 3 fs pattern {} border rgb '#333333' lc rgb '#777777' title {}",
+          i ? ", \\\n     " : "", gp_quote(ps.name), i, color_of(ps), gp_quote(ps.name + " computation"),
+          i % 2 == 0 ? 4 : 5, i == 0 ? gp_quote("other") : "''");
+    }
+    s += plot + "\n";
+  }
+  s += "unset output\n";
+  return s;
+}
+
+std::string find_gnuplot() {
+  if (const char* env = std::getenv("SCALEPROF_GNUPLOT"); env != nullptr) {
+    std::string p(env);
+    return !p.empty() && access(p.c_str(), X_OK) == 0 ? p : std::string();
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  size_t pos = 0;
+  while (pos <= dirs.size()) {
+    size_t colon = dirs.find(':', pos);
+    if (colon == std::string::npos) colon = dirs.size();
+    std::string dir = dirs.substr(pos, colon - pos);
+    if (!dir.empty()) {
+      std::string candidate = dir + "/gnuplot";
+      if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    pos = colon + 1;
+  }
+  return "";
+}
+
+bool is_plot_suffix(const std::string& suffix) {
+  return suffix == ".png" || suffix == ".svg" || suffix == ".pdf";
+}
+
+namespace {
+
+// Runs gnuplot on a script file; stderr goes to a file whose content becomes the error message.
+Status run_gnuplot(const std::string& gnuplot, const std::string& script) {
+  char dir_template[] = "/tmp/scaleprof-gnuplot-XXXXXX";
+  if (mkdtemp(dir_template) == nullptr) return Error{"cannot create a temporary folder for gnuplot"};
+  const fs::path dir(dir_template);
+  const std::string script_path = (dir / "plot.gp").string();
+  const std::string err_path = (dir / "stderr.txt").string();
+  {
+    std::ofstream f(script_path, std::ios::binary);
+    f << script;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  std::string arg0 = gnuplot;
+  std::string arg1 = script_path;
+  char* argv[] = {arg0.data(), arg1.data(), nullptr};
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, gnuplot.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  int status = 0;
+  if (rc == 0) waitpid(pid, &status, 0);
+  std::ifstream err_in(err_path);
+  std::stringstream err;
+  err << err_in.rdbuf();
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  if (rc != 0) return Error{fmt::format("cannot run {}: {}", gnuplot, std::strerror(rc))};
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::string msg = err.str();
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+    const size_t cut = msg.rfind('\n');
+    if (cut != std::string::npos) msg = msg.substr(cut + 1);
+    return Error{fmt::format("gnuplot failed: {}", msg.empty() ? "no message" : msg)};
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> draw_plots(const std::vector<PlotSpec>& specs, const std::string& dir,
+                                            const std::string& suffix, const std::string& gnuplot) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Error{fmt::format("{}: cannot create the plot folder: {}", dir, ec.message())};
+  std::vector<std::string> files;
+  std::string script;
+  for (const PlotSpec& spec : specs) {
+    const std::string file = fs::absolute(fs::path(dir) / (spec.stem + suffix)).string();
+    script += gnuplot_script(spec, suffix, file) + "reset\n";
+    files.push_back(file);
+  }
+  if (specs.empty()) return files;
+  Status st = run_gnuplot(gnuplot, script);
+  if (!st) return st.error();
+  return files;
+}
+
+Result<std::vector<std::string>> render_svg_plots(const std::vector<PlotSpec>& specs, const std::string& gnuplot) {
+  char dir_template[] = "/tmp/scaleprof-svg-XXXXXX";
+  if (mkdtemp(dir_template) == nullptr) return Error{"cannot create a temporary folder for the SVG plots"};
+  const std::string dir(dir_template);
+  auto drawn = draw_plots(specs, dir, ".svg", gnuplot);
+  std::vector<std::string> out;
+  if (drawn) {
+    for (const std::string& f : drawn.value()) {
+      std::ifstream in(f, std::ios::binary);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      std::string svg = ss.str();
+      const size_t start = svg.find("<svg");
+      out.push_back(start == std::string::npos ? std::string() : svg.substr(start));
+    }
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  if (!drawn) return drawn.error();
+  return out;
+}
+
+}  // namespace scaleprof::report

@@ -1,0 +1,61 @@
+// Plots of the scalability report, drawn by gnuplot (Debian gnuplot-nox) run as a subprocess with a
+// generated script. One look for every plot (palette, fonts, grid, markers); stable file names:
+//   absolute_epoch_time        mean epoch time vs. workers, log-log, std as error bars
+//   relative_epoch_time_speedup speedup vs. workers with the ideal line and the Amdahl projection
+//   parallel_efficiency        efficiency (%) vs. workers with the 100% line
+//   utilization_plot           mean GPU utilization, bars per workers and strategy
+//   energy_per_epoch_plot      GPU energy to train one epoch (Wh), bars per workers and strategy
+//   computation_vs_other_plot  itwinai's computation fraction, stacked with the rest, per strategy
+// A plot whose data is absent is not drawn.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "report/scalability_report.h"
+
+namespace scaleprof::report {
+
+enum class PlotKind { kLines, kBars, kStacked };
+
+struct PlotSeries {
+  std::string name;
+  std::vector<double> x, y, err;  // err: error bar half-height (lines), empty for none
+  bool dashed = false;            // projections and references
+  bool reference = false;         // the ideal line: black
+  int color = 0;                  // palette index (strategies keep their colour across plots)
+};
+
+struct PlotSpec {
+  std::string stem;  // file name without suffix
+  std::string title, xlabel, ylabel;
+  PlotKind kind = PlotKind::kLines;
+  int log_x = 0, log_y = 0;  // log base, 0 = linear
+  double y_min = analysis::kNaN, y_max = analysis::kNaN;
+  std::vector<double> x_ticks;  // lines: tick positions (worker counts)
+  // Bars: one cluster per category (worker count) with one bar per series; stacked: one group per
+  // series (strategy), bars per category, each bar = y (computation) + 1 - y (other).
+  std::vector<std::string> categories;
+  std::vector<PlotSeries> series;
+};
+
+std::vector<PlotSpec> scalability_plot_specs(const ScalabilityAnalysis& analysis);
+
+// The gnuplot script drawing `spec` to `output` with the terminal for `suffix` (.png, .svg, .pdf).
+std::string gnuplot_script(const PlotSpec& spec, const std::string& suffix, const std::string& output);
+
+// The gnuplot executable: $SCALEPROF_GNUPLOT if set (empty or missing file: none), else `gnuplot` on
+// PATH. Empty when there is none.
+std::string find_gnuplot();
+
+bool is_plot_suffix(const std::string& suffix);  // .png, .svg, .pdf
+
+// Draws every spec into dir/<stem><suffix> (the folder is created). Returns the files written.
+Result<std::vector<std::string>> draw_plots(const std::vector<PlotSpec>& specs, const std::string& dir,
+                                            const std::string& suffix, const std::string& gnuplot);
+
+// Draws every spec as SVG and returns the <svg> elements (XML prologue removed), in spec order.
+Result<std::vector<std::string>> render_svg_plots(const std::vector<PlotSpec>& specs, const std::string& gnuplot);
+
+}  // namespace scaleprof::report

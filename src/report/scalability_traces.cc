@@ -1,0 +1,71 @@
+#include "report/scalability_traces.h"
+
+#include <fmt/format.h>
+
+#include "analysis/analysis_window.h"
+#include "analysis/computation_fraction.h"
+#include "analysis/kernel_breakdown.h"
+#include "analysis/operator_table.h"
+#include "analysis/temporal_breakdown.h"
+#include "trace/trace_set.h"
+
+namespace scaleprof::report {
+
+void add_trace_metrics(ScalabilityData* data, const TraceStageOptions& options) {
+  for (RunData& run : data->runs) {
+    if (run.trace_files.empty()) continue;
+    trace::LoadOptions load;
+    load.threads = options.threads;
+    load.parse.lenient = true;
+    auto loaded = trace::load_traces(run.trace_files, load);
+    if (!loaded) {
+      data->errors.push_back(fmt::format("{}: traces not used: {}", run.path, loaded.error().message));
+      continue;
+    }
+    const trace::TraceSet& set = loaded.value();
+    for (const std::string& e : set.errors) data->errors.push_back(e);
+    if (set.ranks.empty()) continue;
+    TraceSums sums;
+    std::vector<analysis::OperatorTable> tables;
+    tables.reserve(set.ranks.size());
+    for (const trace::RankTrace& rank : set.ranks) {
+      const analysis::AnalysisWindow window = analysis::compute_analysis_window(rank);
+      const analysis::TemporalBreakdown t = analysis::temporal_breakdown(rank, window.rows);
+      const analysis::KernelBreakdown k = analysis::kernel_breakdown(rank, window.rows);
+      int64_t comm = 0;
+      int64_t memory = 0;
+      for (const analysis::TypeShare& s : k.partition) {
+        if ((s.types & analysis::kCommunicationBit) != 0 && (s.types & analysis::kComputationBit) == 0) comm += s.ns;
+        if (s.types == analysis::kMemoryBit) memory += s.ns;
+      }
+      ++sums.ranks;
+      sums.span_ns += t.kernel_time_ns;
+      sums.idle_ns += t.idle_ns;
+      sums.computation_ns += t.compute_ns;
+      sums.communication_ns += comm;
+      sums.memory_ns += memory;
+      sums.other_ns += t.kernel_time_ns - t.idle_ns - t.compute_ns - comm - memory;
+      tables.push_back(analysis::compute_operator_table(rank));
+    }
+    run.traces = sums;
+    if (!run.computation) {
+      std::vector<const analysis::OperatorTable*> ptrs;
+      ptrs.reserve(tables.size());
+      for (const auto& t : tables) ptrs.push_back(&t);
+      const analysis::ComputationFraction f = analysis::computation_fraction(ptrs);
+      ComputationSums c;
+      c.basis = f.basis;
+      c.computation_ns = f.computation_ns;
+      c.total_ns = f.total_ns;
+      c.profiler_step_ns = f.profiler_step_ns;
+      c.ranks = static_cast<int64_t>(tables.size());
+      run.computation = c;
+    }
+    if (set.ranks.size() < static_cast<size_t>(run.workers)) {
+      data->warnings.push_back(fmt::format("{}: traces of {} of {} ranks; fractions are over those ranks", run.path,
+                                           set.ranks.size(), run.workers));
+    }
+  }
+}
+
+}  // namespace scaleprof::report
