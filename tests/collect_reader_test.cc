@@ -1,0 +1,173 @@
+// Reading run directories back: torn last lines, bad lines, missing files, derived status, listing.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collect/gpu_energy.h"
+#include "collect/run_reader.h"
+#include "collect_test_util.h"
+
+namespace scaleprof::collect {
+namespace {
+
+using testing::TempDir;
+
+std::string rank_json(int rank, const std::string& status, int64_t pid = 1, const std::string& host = "elsewhere") {
+  return "{\"schema_version\": 1, \"rank\": " + std::to_string(rank) + ", \"world_size\": 2, \"host\": \"" + host +
+         "\", \"pid\": " + std::to_string(pid) + ", \"status\": \"" + status +
+         "\", \"strategy\": \"ddp\", \"start_unix_ns\": 1000}\n";
+}
+
+TEST(ReadCsv, TornLastLineIsSkippedAndReportedWithFileAndLine) {
+  TempDir dir("torn");
+  std::string path = dir.write("epochs.csv", "epoch,start_unix_ns,end_unix_ns,duration_s,samples\n"
+                                             "0,1,2,1.5,10\n"
+                                             "1,3,4,2.5,\n"
+                                             "2,5,6,3");
+  std::vector<std::string> warnings;
+  auto t = read_csv(path, &warnings);
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t.value().rows.size(), 2u);
+  EXPECT_EQ(t.value().line_numbers, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(t.value().column("duration_s"), 3);
+  EXPECT_EQ(t.value().column("nope"), -1);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0], path + ":4: torn last line (the writer stopped mid-record)");
+}
+
+TEST(ReadCsv, WrongFieldCountIsSkippedAndUnknownColumnsKept) {
+  TempDir dir("fields");
+  std::string path = dir.write("x.csv", "a,b,new_column\n1,2,3\n1,2\n4,5,6\n");
+  std::vector<std::string> warnings;
+  auto t = read_csv(path, &warnings);
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t.value().rows.size(), 2u);
+  EXPECT_EQ(t.value().rows[1][2], "6");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0], path + ":3: 2 fields where the header has 3; line skipped");
+  EXPECT_FALSE(read_csv(dir.file("absent.csv"), &warnings).ok());
+}
+
+TEST(ReadRun, ReadsEveryRankAndReportsTheTornLine) {
+  TempDir dir("run");
+  dir.write("exp/r1/run.json",
+            "{\"schema_version\": 1, \"experiment\": \"exp\", \"run\": \"r1\", \"strategy\": \"ddp\", "
+            "\"world_size\": 2, \"command\": [\"python\", \"t.py\"], \"status\": \"failed\", \"exit_status\": 137, "
+            "\"writer\": \"wrapper\", \"future_field\": {\"x\": [1]}}\n");
+  dir.write("exp/r1/rank-00000/rank.json", rank_json(0, "completed"));
+  dir.write("exp/r1/rank-00000/epochs.csv", "epoch,start_unix_ns,end_unix_ns,duration_s,samples\n0,1,2,1.0,8\n1,3,4,1.0,8\n");
+  dir.write("exp/r1/rank-00001/rank.json", rank_json(1, "running"));
+  dir.write("exp/r1/rank-00001/epochs.csv", "epoch,start_unix_ns,end_unix_ns,duration_s,samples\n0,1,2,1.0,8\n1,3,4");
+  dir.write("exp/r1/rank-00001/traces/b.pt.trace.json.gz", "x");
+  dir.write("exp/r1/rank-00001/traces/a.pt.trace.json", "x");
+  dir.write("exp/r1/rank-00001/traces/notes.txt", "x");
+  dir.write("exp/r1/node-n1/gpu.csv", "time_unix_ns,device,utilization_pct,power_w,memory_used_bytes,energy_j\n"
+                                      "0,0,50,100,,\n1000000000,0,70,300,,\n");
+  auto run = read_run(dir.file("exp/r1"));
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  const RunData& r = run.value();
+  EXPECT_EQ(r.experiment, "exp");
+  EXPECT_EQ(r.run, "r1");
+  EXPECT_EQ(r.status, "failed");
+  EXPECT_EQ(r.info->exit_status, 137);
+  EXPECT_EQ(r.info->command, (std::vector<std::string>{"python", "t.py"}));
+  EXPECT_EQ(r.strategy(), "ddp");
+  EXPECT_EQ(r.world_size(), 2);
+  EXPECT_EQ(r.node_count(), 1);
+  ASSERT_EQ(r.ranks.size(), 2u);
+  EXPECT_EQ(r.ranks[0].epochs.size(), 2u);
+  EXPECT_EQ(r.ranks[1].epochs.size(), 1u);
+  EXPECT_EQ(r.epochs_completed(), 1);
+  ASSERT_EQ(r.ranks[1].trace_files.size(), 2u);
+  EXPECT_NE(r.ranks[1].trace_files[0].find("a.pt.trace.json"), std::string::npos);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0], dir.file("exp/r1/rank-00001/epochs.csv") + ":3: torn last line (the writer stopped mid-record)");
+  ASSERT_EQ(r.nodes.size(), 1u);
+  EXPECT_EQ(r.nodes[0].host, "n1");
+  auto gpu = summarize_gpu_samples(r.nodes[0].gpu);
+  ASSERT_EQ(gpu.size(), 1u);
+  EXPECT_DOUBLE_EQ(*gpu[0].mean_utilization_pct, 60.0);
+  EXPECT_DOUBLE_EQ(*gpu[0].energy_j, 200.0);  // (100 + 300) / 2 W over 1 s
+  EXPECT_FALSE(gpu[0].energy_from_counter);
+}
+
+TEST(ReadRun, StatusFromRanksWhenTheWriterIsGone) {
+  TempDir dir("status");
+  // A pid that certainly exited: a child we reaped.
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ReadOptions here;
+  here.local_host = "thishost";
+  dir.write("e/gone/rank-00000/rank.json", rank_json(0, "running", child, "thishost"));
+  dir.write("e/gone/run.json", "{\"status\": \"running\", \"writer_host\": \"thishost\", \"writer_pid\": " +
+                                   std::to_string(child) + "}\n");
+  auto gone = read_run(dir.file("e/gone"), here);
+  ASSERT_TRUE(gone.ok());
+  EXPECT_EQ(gone.value().ranks[0].status, "failed");
+  EXPECT_EQ(gone.value().status, "failed");
+
+  dir.write("e/alive/rank-00000/rank.json", rank_json(0, "running", getpid(), "thishost"));
+  auto alive = read_run(dir.file("e/alive"), here);
+  ASSERT_TRUE(alive.ok());
+  EXPECT_EQ(alive.value().status, "running");
+
+  // On another host nobody can tell: still running.
+  dir.write("e/remote/rank-00000/rank.json", rank_json(0, "running", child, "otherhost"));
+  EXPECT_EQ(read_run(dir.file("e/remote"), here).value().status, "running");
+
+  // World size 2, one rank folder: incomplete.
+  dir.write("e/half/rank-00000/rank.json", rank_json(0, "completed"));
+  EXPECT_EQ(read_run(dir.file("e/half"), here).value().status, "incomplete");
+  dir.write("e/half/rank-00001/rank.json", rank_json(1, "completed"));
+  EXPECT_EQ(read_run(dir.file("e/half"), here).value().status, "completed");
+  dir.write("e/bad/rank-00000/rank.json", "{\"rank\": ");
+  auto bad = read_run(dir.file("e/bad"), here);
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad.value().status, "incomplete");
+  ASSERT_FALSE(bad.value().warnings.empty());
+  EXPECT_NE(bad.value().warnings[0].find("unreadable JSON"), std::string::npos);
+}
+
+TEST(ReadRuns, ListsRunsByExperimentThenStart) {
+  TempDir dir("list");
+  dir.write("b/late/run.json", "{\"start_unix_ns\": 200, \"status\": \"completed\"}\n");
+  dir.write("b/early/run.json", "{\"start_unix_ns\": 100, \"status\": \"completed\"}\n");
+  dir.write("a/x/rank-00000/rank.json", rank_json(0, "completed"));
+  dir.write("a/not-a-run/notes.txt", "");
+  auto all = read_runs(dir.path());
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all.value().size(), 3u);
+  EXPECT_EQ(all.value()[0].experiment + "/" + all.value()[0].run, "a/x");
+  EXPECT_EQ(all.value()[1].run, "early");
+  EXPECT_EQ(all.value()[2].run, "late");
+  auto b = read_runs(dir.path(), "b");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b.value().size(), 2u);
+  auto missing = read_runs(dir.file("nothing"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("no such directory"), std::string::npos);
+}
+
+TEST(GpuEnergy, TrapezoidUsesRealTimestamps) {
+  // Irregular sampling: 0 s, 0.5 s, 2 s. A fixed-interval rectangle rule would be wrong here.
+  std::vector<GpuSample> s(3);
+  s[0] = {0, 0, 10.0, 100.0, 5, std::nullopt};
+  s[1] = {500'000'000, 0, 20.0, 200.0, 7, std::nullopt};
+  s[2] = {2'000'000'000, 0, 30.0, 200.0, 6, std::nullopt};
+  auto d = summarize_gpu_samples({s[2], s[0], s[1]});  // any order
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_DOUBLE_EQ(*d[0].energy_j, 0.5 * 150 + 1.5 * 200);
+  EXPECT_DOUBLE_EQ(*d[0].mean_utilization_pct, 20.0);
+  EXPECT_EQ(*d[0].max_memory_used_bytes, 7);
+  EXPECT_EQ(d[0].samples, 3);
+  // With the driver counter on every sample, the counter wins.
+  for (int i = 0; i < 3; ++i) s[i].energy_j = 1000.0 * i;
+  auto c = summarize_gpu_samples(s);
+  EXPECT_DOUBLE_EQ(*c[0].energy_j, 2000.0);
+  EXPECT_TRUE(c[0].energy_from_counter);
+}
+
+}  // namespace
+}  // namespace scaleprof::collect
