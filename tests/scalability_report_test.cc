@@ -1,0 +1,442 @@
+// The scalability report on hand-made inputs: every number checked against values worked out by
+// hand (in the comments), for scaleprof run directories and for itwinai's CSV layout.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "report/scalability_readers.h"
+#include "report/scalability_report.h"
+#include "report/scalability_traces.h"
+#include "scalability_fixtures.h"
+
+namespace scaleprof::report {
+namespace {
+
+using testing::ScratchDir;
+
+const ScaleGroup* find_group(const ScalabilityAnalysis& a, const std::string& series, int64_t workers) {
+  for (const ScaleGroup& g : a.groups) {
+    if (g.series == series && g.workers == workers) return &g;
+  }
+  return nullptr;
+}
+
+const SeriesResult* find_series(const ScalabilityAnalysis& a, const std::string& series) {
+  for (const SeriesResult& s : a.series) {
+    if (s.series == series) return &s;
+  }
+  return nullptr;
+}
+
+bool contains(const std::vector<std::string>& lines, const std::string& part) {
+  for (const std::string& l : lines) {
+    if (l.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// The number in column `key` of the row of (strategy, workers) in the table named `table`.
+double table_value(const std::vector<ReportSection>& sections, const std::string& table, const std::string& strategy,
+                   int64_t workers, const std::string& key) {
+  for (const ReportSection& s : sections) {
+    for (size_t i = 0; i < s.tables.size(); ++i) {
+      if (s.table_keys[i] != table) continue;
+      const Table& t = s.tables[i];
+      size_t col = t.columns.size();
+      for (size_t c = 0; c < t.columns.size(); ++c) {
+        if (t.columns[c].key == key) col = c;
+      }
+      EXPECT_LT(col, t.columns.size()) << key;
+      for (const auto& row : t.rows) {
+        if (std::get<std::string>(row[0].value) == strategy && std::get<int64_t>(row[1].value) == workers &&
+            col < row.size() && std::holds_alternative<double>(row[col].value)) {
+          return std::get<double>(row[col].value);
+        }
+      }
+    }
+  }
+  ADD_FAILURE() << "no " << table << " row for " << strategy << " at " << workers;
+  return analysis::kNaN;
+}
+
+// ddp at 1 (two repetitions), 2 and 4 workers, gloo at 2; GPU samples and traces on some runs.
+void build_resnet(const ScratchDir& root) {
+  using testing::make_run;
+  // 1 worker, run a: epochs 10 (warm-up), 8, 9. GPU 0: 100, 200, 300 W at 0, 1, 2 s -> 150 + 250 = 400 J.
+  const std::string a = make_run(root, "resnet", "ddp-w1-a", "ddp-w1-a", "ddp", 1, {{10, 8, 9}});
+  root.write("resnet/ddp-w1-a/rank-00000/gpu.csv",
+             "time_unix_ns,device,utilization_pct,power_w,memory_used_bytes,energy_j\n"
+             "1000000000,0,50,100,1,\n2000000000,0,70,200,1,\n3000000000,0,90,300,1,\n");
+  // Trace: 80 us computation, no gap, 20 us communication: 20% communication, 0% idle.
+  root.write("resnet/ddp-w1-a/rank-00000/traces/host.pt.trace.json", testing::tiny_trace(0, 80, 0, 20));
+  // 1 worker, run b: epochs 12 (warm-up), 10.
+  make_run(root, "resnet", "ddp-w1-b", "ddp-w1-b", "ddp", 1, {{12, 10}});
+  // 2 workers: per-epoch maximum over ranks = 6, 5, 5 -> kept 5, 5.
+  make_run(root, "resnet", "ddp-w2", "ddp-w2", "ddp", 2, {{6, 5, 4.5}, {5.5, 4, 5}});
+  // Node-level samples (preferred): device 0 has the counter (250 J), device 1 lacks it on one
+  // sample -> trapezoid over 60 W for 2 s = 120 J. 370 J in all; utilization mean of 10..60 = 35.
+  root.write("resnet/ddp-w2/node-node01/gpu.csv",
+             "time_unix_ns,device,utilization_pct,power_w,memory_used_bytes,energy_j\n"
+             "0,0,10,10,1,0\n0,1,40,60,1,0\n1000000000,0,20,10,1,100\n1000000000,1,50,60,1,50\n"
+             "2000000000,0,30,10,1,250\n2000000000,1,60,60,1,\n");
+  // Rank samples of the same run are ignored when the node's exist.
+  root.write("resnet/ddp-w2/rank-00000/gpu.csv",
+             "time_unix_ns,device,utilization_pct,power_w,memory_used_bytes,energy_j\n0,0,99,9999,1,\n"
+             "1000000000,0,99,9999,1,\n");
+  // 4 workers: maxima 4, 3, 3 -> kept 3, 3. Trace: 70 us computation, 10 us idle, 20 us communication.
+  make_run(root, "resnet", "ddp-w4", "ddp-w4", "ddp", 4,
+           {{3.9, 2.9, 2.8}, {3.9, 2.9, 2.8}, {3.9, 2.9, 2.8}, {4, 3, 3}});
+  root.write("resnet/ddp-w4/rank-00000/traces/host.pt.trace.json", testing::tiny_trace(0, 70, 10, 20));
+  // gloo at 2 workers: kept 6, 6.
+  make_run(root, "resnet", "gloo-w2", "gloo-w2", "gloo", 2, {{7, 6, 6}, {7, 6, 6}});
+}
+
+ScalabilityAnalysis analyse(const std::string& root, int skip, ScalabilityData* data,
+                            ScalabilityReadOptions read = {}) {
+  read.root = root;
+  auto loaded = read_scalability_data(read);
+  EXPECT_TRUE(loaded.ok());
+  *data = std::move(loaded).value();
+  add_trace_metrics(data);
+  ScalabilityOptions options;
+  options.skip_epochs = skip;
+  return analyse_scalability(*data, options);
+}
+
+TEST(ScalabilityReport, RunDirectoriesEveryNumber) {
+  ScratchDir root("report-runs");
+  build_resnet(root);
+  ScalabilityData data;
+  const ScalabilityAnalysis a = analyse(root.path(), 1, &data);
+  EXPECT_TRUE(a.errors.empty()) << a.errors.front();
+  ASSERT_EQ(data.runs.size(), 5u);
+  ASSERT_EQ(a.groups.size(), 4u);
+
+  // Pooling and warm-up: 1 worker keeps 8, 9 (run a) and 10 (run b): mean 9, median 9, std 1.
+  const ScaleGroup* w1 = find_group(a, "ddp", 1);
+  ASSERT_NE(w1, nullptr);
+  EXPECT_EQ(w1->runs.size(), 2u);
+  EXPECT_EQ(w1->epochs_read, 5);
+  EXPECT_EQ(w1->epoch.count, 3);
+  EXPECT_DOUBLE_EQ(w1->epoch.mean, 9.0);
+  EXPECT_DOUBLE_EQ(w1->epoch.median, 9.0);
+  EXPECT_DOUBLE_EQ(w1->epoch.std, 1.0);
+  EXPECT_DOUBLE_EQ(w1->epoch.min, 8.0);
+  EXPECT_DOUBLE_EQ(w1->epoch.max, 10.0);
+  // The slowest rank per epoch: 2 workers keep 5, 5; 4 workers keep 3, 3.
+  const ScaleGroup* w2 = find_group(a, "ddp", 2);
+  const ScaleGroup* w4 = find_group(a, "ddp", 4);
+  ASSERT_NE(w2, nullptr);
+  ASSERT_NE(w4, nullptr);
+  EXPECT_DOUBLE_EQ(w2->epoch.mean, 5.0);
+  EXPECT_DOUBLE_EQ(w2->epoch.std, 0.0);
+  EXPECT_DOUBLE_EQ(w4->epoch.mean, 3.0);
+  EXPECT_EQ(w4->nodes, 1);
+
+  // Speedup 9/5 = 1.8 (ideal 2, efficiency 0.9) and 9/3 = 3 (ideal 4, efficiency 0.75).
+  EXPECT_DOUBLE_EQ(w1->scaling.speedup, 1.0);
+  EXPECT_DOUBLE_EQ(w2->scaling.speedup, 1.8);
+  EXPECT_DOUBLE_EQ(w2->scaling.ideal_speedup, 2.0);
+  EXPECT_DOUBLE_EQ(w2->scaling.efficiency, 0.9);
+  EXPECT_DOUBLE_EQ(w4->scaling.speedup, 3.0);
+  EXPECT_DOUBLE_EQ(w4->scaling.efficiency, 0.75);
+
+  // Amdahl: 9, 5, 3 at 1, 2, 4 is exactly T = 1 + 8/n: serial fraction 1/9; projected at 8 and 16
+  // workers: T = 2 and 1.5, speedup 4.5 and 6, efficiency 0.5625 and 0.375.
+  const SeriesResult* ddp = find_series(a, "ddp");
+  ASSERT_NE(ddp, nullptr);
+  ASSERT_TRUE(ddp->amdahl.ok);
+  EXPECT_NEAR(ddp->amdahl.serial_fraction, 1.0 / 9.0, 1e-12);
+  EXPECT_NEAR(ddp->amdahl.serial_s, 1.0, 1e-12);
+  EXPECT_NEAR(ddp->amdahl.parallel_s, 8.0, 1e-12);
+  EXPECT_EQ(ddp->projected_workers[0], 8);
+  EXPECT_EQ(ddp->projected_workers[1], 16);
+  EXPECT_NEAR(ddp->projected_speedup[0], 4.5, 1e-12);
+  EXPECT_NEAR(ddp->projected_speedup[1], 6.0, 1e-12);
+  EXPECT_NEAR(ddp->projected_efficiency[0], 0.5625, 1e-12);
+  EXPECT_NEAR(ddp->projected_efficiency[1], 0.375, 1e-12);
+
+  // Energy. 1 worker: 400 J in run a only: 400/3600 Wh per run, over its 3 epochs per epoch;
+  // utilization mean of 50, 70, 90.
+  EXPECT_EQ(w1->gpus, 1);
+  EXPECT_DOUBLE_EQ(w1->energy_wh_total, 400.0 / 3600.0);
+  EXPECT_DOUBLE_EQ(w1->energy_wh_per_run, 400.0 / 3600.0);
+  EXPECT_DOUBLE_EQ(w1->energy_wh_per_epoch, 400.0 / 3.0 / 3600.0);
+  EXPECT_DOUBLE_EQ(w1->utilization_pct, 70.0);
+  EXPECT_EQ(w1->energy_method, "trapezoid");
+  // 2 workers: node file only, 250 J (counter) + 120 J (trapezoid).
+  EXPECT_EQ(w2->gpus, 2);
+  EXPECT_DOUBLE_EQ(w2->energy_wh_total, 370.0 / 3600.0);
+  EXPECT_DOUBLE_EQ(w2->energy_wh_per_epoch, 370.0 / 3.0 / 3600.0);
+  EXPECT_DOUBLE_EQ(w2->utilization_pct, 35.0);
+  EXPECT_EQ(w2->energy_method, "counter+trapezoid");
+  EXPECT_EQ(find_group(a, "ddp", 4)->gpus, 0);
+
+  // Traces through the trace engine: spans of 100 us.
+  ASSERT_TRUE(w1->traces.has_value());
+  EXPECT_EQ(w1->traces->span_ns, 100'000);
+  EXPECT_EQ(w1->traces->computation_ns, 80'000);
+  EXPECT_EQ(w1->traces->communication_ns, 20'000);
+  EXPECT_EQ(w1->traces->idle_ns, 0);
+  ASSERT_TRUE(w4->traces.has_value());
+  EXPECT_EQ(w4->traces->idle_ns, 10'000);
+  EXPECT_EQ(w4->traces->computation_ns, 70'000);
+  EXPECT_EQ(w4->traces->other_ns, 0);
+  EXPECT_DOUBLE_EQ(w4->trace_share(&TraceSums::idle_ns), 0.1);
+  // itwinai's computation fraction from the same trace: aten::mm's self device time (its two kernels,
+  // 100 us) over all rows' self device time (aten::mm 100 + sgemm 80 + nccl 20) = 0.5.
+  ASSERT_TRUE(w1->computation.has_value());
+  EXPECT_EQ(w1->computation->computation_ns, 100'000);
+  EXPECT_EQ(w1->computation->total_ns, 200'000);
+  EXPECT_DOUBLE_EQ(w1->computation_fraction, 0.5);
+
+  // Where scaling is lost from 1 to 4 workers (9 s -> 3 s): efficiency 0.75, 25 points lost;
+  // communication 20% -> 20%: (0.6 - 9 x 0.2 / 4) / 3 = 0.05; idle 0% -> 10%: 0.3 / 3 = 0.1; rest 0.1.
+  ASSERT_TRUE(ddp->has_loss);
+  EXPECT_EQ(ddp->loss_basis, "traces");
+  EXPECT_DOUBLE_EQ(ddp->loss.efficiency, 0.75);
+  EXPECT_NEAR(ddp->loss.parts[0], 0.05, 1e-12);
+  EXPECT_NEAR(ddp->loss.parts[1], 0.10, 1e-12);
+  EXPECT_NEAR(ddp->loss.rest, 0.10, 1e-12);
+  ASSERT_GE(ddp->sentences.size(), 2u);
+  EXPECT_NE(ddp->sentences[0].find("from 1 to 4 workers the epoch time went from 9.00 s to 3.00 s"), std::string::npos)
+      << ddp->sentences[0];
+  EXPECT_NE(ddp->sentences[1].find("Of the 25.0 points of efficiency lost, communication growth accounts for 5.0 "
+                                   "points"),
+            std::string::npos)
+      << ddp->sentences[1];
+  EXPECT_NE(ddp->sentences[1].find("idle growth accounts for 10.0 points"), std::string::npos);
+  EXPECT_NE(ddp->sentences[1].find("everything else accounts for 10.0 points"), std::string::npos);
+
+  // Best strategy at 2 workers: ddp 5 s vs gloo 6 s.
+  ASSERT_EQ(a.best.size(), 3u);
+  EXPECT_EQ(a.best[1].workers, 2);
+  EXPECT_EQ(a.best[1].strategy, "ddp");
+  EXPECT_EQ(a.best[1].runner_up, "gloo");
+  ASSERT_EQ(a.best_sentences.size(), 1u);
+  EXPECT_EQ(a.best_sentences[0], "At 2 workers ddp is fastest (5.00 s per epoch), 16.7% faster than gloo (6.00 s).");
+
+  // Missing pieces are warnings: gloo has no GPU data, but GPU data exists elsewhere.
+  EXPECT_FALSE(contains(a.warnings, "No GPU data found"));
+  EXPECT_TRUE(contains(a.warnings, "traces of 1 of 4 ranks"));
+}
+
+TEST(ScalabilityReport, SkipEpochsZeroPoolsEverything) {
+  ScratchDir root("report-skip0");
+  build_resnet(root);
+  ScalabilityData data;
+  const ScalabilityAnalysis a = analyse(root.path(), 0, &data);
+  // 1 worker without skipping: 10, 8, 9, 12, 10 -> mean 49/5, median 10.
+  const ScaleGroup* w1 = find_group(a, "ddp", 1);
+  ASSERT_NE(w1, nullptr);
+  EXPECT_EQ(w1->epoch.count, 5);
+  EXPECT_DOUBLE_EQ(w1->epoch.mean, 9.8);
+  EXPECT_DOUBLE_EQ(w1->epoch.median, 10.0);
+  // Skipping more epochs than a run has drops that run's epochs with a warning.
+  ScalabilityData data2;
+  const ScalabilityAnalysis b = analyse(root.path(), 2, &data2);
+  EXPECT_TRUE(contains(b.warnings, "all 2 epoch(s) skipped as warm-up"));
+  EXPECT_DOUBLE_EQ(find_group(b, "ddp", 1)->epoch.mean, 9.0);  // run a's last epoch only
+}
+
+TEST(ScalabilityReport, FiltersByExperimentAndRunName) {
+  ScratchDir root("report-filter");
+  build_resnet(root);
+  testing::make_run(root, "other", "r1", "r1", "ddp", 1, {{1, 1}});
+  ScalabilityData data;
+  ScalabilityReadOptions only;
+  only.experiment = "other";
+  ScalabilityAnalysis a = analyse(root.path(), 1, &data, only);
+  ASSERT_EQ(data.runs.size(), 1u);
+  EXPECT_EQ(data.runs[0].name, "r1");
+  ScalabilityReadOptions names;
+  names.run_names = {"ddp-w2", "gloo-w2"};
+  a = analyse(root.path(), 1, &data, names);
+  ASSERT_EQ(data.runs.size(), 2u);
+  // Both experiments together: series are named experiment/strategy.
+  a = analyse(root.path(), 1, &data);
+  EXPECT_NE(find_group(a, "resnet/ddp", 4), nullptr);
+  EXPECT_NE(find_group(a, "other/ddp", 1), nullptr);
+}
+
+TEST(ScalabilityReport, BadDataNamesFileAndLine) {
+  ScratchDir root("report-bad");
+  const std::string run = testing::make_run(root, "exp", "r", "r", "ddp", 2, {{3, 2, 2}});
+  // Line 3 has a bad number, the last line is torn (no newline).
+  root.write("exp/r/rank-00000/epochs.csv",
+             "epoch,start_unix_ns,end_unix_ns,duration_s,samples\n0,1,2,3,\n1,1,2,abc,\n2,1,2,2,\n3,1,2,2");
+  // rank-00001 says world size 4, run.json says 2.
+  root.write("exp/r/rank-00001/rank.json", testing::rank_json(1, 4, "node01", "ddp"));
+  root.write("exp/r/rank-00001/epochs.csv", "epoch,duration_s\n0,3\n1,2\n2,2\n");
+  // A gpu.csv without the device column.
+  root.write("exp/r/rank-00001/gpu.csv", "time_unix_ns,power_w\n1,2\n");
+  ScalabilityData data;
+  const ScalabilityAnalysis a = analyse(root.path(), 1, &data);
+  const std::string epochs = root / "exp/r/rank-00000/epochs.csv";
+  EXPECT_TRUE(contains(a.errors, epochs + ":3: duration_s 'abc' is not a non-negative number"));
+  EXPECT_TRUE(contains(a.warnings, epochs + ":5: torn last line"));
+  EXPECT_TRUE(contains(a.errors, root / "exp/r/rank-00001/rank.json" + ": world_size 4 contradicts run.json's 2"));
+  EXPECT_TRUE(contains(a.errors, root / "exp/r/rank-00001/gpu.csv" + ":1: no column 'device'"));
+  // The rest is still read: epochs 0 and 2 (max over ranks 3, 2), 1 from rank 1 only: 3, 2, 2 -> 2, 2.
+  ASSERT_EQ(a.groups.size(), 1u);
+  EXPECT_EQ(a.groups[0].workers, 2);
+  EXPECT_DOUBLE_EQ(a.groups[0].epoch.mean, 2.0);
+  EXPECT_TRUE(contains(a.warnings, "No GPU data found"));
+  EXPECT_TRUE(contains(a.warnings, "No profiler traces found"));
+}
+
+TEST(ScalabilityReport, MissingRootIsAnError) {
+  ScalabilityReadOptions read;
+  read.root = "/nonexistent/scaleprof-root";
+  auto r = read_scalability_data(read);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("/nonexistent/scaleprof-root: no such directory"), std::string::npos);
+}
+
+// itwinai's CSV layout, modelled on the MNIST example of its documentation (epoch times 2.65 s ... and
+// computation fractions 75.47 % ...), in two nodes counts with 4 GPUs per node.
+void build_itwinai(const ScratchDir& root) {
+  // deepspeed 1 node: warm-up 5.00, then 2.60 and 2.70 -> mean 2.65 (the documented value).
+  root.write("run1/epoch-time/epochtime_deepspeed_1N.csv",
+             "epoch_id,time,name,nodes\n1,5.00,deepspeed,1\n2,2.60,deepspeed,1\n3,2.70,deepspeed,1\n");
+  // deepspeed 2 nodes: 3.00, then 1.68, 1.70 -> 1.69.
+  root.write("run1/epoch-time/epochtime_deepspeed_2N.csv",
+             "epoch_id,time,name,nodes\n1,3.00,deepspeed,2\n2,1.68,deepspeed,2\n3,1.70,deepspeed,2\n");
+  // torch-ddp 1 node: 6.00, 2.90, 2.94 -> 2.92; 2 nodes: 4.00, 1.98, 2.00 -> 1.99.
+  root.write("run1/epoch-time/epochtime_torch-ddp_1N.csv",
+             "epoch_id,time,name,nodes\n1,6.00,torch-ddp,1\n2,2.90,torch-ddp,1\n3,2.94,torch-ddp,1\n");
+  root.write("run1/epoch-time/epochtime_torch-ddp_2N.csv",
+             "epoch_id,time,name,nodes\n1,4.00,torch-ddp,2\n2,1.98,torch-ddp,2\n3,2.00,torch-ddp,2\n");
+  // Computation data of deepspeed on 4 GPUs, two ranks (pandas index column first; a kernel name with
+  // commas is quoted). Sum 2000 us, ProfilerStep* 1000 us, ATen/at:: 300+300+154.7 = 754.7 us:
+  // fraction 754.7 / 1000 = 75.47 %.
+  const std::string header =
+      ",name,node_id,self_cuda_time_total,cuda_time_total,cuda_time_total_str,calls,strategy,num_gpus,global_rank\n";
+  root.write("run1/computation-data/deepspeed_4_0.csv",
+             header + "0,ProfilerStep*,0,500.0,900.0,900us,2,deepspeed,4,0\n1,aten::mm,0,300.0,300.0,300us,10,"
+                      "deepspeed,4,0\n2,\"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<"
+                      "float>, at::detail::Array<char*, 1> >(int, float, char*)\",0,154.7,154.7,154us,3,deepspeed,4,"
+                      "0\n");
+  root.write("run1/computation-data/deepspeed_4_1.csv",
+             header + "0,ProfilerStep*,0,500.0,900.0,900us,2,deepspeed,4,1\n1,aten::mm,0,300.0,300.0,300us,10,"
+                      "deepspeed,4,1\n2,ncclKernel_AllReduce_RING_LL_Sum_float,0,245.3,245.3,245us,4,deepspeed,4,1\n");
+  // deepspeed on 8 GPUs: 100 us ProfilerStep*, 30.66 us aten::add_, 69.34 us NCCL: 30.66 %.
+  root.write("run1/computation-data/deepspeed_8_0.csv",
+             header + "0,ProfilerStep*,0,100.0,0,,1,deepspeed,8,0\n1,aten::add_,0,30.66,0,,1,deepspeed,8,0\n"
+                      "2,ncclDevKernel_AllReduce,0,69.34,0,,1,deepspeed,8,0\n");
+  // GPU data of deepspeed on 4 GPUs: two GPUs x 3 samples every 2 s. Energy (itwinai's rule):
+  // (100 + 200 + 300 + 50 + 50 + 50) W x 2 s = 1500 J; utilization mean of 10..60 = 35 %.
+  root.write("run1/gpu-energy-data/deepspeed_4.csv",
+             "sample_idx,utilization,power,local_rank,node_idx,num_global_gpus,strategy,probing_interval\n"
+             "0,10,100,0,0,4,deepspeed,2\n1,20,200,0,0,4,deepspeed,2\n2,30,300,0,0,4,deepspeed,2\n"
+             "0,40,50,1,0,4,deepspeed,2\n1,50,50,1,0,4,deepspeed,2\n2,60,50,1,0,4,deepspeed,2\n");
+}
+
+TEST(ScalabilityReport, ItwinaiCsvLayout) {
+  ScratchDir root("report-itwinai");
+  build_itwinai(root);
+  ScalabilityData data;
+  const ScalabilityAnalysis a = analyse(root.path(), 1, &data);
+  EXPECT_TRUE(a.errors.empty()) << a.errors.front();
+  const ScaleGroup* ds4 = find_group(a, "deepspeed", 4);
+  const ScaleGroup* ds8 = find_group(a, "deepspeed", 8);
+  const ScaleGroup* ddp4 = find_group(a, "torch-ddp", 4);
+  const ScaleGroup* ddp8 = find_group(a, "torch-ddp", 8);
+  ASSERT_TRUE(ds4 && ds8 && ddp4 && ddp8);
+  EXPECT_EQ(ds4->nodes, 1);
+  EXPECT_EQ(ds8->nodes, 2);
+  // Epoch times after the warm-up epoch: the documented table.
+  EXPECT_NEAR(ds4->epoch.mean, 2.65, 1e-12);
+  EXPECT_NEAR(ds8->epoch.mean, 1.69, 1e-12);
+  EXPECT_NEAR(ddp4->epoch.mean, 2.92, 1e-12);
+  EXPECT_NEAR(ddp8->epoch.mean, 1.99, 1e-12);
+  EXPECT_EQ(ds4->epoch.count, 2);
+  EXPECT_NEAR(ds4->epoch.std, std::sqrt(0.005), 1e-12);  // 2.60, 2.70: (0.05^2 x 2) / 1
+  // Speedup 2.65 / 1.69 and 2.92 / 1.99; efficiency half of it (8 vs 4 workers).
+  EXPECT_NEAR(ds8->scaling.speedup, 2.65 / 1.69, 1e-12);
+  EXPECT_NEAR(ds8->scaling.efficiency, 2.65 / 1.69 / 2, 1e-12);
+  EXPECT_NEAR(ddp8->scaling.speedup, 2.92 / 1.99, 1e-12);
+  // Computation fraction 75.47 % and 30.66 %, pooled over ranks.
+  ASSERT_TRUE(ds4->computation.has_value());
+  EXPECT_EQ(ds4->computation->total_ns, 2'000'000);
+  EXPECT_EQ(ds4->computation->profiler_step_ns, 1'000'000);
+  EXPECT_EQ(ds4->computation->computation_ns, 754'700);
+  EXPECT_EQ(ds4->computation->ranks, 2);
+  EXPECT_NEAR(ds4->computation_fraction, 0.7547, 1e-12);
+  EXPECT_NEAR(ds8->computation_fraction, 0.3066, 1e-12);
+  EXPECT_FALSE(ddp4->computation.has_value());
+  // Energy by itwinai's rule: 1500 J over deepspeed's 3 epochs on 4 GPUs.
+  EXPECT_DOUBLE_EQ(ds4->energy_wh_total, 1500.0 / 3600.0);
+  EXPECT_DOUBLE_EQ(ds4->energy_wh_per_epoch, 500.0 / 3600.0);
+  EXPECT_DOUBLE_EQ(ds4->utilization_pct, 35.0);
+  EXPECT_EQ(ds4->energy_method, "rectangle");
+  // Without traces the loss is split with the computation fraction (deepspeed has it at both scales):
+  // efficiency E = 2.65 x 4 / (1.69 x 8); non-computation share 0.2453 -> 0.6934:
+  // part = (1.69 x 0.6934 - 2.65 x 0.2453 / 2) / 1.69.
+  const SeriesResult* ds = find_series(a, "deepspeed");
+  ASSERT_NE(ds, nullptr);
+  EXPECT_EQ(ds->loss_basis, "computation_fraction");
+  EXPECT_NEAR(ds->loss.efficiency, 2.65 * 4 / (1.69 * 8), 1e-12);
+  EXPECT_NEAR(ds->loss.parts[0], (1.69 * 0.6934 - 2.65 * 0.2453 / 2) / 1.69, 1e-9);
+  EXPECT_EQ(find_series(a, "torch-ddp")->loss_basis, "none");
+
+  // itwinai's own numbers: every epoch pooled (--skip-epochs 0): (5.00 + 2.60 + 2.70) / 3.
+  ScalabilityData data_all;  // `a` still points into `data`
+  const ScalabilityAnalysis all = analyse(root.path(), 0, &data_all);
+  EXPECT_NEAR(find_group(all, "deepspeed", 4)->epoch.mean, 10.3 / 3, 1e-12);
+
+  // The tables show the same numbers.
+  const std::vector<ReportSection> sections = scalability_sections(a);
+  EXPECT_NEAR(table_value(sections, "epoch_time", "deepspeed", 4, "mean_s"), 2.65, 1e-12);
+  EXPECT_NEAR(table_value(sections, "epoch_time", "torch-ddp", 8, "mean_s"), 1.99, 1e-12);
+  EXPECT_NEAR(table_value(sections, "scaling", "deepspeed", 8, "speedup"), 2.65 / 1.69, 1e-12);
+  EXPECT_NEAR(table_value(sections, "scaling", "deepspeed", 8, "efficiency_pct"), 2.65 / 1.69 / 2 * 100, 1e-9);
+  EXPECT_NEAR(table_value(sections, "scaling", "torch-ddp", 8, "speedup"), 2.92 / 1.99, 1e-12);
+  EXPECT_NEAR(table_value(sections, "computation_fraction", "deepspeed", 4, "computation_fraction_pct"), 75.47, 1e-9);
+  EXPECT_NEAR(table_value(sections, "computation_fraction", "deepspeed", 8, "computation_fraction_pct"), 30.66, 1e-9);
+  EXPECT_NEAR(table_value(sections, "gpu", "deepspeed", 4, "energy_wh_total"), 1500.0 / 3600.0, 1e-12);
+  // Text form: itwinai-style heading and two-decimal cells.
+  const std::string text = render_sections_text(sections, false);
+  EXPECT_NE(text.find("######## Epoch Time Report ########"), std::string::npos);
+  EXPECT_NE(text.find("######## Computation Data Report ########"), std::string::npos);
+  EXPECT_NE(text.find("75.47"), std::string::npos);
+}
+
+TEST(ScalabilityReport, ItwinaiInconsistentProbingInterval) {
+  ScratchDir root("report-itwinai-bad");
+  root.write("epoch-time/epochtime_ddp_1N.csv", "epoch_id,time,name,nodes\n1,2,ddp,1\n2,1,ddp,1\n");
+  root.write("gpu-energy-data/ddp_4.csv",
+             "sample_idx,utilization,power,local_rank,node_idx,num_global_gpus,strategy,probing_interval\n"
+             "0,10,100,0,0,4,ddp,1\n1,10,100,0,0,4,ddp,2\n");
+  ScalabilityData data;
+  const ScalabilityAnalysis a = analyse(root.path(), 1, &data);
+  EXPECT_TRUE(contains(a.errors, root / "gpu-energy-data/ddp_4.csv" + ":3: probing_interval 2 differs from 1 on line 2"));
+  // The root itself is the run: run name = folder name; 1 node x 4 GPUs.
+  ASSERT_EQ(a.groups.size(), 1u);
+  EXPECT_EQ(a.groups[0].workers, 4);
+  EXPECT_DOUBLE_EQ(a.groups[0].epoch.mean, 1.0);
+  EXPECT_DOUBLE_EQ(a.groups[0].energy_wh_total, 100.0 / 3600.0);
+}
+
+TEST(ScalabilityReport, CsvParserQuotesAndTornLines) {
+  std::vector<std::string> warnings;
+  std::vector<std::string> errors;
+  CsvFile f = parse_csv("a,b\n\"x,\"\"y\"\"\",2\n\"multi\nline\",3\n1,2,3\n4", "f.csv", true, &warnings, &errors);
+  ASSERT_EQ(f.rows.size(), 2u);
+  EXPECT_EQ(f.rows[0][0], "x,\"y\"");
+  EXPECT_EQ(f.rows[1][0], "multi\nline");
+  EXPECT_EQ(f.lines[1], 3);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0], "f.csv:5: 3 fields, the header has 2; line skipped");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0], "f.csv:6: torn last line (the writer stopped mid-record); line skipped");
+  // Not appended (itwinai's whole-file CSVs): a last line without newline is a record.
+  warnings.clear();
+  CsvFile g = parse_csv("a,b\r\n1,2", "g.csv", false, &warnings, &errors);
+  ASSERT_EQ(g.rows.size(), 1u);
+  EXPECT_EQ(g.rows[0][1], "2");
+  EXPECT_TRUE(warnings.empty());
+}
+
+}  // namespace
+}  // namespace scaleprof::report
