@@ -21,8 +21,8 @@ struct CliRun {
 
 CliRun run(const std::string& args) {
   static int counter = 0;
-  fs::path err_file = fs::temp_directory_path() / ("scaleprof-cli-err-" + std::to_string(::getpid()) + "-" +
-                                                   std::to_string(counter++));
+  fs::path err_file =
+      fs::temp_directory_path() / ("scaleprof-cli-err-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
   std::string command = std::string(SCALEPROF_CLI_PATH) + " " + args + " 2>" + err_file.string();
   CliRun r;
   FILE* p = popen(command.c_str(), "r");
@@ -151,6 +151,24 @@ TEST(Cli, OutputFileAndFormats) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   EXPECT_EQ(parser.parse(json.out).get(doc), simdjson::SUCCESS) << json.out;
+}
+
+TEST(Cli, SummaryOnlyRunsTheNamedAnalyses) {
+  TempDir dir;
+  std::string t = dir.write("rank0.json", tiny_trace(0));
+  CliRun r = run("trace summary --only breakdown,overlap --format json " + t);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
+  simdjson::dom::object tables;
+  ASSERT_EQ(doc.get_object().get(tables), simdjson::SUCCESS);
+  std::vector<std::string> keys;
+  for (auto field : tables) keys.emplace_back(field.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"inputs", "breakdown", "overlap"}));
+  CliRun bad = run("trace summary --only breakdown,bogus " + t);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("bogus"), std::string::npos);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -23,6 +24,7 @@ struct TraceOptions {
   std::string format = "table";
   std::string output;
   std::vector<std::string> rank_overrides;  // FILE=N
+  std::string only;                         // summary: comma-separated analyses
   bool strict = false;
   bool quiet = false;
   unsigned threads = 0;
@@ -88,6 +90,21 @@ int run_subcommand(const TraceOptions& opt, ReportFn fn) {
   if (!parse_rank_list(opt.ranks, &report_options.ranks, &error)) {
     fmt::print(stderr, "error: {}\n", error);
     return kExitUsage;
+  }
+  for (size_t pos = 0; pos < opt.only.size();) {
+    size_t comma = std::min(opt.only.find(',', pos), opt.only.size());
+    if (comma > pos) report_options.only.push_back(opt.only.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  for (const std::string& name : report_options.only) {
+    const auto& known = report::summary_analysis_names();
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      fmt::print(stderr,
+                 "error: --only: unknown analysis '{}' (choose from breakdown, kernels, idle, overlap, "
+                 "launch, ops, steps)\n",
+                 name);
+      return kExitUsage;
+    }
   }
   if (!analysis::parse_operator_sort_key(opt.report.sort_by)) {
     fmt::print(stderr, "error: --sort must be self_cpu, cpu_total, self_device, device_total or calls (got '{}')\n",
@@ -198,6 +215,9 @@ void setup_trace_command(CLI::App& app, int* exit_code) {
     cmd->add_option("--sort", opt->report.sort_by,
                     "Operator table order: self_cpu, cpu_total, self_device, device_total, calls")
         ->capture_default_str();
+    if (std::string_view(sub.name) == "summary") {
+      cmd->add_option("--only", opt->only, "Run only these analyses: breakdown,kernels,idle,overlap,launch,ops,steps");
+    }
     ReportFn fn = sub.fn;
     cmd->callback([opt, fn, exit_code] { *exit_code = run_subcommand(*opt, fn); });
   }

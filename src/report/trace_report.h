@@ -24,7 +24,12 @@ struct TraceReportOptions {
   // Analysis windows of the selected ranks, in rank order, when already computed (summary computes
   // them once for all its reports); null means each report computes its own.
   const std::vector<analysis::AnalysisWindow>* windows = nullptr;
+  // For summary: the analyses to run (breakdown, kernels, idle, overlap, launch, ops, steps); empty: all.
+  std::vector<std::string> only;
 };
+
+// The analysis names `summary --only` accepts, in the order summary prints them.
+const std::vector<std::string>& summary_analysis_names();
 
 struct TraceReport {
   std::vector<Table> tables;

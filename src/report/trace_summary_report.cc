@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "report/rank_analysis.h"
 #include "report/trace_report.h"
 
@@ -38,6 +40,11 @@ void append(TraceReport* into, TraceReport from) {
 
 }  // namespace
 
+const std::vector<std::string>& summary_analysis_names() {
+  static const std::vector<std::string> kNames = {"breakdown", "kernels", "idle", "overlap", "launch", "ops", "steps"};
+  return kNames;
+}
+
 TraceReport summary_report(const trace::TraceSet& set, const TraceReportOptions& options) {
   // Every report below works inside the same per-rank analysis window: compute it once.
   const std::vector<analysis::AnalysisWindow> windows =
@@ -46,13 +53,15 @@ TraceReport summary_report(const trace::TraceSet& set, const TraceReportOptions&
   shared.windows = &windows;
   TraceReport report;
   report.add("inputs", inputs_table(selected_ranks(set, options)));
-  append(&report, breakdown_report(set, shared));
-  append(&report, kernels_report(set, shared));
-  append(&report, idle_report(set, shared));
-  append(&report, overlap_report(set, shared));
-  append(&report, launch_report(set, shared));
-  append(&report, ops_report(set, shared));
-  append(&report, steps_report(set, shared));
+  using ReportFn = TraceReport (*)(const trace::TraceSet&, const TraceReportOptions&);
+  constexpr ReportFn kReports[] = {breakdown_report, kernels_report, idle_report, overlap_report,
+                                   launch_report,    ops_report,     steps_report};
+  const std::vector<std::string>& names = summary_analysis_names();
+  for (size_t i = 0; i < names.size(); ++i) {
+    const bool wanted =
+        options.only.empty() || std::find(options.only.begin(), options.only.end(), names[i]) != options.only.end();
+    if (wanted) append(&report, kReports[i](set, shared));
+  }
   return report;
 }
 

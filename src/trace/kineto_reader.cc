@@ -194,6 +194,7 @@ class Importer {
   size_t size_;
   uint64_t stream_offset_ = 0;
   RankTrace* out_;
+  bool left_early_ = false;  // the last import_event returned before reading the whole event
   size_t warnings_dropped_ = 0;
   std::unordered_map<TrackKey, uint32_t, TrackKeyHash> tracks_;
   static constexpr uint32_t kNoTrack = UINT32_MAX;
@@ -392,6 +393,13 @@ simdjson::error_code Importer::import_event(od::value& v) {
     // every event, so it avoids measuring or copying keys.
     if (key_is(key, "ph")) {
       has_ph = read_string(fv, &ph);
+      // Flow and metadata events (a third of a typical trace) are only counted: leave them at once
+      // and let the iterator skip their other fields.
+      if (has_ph && ph.size() == 1 && (ph[0] == 's' || ph[0] == 'f' || ph[0] == 't' || ph[0] == 'M')) {
+        ++(ph[0] == 'M' ? t.stats.metadata_events : t.stats.flow_events);
+        left_early_ = true;
+        return simdjson::SUCCESS;
+      }
     } else if (key_is(key, "cat")) {
       has_cat = read_string(fv, &cat);
     } else if (key_is(key, "name")) {
@@ -718,25 +726,43 @@ Result<size_t> Importer::import_window(od::document& doc, size_t cut, size_t* ar
   od::array events;
   if (auto e = doc.get_array().get(events)) return fail(e);
   size_t next = 1;  // where the next window starts: after the last element imported whole
+  // An element left early (a flow or metadata event, see import_event) is skipped by the iterator
+  // only when the next element is reached; until then it may still turn out to be cut short.
+  bool pending = false;
+  size_t pending_start = 0;
+  ReadStats pending_stats;
   for (auto element : events) {
     od::value v;
     if (auto e = std::move(element).get(v)) {
-      if (cut_induced(e)) return next;
-      return fail(e);
+      if (!cut_induced(e)) return fail(e);
+      if (pending) {
+        out_->stats = pending_stats;
+        return pending_start;
+      }
+      return next;
+    }
+    const auto start = static_cast<size_t>(v.raw_json_token().data() - base_);
+    if (pending) {
+      next = start;
+      pending = false;
     }
     // After a trailing comma the iterator yields the sentinel ']' itself as a value.
-    if (static_cast<size_t>(v.raw_json_token().data() - base_) + 1 >= cut) return next;
-    const RankTrace& t = *out_;
-    const uint64_t before_total = t.stats.events_total;
-    const size_t before_warnings = t.warnings.size();
-    const uint64_t before_rejected = t.stats.rejected_events;
+    if (start + 1 >= cut) return next;
+    const ReadStats before = out_->stats;
+    const size_t before_warnings = out_->warnings.size();
+    left_early_ = false;
     if (auto e = import_event(v)) {
       // The element was cut short by the window: forget it; the next window starts with it.
-      out_->stats.events_total = before_total;
-      out_->stats.rejected_events = before_rejected;
+      out_->stats = before;
       out_->warnings.resize(before_warnings);
-      if (cut_induced(e)) return next;
+      if (cut_induced(e)) return start;
       return fail(e);
+    }
+    if (left_early_) {
+      pending = true;
+      pending_start = start;
+      pending_stats = before;
+      continue;
     }
     const char* after = nullptr;
     if (!doc.current_location().get(after)) next = static_cast<size_t>(after - base_);
