@@ -24,7 +24,9 @@ Result<SharedLibrary> SharedLibrary::open(const std::string& path) {
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
-    return Error{fmt::format("{}: {}", path, why != nullptr ? why : "cannot be loaded")};
+    std::string text = why != nullptr ? why : "cannot be loaded";
+    // dlerror usually starts with the path already.
+    return Error{text.rfind(path, 0) == 0 ? text : fmt::format("{}: {}", path, text)};
   }
   SharedLibrary lib;
   lib.handle_ = handle;

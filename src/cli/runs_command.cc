@@ -1,0 +1,98 @@
+#include "cli/runs_command.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <memory>
+
+#include "cli/exit_codes.h"
+#include "cli/output.h"
+#include "collect/run_context.h"
+#include "collect/run_reader.h"
+#include "report/table.h"
+
+namespace scaleprof::cli {
+
+namespace {
+
+struct RunsOptions {
+  std::string root, experiment;
+  std::string format = "table";
+  std::string output;
+  bool quiet = false;
+};
+
+std::string utc(std::optional<int64_t> unix_ns) {
+  if (!unix_ns) return {};
+  std::time_t seconds = static_cast<std::time_t>(*unix_ns / 1'000'000'000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+report::Cell count_or_null(int64_t v) { return v > 0 ? report::Cell(v) : report::Cell::null(); }
+
+int run_runs(const RunsOptions& opt) {
+  report::RenderOptions render;
+  if (!report::parse_format(opt.format, &render.format)) {
+    fmt::print(stderr, "error: --format must be table, csv or json (got '{}')\n", opt.format);
+    return kExitUsage;
+  }
+  auto ctx = collect::detect_run_context(collect::Environment::from_process(), {});
+  std::string root = !opt.root.empty() ? opt.root : ctx ? ctx.value().root : collect::kDefaultRoot;
+  collect::ReadOptions read;
+  read.read_steps = false;
+  read.read_gpu = false;
+  auto runs = collect::read_runs(root, opt.experiment, read);
+  if (!runs) {
+    fmt::print(stderr, "error: {}\n", runs.error().message);
+    return kExitError;
+  }
+  report::Table table;
+  table.title = fmt::format("Runs in {}", root);
+  table.columns = {{"experiment", "Experiment"}, {"run", "Run"},       {"strategy", "Strategy"},
+                   {"workers", "Workers"},       {"nodes", "Nodes"},   {"epochs", "Epochs"},
+                   {"status", "Status"},         {"start", "Start (UTC)"}, {"exit_status", "Exit"}};
+  for (const collect::RunData& r : runs.value()) {
+    std::optional<int64_t> start = r.info ? r.info->start_unix_ns : std::nullopt;
+    if (!start) {
+      for (const collect::RankData& rank : r.ranks) {
+        if (rank.info && rank.info->start_unix_ns) start = std::min(start.value_or(*rank.info->start_unix_ns),
+                                                                    *rank.info->start_unix_ns);
+      }
+    }
+    std::string strategy = r.strategy();
+    table.add_row({r.experiment, r.run, strategy.empty() ? report::Cell::null() : report::Cell(strategy),
+                   count_or_null(r.world_size()), count_or_null(r.node_count()), r.epochs_completed(), r.status,
+                   start ? report::Cell(utc(start)) : report::Cell::null(),
+                   r.info && r.info->exit_status ? report::Cell(*r.info->exit_status) : report::Cell::null()});
+    if (!opt.quiet) {
+      for (const std::string& w : r.warnings) fmt::print(stderr, "warning: {}\n", w);
+    }
+  }
+  render.color = opt.output.empty() && color_allowed(STDOUT_FILENO) && render.format == report::Format::kTable;
+  std::string error;
+  if (!write_output(opt.output, report::render(table, render), &error)) {
+    fmt::print(stderr, "error: {}\n", error);
+    return kExitError;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void setup_runs_command(CLI::App& app, int* exit_code) {
+  auto opt = std::make_shared<RunsOptions>();
+  CLI::App* cmd = app.add_subcommand("runs", "List the recorded runs: experiment, strategy, workers, epochs, status");
+  cmd->add_option("--root", opt->root, "Where runs are stored (default: $SCALEPROF_ROOT or ./scalability-metrics)");
+  cmd->add_option("--experiment", opt->experiment, "Only this experiment");
+  cmd->add_option("--format", opt->format, "Output format: table, csv or json")->capture_default_str();
+  cmd->add_option("-o,--output", opt->output, "Write to FILE instead of standard output");
+  cmd->add_flag("-q,--quiet", opt->quiet, "Print no warnings (torn lines, unreadable files)");
+  cmd->callback([opt, exit_code] { *exit_code = run_runs(*opt); });
+}
+
+}  // namespace scaleprof::cli
