@@ -4,6 +4,8 @@
 
 #include "cli/exit_codes.h"
 #include "cli/report_command.h"
+#include "cli/run_command.h"
+#include "cli/runs_command.h"
 #include "cli/trace_command.h"
 
 namespace {
@@ -14,6 +16,10 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = scaleprof::cli::kExitOk;
   scaleprof::cli::setup_trace_command(app, &exit_code);
+  std::vector<std::string> run_command_tail;
+  argc = scaleprof::cli::split_run_command(argc, argv, &run_command_tail);
+  scaleprof::cli::setup_run_command(app, &exit_code, &run_command_tail);
+  scaleprof::cli::setup_runs_command(app, &exit_code);
   scaleprof::cli::setup_report_command(app, &exit_code);
   try {
     app.parse(argc, argv);
