@@ -1,0 +1,238 @@
+// `scaleprof run` and `scaleprof runs` as a user runs them: exit codes, signals, the environment the
+// command gets, the node's GPU samples, and the listing.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <simdjson.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "collect/run_reader.h"
+#include "collect_test_util.h"
+
+namespace scaleprof::collect {
+namespace {
+
+using testing::read_file;
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+struct Cli {
+  pid_t pid = -1;
+  std::string out_path, err_path;
+};
+
+// Starts the CLI with extra environment variables; stdout and stderr go to files in `dir`.
+Cli start(const TempDir& dir, const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+  static int counter = 0;
+  Cli cli;
+  cli.out_path = dir.file("out" + std::to_string(counter));
+  cli.err_path = dir.file("err" + std::to_string(counter++));
+  std::vector<std::string> argv_s = {SCALEPROF_CLI_PATH};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  cli.pid = fork();
+  if (cli.pid == 0) {
+    int out = ::open(cli.out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = ::open(cli.err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(out, 1);
+    dup2(err, 2);
+    // No real GPU library interferes, unless a test sets its own.
+    setenv("SCALEPROF_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+    setenv("SCALEPROF_ROCM_SMI_LIBRARY", "/nonexistent/librocm_smi64.so", 1);
+    for (const std::string& kv : env) putenv(const_cast<char*>(kv.c_str()));  // NOLINT: child only
+    std::vector<char*> argv;
+    for (std::string& s : argv_s) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(99);
+  }
+  return cli;
+}
+
+// Waits up to `seconds`; the exit code, or -1 on timeout (the process is then killed).
+int wait_exit(const Cli& cli, int seconds = 30) {
+  for (int i = 0; i < seconds * 100; ++i) {
+    int status = 0;
+    if (waitpid(cli.pid, &status, WNOHANG) == cli.pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -2;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(cli.pid, SIGKILL);
+  waitpid(cli.pid, nullptr, 0);
+  return -1;
+}
+
+bool wait_for_file(const std::string& path, int seconds = 20) {
+  for (int i = 0; i < seconds * 100; ++i) {
+    if (fs::exists(path) && !read_file(path).empty()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// The single run folder of an experiment.
+RunData only_run(const TempDir& dir, const std::string& experiment) {
+  auto runs = read_runs(dir.file("m"), experiment);
+  EXPECT_TRUE(runs.ok());
+  EXPECT_EQ(runs.ok() ? runs.value().size() : 0u, 1u);
+  return runs.ok() && !runs.value().empty() ? runs.value()[0] : RunData{};
+}
+
+TEST(RunCommand, PropagatesTheExitCode) {
+  TempDir dir("runexit");
+  const std::string root = dir.file("m");
+  EXPECT_EQ(wait_exit(start(dir, {"run", "--root", root, "--experiment", "ok", "--", "true"})), 0);
+  EXPECT_EQ(wait_exit(start(dir, {"run", "--root", root, "--experiment", "seven", "--", "sh", "-c", "exit 7"})), 7);
+  // Killed by a signal: 128 + N, as shells report it.
+  EXPECT_EQ(wait_exit(start(dir, {"run", "--root", root, "--experiment", "killed", "--", "sh", "-c", "kill -9 $$"})),
+            137);
+  Cli missing = start(dir, {"run", "--root", root, "--experiment", "missing", "--", "no-such-command-xyz"});
+  EXPECT_EQ(wait_exit(missing), 127);
+  EXPECT_NE(read_file(missing.err_path).find("cannot run no-such-command-xyz: command not found"), std::string::npos);
+
+  RunData ok = only_run(dir, "ok");
+  ASSERT_TRUE(ok.info);
+  EXPECT_EQ(ok.info->status, "completed");
+  EXPECT_EQ(ok.info->exit_status, 0);
+  EXPECT_EQ(ok.info->command, (std::vector<std::string>{"true"}));
+  EXPECT_EQ(ok.info->writer, "wrapper");
+  ASSERT_TRUE(ok.info->start_unix_ns && ok.info->end_unix_ns);
+  EXPECT_GE(*ok.info->end_unix_ns, *ok.info->start_unix_ns);
+  RunData seven = only_run(dir, "seven");
+  ASSERT_TRUE(seven.info);
+  EXPECT_EQ(seven.info->exit_status, 7);
+  EXPECT_EQ(seven.status, "failed");
+  EXPECT_EQ(only_run(dir, "killed").info->exit_status, 137);
+  EXPECT_EQ(only_run(dir, "missing").info->exit_status, 127);
+}
+
+TEST(RunCommand, RecordsWallTime) {
+  TempDir dir("runwall");
+  ASSERT_EQ(wait_exit(start(dir, {"run", "--root", dir.file("m"), "--experiment", "w", "--", "sleep", "0.3"})), 0);
+  RunData r = only_run(dir, "w");
+  ASSERT_TRUE(r.info && r.info->end_unix_ns && r.info->start_unix_ns);
+  const double wall_s = static_cast<double>(*r.info->end_unix_ns - *r.info->start_unix_ns) * 1e-9;
+  EXPECT_GE(wall_s, 0.3);
+  EXPECT_LT(wall_s, 5.0);
+}
+
+TEST(RunCommand, HandsTheRunToTheCommandThroughTheEnvironment) {
+  TempDir dir("runenv");
+  const std::string env_file = dir.file("child-env");
+  Cli cli = start(dir,
+                  {"run", "--root", dir.file("m"), "--experiment", "resnet", "--strategy", "ddp", "--run-name",
+                   "ddp-w1-test", "--", "sh", "-c", "env > " + env_file},
+                  {"MY_OWN_VARIABLE=kept"});
+  ASSERT_EQ(wait_exit(cli), 0);
+  const std::string env = read_file(env_file);
+  EXPECT_NE(env.find("SCALEPROF_ROOT=" + dir.file("m") + "\n"), std::string::npos) << env;
+  EXPECT_NE(env.find("SCALEPROF_EXPERIMENT=resnet\n"), std::string::npos);
+  EXPECT_NE(env.find("SCALEPROF_RUN=ddp-w1-test\n"), std::string::npos);
+  EXPECT_NE(env.find("SCALEPROF_STRATEGY=ddp\n"), std::string::npos);
+  EXPECT_NE(env.find("SCALEPROF_GPU_MONITOR=node\n"), std::string::npos);
+  EXPECT_NE(env.find("SCALEPROF_WRAPPER_PID=" + std::to_string(cli.pid) + "\n"), std::string::npos);
+  EXPECT_NE(env.find("MY_OWN_VARIABLE=kept\n"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir.file("m/resnet/ddp-w1-test/run.json")));
+  // The same run name again would mix two launches: refused before the command starts.
+  Cli again = start(dir, {"run", "--root", dir.file("m"), "--experiment", "resnet", "--run-name", "ddp-w1-test", "--",
+                          "sh", "-c", "touch " + dir.file("must-not-exist")});
+  EXPECT_EQ(wait_exit(again), 1);
+  EXPECT_NE(read_file(again.err_path).find("exists already"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir.file("must-not-exist")));
+}
+
+TEST(RunCommand, ForwardsSigtermAndSigintToTheCommand) {
+  TempDir dir("runsig");
+  const std::string ready = dir.file("ready"), got = dir.file("got");
+  // The command traps SIGTERM and exits 42: the wrapper must pass the signal on and return 42.
+  Cli cli = start(dir, {"run", "--root", dir.file("m"), "--experiment", "term", "--", "sh", "-c",
+                        "trap 'echo term > " + got + "; exit 42' TERM; echo up > " + ready +
+                            "; while :; do sleep 0.02; done"});
+  ASSERT_TRUE(wait_for_file(ready));
+  ASSERT_EQ(kill(cli.pid, SIGTERM), 0);
+  EXPECT_EQ(wait_exit(cli), 42);
+  EXPECT_EQ(read_file(got), "term\n");
+  RunData term = only_run(dir, "term");
+  ASSERT_TRUE(term.info);
+  EXPECT_EQ(term.info->exit_status, 42);
+  EXPECT_EQ(term.info->status, "failed");
+
+  // No trap: SIGINT kills the command, and the wrapper reports 128 + 2.
+  const std::string ready2 = dir.file("ready2");
+  Cli cli2 = start(dir, {"run", "--root", dir.file("m"), "--experiment", "int", "--", "sh", "-c",
+                         "echo up > " + ready2 + "; while :; do sleep 0.02; done"});
+  ASSERT_TRUE(wait_for_file(ready2));
+  ASSERT_EQ(kill(cli2.pid, SIGINT), 0);
+  EXPECT_EQ(wait_exit(cli2), 130);
+  EXPECT_EQ(only_run(dir, "int").info->exit_status, 130);
+}
+
+TEST(RunCommand, SamplesTheNodeGpusWithTheLibraryItFinds) {
+  TempDir dir("rungpu");
+  dir.write("script.txt", "devices=2\nenergy_counter=0\nutil.0=40\nutil.1=60\npower_base_w.0=100\npower_base_w.1=200\n");
+  Cli cli = start(dir, {"run", "--root", dir.file("m"), "--experiment", "g", "--gpu-interval", "20ms", "--", "sleep",
+                        "0.5"},
+                  {std::string("SCALEPROF_NVML_LIBRARY=") + SCALEPROF_FAKE_NVML_PATH,
+                   "SCALEPROF_FAKE_NVML_SCRIPT=" + dir.file("script.txt")});
+  ASSERT_EQ(wait_exit(cli), 0);
+  EXPECT_EQ(read_file(cli.err_path), "");  // a library was found: nothing to say
+  RunData r = only_run(dir, "g");
+  ASSERT_TRUE(r.info);
+  EXPECT_EQ(r.info->gpus_per_node, 2);
+  ASSERT_EQ(r.nodes.size(), 1u);
+  const auto& gpu = r.nodes[0].gpu;
+  ASSERT_GE(gpu.size(), 2u * 15);  // 0.5 s at 20 ms, both devices
+  size_t dev1 = 0;
+  for (const GpuSample& s : gpu) {
+    dev1 += s.device == 1 ? 1 : 0;
+    EXPECT_DOUBLE_EQ(*s.utilization_pct, s.device == 0 ? 40.0 : 60.0);
+  }
+  EXPECT_EQ(dev1 * 2, gpu.size());
+}
+
+TEST(RunsCommand, ListsRunsAndReportsTornLinesWithoutFailing) {
+  TempDir dir("runs");
+  dir.write("m/exp/r1/run.json",
+            "{\"schema_version\": 1, \"experiment\": \"exp\", \"run\": \"r1\", \"strategy\": \"ddp\", \"world_size\": 2, "
+            "\"start_unix_ns\": 1795302900000000000, \"status\": \"failed\", \"exit_status\": 1, \"writer\": \"wrapper\"}\n");
+  for (int r = 0; r < 2; ++r) {
+    dir.write("m/exp/r1/rank-0000" + std::to_string(r) + "/rank.json",
+              "{\"rank\": " + std::to_string(r) + ", \"world_size\": 2, \"host\": \"h\", \"status\": \"completed\"}\n");
+  }
+  dir.write("m/exp/r1/rank-00000/epochs.csv", "epoch,start_unix_ns,end_unix_ns,duration_s,samples\n0,1,2,1,\n1,3,4,1,\n");
+  dir.write("m/exp/r1/rank-00001/epochs.csv", "epoch,start_unix_ns,end_unix_ns,duration_s,samples\n0,1,2,1,\n1,3");
+  Cli cli = start(dir, {"runs", "--root", dir.file("m"), "--format", "json"});
+  ASSERT_EQ(wait_exit(cli), 0);
+  EXPECT_NE(read_file(cli.err_path).find("rank-00001/epochs.csv:3: torn last line"), std::string::npos)
+      << read_file(cli.err_path);
+  simdjson::dom::parser parser;
+  simdjson::padded_string json(read_file(cli.out_path));
+  simdjson::dom::array rows = parser.parse(json).get_array();
+  ASSERT_EQ(rows.size(), 1u);
+  simdjson::dom::object row = rows.at(0).get_object();
+  EXPECT_EQ(std::string_view(row["experiment"]), "exp");
+  EXPECT_EQ(std::string_view(row["run"]), "r1");
+  EXPECT_EQ(std::string_view(row["strategy"]), "ddp");
+  EXPECT_EQ(int64_t(row["workers"]), 2);
+  EXPECT_EQ(int64_t(row["nodes"]), 1);
+  EXPECT_EQ(int64_t(row["epochs"]), 1);  // rank 1 finished one epoch whole
+  EXPECT_EQ(std::string_view(row["status"]), "failed");
+  EXPECT_EQ(std::string_view(row["start"]), "2026-11-21T23:15:00Z");
+
+  Cli table = start(dir, {"runs", "--root", dir.file("m"), "--experiment", "exp", "-q"});
+  ASSERT_EQ(wait_exit(table), 0);
+  EXPECT_EQ(read_file(table.err_path), "");
+  EXPECT_NE(read_file(table.out_path).find("failed"), std::string::npos);
+  Cli csv = start(dir, {"runs", "--root", dir.file("m"), "--format", "csv", "-q"});
+  ASSERT_EQ(wait_exit(csv), 0);
+  EXPECT_EQ(read_file(csv.out_path).substr(0, 56), "experiment,run,strategy,workers,nodes,epochs,status,star");
+  Cli none = start(dir, {"runs", "--root", dir.file("absent")});
+  EXPECT_EQ(wait_exit(none), 1);
+  EXPECT_EQ(wait_exit(start(dir, {"runs", "--root", dir.file("m"), "--format", "xml"})), 2);
+}
+
+}  // namespace
+}  // namespace scaleprof::collect
