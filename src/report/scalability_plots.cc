@@ -211,8 +211,8 @@ std::vector<PlotSpec> scalability_plot_specs(const ScalabilityAnalysis& a) {
   if (any_comp) {
     PlotSpec p;
     p.stem = "computation_vs_other_plot";
-    p.title = "Computation (ATen, c10, autograd) vs. other, per strategy and number of workers";
-    p.xlabel = "Number of workers, grouped by strategy";
+    p.title = "Computation (ATen, c10, autograd) vs. other: number of workers, grouped by strategy";
+    p.xlabel = "";  // the group titles (strategies) sit where the label would
     p.ylabel = "Share of self time";
     p.kind = PlotKind::kStacked;
     p.y_min = 0;
@@ -318,9 +318,9 @@ std::string gnuplot_script(const PlotSpec& spec, const std::string& suffix, cons
       s += "EOD\n";
       plot += fmt::format(
           "{}newhistogram {} lt 1, $c{} using 2:xtic(1) fs solid 0.85 border rgb '#333333' lc rgb '{}' title {}, "
-          "'' using 3 fs pattern {} border rgb '#333333' lc rgb '#777777' title {}",
+          "'' using 3 fs pattern {} border rgb '#333333' lc rgb '#777777' {}",
           i ? ", \\\n     " : "", gp_quote(ps.name), i, color_of(ps), gp_quote(ps.name + " computation"),
-          i % 2 == 0 ? 4 : 5, i == 0 ? gp_quote("other") : "''");
+          i % 2 == 0 ? 4 : 5, i == 0 ? "title " + gp_quote("other (hatched)") : std::string("notitle"));
     }
     s += plot + "\n";
   }

@@ -76,15 +76,22 @@ void explain_loss(SeriesResult* s) {
     if (std::isnan(pts)) {
       what = fmt::format("{} cannot be measured at both scales", s->components[k]);
     } else {
-      what = fmt::format("{} growth accounts for {} points ({} of the epoch time at {} workers, {} at {}: {} vs. {} "
-                         "per epoch if it had shrunk with the workers)",
-                         s->components[k], fmt_pts(pts), fmt_pct(s->share0[k]), s->n0, fmt_pct(s->share1[k]), s->n1,
-                         fmt_s(s->t1 * s->share1[k]), fmt_s(s->t0 * s->share0[k] * s->n0 / s->n1));
+      const std::string detail =
+          fmt::format("{} of the epoch time at {} workers, {} at {}: {} per epoch vs. {} if it had shrunk with the "
+                      "workers",
+                      fmt_pct(s->share0[k]), s->n0, fmt_pct(s->share1[k]), s->n1, fmt_s(s->t1 * s->share1[k]),
+                      fmt_s(s->t0 * s->share0[k] * s->n0 / s->n1));
+      what = pts >= 0 ? fmt::format("{} growth accounts for {} points ({})", s->components[k], fmt_pts(pts), detail)
+                      : fmt::format("{} shrank faster than the workers grew and gives back {} points ({})",
+                                    s->components[k], fmt_pts(-pts), detail);
     }
     parts += (parts.empty() ? "" : "; ") + what;
   }
-  out.push_back(fmt::format("Of the {} points of efficiency lost, {}; everything else accounts for {} points.",
-                            fmt_pts(l.lost), parts, fmt_pts(l.rest)));
+  out.push_back(fmt::format(
+      "Of the {} points of efficiency lost, {}; {}.", fmt_pts(l.lost), parts,
+      l.rest >= 0 ? fmt::format("everything else accounts for {} points", fmt_pts(l.rest))
+                  : fmt::format("everything else shrank faster than the workers grew and gives back {} points",
+                                fmt_pts(-l.rest))));
   if (s->loss_basis == "computation_fraction") {
     out.push_back(
         "(No device traces at both scales: the split uses itwinai's computation fraction, which counts all time "

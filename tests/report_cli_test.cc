@@ -1,0 +1,258 @@
+// `scaleprof report` / `generate-scalability-report` as a user runs them: exit codes, formats,
+// warnings, plot files, and the HTML page opened in headless Chromium.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "scalability_fixtures.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using scaleprof::testing::ScratchDir;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs a shell command line; stdout is captured, stderr goes to a file read back.
+CliRun shell(const std::string& command) {
+  static int counter = 0;
+  const std::string err_file =
+      (fs::temp_directory_path() / ("scaleprof-report-err-" + std::to_string(::getpid()) + "-" +
+                                    std::to_string(counter++)))
+          .string();
+  CliRun r;
+  FILE* p = popen((command + " 2>" + err_file).c_str(), "r");
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof(buf), p)) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = slurp(err_file);
+  fs::remove(err_file);
+  return r;
+}
+
+CliRun run(const std::string& args, const std::string& env = "") {
+  return shell(env + (env.empty() ? "" : " ") + SCALEPROF_CLI_PATH + " " + args);
+}
+
+size_t count(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t pos = text.find(part); pos != std::string::npos; pos = text.find(part, pos + 1)) ++n;
+  return n;
+}
+
+bool have(const char* program) {
+  return shell(std::string("command -v ") + program + " >/dev/null").exit_code == 0;
+}
+
+// Three scales of ddp with GPU samples and traces at both ends (every table and plot has data).
+void build(const ScratchDir& root, const std::string& xss_run_name = "ddp-w1") {
+  using scaleprof::testing::make_run;
+  make_run(root, "exp", "ddp-w1", xss_run_name, "ddp", 1, {{10, 9, 9}});
+  make_run(root, "exp", "ddp-w2", "ddp-w2", "ddp", 2, {{6, 5, 5}, {6, 5, 5}});
+  make_run(root, "exp", "ddp-w4", "ddp-w4", "ddp", 4, {{4, 3, 3}, {4, 3, 3}, {4, 3, 3}, {4, 3, 3}});
+  make_run(root, "exp", "gloo-w2", "gloo-w2", "gloo", 2, {{7, 6, 6}, {7, 6, 6}});
+  for (const char* run : {"ddp-w1", "ddp-w2", "ddp-w4"}) {
+    root.write(std::string("exp/") + run + "/rank-00000/gpu.csv",
+               "time_unix_ns,device,utilization_pct,power_w,memory_used_bytes,energy_j\n"
+               "0,0,50,100,1,\n1000000000,0,70,200,1,\n2000000000,0,90,300,1,\n");
+  }
+  root.write("exp/ddp-w1/rank-00000/traces/r0.pt.trace.json", scaleprof::testing::tiny_trace(0, 80, 0, 20));
+  root.write("exp/ddp-w4/rank-00000/traces/r0.pt.trace.json", scaleprof::testing::tiny_trace(0, 70, 10, 20));
+}
+
+TEST(ReportCli, HelpForBothNames) {
+  for (const char* cmd : {"report --help", "generate-scalability-report --help"}) {
+    CliRun r = run(cmd);
+    EXPECT_EQ(r.exit_code, 0) << cmd;
+    EXPECT_NE(r.out.find("--plot-file-suffix"), std::string::npos) << cmd;
+    EXPECT_NE(r.out.find("--run-names"), std::string::npos) << cmd;
+  }
+  EXPECT_NE(run("generate-scalability-report --help").out.find("--experiment-name"), std::string::npos);
+}
+
+TEST(ReportCli, ExitCodes) {
+  ScratchDir root("report-cli-exit");
+  build(root);
+  EXPECT_EQ(run("report --no-plots --root " + root.path()).exit_code, 0);
+  CliRun missing = run("report --no-plots --root /nonexistent/scaleprof");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("error: /nonexistent/scaleprof: no such directory"), std::string::npos);
+  ScratchDir empty("report-cli-empty");
+  CliRun none = run("report --no-plots --root " + empty.path());
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("no runs found"), std::string::npos);
+  EXPECT_EQ(run("report --no-plots --format xml --root " + root.path()).exit_code, 2);
+  EXPECT_EQ(run("report --plot-file-suffix .gif --root " + root.path()).exit_code, 2);
+  EXPECT_EQ(run("report --skip-epochs -1 --root " + root.path()).exit_code, 2);
+  // A bad line: the report still prints, names file and line, exits 3.
+  root.write("exp/gloo-w2/rank-00001/epochs.csv", "epoch,duration_s\n0,7\n1,oops\n2,6\n");
+  CliRun partial = run("report --no-plots --root " + root.path());
+  EXPECT_EQ(partial.exit_code, 3);
+  EXPECT_NE(partial.err.find(root / "exp/gloo-w2/rank-00001/epochs.csv" + ":3: duration_s 'oops'"),
+            std::string::npos)
+      << partial.err;
+  EXPECT_NE(partial.out.find("######## Epoch Time Report ########"), std::string::npos);
+}
+
+TEST(ReportCli, JsonShapeAndNumbers) {
+  ScratchDir root("report-cli-json");
+  build(root);
+  CliRun r = run("report --no-plots --format json --root " + root.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_FALSE(parser.parse(r.out).get(doc)) << r.out;
+  EXPECT_EQ(int64_t(doc["skip_epochs"]), 1);
+  for (const char* key : {"epoch_time", "scaling", "amdahl", "gpu", "gpu_devices", "trace_breakdown",
+                          "computation_fraction", "scaling_loss", "best_strategy", "runs", "explanation", "warnings",
+                          "errors"}) {
+    EXPECT_TRUE(doc[key].is_array()) << key;
+  }
+  // ddp at 4 workers: mean 3 s, speedup 9/3 = 3, efficiency 75 %.
+  bool found = false;
+  for (simdjson::dom::element row : doc["scaling"].get_array()) {
+    if (std::string_view(row["strategy"]) == "ddp" && int64_t(row["workers"]) == 4) {
+      EXPECT_DOUBLE_EQ(double(row["mean_s"]), 3.0);
+      EXPECT_DOUBLE_EQ(double(row["speedup"]), 3.0);
+      EXPECT_DOUBLE_EQ(double(row["efficiency_pct"]), 75.0);
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
+  simdjson::dom::element amdahl = doc["amdahl"].at(0);
+  EXPECT_EQ(std::string_view(amdahl["kind"]), "projection");
+  EXPECT_NEAR(double(amdahl["serial_fraction_pct"]), 100.0 / 9.0, 1e-9);
+  EXPECT_NEAR(double(amdahl["projected_speedup_2x"]), 4.5, 1e-12);
+  simdjson::dom::element loss = doc["scaling_loss"].at(0);
+  EXPECT_NEAR(double(loss["communication_pts"]), 5.0, 1e-9);
+  EXPECT_NEAR(double(loss["idle_pts"]), 10.0, 1e-9);
+  EXPECT_NEAR(double(loss["other_pts"]), 10.0, 1e-9);
+  EXPECT_GE(doc["explanation"].get_array().size(), 3u);
+  // CSV: every table under a "# key" line.
+  CliRun csv = run("report --no-plots --format csv --root " + root.path());
+  EXPECT_EQ(csv.exit_code, 0);
+  EXPECT_NE(csv.out.find("# epoch_time\nstrategy,workers,nodes,runs,epochs,mean_s"), std::string::npos) << csv.out;
+}
+
+TEST(ReportCli, WarningsForMissingPiecesAndNoGnuplot) {
+  ScratchDir root("report-cli-warn");
+  scaleprof::testing::make_run(root, "exp", "a", "a", "ddp", 1, {{2, 1}});
+  scaleprof::testing::make_run(root, "exp", "b", "b", "ddp", 2, {{2, 1}, {2, 1}});
+  ScratchDir plots("report-cli-warn-plots");
+  CliRun r = run("report --root " + root.path() + " --plot-dir " + plots.path(), "SCALEPROF_GNUPLOT=");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count(r.err, "gnuplot not found"), 1u) << r.err;
+  EXPECT_EQ(count(r.err, "warning: No GPU data found\n"), 1u) << r.err;
+  EXPECT_EQ(count(r.err, "warning: No profiler traces found\n"), 1u) << r.err;
+  EXPECT_NE(r.out.find("######## Epoch Time Report ########"), std::string::npos);
+  EXPECT_NE(r.out.find("The first 1 epoch(s) of every run are skipped as warm-up"), std::string::npos);
+  EXPECT_TRUE(fs::is_empty(plots.path()));
+  CliRun quiet = run("report --no-warnings --root " + root.path(), "SCALEPROF_GNUPLOT=");
+  EXPECT_EQ(quiet.err.find("warning:"), std::string::npos) << quiet.err;
+}
+
+TEST(ReportCli, ItwinaiNamesAndPlotFiles) {
+  if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed";
+  ScratchDir root("report-cli-plots");
+  build(root);
+  ScratchDir plots("report-cli-plot-dir");
+  CliRun r = run("generate-scalability-report --log-dir " + root.path() +
+                 " --experiment-name exp --run-names ddp-w1,ddp-w2,ddp-w4 --plot-file-suffix .svg --plot-dir " +
+                 plots.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("gloo"), std::string::npos);  // not among --run-names
+  for (const char* stem : {"absolute_epoch_time", "relative_epoch_time_speedup", "parallel_efficiency",
+                           "utilization_plot", "energy_per_epoch_plot", "computation_vs_other_plot"}) {
+    const std::string file = plots / (std::string(stem) + ".svg");
+    ASSERT_TRUE(fs::exists(file)) << file;
+    EXPECT_NE(slurp(file).find("<svg"), std::string::npos) << file;
+    EXPECT_NE(r.out.find("Saved plot at '" + file + "'."), std::string::npos) << r.out;
+  }
+}
+
+// Opens `html` in headless Chromium; returns the DOM and puts the console messages in *console.
+std::string chromium_dom(const std::string& html, std::string* console) {
+  ScratchDir profile("report-chromium-profile");
+  CliRun r = shell("timeout 120 chromium --headless --disable-gpu --no-sandbox --no-first-run --user-data-dir=" +
+                   profile.path() + " --enable-logging=stderr --v=0 --virtual-time-budget=2000 --dump-dom file://" +
+                   html);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  console->clear();
+  std::istringstream lines(r.err);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(":CONSOLE") != std::string::npos) *console += line + "\n";
+  }
+  return r.out;
+}
+
+TEST(ReportHtml, RendersInChromiumWithEveryTableAndPlot) {
+  if (!have("chromium")) GTEST_SKIP() << "chromium not installed";
+  if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed (the HTML plots come from it)";
+  // The check must be able to fail: a page with a console error is caught.
+  ScratchDir scratch("report-html");
+  const std::string bad = scratch.write("bad.html", "<html><body><script>console.error('boom')</script></body></html>");
+  std::string console;
+  chromium_dom(bad, &console);
+  ASSERT_NE(console.find("boom"), std::string::npos) << "console capture does not work";
+
+  ScratchDir root("report-html-root");
+  build(root, "<script>alert(1)</script>");
+  const std::string page = scratch / "report.html";
+  CliRun r = run("report --no-plots --root " + root.path() + " --html " + page);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = slurp(page);
+  // Self-contained: nothing loaded from anywhere.
+  EXPECT_EQ(html.find("src="), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_EQ(html.find("@import"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+
+  const std::string dom = chromium_dom(page, &console);
+  EXPECT_TRUE(console.empty()) << console;
+  EXPECT_NE(dom.find("<h1>Scalability report</h1>"), std::string::npos) << dom.substr(0, 2000);
+  for (const char* table : {"epoch_time", "scaling", "amdahl", "gpu", "gpu_devices", "trace_breakdown",
+                            "computation_fraction", "scaling_loss", "best_strategy", "runs"}) {
+    const size_t at = dom.find(std::string("<table class=\"data\" id=\"table-") + table + "\">");
+    ASSERT_NE(at, std::string::npos) << "table " << table << " missing";
+    const size_t body = dom.find("<tbody>", at);
+    ASSERT_NE(body, std::string::npos);
+    EXPECT_EQ(dom.find_first_not_of(" \n", body + 7), dom.find("<tr>", body)) << "table " << table << " empty";
+  }
+  for (const char* plot : {"absolute_epoch_time", "relative_epoch_time_speedup", "parallel_efficiency",
+                           "utilization_plot", "energy_per_epoch_plot", "computation_vs_other_plot"}) {
+    const std::string figure = std::string("<figure id=\"plot-") + plot + "\">";
+    const size_t at = dom.find(figure);
+    ASSERT_NE(at, std::string::npos) << "plot " << plot << " missing";
+    const size_t svg = dom.find_first_not_of(" \n", at + figure.size());
+    ASSERT_EQ(dom.compare(svg, 4, "<svg"), 0) << "plot " << plot << " has no svg";
+    const size_t end = dom.find("</svg>", svg);
+    const size_t path = dom.find("<path", svg);
+    EXPECT_TRUE(end != std::string::npos && path < end) << "plot " << plot << " draws nothing";
+  }
+  EXPECT_NE(dom.find("Where scaling is lost"), std::string::npos);
+  EXPECT_NE(dom.find("communication growth accounts for 5.0 points"), std::string::npos);
+  // The run name is text, not markup: escaped in the DOM, and no script element exists.
+  EXPECT_NE(dom.find("<td>&lt;script&gt;alert(1)&lt;/script&gt;</td>"), std::string::npos);
+  EXPECT_EQ(dom.find("<script"), std::string::npos);
+}
+
+}  // namespace
