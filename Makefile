@@ -49,5 +49,10 @@ build-asan: $(STAMPS)/apt
 	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSCALEPROF_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 
+# Benchmarks against the peer (HTA from PyPI, in its own venv): figures for the README.
+bench: build
+	@command -v hyperfine >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hyperfine time
+	bash bench/compare_hta.sh
+
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz build-bench
