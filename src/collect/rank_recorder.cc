@@ -37,9 +37,11 @@ Result<std::unique_ptr<RankRecorder>> RankRecorder::open(const RunContext& conte
     if (Status s = check_name("strategy", context.strategy); !s) return s.error();
   }
   std::unique_ptr<RankRecorder> r(new RankRecorder(context, options));
+  std::error_code ec;
+  // Absolute, so traces and later files land in the same place if the training changes directory.
+  r->context_.root = fs::absolute(context.root, ec).lexically_normal().string();
   const std::string dir = r->rank_dir();
   const std::string rank_json = (fs::path(dir) / kRankJson).string();
-  std::error_code ec;
   if (fs::exists(rank_json, ec)) {
     return Error{fmt::format("{} exists already: run '{}' of experiment '{}' already has rank {}; give this launch "
                              "its own run name",
@@ -167,6 +169,17 @@ Result<StepRecord> RankRecorder::end_step(std::optional<int64_t> samples) {
   StepRecord record{std::max<int64_t>(current_epoch_, 0), current_step_, t.start_unix_ns, t.duration_s, samples};
   if (Status s = steps_.append(csv_line(record)); !s) return s.error();
   return record;
+}
+
+void RankRecorder::abandon_epoch() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (epoch_timer_.running()) (void)epoch_timer_.stop();
+  if (step_timer_.running()) (void)step_timer_.stop();
+}
+
+void RankRecorder::abandon_step() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (step_timer_.running()) (void)step_timer_.stop();
 }
 
 Status RankRecorder::finish(bool success) {

@@ -44,6 +44,10 @@ class RankRecorder {
   Status begin_step(std::optional<int64_t> step = std::nullopt);
   Result<StepRecord> end_step(std::optional<int64_t> samples = std::nullopt);
 
+  // Drops a running epoch or step without writing it (the training raised inside it).
+  void abandon_epoch();
+  void abandon_step();
+
   // Marks the rank completed (success) or failed, stops the GPU monitor and updates run.json when
   // this rank owns it. Later calls do nothing.
   Status finish(bool success);

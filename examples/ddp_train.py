@@ -1,0 +1,122 @@
+"""Real PyTorch DDP training (a small CNN on synthetic data, CPU, gloo) recorded with scaleprof.
+
+    torchrun --nproc_per_node 2 examples/ddp_train.py --epochs 3
+    scaleprof run --experiment cnn --strategy ddp -- torchrun --nproc_per_node 2 examples/ddp_train.py
+    scaleprof runs
+
+Every rank records its epoch times (and step times) in
+<root>/<experiment>/<run>/rank-NNNNN/, and by default a torch.profiler trace of a few steps of one
+epoch in rank-NNNNN/traces/. `--bucket-cap-mb` changes DDP's gradient bucket size, a second
+"strategy" to compare in the report (label it with --strategy). Also runs as a single process
+without torchrun.
+"""
+import argparse
+import contextlib
+import os
+import socket
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+import scaleprof
+
+
+class SmallCNN(nn.Module):
+    def __init__(self, classes=10):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        )
+        self.head = nn.Linear(32 * 8 * 8, classes)
+
+    def forward(self, x):
+        return self.head(torch.flatten(self.features(x), 1))
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--batch-size", type=int, default=32, help="per rank")
+    p.add_argument("--steps-per-epoch", type=int, default=20, help="batches per rank per epoch")
+    p.add_argument("--strategy", default="ddp", help="label of this configuration in the report")
+    p.add_argument("--bucket-cap-mb", type=float, default=25.0, help="DDP gradient bucket size (MB)")
+    p.add_argument("--experiment", default=None, help="default: $SCALEPROF_EXPERIMENT or 'ddp-cnn'")
+    p.add_argument("--root", default=None, help="default: $SCALEPROF_ROOT or ./scalability-metrics")
+    p.add_argument("--run-name", default=None)
+    p.add_argument("--profile-epoch", type=int, default=1,
+                   help="epoch whose first steps are profiled (-1: no profiler traces)")
+    p.add_argument("--profile-wait", type=int, default=1)
+    p.add_argument("--profile-warmup", type=int, default=1)
+    p.add_argument("--profile-active", type=int, default=2)
+    p.add_argument("--step-sleep", type=float, default=0.0,
+                   help="extra seconds per step (tests use it to kill a rank mid-epoch)")
+    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--seed", type=int, default=0)
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1 or "TORCHELASTIC_RUN_ID" in os.environ
+    if distributed:
+        dist.init_process_group("gloo")
+    rank = dist.get_rank() if distributed else 0
+    world = dist.get_world_size() if distributed else 1
+    torch.manual_seed(args.seed)  # same initial weights everywhere (DDP broadcasts them anyway)
+
+    model = SmallCNN()
+    if distributed:
+        model = DDP(model, bucket_cap_mb=args.bucket_cap_mb)
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+    loss_fn = nn.CrossEntropyLoss()
+    # This rank's shard of a synthetic dataset: CIFAR-sized images with random labels.
+    gen = torch.Generator().manual_seed(args.seed * 1000 + rank)
+    n = args.steps_per_epoch * args.batch_size
+    images = torch.randn(n, 3, 32, 32, generator=gen)
+    labels = torch.randint(0, 10, (n,), generator=gen)
+
+    experiment = args.experiment or os.environ.get("SCALEPROF_EXPERIMENT") or "ddp-cnn"
+    loop_start = time.perf_counter()
+    with scaleprof.Run(experiment=experiment, strategy=args.strategy, run_name=args.run_name,
+                       root=args.root) as run:
+        if rank == 0:
+            print(f"scaleprof: recording run {run.name} in {run.run_dir} ({world} ranks)", flush=True)
+            if run.gpu_note:
+                print(f"scaleprof: {run.gpu_note}", flush=True)
+        for epoch in range(args.epochs):
+            profiling = epoch == args.profile_epoch
+            prof = (run.torch_profiler(wait=args.profile_wait, warmup=args.profile_warmup,
+                                       active=args.profile_active, record_shapes=False)
+                    if profiling else contextlib.nullcontext())
+            with prof:
+                start = time.perf_counter()
+                with run.epoch(epoch, samples=n):
+                    for step in range(args.steps_per_epoch):
+                        x = images[step * args.batch_size:(step + 1) * args.batch_size]
+                        y = labels[step * args.batch_size:(step + 1) * args.batch_size]
+                        with run.step(samples=len(x)):
+                            optimizer.zero_grad(set_to_none=True)
+                            loss = loss_fn(model(x), y)
+                            loss.backward()
+                            optimizer.step()
+                            if args.step_sleep:
+                                time.sleep(args.step_sleep)
+                        if profiling:
+                            prof.step()
+                seconds = time.perf_counter() - start
+            # Measured independently of scaleprof, for the end-to-end test to compare against.
+            print(f"rank {rank} epoch {epoch} done seconds {seconds:.6f} loss {loss.item():.4f}", flush=True)
+    print(f"rank {rank} host {socket.gethostname()} pid {os.getpid()} loop_seconds "
+          f"{time.perf_counter() - loop_start:.6f}", flush=True)
+    if distributed:
+        dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

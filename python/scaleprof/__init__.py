@@ -1,0 +1,268 @@
+"""scaleprof: record how a PyTorch training run scales, from inside the training loop.
+
+    import scaleprof
+
+    with scaleprof.Run(experiment="resnet", strategy="ddp") as run:
+        for epoch in range(epochs):
+            with run.epoch(epoch, samples=len(dataset)):
+                for batch in loader:
+                    with run.step(samples=len(batch)):
+                        train_step(batch)
+
+Each rank writes only its own folder <root>/<experiment>/<run>/rank-NNNNN/ (epochs.csv, steps.csv,
+gpu.csv, traces/), appended record by record, so a crash loses at most the record being written.
+The format is documented in docs/run-directory.md. The work is done in C++ (scaleprof._scaleprof);
+this module only makes it idiomatic. Errors from the C++ side arrive as ScaleprofError (a
+RuntimeError) with the same message.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+from typing import Any, Callable, Iterator, Optional
+
+from . import _scaleprof
+from ._scaleprof import ScaleprofError, read_run, read_runs
+
+__version__ = _scaleprof.__version__
+__all__ = ["Run", "ScaleprofError", "current_run", "recorded", "read_run", "read_runs", "cli_path"]
+
+_current: Optional["Run"] = None  # the innermost active Run of this process, for current_run()
+
+
+def current_run() -> Optional["Run"]:
+    """The Run active in this process (innermost `with scaleprof.Run(...)`), or None."""
+    return _current
+
+
+def cli_path() -> str:
+    """Path of the `scaleprof` command installed with this package."""
+    exe = os.path.join(os.path.dirname(sys.executable), "scaleprof")
+    return exe if os.path.exists(exe) else "scaleprof"
+
+
+def _torch_version() -> str:
+    torch = sys.modules.get("torch")
+    return getattr(torch, "__version__", "") if torch is not None else ""
+
+
+def _distributed():
+    """torch.distributed when it is initialised, else None (torch is optional for scaleprof)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    dist = getattr(torch, "distributed", None)
+    if dist is None or not dist.is_available() or not dist.is_initialized():
+        return None
+    return dist
+
+
+class Run:
+    """One rank's view of a training run. Use as a context manager (or call start() / finish()).
+
+    Arguments left as None come from the environment: SCALEPROF_* variables (set by `scaleprof run`),
+    then torchrun, DeepSpeed, Horovod, Open MPI, PMI or SLURM variables.
+
+    The run name must be the same on every rank. It is taken from `run_name`, SCALEPROF_RUN, the SLURM
+    step or torchrun's rendezvous id; otherwise rank 0 generates one and broadcasts it, which needs
+    torch.distributed to be initialised: when it is not yet, the rank folder is opened at the first
+    epoch(), step() or torch_profiler() call instead.
+    """
+
+    def __init__(self, experiment: Optional[str] = None, strategy: Optional[str] = None,
+                 run_name: Optional[str] = None, root: Optional[str] = None, *,
+                 rank: Optional[int] = None, local_rank: Optional[int] = None,
+                 world_size: Optional[int] = None, gpu_interval: Optional[str] = None,
+                 gpu_monitor: Optional[str] = None):
+        self._context = _scaleprof.detect_context(
+            experiment=experiment, strategy=strategy, run=run_name, root=root, rank=rank,
+            local_rank=local_rank, world_size=world_size, gpu_monitor=gpu_monitor)
+        self._gpu_interval = gpu_interval or os.environ.get("SCALEPROF_GPU_INTERVAL", "1s")
+        self._recorder: Optional[_scaleprof.RankRecorder] = None
+        self._started = False
+        self._finished = False
+        self._previous: Optional[Run] = None
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def start(self) -> "Run":
+        """Joins or creates the run; opens this rank's folder as soon as the run name is agreed."""
+        global _current
+        if self._started:
+            return self
+        self._try_open()  # raises on a bad name or an unwritable root, before anything is marked
+        self._started = True
+        self._previous, _current = _current, self
+        return self
+
+    def finish(self, success: bool = True) -> None:
+        """Marks this rank completed (or failed) and stops its GPU monitor. Idempotent."""
+        global _current
+        if self._finished or not self._started:
+            return
+        self._finished = True
+        if _current is self:
+            _current = self._previous
+        if self._recorder is not None:
+            self._recorder.finish(success)
+
+    def __enter__(self) -> "Run":
+        return self.start()
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        ok = exc_type is None or (exc_type is SystemExit and exc.code in (0, None))
+        self.finish(ok)
+
+    # -- recording ---------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def epoch(self, index: int, samples: Optional[int] = None) -> Iterator[None]:
+        """Times one epoch; the line is written when the block ends without an exception."""
+        rec = self._open()
+        rec.begin_epoch(int(index))
+        try:
+            yield
+        except BaseException:
+            rec.abandon_epoch()  # an epoch that raised is not a finished epoch
+            raise
+        self.last_epoch = rec.end_epoch(None if samples is None else int(samples))
+
+    @contextlib.contextmanager
+    def step(self, step: Optional[int] = None, samples: Optional[int] = None) -> Iterator[None]:
+        """Times one step (numbered from 0 in each epoch unless `step` is given)."""
+        rec = self._open()
+        rec.begin_step(None if step is None else int(step))
+        try:
+            yield
+        except BaseException:
+            rec.abandon_step()
+            raise
+        rec.end_step(None if samples is None else int(samples))
+
+    def torch_profiler(self, skip_first: int = 0, wait: int = 1, warmup: int = 1, active: int = 3,
+                       repeat: int = 1, **kwargs: Any):
+        """A torch.profiler.profile with this schedule whose traces are written gzip-compressed to
+        this rank's traces/ folder (named rank-NNNNN.<host>.<pid>.<time>.pt.trace.json.gz, so
+        `scaleprof trace` knows the rank even without distributedInfo). Call .step() on it after
+        every training step. Other keyword arguments go to torch.profiler.profile."""
+        import torch
+        from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
+
+        rec = self._open()
+        if "activities" not in kwargs:
+            activities = [ProfilerActivity.CPU]
+            if torch.cuda.is_available():
+                activities.append(ProfilerActivity.CUDA)
+            kwargs["activities"] = activities
+        worker = f"rank-{self.rank:05d}.{self._context.host}.{os.getpid()}"
+        kwargs.setdefault("on_trace_ready", tensorboard_trace_handler(rec.traces_dir, worker_name=worker,
+                                                                      use_gzip=True))
+        kwargs.setdefault("schedule", schedule(skip_first=skip_first, wait=wait, warmup=warmup,
+                                               active=active, repeat=repeat))
+        return profile(**kwargs)
+
+    # -- facts -------------------------------------------------------------------------------------
+    @property
+    def rank(self) -> int:
+        return self._context.rank
+
+    @property
+    def world_size(self) -> int:
+        return self._context.world_size
+
+    @property
+    def local_rank(self) -> int:
+        return self._context.local_rank
+
+    @property
+    def name(self) -> str:
+        """The run name ('' until agreed)."""
+        return self._context.run
+
+    @property
+    def experiment(self) -> str:
+        return self._context.experiment
+
+    @property
+    def strategy(self) -> str:
+        return self._context.strategy
+
+    @property
+    def run_dir(self) -> str:
+        return self._open().run_dir
+
+    @property
+    def rank_dir(self) -> str:
+        return self._open().rank_dir
+
+    @property
+    def traces_dir(self) -> str:
+        return self._open().traces_dir
+
+    @property
+    def gpu_note(self) -> str:
+        """Why this rank samples no GPU ('' when it does)."""
+        return self._open().gpu_note
+
+    def gpu_summary(self) -> list:
+        """Per-device utilization, power and energy so far (empty when this rank samples none)."""
+        return self._open().gpu_summary()
+
+    # -- internals ---------------------------------------------------------------------------------
+    def _agreed_name(self) -> Optional[str]:
+        ctx = self._context
+        if ctx.run:
+            return ctx.run
+        derived = _scaleprof.derived_run_name(ctx)
+        if derived:
+            return derived
+        if ctx.world_size == 1:
+            return _scaleprof.generated_run_name(ctx.strategy, 1)
+        dist = _distributed()
+        if dist is None:
+            return None
+        name = [_scaleprof.generated_run_name(ctx.strategy, ctx.world_size) if ctx.rank == 0 else None]
+        dist.broadcast_object_list(name, src=0)
+        return name[0]
+
+    def _try_open(self) -> Optional["_scaleprof.RankRecorder"]:
+        if self._recorder is None:
+            name = self._agreed_name()
+            if name is None:
+                return None
+            self._context.run = name
+            command = [sys.executable, *sys.argv]
+            self._recorder = _scaleprof.RankRecorder.open(self._context, _torch_version(), command,
+                                                          self._gpu_interval)
+        return self._recorder
+
+    def _open(self) -> "_scaleprof.RankRecorder":
+        if not self._started:
+            raise ScaleprofError("the Run has not started: use `with scaleprof.Run(...) as run:` or run.start()")
+        if self._finished:
+            raise ScaleprofError("the Run has finished; nothing more can be recorded")
+        rec = self._try_open()
+        if rec is None:
+            raise ScaleprofError(
+                f"rank {self.rank} of {self.world_size}: the ranks cannot agree on a run name yet: call "
+                "torch.distributed.init_process_group() first, pass run_name=..., or start the job "
+                "with `scaleprof run`")
+        return rec
+
+
+def recorded(**run_kwargs: Any) -> Callable:
+    """Decorator form: the function runs inside a Run (reach it with scaleprof.current_run()).
+
+        @scaleprof.recorded(experiment="resnet", strategy="ddp")
+        def train(model, loader): ...
+    """
+
+    def decorate(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with Run(**run_kwargs):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
