@@ -39,8 +39,8 @@ void generate(const fs::path& root) {
         R"({{"schema_version": 1, "experiment": "bench", "run": "{}", "strategy": "{}", "world_size": {}, "nodes": 1, "status": "completed"}})",
         run.filename().string(), strategy, w);
     std::ofstream(run / "rank-00000" / "rank.json") << fmt::format(
-        R"({{"schema_version": 1, "rank": 0, "world_size": {}, "host": "n1", "status": "completed", "strategy": "{}"}})", w,
-        strategy);
+        R"({{"schema_version": 1, "rank": 0, "world_size": {}, "host": "n1", "status": "completed", "strategy": "{}"}})",
+        w, strategy);
     std::string epochs = "epoch,start_unix_ns,end_unix_ns,duration_s,samples\n";
     for (int e = 0; e < kEpochs; ++e) {
       const double t = (1.0 + 8.0 / w) * (1.0 + 0.01 * ((e * 7 + i) % 5));

@@ -34,10 +34,9 @@ std::string slurp(const std::string& path) {
 // Runs a shell command line; stdout is captured, stderr goes to a file read back.
 CliRun shell(const std::string& command) {
   static int counter = 0;
-  const std::string err_file =
-      (fs::temp_directory_path() / ("scaleprof-report-err-" + std::to_string(::getpid()) + "-" +
-                                    std::to_string(counter++)))
-          .string();
+  const std::string err_file = (fs::temp_directory_path() / ("scaleprof-report-err-" + std::to_string(::getpid()) +
+                                                             "-" + std::to_string(counter++)))
+                                   .string();
   CliRun r;
   FILE* p = popen((command + " 2>" + err_file).c_str(), "r");
   char buf[4096];
@@ -107,8 +106,7 @@ TEST(ReportCli, ExitCodes) {
   root.write("exp/gloo-w2/rank-00001/epochs.csv", "epoch,duration_s\n0,7\n1,oops\n2,6\n");
   CliRun partial = run("report --no-plots --root " + root.path());
   EXPECT_EQ(partial.exit_code, 3);
-  EXPECT_NE(partial.err.find(root / "exp/gloo-w2/rank-00001/epochs.csv" + ":3: duration_s 'oops'"),
-            std::string::npos)
+  EXPECT_NE(partial.err.find(root / "exp/gloo-w2/rank-00001/epochs.csv" + ":3: duration_s 'oops'"), std::string::npos)
       << partial.err;
   EXPECT_NE(partial.out.find("######## Epoch Time Report ########"), std::string::npos);
 }
@@ -122,9 +120,9 @@ TEST(ReportCli, JsonShapeAndNumbers) {
   simdjson::dom::element doc;
   ASSERT_FALSE(parser.parse(r.out).get(doc)) << r.out;
   EXPECT_EQ(int64_t(doc["skip_epochs"]), 1);
-  for (const char* key : {"epoch_time", "scaling", "amdahl", "gpu", "gpu_devices", "trace_breakdown",
-                          "computation_fraction", "scaling_loss", "best_strategy", "runs", "explanation", "warnings",
-                          "errors"}) {
+  for (const char* key :
+       {"epoch_time", "scaling", "amdahl", "gpu", "gpu_devices", "trace_breakdown", "computation_fraction",
+        "scaling_loss", "best_strategy", "runs", "explanation", "warnings", "errors"}) {
     EXPECT_TRUE(doc[key].is_array()) << key;
   }
   // ddp at 4 workers: mean 3 s, speedup 9/3 = 3, efficiency 75 %.
@@ -175,9 +173,9 @@ TEST(ReportCli, ItwinaiNamesAndPlotFiles) {
   ScratchDir root("report-cli-plots");
   build(root);
   ScratchDir plots("report-cli-plot-dir");
-  CliRun r = run("generate-scalability-report --log-dir " + root.path() +
-                 " --experiment-name exp --run-names ddp-w1,ddp-w2,ddp-w4 --plot-file-suffix .svg --plot-dir " +
-                 plots.path());
+  CliRun r =
+      run("generate-scalability-report --log-dir " + root.path() +
+          " --experiment-name exp --run-names ddp-w1,ddp-w2,ddp-w4 --plot-file-suffix .svg --plot-dir " + plots.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find("gloo"), std::string::npos);  // not among --run-names
   for (const char* stem : {"absolute_epoch_time", "relative_epoch_time_speedup", "parallel_efficiency",
@@ -192,9 +190,9 @@ TEST(ReportCli, ItwinaiNamesAndPlotFiles) {
 // Opens `html` in headless Chromium; returns the DOM and puts the console messages in *console.
 std::string chromium_dom(const std::string& html, std::string* console) {
   ScratchDir profile("report-chromium-profile");
-  CliRun r = shell("timeout 120 chromium --headless --disable-gpu --no-sandbox --no-first-run --user-data-dir=" +
-                   profile.path() + " --enable-logging=stderr --v=0 --virtual-time-budget=2000 --dump-dom file://" +
-                   html);
+  CliRun r = shell(
+      "timeout 120 chromium --headless --disable-gpu --no-sandbox --no-first-run --user-data-dir=" + profile.path() +
+      " --enable-logging=stderr --v=0 --virtual-time-budget=2000 --dump-dom file://" + html);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   console->clear();
   std::istringstream lines(r.err);

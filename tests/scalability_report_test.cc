@@ -313,17 +313,20 @@ void build_itwinai(const ScratchDir& root) {
   const std::string header =
       ",name,node_id,self_cuda_time_total,cuda_time_total,cuda_time_total_str,calls,strategy,num_gpus,global_rank\n";
   root.write("run1/computation-data/deepspeed_4_0.csv",
-             header + "0,ProfilerStep*,0,500.0,900.0,900us,2,deepspeed,4,0\n1,aten::mm,0,300.0,300.0,300us,10,"
-                      "deepspeed,4,0\n2,\"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<"
-                      "float>, at::detail::Array<char*, 1> >(int, float, char*)\",0,154.7,154.7,154us,3,deepspeed,4,"
-                      "0\n");
+             header +
+                 "0,ProfilerStep*,0,500.0,900.0,900us,2,deepspeed,4,0\n1,aten::mm,0,300.0,300.0,300us,10,"
+                 "deepspeed,4,0\n2,\"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<"
+                 "float>, at::detail::Array<char*, 1> >(int, float, char*)\",0,154.7,154.7,154us,3,deepspeed,4,"
+                 "0\n");
   root.write("run1/computation-data/deepspeed_4_1.csv",
-             header + "0,ProfilerStep*,0,500.0,900.0,900us,2,deepspeed,4,1\n1,aten::mm,0,300.0,300.0,300us,10,"
-                      "deepspeed,4,1\n2,ncclKernel_AllReduce_RING_LL_Sum_float,0,245.3,245.3,245us,4,deepspeed,4,1\n");
+             header +
+                 "0,ProfilerStep*,0,500.0,900.0,900us,2,deepspeed,4,1\n1,aten::mm,0,300.0,300.0,300us,10,"
+                 "deepspeed,4,1\n2,ncclKernel_AllReduce_RING_LL_Sum_float,0,245.3,245.3,245us,4,deepspeed,4,1\n");
   // deepspeed on 8 GPUs: 100 us ProfilerStep*, 30.66 us aten::add_, 69.34 us NCCL: 30.66 %.
   root.write("run1/computation-data/deepspeed_8_0.csv",
-             header + "0,ProfilerStep*,0,100.0,0,,1,deepspeed,8,0\n1,aten::add_,0,30.66,0,,1,deepspeed,8,0\n"
-                      "2,ncclDevKernel_AllReduce,0,69.34,0,,1,deepspeed,8,0\n");
+             header +
+                 "0,ProfilerStep*,0,100.0,0,,1,deepspeed,8,0\n1,aten::add_,0,30.66,0,,1,deepspeed,8,0\n"
+                 "2,ncclDevKernel_AllReduce,0,69.34,0,,1,deepspeed,8,0\n");
   // GPU data of deepspeed on 4 GPUs: two GPUs x 3 samples every 2 s. Energy (itwinai's rule):
   // (100 + 200 + 300 + 50 + 50 + 50) W x 2 s = 1500 J; utilization mean of 10..60 = 35 %.
   root.write("run1/gpu-energy-data/deepspeed_4.csv",
@@ -410,7 +413,8 @@ TEST(ScalabilityReport, ItwinaiInconsistentProbingInterval) {
              "0,10,100,0,0,4,ddp,1\n1,10,100,0,0,4,ddp,2\n");
   ScalabilityData data;
   const ScalabilityAnalysis a = analyse(root.path(), 1, &data);
-  EXPECT_TRUE(contains(a.errors, root / "gpu-energy-data/ddp_4.csv" + ":3: probing_interval 2 differs from 1 on line 2"));
+  EXPECT_TRUE(
+      contains(a.errors, root / "gpu-energy-data/ddp_4.csv" + ":3: probing_interval 2 differs from 1 on line 2"));
   // The root itself is the run: run name = folder name; 1 node x 4 GPUs.
   ASSERT_EQ(a.groups.size(), 1u);
   EXPECT_EQ(a.groups[0].workers, 4);

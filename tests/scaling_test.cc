@@ -142,9 +142,8 @@ TEST(LossAttribution, SplitsLostEfficiencyExactly) {
 }
 
 TEST(BestStrategy, LowestTimePerScaleWithRunnerUp) {
-  const std::vector<StrategyTime> times = {
-      {"horovod", 4, 3.94}, {"deepspeed", 4, 2.65}, {"torch-ddp", 4, 2.92}, {"deepspeed", 8, 1.69},
-      {"torch-ddp", 8, 1.69}, {"horovod", 16, kNaN}};
+  const std::vector<StrategyTime> times = {{"horovod", 4, 3.94},   {"deepspeed", 4, 2.65}, {"torch-ddp", 4, 2.92},
+                                           {"deepspeed", 8, 1.69}, {"torch-ddp", 8, 1.69}, {"horovod", 16, kNaN}};
   std::vector<BestAtScale> best = best_strategy_per_scale(times);
   ASSERT_EQ(best.size(), 2u);
   EXPECT_EQ(best[0].workers, 4);

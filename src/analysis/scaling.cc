@@ -28,7 +28,8 @@ SampleStats sample_stats(std::vector<double> values) {
 }
 
 std::vector<EpochTime> skip_warmup(std::vector<EpochTime> epochs, int skip) {
-  std::stable_sort(epochs.begin(), epochs.end(), [](const EpochTime& a, const EpochTime& b) { return a.epoch < b.epoch; });
+  std::stable_sort(epochs.begin(), epochs.end(),
+                   [](const EpochTime& a, const EpochTime& b) { return a.epoch < b.epoch; });
   const size_t drop = std::min(epochs.size(), static_cast<size_t>(std::max(skip, 0)));
   epochs.erase(epochs.begin(), epochs.begin() + static_cast<std::ptrdiff_t>(drop));
   return epochs;

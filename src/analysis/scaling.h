@@ -65,9 +65,9 @@ struct ScalingRow {
 std::vector<ScalingRow> relative_scaling(std::vector<ScalePoint> points);
 
 struct AmdahlFit {
-  bool ok = false;         // false with fewer than two distinct worker counts
-  double serial_s = kNaN;  // a: time that does not shrink with workers, seconds
-  double parallel_s = kNaN;  // b: time on one worker that does, seconds
+  bool ok = false;                // false with fewer than two distinct worker counts
+  double serial_s = kNaN;         // a: time that does not shrink with workers, seconds
+  double parallel_s = kNaN;       // b: time on one worker that does, seconds
   double serial_fraction = kNaN;  // a / (a + b)
   bool constrained = false;       // the unconstrained fit had a < 0 or b < 0 and was clamped
   double rms_residual_s = kNaN;   // root mean square of T(n) - (a + b/n) over the points
@@ -107,11 +107,11 @@ double rectangle_energy_j(std::span<const double> power_w, double probing_interv
 // All values are fractions (multiply by 100 for percentage points). A component with a NaN share
 // at either scale gets NaN and is counted in the rest.
 struct LossAttribution {
-  double efficiency = kNaN;   // E at n1 relative to n0
-  double lost = kNaN;         // 1 - E
-  std::vector<double> parts;  // x_k / t1 per component
+  double efficiency = kNaN;      // E at n1 relative to n0
+  double lost = kNaN;            // 1 - E
+  std::vector<double> parts;     // x_k / t1 per component
   std::vector<double> excess_s;  // x_k per component
-  double rest = kNaN;         // lost - sum of the parts
+  double rest = kNaN;            // lost - sum of the parts
 };
 
 LossAttribution attribute_efficiency_loss(int64_t n0, double t0, std::span<const double> f0, int64_t n1, double t1,

@@ -59,7 +59,8 @@ std::string cell_html(const Cell& c) {
   if (std::holds_alternative<std::string>(c.value)) {
     return "<td>" + html_escape(std::get<std::string>(c.value)) + "</td>";
   }
-  if (std::holds_alternative<int64_t>(c.value)) return fmt::format("<td class=\"num\">{}</td>", std::get<int64_t>(c.value));
+  if (std::holds_alternative<int64_t>(c.value))
+    return fmt::format("<td class=\"num\">{}</td>", std::get<int64_t>(c.value));
   if (std::holds_alternative<double>(c.value)) {
     const double v = std::get<double>(c.value);
     if (!std::isfinite(v)) return "<td class=\"null\">&ndash;</td>";
@@ -69,8 +70,9 @@ std::string cell_html(const Cell& c) {
 }
 
 std::string table_html(const Table& t, const std::string& id) {
-  std::string out = fmt::format("<h3>{}</h3>\n<div class=\"tablewrap\"><table class=\"data\" id=\"table-{}\">\n<thead><tr>",
-                                html_escape(t.title), html_escape(id));
+  std::string out =
+      fmt::format("<h3>{}</h3>\n<div class=\"tablewrap\"><table class=\"data\" id=\"table-{}\">\n<thead><tr>",
+                  html_escape(t.title), html_escape(id));
   for (const Column& col : t.columns) {
     out += "<th>" + html_escape(col.title.empty() ? col.key : col.title) + "</th>";
   }
@@ -110,9 +112,10 @@ std::string render_scalability_html(const ScalabilityAnalysis& analysis, const s
       "<title>scaleprof scalability report</title>\n<style>";
   out += kStyle;
   out += "</style>\n</head>\n<body>\n<h1>Scalability report</h1>\n";
-  out += fmt::format("<p class=\"meta\">scaleprof {} &middot; data: <code>{}</code> &middot; {} run(s) &middot; first {} "
-                     "epoch(s) of every run skipped as warm-up</p>\n",
-                     SCALEPROF_VERSION, html_escape(options.root), analysis.runs.size(), analysis.options.skip_epochs);
+  out += fmt::format(
+      "<p class=\"meta\">scaleprof {} &middot; data: <code>{}</code> &middot; {} run(s) &middot; first {} "
+      "epoch(s) of every run skipped as warm-up</p>\n",
+      SCALEPROF_VERSION, html_escape(options.root), analysis.runs.size(), analysis.options.skip_epochs);
   out += "<nav><ul>\n<li><a href=\"#explanation\">Where scaling is lost</a></li>\n";
   for (const ReportSection& s : sections) {
     out += fmt::format("<li><a href=\"#section-{}\">{}</a></li>\n", html_escape(s.key), html_escape(s.title));

@@ -255,7 +255,9 @@ std::string gnuplot_script(const PlotSpec& spec, const std::string& suffix, cons
   for (int i = 0; i < kPaletteSize; ++i) {
     s += fmt::format("set linetype {} lc rgb '{}' lw 2.5 pt {} ps 1.4\n", i + 1, kPalette[i], kPointTypes[i]);
   }
-  auto color_of = [](const PlotSeries& ps) { return ps.reference ? std::string("#000000") : kPalette[ps.color % kPaletteSize]; };
+  auto color_of = [](const PlotSeries& ps) {
+    return ps.reference ? std::string("#000000") : kPalette[ps.color % kPaletteSize];
+  };
   auto pt_of = [](const PlotSeries& ps) { return kPointTypes[ps.color % kPaletteSize]; };
   if (std::isfinite(spec.y_min) || std::isfinite(spec.y_max)) {
     s += fmt::format("set yrange [{}:{}]\n", std::isfinite(spec.y_min) ? gp_num(spec.y_min) : "*",
@@ -280,12 +282,10 @@ std::string gnuplot_script(const PlotSpec& spec, const std::string& suffix, cons
       }
       s += "EOD\n";
       if (i) plot += ", \\\n     ";
-      const std::string style =
-          !ps.err.empty() ? "yerrorlines"
-                          : (ps.dashed ? "lines" : "linespoints");
+      const std::string style = !ps.err.empty() ? "yerrorlines" : (ps.dashed ? "lines" : "linespoints");
       plot += fmt::format("$d{} using 1:2{} with {} lc rgb '{}' lw {} dt {} pt {} ps 1.4 title {}", i,
-                          ps.err.empty() ? "" : ":3", style, color_of(ps), ps.reference ? 1.5 : 2.5,
-                          ps.dashed ? 2 : 1, pt_of(ps), gp_quote(ps.name));
+                          ps.err.empty() ? "" : ":3", style, color_of(ps), ps.reference ? 1.5 : 2.5, ps.dashed ? 2 : 1,
+                          pt_of(ps), gp_quote(ps.name));
     }
     s += plot + "\n";
   } else if (spec.kind == PlotKind::kBars) {

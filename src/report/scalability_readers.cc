@@ -336,9 +336,11 @@ class Reader {
       s.power_w.push_back(p);
       s.energy_j.push_back(e);
     }
-    for (auto& [device, s] : by_device) {
+    for (auto& entry : by_device) {
+      const std::string& device = entry.first;
+      GpuSeries& s = entry.second;
       s.source = path.string();
-      s.device = label.empty() ? device : label + " gpu " + device;
+      s.device = label.empty() ? device : fmt::format("{} gpu {}", label, device);
       // Samples sorted by time (writers append in order; this guards against clock steps).
       std::vector<size_t> order(s.time_s.size());
       for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -493,8 +495,8 @@ class Reader {
         int64_t epoch = 0;
         int64_t nodes = 0;
         double seconds = 0;
-        if (!parse_int(row[c[0]], &epoch) || !parse_double(row[c[1]], &seconds) || std::isnan(seconds) ||
-            seconds < 0 || !parse_int(row[c[3]], &nodes) || nodes <= 0) {
+        if (!parse_int(row[c[0]], &epoch) || !parse_double(row[c[1]], &seconds) || std::isnan(seconds) || seconds < 0 ||
+            !parse_int(row[c[3]], &nodes) || nodes <= 0) {
           error(fmt::format("{}:{}: epoch_id, time or nodes is not a valid number; line skipped", csv.path,
                             csv.lines[r]));
           continue;
@@ -509,11 +511,10 @@ class Reader {
       if (f.extension() != ".csv") continue;
       CsvFile csv;
       std::vector<int> c;
-      if (!load_csv(f, false, &csv) ||
-          !columns(csv,
-                   {"sample_idx", "utilization", "power", "local_rank", "node_idx", "num_global_gpus", "strategy",
-                    "probing_interval"},
-                   &c)) {
+      if (!load_csv(f, false, &csv) || !columns(csv,
+                                                {"sample_idx", "utilization", "power", "local_rank", "node_idx",
+                                                 "num_global_gpus", "strategy", "probing_interval"},
+                                                &c)) {
         continue;
       }
       struct Key {
@@ -544,9 +545,10 @@ class Reader {
         const std::string strategy(trim(row[c[6]]));
         auto [it, inserted] = interval.try_emplace({strategy, gpus}, probe, csv.lines[r]);
         if (!inserted && it->second.first != probe) {
-          error(fmt::format("{}:{}: probing_interval {} differs from {} on line {} (one interval per strategy and "
-                            "GPU count); line skipped",
-                            csv.path, csv.lines[r], probe, it->second.first, it->second.second));
+          error(
+              fmt::format("{}:{}: probing_interval {} differs from {} on line {} (one interval per strategy and "
+                          "GPU count); line skipped",
+                          csv.path, csv.lines[r], probe, it->second.first, it->second.second));
           continue;
         }
         GpuSeries& s = series[{strategy, gpus, fmt::format("node {} gpu {}", node, local_rank)}];
@@ -578,12 +580,13 @@ class Reader {
           double self_us = 0;
           int64_t gpus = 0;
           int64_t rank = 0;
-          if (!parse_double(row[c[1]], &self_us) || std::isnan(self_us) || !parse_int(row[c[3]], &gpus) ||
-              gpus <= 0 || !parse_int(row[c[4]], &rank)) {
+          if (!parse_double(row[c[1]], &self_us) || std::isnan(self_us) || !parse_int(row[c[3]], &gpus) || gpus <= 0 ||
+              !parse_int(row[c[4]], &rank)) {
             // itwinai drops rows with no strategy/num_gpus ("corrupted rows") the same way.
-            error(fmt::format("{}:{}: self_cuda_time_total, num_gpus or global_rank is not a valid number; line "
-                              "skipped",
-                              csv.path, csv.lines[r]));
+            error(
+                fmt::format("{}:{}: self_cuda_time_total, num_gpus or global_rank is not a valid number; line "
+                            "skipped",
+                            csv.path, csv.lines[r]));
             continue;
           }
           const std::string strategy(trim(row[c[2]]));

@@ -76,11 +76,11 @@ void explain_loss(SeriesResult* s) {
     if (std::isnan(pts)) {
       what = fmt::format("{} cannot be measured at both scales", s->components[k]);
     } else {
-      const std::string detail =
-          fmt::format("{} of the epoch time at {} workers, {} at {}: {} per epoch vs. {} if it had shrunk with the "
-                      "workers",
-                      fmt_pct(s->share0[k]), s->n0, fmt_pct(s->share1[k]), s->n1, fmt_s(s->t1 * s->share1[k]),
-                      fmt_s(s->t0 * s->share0[k] * s->n0 / s->n1));
+      const std::string detail = fmt::format(
+          "{} of the epoch time at {} workers, {} at {}: {} per epoch vs. {} if it had shrunk with the "
+          "workers",
+          fmt_pct(s->share0[k]), s->n0, fmt_pct(s->share1[k]), s->n1, fmt_s(s->t1 * s->share1[k]),
+          fmt_s(s->t0 * s->share0[k] * s->n0 / s->n1));
       what = pts >= 0 ? fmt::format("{} growth accounts for {} points ({})", s->components[k], fmt_pts(pts), detail)
                       : fmt::format("{} shrank faster than the workers grew and gives back {} points ({})",
                                     s->components[k], fmt_pts(-pts), detail);
@@ -105,8 +105,8 @@ void explain_loss(SeriesResult* s) {
   }
   if (best < s->components.size()) {
     if (l.parts[best] >= l.rest) {
-      out.push_back(fmt::format("The main reason {} does not scale better is {} growth.", s->series,
-                                s->components[best]));
+      out.push_back(
+          fmt::format("The main reason {} does not scale better is {} growth.", s->series, s->components[best]));
     } else {
       out.push_back(fmt::format(
           "Most of the loss is outside {}: work that does not shrink with more workers (per-worker overheads, a "
@@ -165,9 +165,10 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
       const std::vector<analysis::EpochTime> used = analysis::skip_warmup(r.epochs, options.skip_epochs);
       out.run_epochs_used[i] = static_cast<int64_t>(used.size());
       if (!r.epochs.empty() && used.empty()) {
-        out.warnings.push_back(fmt::format("{}: all {} epoch(s) skipped as warm-up (--skip-epochs {}); run not used "
-                                           "for epoch times",
-                                           r.path, r.epochs.size(), options.skip_epochs));
+        out.warnings.push_back(
+            fmt::format("{}: all {} epoch(s) skipped as warm-up (--skip-epochs {}); run not used "
+                        "for epoch times",
+                        r.path, r.epochs.size(), options.skip_epochs));
       }
       for (const auto& e : used) kept.push_back(e.seconds);
       // GPU data
@@ -319,10 +320,9 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
   out.best = analysis::best_strategy_per_scale(times);
   for (const analysis::BestAtScale& b : out.best) {
     if (b.candidates < 2) continue;
-    out.best_sentences.push_back(fmt::format("At {} workers {} is fastest ({} per epoch), {:.1f}% faster than {} ({}).",
-                                             b.workers, b.strategy, fmt_s(b.seconds),
-                                             (1.0 - b.seconds / b.runner_up_seconds) * 100.0, b.runner_up,
-                                             fmt_s(b.runner_up_seconds)));
+    out.best_sentences.push_back(fmt::format(
+        "At {} workers {} is fastest ({} per epoch), {:.1f}% faster than {} ({}).", b.workers, b.strategy,
+        fmt_s(b.seconds), (1.0 - b.seconds / b.runner_up_seconds) * 100.0, b.runner_up, fmt_s(b.runner_up_seconds)));
   }
   return out;
 }
@@ -360,15 +360,17 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
                                : "No warm-up epochs skipped (--skip-epochs 0); repetitions are pooled.");
     Table t;
     t.title = "Epoch time per strategy and number of workers";
-    t.columns = {{"strategy", "Strategy"},        {"workers", "Workers"},         {"nodes", "Nodes"},
-                 {"runs", "Runs"},                {"epochs", "Epochs used"},      {"mean_s", "Mean (s)"},
-                 {"median_s", "Median (s)"},      {"std_s", "Std (s)"},           {"min_s", "Min (s)"},
-                 {"max_s", "Max (s)"}};
+    t.columns = {{"strategy", "Strategy"},  {"workers", "Workers"}, {"nodes", "Nodes"},         {"runs", "Runs"},
+                 {"epochs", "Epochs used"}, {"mean_s", "Mean (s)"}, {"median_s", "Median (s)"}, {"std_s", "Std (s)"},
+                 {"min_s", "Min (s)"},      {"max_s", "Max (s)"}};
     Table sc;
     sc.title = "Relative speedup and parallel efficiency (baseline: each strategy's smallest worker count)";
-    sc.columns = {{"strategy", "Strategy"},           {"workers", "Workers"},
-                  {"nodes", "Nodes"},                 {"mean_s", "Mean epoch (s)"},
-                  {"speedup", "Speedup (x)"},         {"ideal_speedup", "Ideal speedup (x)"},
+    sc.columns = {{"strategy", "Strategy"},
+                  {"workers", "Workers"},
+                  {"nodes", "Nodes"},
+                  {"mean_s", "Mean epoch (s)"},
+                  {"speedup", "Speedup (x)"},
+                  {"ideal_speedup", "Ideal speedup (x)"},
                   {"efficiency_pct", "Efficiency (%)"}};
     for (const ScaleGroup& g : a.groups) {
       if (g.epoch.count == 0) continue;
@@ -406,8 +408,7 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
     for (const SeriesResult& sr : a.series) {
       if (!sr.amdahl.ok) {
         p.add_row({sr.series, sr.amdahl.points, Cell::null(), Cell::null(), Cell::null(), Cell::null(), Cell::null(),
-                   Cell::null(), Cell::null(), Cell::null(), Cell::null(), Cell::null(),
-                   "no fit (one worker count)"});
+                   Cell::null(), Cell::null(), Cell::null(), Cell::null(), Cell::null(), "no fit (one worker count)"});
         continue;
       }
       p.add_row({sr.series, sr.amdahl.points, pct(sr.amdahl.serial_fraction), num(sr.amdahl.serial_s, 3),
@@ -445,14 +446,14 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
                  {"energy_method", "Energy rule"}};
     for (const ScaleGroup& g : a.groups) {
       if (g.gpus == 0) continue;
-      t.add_row({g.series, g.workers, nodes_cell(g.nodes), g.gpus, num(g.utilization_pct, 2),
-                 num(g.energy_wh_total, 4), num(g.energy_wh_per_run, 4), num(g.energy_wh_per_epoch, 4),
+      t.add_row({g.series, g.workers, nodes_cell(g.nodes), g.gpus, num(g.utilization_pct, 2), num(g.energy_wh_total, 4),
+                 num(g.energy_wh_per_run, 4), num(g.energy_wh_per_epoch, 4),
                  g.energy_method.empty() ? Cell::null() : Cell(g.energy_method)});
     }
     Table d;
     d.title = "Per GPU";
-    d.columns = {{"strategy", "Strategy"},   {"workers", "Workers"},   {"run", "Run"},
-                 {"device", "Device"},       {"samples", "Samples"},   {"utilization_pct", "Utilization (%)"},
+    d.columns = {{"strategy", "Strategy"},     {"workers", "Workers"},          {"run", "Run"},
+                 {"device", "Device"},         {"samples", "Samples"},          {"utilization_pct", "Utilization (%)"},
                  {"energy_wh", "Energy (Wh)"}, {"energy_method", "Energy rule"}};
     for (const GpuDeviceRow& r : a.devices) {
       d.add_row({r.series, r.workers, r.run, r.device, r.samples, num(r.utilization_pct, 2), num(r.energy_wh, 4),
@@ -570,12 +571,8 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
     }
     Table b;
     b.title = "Best strategy per scale (lowest mean epoch time)";
-    b.columns = {{"workers", "Workers"},
-                 {"strategy", "Best strategy"},
-                 {"mean_s", "Mean epoch (s)"},
-                 {"runner_up", "Runner-up"},
-                 {"runner_up_s", "Runner-up (s)"},
-                 {"candidates", "Strategies"}};
+    b.columns = {{"workers", "Workers"},     {"strategy", "Best strategy"},    {"mean_s", "Mean epoch (s)"},
+                 {"runner_up", "Runner-up"}, {"runner_up_s", "Runner-up (s)"}, {"candidates", "Strategies"}};
     for (const analysis::BestAtScale& x : a.best) {
       b.add_row({x.workers, x.strategy, num(x.seconds, 3), x.runner_up.empty() ? Cell::null() : Cell(x.runner_up),
                  num(x.runner_up_seconds, 3), x.candidates});
@@ -591,12 +588,18 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
   r.title = "Runs Used";
   Table t;
   t.title = "Runs read";
-  t.columns = {{"experiment", "Experiment"}, {"run", "Run"},
-               {"strategy", "Strategy"},     {"workers", "Workers"},
-               {"nodes", "Nodes"},           {"status", "Status"},
-               {"epochs_read", "Epochs read"}, {"epochs_used", "Epochs used"},
-               {"gpu_series", "GPUs sampled"}, {"trace_files", "Traces"},
-               {"layout", "Layout"},         {"path", "Path"}};
+  t.columns = {{"experiment", "Experiment"},
+               {"run", "Run"},
+               {"strategy", "Strategy"},
+               {"workers", "Workers"},
+               {"nodes", "Nodes"},
+               {"status", "Status"},
+               {"epochs_read", "Epochs read"},
+               {"epochs_used", "Epochs used"},
+               {"gpu_series", "GPUs sampled"},
+               {"trace_files", "Traces"},
+               {"layout", "Layout"},
+               {"path", "Path"}};
   for (size_t i = 0; i < a.runs.size(); ++i) {
     const RunData& run = *a.runs[i];
     t.add_row({run.experiment, run.name, run.strategy, run.workers, nodes_cell(run.nodes),

@@ -24,12 +24,12 @@ struct ScaleGroup {
   std::string series;  // strategy (experiment/strategy when several experiments are read)
   int64_t workers = 0;
   int64_t nodes = 0;
-  std::vector<size_t> runs;   // indices into ScalabilityData::runs
-  int64_t epochs_read = 0;    // before warm-up skipping
-  analysis::SampleStats epoch;  // pooled kept epochs of all runs, seconds
+  std::vector<size_t> runs;      // indices into ScalabilityData::runs
+  int64_t epochs_read = 0;       // before warm-up skipping
+  analysis::SampleStats epoch;   // pooled kept epochs of all runs, seconds
   analysis::ScalingRow scaling;  // against the series' smallest worker count
   // GPU data (NaN when the group has none)
-  int64_t gpus = 0;                   // GPU series (devices x runs)
+  int64_t gpus = 0;                         // GPU series (devices x runs)
   double utilization_pct = analysis::kNaN;  // mean over every sample of every GPU of every run
   double energy_wh_total = analysis::kNaN;  // all runs of the group
   double energy_wh_per_run = analysis::kNaN;
@@ -80,9 +80,9 @@ struct ScalabilityAnalysis {
   std::vector<analysis::BestAtScale> best;
   std::vector<std::string> best_sentences;
   std::vector<GpuDeviceRow> devices;
-  std::vector<std::string> warnings;  // reader warnings plus the report's own ("No GPU data found", ...)
-  std::vector<std::string> errors;    // reader errors (file:line)
-  std::vector<const RunData*> runs;   // every run read, in reading order
+  std::vector<std::string> warnings;         // reader warnings plus the report's own ("No GPU data found", ...)
+  std::vector<std::string> errors;           // reader errors (file:line)
+  std::vector<const RunData*> runs;          // every run read, in reading order
   std::vector<std::string> run_epochs_note;  // per run: epochs read/used (parallel to runs)
   std::vector<int64_t> run_epochs_used;
 };
@@ -92,8 +92,8 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
 
 // One console section: "######## Epoch Time Report ########", notes, tables.
 struct ReportSection {
-  std::string key;    // JSON key prefix, e.g. "epoch_time"
-  std::string title;  // "Epoch Time Report"
+  std::string key;                 // JSON key prefix, e.g. "epoch_time"
+  std::string title;               // "Epoch Time Report"
   std::vector<std::string> notes;  // printed under the heading
   std::vector<std::string> table_keys;
   std::vector<Table> tables;
