@@ -77,10 +77,10 @@ void explain_loss(SeriesResult* s) {
       what = fmt::format("{} cannot be measured at both scales", s->components[k]);
     } else {
       const std::string detail = fmt::format(
-          "{} of the epoch time at {} workers, {} at {}: {} per epoch vs. {} if it had shrunk with the "
+          "{} of the epoch time at {} worker{}, {} at {}: {} per epoch vs. {} if it had shrunk with the "
           "workers",
-          fmt_pct(s->share0[k]), s->n0, fmt_pct(s->share1[k]), s->n1, fmt_s(s->t1 * s->share1[k]),
-          fmt_s(s->t0 * s->share0[k] * s->n0 / s->n1));
+          fmt_pct(s->share0[k]), s->n0, s->n0 == 1 ? "" : "s", fmt_pct(s->share1[k]), s->n1,
+          fmt_s(s->t1 * s->share1[k]), fmt_s(s->t0 * s->share0[k] * s->n0 / s->n1));
       what = pts >= 0 ? fmt::format("{} growth accounts for {} points ({})", s->components[k], fmt_pts(pts), detail)
                       : fmt::format("{} shrank faster than the workers grew and gives back {} points ({})",
                                     s->components[k], fmt_pts(-pts), detail);
