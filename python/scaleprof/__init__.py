@@ -189,24 +189,24 @@ class Run:
 
     @property
     def run_dir(self) -> str:
-        return self._open().run_dir
+        return self._opened().run_dir
 
     @property
     def rank_dir(self) -> str:
-        return self._open().rank_dir
+        return self._opened().rank_dir
 
     @property
     def traces_dir(self) -> str:
-        return self._open().traces_dir
+        return self._opened().traces_dir
 
     @property
     def gpu_note(self) -> str:
         """Why this rank samples no GPU ('' when it does)."""
-        return self._open().gpu_note
+        return self._opened().gpu_note
 
     def gpu_summary(self) -> list:
         """Per-device utilization, power and energy so far (empty when this rank samples none)."""
-        return self._open().gpu_summary()
+        return self._opened().gpu_summary()
 
     # -- internals ---------------------------------------------------------------------------------
     def _agreed_name(self) -> Optional[str]:
@@ -235,6 +235,10 @@ class Run:
             self._recorder = _scaleprof.RankRecorder.open(self._context, _torch_version(), command,
                                                           self._gpu_interval)
         return self._recorder
+
+    def _opened(self) -> "_scaleprof.RankRecorder":
+        # Facts stay readable after finish(); recording does not (see _open).
+        return self._recorder if self._recorder is not None else self._open()
 
     def _open(self) -> "_scaleprof.RankRecorder":
         if not self._started:

@@ -230,6 +230,26 @@ bool is_trace_name(const std::string& name) {
   return ends_with(".json") || ends_with(".json.gz");
 }
 
+// For files a caller chose not to parse: still report a torn last line, with its line number,
+// scanning the bytes without parsing them.
+void check_torn_tail(const std::string& path, std::vector<std::string>* warnings) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return;
+  char buffer[1 << 16];
+  int64_t newlines = 0;
+  char last = '\n';
+  while (in) {
+    in.read(buffer, sizeof(buffer));
+    const std::streamsize n = in.gcount();
+    if (n <= 0) break;
+    newlines += std::count(buffer, buffer + n, '\n');
+    last = buffer[n - 1];
+  }
+  if (last != '\n') {
+    warnings->push_back(fmt::format("{}:{}: torn last line (the writer stopped mid-record)", path, newlines + 1));
+  }
+}
+
 std::string this_host() {
   char name[256] = {};
   if (gethostname(name, sizeof(name) - 1) != 0) return {};
@@ -405,8 +425,16 @@ Result<RunData> read_run(const std::string& run_dir, const ReadOptions& options)
         run.warnings.push_back(fmt::format("{}: missing (the rank never started writing)", rank_json));
       }
       rank.epochs = read_epochs((p / kEpochsCsv).string(), &run.warnings);
-      if (options.read_steps) rank.steps = read_steps((p / kStepsCsv).string(), &run.warnings);
-      if (options.read_gpu) rank.gpu = read_gpu((p / kGpuCsv).string(), &run.warnings);
+      if (options.read_steps) {
+        rank.steps = read_steps((p / kStepsCsv).string(), &run.warnings);
+      } else {
+        check_torn_tail((p / kStepsCsv).string(), &run.warnings);
+      }
+      if (options.read_gpu) {
+        rank.gpu = read_gpu((p / kGpuCsv).string(), &run.warnings);
+      } else {
+        check_torn_tail((p / kGpuCsv).string(), &run.warnings);
+      }
       for (const auto& t : fs::directory_iterator(p / kTracesDir, ec)) {
         if (t.is_regular_file() && is_trace_name(t.path().filename().string())) {
           rank.trace_files.push_back(t.path().string());
@@ -420,7 +448,11 @@ Result<RunData> read_run(const std::string& run_dir, const ReadOptions& options)
       NodeData node;
       node.dir = p.string();
       node.host = name.substr(5);
-      if (options.read_gpu) node.gpu = read_gpu((p / kGpuCsv).string(), &run.warnings);
+      if (options.read_gpu) {
+        node.gpu = read_gpu((p / kGpuCsv).string(), &run.warnings);
+      } else {
+        check_torn_tail((p / kGpuCsv).string(), &run.warnings);
+      }
       run.nodes.push_back(std::move(node));
     }
   }

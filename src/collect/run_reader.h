@@ -67,6 +67,7 @@ struct RunData {
 };
 
 struct ReadOptions {
+  // Files not read are still checked for a torn last line (reported the same way).
   bool read_steps = true;
   bool read_gpu = true;
   // Host name of the machine reading, to check whether a "running" writer's pid is still alive;
