@@ -1,7 +1,6 @@
 #include "report/scalability_readers.h"
 
 #include <fmt/format.h>
-#include <simdjson.h>
 
 #include <algorithm>
 #include <charconv>
@@ -12,6 +11,8 @@
 #include <set>
 #include <sstream>
 #include <tuple>
+
+#include "collect/run_reader.h"
 
 namespace scaleprof::report {
 
@@ -261,197 +262,99 @@ class Reader {
     return true;
   }
 
-  // ---- scaleprof run directories -------------------------------------------------------------
+  // ---- scaleprof run directories: collect's reader (src/collect/run_reader.h) -------------------
 
-  struct JsonFacts {
-    bool present = false;
-    std::string experiment, run, strategy, status, host;
-    int64_t world_size = 0, nodes = 0, rank = -1;
-  };
-
-  JsonFacts read_json(const fs::path& path) {
-    JsonFacts f;
-    if (!path_exists(path)) return f;
-    simdjson::dom::parser parser;
-    simdjson::dom::element doc;
-    auto err = parser.load(path.string()).get(doc);
-    if (err) {
-      error(fmt::format("{}: unreadable JSON ({}); file ignored", path.string(), simdjson::error_message(err)));
-      return f;
+  // collect's reader reports everything as warnings; lines and files it had to reject are errors
+  // here (exit code 3), a torn last line or a rank that never wrote are not.
+  static bool is_rejection(const std::string& message) {
+    for (const char* marker : {"line skipped", "unreadable", "not a JSON object", "no integer", "cannot open",
+                               "says rank"}) {
+      if (message.find(marker) != std::string::npos) return true;
     }
-    if (!doc.is_object()) {
-      error(fmt::format("{}: not a JSON object; file ignored", path.string()));
-      return f;
-    }
-    f.present = true;
-    auto str = [&](const char* key, std::string* out) {
-      std::string_view sv;
-      if (!doc[key].get(sv)) *out = std::string(sv);
-    };
-    auto num = [&](const char* key, int64_t* out) {
-      simdjson::dom::element e;
-      if (doc[key].get(e) || e.is_null()) return;
-      int64_t v = 0;
-      if (!e.get(v)) {
-        *out = v;
-      } else {
-        error(fmt::format("{}: {} is not an integer; ignored", path.string(), key));
-      }
-    };
-    str("experiment", &f.experiment);
-    str("run", &f.run);
-    str("strategy", &f.strategy);
-    str("status", &f.status);
-    str("host", &f.host);
-    num("world_size", &f.world_size);
-    num("nodes", &f.nodes);
-    num("rank", &f.rank);
-    return f;
+    return false;
   }
 
-  // gpu.csv of a rank or a node: one series per device.
-  void read_gpu_csv(const fs::path& path, const std::string& label, RunData* run) {
-    CsvFile csv;
-    if (!load_csv(path, true, &csv)) return;
-    std::vector<int> c;
-    if (!columns(csv, {"time_unix_ns", "device"}, &c)) return;
-    const int util = csv.column("utilization_pct");
-    const int power = csv.column("power_w");
-    const int energy = csv.column("energy_j");
-    std::map<std::string, GpuSeries> by_device;
-    for (size_t r = 0; r < csv.rows.size(); ++r) {
-      const auto& row = csv.rows[r];
-      int64_t t = 0;
-      double u = analysis::kNaN;
-      double p = analysis::kNaN;
-      double e = analysis::kNaN;
-      if (!parse_int(row[c[0]], &t) || (util >= 0 && !parse_double(row[util], &u)) ||
-          (power >= 0 && !parse_double(row[power], &p)) || (energy >= 0 && !parse_double(row[energy], &e))) {
-        error(fmt::format("{}:{}: a value is not a number; line skipped", csv.path, csv.lines[r]));
-        continue;
-      }
-      GpuSeries& s = by_device[std::string(trim(row[c[1]]))];
-      s.time_s.push_back(static_cast<double>(t) / 1e9);
-      s.utilization_pct.push_back(u);
-      s.power_w.push_back(p);
-      s.energy_j.push_back(e);
-    }
+  // One series per device of `samples` (any order), times in seconds.
+  static void add_gpu_series(const std::vector<collect::GpuSample>& samples, const std::string& source,
+                             const std::string& label, RunData* run) {
+    std::map<int64_t, std::vector<const collect::GpuSample*>> by_device;
+    for (const collect::GpuSample& g : samples) by_device[g.device].push_back(&g);
     for (auto& entry : by_device) {
-      const std::string& device = entry.first;
-      GpuSeries& s = entry.second;
-      s.source = path.string();
-      s.device = label.empty() ? device : fmt::format("{} gpu {}", label, device);
-      // Samples sorted by time (writers append in order; this guards against clock steps).
-      std::vector<size_t> order(s.time_s.size());
-      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return s.time_s[a] < s.time_s[b]; });
-      GpuSeries sorted = s;
-      for (size_t i = 0; i < order.size(); ++i) {
-        sorted.time_s[i] = s.time_s[order[i]];
-        sorted.utilization_pct[i] = s.utilization_pct[order[i]];
-        sorted.power_w[i] = s.power_w[order[i]];
-        sorted.energy_j[i] = s.energy_j[order[i]];
+      std::vector<const collect::GpuSample*>& list = entry.second;
+      std::stable_sort(list.begin(), list.end(), [](const collect::GpuSample* x, const collect::GpuSample* y) {
+        return x->time_unix_ns < y->time_unix_ns;
+      });
+      GpuSeries s;
+      s.source = source;
+      s.device = fmt::format("{} gpu {}", label, entry.first);
+      for (const collect::GpuSample* g : list) {
+        s.time_s.push_back(static_cast<double>(g->time_unix_ns) / 1e9);
+        s.utilization_pct.push_back(g->utilization_pct.value_or(analysis::kNaN));
+        s.power_w.push_back(g->power_w.value_or(analysis::kNaN));
+        s.energy_j.push_back(g->energy_j.value_or(analysis::kNaN));
       }
-      run->gpus.push_back(std::move(sorted));
+      run->gpus.push_back(std::move(s));
     }
   }
 
   void read_run(const fs::path& dir, const std::string& experiment_folder) {
+    collect::ReadOptions read;
+    read.read_steps = false;
+    auto loaded = collect::read_run(dir.string(), read);
+    if (!loaded) {
+      error(loaded.error().message);
+      return;
+    }
+    const collect::RunData& in = loaded.value();
     const std::string folder = dir.filename().string();
-    const JsonFacts run_json = read_json(dir / "run.json");
     RunData run;
     run.layout = "scaleprof";
     run.path = dir.string();
-    run.experiment = run_json.experiment.empty() ? experiment_folder : run_json.experiment;
-    run.name = run_json.run.empty() ? folder : run_json.run;
+    run.experiment = in.info && !in.info->experiment.empty() ? in.info->experiment : experiment_folder;
+    run.name = in.info && !in.info->run.empty() ? in.info->run : folder;
     if (!wanted_run(folder, run.name)) return;
-    run.strategy = run_json.strategy;
-    run.workers = run_json.world_size;
-    run.nodes = run_json.nodes;
-    run.status = run_json.status;
-
+    for (const std::string& w : in.warnings) (is_rejection(w) ? data_.errors : data_.warnings).push_back(w);
+    run.strategy = in.strategy();
+    // run.json's world size wins; a rank that says otherwise is inconsistent data.
+    const int64_t run_world = in.info && in.info->world_size ? *in.info->world_size : 0;
+    for (const collect::RankData& r : in.ranks) {
+      if (run_world > 0 && r.info && r.info->world_size && *r.info->world_size != run_world) {
+        error(fmt::format("{}/rank.json: world_size {} contradicts run.json's {}; run.json's is used", r.dir,
+                          *r.info->world_size, run_world));
+      }
+    }
+    run.workers = run_world > 0 ? run_world : in.world_size();
+    if (run.workers <= 0) run.workers = static_cast<int64_t>(in.ranks.size());
+    run.nodes = in.info && in.info->nodes ? *in.info->nodes : in.node_count();
+    run.status = in.status;
     std::map<int64_t, double> epoch_max;  // epoch -> slowest rank's duration
-    std::set<std::string> hosts;
-    int64_t ranks = 0;
-    int64_t rank_world = 0;
-    int64_t rank_nodes = 0;
-    bool any_failed = false;
-    bool all_completed = true;
-    std::vector<fs::path> rank_gpu_files;
-    for (const fs::path& rdir : sorted_subdirs(dir)) {
-      const std::string rname = rdir.filename().string();
-      if (!is_rank_dir_name(rname)) continue;
-      ++ranks;
-      const JsonFacts rank_json = read_json(rdir / "rank.json");
-      if (rank_json.present) {
-        if (!rank_json.host.empty()) hosts.insert(rank_json.host);
-        if (run.strategy.empty()) run.strategy = rank_json.strategy;
-        if (rank_json.world_size > 0) {
-          if (run_json.world_size > 0 && rank_json.world_size != run_json.world_size) {
-            error(fmt::format("{}: world_size {} contradicts run.json's {}; run.json's is used",
-                              (rdir / "rank.json").string(), rank_json.world_size, run_json.world_size));
-          }
-          rank_world = std::max(rank_world, rank_json.world_size);
+    for (const collect::RankData& r : in.ranks) {
+      for (const collect::EpochRecord& e : r.epochs) {
+        if (!(e.duration_s >= 0) || !std::isfinite(e.duration_s)) {
+          error(fmt::format("{}/epochs.csv: epoch {} has duration_s {}; epoch ignored", r.dir, e.epoch, e.duration_s));
+          continue;
         }
-        rank_nodes = std::max(rank_nodes, rank_json.nodes);
-        any_failed |= rank_json.status == "failed";
-        all_completed &= rank_json.status == "completed";
-      } else {
-        all_completed = false;
+        auto [it, inserted] = epoch_max.try_emplace(e.epoch, e.duration_s);
+        if (!inserted) it->second = std::max(it->second, e.duration_s);
       }
-      const fs::path epochs_path = rdir / "epochs.csv";
-      if (path_exists(epochs_path)) {
-        CsvFile csv;
-        std::vector<int> c;
-        if (load_csv(epochs_path, true, &csv) && columns(csv, {"epoch", "duration_s"}, &c)) {
-          for (size_t r = 0; r < csv.rows.size(); ++r) {
-            int64_t epoch = 0;
-            double seconds = 0;
-            if (!parse_int(csv.rows[r][c[0]], &epoch)) {
-              error(fmt::format("{}:{}: epoch '{}' is not an integer; line skipped", csv.path, csv.lines[r],
-                                csv.rows[r][c[0]]));
-              continue;
-            }
-            if (!parse_double(csv.rows[r][c[1]], &seconds) || std::isnan(seconds) || seconds < 0) {
-              error(fmt::format("{}:{}: duration_s '{}' is not a non-negative number; line skipped", csv.path,
-                                csv.lines[r], csv.rows[r][c[1]]));
-              continue;
-            }
-            auto [it, inserted] = epoch_max.try_emplace(epoch, seconds);
-            if (!inserted) it->second = std::max(it->second, seconds);
-          }
-        }
-      }
-      if (path_exists(rdir / "gpu.csv")) rank_gpu_files.push_back(rdir / "gpu.csv");
-      const fs::path traces = rdir / "traces";
-      for (const fs::path& f : sorted_files(traces)) {
-        const std::string n = f.filename().string();
-        if (n.ends_with(".json") || n.ends_with(".json.gz")) run.trace_files.push_back(f.string());
-      }
+      run.trace_files.insert(run.trace_files.end(), r.trace_files.begin(), r.trace_files.end());
     }
     // GPU samples: the wrapper's node-<host>/gpu.csv when present (ranks then do not sample), else
     // each rank's own.
     bool node_gpu = false;
-    for (const fs::path& ndir : sorted_subdirs(dir)) {
-      const std::string nname = ndir.filename().string();
-      if (nname.starts_with("node-") && path_exists(ndir / "gpu.csv")) {
-        read_gpu_csv(ndir / "gpu.csv", nname, &run);
-        node_gpu = true;
-      }
+    for (const collect::NodeData& n : in.nodes) {
+      if (n.gpu.empty()) continue;
+      add_gpu_series(n.gpu, n.dir + "/gpu.csv", fs::path(n.dir).filename().string(), &run);
+      node_gpu = true;
     }
     if (!node_gpu) {
-      for (const fs::path& f : rank_gpu_files) read_gpu_csv(f, f.parent_path().filename().string(), &run);
+      for (const collect::RankData& r : in.ranks) {
+        add_gpu_series(r.gpu, r.dir + "/gpu.csv", fs::path(r.dir).filename().string(), &run);
+      }
     }
-    if (run.workers <= 0) run.workers = rank_world > 0 ? rank_world : ranks;
-    if (run.nodes <= 0) run.nodes = rank_nodes > 0 ? rank_nodes : static_cast<int64_t>(hosts.size());
     if (run.strategy.empty()) {
       run.strategy = "unknown";
       warn(fmt::format("{}: no strategy in run.json or rank.json; shown as 'unknown'", run.path));
-    }
-    if (any_failed) {
-      run.status = "failed";
-    } else if (run.status.empty()) {
-      run.status = ranks > 0 && all_completed ? "completed" : "incomplete";
     }
     run.epochs.reserve(epoch_max.size());
     for (const auto& [epoch, seconds] : epoch_max) run.epochs.push_back({epoch, seconds});
