@@ -106,7 +106,9 @@ TEST(ReportCli, ExitCodes) {
   root.write("exp/gloo-w2/rank-00001/epochs.csv", "epoch,duration_s\n0,7\n1,oops\n2,6\n");
   CliRun partial = run("report --no-plots --root " + root.path());
   EXPECT_EQ(partial.exit_code, 3);
-  EXPECT_NE(partial.err.find(root / "exp/gloo-w2/rank-00001/epochs.csv" + ":3: a required field is missing or not a number; line skipped"), std::string::npos)
+  EXPECT_NE(partial.err.find(root / "exp/gloo-w2/rank-00001/epochs.csv" +
+                             ":3: a required field is missing or not a number; line skipped"),
+            std::string::npos)
       << partial.err;
   EXPECT_NE(partial.out.find("######## Epoch Time Report ########"), std::string::npos);
 }

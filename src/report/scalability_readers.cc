@@ -267,8 +267,8 @@ class Reader {
   // collect's reader reports everything as warnings; lines and files it had to reject are errors
   // here (exit code 3), a torn last line or a rank that never wrote are not.
   static bool is_rejection(const std::string& message) {
-    for (const char* marker : {"line skipped", "unreadable", "not a JSON object", "no integer", "cannot open",
-                               "says rank"}) {
+    for (const char* marker :
+         {"line skipped", "unreadable", "not a JSON object", "no integer", "cannot open", "says rank"}) {
       if (message.find(marker) != std::string::npos) return true;
     }
     return false;
