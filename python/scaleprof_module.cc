@@ -160,9 +160,7 @@ PYBIND11_MODULE(_scaleprof, m) {
       "Rank, world, node, job and launcher from the environment; keyword arguments override any field.");
   m.def(
       "derived_run_name",
-      [](const collect::RunContext& c) {
-        return collect::derived_run_name(c, collect::Environment::from_process());
-      },
+      [](const collect::RunContext& c) { return collect::derived_run_name(c, collect::Environment::from_process()); },
       "The run name every rank derives from the launcher (SLURM step, torchrun rendezvous id), or ''.");
   m.def(
       "generated_run_name",
@@ -207,8 +205,8 @@ PYBIND11_MODULE(_scaleprof, m) {
       .def("abandon_epoch", &collect::RankRecorder::abandon_epoch)
       .def("abandon_step", &collect::RankRecorder::abandon_step)
       .def(
-          "finish", [](collect::RankRecorder& r, bool success) { check(r.finish(success)); },
-          py::arg("success") = true, py::call_guard<py::gil_scoped_release>())
+          "finish", [](collect::RankRecorder& r, bool success) { check(r.finish(success)); }, py::arg("success") = true,
+          py::call_guard<py::gil_scoped_release>())
       .def("gpu_summary",
            [](const collect::RankRecorder& r) {
              py::list out;

@@ -126,10 +126,17 @@ TEST(RunContext, OpenMpiHorovodPmiDeepSpeed) {
 }
 
 TEST(RunContext, ScaleprofVariablesAndOverridesWin) {
-  Environment env{{"RANK", "1"},       {"WORLD_SIZE", "2"},       {"TORCHELASTIC_RUN_ID", "x"},
-                  {"SCALEPROF_RANK", "3"}, {"SCALEPROF_WORLD_SIZE", "4"}, {"SCALEPROF_EXPERIMENT", "resnet"},
-                  {"SCALEPROF_RUN", "r1"}, {"SCALEPROF_STRATEGY", "ddp"},  {"SCALEPROF_ROOT", "/tmp/m"},
-                  {"SCALEPROF_GPU_MONITOR", "node"}, {"SCALEPROF_WRAPPER_PID", "4242"}};
+  Environment env{{"RANK", "1"},
+                  {"WORLD_SIZE", "2"},
+                  {"TORCHELASTIC_RUN_ID", "x"},
+                  {"SCALEPROF_RANK", "3"},
+                  {"SCALEPROF_WORLD_SIZE", "4"},
+                  {"SCALEPROF_EXPERIMENT", "resnet"},
+                  {"SCALEPROF_RUN", "r1"},
+                  {"SCALEPROF_STRATEGY", "ddp"},
+                  {"SCALEPROF_ROOT", "/tmp/m"},
+                  {"SCALEPROF_GPU_MONITOR", "node"},
+                  {"SCALEPROF_WRAPPER_PID", "4242"}};
   RunContext c = detect(env);
   EXPECT_EQ(c.rank, 3);
   EXPECT_EQ(c.world_size, 4);

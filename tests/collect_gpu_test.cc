@@ -196,8 +196,9 @@ TEST(GpuLibrary, NoLibraryFoundIsAClearMessage) {
   c.root = dir.path();
   c.experiment = "e";
   c.run = "r";
-  auto r = RankRecorder::open(c, {}, Environment{{"SCALEPROF_NVML_LIBRARY", "/nonexistent/a.so"},
-                                                 {"SCALEPROF_ROCM_SMI_LIBRARY", "/nonexistent/b.so"}});
+  auto r = RankRecorder::open(c, {},
+                              Environment{{"SCALEPROF_NVML_LIBRARY", "/nonexistent/a.so"},
+                                          {"SCALEPROF_ROCM_SMI_LIBRARY", "/nonexistent/b.so"}});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.value()->gpu_note().rfind("no GPU library found", 0), 0u);
   EXPECT_EQ(r.value()->gpu_monitor(), nullptr);

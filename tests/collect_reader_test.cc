@@ -20,10 +20,11 @@ std::string rank_json(int rank, const std::string& status, int64_t pid = 1, cons
 
 TEST(ReadCsv, TornLastLineIsSkippedAndReportedWithFileAndLine) {
   TempDir dir("torn");
-  std::string path = dir.write("epochs.csv", "epoch,start_unix_ns,end_unix_ns,duration_s,samples\n"
-                                             "0,1,2,1.5,10\n"
-                                             "1,3,4,2.5,\n"
-                                             "2,5,6,3");
+  std::string path = dir.write("epochs.csv",
+                               "epoch,start_unix_ns,end_unix_ns,duration_s,samples\n"
+                               "0,1,2,1.5,10\n"
+                               "1,3,4,2.5,\n"
+                               "2,5,6,3");
   std::vector<std::string> warnings;
   auto t = read_csv(path, &warnings);
   ASSERT_TRUE(t.ok());
@@ -55,14 +56,16 @@ TEST(ReadRun, ReadsEveryRankAndReportsTheTornLine) {
             "\"world_size\": 2, \"command\": [\"python\", \"t.py\"], \"status\": \"failed\", \"exit_status\": 137, "
             "\"writer\": \"wrapper\", \"future_field\": {\"x\": [1]}}\n");
   dir.write("exp/r1/rank-00000/rank.json", rank_json(0, "completed"));
-  dir.write("exp/r1/rank-00000/epochs.csv", "epoch,start_unix_ns,end_unix_ns,duration_s,samples\n0,1,2,1.0,8\n1,3,4,1.0,8\n");
+  dir.write("exp/r1/rank-00000/epochs.csv",
+            "epoch,start_unix_ns,end_unix_ns,duration_s,samples\n0,1,2,1.0,8\n1,3,4,1.0,8\n");
   dir.write("exp/r1/rank-00001/rank.json", rank_json(1, "running"));
   dir.write("exp/r1/rank-00001/epochs.csv", "epoch,start_unix_ns,end_unix_ns,duration_s,samples\n0,1,2,1.0,8\n1,3,4");
   dir.write("exp/r1/rank-00001/traces/b.pt.trace.json.gz", "x");
   dir.write("exp/r1/rank-00001/traces/a.pt.trace.json", "x");
   dir.write("exp/r1/rank-00001/traces/notes.txt", "x");
-  dir.write("exp/r1/node-n1/gpu.csv", "time_unix_ns,device,utilization_pct,power_w,memory_used_bytes,energy_j\n"
-                                      "0,0,50,100,,\n1000000000,0,70,300,,\n");
+  dir.write("exp/r1/node-n1/gpu.csv",
+            "time_unix_ns,device,utilization_pct,power_w,memory_used_bytes,energy_j\n"
+            "0,0,50,100,,\n1000000000,0,70,300,,\n");
   auto run = read_run(dir.file("exp/r1"));
   ASSERT_TRUE(run.ok()) << run.error().message;
   const RunData& r = run.value();
@@ -81,7 +84,8 @@ TEST(ReadRun, ReadsEveryRankAndReportsTheTornLine) {
   ASSERT_EQ(r.ranks[1].trace_files.size(), 2u);
   EXPECT_NE(r.ranks[1].trace_files[0].find("a.pt.trace.json"), std::string::npos);
   ASSERT_EQ(r.warnings.size(), 1u);
-  EXPECT_EQ(r.warnings[0], dir.file("exp/r1/rank-00001/epochs.csv") + ":3: torn last line (the writer stopped mid-record)");
+  EXPECT_EQ(r.warnings[0],
+            dir.file("exp/r1/rank-00001/epochs.csv") + ":3: torn last line (the writer stopped mid-record)");
   ASSERT_EQ(r.nodes.size(), 1u);
   EXPECT_EQ(r.nodes[0].host, "n1");
   auto gpu = summarize_gpu_samples(r.nodes[0].gpu);

@@ -148,9 +148,9 @@ TEST(RunCommand, ForwardsSigtermAndSigintToTheCommand) {
   TempDir dir("runsig");
   const std::string ready = dir.file("ready"), got = dir.file("got");
   // The command traps SIGTERM and exits 42: the wrapper must pass the signal on and return 42.
-  Cli cli = start(dir, {"run", "--root", dir.file("m"), "--experiment", "term", "--", "sh", "-c",
-                        "trap 'echo term > " + got + "; exit 42' TERM; echo up > " + ready +
-                            "; while :; do sleep 0.02; done"});
+  Cli cli = start(
+      dir, {"run", "--root", dir.file("m"), "--experiment", "term", "--", "sh", "-c",
+            "trap 'echo term > " + got + "; exit 42' TERM; echo up > " + ready + "; while :; do sleep 0.02; done"});
   ASSERT_TRUE(wait_for_file(ready));
   ASSERT_EQ(kill(cli.pid, SIGTERM), 0);
   EXPECT_EQ(wait_exit(cli), 42);
@@ -172,11 +172,12 @@ TEST(RunCommand, ForwardsSigtermAndSigintToTheCommand) {
 
 TEST(RunCommand, SamplesTheNodeGpusWithTheLibraryItFinds) {
   TempDir dir("rungpu");
-  dir.write("script.txt", "devices=2\nenergy_counter=0\nutil.0=40\nutil.1=60\npower_base_w.0=100\npower_base_w.1=200\n");
-  Cli cli = start(dir, {"run", "--root", dir.file("m"), "--experiment", "g", "--gpu-interval", "20ms", "--", "sleep",
-                        "0.5"},
-                  {std::string("SCALEPROF_NVML_LIBRARY=") + SCALEPROF_FAKE_NVML_PATH,
-                   "SCALEPROF_FAKE_NVML_SCRIPT=" + dir.file("script.txt")});
+  dir.write("script.txt",
+            "devices=2\nenergy_counter=0\nutil.0=40\nutil.1=60\npower_base_w.0=100\npower_base_w.1=200\n");
+  Cli cli =
+      start(dir, {"run", "--root", dir.file("m"), "--experiment", "g", "--gpu-interval", "20ms", "--", "sleep", "0.5"},
+            {std::string("SCALEPROF_NVML_LIBRARY=") + SCALEPROF_FAKE_NVML_PATH,
+             "SCALEPROF_FAKE_NVML_SCRIPT=" + dir.file("script.txt")});
   ASSERT_EQ(wait_exit(cli), 0);
   EXPECT_EQ(read_file(cli.err_path), "");  // a library was found: nothing to say
   RunData r = only_run(dir, "g");
@@ -195,14 +196,16 @@ TEST(RunCommand, SamplesTheNodeGpusWithTheLibraryItFinds) {
 
 TEST(RunsCommand, ListsRunsAndReportsTornLinesWithoutFailing) {
   TempDir dir("runs");
-  dir.write("m/exp/r1/run.json",
-            "{\"schema_version\": 1, \"experiment\": \"exp\", \"run\": \"r1\", \"strategy\": \"ddp\", \"world_size\": 2, "
-            "\"start_unix_ns\": 1795302900000000000, \"status\": \"failed\", \"exit_status\": 1, \"writer\": \"wrapper\"}\n");
+  dir.write(
+      "m/exp/r1/run.json",
+      "{\"schema_version\": 1, \"experiment\": \"exp\", \"run\": \"r1\", \"strategy\": \"ddp\", \"world_size\": 2, "
+      "\"start_unix_ns\": 1795302900000000000, \"status\": \"failed\", \"exit_status\": 1, \"writer\": \"wrapper\"}\n");
   for (int r = 0; r < 2; ++r) {
     dir.write("m/exp/r1/rank-0000" + std::to_string(r) + "/rank.json",
               "{\"rank\": " + std::to_string(r) + ", \"world_size\": 2, \"host\": \"h\", \"status\": \"completed\"}\n");
   }
-  dir.write("m/exp/r1/rank-00000/epochs.csv", "epoch,start_unix_ns,end_unix_ns,duration_s,samples\n0,1,2,1,\n1,3,4,1,\n");
+  dir.write("m/exp/r1/rank-00000/epochs.csv",
+            "epoch,start_unix_ns,end_unix_ns,duration_s,samples\n0,1,2,1,\n1,3,4,1,\n");
   dir.write("m/exp/r1/rank-00001/epochs.csv", "epoch,start_unix_ns,end_unix_ns,duration_s,samples\n0,1,2,1,\n1,3");
   Cli cli = start(dir, {"runs", "--root", dir.file("m"), "--format", "json"});
   ASSERT_EQ(wait_exit(cli), 0);

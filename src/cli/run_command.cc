@@ -61,8 +61,8 @@ int split_run_command(int argc, char** argv, std::vector<std::string>* command_t
 
 void setup_run_command(CLI::App& app, int* exit_code, const std::vector<std::string>* command_tail) {
   auto opt = std::make_shared<RunOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "run", "Run a training command and record it: run.json, the node's GPU samples, exit status");
+  CLI::App* cmd =
+      app.add_subcommand("run", "Run a training command and record it: run.json, the node's GPU samples, exit status");
   cmd->add_option("--root", opt->root, "Where runs are stored (default: $SCALEPROF_ROOT or ./scalability-metrics)");
   cmd->add_option("--experiment", opt->experiment, "Experiment name (default: $SCALEPROF_EXPERIMENT or default)");
   cmd->add_option("--strategy", opt->strategy, "Strategy label, e.g. ddp, fsdp, deepspeed");

@@ -33,7 +33,9 @@ std::string utc(std::optional<int64_t> unix_ns) {
   return text;
 }
 
-report::Cell count_or_null(int64_t v) { return v > 0 ? report::Cell(v) : report::Cell::null(); }
+report::Cell count_or_null(int64_t v) {
+  return v > 0 ? report::Cell(v) : report::Cell::null();
+}
 
 int run_runs(const RunsOptions& opt) {
   report::RenderOptions render;
@@ -53,15 +55,15 @@ int run_runs(const RunsOptions& opt) {
   }
   report::Table table;
   table.title = fmt::format("Runs in {}", root);
-  table.columns = {{"experiment", "Experiment"}, {"run", "Run"},       {"strategy", "Strategy"},
-                   {"workers", "Workers"},       {"nodes", "Nodes"},   {"epochs", "Epochs"},
+  table.columns = {{"experiment", "Experiment"}, {"run", "Run"},           {"strategy", "Strategy"},
+                   {"workers", "Workers"},       {"nodes", "Nodes"},       {"epochs", "Epochs"},
                    {"status", "Status"},         {"start", "Start (UTC)"}, {"exit_status", "Exit"}};
   for (const collect::RunData& r : runs.value()) {
     std::optional<int64_t> start = r.info ? r.info->start_unix_ns : std::nullopt;
     if (!start) {
       for (const collect::RankData& rank : r.ranks) {
-        if (rank.info && rank.info->start_unix_ns) start = std::min(start.value_or(*rank.info->start_unix_ns),
-                                                                    *rank.info->start_unix_ns);
+        if (rank.info && rank.info->start_unix_ns)
+          start = std::min(start.value_or(*rank.info->start_unix_ns), *rank.info->start_unix_ns);
       }
     }
     std::string strategy = r.strategy();

@@ -32,7 +32,12 @@ std::optional<std::string> Environment::non_empty(std::string_view name) const {
 std::vector<std::string> Environment::to_strings() const {
   std::vector<std::string> out;
   out.reserve(vars_.size());
-  for (const auto& [k, v] : vars_) out.push_back(k + "=" + v);
+  for (const auto& [k, v] : vars_) {
+    std::string entry = k;
+    entry += '=';
+    entry += v;
+    out.push_back(std::move(entry));
+  }
   return out;
 }
 

@@ -9,8 +9,7 @@
 
 namespace scaleprof::collect {
 
-Result<std::unique_ptr<GpuMonitor>> GpuMonitor::start(std::unique_ptr<GpuLibrary> library,
-                                                      GpuMonitorOptions options) {
+Result<std::unique_ptr<GpuMonitor>> GpuMonitor::start(std::unique_ptr<GpuLibrary> library, GpuMonitorOptions options) {
   if (options.interval < kMinGpuInterval) {
     return Error{fmt::format("GPU sampling interval {} ms is below the minimum of {} ms",
                              std::chrono::duration<double, std::milli>(options.interval).count(),
@@ -37,7 +36,9 @@ GpuMonitor::GpuMonitor(std::unique_ptr<GpuLibrary> library, GpuMonitorOptions op
   accumulators_.resize(options_.devices.size());
 }
 
-GpuMonitor::~GpuMonitor() { (void)stop(); }
+GpuMonitor::~GpuMonitor() {
+  (void)stop();
+}
 
 Status GpuMonitor::stop() {
   {

@@ -62,9 +62,10 @@ class NvmlLibrary final : public GpuLibrary {
     energy_ = lib_.function<nvml::EnergyFn>("nvmlDeviceGetTotalEnergyConsumption");
     error_string_ = lib_.function<nvml::ErrorStringFn>("nvmlErrorString");
     if (init == nullptr || shutdown_ == nullptr || count == nullptr || by_index == nullptr) {
-      return Error{fmt::format("{}: not an NVML library (nvmlInit_v2, nvmlShutdown, nvmlDeviceGetCount_v2 or "
-                               "nvmlDeviceGetHandleByIndex_v2 missing)",
-                               lib_.path())};
+      return Error{
+          fmt::format("{}: not an NVML library (nvmlInit_v2, nvmlShutdown, nvmlDeviceGetCount_v2 or "
+                      "nvmlDeviceGetHandleByIndex_v2 missing)",
+                      lib_.path())};
     }
     if (nvml::Return r = init(); r != nvml::kSuccess) {
       return Error{fmt::format("{}: nvmlInit_v2 failed: {}", lib_.path(), describe(r))};

@@ -17,20 +17,26 @@ namespace fs = std::filesystem;
 RankRecorder::RankRecorder(RunContext context, RankRecorderOptions options)
     : context_(std::move(context)), options_(std::move(options)) {}
 
-RankRecorder::~RankRecorder() { (void)finish(false); }
+RankRecorder::~RankRecorder() {
+  (void)finish(false);
+}
 
 std::string RankRecorder::run_dir() const {
   return (fs::path(context_.root) / context_.experiment / context_.run).string();
 }
 
-std::string RankRecorder::rank_dir() const { return (fs::path(run_dir()) / rank_dir_name(context_.rank)).string(); }
+std::string RankRecorder::rank_dir() const {
+  return (fs::path(run_dir()) / rank_dir_name(context_.rank)).string();
+}
 
-std::string RankRecorder::traces_dir() const { return (fs::path(rank_dir()) / kTracesDir).string(); }
+std::string RankRecorder::traces_dir() const {
+  return (fs::path(rank_dir()) / kTracesDir).string();
+}
 
 Result<std::unique_ptr<RankRecorder>> RankRecorder::open(const RunContext& context, const RankRecorderOptions& options,
                                                          const Environment& env) {
-  for (auto [what, name] : {std::pair<const char*, const std::string&>{"experiment", context.experiment},
-                            {"run name", context.run}}) {
+  for (auto [what, name] :
+       {std::pair<const char*, const std::string&>{"experiment", context.experiment}, {"run name", context.run}}) {
     if (Status s = check_name(what, name); !s) return s.error();
   }
   if (!context.strategy.empty()) {
@@ -43,9 +49,10 @@ Result<std::unique_ptr<RankRecorder>> RankRecorder::open(const RunContext& conte
   const std::string dir = r->rank_dir();
   const std::string rank_json = (fs::path(dir) / kRankJson).string();
   if (fs::exists(rank_json, ec)) {
-    return Error{fmt::format("{} exists already: run '{}' of experiment '{}' already has rank {}; give this launch "
-                             "its own run name",
-                             rank_json, context.run, context.experiment, context.rank)};
+    return Error{
+        fmt::format("{} exists already: run '{}' of experiment '{}' already has rank {}; give this launch "
+                    "its own run name",
+                    rank_json, context.run, context.experiment, context.rank)};
   }
   if (Status s = make_directories(r->traces_dir()); !s) return s.error();
 
@@ -111,8 +118,8 @@ Result<std::unique_ptr<RankRecorder>> RankRecorder::open(const RunContext& conte
       }
     }
   } else {
-    r->gpu_note_ = context.gpu_monitor == "node" ? "the node's GPUs are sampled by `scaleprof run`"
-                                                 : "GPU sampling is off";
+    r->gpu_note_ =
+        context.gpu_monitor == "node" ? "the node's GPUs are sampled by `scaleprof run`" : "GPU sampling is off";
   }
   return r;
 }

@@ -49,9 +49,10 @@ class RocmSmiLibrary final : public GpuLibrary {
     energy_ = lib_.function<rsmi::EnergyFn>("rsmi_dev_energy_count_get");
     unique_id_ = lib_.function<rsmi::UniqueIdFn>("rsmi_dev_unique_id_get");
     if (init == nullptr || shutdown_ == nullptr || count == nullptr) {
-      return Error{fmt::format("{}: not a ROCm SMI library (rsmi_init, rsmi_shut_down or rsmi_num_monitor_devices "
-                               "missing)",
-                               lib_.path())};
+      return Error{
+          fmt::format("{}: not a ROCm SMI library (rsmi_init, rsmi_shut_down or rsmi_num_monitor_devices "
+                      "missing)",
+                      lib_.path())};
     }
     if (rsmi::Status s = init(0); s != rsmi::kSuccess) {
       return Error{fmt::format("{}: rsmi_init failed (status {})", lib_.path(), s)};

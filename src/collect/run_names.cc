@@ -30,8 +30,8 @@ Status check_name(const std::string& what, const std::string& name) {
   if (name.size() > 128) return Error{fmt::format("{} '{}' is longer than 128 characters", what, name)};
   if (name[0] == '.') return Error{fmt::format("{} '{}' must not start with '.'", what, name)};
   if (sanitized(name) != name) {
-    return Error{fmt::format("{} '{}' may only use letters, digits, '.', '_', '-' and '+' (it names a folder)", what,
-                             name)};
+    return Error{
+        fmt::format("{} '{}' may only use letters, digits, '.', '_', '-' and '+' (it names a folder)", what, name)};
   }
   return Ok{};
 }

@@ -1,8 +1,8 @@
 #include "collect/run_reader.h"
 
 #include <fmt/format.h>
-#include <simdjson.h>
 #include <signal.h>
+#include <simdjson.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -75,8 +75,8 @@ std::vector<T> read_records(const std::string& path, std::vector<std::string>* w
     if (fill(t, RowView{t, r}, &record)) {
       out.push_back(record);
     } else {
-      warnings->push_back(fmt::format("{}:{}: a required field is missing or not a number; line skipped", path,
-                                      t.line_numbers[r]));
+      warnings->push_back(
+          fmt::format("{}:{}: a required field is missing or not a number; line skipped", path, t.line_numbers[r]));
     }
   }
   return out;

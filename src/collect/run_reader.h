@@ -61,8 +61,8 @@ struct RunData {
 
   // Facts preferring run.json, else what the ranks say.
   std::string strategy() const;
-  int64_t world_size() const;  // 0 when nobody says
-  int64_t node_count() const;  // distinct hosts of the ranks, else run.json's nodes, else 0
+  int64_t world_size() const;        // 0 when nobody says
+  int64_t node_count() const;        // distinct hosts of the ranks, else run.json's nodes, else 0
   int64_t epochs_completed() const;  // epochs every rank finished (the minimum over ranks)
 };
 

@@ -41,9 +41,13 @@ class JsonObject {
 
 }  // namespace
 
-std::string rank_dir_name(int64_t rank) { return fmt::format("rank-{:05d}", rank); }
+std::string rank_dir_name(int64_t rank) {
+  return fmt::format("rank-{:05d}", rank);
+}
 
-std::string node_dir_name(const std::string& host) { return "node-" + host; }
+std::string node_dir_name(const std::string& host) {
+  return "node-" + host;
+}
 
 std::string csv_line(const EpochRecord& r) {
   return fmt::format("{},{},{},{:.9f},{}\n", r.epoch, r.start_unix_ns, r.end_unix_ns, r.duration_s,

@@ -34,6 +34,8 @@ Result<SharedLibrary> SharedLibrary::open(const std::string& path) {
   return lib;
 }
 
-void* SharedLibrary::symbol(const char* name) const { return handle_ != nullptr ? dlsym(handle_, name) : nullptr; }
+void* SharedLibrary::symbol(const char* name) const {
+  return handle_ != nullptr ? dlsym(handle_, name) : nullptr;
+}
 
 }  // namespace scaleprof::collect

@@ -14,9 +14,13 @@ int64_t read_clock(clockid_t id) {
 
 }  // namespace
 
-int64_t unix_now_ns() { return read_clock(CLOCK_REALTIME); }
+int64_t unix_now_ns() {
+  return read_clock(CLOCK_REALTIME);
+}
 
-int64_t monotonic_now_ns() { return read_clock(CLOCK_MONOTONIC); }
+int64_t monotonic_now_ns() {
+  return read_clock(CLOCK_MONOTONIC);
+}
 
 void IntervalTimer::start() {
   running_ = true;

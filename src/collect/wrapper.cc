@@ -93,8 +93,8 @@ Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environme
     std::random_device rd;
     ctx.run = generated_run_name(ctx.strategy, world, unix_now_ns(), rd() & 0xffffu);
   }
-  for (auto [what, name] : {std::pair<const char*, const std::string&>{"experiment", ctx.experiment},
-                            {"run name", ctx.run}}) {
+  for (auto [what, name] :
+       {std::pair<const char*, const std::string&>{"experiment", ctx.experiment}, {"run name", ctx.run}}) {
     if (Status s = check_name(what, name); !s) return s.error();
   }
   if (!ctx.strategy.empty()) {

@@ -145,7 +145,9 @@ int nvmlShutdown() {
   return kSuccess;
 }
 
-const char* nvmlErrorString(int code) { return code == kSuccess ? "Success" : "Fake NVML error"; }
+const char* nvmlErrorString(int code) {
+  return code == kSuccess ? "Success" : "Fake NVML error";
+}
 
 int nvmlDeviceGetCount_v2(unsigned int* count) {
   if (state().init_count == 0) return kUninitialized;
