@@ -257,6 +257,11 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
   if (!data.runs.empty() && !any_epochs) out.warnings.emplace_back("No epoch time data found");
   if (!data.runs.empty() && !any_gpu) out.warnings.emplace_back("No GPU data found");
   if (!data.runs.empty() && !any_traces) out.warnings.emplace_back("No profiler traces found");
+  bool any_device_work = false;
+  for (const ScaleGroup& g : out.groups) any_device_work |= g.traces && g.traces->span_ns > 0;
+  if (any_traces && !any_device_work) {
+    out.warnings.emplace_back("Profiler traces have no GPU work (CPU-only runs): no GPU time split");
+  }
   if (!data.runs.empty() && !any_computation) out.warnings.emplace_back("No computation data found");
 
   // Per series: scaling, Amdahl, loss attribution.
@@ -320,9 +325,10 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
   out.best = analysis::best_strategy_per_scale(times);
   for (const analysis::BestAtScale& b : out.best) {
     if (b.candidates < 2) continue;
-    out.best_sentences.push_back(fmt::format(
-        "At {} workers {} is fastest ({} per epoch), {:.1f}% faster than {} ({}).", b.workers, b.strategy,
-        fmt_s(b.seconds), (1.0 - b.seconds / b.runner_up_seconds) * 100.0, b.runner_up, fmt_s(b.runner_up_seconds)));
+    out.best_sentences.push_back(
+        fmt::format("At {} worker{} {} is fastest ({} per epoch), {:.1f}% faster than {} ({}).", b.workers,
+                    b.workers == 1 ? "" : "s", b.strategy, fmt_s(b.seconds),
+                    (1.0 - b.seconds / b.runner_up_seconds) * 100.0, b.runner_up, fmt_s(b.runner_up_seconds)));
   }
   return out;
 }
@@ -466,7 +472,7 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
 
   // Traces
   bool any_traces = false;
-  for (const ScaleGroup& g : a.groups) any_traces |= g.traces.has_value();
+  for (const ScaleGroup& g : a.groups) any_traces |= g.traces && g.traces->span_ns > 0;
   if (any_traces) {
     ReportSection s;
     s.key = "trace";
@@ -488,7 +494,7 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
                  {"other_pct", "Other (%)"},
                  {"idle_pct", "Idle (%)"}};
     for (const ScaleGroup& g : a.groups) {
-      if (!g.traces) continue;
+      if (!g.traces || g.traces->span_ns <= 0) continue;
       t.add_row({g.series, g.workers, nodes_cell(g.nodes), g.traces->ranks,
                  Cell(static_cast<double>(g.traces->span_ns) / 1e6, 3), pct(g.trace_share(&TraceSums::computation_ns)),
                  pct(g.trace_share(&TraceSums::communication_ns)), pct(g.trace_share(&TraceSums::memory_ns)),
