@@ -77,8 +77,8 @@ void GpuMonitor::sample_once() {
   // Runs on one thread at a time (start, then the thread, then stop after join): the library, the
   // CSV file and first_counter_j_ need no lock; the accumulators do (summary() reads them).
   const int64_t now = unix_now_ns();
-  std::vector<GpuSample> samples;
-  samples.reserve(options_.devices.size());
+  std::vector<GpuSample>& samples = sample_buffer_;
+  samples.clear();
   for (size_t slot = 0; slot < options_.devices.size(); ++slot) {
     GpuReading r = library_->read(options_.devices[slot]);
     GpuSample s;
@@ -95,7 +95,7 @@ void GpuMonitor::sample_once() {
   }
   std::string& lines = line_buffer_;
   lines.clear();
-  for (const GpuSample& s : samples) lines += csv_line(s);
+  for (const GpuSample& s : samples) append_csv_line(&lines, s);
   Status written = csv_.is_open() ? csv_.append(lines) : Status(Ok{});
   std::lock_guard<std::mutex> lock(mutex_);
   for (size_t slot = 0; slot < samples.size(); ++slot) accumulators_[slot].add(samples[slot]);

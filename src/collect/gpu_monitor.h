@@ -62,7 +62,8 @@ class GpuMonitor {
   std::vector<GpuAccumulator> accumulators_;
   int64_t rounds_ = 0;
   std::optional<Error> write_error_;
-  std::string line_buffer_;  // reused so steady-state sampling does not allocate
+  std::string line_buffer_;               // reused so steady-state sampling does not allocate
+  std::vector<GpuSample> sample_buffer_;  // likewise
 
   std::thread thread_;
 };

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
+
 #include "report/table.h"
 
 namespace scaleprof::collect {
@@ -59,8 +61,22 @@ std::string csv_line(const StepRecord& r) {
 }
 
 std::string csv_line(const GpuSample& s) {
-  return fmt::format("{},{},{},{},{},{}\n", s.time_unix_ns, s.device, field(s.utilization_pct, "{:.1f}"),
-                     field(s.power_w, "{:.3f}"), field(s.memory_used_bytes, "{}"), field(s.energy_j, "{:.3f}"));
+  std::string out;
+  append_csv_line(&out, s);
+  return out;
+}
+
+void append_csv_line(std::string* out, const GpuSample& s) {
+  auto it = std::back_inserter(*out);
+  it = fmt::format_to(it, "{},{},", s.time_unix_ns, s.device);
+  if (s.utilization_pct) it = fmt::format_to(it, "{:.1f}", *s.utilization_pct);
+  *it++ = ',';
+  if (s.power_w) it = fmt::format_to(it, "{:.3f}", *s.power_w);
+  *it++ = ',';
+  if (s.memory_used_bytes) it = fmt::format_to(it, "{}", *s.memory_used_bytes);
+  *it++ = ',';
+  if (s.energy_j) it = fmt::format_to(it, "{:.3f}", *s.energy_j);
+  *it++ = '\n';
 }
 
 std::string to_json(const RunInfo& info) {

@@ -111,6 +111,8 @@ struct GpuSample {
 std::string csv_line(const EpochRecord& r);
 std::string csv_line(const StepRecord& r);
 std::string csv_line(const GpuSample& s);
+// The same line appended to *out without temporaries: the GPU monitor's hot path.
+void append_csv_line(std::string* out, const GpuSample& s);
 
 // The JSON documents, one object on one line plus '\n'.
 std::string to_json(const RunInfo& info);
