@@ -19,8 +19,7 @@ PIP_PACKAGES := torch==2.13.0 pytest numpy pybind11 scikit-build-core
 .PHONY: demo test deps build build-asan test-unit test-asan test-python format-check fuzz bench clean
 
 demo: build $(STAMPS)/venv
-	@$(PY) examples/profile_demo.py --out .cache/demo-traces
-	./$(BUILD)/scaleprof trace summary .cache/demo-traces
+	@BUILD=$(BUILD) bash examples/scaling_demo.sh
 
 test: build $(STAMPS)/venv
 	bash tools/run_tests.sh

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# A real local scaling test, end to end (what `make demo` runs):
+#   two strategies (DDP with 25 MB and with 1 MB gradient buckets) x 1 and 2 CPU workers, each a real
+#   PyTorch DDP training over gloo under torchrun, recorded by `scaleprof run` and the Python API,
+#   then `scaleprof runs` and the scalability report (tables, plots, one HTML page).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+SCALEPROF="$PWD/$BUILD/scaleprof"
+ROOT=${ROOT:-.cache/demo/scalability-metrics}
+OUT=${OUT:-.cache/demo}
+EPOCHS=${EPOCHS:-4}
+
+# The example imports the scaleprof Python module: install it into the venv (incremental).
+.venv/bin/python -m pip install -q --no-build-isolation .
+rm -rf "$ROOT" "$OUT/plots" "$OUT/logs"
+mkdir -p "$OUT/logs"
+for workers in 1 2; do
+  for config in ddp-bucket25mb:25 ddp-bucket1mb:1; do
+    strategy=${config%%:*}
+    bucket=${config##*:}
+    echo "training: $strategy on $workers CPU worker(s), $EPOCHS epochs"
+    "$SCALEPROF" run --root "$ROOT" --experiment cnn --strategy "$strategy" -- \
+      .venv/bin/torchrun --standalone --nproc_per_node "$workers" examples/ddp_train.py \
+      --epochs "$EPOCHS" --strategy "$strategy" --bucket-cap-mb "$bucket" >"$OUT/logs/$strategy-$workers.log" 2>&1 ||
+      { echo "training failed; its output:" >&2; tail -20 "$OUT/logs/$strategy-$workers.log" >&2; exit 1; }
+  done
+done
+echo
+"$SCALEPROF" runs --root "$ROOT"
+echo
+"$SCALEPROF" report --root "$ROOT" --plot-dir "$OUT/plots" --html "$OUT/scalability-report.html"
+echo
+echo "plots in $OUT/plots, the whole report in $OUT/scalability-report.html"
