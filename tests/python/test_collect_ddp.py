@@ -54,7 +54,7 @@ def torchrun(nproc, *example_args):
 def printed_epochs(stdout):
     """{rank: {epoch: seconds}} from the example's own perf_counter measurements."""
     out = {}
-    for rank, epoch, seconds in re.findall(r"^rank (\d+) epoch (\d+) done seconds ([\d.]+)", stdout, re.M):
+    for rank, epoch, seconds in re.findall(r"rank (\d+) epoch (\d+) done seconds ([\d.]+)", stdout):
         out.setdefault(int(rank), {})[int(epoch)] = float(seconds)
     return out
 
@@ -113,7 +113,7 @@ def test_every_rank_recorded_its_epochs_consistent_with_measured_time(torchrun_r
         meta = json.loads((rank_dir / "rank.json").read_text())
         assert meta["rank"] == rank and meta["world_size"] == n and meta["status"] == "completed"
         assert meta["local_rank"] == rank and meta["host"] == socket.gethostname()
-        assert re.search(rf"^rank {rank} host \S+ pid {meta['pid']} ", torchrun_run["stdout"], re.M)
+        assert re.search(rf"rank {rank} host \S+ pid {meta['pid']} ", torchrun_run["stdout"])
         epochs = read_csv(rank_dir / "epochs.csv")
         assert [int(e["epoch"]) for e in epochs] == list(range(EPOCHS))
         total = 0.0
