@@ -194,6 +194,48 @@ TEST(RunCommand, SamplesTheNodeGpusWithTheLibraryItFinds) {
   EXPECT_EQ(dev1 * 2, gpu.size());
 }
 
+TEST(RunCommand, UnderSrunOnlyTaskZeroWritesRunJsonAndOnlyLocalTaskZeroSamples) {
+  TempDir dir("runsrun");
+  dir.write("script.txt", "devices=1\nutil.0=5\n");
+  const std::vector<std::string> common = {"SCALEPROF_FAKE_NVML_SCRIPT=" + dir.file("script.txt"),
+                                           "SLURM_JOB_ID=99",
+                                           "SLURM_STEP_ID=0",
+                                           "SLURM_NTASKS=2",
+                                           "SLURM_NNODES=1",
+                                           "SLURM_NODEID=0",
+                                           "SCALEPROF_HOST=n1"};
+  // Two wrappers on one node, as `srun --ntasks-per-node 2 scaleprof run ...` starts them. Task 1 gets
+  // no loadable GPU library: if it tried to sample it would say "no GPU library found".
+  std::vector<Cli> tasks;
+  for (int task = 0; task < 2; ++task) {
+    std::vector<std::string> env = common;
+    env.push_back("SLURM_PROCID=" + std::to_string(task));
+    env.push_back("SLURM_LOCALID=" + std::to_string(task));
+    env.push_back(task == 0 ? std::string("SCALEPROF_NVML_LIBRARY=") + SCALEPROF_FAKE_NVML_PATH
+                            : std::string("SCALEPROF_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"));
+    tasks.push_back(
+        start(dir,
+              {"run", "--root", dir.file("m"), "--experiment", "s", "--strategy", "ddp", "--gpu-interval", "20ms", "--",
+               "sh", "-c", "echo $SCALEPROF_RUN > " + dir.file("name" + std::to_string(task)) + "; sleep 0.2"},
+              env));
+  }
+  for (const Cli& t : tasks) EXPECT_EQ(wait_exit(t), 0) << read_file(t.err_path);
+  EXPECT_EQ(read_file(tasks[0].err_path), "");
+  EXPECT_EQ(read_file(tasks[1].err_path), "");  // did not try to sample, did not try to write run.json
+  // Both derive the same run name from the job step, and hand it to their command.
+  EXPECT_EQ(read_file(dir.file("name0")), "ddp-w2-slurm99.0\n");
+  EXPECT_EQ(read_file(dir.file("name1")), "ddp-w2-slurm99.0\n");
+  RunData r = only_run(dir, "s");
+  ASSERT_TRUE(r.info);
+  EXPECT_EQ(r.info->exit_status, 0);
+  EXPECT_EQ(r.info->job_id, "99");
+  EXPECT_EQ(r.info->launcher, "slurm");
+  EXPECT_EQ(r.info->gpus_per_node, 1);
+  ASSERT_EQ(r.nodes.size(), 1u);
+  EXPECT_EQ(r.nodes[0].host, "n1");
+  EXPECT_GE(r.nodes[0].gpu.size(), 5u);
+}
+
 TEST(RunsCommand, ListsRunsAndReportsTornLinesWithoutFailing) {
   TempDir dir("runs");
   dir.write(

@@ -104,8 +104,11 @@ Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environme
   const fs::path root = fs::absolute(ctx.root, ec);  // the command may change directory
   const fs::path run_dir = root / ctx.experiment / ctx.run;
   const fs::path node_dir = run_dir / node_dir_name(ctx.host);
-  if (Status s = make_directories(node_dir.string()); !s) return s.error();
-  const bool owns_run_json = ctx.node_rank == 0;
+  // Under srun there may be one wrapper per node or one per task: task 0 writes run.json, the first
+  // task of each node samples the node's GPUs; the others only run their command.
+  const bool owns_run_json = ctx.rank == 0;
+  const bool samples_node = ctx.local_rank == 0;
+  if (Status s = make_directories((samples_node ? node_dir : run_dir).string()); !s) return s.error();
   const std::string run_json = (run_dir / kRunJson).string();
   if (owns_run_json && fs::exists(run_json, ec)) {
     return Error{fmt::format("{} exists already: run '{}' was recorded before; give this launch its own run name",
@@ -143,7 +146,7 @@ Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environme
   std::optional<int64_t> gpu_count;
   std::string gpu_note;
   auto start_monitor = [&](pid_t) {
-    if (!options.gpu) return;
+    if (!options.gpu || !samples_node) return;
     auto library = load_gpu_library(env);
     if (!library) {
       gpu_note = library.error().message + "; recording without GPU samples";

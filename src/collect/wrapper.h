@@ -1,7 +1,8 @@
 // `scaleprof run -- CMD ...`: records a whole launch from outside. Writes run.json (start, command,
 // end, exit status), samples the node's GPUs into node-<host>/gpu.csv, hands the run to the command
 // through SCALEPROF_* variables so the Python API inside joins the same run, forwards signals and
-// returns the command's exit code.
+// returns the command's exit code. Started by srun once per node or once per task, wrapper task 0
+// writes run.json and the first wrapper of each node samples that node.
 #pragma once
 
 #include <chrono>
