@@ -88,3 +88,18 @@ def test_joins_the_run_of_the_wrapper(tmp_path):
     # run.json belongs to the wrapper: the rank did not write one.
     assert not (tmp_path / "x" / "w1" / "run.json").exists()
     assert json.loads((tmp_path / "x" / "w1" / "rank-00000" / "rank.json").read_text())["status"] == "completed"
+
+
+def test_pip_install_ships_the_cli(tmp_path):
+    cli = scaleprof.cli_path()
+    assert os.path.isabs(cli) and os.access(cli, os.X_OK), cli
+    out = subprocess.run([cli, "--version"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0 and out.stdout.strip() == f"scaleprof {scaleprof.__version__}"
+    # The installed CLI reads what the installed module wrote.
+    with scaleprof.Run(experiment="cli", root=str(tmp_path), run_name="r") as run:
+        with run.epoch(0):
+            pass
+    out = subprocess.run([cli, "runs", "--root", str(tmp_path), "--format", "csv"], capture_output=True, text=True,
+                         timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[1].startswith("cli,r,,1,1,1,completed,")
