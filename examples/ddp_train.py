@@ -42,7 +42,11 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--batch-size", type=int, default=32, help="per rank")
-    p.add_argument("--steps-per-epoch", type=int, default=20, help="batches per rank per epoch")
+    p.add_argument("--steps-per-epoch", type=int, default=20,
+                   help="batches per rank per epoch (weak scaling: the work per rank stays the same)")
+    p.add_argument("--dataset-size", type=int, default=0,
+                   help="samples per epoch shared by all ranks (strong scaling, as in a real epoch over a "
+                        "fixed dataset); overrides --steps-per-epoch")
     p.add_argument("--strategy", default="ddp", help="label of this configuration in the report")
     p.add_argument("--bucket-cap-mb", type=float, default=25.0, help="DDP gradient bucket size (MB)")
     p.add_argument("--experiment", default=None, help="default: $SCALEPROF_EXPERIMENT or 'ddp-cnn'")
@@ -76,6 +80,8 @@ def main(argv=None):
     loss_fn = nn.CrossEntropyLoss()
     # This rank's shard of a synthetic dataset: CIFAR-sized images with random labels.
     gen = torch.Generator().manual_seed(args.seed * 1000 + rank)
+    if args.dataset_size > 0:
+        args.steps_per_epoch = max(1, -(-args.dataset_size // (args.batch_size * world)))
     n = args.steps_per_epoch * args.batch_size
     images = torch.randn(n, 3, 32, 32, generator=gen)
     labels = torch.randint(0, 10, (n,), generator=gen)
