@@ -54,4 +54,4 @@ bench: build
 	bash bench/compare_hta.sh
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz build-bench
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz build-bench build-py

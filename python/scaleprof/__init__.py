@@ -21,7 +21,7 @@ import contextlib
 import functools
 import os
 import sys
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, Union
 
 from . import _scaleprof
 from ._scaleprof import ScaleprofError, read_run, read_runs
@@ -74,12 +74,14 @@ class Run:
     def __init__(self, experiment: Optional[str] = None, strategy: Optional[str] = None,
                  run_name: Optional[str] = None, root: Optional[str] = None, *,
                  rank: Optional[int] = None, local_rank: Optional[int] = None,
-                 world_size: Optional[int] = None, gpu_interval: Optional[str] = None,
+                 world_size: Optional[int] = None, gpu_interval: Optional[Union[str, float]] = None,
                  gpu_monitor: Optional[str] = None):
         self._context = _scaleprof.detect_context(
             experiment=experiment, strategy=strategy, run=run_name, root=root, rank=rank,
             local_rank=local_rank, world_size=world_size, gpu_monitor=gpu_monitor)
-        self._gpu_interval = gpu_interval or os.environ.get("SCALEPROF_GPU_INTERVAL", "1s")
+        # "1s", "100ms", or a number of seconds.
+        self._gpu_interval = str(gpu_interval) if gpu_interval is not None else os.environ.get(
+            "SCALEPROF_GPU_INTERVAL", "1s")
         self._recorder: Optional[_scaleprof.RankRecorder] = None
         self._started = False
         self._finished = False
