@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -366,6 +367,33 @@ TEST(TraceSet, OneBadRankAmongGoodOnesIsPartial) {
   ASSERT_EQ(set.value().errors.size(), 1u);
   EXPECT_NE(set.value().errors[0].find("rank1.json.gz"), std::string::npos);
   EXPECT_TRUE(set.value().partial());
+}
+
+TEST(TraceSet, ProgressCountsBytesThroughEachFile) {
+  TempDir dir;
+  dir.write("rank0.json", modern_trace(0));
+  dir.write("rank1.json.gz", gzip(modern_trace(1)));
+  uint64_t expected_total = 0;
+  for (const auto& entry : fs::directory_iterator(dir.path())) expected_total += entry.file_size();
+  LoadOptions options;
+  options.threads = 1;
+  options.parse.window_bytes = 200;  // many windows, so progress moves inside each file
+  std::vector<uint64_t> seen;
+  size_t last_done = 0;
+  uint64_t total_seen = 0;
+  options.progress = [&](size_t done, size_t total, uint64_t bytes, uint64_t total_bytes) {
+    EXPECT_EQ(total, 2u);
+    last_done = done;
+    total_seen = total_bytes;
+    seen.push_back(bytes);
+  };
+  auto set = load_traces({dir.path()}, options);
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  EXPECT_EQ(total_seen, expected_total);
+  EXPECT_EQ(last_done, 2u);
+  ASSERT_GT(seen.size(), 4u);  // more calls than files: progress within a file
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_EQ(seen.back(), expected_total);
 }
 
 TEST(TraceSet, MissingPathsAndEmptyDirectories) {

@@ -140,10 +140,11 @@ int run_subcommand(const TraceOptions& opt, ReportFn fn) {
   std::mutex progress_mutex;
   bool progress_shown = false;
   if (show_progress) {
-    load.progress = [&](size_t done, size_t total) {
+    load.progress = [&](size_t done, size_t total, uint64_t bytes, uint64_t total_bytes) {
       std::lock_guard<std::mutex> lock(progress_mutex);
       if (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) return;
-      fmt::print(stderr, "\rreading traces: {}/{} files", done, total);
+      const double pct = total_bytes > 0 ? 100.0 * static_cast<double>(bytes) / static_cast<double>(total_bytes) : 0;
+      fmt::print(stderr, "\rreading traces: {:3.0f}% ({} of {} files done)", std::min(pct, 100.0), done, total);
       progress_shown = true;
     };
   }

@@ -943,8 +943,12 @@ constexpr std::string_view kNeedsWholeDocument = "needs whole-document parse";
 // break after it. Memory stays bounded by the window whatever the trace's size.
 class StreamingParser {
  public:
-  StreamingParser(std::string_view path, ByteStream& in, size_t window, uint64_t size_hint)
-      : path_(path), in_(in), size_hint_(size_hint), kWindow(window ? window : kDefaultWindow) {}
+  StreamingParser(std::string_view path, ByteStream& in, const ParseOptions& options, uint64_t size_hint)
+      : path_(path),
+        in_(in),
+        options_(options),
+        size_hint_(size_hint),
+        kWindow(options.window_bytes ? options.window_bytes : kDefaultWindow) {}
 
   Result<RankTrace> parse();
 
@@ -958,6 +962,7 @@ class StreamingParser {
 
   std::string_view path_;
   ByteStream& in_;
+  const ParseOptions& options_;
   uint64_t size_hint_;  // expected JSON bytes (0: unknown), to reserve the columns once
   std::vector<char> buf_;
   size_t pos_ = 1;           // next unread byte in buf_
@@ -1084,6 +1089,7 @@ Result<RankTrace> StreamingParser::parse() {
     buf_[pos_ - 1] = saved_open;
     buf_[cut] = saved_cut;
     if (!resume) return resume.error();
+    if (options_.on_bytes_read) options_.on_bytes_read(in_.compressed_bytes());
     if (resume.value() == size) {
       if (window_array_end < size) {  // the real closing bracket was inside the window
         array_end = pos_ - 1 + window_array_end;
@@ -1144,7 +1150,7 @@ Result<RankTrace> StreamingParser::parse() {
 }  // namespace
 
 Result<RankTrace> parse_kineto_stream(std::string_view path, ByteStream& in, const ParseOptions& options) {
-  StreamingParser streaming(path, in, options.window_bytes, in.size_hint());
+  StreamingParser streaming(path, in, options, in.size_hint());
   return streaming.parse();
 }
 

@@ -9,6 +9,7 @@
 
 #include <simdjson.h>
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,9 @@ struct ParseOptions {
   // Bytes of JSON parsed at a time by the streaming reader (0: 4 MiB). Tests make it tiny to cut
   // windows everywhere.
   size_t window_bytes = 0;
+  // Called by the streaming reader after each window with the bytes of the file read so far
+  // (compressed bytes for gzip): lets a caller show progress through one large file.
+  std::function<void(uint64_t)> on_bytes_read;
 };
 
 // Parses `text` (a whole document). `path` is used only in messages. The rank is left at 0 unless

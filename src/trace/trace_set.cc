@@ -73,13 +73,34 @@ Result<TraceSet> load_traces(const std::vector<std::string>& paths, const LoadOp
   std::vector<std::optional<Result<RankTrace>>> results(files.size());
   std::atomic<size_t> next{0};
   std::atomic<size_t> done{0};
+  std::atomic<uint64_t> bytes_done{0};
+  uint64_t bytes_total = 0;
+  for (const std::string& f : files) {
+    std::error_code ec;
+    const uintmax_t size = fs::file_size(f, ec);
+    if (!ec) bytes_total += size;
+  }
   unsigned threads = options.threads ? options.threads : std::max(1U, std::thread::hardware_concurrency());
   threads = std::min<unsigned>(threads, static_cast<unsigned>(files.size()));
   auto worker = [&] {
     for (size_t i = next++; i < files.size(); i = next++) {
-      results[i].emplace(read_kineto_trace(files[i], options.parse));
+      ParseOptions parse = options.parse;
+      uint64_t reported = 0;  // this file's bytes already added to bytes_done
+      if (options.progress) {
+        parse.on_bytes_read = [&](uint64_t bytes) {
+          const uint64_t all = bytes_done += bytes - reported;
+          reported = bytes;
+          options.progress(done.load(), files.size(), all, bytes_total);
+        };
+      }
+      results[i].emplace(read_kineto_trace(files[i], parse));
       size_t finished = ++done;
-      if (options.progress) options.progress(finished, files.size());
+      if (options.progress) {
+        std::error_code ec;
+        const uintmax_t size = fs::file_size(files[i], ec);
+        const uint64_t all = bytes_done += (ec ? reported : size) - reported;
+        options.progress(finished, files.size(), all, bytes_total);
+      }
     }
   };
   if (threads <= 1) {

@@ -21,8 +21,9 @@ struct LoadOptions {
   ParseOptions parse;
   unsigned threads = 0;                                         // 0: one per core
   std::vector<std::pair<std::string, int64_t>> rank_overrides;  // path -> rank
-  // Called from worker threads as files finish (done, total); used for a progress line.
-  std::function<void(size_t, size_t)> progress;
+  // Called from worker threads as reading advances: files finished, files in all, bytes of the
+  // files read so far and in all (compressed bytes for gzip). Used for a progress line.
+  std::function<void(size_t, size_t, uint64_t, uint64_t)> progress;
 };
 
 struct TraceSet {
