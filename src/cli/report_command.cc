@@ -169,6 +169,21 @@ int run_report(const ReportOptions& opt) {
   return kExitOk;
 }
 
+// Options both spellings of the command share, under the same names.
+void add_plot_options(CLI::App* cmd, ReportOptions& opt) {
+  cmd->add_option("--plot-dir", opt.plot_dir, "Folder for the plots")->capture_default_str();
+  cmd->add_option("--plot-file-suffix", opt.plot_suffix, "Plot format: .png, .svg or .pdf")->capture_default_str();
+}
+
+void add_output_options(CLI::App* cmd, ReportOptions& opt) {
+  cmd->add_option("--html", opt.html, "Also write one self-contained HTML report to FILE");
+  cmd->add_option("--skip-epochs", opt.skip_epochs, "Warm-up epochs dropped from the start of every run")
+      ->capture_default_str();
+  cmd->add_option("--gpus-per-node", opt.gpus_per_node, "itwinai epoch-time files count nodes: workers = nodes x this")
+      ->capture_default_str();
+  cmd->add_option("--format", opt.format, "Output format: table, csv or json")->capture_default_str();
+}
+
 }  // namespace
 
 void setup_report_command(CLI::App& app, int* exit_code) {
@@ -181,16 +196,9 @@ void setup_report_command(CLI::App& app, int* exit_code) {
                     "./scalability-metrics)");
     cmd->add_option("--experiment", opt->experiment, "Only this experiment (default: all)");
     cmd->add_option("--run-names", opt->run_names, "Only these runs, comma separated (default: all)");
-    cmd->add_option("--plot-dir", opt->plot_dir, "Folder for the plots")->capture_default_str();
-    cmd->add_option("--plot-file-suffix", opt->plot_suffix, "Plot format: .png, .svg or .pdf")->capture_default_str();
+    add_plot_options(cmd, *opt);
     cmd->add_flag("--no-plots", opt->no_plots, "Draw no plot files");
-    cmd->add_option("--html", opt->html, "Also write one self-contained HTML report to FILE");
-    cmd->add_option("--skip-epochs", opt->skip_epochs, "Warm-up epochs dropped from the start of every run")
-        ->capture_default_str();
-    cmd->add_option("--gpus-per-node", opt->gpus_per_node,
-                    "itwinai epoch-time files count nodes: workers = nodes x this")
-        ->capture_default_str();
-    cmd->add_option("--format", opt->format, "Output format: table, csv or json")->capture_default_str();
+    add_output_options(cmd, *opt);
     cmd->add_option("-o,--output", opt->output, "Write to FILE instead of standard output");
     cmd->add_flag("--no-warnings", opt->no_warnings, "Print no warnings (errors are still printed)");
     cmd->add_option("--threads", opt->threads, "Trace files read in parallel (default: one per core)");
@@ -205,16 +213,9 @@ void setup_report_command(CLI::App& app, int* exit_code) {
                     "Data folder (itwinai's --log-dir; default: $SCALEPROF_ROOT or ./scalability-metrics)");
     cmd->add_option("--experiment-name", opt->experiment, "Only this experiment (default: all)");
     cmd->add_option("--run-names,--run-ids", opt->run_names, "Only these runs, comma separated");
-    cmd->add_option("--plot-dir", opt->plot_dir, "Folder for the plots")->capture_default_str();
-    cmd->add_option("--plot-file-suffix", opt->plot_suffix, "Plot format: .png, .svg or .pdf")->capture_default_str();
+    add_plot_options(cmd, *opt);
     cmd->add_flag("--no-warnings", opt->no_warnings, "Print no warnings");
-    cmd->add_option("--html", opt->html, "Also write one self-contained HTML report to FILE");
-    cmd->add_option("--skip-epochs", opt->skip_epochs, "Warm-up epochs dropped from the start of every run")
-        ->capture_default_str();
-    cmd->add_option("--gpus-per-node", opt->gpus_per_node,
-                    "itwinai epoch-time files count nodes: workers = nodes x this")
-        ->capture_default_str();
-    cmd->add_option("--format", opt->format, "Output format: table, csv or json")->capture_default_str();
+    add_output_options(cmd, *opt);
     cmd->callback([opt, exit_code] { *exit_code = run_report(*opt); });
   }
 }
