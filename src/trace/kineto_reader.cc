@@ -157,6 +157,8 @@ class Importer {
  public:
   Importer(std::string_view path, const simdjson::padded_string& text, RankTrace* out)
       : path_(path), base_(text.data()), size_(text.size()), out_(out) {}
+  // For the streaming reader: the text arrives window by window through set_window().
+  Importer(std::string_view path, RankTrace* out) : path_(path), base_(nullptr), size_(0), out_(out) {}
 
   // Returns an empty string on success, else the error message.
   std::string import(od::document& doc);
@@ -1032,7 +1034,7 @@ Result<RankTrace> StreamingParser::parse() {
 
   // 2. The events, window by window.
   od::parser parser;
-  Importer importer(path_, simdjson::padded_string(), &trace);
+  Importer importer(path_, &trace);
   size_t window = kWindow;
   size_t array_end = 0;  // position in buf_ just after the closing bracket
   while (true) {
