@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test, as `make test` and CI run it (the Makefile has already built ./build and the venv):
 #   1. clang-format check            4. unit tests again under AddressSanitizer + UBSan
-#   2. unit tests (ctest)            5. the reader fuzzer for FUZZ_SECONDS (default 60)
+#   2. unit tests (ctest)            5. every fuzz target for FUZZ_SECONDS (default 60)
 #   3. PyTorch end-to-end (pytest)   6. clang-tidy on src/
 # Any failure fails the run; each step prints its own summary line.
 set -euo pipefail
@@ -38,26 +38,36 @@ cmake -S . -B "$ASAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSCALEPROF_SANITI
 cmake --build "$ASAN_BUILD" -j "$JOBS"
 ctest --test-dir "$ASAN_BUILD" --output-on-failure -j "$JOBS"
 
-step "fuzzing the trace reader for ${FUZZ_SECONDS}s"
+# Every libFuzzer target of fuzz/CMakeLists.txt is built; each one with a seed corpus in
+# fuzz/corpus/<name>/ (target fuzz/<name>_fuzzer.cc) runs for FUZZ_SECONDS, two at a time. The
+# seeds are copied to $FUZZ_BUILD/corpus/<name> so what the fuzzer adds never lands in the repo.
+fuzz_targets=$(tr '\n' ' ' <fuzz/CMakeLists.txt | grep -oE 'add_executable\([[:space:]]*[A-Za-z0-9_]+_fuzzer' | sed -E 's/.*[( ]//')
+step "fuzzing $(echo "$fuzz_targets" | wc -w) targets for ${FUZZ_SECONDS}s each"
 CXX=clang++ cmake -S . -B "$FUZZ_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSCALEPROF_FUZZ=ON \
   -DSCALEPROF_TESTS=OFF >/dev/null
-cmake --build "$FUZZ_BUILD" -j "$JOBS" --target trace_reader_fuzzer
-corpus="$FUZZ_BUILD/corpus"
-mkdir -p "$corpus"
-# Seeds: the small real traces when ../shared is present (first byte picks the window size).
-if [ -d ../shared/traces/hta ]; then
-  n=0
-  while IFS= read -r f; do
-    n=$((n + 1))
-    { printf '\x08'; gzip -dcf "$f"; } >"$corpus/seed$n"
-    { printf '\x02'; cat "$f"; } >"$corpus/seedgz$n"
-  done < <(find ../shared/traces/hta -name '*.json*' -size -30k)
-fi
-printf '\x01{"traceEvents":[\n{"ph":"X","name":"a","ts":1.5,"dur":2,"args":{"stream":7}}\n]}' >"$corpus/seed-min"
-"$FUZZ_BUILD/fuzz/trace_reader_fuzzer" -max_total_time="$FUZZ_SECONDS" -max_len=65536 -rss_limit_mb=2048 \
-  -print_final_stats=1 "$corpus" 2>"$FUZZ_BUILD/fuzz.log" || { tail -50 "$FUZZ_BUILD/fuzz.log"; exit 1; }
-grep -E "^stat::number_of_executed_units" "$FUZZ_BUILD/fuzz.log" | sed 's/^/fuzz: /'
-echo "fuzz: no crash in ${FUZZ_SECONDS}s"
+# shellcheck disable=SC2086  # one argument per target
+cmake --build "$FUZZ_BUILD" -j "$JOBS" --target $fuzz_targets
+fuzz_one() { # name: runs one target on a copy of its seeds; prints one line; non-zero on a finding
+  local name=$1 bin="$FUZZ_BUILD/fuzz/$1_fuzzer" work="$FUZZ_BUILD/corpus/$1" log="$FUZZ_BUILD/fuzz-$1.log"
+  mkdir -p "$work" && cp -r "fuzz/corpus/$name/." "$work/"
+  if ! "$bin" -max_total_time="$FUZZ_SECONDS" -max_len=65536 -rss_limit_mb=2048 -timeout=25 \
+    -print_final_stats=1 -artifact_prefix="$FUZZ_BUILD/fuzz-$name-" "$work" 2>"$log"; then
+    tail -50 "$log"
+    echo "fuzz: $name FAILED (reproducer: $FUZZ_BUILD/fuzz-$name-*, log: $log)"
+    return 1
+  fi
+  echo "fuzz: $name: $(sed -n 's/^stat::number_of_executed_units: *//p' "$log") executions in ${FUZZ_SECONDS}s, no finding"
+}
+export -f fuzz_one
+export FUZZ_BUILD FUZZ_SECONDS
+fuzz_run=()
+for t in $fuzz_targets; do
+  name=${t%_fuzzer}
+  if [ -d "fuzz/corpus/$name" ]; then fuzz_run+=("$name"); else echo "fuzz: $name has no fuzz/corpus/$name/: not run"; fi
+done
+[ ${#fuzz_run[@]} -gt 0 ] || { echo "fuzz: no target with a seed corpus"; exit 1; }
+printf '%s\n' "${fuzz_run[@]}" | xargs -P 2 -I{} bash -c 'fuzz_one "$1"' _ {}
+echo "fuzz: ${#fuzz_run[@]} targets, no finding"
 
 step "clang-tidy"
 git ls-files -- 'src/*.cc' | xargs -P "$JOBS" -n 4 clang-tidy -p "$BUILD" --quiet 2>/dev/null
