@@ -14,9 +14,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "report/scalability_readers.h"
+#include "analysis/run_trace_metrics.h"
+#include "analysis/scalability.h"
+#include "importers/run_data_reader.h"
 #include "report/scalability_report.h"
-#include "report/scalability_traces.h"
 
 namespace {
 
@@ -75,15 +76,15 @@ class ReportData {
 void BM_Report1000Runs(benchmark::State& state) {
   static const ReportData data;
   for (auto _ : state) {
-    scaleprof::report::ScalabilityReadOptions read;
+    scaleprof::importers::ScalabilityReadOptions read;
     read.root = data.root();
-    auto loaded = scaleprof::report::read_scalability_data(read);
+    auto loaded = scaleprof::importers::read_scalability_data(read);
     if (!loaded) {
       state.SkipWithError(loaded.error().message.c_str());
       return;
     }
-    scaleprof::report::add_trace_metrics(&loaded.value());
-    const auto analysis = scaleprof::report::analyse_scalability(loaded.value(), {});
+    scaleprof::analysis::add_trace_metrics(&loaded.value());
+    const auto analysis = scaleprof::analysis::analyse_scalability(loaded.value(), {});
     const auto sections = scaleprof::report::scalability_sections(analysis);
     const std::string text = scaleprof::report::render_sections_text(sections, false);
     benchmark::DoNotOptimize(text.data());

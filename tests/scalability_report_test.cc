@@ -4,14 +4,22 @@
 
 #include <cmath>
 
-#include "report/scalability_readers.h"
+#include "analysis/run_trace_metrics.h"
+#include "analysis/scalability.h"
+#include "importers/csv.h"
+#include "importers/run_data_reader.h"
+#include "report/scalability_explanation.h"
 #include "report/scalability_report.h"
-#include "report/scalability_traces.h"
 #include "scalability_fixtures.h"
 
 namespace scaleprof::report {
 namespace {
 
+using analysis::add_trace_metrics;
+using importers::CsvFile;
+using importers::parse_csv;
+using importers::read_scalability_data;
+using importers::ScalabilityReadOptions;
 using testing::ScratchDir;
 
 const ScaleGroup* find_group(const ScalabilityAnalysis& a, const std::string& series, int64_t workers) {
@@ -198,23 +206,25 @@ TEST(ScalabilityReport, RunDirectoriesEveryNumber) {
   EXPECT_NEAR(ddp->loss.parts[0], 0.05, 1e-12);
   EXPECT_NEAR(ddp->loss.parts[1], 0.10, 1e-12);
   EXPECT_NEAR(ddp->loss.rest, 0.10, 1e-12);
-  ASSERT_GE(ddp->sentences.size(), 2u);
-  EXPECT_NE(ddp->sentences[0].find("from 1 to 4 workers the epoch time went from 9.00 s to 3.00 s"), std::string::npos)
-      << ddp->sentences[0];
-  EXPECT_NE(ddp->sentences[1].find("Of the 25.0 points of efficiency lost, communication growth accounts for 5.0 "
-                                   "points"),
+  ASSERT_GE(loss_sentences(*ddp).size(), 2u);
+  EXPECT_NE(loss_sentences(*ddp)[0].find("from 1 to 4 workers the epoch time went from 9.00 s to 3.00 s"),
             std::string::npos)
-      << ddp->sentences[1];
-  EXPECT_NE(ddp->sentences[1].find("idle growth accounts for 10.0 points"), std::string::npos);
-  EXPECT_NE(ddp->sentences[1].find("everything else accounts for 10.0 points"), std::string::npos);
+      << loss_sentences(*ddp)[0];
+  EXPECT_NE(loss_sentences(*ddp)[1].find("Of the 25.0 points of efficiency lost, communication growth accounts for 5.0 "
+                                         "points"),
+            std::string::npos)
+      << loss_sentences(*ddp)[1];
+  EXPECT_NE(loss_sentences(*ddp)[1].find("idle growth accounts for 10.0 points"), std::string::npos);
+  EXPECT_NE(loss_sentences(*ddp)[1].find("everything else accounts for 10.0 points"), std::string::npos);
 
   // Best strategy at 2 workers: ddp 5 s vs gloo 6 s.
   ASSERT_EQ(a.best.size(), 3u);
   EXPECT_EQ(a.best[1].workers, 2);
   EXPECT_EQ(a.best[1].strategy, "ddp");
   EXPECT_EQ(a.best[1].runner_up, "gloo");
-  ASSERT_EQ(a.best_sentences.size(), 1u);
-  EXPECT_EQ(a.best_sentences[0], "At 2 workers ddp is fastest (5.00 s per epoch), 16.7% faster than gloo (6.00 s).");
+  ASSERT_EQ(best_strategy_sentences(a).size(), 1u);
+  EXPECT_EQ(best_strategy_sentences(a)[0],
+            "At 2 workers ddp is fastest (5.00 s per epoch), 16.7% faster than gloo (6.00 s).");
 
   // Missing pieces are warnings: gloo has no GPU data, but GPU data exists elsewhere.
   EXPECT_FALSE(contains(a.warnings, "No GPU data found"));

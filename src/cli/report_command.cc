@@ -7,13 +7,14 @@
 #include <filesystem>
 #include <memory>
 
+#include "analysis/run_trace_metrics.h"
+#include "analysis/scalability.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "importers/run_data_reader.h"
 #include "report/scalability_html.h"
 #include "report/scalability_plots.h"
-#include "report/scalability_readers.h"
 #include "report/scalability_report.h"
-#include "report/scalability_traces.h"
 
 namespace scaleprof::cli {
 
@@ -71,23 +72,23 @@ int run_report(const ReportOptions& opt) {
     fmt::print(stderr, "error: --gpus-per-node must be 1 or more (got {})\n", opt.gpus_per_node);
     return kExitUsage;
   }
-  report::ScalabilityReadOptions read;
+  importers::ScalabilityReadOptions read;
   read.root = opt.root.empty() ? default_root() : opt.root;
   read.experiment = opt.experiment;
   read.run_names = split_commas(opt.run_names);
   read.gpus_per_node = opt.gpus_per_node;
-  auto loaded = report::read_scalability_data(read);
+  auto loaded = importers::read_scalability_data(read);
   if (!loaded) {
     fmt::print(stderr, "error: {}\n", loaded.error().message);
     return kExitError;
   }
-  report::ScalabilityData& data = loaded.value();
-  report::TraceStageOptions trace_options;
+  importers::ScalabilityData& data = loaded.value();
+  analysis::TraceStageOptions trace_options;
   trace_options.threads = opt.threads;
-  report::add_trace_metrics(&data, trace_options);
-  report::ScalabilityOptions options;
+  analysis::add_trace_metrics(&data, trace_options);
+  analysis::ScalabilityOptions options;
   options.skip_epochs = opt.skip_epochs;
-  const report::ScalabilityAnalysis analysis = report::analyse_scalability(data, options);
+  const analysis::ScalabilityAnalysis analysis = analysis::analyse_scalability(data, options);
 
   for (const std::string& e : analysis.errors) fmt::print(stderr, "error: {}\n", e);
   auto warn = [&](const std::string& w) {

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "report/scalability_explanation.h"
+
 namespace scaleprof::report {
 
 std::string html_escape(std::string_view text) {
@@ -125,15 +127,17 @@ std::string render_scalability_html(const ScalabilityAnalysis& analysis, const s
   out += "<section id=\"explanation\">\n<h2>Where scaling is lost</h2>\n<div class=\"explain\">\n";
   bool any = false;
   for (const SeriesResult& sr : analysis.series) {
-    if (sr.sentences.empty()) continue;
+    const std::vector<std::string> sentences = loss_sentences(sr);
+    if (sentences.empty()) continue;
     out += "<p>";
-    for (const std::string& line : sr.sentences) out += html_escape(line) + " ";
+    for (const std::string& line : sentences) out += html_escape(line) + " ";
     out += "</p>\n";
     any = true;
   }
-  if (!analysis.best_sentences.empty()) {
+  const std::vector<std::string> best = best_strategy_sentences(analysis);
+  if (!best.empty()) {
     out += "<p>";
-    for (const std::string& line : analysis.best_sentences) out += html_escape(line) + " ";
+    for (const std::string& line : best) out += html_escape(line) + " ";
     out += "</p>\n";
     any = true;
   }

@@ -1,5 +1,5 @@
-// The scalability report: analyses of ScalabilityData per strategy x workers (x nodes), and the
-// tables, sentences and plot data every output form (console, CSV, JSON, gnuplot, HTML) shows.
+// The scalability report's renderers: the tables, sentences and plot data every output form
+// (console, CSV, JSON, gnuplot, HTML) shows of a ScalabilityAnalysis (analysis/scalability.h).
 //
 // Formulas are in analysis/scaling.h and docs/report.md. This file reads no files.
 #pragma once
@@ -9,86 +9,25 @@
 #include <string>
 #include <vector>
 
-#include "analysis/scaling.h"
-#include "report/scalability_data.h"
+#include "analysis/scalability.h"
+#include "importers/run_data.h"
 #include "report/table.h"
 
 namespace scaleprof::report {
 
-struct ScalabilityOptions {
-  int skip_epochs = 1;  // warm-up epochs dropped from the start of every run
-};
-
-// One configuration: a strategy at a worker count and node count, repetitions pooled.
-struct ScaleGroup {
-  std::string series;  // strategy (experiment/strategy when several experiments are read)
-  int64_t workers = 0;
-  int64_t nodes = 0;
-  std::vector<size_t> runs;      // indices into ScalabilityData::runs
-  int64_t epochs_read = 0;       // before warm-up skipping
-  analysis::SampleStats epoch;   // pooled kept epochs of all runs, seconds
-  analysis::ScalingRow scaling;  // against the series' smallest worker count
-  // GPU data (NaN when the group has none)
-  int64_t gpus = 0;                         // GPU series (devices x runs)
-  double utilization_pct = analysis::kNaN;  // mean over every sample of every GPU of every run
-  double energy_wh_total = analysis::kNaN;  // all runs of the group
-  double energy_wh_per_run = analysis::kNaN;
-  double energy_wh_per_epoch = analysis::kNaN;  // mean over runs of run energy / epochs of the run
-  std::string energy_method;                    // "counter", "trapezoid", "rectangle" or a mix "a+b"
-  // Traces
-  std::optional<TraceSums> traces;
-  // itwinai's computation fraction (pooled sums)
-  std::optional<ComputationSums> computation;
-  double computation_fraction = analysis::kNaN;
-
-  // Share of the summed GPU span; NaN without traces or device work.
-  double trace_share(int64_t TraceSums::*part) const;
-};
-
-struct GpuDeviceRow {
-  std::string series;
-  int64_t workers = 0;
-  std::string run;
-  std::string device;
-  int64_t samples = 0;
-  double utilization_pct = analysis::kNaN;
-  double energy_wh = analysis::kNaN;
-  std::string method;
-};
-
-struct SeriesResult {
-  std::string series;
-  analysis::AmdahlFit amdahl;
-  int64_t projected_workers[2] = {0, 0};  // 2x and 4x the largest measured worker count
-  double projected_speedup[2] = {analysis::kNaN, analysis::kNaN};
-  double projected_efficiency[2] = {analysis::kNaN, analysis::kNaN};
-  // Where scaling is lost between the smallest and the largest scale.
-  bool has_loss = false;
-  int64_t n0 = 0, n1 = 0;
-  double t0 = analysis::kNaN, t1 = analysis::kNaN;
-  std::string loss_basis;               // "traces", "computation_fraction" or "none"
-  std::vector<std::string> components;  // names of the attributed components
-  std::vector<double> share0, share1;   // component shares of the epoch time at n0 and n1
-  analysis::LossAttribution loss;
-  std::vector<std::string> sentences;  // the explanation, plain text
-};
-
-struct ScalabilityAnalysis {
-  ScalabilityOptions options;
-  std::vector<ScaleGroup> groups;  // by series, then workers, then nodes
-  std::vector<SeriesResult> series;
-  std::vector<analysis::BestAtScale> best;
-  std::vector<std::string> best_sentences;
-  std::vector<GpuDeviceRow> devices;
-  std::vector<std::string> warnings;         // reader warnings plus the report's own ("No GPU data found", ...)
-  std::vector<std::string> errors;           // reader errors (file:line)
-  std::vector<const RunData*> runs;          // every run read, in reading order
-  std::vector<std::string> run_epochs_note;  // per run: epochs read/used (parallel to runs)
-  std::vector<int64_t> run_epochs_used;
-};
-
-// `data` must outlive the result (runs are referenced).
-ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const ScalabilityOptions& options);
+// The analysis (analysis/scalability.h) and the data it reads (importers/run_data.h), under the names
+// the renderers use.
+using analysis::analyse_scalability;
+using analysis::GpuDeviceRow;
+using analysis::ScalabilityAnalysis;
+using analysis::ScalabilityOptions;
+using analysis::ScaleGroup;
+using analysis::SeriesResult;
+using importers::ComputationSums;
+using importers::GpuSeries;
+using importers::RunData;
+using importers::ScalabilityData;
+using importers::TraceSums;
 
 // One console section: "######## Epoch Time Report ########", notes, tables.
 struct ReportSection {

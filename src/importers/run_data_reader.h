@@ -13,13 +13,12 @@
 
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "core/result.h"
-#include "report/scalability_data.h"
+#include "importers/run_data.h"
 
-namespace scaleprof::report {
+namespace scaleprof::importers {
 
 struct ScalabilityReadOptions {
   std::string root = "scalability-metrics";
@@ -32,20 +31,4 @@ struct ScalabilityReadOptions {
 // Fails only when the root cannot be listed. A root with no data at all gives an empty run list.
 Result<ScalabilityData> read_scalability_data(const ScalabilityReadOptions& options);
 
-// A parsed CSV file: header and rows of text cells with their 1-based line numbers.
-struct CsvFile {
-  std::string path;
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;
-  std::vector<int64_t> lines;
-  int column(std::string_view name) const;  // -1 when absent
-};
-
-// Parses CSV text (RFC 4180 quoting, quoted fields may span lines). With `appended` (scaleprof's
-// files, written a line at a time) a last line without '\n' is a torn record: dropped with a warning
-// "path:line: torn last line ...". Rows with a different number of fields than the header are dropped
-// with an error naming the line.
-CsvFile parse_csv(std::string_view text, const std::string& path, bool appended, std::vector<std::string>* warnings,
-                  std::vector<std::string>* errors);
-
-}  // namespace scaleprof::report
+}  // namespace scaleprof::importers

@@ -1,4 +1,4 @@
-#include "report/scalability_traces.h"
+#include "analysis/run_trace_metrics.h"
 
 #include <fmt/format.h>
 
@@ -9,10 +9,10 @@
 #include "analysis/temporal_breakdown.h"
 #include "trace/trace_set.h"
 
-namespace scaleprof::report {
+namespace scaleprof::analysis {
 
-void add_trace_metrics(ScalabilityData* data, const TraceStageOptions& options) {
-  for (RunData& run : data->runs) {
+void add_trace_metrics(importers::ScalabilityData* data, const TraceStageOptions& options) {
+  for (importers::RunData& run : data->runs) {
     if (run.trace_files.empty()) continue;
     trace::LoadOptions load;
     load.threads = options.threads;
@@ -25,18 +25,18 @@ void add_trace_metrics(ScalabilityData* data, const TraceStageOptions& options) 
     const trace::TraceSet& set = loaded.value();
     for (const std::string& e : set.errors) data->errors.push_back(e);
     if (set.ranks.empty()) continue;
-    TraceSums sums;
-    std::vector<analysis::OperatorTable> tables;
+    importers::TraceSums sums;
+    std::vector<OperatorTable> tables;
     tables.reserve(set.ranks.size());
     for (const trace::RankTrace& rank : set.ranks) {
-      const analysis::AnalysisWindow window = analysis::compute_analysis_window(rank);
-      const analysis::TemporalBreakdown t = analysis::temporal_breakdown(rank, window.rows);
-      const analysis::KernelBreakdown k = analysis::kernel_breakdown(rank, window.rows);
+      const AnalysisWindow window = compute_analysis_window(rank);
+      const TemporalBreakdown t = temporal_breakdown(rank, window.rows);
+      const KernelBreakdown k = kernel_breakdown(rank, window.rows);
       int64_t comm = 0;
       int64_t memory = 0;
-      for (const analysis::TypeShare& s : k.partition) {
-        if ((s.types & analysis::kCommunicationBit) != 0 && (s.types & analysis::kComputationBit) == 0) comm += s.ns;
-        if (s.types == analysis::kMemoryBit) memory += s.ns;
+      for (const TypeShare& s : k.partition) {
+        if ((s.types & kCommunicationBit) != 0 && (s.types & kComputationBit) == 0) comm += s.ns;
+        if (s.types == kMemoryBit) memory += s.ns;
       }
       ++sums.ranks;
       sums.span_ns += t.kernel_time_ns;
@@ -45,15 +45,15 @@ void add_trace_metrics(ScalabilityData* data, const TraceStageOptions& options) 
       sums.communication_ns += comm;
       sums.memory_ns += memory;
       sums.other_ns += t.kernel_time_ns - t.idle_ns - t.compute_ns - comm - memory;
-      tables.push_back(analysis::compute_operator_table(rank));
+      tables.push_back(compute_operator_table(rank));
     }
     run.traces = sums;
     if (!run.computation) {
-      std::vector<const analysis::OperatorTable*> ptrs;
+      std::vector<const OperatorTable*> ptrs;
       ptrs.reserve(tables.size());
       for (const auto& t : tables) ptrs.push_back(&t);
-      const analysis::ComputationFraction f = analysis::computation_fraction(ptrs);
-      ComputationSums c;
+      const ComputationFraction f = computation_fraction(ptrs);
+      importers::ComputationSums c;
       c.basis = f.basis;
       c.computation_ns = f.computation_ns;
       c.total_ns = f.total_ns;
@@ -68,4 +68,4 @@ void add_trace_metrics(ScalabilityData* data, const TraceStageOptions& options) 
   }
 }
 
-}  // namespace scaleprof::report
+}  // namespace scaleprof::analysis

@@ -1,9 +1,10 @@
 // What the scalability report reads, as plain in-memory tables: one RunData per run, whatever the
 // layout it came from (scaleprof run directories or itwinai's CSV layout).
 //
-// Data flows one way: files -> readers (scalability_readers.h) -> ScalabilityData -> analyses
-// (analysis/scaling.h, via scalability_report.h) -> report tables, plots and HTML. Readers fill this
-// struct and format nothing; the report reads no files.
+// Data flows one way: files -> importers (importers/run_data_reader.h) -> ScalabilityData -> trace
+// stage (analysis/run_trace_metrics.h) -> analyses (analysis/scalability.h, analysis/scaling.h) ->
+// renderers (report/: tables, plots, HTML). Importers fill this struct and format nothing; the
+// report reads no files.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +15,7 @@
 #include "analysis/computation_fraction.h"
 #include "analysis/scaling.h"
 
-namespace scaleprof::report {
+namespace scaleprof::importers {
 
 // Samples of one GPU, in time order. Empty CSV fields are NaN.
 struct GpuSeries {
@@ -40,7 +41,7 @@ struct ComputationSums {
 };
 
 // GPU time of the profiled steps split into parts that add up to the span, summed over ranks
-// (nanoseconds). Filled from traces by the trace engine (scalability_traces.h).
+// (nanoseconds). Filled from traces by the trace engine (analysis/run_trace_metrics.h).
 struct TraceSums {
   int64_t ranks = 0;
   int64_t span_ns = 0;           // first to last device event, per rank, summed
@@ -75,4 +76,4 @@ struct ScalabilityData {
   std::vector<std::string> errors;    // "file:line: what is wrong": data that was rejected
 };
 
-}  // namespace scaleprof::report
+}  // namespace scaleprof::importers

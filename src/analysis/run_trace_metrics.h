@@ -12,9 +12,9 @@
 // The five add up to the span. Ranks of a run are summed.
 #pragma once
 
-#include "report/scalability_data.h"
+#include "importers/run_data.h"
 
-namespace scaleprof::report {
+namespace scaleprof::analysis {
 
 struct TraceStageOptions {
   unsigned threads = 0;  // trace files read in parallel (0: one per core)
@@ -22,6 +22,6 @@ struct TraceStageOptions {
 
 // Fills RunData::traces and, where the run has no computation sums yet, RunData::computation, for
 // every run with trace files. Unreadable traces become errors naming the file.
-void add_trace_metrics(ScalabilityData* data, const TraceStageOptions& options = {});
+void add_trace_metrics(importers::ScalabilityData* data, const TraceStageOptions& options = {});
 
-}  // namespace scaleprof::report
+}  // namespace scaleprof::analysis

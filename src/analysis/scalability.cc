@@ -1,0 +1,247 @@
+#include "analysis/scalability.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace scaleprof::analysis {
+
+using importers::GpuSeries;
+
+namespace {
+
+// Energy of one GPU series in joules and the rule used.
+std::pair<double, std::string> series_energy_j(const GpuSeries& s) {
+  if (!std::isnan(s.probing_interval_s)) {
+    return {rectangle_energy_j(s.power_w, s.probing_interval_s), "rectangle"};
+  }
+  // The driver's counter when every sample has it, else power over time.
+  bool counter = !s.energy_j.empty();
+  for (double e : s.energy_j) counter &= !std::isnan(e);
+  if (counter) return {counter_energy_j(s.energy_j), "counter"};
+  bool any_power = false;
+  for (double p : s.power_w) any_power |= !std::isnan(p);
+  if (!any_power) return {kNaN, ""};
+  return {trapezoid_energy_j(s.time_s, s.power_w), "trapezoid"};
+}
+
+std::string join_methods(const std::set<std::string>& methods) {
+  std::string out;
+  for (const std::string& m : methods) out += (out.empty() ? "" : "+") + m;
+  return out;
+}
+
+}  // namespace
+
+double ScaleGroup::trace_share(int64_t TraceSums::*part) const {
+  if (!traces || traces->span_ns <= 0) return kNaN;
+  return static_cast<double>((*traces).*part) / static_cast<double>(traces->span_ns);
+}
+
+ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const ScalabilityOptions& options) {
+  ScalabilityAnalysis out;
+  out.options = options;
+  out.warnings = data.warnings;
+  out.errors = data.errors;
+  std::set<std::string> experiments;
+  for (const RunData& r : data.runs) experiments.insert(r.experiment);
+  const bool many_experiments = experiments.size() > 1;
+
+  // Group runs by (series, workers, nodes).
+  std::map<std::tuple<std::string, int64_t, int64_t>, ScaleGroup> groups;
+  out.runs.reserve(data.runs.size());
+  for (size_t i = 0; i < data.runs.size(); ++i) {
+    const RunData& r = data.runs[i];
+    out.runs.push_back(&r);
+    std::string series = many_experiments && !r.experiment.empty() ? r.experiment + "/" + r.strategy : r.strategy;
+    ScaleGroup& g = groups[{series, r.workers, r.nodes}];
+    g.series = std::move(series);
+    g.workers = r.workers;
+    g.nodes = r.nodes;
+    g.runs.push_back(i);
+  }
+
+  bool any_epochs = false;
+  bool any_gpu = false;
+  bool any_computation = false;
+  bool any_traces = false;
+  out.run_epochs_used.assign(data.runs.size(), 0);
+  for (auto& [key, g] : groups) {
+    std::vector<double> kept;
+    std::vector<double> util;
+    std::set<std::string> methods;
+    double energy_total = 0;
+    int64_t energy_runs = 0;
+    double per_epoch_sum = 0;
+    int64_t per_epoch_runs = 0;
+    for (size_t i : g.runs) {
+      const RunData& r = data.runs[i];
+      g.epochs_read += static_cast<int64_t>(r.epochs.size());
+      const std::vector<EpochTime> used = skip_warmup(r.epochs, options.skip_epochs);
+      out.run_epochs_used[i] = static_cast<int64_t>(used.size());
+      if (!r.epochs.empty() && used.empty()) {
+        out.warnings.push_back(
+            fmt::format("{}: all {} epoch(s) skipped as warm-up (--skip-epochs {}); run not used "
+                        "for epoch times",
+                        r.path, r.epochs.size(), options.skip_epochs));
+      }
+      for (const auto& e : used) kept.push_back(e.seconds);
+      // GPU data
+      double run_energy = 0;
+      bool run_has_energy = false;
+      for (const GpuSeries& s : r.gpus) {
+        ++g.gpus;
+        auto [joules, method] = series_energy_j(s);
+        GpuDeviceRow d;
+        d.series = g.series;
+        d.workers = g.workers;
+        d.run = r.name;
+        d.device = s.device;
+        d.samples = static_cast<int64_t>(s.time_s.size());
+        d.utilization_pct = sample_stats(s.utilization_pct).mean;
+        d.energy_wh = joules / 3600.0;
+        d.method = method;
+        out.devices.push_back(d);
+        for (double u : s.utilization_pct) {
+          if (!std::isnan(u)) util.push_back(u);
+        }
+        if (!std::isnan(joules)) {
+          run_energy += joules;
+          run_has_energy = true;
+          methods.insert(method);
+        }
+      }
+      if (run_has_energy) {
+        energy_total += run_energy;
+        ++energy_runs;
+        if (!r.epochs.empty()) {
+          per_epoch_sum += run_energy / static_cast<double>(r.epochs.size());
+          ++per_epoch_runs;
+        }
+      }
+      if (r.traces) {
+        if (!g.traces) g.traces = TraceSums{};
+        TraceSums& t = *g.traces;
+        t.ranks += r.traces->ranks;
+        t.span_ns += r.traces->span_ns;
+        t.idle_ns += r.traces->idle_ns;
+        t.computation_ns += r.traces->computation_ns;
+        t.communication_ns += r.traces->communication_ns;
+        t.memory_ns += r.traces->memory_ns;
+        t.other_ns += r.traces->other_ns;
+      }
+    }
+    // Computation sums: device-time runs only when any run has device time (bases do not mix).
+    bool device_basis = false;
+    for (size_t i : g.runs) {
+      const RunData& r = data.runs[i];
+      device_basis |= r.computation && r.computation->basis == FractionBasis::kDeviceSelf;
+    }
+    for (size_t i : g.runs) {
+      const RunData& r = data.runs[i];
+      if (!r.computation || (device_basis && r.computation->basis != FractionBasis::kDeviceSelf)) continue;
+      if (!g.computation) {
+        g.computation = ComputationSums{};
+        g.computation->basis = r.computation->basis;
+      }
+      g.computation->computation_ns += r.computation->computation_ns;
+      g.computation->total_ns += r.computation->total_ns;
+      g.computation->profiler_step_ns += r.computation->profiler_step_ns;
+      g.computation->ranks += r.computation->ranks;
+    }
+    if (g.computation) {
+      const double denom = static_cast<double>(g.computation->total_ns - g.computation->profiler_step_ns);
+      g.computation_fraction = denom > 0 ? static_cast<double>(g.computation->computation_ns) / denom : kNaN;
+    }
+    g.epoch = sample_stats(std::move(kept));
+    if (!util.empty()) g.utilization_pct = sample_stats(std::move(util)).mean;
+    if (energy_runs > 0) {
+      g.energy_wh_total = energy_total / 3600.0;
+      g.energy_wh_per_run = energy_total / 3600.0 / static_cast<double>(energy_runs);
+      g.energy_method = join_methods(methods);
+    }
+    if (per_epoch_runs > 0) g.energy_wh_per_epoch = per_epoch_sum / 3600.0 / static_cast<double>(per_epoch_runs);
+    any_epochs |= g.epoch.count > 0;
+    any_gpu |= g.gpus > 0;
+    any_computation |= g.computation.has_value();
+    any_traces |= g.traces.has_value();
+    out.groups.push_back(std::move(g));
+  }
+
+  if (data.runs.empty()) out.warnings.emplace_back("No runs found");
+  if (!data.runs.empty() && !any_epochs) out.warnings.emplace_back("No epoch time data found");
+  if (!data.runs.empty() && !any_gpu) out.warnings.emplace_back("No GPU data found");
+  if (!data.runs.empty() && !any_traces) out.warnings.emplace_back("No profiler traces found");
+  bool any_device_work = false;
+  for (const ScaleGroup& g : out.groups) any_device_work |= g.traces && g.traces->span_ns > 0;
+  if (any_traces && !any_device_work) {
+    out.warnings.emplace_back("Profiler traces have no GPU work (CPU-only runs): no GPU time split");
+  }
+  if (!data.runs.empty() && !any_computation) out.warnings.emplace_back("No computation data found");
+
+  // Per series: scaling, Amdahl, loss attribution.
+  std::map<std::string, std::vector<ScaleGroup*>> by_series;
+  for (ScaleGroup& g : out.groups) by_series[g.series].push_back(&g);
+  std::vector<StrategyTime> times;
+  for (auto& [name, list] : by_series) {
+    std::vector<ScaleGroup*> timed;
+    for (ScaleGroup* g : list) {
+      if (g->epoch.count > 0) timed.push_back(g);
+    }
+    std::stable_sort(timed.begin(), timed.end(), [](const ScaleGroup* a, const ScaleGroup* b) {
+      return std::tie(a->workers, a->nodes) < std::tie(b->workers, b->nodes);
+    });
+    std::vector<ScalePoint> points;
+    points.reserve(timed.size());
+    for (ScaleGroup* g : timed) points.push_back({g->workers, g->epoch.mean});
+    const std::vector<ScalingRow> rows = relative_scaling(points);
+    for (size_t i = 0; i < timed.size(); ++i) timed[i]->scaling = rows[i];
+    for (ScaleGroup* g : timed) times.push_back({name, g->workers, g->epoch.mean});
+    if (timed.empty()) continue;
+
+    SeriesResult s;
+    s.series = name;
+    s.amdahl = fit_amdahl(points);
+    if (s.amdahl.ok) {
+      for (int k = 0; k < 2; ++k) {
+        s.projected_workers[k] = s.amdahl.max_workers * (k == 0 ? 2 : 4);
+        s.projected_speedup[k] = amdahl_speedup(s.amdahl, static_cast<double>(s.projected_workers[k]));
+        s.projected_efficiency[k] = s.projected_speedup[k] * static_cast<double>(s.amdahl.base_workers) /
+                                    static_cast<double>(s.projected_workers[k]);
+      }
+    }
+    const ScaleGroup* g0 = timed.front();
+    const ScaleGroup* g1 = timed.back();
+    if (g1->workers > g0->workers) {
+      s.has_loss = true;
+      s.n0 = g0->workers;
+      s.n1 = g1->workers;
+      s.t0 = g0->epoch.mean;
+      s.t1 = g1->epoch.mean;
+      auto span_ok = [](const ScaleGroup* g) { return g->traces && g->traces->span_ns > 0; };
+      if (span_ok(g0) && span_ok(g1)) {
+        s.loss_basis = "traces";
+        s.components = {"communication", "idle"};
+        s.share0 = {g0->trace_share(&TraceSums::communication_ns), g0->trace_share(&TraceSums::idle_ns)};
+        s.share1 = {g1->trace_share(&TraceSums::communication_ns), g1->trace_share(&TraceSums::idle_ns)};
+      } else if (!std::isnan(g0->computation_fraction) && !std::isnan(g1->computation_fraction)) {
+        s.loss_basis = "computation_fraction";
+        s.components = {"non-computation"};
+        s.share0 = {1.0 - g0->computation_fraction};
+        s.share1 = {1.0 - g1->computation_fraction};
+      } else {
+        s.loss_basis = "none";
+      }
+      s.loss = attribute_efficiency_loss(s.n0, s.t0, s.share0, s.n1, s.t1, s.share1);
+    }
+    out.series.push_back(std::move(s));
+  }
+  out.best = best_strategy_per_scale(times);
+  return out;
+}
+
+}  // namespace scaleprof::analysis

@@ -1,0 +1,22 @@
+// The scalability report's explanation in words: why a strategy does not scale better (from the
+// loss attribution of analysis/scalability.h) and which strategy is fastest at each scale. Plain
+// text; every output form (console, JSON, HTML) shows the same sentences.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/scalability.h"
+
+namespace scaleprof::report {
+
+using analysis::ScalabilityAnalysis;
+using analysis::SeriesResult;
+
+// Sentences explaining where the efficiency of one strategy was lost; empty without two scales.
+std::vector<std::string> loss_sentences(const SeriesResult& series);
+
+// "At N workers X is fastest (...), P% faster than Y (...)." for each scale with several strategies.
+std::vector<std::string> best_strategy_sentences(const ScalabilityAnalysis& analysis);
+
+}  // namespace scaleprof::report
