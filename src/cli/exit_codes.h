@@ -7,5 +7,8 @@ inline constexpr int kExitOk = 0;       // everything read and analysed
 inline constexpr int kExitError = 1;    // nothing usable: all inputs failed, or an I/O error
 inline constexpr int kExitUsage = 2;    // bad command line
 inline constexpr int kExitPartial = 3;  // results printed, but some input was unreadable or rejected
+// report: everything was read and the tables written, but the plots could not be drawn (gnuplot
+// failed). Not an input problem; input problems (3) take precedence.
+inline constexpr int kExitPlotsFailed = 4;
 
 }  // namespace scaleprof::cli

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/exit_codes.h"
+#include "cli/output.h"
 #include "cli/report_command.h"
 #include "cli/run_command.h"
 #include "cli/runs_command.h"
@@ -41,12 +42,19 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   // The library reports errors as values; this catches what escapes anyway (e.g. out of memory) so
   // the user gets one line and a trustworthy exit code instead of an abort.
+  int code = scaleprof::cli::kExitError;
   try {
-    return run(argc, argv);
+    code = run(argc, argv);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    scaleprof::print_message(stderr, "error", e.what());
   } catch (...) {
-    fmt::print(stderr, "error: unexpected internal failure\n");
+    scaleprof::print_message(stderr, "error", "unexpected internal failure");
   }
-  return scaleprof::cli::kExitError;
+  // Output that never reached standard output (a full disk, /dev/full, a closed pipe) must not end
+  // in exit code 0. A command that already failed said why; only a success is turned into a failure.
+  if (scaleprof::Status flushed = scaleprof::finish_stdout(); !flushed && code != scaleprof::cli::kExitError) {
+    scaleprof::print_message(stderr, "error", flushed.error().message);
+    code = scaleprof::cli::kExitError;
+  }
+  return code;
 }

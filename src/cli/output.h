@@ -1,14 +1,13 @@
-// Where command output goes: stdout or --output FILE, with colour only on a terminal.
+// What every command shares about output: colour only on a terminal. The output-file writer
+// (core/output_file.h) and the terminal sanitiser (core/terminal_text.h) are the library's.
 #pragma once
 
-#include <string>
+#include "core/output_file.h"    // IWYU pragma: export
+#include "core/terminal_text.h"  // IWYU pragma: export
 
 namespace scaleprof::cli {
 
 // True when colours may be used on this stream (a terminal, and NO_COLOR unset).
 bool color_allowed(int fd);
-
-// Writes `text` to `path` ("" or "-" means stdout). Returns false and fills *error on failure.
-bool write_output(const std::string& path, const std::string& text, std::string* error);
 
 }  // namespace scaleprof::cli

@@ -57,19 +57,20 @@ std::string default_root() {
 int run_report(const ReportOptions& opt) {
   report::RenderOptions render;
   if (!report::parse_format(opt.format, &render.format)) {
-    fmt::print(stderr, "error: --format must be table, csv or json (got '{}')\n", opt.format);
+    print_message(stderr, "error", fmt::format("--format must be table, csv or json (got '{}')", opt.format));
     return kExitUsage;
   }
   if (!report::is_plot_suffix(opt.plot_suffix)) {
-    fmt::print(stderr, "error: --plot-file-suffix must be .png, .svg or .pdf (got '{}')\n", opt.plot_suffix);
+    print_message(stderr, "error",
+                  fmt::format("--plot-file-suffix must be .png, .svg or .pdf (got '{}')", opt.plot_suffix));
     return kExitUsage;
   }
   if (opt.skip_epochs < 0) {
-    fmt::print(stderr, "error: --skip-epochs must be 0 or more (got {})\n", opt.skip_epochs);
+    print_message(stderr, "error", fmt::format("--skip-epochs must be 0 or more (got {})", opt.skip_epochs));
     return kExitUsage;
   }
   if (opt.gpus_per_node <= 0) {
-    fmt::print(stderr, "error: --gpus-per-node must be 1 or more (got {})\n", opt.gpus_per_node);
+    print_message(stderr, "error", fmt::format("--gpus-per-node must be 1 or more (got {})", opt.gpus_per_node));
     return kExitUsage;
   }
   importers::ScalabilityReadOptions read;
@@ -79,7 +80,7 @@ int run_report(const ReportOptions& opt) {
   read.gpus_per_node = opt.gpus_per_node;
   auto loaded = importers::read_scalability_data(read);
   if (!loaded) {
-    fmt::print(stderr, "error: {}\n", loaded.error().message);
+    print_message(stderr, "error", loaded.error().message);
     return kExitError;
   }
   importers::ScalabilityData& data = loaded.value();
@@ -90,13 +91,13 @@ int run_report(const ReportOptions& opt) {
   options.skip_epochs = opt.skip_epochs;
   const analysis::ScalabilityAnalysis analysis = analysis::analyse_scalability(data, options);
 
-  for (const std::string& e : analysis.errors) fmt::print(stderr, "error: {}\n", e);
+  for (const std::string& e : analysis.errors) print_message(stderr, "error", e);
   auto warn = [&](const std::string& w) {
-    if (!opt.no_warnings) fmt::print(stderr, "warning: {}\n", w);
+    if (!opt.no_warnings) print_message(stderr, "warning", w);
   };
   for (const std::string& w : analysis.warnings) warn(w);
   if (data.runs.empty()) {
-    fmt::print(stderr, "error: no runs found under {}\n", read.root);
+    print_message(stderr, "error", fmt::format("no runs found under {}", read.root));
     return kExitError;
   }
 
@@ -117,7 +118,7 @@ int run_report(const ReportOptions& opt) {
   const bool want_plots = !opt.no_plots || !opt.html.empty();
   std::vector<std::string> saved;
   std::string plots_note;
-  bool failed = false;
+  bool plots_failed = false;
   if (want_plots && gnuplot.empty()) {
     plots_note = "gnuplot not found: no plots drawn (install gnuplot, e.g. apt-get install gnuplot-nox)";
     warn(plots_note);
@@ -126,18 +127,17 @@ int run_report(const ReportOptions& opt) {
     if (drawn) {
       saved = std::move(drawn).value();
     } else {
-      fmt::print(stderr, "error: plots: {}\n", drawn.error().message);
-      failed = true;
+      print_message(stderr, "error", fmt::format("plots: {}", drawn.error().message));
+      plots_failed = true;
     }
   }
   if (render.format == report::Format::kTable) {
-    for (const std::string& f : saved) text += fmt::format("Saved plot at '{}'.\n", f);
+    for (const std::string& f : saved) text += fmt::format("Saved plot at '{}'.\n", terminal_safe(f));
   } else {
-    for (const std::string& f : saved) fmt::print(stderr, "Saved plot at '{}'.\n", f);
+    for (const std::string& f : saved) print_message(stderr, "", fmt::format("Saved plot at '{}'.", f));
   }
-  std::string error;
-  if (!write_output(opt.output, text, &error)) {
-    fmt::print(stderr, "error: {}\n", error);
+  if (Status written = write_output_file(opt.output, text); !written) {
+    print_message(stderr, "error", written.error().message);
     return kExitError;
   }
   if (!opt.html.empty()) {
@@ -148,24 +148,30 @@ int run_report(const ReportOptions& opt) {
         for (size_t i = 0; i < specs.size(); ++i) plots.push_back({specs[i].stem, specs[i].title, svgs.value()[i]});
       } else {
         plots_note = "plots could not be drawn: " + svgs.error().message;
-        fmt::print(stderr, "error: {}\n", plots_note);
-        failed = true;
+        print_message(stderr, "error", plots_note);
+        plots_failed = true;
       }
     }
     report::HtmlOptions html_options;
     html_options.root = read.root;
     html_options.plots_note = plots_note;
     const std::string page = report::render_scalability_html(analysis, sections, plots, html_options);
-    if (!write_output(opt.html, page, &error)) {
-      fmt::print(stderr, "error: {}\n", error);
+    if (Status written = write_output_file(opt.html, page); !written) {
+      print_message(stderr, "error", written.error().message);
       return kExitError;
     }
-    fmt::print(stderr, "Saved HTML report at '{}'.\n", std::filesystem::absolute(opt.html).string());
+    print_message(stderr, "", fmt::format("Saved HTML report at '{}'.", std::filesystem::absolute(opt.html).string()));
   }
-  if (!analysis.errors.empty() || failed) {
-    fmt::print(stderr, "warning: report is partial: {} input problem(s) (exit code {})\n",
-               analysis.errors.size() + (failed ? 1 : 0), kExitPartial);
+  if (!analysis.errors.empty()) {
+    print_message(
+        stderr, "warning",
+        fmt::format("report is partial: {} input problem(s) (exit code {})", analysis.errors.size(), kExitPartial));
     return kExitPartial;
+  }
+  if (plots_failed) {
+    print_message(stderr, "warning",
+                  fmt::format("the tables are complete but plots could not be drawn (exit code {})", kExitPlotsFailed));
+    return kExitPlotsFailed;
   }
   return kExitOk;
 }

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "cli/exit_codes.h"
+#include "cli/output.h"
 #include "collect/gpu_monitor.h"
 #include "collect/wrapper.h"
 
@@ -28,19 +29,19 @@ int run_run(const RunOptions& opt) {
   w.overrides.run = opt.run_name;
   auto interval = collect::parse_interval(opt.gpu_interval);
   if (!interval) {
-    fmt::print(stderr, "error: --gpu-interval: {}\n", interval.error().message);
+    print_message(stderr, "error", fmt::format("--gpu-interval: {}", interval.error().message));
     return kExitUsage;
   }
   w.gpu_interval = interval.value();
   w.gpu = !opt.no_gpu;
   w.command = opt.command;
   if (w.command.empty()) {
-    fmt::print(stderr, "error: no command given: scaleprof run [options] -- CMD ARGS...\n");
+    print_message(stderr, "error", "no command given: scaleprof run [options] -- CMD ARGS...");
     return kExitUsage;
   }
   auto result = collect::run_wrapped(w, collect::Environment::from_process());
   if (!result) {
-    fmt::print(stderr, "error: {}\n", result.error().message);
+    print_message(stderr, "error", result.error().message);
     return kExitError;
   }
   return result.value().exit_code;

@@ -40,7 +40,7 @@ report::Cell count_or_null(int64_t v) {
 int run_runs(const RunsOptions& opt) {
   report::RenderOptions render;
   if (!report::parse_format(opt.format, &render.format)) {
-    fmt::print(stderr, "error: --format must be table, csv or json (got '{}')\n", opt.format);
+    print_message(stderr, "error", fmt::format("--format must be table, csv or json (got '{}')", opt.format));
     return kExitUsage;
   }
   auto ctx = collect::detect_run_context(collect::Environment::from_process(), {});
@@ -50,7 +50,7 @@ int run_runs(const RunsOptions& opt) {
   read.read_gpu = false;
   auto runs = collect::read_runs(root, opt.experiment, read);
   if (!runs) {
-    fmt::print(stderr, "error: {}\n", runs.error().message);
+    print_message(stderr, "error", runs.error().message);
     return kExitError;
   }
   report::Table table;
@@ -72,13 +72,12 @@ int run_runs(const RunsOptions& opt) {
                    start ? report::Cell(utc(start)) : report::Cell::null(),
                    r.info && r.info->exit_status ? report::Cell(*r.info->exit_status) : report::Cell::null()});
     if (!opt.quiet) {
-      for (const std::string& w : r.warnings) fmt::print(stderr, "warning: {}\n", w);
+      for (const std::string& w : r.warnings) print_message(stderr, "warning", w);
     }
   }
   render.color = opt.output.empty() && color_allowed(STDOUT_FILENO) && render.format == report::Format::kTable;
-  std::string error;
-  if (!write_output(opt.output, report::render(table, render), &error)) {
-    fmt::print(stderr, "error: {}\n", error);
+  if (Status written = write_output_file(opt.output, report::render(table, render)); !written) {
+    print_message(stderr, "error", written.error().message);
     return kExitError;
   }
   return kExitOk;

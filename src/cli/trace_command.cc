@@ -82,13 +82,13 @@ bool parse_rank_list(const std::string& text, std::vector<int64_t>* out, std::st
 int run_subcommand(const TraceOptions& opt, ReportFn fn) {
   report::RenderOptions render;
   if (!report::parse_format(opt.format, &render.format)) {
-    fmt::print(stderr, "error: --format must be table, csv or json (got '{}')\n", opt.format);
+    print_message(stderr, "error", fmt::format("--format must be table, csv or json (got '{}')", opt.format));
     return kExitUsage;
   }
   report::TraceReportOptions report_options = opt.report;
   std::string error;
   if (!parse_rank_list(opt.ranks, &report_options.ranks, &error)) {
-    fmt::print(stderr, "error: {}\n", error);
+    print_message(stderr, "error", error);
     return kExitUsage;
   }
   for (size_t pos = 0; pos < opt.only.size();) {
@@ -99,20 +99,21 @@ int run_subcommand(const TraceOptions& opt, ReportFn fn) {
   for (const std::string& name : report_options.only) {
     const auto& known = report::summary_analysis_names();
     if (std::find(known.begin(), known.end(), name) == known.end()) {
-      fmt::print(stderr,
-                 "error: --only: unknown analysis '{}' (choose from breakdown, kernels, idle, overlap, "
-                 "launch, ops, steps)\n",
-                 name);
+      print_message(stderr, "error",
+                    fmt::format("--only: unknown analysis '{}' (choose from breakdown, kernels, idle, overlap, "
+                                "launch, ops, steps)",
+                                name));
       return kExitUsage;
     }
   }
   if (!analysis::parse_operator_sort_key(opt.report.sort_by)) {
-    fmt::print(stderr, "error: --sort must be self_cpu, cpu_total, self_device, device_total or calls (got '{}')\n",
-               opt.report.sort_by);
+    print_message(stderr, "error",
+                  fmt::format("--sort must be self_cpu, cpu_total, self_device, device_total or calls (got '{}')",
+                              opt.report.sort_by));
     return kExitUsage;
   }
   if (!(opt.consecutive_kernel_delay_us >= 0) || opt.consecutive_kernel_delay_us > 1e9) {
-    fmt::print(stderr, "error: --consecutive-kernel-delay must be between 0 and 1e9 us\n");
+    print_message(stderr, "error", "--consecutive-kernel-delay must be between 0 and 1e9 us");
     return kExitUsage;
   }
   report_options.consecutive_kernel_delay_ns = std::llround(opt.consecutive_kernel_delay_us * 1000.0);
@@ -129,7 +130,7 @@ int run_subcommand(const TraceOptions& opt, ReportFn fn) {
       rank = std::stoll(spec.substr(eq + 1), &used);
       if (used != spec.size() - eq - 1 || rank < 0) throw std::invalid_argument(spec);
     } catch (const std::exception&) {
-      fmt::print(stderr, "error: --rank expects FILE=N with N >= 0 (got '{}')\n", spec);
+      print_message(stderr, "error", fmt::format("--rank expects FILE=N with N >= 0 (got '{}')", spec));
       return kExitUsage;
     }
     load.rank_overrides.emplace_back(spec.substr(0, eq), rank);
@@ -151,26 +152,27 @@ int run_subcommand(const TraceOptions& opt, ReportFn fn) {
   auto loaded = trace::load_traces(opt.paths, load);
   if (progress_shown) fmt::print(stderr, "\r\x1b[K");
   if (!loaded) {
-    fmt::print(stderr, "error: {}\n", loaded.error().message);
+    print_message(stderr, "error", loaded.error().message);
     return kExitError;
   }
   const trace::TraceSet& set = loaded.value();
-  for (const std::string& e : set.errors) fmt::print(stderr, "error: {}\n", e);
+  for (const std::string& e : set.errors) print_message(stderr, "error", e);
   if (!opt.quiet) {
-    for (const std::string& w : set.warnings) fmt::print(stderr, "warning: {}\n", w);
+    for (const std::string& w : set.warnings) print_message(stderr, "warning", w);
     for (const trace::RankTrace& r : set.ranks) {
       if (r.stats.repairs > 0) {
-        fmt::print(stderr, "note: {}: repaired {} invalid JSON spots written by old Kineto versions\n", r.path,
-                   r.stats.repairs);
+        print_message(
+            stderr, "note",
+            fmt::format("{}: repaired {} invalid JSON spots written by old Kineto versions", r.path, r.stats.repairs));
       }
     }
   }
   if (set.ranks.empty()) {
-    fmt::print(stderr, "error: no trace could be read\n");
+    print_message(stderr, "error", "no trace could be read");
     return kExitError;
   }
   if (report::selected_ranks(set, report_options).empty()) {
-    fmt::print(stderr, "error: --ranks {} matches none of the ranks read\n", opt.ranks);
+    print_message(stderr, "error", fmt::format("--ranks {} matches none of the ranks read", opt.ranks));
     return kExitUsage;
   }
   render.color = opt.output.empty() && color_allowed(STDOUT_FILENO) && render.format == report::Format::kTable;
@@ -178,13 +180,14 @@ int run_subcommand(const TraceOptions& opt, ReportFn fn) {
   std::string text = result.tables.size() == 1 && render.format != report::Format::kTable
                          ? report::render(result.tables[0], render)
                          : report::render_many(result.tables, result.keys, render);
-  if (!write_output(opt.output, text, &error)) {
-    fmt::print(stderr, "error: {}\n", error);
+  if (Status written = write_output_file(opt.output, text); !written) {
+    print_message(stderr, "error", written.error().message);
     return kExitError;
   }
   if (set.partial()) {
-    fmt::print(stderr, "warning: results are partial: {} file(s) unreadable, some events rejected (exit code {})\n",
-               set.errors.size(), kExitPartial);
+    print_message(stderr, "warning",
+                  fmt::format("results are partial: {} file(s) unreadable, some events rejected (exit code {})",
+                              set.errors.size(), kExitPartial));
     return kExitPartial;
   }
   return kExitOk;

@@ -4,7 +4,7 @@
 
 #include <iterator>
 
-#include "report/table.h"
+#include "core/json_string.h"
 
 namespace scaleprof::collect {
 
@@ -19,9 +19,9 @@ std::string field(const std::optional<T>& v, const char* spec) {
 // A JSON object built member by member, in the order of the documentation.
 class JsonObject {
  public:
-  void add(const char* key, const std::string& value) { member(key, report::json_quote(value)); }
+  void add(const char* key, const std::string& value) { member(key, json_quote(value)); }
   void add_or_null(const char* key, const std::string& value) {
-    member(key, value.empty() ? "null" : report::json_quote(value));
+    member(key, value.empty() ? "null" : json_quote(value));
   }
   void add(const char* key, int64_t value) { member(key, fmt::format("{}", value)); }
   void add(const char* key, const std::optional<int64_t>& value) {
@@ -29,14 +29,14 @@ class JsonObject {
   }
   void add(const char* key, const std::vector<std::string>& values) {
     std::string list = "[";
-    for (size_t i = 0; i < values.size(); ++i) list += (i > 0 ? ", " : "") + report::json_quote(values[i]);
+    for (size_t i = 0; i < values.size(); ++i) list += (i > 0 ? ", " : "") + json_quote(values[i]);
     member(key, list + "]");
   }
   std::string str() const { return text_ + "}\n"; }
 
  private:
   void member(const char* key, const std::string& json) {
-    text_ += (text_.size() > 1 ? ", " : "") + report::json_quote(key) + ": " + json;
+    text_ += (text_.size() > 1 ? ", " : "") + json_quote(key) + ": " + json;
   }
   std::string text_ = "{";
 };

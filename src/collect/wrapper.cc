@@ -15,6 +15,7 @@
 #include "collect/run_reader.h"
 #include "collect/run_records.h"
 #include "collect/timers.h"
+#include "core/terminal_text.h"
 
 namespace scaleprof::collect {
 
@@ -167,16 +168,16 @@ Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environme
   const int64_t start_mono = monotonic_now_ns();
   auto child = run_child(options.command, child_env, start_monitor, &exec_errno);
   const int64_t elapsed = monotonic_now_ns() - start_mono;
-  if (!gpu_note.empty()) fmt::print(options.messages, "scaleprof run: {}\n", gpu_note);
+  if (!gpu_note.empty()) print_message(options.messages, "scaleprof run", gpu_note);
   Status gpu_status = monitor ? monitor->stop() : Status(Ok{});
-  if (!gpu_status) fmt::print(options.messages, "scaleprof run: {}\n", gpu_status.error().message);
+  if (!gpu_status) print_message(options.messages, "scaleprof run", gpu_status.error().message);
 
   WrapperResult result;
   result.run_dir = run_dir.string();
   if (child) {
     result.exit_code = child.value().exit_code;
   } else {
-    fmt::print(options.messages, "scaleprof run: {}\n", child.error().message);
+    print_message(options.messages, "scaleprof run", child.error().message);
     result.exit_code = exec_errno == ENOENT ? 127 : 126;
   }
   if (owns_run_json) {
@@ -186,7 +187,7 @@ Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environme
     if (gpu_count) info.gpus_per_node = *gpu_count;
     complete_from_ranks(run_dir.string(), &info);
     if (Status s = replace_file(run_json, to_json(info)); !s) {
-      fmt::print(options.messages, "scaleprof run: {}\n", s.error().message);
+      print_message(options.messages, "scaleprof run", s.error().message);
     }
   }
   return result;

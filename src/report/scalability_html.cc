@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "core/utf8.h"
 #include "report/scalability_explanation.h"
 
 namespace scaleprof::report {
@@ -11,7 +12,22 @@ namespace scaleprof::report {
 std::string html_escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const char c = text[pos];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      // The page is UTF-8: invalid sequences become U+FFFD, like JSON output.
+      const size_t length = utf8_sequence_length(text, pos);
+      if (length == 0) {
+        out += kReplacementCharacter;
+        ++pos;
+      } else {
+        out.append(text, pos, length);
+        pos += length;
+      }
+      continue;
+    }
+    ++pos;
     switch (c) {
       case '&':
         out += "&amp;";

@@ -22,7 +22,8 @@ struct HtmlOptions {
   std::string plots_note;  // why plots are missing (no gnuplot, ...); empty when they are all there
 };
 
-// &, <, >, " and ' escaped; other bytes unchanged (the file is UTF-8).
+// &, <, >, " and ' escaped; invalid UTF-8 sequences become U+FFFD (the page is UTF-8); other bytes
+// unchanged.
 std::string html_escape(std::string_view text);
 
 std::string render_scalability_html(const ScalabilityAnalysis& analysis, const std::vector<ReportSection>& sections,

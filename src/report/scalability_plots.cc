@@ -16,6 +16,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/output_file.h"
+
 extern char** environ;  // NOLINT(readability-redundant-declaration): posix_spawn needs it
 
 namespace scaleprof::report {
@@ -42,6 +44,17 @@ std::string gp_quote(std::string_view s) {
     }
   }
   return out + "'";
+}
+
+// from, 2 from, 4 from, ... up to `to`: at most 63 values and no overflow whatever the input, so an
+// absurd worker count can never make a plot loop run away.
+std::vector<int64_t> doubling_steps(int64_t from, int64_t to) {
+  std::vector<int64_t> out;
+  for (int64_t w = from; w > 0 && w <= to && out.size() < 63; w *= 2) {
+    out.push_back(w);
+    if (w > to / 2) break;
+  }
+  return out;
 }
 
 std::string gp_num(double v) {
@@ -151,7 +164,7 @@ std::vector<PlotSpec> scalability_plot_specs(const ScalabilityAnalysis& a) {
       proj.name = r.series + " (Amdahl projection)";
       proj.color = colors.at(r.series);
       proj.dashed = true;
-      for (int64_t w = r.amdahl.max_workers; w <= r.projected_workers[1]; w *= 2) {
+      for (int64_t w : doubling_steps(r.amdahl.max_workers, r.projected_workers[1])) {
         proj.x.push_back(static_cast<double>(w));
         proj.y.push_back(analysis::amdahl_speedup(r.amdahl, static_cast<double>(w)));
       }
@@ -162,7 +175,7 @@ std::vector<PlotSpec> scalability_plot_specs(const ScalabilityAnalysis& a) {
     ideal.name = "ideal (linear) speedup";
     ideal.reference = true;
     ideal.dashed = true;
-    for (int64_t w = min_w; w <= max_proj; w *= 2) {
+    for (int64_t w : doubling_steps(min_w, max_proj)) {
       ideal.x.push_back(static_cast<double>(w));
       ideal.y.push_back(static_cast<double>(w) / static_cast<double>(min_w));
     }
@@ -184,7 +197,9 @@ std::vector<PlotSpec> scalability_plot_specs(const ScalabilityAnalysis& a) {
       sp.x_ticks.push_back(static_cast<double>(w));
       ef.x_ticks.push_back(static_cast<double>(w));
     }
-    for (int64_t w = *all_workers.rbegin() * 2; w <= max_proj; w *= 2) sp.x_ticks.push_back(static_cast<double>(w));
+    for (int64_t w : doubling_steps(*all_workers.rbegin(), max_proj)) {
+      if (w != *all_workers.rbegin()) sp.x_ticks.push_back(static_cast<double>(w));
+    }
     out.push_back(std::move(abs));
     out.push_back(std::move(sp));
     out.push_back(std::move(ef));
@@ -362,9 +377,10 @@ Status run_gnuplot(const std::string& gnuplot, const std::string& script) {
   const fs::path dir(dir_template);
   const std::string script_path = (dir / "plot.gp").string();
   const std::string err_path = (dir / "stderr.txt").string();
-  {
-    std::ofstream f(script_path, std::ios::binary);
-    f << script;
+  if (Status written = write_output_file(script_path, script); !written) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    return written.error();
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -397,43 +413,81 @@ Status run_gnuplot(const std::string& gnuplot, const std::string& script) {
 
 }  // namespace
 
+namespace {
+
+std::string read_whole(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A private folder (mode 0700, random name) that gnuplot draws into; removed when this goes out of
+// scope. gnuplot only ever sees this folder, never a path the user gave.
+class PrivateFolder {
+ public:
+  PrivateFolder() {
+    char name[] = "/tmp/scaleprof-plots-XXXXXX";
+    if (mkdtemp(name) != nullptr) path_ = name;
+  }
+  PrivateFolder(const PrivateFolder&) = delete;
+  PrivateFolder& operator=(const PrivateFolder&) = delete;
+  ~PrivateFolder() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Draws every spec into folder/<index><suffix>, one gnuplot run for all.
+Status draw_into(const std::vector<PlotSpec>& specs, const std::string& folder, const std::string& suffix,
+                 const std::string& gnuplot) {
+  std::string script;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    script += gnuplot_script(specs[i], suffix, fmt::format("{}/{}{}", folder, i, suffix)) + "reset\n";
+  }
+  return run_gnuplot(gnuplot, script);
+}
+
+}  // namespace
+
 Result<std::vector<std::string>> draw_plots(const std::vector<PlotSpec>& specs, const std::string& dir,
                                             const std::string& suffix, const std::string& gnuplot) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Error{fmt::format("{}: cannot create the plot folder: {}", dir, ec.message())};
   std::vector<std::string> files;
-  std::string script;
-  for (const PlotSpec& spec : specs) {
-    const std::string file = fs::absolute(fs::path(dir) / (spec.stem + suffix)).string();
-    script += gnuplot_script(spec, suffix, file) + "reset\n";
+  if (specs.empty()) return files;
+  // gnuplot draws into a private folder; each plot is then installed with the one output-file writer,
+  // so plot files get the same guarantees as every other output (atomic, no symlink games).
+  const PrivateFolder drawing;
+  if (drawing.path().empty()) return Error{"cannot create a temporary folder for gnuplot"};
+  Status st = draw_into(specs, drawing.path(), suffix, gnuplot);
+  if (!st) return st.error();
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const std::string file = fs::absolute(fs::path(dir) / (specs[i].stem + suffix)).string();
+    Status written = write_output_file(file, read_whole(fmt::format("{}/{}{}", drawing.path(), i, suffix)));
+    if (!written) return written.error();
     files.push_back(file);
   }
-  if (specs.empty()) return files;
-  Status st = run_gnuplot(gnuplot, script);
-  if (!st) return st.error();
   return files;
 }
 
 Result<std::vector<std::string>> render_svg_plots(const std::vector<PlotSpec>& specs, const std::string& gnuplot) {
-  char dir_template[] = "/tmp/scaleprof-svg-XXXXXX";
-  if (mkdtemp(dir_template) == nullptr) return Error{"cannot create a temporary folder for the SVG plots"};
-  const std::string dir(dir_template);
-  auto drawn = draw_plots(specs, dir, ".svg", gnuplot);
   std::vector<std::string> out;
-  if (drawn) {
-    for (const std::string& f : drawn.value()) {
-      std::ifstream in(f, std::ios::binary);
-      std::stringstream ss;
-      ss << in.rdbuf();
-      std::string svg = ss.str();
-      const size_t start = svg.find("<svg");
-      out.push_back(start == std::string::npos ? std::string() : svg.substr(start));
-    }
+  if (specs.empty()) return out;
+  const PrivateFolder drawing;
+  if (drawing.path().empty()) return Error{"cannot create a temporary folder for the SVG plots"};
+  Status st = draw_into(specs, drawing.path(), ".svg", gnuplot);
+  if (!st) return st.error();
+  for (size_t i = 0; i < specs.size(); ++i) {
+    std::string svg = read_whole(fmt::format("{}/{}.svg", drawing.path(), i));
+    const size_t start = svg.find("<svg");
+    out.push_back(start == std::string::npos ? std::string() : svg.substr(start));
   }
-  std::error_code ec;
-  fs::remove_all(dir, ec);
-  if (!drawn) return drawn.error();
   return out;
 }
 

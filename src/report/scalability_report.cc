@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "core/terminal_text.h"
 #include "report/scalability_explanation.h"
 
 namespace scaleprof::report {
@@ -305,9 +306,9 @@ std::string render_sections_text(const std::vector<ReportSection>& sections, boo
   ro.color = color;
   for (const ReportSection& s : sections) {
     if (!out.empty()) out += "\n";
-    const std::string heading = fmt::format("######## {} ########", s.title);
+    const std::string heading = fmt::format("######## {} ########", terminal_safe(s.title));
     out += color ? fmt::format("\x1b[1;36m{}\x1b[0m\n", heading) : heading + "\n";
-    for (const std::string& n : s.notes) out += n + "\n";
+    for (const std::string& n : s.notes) out += terminal_safe(n) + "\n";
     for (const Table& t : s.tables) {
       out += "\n";
       out += render(t, ro);

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/csv_cell.h"
+#include "core/terminal_text.h"
+
 namespace scaleprof::report {
 
 namespace {
@@ -51,16 +54,20 @@ std::string render_text(const Table& t, bool color) {
     for (size_t i = 0; i < t.columns.size(); ++i) {
       const Cell empty;
       const Cell& c = i < row.size() ? row[i] : empty;
-      line.push_back(cell_text(c));
+      // Text form is for terminals: data strings are made harmless there (csv and json are data).
+      line.push_back(terminal_safe(cell_text(c)));
       width[i] = std::max(width[i], line.back().size());
       if (!is_numeric(c) && !std::holds_alternative<std::monostate>(c.value)) numeric[i] = false;
     }
   }
   std::string out;
-  if (!t.title.empty()) out += color ? fmt::format("\x1b[1m{}\x1b[0m\n", t.title) : t.title + "\n";
+  if (!t.title.empty()) {
+    const std::string title = terminal_safe(t.title);
+    out += color ? fmt::format("\x1b[1m{}\x1b[0m\n", title) : title + "\n";
+  }
   std::string header;
   for (size_t i = 0; i < t.columns.size(); ++i) {
-    const std::string& title = t.columns[i].title.empty() ? t.columns[i].key : t.columns[i].title;
+    const std::string title = terminal_safe(t.columns[i].title.empty() ? t.columns[i].key : t.columns[i].title);
     if (i) header += "  ";
     header += numeric[i] ? fmt::format("{:>{}}", title, width[i]) : fmt::format("{:<{}}", title, width[i]);
   }
@@ -83,14 +90,14 @@ std::string render_text(const Table& t, bool color) {
 
 std::string render_csv(const Table& t) {
   std::string out;
-  for (size_t i = 0; i < t.columns.size(); ++i) out += (i ? "," : "") + csv_field(t.columns[i].key);
+  for (size_t i = 0; i < t.columns.size(); ++i) out += (i ? "," : "") + csv_cell(t.columns[i].key);
   out += "\n";
   for (const auto& row : t.rows) {
     for (size_t i = 0; i < t.columns.size(); ++i) {
       if (i) out += ",";
       if (i < row.size()) {
         const Cell& c = row[i];
-        out += std::holds_alternative<double>(c.value) ? cell_json(c) : csv_field(cell_text(c));
+        out += std::holds_alternative<double>(c.value) ? cell_json(c) : csv_cell(cell_text(c));
       }
     }
     out += "\n";
@@ -113,47 +120,6 @@ std::string render_json(const Table& t) {
 }
 
 }  // namespace
-
-std::string json_quote(std::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          out += fmt::format("\\u{:04x}", c);
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-std::string csv_field(std::string_view s) {
-  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 std::string render(const Table& table, const RenderOptions& options) {
   switch (options.format) {

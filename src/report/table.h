@@ -9,6 +9,8 @@
 #include <variant>
 #include <vector>
 
+#include "core/json_string.h"  // IWYU pragma: export (json_quote, used with tables)
+
 namespace scaleprof::report {
 
 enum class Format { kTable, kCsv, kJson };
@@ -53,11 +55,6 @@ std::string render(const Table& table, const RenderOptions& options);
 // `keys` (one per table); CSV separates tables with a blank line and a "# title" line.
 std::string render_many(const std::vector<Table>& tables, const std::vector<std::string>& keys,
                         const RenderOptions& options);
-
-// JSON string literal with escaping of quotes, backslashes and control characters.
-std::string json_quote(std::string_view s);
-// CSV field quoted when it contains a comma, quote or newline.
-std::string csv_field(std::string_view s);
 
 bool parse_format(std::string_view text, Format* format);
 

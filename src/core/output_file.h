@@ -1,0 +1,36 @@
+// The one output-file writer: every file a command writes for the user (-o FILE, --html FILE, plot
+// files, CSV/JSON output) and standard output go through it. docs/cli.md, "Output files", states the
+// guarantees; tests/output_file_test.cc proves them.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+
+namespace scaleprof {
+
+// Writes `text` to `path`; "" or "-" means standard output.
+//  - A regular file (or a missing one) is replaced atomically: `text` goes into a temporary file
+//    created exclusively (O_CREAT|O_EXCL|O_NOFOLLOW, random name, hidden, in the same folder), every
+//    write and the close are checked, the data is synced, and only then is it renamed over `path`.
+//    A reader or a crash sees the old file or the new one, never half. A replaced file keeps its
+//    permission bits. A file planted at a guessable name (e.g. FILE.tmp) is never opened or followed.
+//  - A character device, pipe or socket (-o /dev/null, -o /dev/stdout, a FIFO) is written straight
+//    through: it is never replaced by a regular file.
+//  - A symlink is followed to its final target, which is then treated as above: a regular target is
+//    replaced atomically in the target's own folder (the link stays a link); a missing target
+//    (a dangling link) is refused with an error, so a planted link cannot create files elsewhere.
+//  - A folder, or anything else, is refused with an error naming `path`.
+Status write_output_file(const std::string& path, std::string_view text);
+
+// Writes all of `text` to `stream` and flushes it; an error (a full disk, /dev/full, a closed pipe)
+// is returned as "<what>: cannot write: <reason>".
+Status write_stream(FILE* stream, std::string_view text, std::string_view what);
+
+// Flushes standard output (C stdio and std::cout) and reports whether anything written to it since
+// the start failed. Every command calls it before exiting, so `scaleprof ... > /dev/full` fails.
+Status finish_stdout();
+
+}  // namespace scaleprof
