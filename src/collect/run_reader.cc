@@ -72,6 +72,7 @@ std::vector<T> read_records(const std::string& path, std::vector<std::string>* w
   out.reserve(t.rows.size());
   for (size_t r = 0; r < t.rows.size(); ++r) {
     T record;
+    if constexpr (requires { record.line; }) record.line = t.line_numbers[r];
     if (fill(t, RowView{t, r}, &record)) {
       out.push_back(record);
     } else {

@@ -88,6 +88,7 @@ struct EpochRecord {
   int64_t end_unix_ns = 0;
   double duration_s = 0;  // from the monotonic clock, not end - start
   std::optional<int64_t> samples;
+  int64_t line = 0;  // 1-based line in the file it was read from, for messages (0: not read from a file)
 };
 
 struct StepRecord {
@@ -105,6 +106,7 @@ struct GpuSample {
   std::optional<double> power_w;
   std::optional<int64_t> memory_used_bytes;
   std::optional<double> energy_j;  // driver counter relative to the device's first sample
+  int64_t line = 0;                // 1-based line in the file it was read from, for messages (0: not read)
 };
 
 // One CSV line (with its '\n') per record, exactly as the writers append them.

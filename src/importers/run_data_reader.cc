@@ -116,7 +116,14 @@ class Reader {
  public:
   explicit Reader(const ScalabilityReadOptions& options) : opt_(options) {}
 
-  ScalabilityData take() { return std::move(data_); }
+  ScalabilityData take() {
+    for (const auto& [file, count] : bad_readings_) {
+      if (count > kReadingWarningsPerFile) {
+        warn(fmt::format("{}: {} more out-of-range GPU reading(s) ignored", file, count - kReadingWarningsPerFile));
+      }
+    }
+    return std::move(data_);
+  }
 
   bool wanted_run(const std::string& folder, const std::string& name) const {
     if (opt_.run_names.empty()) return true;
@@ -192,9 +199,30 @@ class Reader {
     return false;
   }
 
+  // A GPU reading outside what hardware reports (utilization outside 0..100 %, negative power or
+  // energy, power above kMaxGpuPowerW) is ignored, that value only, with a warning naming file and
+  // line: averaged in or integrated it would make every figure of its run wrong. After
+  // kReadingWarningsPerFile warnings per file, take() adds one line with the count.
+  static constexpr int kReadingWarningsPerFile = 5;
+  double checked_reading(double value, std::string_view column, const std::string& file, int64_t line) {
+    if (std::isnan(value)) return value;
+    std::string why;
+    if (column.starts_with("utilization")) {
+      if (!(value >= 0 && value <= 100)) why = fmt::format("{} {} is outside 0 to 100", column, value);
+    } else if (value < 0) {
+      why = fmt::format("{} {} is negative", column, value);
+    } else if (column.starts_with("power") && value > kMaxGpuPowerW) {
+      why = fmt::format("{} {} is above {} W", column, value, kMaxGpuPowerW);
+    }
+    if (why.empty()) return value;
+    if (++bad_readings_[file] <= kReadingWarningsPerFile)
+      warn(fmt::format("{}:{}: {}; value ignored", file, line, why));
+    return analysis::kNaN;
+  }
+
   // One series per device of `samples` (any order), times in seconds.
-  static void add_gpu_series(const std::vector<collect::GpuSample>& samples, const std::string& source,
-                             const std::string& label, RunData* run) {
+  void add_gpu_series(const std::vector<collect::GpuSample>& samples, const std::string& source,
+                      const std::string& label, RunData* run) {
     std::map<int64_t, std::vector<const collect::GpuSample*>> by_device;
     for (const collect::GpuSample& g : samples) by_device[g.device].push_back(&g);
     for (auto& entry : by_device) {
@@ -207,9 +235,10 @@ class Reader {
       s.device = fmt::format("{} gpu {}", label, entry.first);
       for (const collect::GpuSample* g : list) {
         s.time_s.push_back(static_cast<double>(g->time_unix_ns) / 1e9);
-        s.utilization_pct.push_back(g->utilization_pct.value_or(analysis::kNaN));
-        s.power_w.push_back(g->power_w.value_or(analysis::kNaN));
-        s.energy_j.push_back(g->energy_j.value_or(analysis::kNaN));
+        s.utilization_pct.push_back(
+            checked_reading(g->utilization_pct.value_or(analysis::kNaN), "utilization_pct", source, g->line));
+        s.power_w.push_back(checked_reading(g->power_w.value_or(analysis::kNaN), "power_w", source, g->line));
+        s.energy_j.push_back(checked_reading(g->energy_j.value_or(analysis::kNaN), "energy_j", source, g->line));
       }
       run->gpus.push_back(std::move(s));
     }
@@ -233,23 +262,51 @@ class Reader {
     if (!wanted_run(folder, run.name)) return;
     for (const std::string& w : in.warnings) (is_rejection(w) ? data_.errors : data_.warnings).push_back(w);
     run.strategy = in.strategy();
-    // run.json's world size wins; a rank that says otherwise is inconsistent data.
-    const int64_t run_world = in.info && in.info->world_size ? *in.info->world_size : 0;
+    // run.json's world size wins; a rank that says otherwise is inconsistent data. Values outside
+    // 1 .. kMaxWorkers are corrupt: they are errors, never used.
+    auto valid_count = [](int64_t n) { return n >= 1 && n <= kMaxWorkers; };
+    const std::optional<int64_t> declared = in.info ? in.info->world_size : std::nullopt;
+    const int64_t run_world = declared && valid_count(*declared) ? *declared : 0;
+    int64_t rank_world = 0;
     for (const collect::RankData& r : in.ranks) {
-      if (run_world > 0 && r.info && r.info->world_size && *r.info->world_size != run_world) {
-        error(fmt::format("{}/rank.json: world_size {} contradicts run.json's {}; run.json's is used", r.dir,
-                          *r.info->world_size, run_world));
+      if (!r.info || !r.info->world_size) continue;
+      const int64_t w = *r.info->world_size;
+      if (!valid_count(w)) {
+        error(fmt::format("{}/rank.json: world_size {} is out of range (1 to {}); ignored", r.dir, w, kMaxWorkers));
+      } else if (run_world > 0 && w != run_world) {
+        error(fmt::format("{}/rank.json: world_size {} contradicts run.json's {}; run.json's is used", r.dir, w,
+                          run_world));
+      } else {
+        rank_world = std::max(rank_world, w);
       }
     }
-    run.workers = run_world > 0 ? run_world : in.world_size();
-    if (run.workers <= 0) run.workers = static_cast<int64_t>(in.ranks.size());
-    run.nodes = in.info && in.info->nodes ? *in.info->nodes : in.node_count();
+    run.workers = run_world > 0 ? run_world : rank_world > 0 ? rank_world : static_cast<int64_t>(in.ranks.size());
+    if (declared && run_world == 0) {
+      error(
+          fmt::format("{}/run.json: world_size {} is out of range (1 to {}); {} worker(s) taken from the rank "
+                      "folders instead",
+                      run.path, *declared, kMaxWorkers, run.workers));
+    }
+    const int64_t nodes = in.info && in.info->nodes ? *in.info->nodes : in.node_count();
+    if (nodes != 0 && !valid_count(nodes)) {
+      error(fmt::format("{}/run.json: nodes {} is out of range (1 to {}); ignored", run.path, nodes, kMaxWorkers));
+    }
+    run.nodes = valid_count(nodes) ? nodes : 0;
     run.status = in.status;
     std::map<int64_t, double> epoch_max;  // epoch -> slowest rank's duration
     for (const collect::RankData& r : in.ranks) {
+      // One record per epoch and rank: a repeat (a restarted process appending to the same file)
+      // would otherwise be merged by max and inflate every figure; the first record is kept.
+      std::map<int64_t, int64_t> first_line;  // epoch -> line of its first record
       for (const collect::EpochRecord& e : r.epochs) {
         if (!(e.duration_s >= 0) || !std::isfinite(e.duration_s)) {
           error(fmt::format("{}/epochs.csv: epoch {} has duration_s {}; epoch ignored", r.dir, e.epoch, e.duration_s));
+          continue;
+        }
+        auto [seen, first] = first_line.try_emplace(e.epoch, e.line);
+        if (!first) {
+          warn(fmt::format("{}/epochs.csv:{}: epoch {} recorded again (first on line {}); the first record is used",
+                           r.dir, e.line, e.epoch, seen->second));
           continue;
         }
         auto [it, inserted] = epoch_max.try_emplace(e.epoch, e.duration_s);
@@ -322,6 +379,12 @@ class Reader {
                             csv.lines[r]));
           continue;
         }
+        const int64_t max_nodes = opt_.gpus_per_node > 0 ? kMaxWorkers / opt_.gpus_per_node : 0;
+        if (nodes > max_nodes) {
+          error(fmt::format("{}:{}: nodes {} is out of range (1 to {} with --gpus-per-node {}); line skipped", csv.path,
+                            csv.lines[r], nodes, max_nodes, opt_.gpus_per_node));
+          continue;
+        }
         RunData& run = itwinai_run(runs, dir, run_id, std::string(trim(row[c[2]])), nodes * opt_.gpus_per_node);
         run.nodes = nodes;
         run.epochs.push_back({epoch, seconds});
@@ -363,6 +426,13 @@ class Reader {
           error(fmt::format("{}:{}: a value is not a valid number; line skipped", csv.path, csv.lines[r]));
           continue;
         }
+        if (gpus > kMaxWorkers) {
+          error(fmt::format("{}:{}: num_global_gpus {} is out of range (1 to {}); line skipped", csv.path, csv.lines[r],
+                            gpus, kMaxWorkers));
+          continue;
+        }
+        util = checked_reading(util, "utilization", csv.path, csv.lines[r]);
+        power = checked_reading(power, "power", csv.path, csv.lines[r]);
         const std::string strategy(trim(row[c[6]]));
         auto [it, inserted] = interval.try_emplace({strategy, gpus}, probe, csv.lines[r]);
         if (!inserted && it->second.first != probe) {
@@ -410,15 +480,32 @@ class Reader {
                             csv.path, csv.lines[r]));
             continue;
           }
+          if (!(self_us >= 0 && self_us <= kMaxSelfTimeUs) || gpus > kMaxWorkers) {
+            error(fmt::format(
+                "{}:{}: {} is out of range ({}); line skipped", csv.path, csv.lines[r],
+                gpus > kMaxWorkers ? fmt::format("num_gpus {}", gpus) : fmt::format("self_cuda_time_total {}", self_us),
+                gpus > kMaxWorkers ? fmt::format("1 to {}", kMaxWorkers) : "0 to 1e12 us"));
+            continue;
+          }
           const std::string strategy(trim(row[c[2]]));
           RunData& run = itwinai_run(runs, dir, run_id, strategy, gpus);
           if (!run.computation) run.computation = ComputationSums{};
           ComputationSums& sums = *run.computation;
+          // Exact: self_us <= 1e12, so ns <= 1e15 < 2^53. The sums are checked all the same.
           const auto ns = static_cast<int64_t>(std::llround(self_us * 1000.0));
           const std::string& name = row[c[0]];
-          sums.total_ns += ns;
-          if (name.starts_with("ProfilerStep")) sums.profiler_step_ns += ns;
-          if (analysis::is_computation_op_name(name)) sums.computation_ns += ns;
+          ComputationSums next = sums;
+          bool overflow = __builtin_add_overflow(next.total_ns, ns, &next.total_ns);
+          if (name.starts_with("ProfilerStep"))
+            overflow |= __builtin_add_overflow(next.profiler_step_ns, ns, &next.profiler_step_ns);
+          if (analysis::is_computation_op_name(name))
+            overflow |= __builtin_add_overflow(next.computation_ns, ns, &next.computation_ns);
+          if (overflow) {
+            error(
+                fmt::format("{}:{}: the sum of self_cuda_time_total overflows; line skipped", csv.path, csv.lines[r]));
+            continue;
+          }
+          sums = next;
           if (ranks_seen.insert({strategy, gpus, rank}).second) ++sums.ranks;
         }
       }
@@ -429,6 +516,7 @@ class Reader {
 
   const ScalabilityReadOptions& opt_;
   ScalabilityData data_;
+  std::map<std::string, int64_t> bad_readings_;  // file -> GPU readings ignored
 };
 
 }  // namespace

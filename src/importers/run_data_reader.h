@@ -8,7 +8,14 @@
 //    computation-data/ (or the older communication-data/), either the root itself or one folder per
 //    run id below it.
 // Missing pieces are warnings; rejected data (bad numbers, missing columns, contradicting files) are
-// errors naming the file and line, and the rest is still read.
+// errors naming the file and line, and the rest is still read. Numbers are checked, not trusted:
+//  * world size, nodes and GPU counts must lie in 1 .. kMaxWorkers (run.json's world_size outside it
+//    is an error and the ranks' own count is used; an itwinai line outside it is skipped);
+//  * an epoch recorded twice by one rank (a restarted process appending to the same epochs.csv)
+//    keeps its first record, with a warning naming file and line of the repeat;
+//  * a GPU sample's utilization outside 0..100 %, a negative (or above kMaxGpuPowerW) power, or a
+//    negative energy is ignored (that value only) with a warning naming file and line;
+//  * an itwinai self CUDA time outside 0..kMaxSelfTimeUs is an error and the line is skipped.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +26,16 @@
 #include "importers/run_data.h"
 
 namespace scaleprof::importers {
+
+// More workers than any cluster has (2^24): a larger world size, node or GPU count in the data is a
+// corrupt value, rejected with an error naming the file, so no loop or product over worker counts
+// can run away.
+inline constexpr int64_t kMaxWorkers = int64_t{1} << 24;
+// Upper bound of one itwinai operator row's self CUDA time: 1e12 us (11.6 days). Larger is corrupt,
+// and this keeps the conversion to int64 nanoseconds exact and its sums far from overflow.
+inline constexpr double kMaxSelfTimeUs = 1e12;
+// Upper bound of one GPU's power draw: 100 kW.
+inline constexpr double kMaxGpuPowerW = 1e5;
 
 struct ScalabilityReadOptions {
   std::string root = "scalability-metrics";
