@@ -13,7 +13,8 @@ STAMPS := .cache/stamps
 
 APT_PACKAGES := cmake ninja-build g++ clang clang-format clang-tidy ccache pkg-config libsimdjson-dev \
   libisal-dev zlib1g-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev \
-  libclang-rt-14-dev python3-venv python3-dev gnuplot-nox chromium
+  libclang-rt-14-dev python3-venv python3-dev gnuplot-nox chromium \
+  libyaml-cpp-dev slurm-wlm munge
 PIP_PACKAGES := torch==2.13.0 pytest numpy pybind11 scikit-build-core
 
 .PHONY: demo test deps build build-asan test-unit test-asan test-python format-check fuzz bench clean

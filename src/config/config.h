@@ -1,0 +1,93 @@
+// The one configuration mechanism of every command that takes `-c FILE`: a schema of typed fields
+// with defaults, YAML files merged left to right, then `--field value` overrides in order, and for
+// every value the place it came from (file:line, flag or default).
+//
+// Errors name the file, line and column, the key, and what was expected: unknown keys come with the
+// closest valid key ("did you mean 'num_nodes'?"), wrong types and out-of-range values with the
+// allowed range or choices. Strings never carry control characters (newlines included): every value
+// may end up in a shell script or a folder name, and a newline there is never what the user meant.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "core/result.h"
+
+namespace scaleprof::config {
+
+enum class Kind { kString, kInt, kBool, kIntList, kStringList, kStringMap };
+
+// An ordered string map (YAML order is kept, so scripts list variables as the user wrote them).
+using StringMap = std::vector<std::pair<std::string, std::string>>;
+using Value = std::variant<std::string, int64_t, bool, std::vector<int64_t>, std::vector<std::string>, StringMap>;
+
+struct FieldSpec {
+  std::string name;
+  Kind kind = Kind::kString;
+  Value default_value;
+  std::string help;
+  // Integers and the entries of integer lists.
+  int64_t min = std::numeric_limits<int64_t>::min();
+  int64_t max = std::numeric_limits<int64_t>::max();
+  // Strings and the entries of string lists: the allowed values (empty: any string).
+  std::vector<std::string> choices;
+  // Other names accepted for this field in files and flags (itwinai's spellings).
+  std::vector<std::string> aliases;
+  // For lists: an empty list is an error.
+  bool non_empty = false;
+};
+
+struct Entry {
+  Value value;
+  std::string source;  // "default", "slurm.yaml:12", "--num_nodes"
+};
+
+class Config {
+ public:
+  explicit Config(std::vector<FieldSpec> schema);
+
+  // Merges one YAML file (a mapping of field names to values): maps merge key by key, lists and
+  // scalars replace. Nothing changes when an error is returned.
+  Status merge_file(const std::string& path);
+  // The same for YAML text; `source_name` stands for the file name in sources and messages.
+  Status merge_text(std::string_view text, const std::string& source_name);
+  // A command-line override: `flag` is the field name with or without leading dashes, '-' or '_'
+  // between words ("num-nodes" is num_nodes). Lists take "1,2,4" or "[1, 2, 4]"; maps take KEY=VALUE
+  // and add that one key.
+  Status set_override(std::string_view flag, std::string_view text);
+
+  const std::vector<FieldSpec>& schema() const { return schema_; }
+  const Entry& entry(const std::string& name) const;
+  const std::string& str(const std::string& name) const;
+  int64_t integer(const std::string& name) const;
+  bool boolean(const std::string& name) const;
+  const std::vector<int64_t>& int_list(const std::string& name) const;
+  const std::vector<std::string>& string_list(const std::string& name) const;
+  const StringMap& string_map(const std::string& name) const;
+  // Sets a value from code (e.g. a default that depends on other fields), with its source.
+  void set(const std::string& name, Value value, std::string source);
+
+ private:
+  const FieldSpec* find(std::string_view name) const;
+  std::vector<std::string> all_names() const;
+
+  std::vector<FieldSpec> schema_;
+  std::map<std::string, Entry> entries_;
+};
+
+// A value as YAML flow text: strings quoted when YAML would read them otherwise, [1, 2], {A: b}.
+std::string format_value(const Value& value);
+
+// The valid name closest to `key` (edit distance, at most a third of its length), or "" when none is.
+std::string closest_name(std::string_view key, const std::vector<std::string>& names);
+
+// "" when `text` has no control characters, else a sentence naming the first one's position.
+std::string control_character_problem(std::string_view text);
+
+}  // namespace scaleprof::config
