@@ -52,8 +52,11 @@ def parse_args(argv=None):
     p.add_argument("--experiment", default=None, help="default: $SCALEPROF_EXPERIMENT or 'ddp-cnn'")
     p.add_argument("--root", default=None, help="default: $SCALEPROF_ROOT or ./scalability-metrics")
     p.add_argument("--run-name", default=None)
-    p.add_argument("--profile-epoch", type=int, default=1,
-                   help="epoch whose first steps are profiled (-1: no profiler traces)")
+    # `scaleprof slurm` exports SCALEPROF_PROFILER=on|off (its `profiler` field).
+    p.add_argument("--profile-epoch", type=int,
+                   default=-1 if os.environ.get("SCALEPROF_PROFILER") == "off" else 1,
+                   help="epoch whose first steps are profiled (-1: no profiler traces; default -1 when "
+                        "SCALEPROF_PROFILER=off)")
     p.add_argument("--profile-wait", type=int, default=1)
     p.add_argument("--profile-warmup", type=int, default=1)
     p.add_argument("--profile-active", type=int, default=2)

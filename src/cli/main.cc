@@ -7,6 +7,7 @@
 #include "cli/report_command.h"
 #include "cli/run_command.h"
 #include "cli/runs_command.h"
+#include "cli/slurm_command.h"
 #include "cli/trace_command.h"
 
 namespace {
@@ -22,6 +23,7 @@ int run(int argc, char** argv) {
   scaleprof::cli::setup_run_command(app, &exit_code, &run_command_tail);
   scaleprof::cli::setup_runs_command(app, &exit_code);
   scaleprof::cli::setup_report_command(app, &exit_code);
+  scaleprof::cli::setup_slurm_command(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,43 @@
+// The fields of `scaleprof slurm` (schema with defaults and docs) and the typed, validated
+// configuration the script generator works from.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config/config.h"
+#include "core/result.h"
+
+namespace scaleprof::launch {
+
+// Every field, its default and its help text (docs/launch.md lists the same).
+std::vector<config::FieldSpec> launch_fields();
+
+struct LaunchConfig {
+  std::string mode;  // single | runall | scaling-test
+  std::string job_name, account, partition, qos, reservation, time, mem, constraint, std_out, std_err;
+  int64_t num_nodes = 1, gpus_per_node = 0, cpus_per_task = 0, repetitions = 1, rdzv_port = 29500;
+  bool exclusive = false, profiler = false, nsys = false, report = true;
+  std::string dist_strategy;
+  std::vector<std::string> strategies;
+  std::vector<int64_t> scalability_nodes;
+  std::vector<std::string> training_cmd;  // words, after placeholders are known (filled per job)
+  std::string python_venv, container, container_runtime, experiment, root, gpu_interval, script_dir;
+  std::vector<std::vector<std::string>> pre_exec;  // each command as words
+  config::StringMap env;
+  std::string scaleprof_bin, report_html;
+};
+
+// Checks what the schema cannot (time and memory formats, names, paths, environment names, the
+// training command) and resolves derived defaults. `cwd` makes `root` absolute; `self_exe` is the
+// default for scaleprof_bin. Errors name the field and where its value came from.
+Result<LaunchConfig> make_launch_config(const config::Config& config, const std::string& cwd,
+                                        const std::string& self_exe);
+
+// Splits a command line into words the way a POSIX shell would for quotes and backslashes, without
+// any expansion ($VAR, $(...), globs stay literal): the words are quoted again in the script.
+Result<std::vector<std::string>> split_words(std::string_view command);
+
+}  // namespace scaleprof::launch

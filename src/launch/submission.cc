@@ -1,0 +1,190 @@
+#include "launch/submission.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <simdjson.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "collect/file_io.h"
+#include "launch/captured_command.h"
+#include "report/table.h"
+
+namespace scaleprof::launch {
+
+namespace {
+
+int64_t now_unix_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// One write() with O_APPEND: a crash loses at most this line, never an earlier one.
+Status append_line(const std::string& path, const std::string& line) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return Error{fmt::format("{}: cannot open for appending: {}", path, std::strerror(errno))};
+  size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t w = ::write(fd, line.data() + done, line.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      return Error{fmt::format("{}: cannot append: {}", path, why)};
+    }
+    done += static_cast<size_t>(w);
+  }
+  ::close(fd);
+  return Ok{};
+}
+
+// The folder part of an --output/--error pattern, for creating it before the job starts (SLURM
+// does not, and a job whose output folder is missing fails without a word). "" when there is none
+// or when it contains a pattern SLURM fills in per job.
+std::string log_folder(const std::string& pattern) {
+  const size_t slash = pattern.rfind('/');
+  if (slash == std::string::npos || slash == 0) return {};
+  std::string folder = pattern.substr(0, slash);
+  if (folder.find('%') != std::string::npos) return {};
+  return folder;
+}
+
+Status sbatch(const std::vector<std::string>& args, const std::string& path, const std::string& text,
+              const std::string& what, std::string* job_id) {
+  std::vector<std::string> argv = {"sbatch", "--parsable"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  if (!path.empty()) argv.push_back(path);
+  auto r = run_captured(argv, path.empty() ? text : std::string());
+  if (!r) return r.error();
+  *job_id = parse_job_id(r.value().out);
+  if (r.value().exit_code != 0 || job_id->empty()) {
+    std::string err = r.value().err;
+    while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
+    if (err.empty()) err = r.value().out.empty() ? "no output" : r.value().out;
+    return Error{fmt::format("sbatch failed for {} (exit code {}): {}", what, r.value().exit_code, err)};
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+std::string submitted_line(const SubmittedJob& j) {
+  using report::json_quote;
+  return fmt::format(
+      "{{\"kind\": {}, \"job_id\": {}, \"job_name\": {}, \"script\": {}, \"strategy\": {}, \"nodes\": {}, "
+      "\"repetition\": {}, \"experiment\": {}, \"root\": {}, \"run_prefix\": {}, \"submitted_unix_ns\": {}}}\n",
+      json_quote(j.kind), json_quote(j.job_id), json_quote(j.job_name), json_quote(j.script), json_quote(j.strategy),
+      j.nodes, j.repetition, json_quote(j.experiment), json_quote(j.root), json_quote(j.run_prefix),
+      j.submitted_unix_ns);
+}
+
+Result<std::vector<SubmittedJob>> read_submitted(const std::string& path, std::vector<std::string>* warnings) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{fmt::format("{}: cannot read: {}", path, std::strerror(errno))};
+  std::vector<SubmittedJob> jobs;
+  simdjson::dom::parser parser;
+  std::string line;
+  int64_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) continue;
+    simdjson::dom::object o;
+    if (parser.parse(line).get_object().get(o) != simdjson::SUCCESS) {
+      warnings->push_back(fmt::format("{}:{}: not a JSON object; line skipped", path, number));
+      continue;
+    }
+    SubmittedJob j;
+    auto str = [&o](const char* key) {
+      std::string_view v;
+      return o[key].get_string().get(v) == simdjson::SUCCESS ? std::string(v) : std::string();
+    };
+    auto num = [&o](const char* key) {
+      int64_t v = 0;
+      return o[key].get_int64().get(v) == simdjson::SUCCESS ? v : int64_t{0};
+    };
+    j.kind = str("kind");
+    j.job_id = str("job_id");
+    j.job_name = str("job_name");
+    j.script = str("script");
+    j.strategy = str("strategy");
+    j.experiment = str("experiment");
+    j.root = str("root");
+    j.run_prefix = str("run_prefix");
+    j.nodes = num("nodes");
+    j.repetition = num("repetition");
+    j.submitted_unix_ns = num("submitted_unix_ns");
+    if (j.job_id.empty() || j.job_id.find_first_not_of("0123456789") != std::string::npos) {
+      warnings->push_back(fmt::format("{}:{}: no valid job_id; line skipped", path, number));
+      continue;
+    }
+    jobs.push_back(std::move(j));
+  }
+  return jobs;
+}
+
+std::string parse_job_id(const std::string& out) {
+  size_t i = 0;
+  while (i < out.size() && (out[i] == ' ' || out[i] == '\n')) ++i;
+  size_t j = i;
+  while (j < out.size() && out[j] >= '0' && out[j] <= '9') ++j;
+  if (j == i || (j < out.size() && out[j] != ';' && out[j] != '\n' && out[j] != ' ')) return {};
+  return out.substr(i, j - i);
+}
+
+Status submit_all(const LaunchConfig& c, const SubmitPlan& plan, std::vector<SubmittedJob>* submitted,
+                  const std::function<void(const SubmittedJob&)>& progress) {
+  if (auto ok = collect::make_directories(c.script_dir); !ok) return ok.error();
+  for (const std::string& pattern : {c.std_out, c.std_err}) {
+    if (std::string folder = log_folder(pattern); !folder.empty()) {
+      if (auto ok = collect::make_directories(folder); !ok) return ok.error();
+    }
+  }
+  const std::string record_path = c.script_dir + "/" + std::string(kSubmittedFile);
+  std::vector<std::string> ids;
+  auto record = [&](SubmittedJob job) -> Status {
+    job.experiment = c.experiment;
+    job.root = c.root;
+    job.submitted_unix_ns = now_unix_ns();
+    if (auto ok = append_line(record_path, submitted_line(job)); !ok) return ok.error();
+    if (progress) progress(job);
+    submitted->push_back(std::move(job));
+    return Ok{};
+  };
+  for (size_t i = 0; i < plan.jobs.size(); ++i) {
+    const JobPlan& p = plan.jobs[i];
+    std::string id;
+    const std::string what = plan.script_paths[i].empty() ? p.script_name : plan.script_paths[i];
+    if (auto ok = sbatch({}, plan.script_paths[i], plan.scripts[i], what, &id); !ok) return ok.error();
+    ids.push_back(id);
+    SubmittedJob job;
+    job.job_id = id;
+    job.job_name = p.job_name;
+    job.script = plan.script_paths[i];
+    job.strategy = p.strategy;
+    job.nodes = p.nodes;
+    job.repetition = p.repetition;
+    job.run_prefix = p.run_prefix;
+    if (auto ok = record(std::move(job)); !ok) return ok.error();
+  }
+  if (c.report && !ids.empty()) {
+    std::string dependency = "--dependency=afterany";
+    for (const std::string& id : ids) dependency += ":" + id;
+    std::string id;
+    const std::string what = plan.report_path.empty() ? std::string(kReportScriptName) : plan.report_path;
+    if (auto ok = sbatch({dependency}, plan.report_path, plan.report_script, what, &id); !ok) return ok.error();
+    SubmittedJob job;
+    job.kind = "report";
+    job.job_id = id;
+    job.job_name = c.job_name + "-report";
+    job.script = plan.report_path;
+    if (auto ok = record(std::move(job)); !ok) return ok.error();
+  }
+  return Ok{};
+}
+
+}  // namespace scaleprof::launch

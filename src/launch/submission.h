@@ -1,0 +1,49 @@
+// Submitting a launch's scripts with sbatch and the record of what was submitted:
+// <script_dir>/submitted.jsonl, one JSON object per job, appended as soon as sbatch answers.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "launch/launch_config.h"
+#include "launch/slurm_script.h"
+
+namespace scaleprof::launch {
+
+inline constexpr std::string_view kSubmittedFile = "submitted.jsonl";
+
+struct SubmittedJob {
+  std::string kind = "job";  // "job" or "report"
+  std::string job_id, job_name, script, strategy, experiment, root, run_prefix;
+  int64_t nodes = 0, repetition = 0;
+  int64_t submitted_unix_ns = 0;
+};
+
+// One line of submitted.jsonl (ending in '\n').
+std::string submitted_line(const SubmittedJob& job);
+
+// Reads submitted.jsonl. Lines that are not whole records (a torn last line, hand edits) are skipped
+// with a warning "file:line: ..." in *warnings.
+Result<std::vector<SubmittedJob>> read_submitted(const std::string& path, std::vector<std::string>* warnings);
+
+// The job id in `sbatch --parsable` output ("123" or "123;cluster"), or "" when there is none.
+std::string parse_job_id(const std::string& sbatch_output);
+
+struct SubmitPlan {
+  std::vector<JobPlan> jobs;
+  std::vector<std::string> scripts;       // text of each job's script
+  std::vector<std::string> script_paths;  // where each was saved, or "" when not saved (sent on stdin)
+  std::string report_script, report_path;
+};
+
+// Submits every job with `sbatch --parsable`, appending each to <script_dir>/submitted.jsonl as soon
+// as it has an id, then (when config.report) the report job with --dependency=afterany on all of
+// them. Stops at the first sbatch that fails, with its stderr in the error; what was submitted
+// before stays recorded and is in *submitted. `progress` is told about each submitted job.
+Status submit_all(const LaunchConfig& config, const SubmitPlan& plan, std::vector<SubmittedJob>* submitted,
+                  const std::function<void(const SubmittedJob&)>& progress);
+
+}  // namespace scaleprof::launch

@@ -1,0 +1,502 @@
+// Generated sbatch scripts: every mode and strategy against expected text, hostile values in every
+// field (the script stays valid bash and nothing is executed), and the scaleprof slurm command's
+// save / print / --force behaviour (no SLURM needed: nothing is submitted here).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "config/config.h"
+#include "launch/job_status.h"
+#include "launch/launch_config.h"
+#include "launch/slurm_script.h"
+#include "launch/submission.h"
+
+namespace scaleprof::launch {
+namespace {
+
+namespace fs = std::filesystem;
+
+config::Config base_config(const std::string& extra = {}) {
+  config::Config c(launch_fields());
+  const std::string text =
+      "experiment: cnn\n"
+      "training_cmd: python train.py --epochs 5\n"
+      "root: /data/metrics\n"
+      "scaleprof_bin: /opt/scaleprof/bin/scaleprof\n" +
+      extra;
+  auto ok = c.merge_text(text, "test.yaml");
+  EXPECT_TRUE(ok) << (ok ? "" : ok.error().message);
+  return c;
+}
+
+LaunchConfig make(const config::Config& c) {
+  auto l = make_launch_config(c, "/home/u/work", "/self/scaleprof");
+  EXPECT_TRUE(l) << (l ? "" : l.error().message);
+  return l ? l.value() : LaunchConfig{};
+}
+
+const char* kDdpScript = R"(#!/bin/bash
+#SBATCH --job-name=scaleprof-ddp-n2-r1
+#SBATCH --account=proj1
+#SBATCH --partition=booster
+#SBATCH --time=01:00:00
+#SBATCH --output=slurm-job-logs/%x-%j.out
+#SBATCH --error=slurm-job-logs/%x-%j.err
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=1
+#SBATCH --gpus-per-node=4
+#SBATCH --cpus-per-task=32
+#SBATCH --exclusive
+
+# scaleprof slurm: experiment cnn, strategy ddp, 2 node(s) x 4 process(es), repetition 1.
+# Self-contained: nothing outside this file is sourced except what the configuration names.
+set -eo pipefail
+
+# Environment (env)
+export NCCL_DEBUG=WARN
+
+# Before training (pre_exec)
+module load CUDA/12
+
+# Python environment (python_venv)
+source /home/u/venv/bin/activate
+
+# Where scaleprof run records the run (scaleprof report reads it from there)
+export SCALEPROF_ROOT=/data/metrics
+export SCALEPROF_EXPERIMENT=cnn
+export SCALEPROF_PROFILER=off
+export RUN_NAME=ddp-n2-r1-slurm"$SLURM_JOB_ID"
+
+# torchrun's c10d rendezvous on the first node of the allocation
+MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+MASTER_PORT=29500
+export MASTER_ADDR MASTER_PORT
+
+# One torchrun per node under scaleprof run; torchrun starts the node's processes.
+# SCALEPROF_HOST: SLURM's node name names the node in the run directory.
+srun --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c 'export SCALEPROF_HOST="${SLURMD_NODENAME:-$(hostname -s)}"
+exec /opt/scaleprof/bin/scaleprof run --experiment=cnn --strategy=ddp --run-name="$RUN_NAME" --gpu-interval=1s -- torchrun --nnodes="$SLURM_NNODES" --nproc-per-node=4 --rdzv-backend=c10d --rdzv-endpoint="$MASTER_ADDR:$MASTER_PORT" --rdzv-id="$SLURM_JOB_ID" --rdzv-conf=is_host=$((SLURM_NODEID == 0 ? 1 : 0)) --no-python python train.py --epochs 5
+'
+)";
+
+const char* kSingleExtra =
+    "account: proj1\npartition: booster\ntime: '01:00:00'\nnum_nodes: 2\ncpus_per_task: 32\nexclusive: true\n"
+    "env: {NCCL_DEBUG: WARN}\npre_exec: ['module load CUDA/12']\npython_venv: /home/u/venv\n";
+
+TEST(SlurmScript, SingleDdpExpectedText) {
+  const LaunchConfig c = make(base_config(kSingleExtra));
+  const std::vector<JobPlan> jobs = plan_jobs(c);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].script_name, "ddp-n2-r1.sh");
+  EXPECT_EQ(render_job_script(c, jobs[0]), kDdpScript);
+}
+
+// fsdp and deepspeed launch exactly like ddp (torchrun); only the names differ.
+std::string as_strategy(std::string text, const std::string& strategy) {
+  for (const std::string from : {"ddp-n2", "strategy ddp", "--strategy=ddp"}) {
+    std::string to = from;
+    to.replace(to.find("ddp"), 3, strategy);
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+  }
+  return text;
+}
+
+TEST(SlurmScript, SingleFsdpAndDeepspeedExpectedText) {
+  for (const std::string s : {"fsdp", "deepspeed"}) {
+    const LaunchConfig c = make(base_config(std::string(kSingleExtra) + "dist_strategy: " + s + "\n"));
+    const std::vector<JobPlan> jobs = plan_jobs(c);
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_EQ(render_job_script(c, jobs[0]), as_strategy(kDdpScript, s)) << s;
+  }
+}
+
+const char* kHorovodScript = R"(#!/bin/bash
+#SBATCH --job-name=scaleprof-horovod-n2-r1
+#SBATCH --time=00:30:00
+#SBATCH --output=slurm-job-logs/%x-%j.out
+#SBATCH --error=slurm-job-logs/%x-%j.err
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=4
+#SBATCH --gpus-per-node=4
+
+# scaleprof slurm: experiment cnn, strategy horovod, 2 node(s) x 4 process(es), repetition 1.
+# Self-contained: nothing outside this file is sourced except what the configuration names.
+set -eo pipefail
+
+# Where scaleprof run records the run (scaleprof report reads it from there)
+export SCALEPROF_ROOT=/data/metrics
+export SCALEPROF_EXPERIMENT=cnn
+export SCALEPROF_PROFILER=on
+export RUN_NAME=horovod-n2-r1-slurm"$SLURM_JOB_ID"
+
+# Horovod: srun starts one task per GPU, each under scaleprof run.
+# SCALEPROF_HOST: SLURM's node name names the node in the run directory.
+srun --ntasks-per-node=4 --ntasks=8 --kill-on-bad-exit=1 bash -c 'export SCALEPROF_HOST="${SLURMD_NODENAME:-$(hostname -s)}"
+mkdir -p "$SCALEPROF_ROOT/$SCALEPROF_EXPERIMENT/$RUN_NAME/nsys"
+exec /opt/scaleprof/bin/scaleprof run --experiment=cnn --strategy=horovod --run-name="$RUN_NAME" --gpu-interval=1s -- nsys profile -t cuda,nvtx,osrt --gpu-metrics-devices=all -o "$SCALEPROF_ROOT/$SCALEPROF_EXPERIMENT/$RUN_NAME/nsys/rank-%q{SLURM_PROCID}" python train.py --epochs 5
+'
+)";
+
+TEST(SlurmScript, SingleHorovodWithNsysExpectedText) {
+  const LaunchConfig c = make(base_config("dist_strategy: horovod\nnum_nodes: 2\nnsys: true\nprofiler: on\n"));
+  const std::vector<JobPlan> jobs = plan_jobs(c);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(render_job_script(c, jobs[0]), kHorovodScript);
+}
+
+TEST(SlurmScript, TorchrunWithNsysAndContainer) {
+  const LaunchConfig c = make(base_config("nsys: true\ncontainer: /images/torch.sif\ngpus_per_node: 2\n"));
+  const std::string s = render_job_script(c, plan_jobs(c)[0]);
+  EXPECT_NE(
+      s.find(" -- apptainer exec --nv /images/torch.sif torchrun --nnodes=\"$SLURM_NNODES\" --nproc-per-node=2 "
+             "--rdzv-backend=c10d --rdzv-endpoint=\"$MASTER_ADDR:$MASTER_PORT\" --rdzv-id=\"$SLURM_JOB_ID\" "
+             "--rdzv-conf=is_host=$((SLURM_NODEID == 0 ? 1 : 0)) --no-python nsys profile -t cuda,nvtx,osrt "
+             "--gpu-metrics-devices=all -o \"$SCALEPROF_ROOT/$SCALEPROF_EXPERIMENT/$RUN_NAME/nsys/rank-%q{RANK}\" "
+             "python train.py --epochs 5\n"),
+      std::string::npos)
+      << s;
+}
+
+TEST(SlurmScript, CpuTrainingRequestsNoGpus) {
+  const LaunchConfig c = make(base_config("gpus_per_node: 0\n"));
+  const std::string s = render_job_script(c, plan_jobs(c)[0]);
+  EXPECT_EQ(s.find("--gpus-per-node"), std::string::npos);
+  EXPECT_NE(s.find("--nproc-per-node=1 "), std::string::npos);
+}
+
+TEST(SlurmScript, RunallOneScriptPerStrategy) {
+  const LaunchConfig c = make(base_config(std::string(kSingleExtra) + "mode: runall\n"));
+  const std::vector<JobPlan> jobs = plan_jobs(c);
+  std::vector<std::string> names;
+  for (const JobPlan& j : jobs) names.push_back(j.script_name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"ddp-n2-r1.sh", "fsdp-n2-r1.sh", "deepspeed-n2-r1.sh", "horovod-n2-r1.sh"}));
+  EXPECT_EQ(render_job_script(c, jobs[0]), kDdpScript);
+  EXPECT_EQ(render_job_script(c, jobs[1]), as_strategy(kDdpScript, "fsdp"));
+  EXPECT_EQ(render_job_script(c, jobs[2]), as_strategy(kDdpScript, "deepspeed"));
+  EXPECT_NE(render_job_script(c, jobs[3]).find("srun --ntasks-per-node=4 --ntasks=8 "), std::string::npos);
+}
+
+TEST(SlurmScript, ScalingTestStrategyTimesNodesTimesRepetition) {
+  config::Config cfg =
+      base_config("mode: scaling-test\nstrategies: [ddp, horovod]\nscalability_nodes: [1, 4]\nrepetitions: 2\n");
+  ASSERT_TRUE(cfg.set_override(
+      "--training_cmd", "python train.py --tag {strategy}-{num_nodes}-{repetition}-{experiment}-{gpus_per_node}"));
+  const LaunchConfig c = make(cfg);
+  const std::vector<JobPlan> jobs = plan_jobs(c);
+  std::vector<std::string> names;
+  for (const JobPlan& j : jobs) names.push_back(j.job_name);
+  EXPECT_EQ(names, (std::vector<std::string>{"scaleprof-ddp-n1-r1", "scaleprof-ddp-n1-r2", "scaleprof-horovod-n1-r1",
+                                             "scaleprof-horovod-n1-r2", "scaleprof-ddp-n4-r1", "scaleprof-ddp-n4-r2",
+                                             "scaleprof-horovod-n4-r1", "scaleprof-horovod-n4-r2"}));
+  const std::string ddp4 = render_job_script(c, jobs[5]);
+  EXPECT_NE(ddp4.find("#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=1\n"), std::string::npos);
+  EXPECT_NE(ddp4.find("export RUN_NAME=ddp-n4-r2-slurm\"$SLURM_JOB_ID\"\n"), std::string::npos);
+  EXPECT_NE(ddp4.find("python train.py --tag ddp-4-2-cnn-4\n"), std::string::npos);
+  const std::string hvd4 = render_job_script(c, jobs[6]);
+  EXPECT_NE(hvd4.find("#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=4\n"), std::string::npos);
+  EXPECT_NE(hvd4.find("srun --ntasks-per-node=4 --ntasks=16 "), std::string::npos);
+}
+
+TEST(SlurmScript, ReportScriptExpectedText) {
+  const LaunchConfig c = make(base_config("script_dir: scripts\n"));
+  EXPECT_EQ(render_report_script(c), R"(#!/bin/bash
+#SBATCH --job-name=scaleprof-report
+#SBATCH --time=00:30:00
+#SBATCH --output=slurm-job-logs/%x-%j.out
+#SBATCH --error=slurm-job-logs/%x-%j.err
+#SBATCH --nodes=1
+#SBATCH --ntasks=1
+
+# scaleprof slurm: the scalability report of experiment cnn, after every job has ended.
+set -eo pipefail
+exec /opt/scaleprof/bin/scaleprof report --root=/data/metrics --experiment=cnn --html=/home/u/work/scripts/cnn-report.html --plot-dir=/home/u/work/scripts/cnn-plots
+)");
+}
+
+TEST(SlurmScript, ValidationErrorsNameFieldAndSource) {
+  auto err = [](const std::string& extra) {
+    auto l = make_launch_config(base_config(extra), "/w", "/s");
+    return l ? std::string("ok") : l.error().message;
+  };
+  EXPECT_EQ(err("time: soon\n"), "time (test.yaml:5): 'soon' is not a SLURM time (minutes, HH:MM:SS, D-HH:MM:SS, ...)");
+  EXPECT_EQ(err("mem: lots\n"), "mem (test.yaml:5): 'lots' is not a memory size like 64G or 4000M");
+  EXPECT_EQ(err("env: {'1A': x}\n"), "env (test.yaml:5): '1A' is not a valid environment variable name");
+  EXPECT_EQ(err("partition: 'a b'\n"),
+            "partition (test.yaml:5): 'a b' may only use letters, digits and . _ + : @ % = , -");
+  EXPECT_EQ(err("job_name: 'x\"y'\n"), "job_name (test.yaml:5): '\"' and '\\' cannot be passed on an #SBATCH line");
+  auto flag_err = [](const std::string& flag, const std::string& value) {
+    config::Config c = base_config();
+    EXPECT_TRUE(c.set_override(flag, value));
+    auto l = make_launch_config(c, "/w", "/s");
+    return l ? std::string("ok") : l.error().message;
+  };
+  EXPECT_EQ(flag_err("--training_cmd", "python 'x.py"), "training_cmd (--training_cmd): unclosed ' at character 8");
+  EXPECT_EQ(flag_err("--experiment", "a/b"),
+            "experiment (--experiment): experiment 'a/b' may only use letters, digits, '.', '_', '-' and '+' (it "
+            "names a folder)");
+  EXPECT_EQ(err("strategies: [ddp, ddp]\n"), "strategies (test.yaml:5): a strategy is listed twice");
+  config::Config no_cmd(launch_fields());
+  auto l = make_launch_config(no_cmd, "/w", "/s");
+  ASSERT_FALSE(l);
+  EXPECT_EQ(l.error().message.rfind("training_cmd is not set", 0), 0u);
+}
+
+TEST(SlurmScript, SplitWordsLikeAShellWithoutExpansion) {
+  auto w = split_words(R"X(python  "a b" 'c "d"' e\ f "$(x)" `y` $HOME)X");
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w.value(), (std::vector<std::string>{"python", "a b", "c \"d\"", "e f", "$(x)", "`y`", "$HOME"}));
+  EXPECT_EQ(shell_quote("plain-word_1.2/x:y"), "plain-word_1.2/x:y");
+  EXPECT_EQ(shell_quote("a b"), "'a b'");
+  EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_quote(""), "''");
+  EXPECT_EQ(shell_quote("A=b"), "'A=b'");
+  EXPECT_EQ(shell_quote("--flag=b"), "--flag=b");
+  EXPECT_EQ(shell_quote("~"), "'~'");
+}
+
+// --- hostile values -----------------------------------------------------------------------------
+
+// Runs `bash -n` (syntax only) on the script; true when bash accepts it.
+bool bash_syntax_ok(const std::string& script, std::string* output) {
+  const fs::path path = fs::temp_directory_path() / ("scaleprof-hostile-" + std::to_string(::getpid()) + ".sh");
+  std::ofstream(path) << script;
+  const std::string cmd = "bash -n " + path.string() + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  char buf[512];
+  while (p != nullptr && std::fgets(buf, sizeof(buf), p) != nullptr) *output += buf;
+  const int rc = p != nullptr ? ::pclose(p) : -1;
+  fs::remove(path);
+  return rc == 0;
+}
+
+TEST(SlurmScript, HostileValuesInEveryFieldStayInert) {
+  // Each value would create a marker file if any shell ever executed it.
+  const fs::path marker = fs::temp_directory_path() / ("scaleprof-pwned-" + std::to_string(::getpid()));
+  fs::remove(marker);
+  const std::string m = marker.string();
+  const std::vector<std::string> hostile = {
+      "; touch " + m,
+      "$(touch " + m + ")",
+      "`touch " + m + "`",
+      "' ; touch " + m + " ; '",
+      "\" ; touch " + m + " ; \"",
+      "a\nb",
+      "x; rm -rf ~",
+      "${IFS}touch${IFS}" + m,
+      "|| touch " + m,
+      "\\'$(touch " + m + ")",
+  };
+  int accepted = 0, rejected = 0;
+  for (const config::FieldSpec& field : launch_fields()) {
+    for (const std::string& value : hostile) {
+      config::Config c(launch_fields());
+      ASSERT_TRUE(c.merge_text("training_cmd: python train.py\nscaleprof_bin: /bin/scaleprof\n", "base.yaml"));
+      // Through the command line, as a user (or a script building a command line) would pass it.
+      std::string flag_value = value;
+      if (field.kind == config::Kind::kStringMap) flag_value = "HOSTILE=" + value;
+      auto set = c.set_override("--" + field.name, flag_value);
+      if (set && field.kind == config::Kind::kStringMap) {
+        // ... and as a hostile variable name.
+        ASSERT_FALSE(c.set_override("--env", value + "=x") && make_launch_config(c, "/w", "/s"));
+      }
+      if (!set) {
+        ++rejected;
+        continue;
+      }
+      auto l = make_launch_config(c, "/home/u", "/s/scaleprof");
+      if (!l) {
+        ++rejected;
+        EXPECT_FALSE(l.error().message.empty());
+        continue;
+      }
+      ++accepted;
+      for (const JobPlan& job : plan_jobs(l.value())) {
+        std::string output;
+        const std::string script = render_job_script(l.value(), job);
+        EXPECT_TRUE(bash_syntax_ok(script, &output)) << field.name << " = " << value << "\n" << output << script;
+        EXPECT_EQ(script.find("\ntouch"), std::string::npos);
+      }
+      std::string output;
+      EXPECT_TRUE(bash_syntax_ok(render_report_script(l.value()), &output)) << field.name << ": " << output;
+    }
+  }
+  EXPECT_GT(accepted, 50);  // quoting, not only rejection, is what is tested
+  EXPECT_GT(rejected, 50);
+  EXPECT_FALSE(fs::exists(marker));
+}
+
+// Executes a script whose every value is hostile, with stand-ins for srun and scontrol that print
+// their arguments: the values arrive as plain words and nothing runs.
+TEST(SlurmScript, HostileScriptRunsWithValuesAsPlainWords) {
+  const fs::path dir = fs::temp_directory_path() / ("scaleprof-hostile-run-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "bin");
+  const fs::path marker = dir / "pwned";
+  const std::string m = marker.string();
+  for (const char* tool : {"srun", "scontrol", "scaleprof"}) {
+    std::ofstream(dir / "bin" / tool) << "#!/bin/bash\n"
+                                      << (std::string(tool) == "srun"
+                                              ? "while [ \"$1\" != bash ]; do shift; done; shift 2; SLURM_NODEID=0 "
+                                                "SLURM_NNODES=1 SLURM_JOB_ID=7 bash -c \"$1\"\n"
+                                          : std::string(tool) == "scontrol" ? "echo n1\n"
+                                                                            : "printf '<%s>\\n' \"$@\"\n");
+    fs::permissions(dir / "bin" / tool, fs::perms::owner_all);
+  }
+  config::Config c(launch_fields());
+  const std::string h = "$(touch " + m + ")';`touch " + m + "`\"";
+  std::string escaped;  // "train " + h as one word, every character backslash-escaped
+  for (char ch : "train " + h) escaped += std::string("\\") + ch;
+  ASSERT_TRUE(c.set_override("--training_cmd", "python " + escaped));
+  ASSERT_TRUE(c.set_override("--scaleprof_bin", (dir / "bin" / "scaleprof").string()));
+  ASSERT_TRUE(c.set_override("--env", "X=" + h));
+  std::string yaml_h;  // h, backslash-escaped, inside a YAML double-quoted string
+  for (char ch : h) {
+    const std::string shell_escaped = std::string("\\") + ch;  // one word for pre_exec's splitting
+    for (char e : shell_escaped) yaml_h += (e == '"' || e == '\\') ? std::string("\\") + e : std::string(1, e);
+  }
+  ASSERT_TRUE(c.set_override("--pre_exec", "[\"echo " + yaml_h + "\"]"));
+  ASSERT_TRUE(c.set_override("--gpus_per_node", "0"));
+  auto l = make_launch_config(c, dir.string(), "/unused");
+  ASSERT_TRUE(l) << l.error().message;
+  const std::string script = render_job_script(l.value(), plan_jobs(l.value())[0]);
+  std::ofstream(dir / "job.sh") << script;
+  const std::string cmd = "cd " + dir.string() + " && PATH=" + (dir / "bin").string() + ":$PATH bash job.sh 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[512];
+  while (p != nullptr && std::fgets(buf, sizeof(buf), p) != nullptr) out += buf;
+  ASSERT_EQ(::pclose(p), 0) << out << script;
+  EXPECT_FALSE(fs::exists(marker)) << out;
+  EXPECT_NE(out.find("<train " + h + ">"), std::string::npos) << out;
+  EXPECT_NE(out.find("$(touch " + m + ")';`touch " + m + "`\""), std::string::npos) << out;  // pre_exec's echo
+  fs::remove_all(dir);
+}
+
+// --- the command: save / print / --force (nothing is submitted) -----------------------------------
+
+struct CliResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+CliResult run_cli(const std::string& dir, const std::string& args) {
+  const std::string cmd = "cd " + dir + " && " + SCALEPROF_CLI_PATH + " slurm " + args + " 2>&1";
+  CliResult r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  char buf[512];
+  while (p != nullptr && std::fgets(buf, sizeof(buf), p) != nullptr) r.output += buf;
+  const int status = p != nullptr ? ::pclose(p) : -1;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(SlurmCommand, SavesNeverOverwritesWithoutForceAndPreviews) {
+  const fs::path dir = fs::temp_directory_path() / ("scaleprof-slurm-cli-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "a.yaml") << "experiment: cnn\ntraining_cmd: python train.py\nstrategies: [ddp, horovod]\n";
+  const std::string args = "-c a.yaml --mode runall --gpus-per-node 2 ";
+
+  // Both flags: the scripts on stdout, nothing written.
+  CliResult preview = run_cli(dir.string(), args + "--no-submit-job --no-save-script");
+  EXPECT_EQ(preview.exit_code, 0) << preview.output;
+  EXPECT_NE(preview.output.find("#################### ddp-n1-r1.sh ####################\n#!/bin/bash\n"),
+            std::string::npos);
+  EXPECT_NE(preview.output.find("#################### horovod-n1-r1.sh"), std::string::npos);
+  EXPECT_NE(preview.output.find("#################### report.sh"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir / "slurm-scripts"));
+
+  CliResult saved = run_cli(dir.string(), args + "--no-submit-job");
+  EXPECT_EQ(saved.exit_code, 0) << saved.output;
+  EXPECT_TRUE(fs::exists(dir / "slurm-scripts" / "ddp-n1-r1.sh"));
+  EXPECT_TRUE(fs::exists(dir / "slurm-scripts" / "horovod-n1-r1.sh"));
+  EXPECT_TRUE(fs::exists(dir / "slurm-scripts" / "report.sh"));
+  EXPECT_FALSE(fs::exists(dir / "slurm-scripts" / "submitted.jsonl"));
+
+  std::ofstream(dir / "slurm-scripts" / "ddp-n1-r1.sh") << "# edited by hand\n";
+  CliResult refused = run_cli(dir.string(), args + "--no-submit-job --num_nodes 1");
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_EQ(refused.output, "error: slurm-scripts/ddp-n1-r1.sh exists already; --force overwrites it\n");
+  std::ifstream edited(dir / "slurm-scripts" / "ddp-n1-r1.sh");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(edited)), std::istreambuf_iterator<char>()),
+            "# edited by hand\n");
+
+  CliResult forced = run_cli(dir.string(), args + "--no-submit-job --force");
+  EXPECT_EQ(forced.exit_code, 0) << forced.output;
+  std::ifstream regenerated(dir / "slurm-scripts" / "ddp-n1-r1.sh");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(regenerated)), std::istreambuf_iterator<char>())
+                .rfind("#!/bin/bash\n", 0),
+            0u);
+
+  CliResult bad = run_cli(dir.string(), "-c a.yaml --num-node 2 --no-submit-job");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.output, "error: unknown option '--num_node' (did you mean '--num_nodes'?)\n");
+  CliResult provenance = run_cli(dir.string(), "-c a.yaml --num-nodes 3 --print-config");
+  EXPECT_EQ(provenance.exit_code, 0);
+  EXPECT_NE(provenance.output.find("\nnum_nodes: 3 "), std::string::npos) << provenance.output;
+  EXPECT_NE(provenance.output.find("# --num_nodes\n"), std::string::npos);
+  EXPECT_NE(provenance.output.find("experiment: cnn"), std::string::npos);
+  EXPECT_NE(provenance.output.find("# a.yaml:1\n"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// --- status parsing ------------------------------------------------------------------------------
+
+TEST(SlurmStatus, ParsesTheClientsOutput) {
+  auto q = parse_squeue("12|PENDING|0:00\n13|RUNNING|1:05\n14|COMPLETED|1-02:03:04\n");
+  ASSERT_EQ(q.size(), 3u);
+  EXPECT_EQ(q["12"].state, "PENDING");
+  EXPECT_EQ(q["13"].elapsed_s, 65);
+  EXPECT_EQ(q["14"].elapsed_s, 93784);
+  auto s = parse_scontrol_job(
+      "JobId=15 JobName=it-ddp-n1-r1\n   JobState=FAILED Reason=NonZeroExitCode Dependency=(null)\n"
+      "   RunTime=00:00:07 TimeLimit=00:10:00\n");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->state, "FAILED");
+  EXPECT_EQ(s->elapsed_s, 7);
+  auto a = parse_sacct("16|COMPLETED|00:01:00\n16.batch|COMPLETED|00:01:00\n17|CANCELLED by 0|00:00:00\n");
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a["16"].elapsed_s, 60);
+  EXPECT_EQ(state_class(a["17"].state), "failed");
+  EXPECT_EQ(state_class("PENDING"), "pending");
+  EXPECT_EQ(state_class("COMPLETING"), "running");
+  EXPECT_EQ(state_class("TIMEOUT"), "failed");
+  EXPECT_EQ(parse_slurm_duration("INVALID"), std::nullopt);
+}
+
+TEST(SlurmStatus, SubmittedRecordsRoundTrip) {
+  SubmittedJob j;
+  j.job_id = "42";
+  j.job_name = "it-ddp-n2-r1";
+  j.script = "dir/ddp \"n2\".sh";
+  j.strategy = "ddp";
+  j.nodes = 2;
+  j.repetition = 1;
+  j.experiment = "cnn";
+  j.root = "/r";
+  j.run_prefix = "ddp-n2-r1";
+  j.submitted_unix_ns = 1763767200000000000;
+  const fs::path path = fs::temp_directory_path() / ("scaleprof-submitted-" + std::to_string(::getpid()) + ".jsonl");
+  std::ofstream(path) << submitted_line(j) << "{torn\n" << submitted_line(j).substr(0, 20);
+  std::vector<std::string> warnings;
+  auto jobs = read_submitted(path.string(), &warnings);
+  ASSERT_TRUE(jobs);
+  ASSERT_EQ(jobs.value().size(), 1u);
+  EXPECT_EQ(jobs.value()[0].script, j.script);
+  EXPECT_EQ(jobs.value()[0].nodes, 2);
+  EXPECT_EQ(jobs.value()[0].submitted_unix_ns, j.submitted_unix_ns);
+  EXPECT_EQ(warnings.size(), 2u);
+  EXPECT_EQ(parse_job_id("1234\n"), "1234");
+  EXPECT_EQ(parse_job_id("1234;cluster\n"), "1234");
+  EXPECT_EQ(parse_job_id("sbatch: error\n"), "");
+  fs::remove(path);
+}
+
+}  // namespace
+}  // namespace scaleprof::launch
