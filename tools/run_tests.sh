@@ -3,6 +3,7 @@
 #   1. clang-format check            4. unit tests again under AddressSanitizer + UBSan
 #   2. unit tests (ctest)            5. every fuzz target for FUZZ_SECONDS (default 60)
 #   3. PyTorch end-to-end (pytest)   6. clang-tidy on src/
+#   3b. SLURM integration (tests/slurm/slurm_integration_test.sh, a real 16-node cluster)
 # Any failure fails the run; each step prints its own summary line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +33,11 @@ if [ -d tests/python ]; then
   .venv/bin/python -m pip install -q --no-build-isolation .
   SCALEPROF_CLI="$PWD/$BUILD/scaleprof" .venv/bin/python -m pytest -q tests/python
 fi
+
+step "SLURM integration (a real 16-node cluster on this machine; budget 4 minutes)"
+# Starts munged, slurmctld and 16 slurmd itself and stops them by pid; skips, saying why, only where
+# SLURM cannot start. The venv has the scaleprof module from the step above.
+timeout --signal=TERM --kill-after=20 300 bash tests/slurm/slurm_integration_test.sh
 
 step "unit tests under AddressSanitizer and UBSan"
 cmake -S . -B "$ASAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSCALEPROF_SANITIZE=ON >/dev/null

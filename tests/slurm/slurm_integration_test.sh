@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# scaleprof slurm on a real SLURM cluster of 16 nodes on this one machine (tests/slurm/slurm_cluster.sh):
+#  - a scaling-test over 1, 2 and 4 nodes whose training is the real DDP example (CPU, gloo, one
+#    process per node, torchrun c10d rendezvous on the first node), submitted held so that
+#    `scaleprof slurm status` is seen pending, then running, then completed (no accounting database:
+#    sacct is disabled); the jobs run one at a time (a 2-core machine), then the dependent report job;
+#  - `scaleprof report` shows the three runs with 1, 2 and 4 nodes and workers; the report job's HTML exists;
+#  - the 8- and 16-node scripts pass `sbatch --test-only` against the same cluster;
+#  - a failing sbatch (more nodes than exist) exits non-zero with sbatch's message, and the job
+#    submitted before it stays recorded.
+# Skips (exit 0, one line saying why) only where SLURM cannot start. Every daemon is stopped by pid.
+#   BUILD=build tests/slurm/slurm_integration_test.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+REPO=$PWD
+BUILD=${BUILD:-build}
+SCALEPROF=${SCALEPROF:-$REPO/$BUILD/scaleprof}
+PY=${PYTHON:-$REPO/.venv/bin/python}
+start_s=$(date +%s)
+say() { printf '[slurm-it %3ss] %s\n' "$(($(date +%s) - start_s))" "$*"; }
+fail() { say "FAIL: $*"; exit 1; }
+
+[ -x "$SCALEPROF" ] || fail "$SCALEPROF not built"
+"$PY" -c 'import torch, scaleprof' 2>/dev/null || fail "$PY cannot import torch and scaleprof (make test installs them)"
+
+work=$(mktemp -d /tmp/scaleprof-slurm-it.XXXXXX)
+source tests/slurm/slurm_cluster.sh
+finish() {
+  local rc=$?
+  cluster_stop
+  local left
+  left=$(cluster_alive_pids)
+  if [ -n "$left" ]; then
+    echo "slurm integration: daemons still running after stop: $left"
+    rc=1
+  fi
+  if [ $rc != 0 ] && [ -d "$work" ]; then
+    echo "--- logs (kept in $work) ---"
+    tail -n 20 "$work"/logs/* "$work"/cluster/slurmctld.log 2>/dev/null || true
+  else
+    rm -rf "$work"
+  fi
+  exit $rc
+}
+trap finish EXIT
+
+if ! cluster_start "$work/cluster" 16; then
+  echo "slurm integration: SKIPPED: SLURM cannot start here: $CLUSTER_WHY"
+  exit 0
+fi
+say "cluster up: $(sinfo -h -o '%D nodes %t' | tr '\n' ' ')"
+
+# --- the scaling test -------------------------------------------------------------------------
+# torchrun of the venv's torch (the console script is torch.distributed.run; a venv that shares
+# another's packages has no bin/torchrun of its own).
+mkdir -p "$work/bin"
+printf '#!/bin/sh\nexec %s -m torch.distributed.run "$@"\n' "$PY" >"$work/bin/torchrun"
+chmod +x "$work/bin/torchrun"
+export PATH="$work/bin:$PATH"
+cat >"$work/base.yaml" <<YAML
+experiment: slurm-it
+job_name: it
+time: "00:10:00"
+gpus_per_node: 0
+strategies: [ddp]
+scalability_nodes: [1, 2, 4, 8]
+root: $work/metrics
+script_dir: $work/scripts
+std_out: $work/logs/%x-%j.out
+std_err: $work/logs/%x-%j.err
+env:
+  OMP_NUM_THREADS: "1"
+  PYTHONUNBUFFERED: "1"
+YAML
+cat >"$work/train.yaml" <<YAML
+training_cmd: $PY $REPO/examples/ddp_train.py --epochs 3 --steps-per-epoch 4 --batch-size 8 --profile-epoch -1 --strategy {strategy}
+gpu_interval: 100ms
+YAML
+port=$(free_port_base 1)
+cfg=(-c "$work/base.yaml" -c "$work/train.yaml" --mode scaling-test --scalability_nodes 1,2,4 --rdzv_port "$port")
+
+# The effective configuration says where each value came from.
+"$SCALEPROF" slurm "${cfg[@]}" --print-config >"$work/config.txt"
+grep -q "^scalability_nodes: \[1, 2, 4\] *# --scalability_nodes$" "$work/config.txt" || fail "print-config: $(cat "$work/config.txt")"
+grep -q "^experiment: slurm-it *# $work/base.yaml:1$" "$work/config.txt" || fail "print-config provenance"
+
+# Submitted into a partition that is down, then held: the test decides when each job runs (one at
+# a time on this 2-core machine).
+scontrol update PartitionName=debug State=DOWN
+"$SCALEPROF" slurm "${cfg[@]}" >"$work/submit.out" 2>&1 || fail "submit: $(cat "$work/submit.out")"
+cat "$work/submit.out"
+mapfile -t ids < <(sed -n 's/^submitted job \([0-9]*\): ddp.*/\1/p' "$work/submit.out")
+report_id=$(sed -n 's/^submitted job \([0-9]*\): report.*/\1/p' "$work/submit.out")
+[ ${#ids[@]} = 3 ] && [ -n "$report_id" ] || fail "expected 3 jobs and a report job"
+[ "$(wc -l <"$work/scripts/submitted.jsonl")" = 4 ] || fail "submitted.jsonl should have 4 lines"
+dep=$(scontrol show job "$report_id" | grep -o 'Dependency=[^ ]*')
+for id in "${ids[@]}"; do [[ "$dep" == *"afterany:$id"* ]] || fail "report job $report_id: $dep"; done
+say "report job $report_id: $dep"
+
+scontrol hold "${ids[@]}" "$report_id"
+scontrol update PartitionName=debug State=UP
+
+status() { "$SCALEPROF" slurm status --script-dir "$work/scripts" --format csv 2>"$work/status.err"; }
+state_of() { status | awk -F, -v id="$1" '$1==id{print $6}'; }
+
+status >"$work/status-pending.csv"
+say "status while held: $(cut -d, -f1,6,7 "$work/status-pending.csv" | tr '\n' ' ')"
+for id in "${ids[@]}" "$report_id"; do
+  [ "$(awk -F, -v id="$id" '$1==id{print $6}' "$work/status-pending.csv")" = pending ] || fail "job $id not pending"
+done
+
+wait_state() {  # id state timeout_s
+  local i
+  for ((i = 0; i < $3 * 5; i++)); do
+    [ "$(state_of "$1")" = "$2" ] && return 0
+    sleep 0.2
+  done
+  fail "job $1 did not reach $2 in $3 s: $(status | tr '\n' ' ') $(cat "$work/status.err")"
+}
+
+saw_running=0
+for id in "${ids[@]}"; do
+  scontrol release "$id"
+  wait_state "$id" running 60
+  if [ $saw_running = 0 ]; then
+    status >"$work/status-running.csv"
+    say "status while running: $(cut -d, -f1,6,7,8 "$work/status-running.csv" | tr '\n' ' ')"
+    [ "$(awk -F, -v id="${ids[1]}" '$1==id{print $6}' "$work/status-running.csv")" = pending ] || fail "other jobs should still be pending"
+    saw_running=1
+  fi
+  wait_state "$id" completed 150
+  say "job $id completed"
+done
+scontrol release "$report_id"
+wait_state "$report_id" completed 60
+status >"$work/status-done.csv"
+say "status when done: $(cut -d, -f1,6,7,8,10 "$work/status-done.csv" | tr '\n' ' ')"
+grep -q "sacct" "$work/status.err" && say "note from status: $(cat "$work/status.err")"
+
+# --- what the report sees ----------------------------------------------------------------------
+[ -s "$work/scripts/slurm-it-report.html" ] || fail "the report job wrote no HTML: $(cat "$work"/logs/it-report-*.err)"
+"$SCALEPROF" runs --root "$work/metrics" --experiment slurm-it --format csv >"$work/runs.csv"
+cat "$work/runs.csv"
+for n in 1 2 4; do
+  # experiment,run,strategy,workers,nodes,epochs,status,...
+  grep -q "^slurm-it,ddp-n$n-r1-slurm[0-9]*,ddp,$n,$n,3,completed," "$work/runs.csv" || fail "no completed $n-node run with $n workers"
+done
+"$SCALEPROF" report --root "$work/metrics" --experiment slurm-it --no-plots --format csv >"$work/report.csv" 2>"$work/report.err" || true
+grep -q "ddp" "$work/report.csv" || fail "report: $(cat "$work/report.err")"
+say "report: $(head -5 "$work/report.csv" | tr '\n' ' ')"
+
+# --- 8 and 16 nodes: sbatch --test-only against the same cluster -------------------------------
+"$SCALEPROF" slurm "${cfg[@]}" --scalability_nodes 8,16 --script_dir "$work/big" --no-submit-job >/dev/null
+for n in 8 16; do
+  out=$(sbatch --test-only "$work/big/ddp-n$n-r1.sh" 2>&1) || fail "sbatch --test-only for $n nodes: $out"
+  say "$n nodes: $out"
+done
+if sbatch --test-only -N 17 "$work/big/ddp-n16-r1.sh" >/dev/null 2>&1; then fail "17 nodes should be refused"; fi
+
+# --- a failing sbatch: the error is shown, earlier jobs stay recorded ---------------------------
+scontrol update PartitionName=debug State=DOWN
+set +e
+"$SCALEPROF" slurm "${cfg[@]}" --scalability_nodes 1,32 --script_dir "$work/failing" >"$work/fail.out" 2>"$work/fail.err"
+rc=$?
+set -e
+[ $rc = 1 ] || fail "failing sbatch: exit code $rc"
+grep -q "sbatch failed for $work/failing/ddp-n32-r1.sh" "$work/fail.err" || fail "failing sbatch: $(cat "$work/fail.err")"
+grep -qi "node configuration is not available\|Node count specification invalid" "$work/fail.err" || fail "sbatch's own message missing: $(cat "$work/fail.err")"
+[ "$(wc -l <"$work/failing/submitted.jsonl")" = 1 ] || fail "the job submitted before the failure is not recorded"
+held=$(sed -n 's/.*"job_id": "\([0-9]*\)".*/\1/p' "$work/failing/submitted.jsonl")
+scancel "$held"
+say "failing sbatch: exit 1, $(head -1 "$work/fail.err")"
+
+say "PASS"
