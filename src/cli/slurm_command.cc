@@ -74,12 +74,12 @@ int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides
   config::Config config(launch::launch_fields());
   for (const std::string& file : opt.config_files) {
     if (auto ok = config.merge_file(file); !ok) {
-      fmt::print(stderr, "error: {}\n", ok.error().message);
+      print_message(stderr, "error", ok.error().message);
       return kExitUsage;
     }
   }
   if (auto ok = apply_overrides(overrides, &config); !ok) {
-    fmt::print(stderr, "error: {}\n", ok.error().message);
+    print_message(stderr, "error", ok.error().message);
     return kExitUsage;
   }
   if (opt.print_config) {
@@ -90,7 +90,7 @@ int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides
   const std::string cwd = std::filesystem::current_path(ec).string();
   auto launch = launch::make_launch_config(config, cwd, self_executable());
   if (!launch) {
-    fmt::print(stderr, "error: {}\n", launch.error().message);
+    print_message(stderr, "error", launch.error().message);
     return kExitUsage;
   }
   const launch::LaunchConfig& c = launch.value();
@@ -118,24 +118,24 @@ int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides
       if (!plan.report_path.empty()) all.push_back(plan.report_path);
       for (const std::string& p : all) {
         if (std::filesystem::exists(p, ec)) {
-          fmt::print(stderr, "error: {} exists already; --force overwrites it\n", p);
+          print_message(stderr, "error", fmt::format("{} exists already; --force overwrites it", p));
           return kExitError;
         }
       }
     }
     if (auto ok = collect::make_directories(c.script_dir); !ok) {
-      fmt::print(stderr, "error: {}\n", ok.error().message);
+      print_message(stderr, "error", ok.error().message);
       return kExitError;
     }
     for (size_t i = 0; i < plan.jobs.size(); ++i) {
-      if (auto ok = collect::replace_file(plan.script_paths[i], plan.scripts[i]); !ok) {
-        fmt::print(stderr, "error: {}\n", ok.error().message);
+      if (auto ok = write_output_file(plan.script_paths[i], plan.scripts[i]); !ok) {
+        print_message(stderr, "error", ok.error().message);
         return kExitError;
       }
     }
     if (!plan.report_path.empty()) {
-      if (auto ok = collect::replace_file(plan.report_path, plan.report_script); !ok) {
-        fmt::print(stderr, "error: {}\n", ok.error().message);
+      if (auto ok = write_output_file(plan.report_path, plan.report_script); !ok) {
+        print_message(stderr, "error", ok.error().message);
         return kExitError;
       }
     }
@@ -156,10 +156,11 @@ int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides
     std::fflush(stdout);
   });
   if (!status) {
-    fmt::print(stderr, "error: {}\n", status.error().message);
+    print_message(stderr, "error", status.error().message);
     if (!submitted.empty()) {
-      fmt::print(stderr, "note: the {} job(s) submitted before are recorded in {}/{}\n", submitted.size(), c.script_dir,
-                 launch::kSubmittedFile);
+      print_message(stderr, "note",
+                    fmt::format("the {} job(s) submitted before are recorded in {}/{}", submitted.size(), c.script_dir,
+                                launch::kSubmittedFile));
     }
     return kExitError;
   }
@@ -176,17 +177,18 @@ std::string elapsed_text(const std::optional<int64_t>& s) {
 int run_status(const StatusOptions& opt) {
   report::RenderOptions render;
   if (!report::parse_format(opt.format, &render.format)) {
-    fmt::print(stderr, "error: --format must be table, csv or json (got '{}')\n", opt.format);
+    print_message(stderr, "error", fmt::format("--format must be table, csv or json (got '{}')", opt.format));
     return kExitUsage;
   }
   std::vector<std::string> warnings;
   const std::string path = opt.script_dir + "/" + std::string(launch::kSubmittedFile);
   auto jobs = launch::read_submitted(path, &warnings);
   if (!jobs) {
-    fmt::print(stderr, "error: {} (nothing was submitted from this script folder?)\n", jobs.error().message);
+    print_message(stderr, "error",
+                  fmt::format("{} (nothing was submitted from this script folder?)", jobs.error().message));
     return kExitError;
   }
-  for (const std::string& w : warnings) fmt::print(stderr, "warning: {}\n", w);
+  for (const std::string& w : warnings) print_message(stderr, "warning", w);
   std::vector<std::string> notes;
   const std::vector<launch::JobStatus> statuses = launch::job_statuses(jobs.value(), &notes);
   report::Table table;
@@ -212,11 +214,10 @@ int run_status(const StatusOptions& opt) {
                    cell(elapsed_text(s.elapsed_s)), s.elapsed_s ? report::Cell(*s.elapsed_s) : report::Cell::null(),
                    cell(s.run), cell(s.run_status), cell(s.source)});
   }
-  for (const std::string& n : notes) fmt::print(stderr, "note: {}\n", n);
+  for (const std::string& n : notes) print_message(stderr, "note", n);
   render.color = opt.output.empty() && color_allowed(STDOUT_FILENO) && render.format == report::Format::kTable;
-  std::string error;
-  if (!write_output(opt.output, report::render(table, render), &error)) {
-    fmt::print(stderr, "error: {}\n", error);
+  if (Status written = write_output_file(opt.output, report::render(table, render)); !written) {
+    print_message(stderr, "error", written.error().message);
     return kExitError;
   }
   return kExitOk;

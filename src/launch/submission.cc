@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "collect/file_io.h"
+#include "core/json_string.h"
 #include "launch/captured_command.h"
-#include "report/table.h"
 
 namespace scaleprof::launch {
 
@@ -74,7 +74,6 @@ Status sbatch(const std::vector<std::string>& args, const std::string& path, con
 }  // namespace
 
 std::string submitted_line(const SubmittedJob& j) {
-  using report::json_quote;
   return fmt::format(
       "{{\"kind\": {}, \"job_id\": {}, \"job_name\": {}, \"script\": {}, \"strategy\": {}, \"nodes\": {}, "
       "\"repetition\": {}, \"experiment\": {}, \"root\": {}, \"run_prefix\": {}, \"submitted_unix_ns\": {}}}\n",
