@@ -146,7 +146,11 @@ for n in 1 2 4; do
   grep -q "^slurm-it,ddp-n$n-r1-slurm[0-9]*,ddp,$n,$n,3,completed," "$work/runs.csv" || fail "no completed $n-node run with $n workers"
 done
 "$SCALEPROF" report --root "$work/metrics" --experiment slurm-it --no-plots --format csv >"$work/report.csv" 2>"$work/report.err" || true
-grep -q "ddp" "$work/report.csv" || fail "report: $(cat "$work/report.err")"
+for n in 1 2 4; do
+  # The epoch-time table: strategy,workers,nodes,runs,epochs,...
+  grep -q "^ddp,$n,$n,1," "$work/report.csv" || fail "report has no ddp row with $n workers on $n nodes: $(cat "$work/report.csv" "$work/report.err")"
+done
+grep -q "ddp" "$work/scripts/slurm-it-report.html" || fail "the report job's HTML does not show the runs"
 say "report: $(head -5 "$work/report.csv" | tr '\n' ' ')"
 
 # --- 8 and 16 nodes: sbatch --test-only against the same cluster -------------------------------
