@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "collect/run_records.h"
 #include "config/config.h"
 #include "launch/job_status.h"
 #include "launch/launch_config.h"
@@ -468,6 +469,75 @@ TEST(SlurmStatus, ParsesTheClientsOutput) {
   EXPECT_EQ(state_class("COMPLETING"), "running");
   EXPECT_EQ(state_class("TIMEOUT"), "failed");
   EXPECT_EQ(parse_slurm_duration("INVALID"), std::nullopt);
+}
+
+// When SLURM no longer knows a job (squeue and scontrol forgot it, no accounting database), the run
+// directory the job wrote gives its outcome; each silent source is named in a note.
+TEST(SlurmStatus, FallsBackToTheRunDirectoryWhenSlurmHasForgotten) {
+  const fs::path dir = fs::temp_directory_path() / ("scaleprof-status-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "bin");
+  const std::vector<std::pair<std::string, std::string>> tools = {
+      {"squeue", "slurm_load_jobs error: Unable to contact slurm controller (connect failure)"},
+      {"scontrol", "slurm_load_jobs error: Invalid job id specified"},
+      {"sacct", "Slurm accounting storage is disabled"}};
+  for (const auto& tool : tools) {
+    std::ofstream(dir / "bin" / tool.first) << "#!/bin/sh\necho '" << tool.second << "' >&2\nexit 1\n";
+    fs::permissions(dir / "bin" / tool.first, fs::perms::owner_all);
+  }
+  collect::RunInfo info;
+  info.experiment = "exp";
+  info.run = "ddp-n2-r1-slurm42";
+  info.strategy = "ddp";
+  info.start_unix_ns = 1'763'767'200'000'000'000;
+  info.end_unix_ns = *info.start_unix_ns + 65'000'000'000;
+  info.exit_status = 0;
+  info.status = "completed";
+  info.writer = "wrapper";
+  fs::create_directories(dir / "root" / "exp" / info.run);
+  std::ofstream(dir / "root" / "exp" / info.run / "run.json") << collect::to_json(info);
+  for (int64_t r = 0; r < 2; ++r) {
+    collect::RankInfo rank;
+    rank.rank = r;
+    rank.world_size = 2;
+    rank.host = "n" + std::to_string(r + 1);
+    rank.start_unix_ns = info.start_unix_ns;
+    rank.end_unix_ns = info.end_unix_ns;
+    rank.status = "completed";
+    rank.experiment = "exp";
+    rank.run = info.run;
+    const fs::path rank_dir = dir / "root" / "exp" / info.run / collect::rank_dir_name(r);
+    fs::create_directories(rank_dir);
+    std::ofstream(rank_dir / "rank.json") << collect::to_json(rank);
+  }
+
+  std::vector<SubmittedJob> jobs(2);
+  for (SubmittedJob& j : jobs) {
+    j.experiment = "exp";
+    j.root = (dir / "root").string();
+    j.strategy = "ddp";
+    j.nodes = 2;
+    j.repetition = 1;
+    j.run_prefix = "ddp-n2-r1";
+  }
+  jobs[0].job_id = "42";
+  jobs[1].job_id = "43";  // never wrote a run directory
+  const std::string old_path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
+  ::setenv("PATH", ((dir / "bin").string() + ":" + old_path).c_str(), 1);
+  std::vector<std::string> notes;
+  const std::vector<JobStatus> st = job_statuses(jobs, &notes);
+  ::setenv("PATH", old_path.c_str(), 1);
+  ASSERT_EQ(st.size(), 2u);
+  EXPECT_EQ(st[0].state, "completed");
+  EXPECT_EQ(st[0].source, "run directory");
+  EXPECT_EQ(st[0].run, "ddp-n2-r1-slurm42");
+  EXPECT_EQ(st[0].elapsed_s, 65);
+  EXPECT_EQ(st[0].slurm_state, "");
+  EXPECT_EQ(st[1].state, "unknown");
+  EXPECT_EQ(notes, (std::vector<std::string>{
+                       "squeue: slurm_load_jobs error: Unable to contact slurm controller (connect failure)",
+                       "sacct: Slurm accounting storage is disabled"}));
+  fs::remove_all(dir);
 }
 
 TEST(SlurmStatus, SubmittedRecordsRoundTrip) {
