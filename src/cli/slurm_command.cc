@@ -244,6 +244,9 @@ void setup_slurm_command(CLI::App& app, int* exit_code) {
 
   auto status_opt = std::make_shared<StatusOptions>();
   CLI::App* status = cmd->add_subcommand("status", "State of the submitted jobs: pending, running, completed, failed");
+  status->footer(
+      "Reads DIR/submitted.jsonl and asks squeue, scontrol show job, sacct (where accounting exists) and the run "
+      "directories the jobs wrote.");
   status->add_option("--script-dir", status_opt->script_dir, "Folder with submitted.jsonl")->capture_default_str();
   status->add_option("--format", status_opt->format, "Output format: table, csv or json")->capture_default_str();
   status->add_option("-o,--output", status_opt->output, "Write to FILE instead of standard output");
