@@ -412,6 +412,26 @@ TEST(TraceSet, RankFromFileName) {
   EXPECT_EQ(rank_from_file_name("trainer_rank_7.json"), 7);
   EXPECT_EQ(rank_from_file_name("/rank-9/worker.json"), std::nullopt);  // only the file name counts
   EXPECT_EQ(rank_from_file_name("ranking.json"), std::nullopt);
+  // itwinai's profiler writes worker_<global rank>.<timestamp>.pt.trace.json.
+  EXPECT_EQ(rank_from_file_name("/run/torch-traces/worker_10.1712345678901.pt.trace.json"), 10);
+  EXPECT_EQ(rank_from_file_name("worker_2.1712345678901.pt.trace.json.gz"), 2);
+}
+
+// itwinai's stored traces carry no rank inside: the worker number in the name is the rank (it used to
+// be numbered 0, 1, ... in file order, so worker_10 sorted before worker_2 became rank 1).
+TEST(TraceSet, ItwinaiWorkerNamesGiveTheRank) {
+  TempDir dir;
+  const std::string trace =
+      R"({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":2}]})";
+  dir.write("worker_10.1712345678901.pt.trace.json", trace);
+  dir.write("worker_2.1712345678902.pt.trace.json", trace);
+  auto set = load_traces({dir.path()});
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  ASSERT_EQ(set.value().ranks.size(), 2u);
+  EXPECT_EQ(set.value().ranks[0].rank, 2);
+  EXPECT_EQ(set.value().ranks[1].rank, 10);
+  EXPECT_NE(set.value().ranks[1].path.find("worker_10"), std::string::npos);
+  EXPECT_TRUE(set.value().warnings.empty());
 }
 
 // Real traces: the streaming reader and the whole-document parser must build identical tables.

@@ -31,12 +31,15 @@ bool TraceSet::partial() const {
 
 std::optional<int64_t> rank_from_file_name(std::string_view path) {
   std::string name = fs::path(std::string(path)).filename().string();
-  for (size_t pos = name.find("rank"); pos != std::string::npos; pos = name.find("rank", pos + 1)) {
-    size_t i = pos + 4;
-    if (i < name.size() && (name[i] == '-' || name[i] == '_')) ++i;
-    size_t start = i;
-    while (i < name.size() && name[i] >= '0' && name[i] <= '9' && i - start < 9) ++i;
-    if (i > start) return std::stoll(name.substr(start, i - start));
+  // "rank-3" (scaleprof, torchrun users) and "worker_10" (itwinai's tensorboard_trace_handler names).
+  for (std::string_view key : {std::string_view("rank"), std::string_view("worker")}) {
+    for (size_t pos = name.find(key); pos != std::string::npos; pos = name.find(key, pos + 1)) {
+      size_t i = pos + key.size();
+      if (i < name.size() && (name[i] == '-' || name[i] == '_')) ++i;
+      size_t start = i;
+      while (i < name.size() && name[i] >= '0' && name[i] <= '9' && i - start < 9) ++i;
+      if (i > start) return std::stoll(name.substr(start, i - start));
+    }
   }
   return std::nullopt;
 }

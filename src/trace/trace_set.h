@@ -1,8 +1,8 @@
 // Loads many trace files (one per rank) in parallel and assigns each its rank.
 //
 // Rank sources, in order: an explicit override (`--rank FILE=N`), distributedInfo.rank in the trace,
-// a file name containing `rank-3`/`rank3`/`rank_3`, and finally a number given in file order with a
-// warning. Two files with the same rank are an error naming both.
+// a file name containing `rank-3`/`rank3`/`rank_3` or itwinai's `worker_3`, and finally a number given in file order
+// with a warning. Two files with the same rank are an error naming both.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +41,7 @@ Result<std::vector<std::string>> expand_trace_paths(const std::vector<std::strin
 // unreadable files are listed in TraceSet::errors and the others are still loaded.
 Result<TraceSet> load_traces(const std::vector<std::string>& paths, const LoadOptions& options = {});
 
-// The rank a file name implies ("rank-3", "rank3", "rank_3"), if any.
+// The rank a file name implies ("rank-3", "rank3", "rank_3", itwinai's "worker_3"), if any.
 std::optional<int64_t> rank_from_file_name(std::string_view path);
 
 }  // namespace scaleprof::trace
