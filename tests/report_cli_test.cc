@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "png_image.h"
 #include "scalability_fixtures.h"
 
 namespace {
@@ -253,6 +254,143 @@ TEST(ReportHtml, RendersInChromiumWithEveryTableAndPlot) {
   // The run name is text, not markup: escaped in the DOM, and no script element exists.
   EXPECT_NE(dom.find("<td>&lt;script&gt;alert(1)&lt;/script&gt;</td>"), std::string::npos);
   EXPECT_EQ(dom.find("<script"), std::string::npos);
+}
+
+// Pixels of `img` inside [x0, x1) x [y0, y1) within 40 of the colour (r, g, b) on every channel.
+size_t pixels_near(const scaleprof::testing::PngImage& img, int x0, int y0, int x1, int y1, int r, int g, int b) {
+  size_t n = 0;
+  for (int y = y0; y < std::min(y1, img.height); ++y) {
+    for (int x = x0; x < std::min(x1, img.width); ++x) {
+      const uint8_t* p = img.at(x, y);
+      n += std::abs(p[0] - r) <= 40 && std::abs(p[1] - g) <= 40 && std::abs(p[2] - b) <= 40 ? 1 : 0;
+    }
+  }
+  return n;
+}
+
+// The page opens with the answer: the key figures are the first section, and a browser window of
+// 1280 x 900 shows them and the lost-efficiency chart without scrolling. "Where scaling is lost"
+// is one section with one contents entry.
+TEST(ReportHtml, FirstScreenShowsKeyFiguresAndLossChart) {
+  if (!have("chromium")) GTEST_SKIP() << "chromium not installed";
+  ScratchDir root("report-html-first-root");
+  build(root);
+  // At 4 workers: 60 us computation, 20 us idle, 20 us communication.
+  root.write("exp/ddp-w4/rank-00000/traces/r0.pt.trace.json", scaleprof::testing::tiny_trace(0, 60, 20, 20));
+  ScratchDir scratch("report-html-first");
+  const std::string page = scratch / "report.html";
+  CliRun r = run("report --no-plots --root " + root.path() + " --html " + page, "SCALEPROF_GNUPLOT=");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  std::string console;
+  const std::string dom = chromium_dom(page, &console);
+  EXPECT_TRUE(console.empty()) << console;
+  const size_t first_section = dom.find("<section");
+  ASSERT_NE(first_section, std::string::npos);
+  EXPECT_EQ(dom.compare(first_section, 30, "<section id=\"key-figures\">\n<h2"), 0) << dom.substr(first_section, 80);
+  const size_t end = dom.find("</section>", first_section);
+  const std::string key = dom.substr(first_section, end - first_section);
+  // ddp: 1 -> 4 workers, 9 s -> 3 s: efficiency 75%, 25 points lost; communication 20% -> 20% of the
+  // span: 0.6 s vs 1.8/4 = 0.45 s, 5.0 points; idle 0 -> 20%: 0.6 s, 20.0 points; nothing else.
+  EXPECT_NE(key.find("Best strategy per scale"), std::string::npos);
+  EXPECT_NE(key.find("<b>2 workers</b>: ddp"), std::string::npos) << key;
+  EXPECT_NE(key.find("<b>ddp</b>: <span class=\"big\">75.0%</span> at 4 workers (vs. 1)"), std::string::npos) << key;
+  EXPECT_NE(key.find("<b>ddp</b>: <span class=\"big\">idle</span> — 20.0 of 25.0 points"), std::string::npos) << key;
+  EXPECT_NE(key.find("<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"loss-chart\""), std::string::npos);
+  EXPECT_EQ(count(dom, ">Where Scaling Is Lost</"), 2u);  // the contents entry and the section heading
+  EXPECT_EQ(count(dom, "<h2>Where Scaling Is Lost</h2>"), 1u);
+  EXPECT_EQ(count(dom, "href=\"#section-scaling_loss\">Where Scaling Is Lost"), 1u);
+
+  // The first screen, as a person sees it.
+  ScratchDir profile("report-chromium-shot");
+  const std::string shot = scratch / "first-screen.png";
+  CliRun c = shell(
+      "timeout 120 chromium --headless --disable-gpu --no-sandbox --no-first-run --hide-scrollbars "
+      "--user-data-dir=" +
+      profile.path() + " --window-size=1280,900 --screenshot=" + shot + " file://" + page);
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const scaleprof::testing::PngImage img = scaleprof::testing::read_png(shot);
+  ASSERT_TRUE(img.error.empty()) << img.error;
+  ASSERT_EQ(img.width, 1280);
+  ASSERT_EQ(img.height, 900);
+  // Not blank: text and boxes cover a real part of the screen.
+  size_t ink = 0;
+  for (int y = 0; y < img.height; ++y) {
+    for (int x = 0; x < img.width; ++x) {
+      const uint8_t* p = img.at(x, y);
+      ink += p[0] < 200 || p[1] < 200 || p[2] < 200 ? 1 : 0;
+    }
+  }
+  EXPECT_GT(ink, 20000u);
+  // The chart's bars, in the colours of their causes, lie within the first screen: communication
+  // (#D55E00, 5 points) and idle (#E69F00, 10 points), at least a bar's height of each.
+  EXPECT_GT(pixels_near(img, 0, 0, 1280, 900, 0xD5, 0x5E, 0x00), 400u);
+  EXPECT_GT(pixels_near(img, 0, 0, 1280, 900, 0xE6, 0x9F, 0x00), 800u);
+  // And the key-figure cards (their blue top border, #0072B2) above the chart.
+  EXPECT_GT(pixels_near(img, 0, 0, 1280, 450, 0x00, 0x72, 0xB2), 1000u);
+}
+
+// Two strategies with the same epoch times have the same Amdahl projection: both dashed lines must
+// stay visible (their own dash patterns), and the computation plot labels its bars in percent.
+TEST(ReportCli, ProjectionsStayVisibleAndComputationBarsAreLabelled) {
+  if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed";
+  ScratchDir root("report-cli-overlap");
+  using scaleprof::testing::make_run;
+  for (const char* strategy : {"ddp", "gloo"}) {
+    make_run(root, "exp", std::string(strategy) + "-w1", std::string(strategy) + "-w1", strategy, 1, {{10, 8, 8}});
+    make_run(root, "exp", std::string(strategy) + "-w2", std::string(strategy) + "-w2", strategy, 2,
+             {{6, 5, 5}, {6, 5, 5}});
+  }
+  // itwinai's computation data (another root): 754.7 of 1000 us is computation -> "75.5%".
+  ScratchDir itw("report-cli-labels");
+  itw.write("itw/epoch-time/epochtime_deepspeed_1N.csv",
+            "epoch_id,time,name,nodes\n1,5,deepspeed,1\n2,4,deepspeed,1\n");
+  itw.write("itw/computation-data/deepspeed_4_0.csv",
+            ",name,node_id,self_cuda_time_total,cuda_time_total,cuda_time_total_str,calls,strategy,num_gpus,"
+            "global_rank\n0,ProfilerStep*,0,1000.0,0,,1,deepspeed,4,0\n1,aten::mm,0,754.7,0,,1,deepspeed,4,0\n"
+            "2,ncclKernel,0,245.3,0,,1,deepspeed,4,0\n");
+  ScratchDir plots("report-cli-overlap-plots");
+  CliRun r = run("report --root " + root.path() + " --plot-file-suffix .svg --plot-dir " + plots.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string speedup = slurp(plots / "relative_epoch_time_speedup.svg");
+  // gnuplot writes each line as <g id="gnuplot_plot_N"> with its key text <text>NAME</text> and then
+  // its path, dashed with stroke-dasharray='...'.
+  auto dash_of = [&](const std::string& title) {
+    const size_t at = speedup.find("<text>" + title + "</text>");
+    if (at == std::string::npos) return std::string("missing");
+    const size_t end = speedup.find("gnuplot_plot_", at);
+    const size_t dash = speedup.find("stroke-dasharray='", at);
+    if (dash == std::string::npos || dash > end) return std::string("solid");
+    return speedup.substr(dash, speedup.find('\'', dash + 18) - dash);
+  };
+  const std::string ddp = dash_of("ddp (Amdahl projection)");
+  const std::string gloo = dash_of("gloo (Amdahl projection)");
+  EXPECT_NE(ddp, "missing");
+  EXPECT_NE(gloo, "missing");
+  EXPECT_NE(ddp, "solid");
+  EXPECT_NE(ddp, gloo) << "coinciding projections drawn with the same dashes";
+  CliRun c = run("report --root " + itw.path() + " --plot-file-suffix .svg --plot-dir " + plots.path());
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const std::string comp = slurp(plots / "computation_vs_other_plot.svg");
+  EXPECT_NE(comp.find(">75.5%<"), std::string::npos) << "no percentage label on the computation bar";
+}
+
+// The console shows one row per configuration: the per-GPU table (one row per GPU of every run) is
+// only named there, with where to find it; CSV and JSON keep it.
+TEST(ReportCli, ConsoleLeavesPerGpuDetailToOtherForms) {
+  ScratchDir root("report-cli-console");
+  build(root);
+  CliRun r = run("report --no-plots --root " + root.path(), "SCALEPROF_GNUPLOT=");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("rank-00000 gpu 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Per-GPU detail: 3 row(s), one per GPU of every run: see --format csv or json, or the --html "
+                       "page."),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("GPU utilization and energy per strategy and number of workers"), std::string::npos);
+  CliRun csv = run("report --no-plots --format csv --root " + root.path(), "SCALEPROF_GNUPLOT=");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(count(csv.out, "rank-00000 gpu 0"), 3u) << csv.out;
 }
 
 }  // namespace

@@ -2,10 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "report/key_figures.h"
+
 #include <cmath>
 
 #include "core/utf8.h"
-#include "report/scalability_explanation.h"
 
 namespace scaleprof::report {
 
@@ -70,6 +71,13 @@ figcaption{font-size:.9rem;color:#444;margin-top:.3rem}
 .err{background:#fdecea;border-left:4px solid #D55E00;padding:.5rem 1rem}
 .explain{background:#eef7f2;border-left:4px solid #009E73;padding:.5rem 1rem}
 nav ul{columns:2;font-size:.9rem}
+.cards{display:flex;flex-wrap:wrap;gap:.8rem;margin:.4rem 0 .6rem}
+.card{flex:1 1 300px;border:1px solid #ccd;border-top:4px solid #0072B2;border-radius:4px;padding:.3rem .8rem;
+font-size:.9rem;background:#fafcff}
+.card h3{margin:.3rem 0;font-size:.95rem;color:#0b3d66}.card ul{margin:.2rem 0;padding-left:1.1rem}
+.card .big{font-size:1.15rem;font-weight:600}
+#key-figures h2{margin-top:.8rem}#loss-chart-figure{margin:.4rem 0 1rem}
+#loss-chart-figure svg{border:0;max-width:1000px}
 @media print{nav{display:none}figure{break-inside:avoid}}
 )";
 
@@ -134,31 +142,13 @@ std::string render_scalability_html(const ScalabilityAnalysis& analysis, const s
       "<p class=\"meta\">scaleprof {} &middot; data: <code>{}</code> &middot; {} run(s) &middot; first {} "
       "epoch(s) of every run skipped as warm-up</p>\n",
       SCALEPROF_VERSION, html_escape(options.root), analysis.runs.size(), analysis.options.skip_epochs);
-  out += "<nav><ul>\n<li><a href=\"#explanation\">Where scaling is lost</a></li>\n";
+  // The answer first: key figures and the lost-efficiency chart, then the contents, tables and plots.
+  out += key_figures_html(analysis);
+  out += "<nav><h2>Contents</h2><ul>\n";
   for (const ReportSection& s : sections) {
     out += fmt::format("<li><a href=\"#section-{}\">{}</a></li>\n", html_escape(s.key), html_escape(s.title));
   }
   out += "<li><a href=\"#plots\">Plots</a></li>\n</ul></nav>\n";
-
-  out += "<section id=\"explanation\">\n<h2>Where scaling is lost</h2>\n<div class=\"explain\">\n";
-  bool any = false;
-  for (const SeriesResult& sr : analysis.series) {
-    const std::vector<std::string> sentences = loss_sentences(sr);
-    if (sentences.empty()) continue;
-    out += "<p>";
-    for (const std::string& line : sentences) out += html_escape(line) + " ";
-    out += "</p>\n";
-    any = true;
-  }
-  const std::vector<std::string> best = best_strategy_sentences(analysis);
-  if (!best.empty()) {
-    out += "<p>";
-    for (const std::string& line : best) out += html_escape(line) + " ";
-    out += "</p>\n";
-    any = true;
-  }
-  if (!any) out += "<p>Scaling needs at least two worker counts of one strategy with epoch times.</p>\n";
-  out += "</div>\n</section>\n";
 
   if (!analysis.warnings.empty()) {
     out += "<section id=\"warnings\">\n<h2>Warnings</h2>\n<div class=\"warn\"><ul>\n";
@@ -173,7 +163,11 @@ std::string render_scalability_html(const ScalabilityAnalysis& analysis, const s
 
   for (const ReportSection& s : sections) {
     out += fmt::format("<section id=\"section-{}\">\n<h2>{}</h2>\n", html_escape(s.key), html_escape(s.title));
+    // The explanation (the notes of "Where scaling is lost") stands out; other notes are plain.
+    const bool explain = s.key == "scaling_loss";
+    if (explain && !s.notes.empty()) out += "<div class=\"explain\">\n";
     for (const std::string& n : s.notes) out += "<p>" + html_escape(n) + "</p>\n";
+    if (explain && !s.notes.empty()) out += "</div>\n";
     for (size_t i = 0; i < s.tables.size(); ++i) out += table_html(s.tables[i], s.table_keys[i]);
     out += "</section>\n";
   }

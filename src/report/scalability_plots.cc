@@ -61,6 +61,29 @@ std::string gp_num(double v) {
   return std::isfinite(v) ? fmt::format("{}", v) : "NaN";
 }
 
+// "75.5%" for 0.755; empty for an unknown value.
+std::string percent_label(double fraction) {
+  return std::isfinite(fraction) ? fmt::format("{:.1f}%", fraction * 100.0) : std::string();
+}
+
+// Projections of different strategies often coincide (same fit), and a line drawn later would hide
+// the one below it. Each projection gets its own dash pattern, and the earlier ones are drawn wider,
+// so where two coincide both stay visible: the lower one shows at the edges and in the gaps.
+constexpr int kProjectionDash[] = {2, 4, 3, 5};  // dashes, dash-dot, dots, dash-dot-dot
+constexpr int kProjectionDashes = 4;
+
+int dash_type(const PlotSeries& ps) {
+  if (!ps.dashed) return 1;
+  if (ps.reference) return 2;
+  return kProjectionDash[ps.layer % kProjectionDashes];
+}
+
+double line_width(const PlotSeries& ps) {
+  if (ps.reference) return 1.5;
+  if (!ps.dashed) return 2.5;
+  return std::max(1.5, 4.5 - 1.0 * static_cast<double>(ps.layer));
+}
+
 // Strategies keep one colour in every plot: the order of first appearance in the groups.
 std::map<std::string, int> series_colors(const ScalabilityAnalysis& a) {
   std::map<std::string, int> out;
@@ -137,6 +160,7 @@ std::vector<PlotSpec> scalability_plot_specs(const ScalabilityAnalysis& a) {
     double max_eff = 100;
     int64_t min_w = *all_workers.begin();
     int64_t max_proj = *all_workers.rbegin();
+    int projections = 0;
     for (const auto& [name, groups] : timed) {
       PlotSeries t;
       PlotSeries s;
@@ -164,6 +188,7 @@ std::vector<PlotSpec> scalability_plot_specs(const ScalabilityAnalysis& a) {
       proj.name = r.series + " (Amdahl projection)";
       proj.color = colors.at(r.series);
       proj.dashed = true;
+      proj.layer = projections++;
       for (int64_t w : doubling_steps(r.amdahl.max_workers, r.projected_workers[1])) {
         proj.x.push_back(static_cast<double>(w));
         proj.y.push_back(analysis::amdahl_speedup(r.amdahl, static_cast<double>(w)));
@@ -299,8 +324,8 @@ std::string gnuplot_script(const PlotSpec& spec, const std::string& suffix, cons
       if (i) plot += ", \\\n     ";
       const std::string style = !ps.err.empty() ? "yerrorlines" : (ps.dashed ? "lines" : "linespoints");
       plot += fmt::format("$d{} using 1:2{} with {} lc rgb '{}' lw {} dt {} pt {} ps 1.4 title {}", i,
-                          ps.err.empty() ? "" : ":3", style, color_of(ps), ps.reference ? 1.5 : 2.5, ps.dashed ? 2 : 1,
-                          pt_of(ps), gp_quote(ps.name));
+                          ps.err.empty() ? "" : ":3", style, color_of(ps), line_width(ps), dash_type(ps), pt_of(ps),
+                          gp_quote(ps.name));
     }
     s += plot + "\n";
   } else if (spec.kind == PlotKind::kBars) {
@@ -320,23 +345,35 @@ std::string gnuplot_script(const PlotSpec& spec, const std::string& suffix, cons
     }
     s += "\n";
   } else {
-    // Stacked: one group per strategy; computation solid in the strategy colour, other hatched.
-    s += "set style data histogram\nset style histogram rowstacked title offset 0,-0.6\n";
-    s += "set boxwidth 0.75\nset xtics nomirror\nset bmargin 5\n";
+    // Stacked: one group per strategy, one bar per worker count at explicit x positions (a gap of one
+    // bar between groups), so the percentage labels and group titles land on their bars. Computation
+    // solid in the strategy colour, the rest hatched above it up to 1.
+    s += "set boxwidth 0.75\nset xtics nomirror\nset bmargin 6\nset style textbox opaque noborder\n";
+    std::string tics;
     std::string plot = "plot ";
+    double x = 0;
     for (size_t i = 0; i < spec.series.size(); ++i) {
       const PlotSeries& ps = spec.series[i];
+      const double first = x;
       s += fmt::format("$c{} << EOD\n", i);
-      for (size_t k = 0; k < ps.x.size(); ++k) {
-        s += fmt::format("{} {} {}\n", gp_num(ps.x[k]), gp_num(ps.y[k]), gp_num(1.0 - ps.y[k]));
+      for (size_t k = 0; k < ps.x.size(); ++k, x += 1) {
+        s += fmt::format("{} {} \"{}\"\n", gp_num(x), gp_num(ps.y[k]), percent_label(ps.y[k]));
+        tics += fmt::format("{}'{}' {}", tics.empty() ? "" : ", ", gp_num(ps.x[k]), gp_num(x));
       }
       s += "EOD\n";
+      s +=
+          fmt::format("set label {} at first {}, graph -0.11 center\n", gp_quote(ps.name), gp_num((first + x - 1) / 2));
+      x += 1;
       plot += fmt::format(
-          "{}newhistogram {} lt 1, $c{} using 2:xtic(1) fs solid 0.85 border rgb '#333333' lc rgb '{}' title {}, "
-          "'' using 3 fs pattern {} border rgb '#333333' lc rgb '#777777' {}",
-          i ? ", \\\n     " : "", gp_quote(ps.name), i, color_of(ps), gp_quote(ps.name + " computation"),
-          i % 2 == 0 ? 4 : 5, i == 0 ? "title " + gp_quote("other (hatched)") : std::string("notitle"));
+          "{}$c{} using 1:(1) with boxes fs pattern {} border rgb '#333333' lc rgb '#777777' {}, "
+          "$c{} using 1:2 with boxes fs solid 0.85 border rgb '#333333' lc rgb '{}' title {}, "
+          "$c{} using 1:($2 + 0.05):3 with labels boxed font ',12' notitle",
+          i ? ", \\\n     " : "", i, i % 2 == 0 ? 4 : 5,
+          i == 0 ? "title " + gp_quote("other (hatched)") : std::string("notitle"), i, color_of(ps),
+          gp_quote(ps.name + " computation"), i);
     }
+    s += "set xtics (" + tics + ")\n";
+    s += fmt::format("set xrange [-0.75:{}]\n", gp_num(x - 1 - 0.25));
     s += plot + "\n";
   }
   s += "unset output\n";

@@ -25,6 +25,7 @@ struct PlotSeries {
   bool dashed = false;            // projections and references
   bool reference = false;         // the ideal line: black
   int color = 0;                  // palette index (strategies keep their colour across plots)
+  int layer = 0;                  // projections: 0, 1, ... in drawing order (own dash pattern and width)
 };
 
 struct PlotSpec {
@@ -35,7 +36,8 @@ struct PlotSpec {
   double y_min = analysis::kNaN, y_max = analysis::kNaN;
   std::vector<double> x_ticks;  // lines: tick positions (worker counts)
   // Bars: one cluster per category (worker count) with one bar per series; stacked: one group per
-  // series (strategy), bars per category, each bar = y (computation) + 1 - y (other).
+  // series (strategy), one bar per x (worker count), each bar = y (computation) + 1 - y (other),
+  // labelled with y as a percentage.
   std::vector<std::string> categories;
   std::vector<PlotSeries> series;
 };

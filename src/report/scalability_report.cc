@@ -137,7 +137,7 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
                  g.energy_method.empty() ? Cell::null() : Cell(g.energy_method)});
     }
     Table d;
-    d.title = "Per GPU";
+    d.title = "Per-GPU detail";
     d.columns = {{"strategy", "Strategy"},     {"workers", "Workers"},          {"run", "Run"},
                  {"device", "Device"},         {"samples", "Samples"},          {"utilization_pct", "Utilization (%)"},
                  {"energy_wh", "Energy (Wh)"}, {"energy_method", "Energy rule"}};
@@ -309,8 +309,16 @@ std::string render_sections_text(const std::vector<ReportSection>& sections, boo
     const std::string heading = fmt::format("######## {} ########", terminal_safe(s.title));
     out += color ? fmt::format("\x1b[1;36m{}\x1b[0m\n", heading) : heading + "\n";
     for (const std::string& n : s.notes) out += terminal_safe(n) + "\n";
-    for (const Table& t : s.tables) {
+    for (size_t i = 0; i < s.tables.size(); ++i) {
+      const Table& t = s.tables[i];
       out += "\n";
+      // The console shows one row per configuration; per-device detail would bury it (one row per GPU
+      // of every run), so it is only named here and written by the other forms.
+      if (s.table_keys[i] == "gpu_devices") {
+        out += fmt::format("{}: {} row(s), one per GPU of every run: see --format csv or json, or the --html page.\n",
+                           t.title, t.rows.size());
+        continue;
+      }
       out += render(t, ro);
     }
   }

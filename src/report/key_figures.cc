@@ -1,0 +1,140 @@
+#include "report/key_figures.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "report/scalability_html.h"
+
+namespace scaleprof::report {
+
+namespace {
+
+std::string fmt_s(double s) {
+  if (!std::isfinite(s)) return "n/a";
+  if (s >= 100) return fmt::format("{:.1f} s", s);
+  if (s >= 1) return fmt::format("{:.2f} s", s);
+  return fmt::format("{:.3f} s", s);
+}
+
+std::string workers_text(int64_t n) {
+  return fmt::format("{} worker{}", n, n == 1 ? "" : "s");
+}
+
+// The causes of the efficiency lost at the series' largest scale, in points, summing to the loss.
+std::vector<LossChartCause> causes_of(const SeriesResult& s) {
+  std::vector<LossChartCause> out;
+  const double lost = s.loss.lost * 100.0;
+  if (s.loss_basis != "traces") {
+    // Without device traces at both scales nothing in the data is a share of the epoch time (itwinai's
+    // computation fraction is a share of operator self time): the loss stays unattributed.
+    out.push_back({"unattributed", lost});
+    return out;
+  }
+  for (size_t k = 0; k < s.components.size() && k < s.loss.parts.size(); ++k) {
+    out.push_back({s.components[k], s.loss.parts[k] * 100.0});
+  }
+  out.push_back({"everything else", s.loss.rest * 100.0});
+  return out;
+}
+
+std::string basis_words(const SeriesResult& s) {
+  if (s.loss_basis == "traces") return "shares of GPU time in the profiled steps";
+  if (s.loss_basis == "computation_fraction") {
+    return "not attributable: itwinai's computation fraction is a share of operator self time, not of epoch time";
+  }
+  return "not attributable: no profiler traces at both scales";
+}
+
+}  // namespace
+
+std::vector<MainCause> main_causes(const ScalabilityAnalysis& a) {
+  std::vector<MainCause> out;
+  for (const SeriesResult& s : a.series) {
+    if (!s.has_loss) continue;
+    MainCause m;
+    m.series = s.series;
+    m.workers = s.n1;
+    m.base_workers = s.n0;
+    m.efficiency_pct = s.loss.efficiency * 100.0;
+    m.lost_pts = s.loss.lost * 100.0;
+    m.basis = basis_words(s);
+    if (s.loss.lost > 0) {
+      for (const LossChartCause& c : causes_of(s)) {
+        if (std::isfinite(c.points) && (m.cause.empty() || c.points > m.cause_pts)) {
+          m.cause = c.name;
+          m.cause_pts = c.points;
+        }
+      }
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+std::vector<LossChartBar> loss_chart_bars(const ScalabilityAnalysis& a) {
+  std::vector<LossChartBar> out;
+  for (const SeriesResult& s : a.series) {
+    if (!s.has_loss) continue;
+    LossChartBar b;
+    b.series = s.series;
+    b.workers = s.n1;
+    b.base_workers = s.n0;
+    b.efficiency_pct = s.loss.efficiency * 100.0;
+    b.causes = causes_of(s);
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+std::string key_figures_html(const ScalabilityAnalysis& a) {
+  std::string out = "<section id=\"key-figures\">\n<h2>Key figures</h2>\n<div class=\"cards\">\n";
+  // Best strategy per scale.
+  out += "<div class=\"card\" id=\"kf-best\"><h3>Best strategy per scale</h3><ul>\n";
+  if (a.best.empty()) out += "<li>No epoch times.</li>\n";
+  for (const analysis::BestAtScale& b : a.best) {
+    out += fmt::format("<li><b>{}</b>: {} &mdash; {} per epoch", workers_text(b.workers), html_escape(b.strategy),
+                       fmt_s(b.seconds));
+    if (b.candidates >= 2 && std::isfinite(b.runner_up_seconds) && b.runner_up_seconds > 0) {
+      out += fmt::format(", {:.1f}% faster than {}", (1.0 - b.seconds / b.runner_up_seconds) * 100.0,
+                         html_escape(b.runner_up));
+    } else {
+      out += " (the only strategy measured)";
+    }
+    out += "</li>\n";
+  }
+  out += "</ul></div>\n";
+  const std::vector<MainCause> causes = main_causes(a);
+  // Efficiency at each strategy's largest scale.
+  out += "<div class=\"card\" id=\"kf-efficiency\"><h3>Efficiency at the largest scale</h3><ul>\n";
+  if (causes.empty()) out += "<li>Needs two or more worker counts of one strategy.</li>\n";
+  for (const MainCause& m : causes) {
+    out += fmt::format("<li><b>{}</b>: <span class=\"big\">{:.1f}%</span> at {} (vs. {})</li>\n", html_escape(m.series),
+                       m.efficiency_pct, workers_text(m.workers), m.base_workers);
+  }
+  out += "</ul></div>\n";
+  // Main cause of the lost efficiency.
+  out += "<div class=\"card\" id=\"kf-cause\"><h3>Main cause of lost efficiency</h3><ul>\n";
+  if (causes.empty()) out += "<li>Needs two or more worker counts of one strategy.</li>\n";
+  for (const MainCause& m : causes) {
+    if (m.cause.empty()) {
+      out += fmt::format("<li><b>{}</b>: no efficiency lost</li>\n", html_escape(m.series));
+    } else if (m.cause == "unattributed") {
+      out += fmt::format("<li><b>{}</b>: {:.1f} points lost, cause not measurable ({})</li>\n", html_escape(m.series),
+                         m.lost_pts, html_escape(m.basis));
+    } else {
+      out += fmt::format("<li><b>{}</b>: <span class=\"big\">{}</span> &mdash; {:.1f} of {:.1f} points ({})</li>\n",
+                         html_escape(m.series), html_escape(m.cause), m.cause_pts, m.lost_pts, html_escape(m.basis));
+    }
+  }
+  out += "</ul></div>\n</div>\n";
+  const std::vector<LossChartBar> bars = loss_chart_bars(a);
+  if (!bars.empty()) {
+    out += "<figure id=\"loss-chart-figure\">\n" + loss_chart_svg(bars) +
+           "<figcaption>Lost parallel efficiency by cause, per strategy and scale, against each strategy's smallest "
+           "scale. Details: <a href=\"#section-scaling_loss\">Where scaling is lost</a>.</figcaption>\n</figure>\n";
+  }
+  return out + "</section>\n";
+}
+
+}  // namespace scaleprof::report

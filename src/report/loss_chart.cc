@@ -1,0 +1,147 @@
+#include "report/loss_chart.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "report/scalability_html.h"
+
+namespace scaleprof::report {
+
+namespace {
+
+// Fixed colours for the causes the report knows (Okabe-Ito, as the plots); others take the rest.
+constexpr struct {
+  const char* name;
+  const char* color;
+} kKnownCauses[] = {
+    {"communication", "#D55E00"},   {"waiting", "#CC79A7"},         {"idle", "#E69F00"},
+    {"non-computation", "#0072B2"}, {"everything else", "#999999"}, {"unattributed", "#C8C8C8"},
+};
+constexpr const char* kSpareColors[] = {"#009E73", "#56B4E9", "#F0E442", "#000000"};
+
+// Tick step giving about five ticks over `range` points.
+double nice_step(double range) {
+  for (double step : {1.0, 2.0, 5.0, 10.0, 20.0, 25.0, 50.0}) {
+    if (range / step <= 6) return step;
+  }
+  return 100;
+}
+
+std::string num(double v) {
+  return fmt::format("{:.1f}", v);
+}
+
+}  // namespace
+
+std::string loss_chart_svg(const std::vector<LossChartBar>& bars, int width) {
+  // Colours, in order of first appearance.
+  std::vector<std::string> order;
+  std::map<std::string, std::string> color;
+  size_t spare = 0;
+  for (const LossChartBar& b : bars) {
+    for (const LossChartCause& c : b.causes) {
+      if (color.count(c.name) != 0) continue;
+      std::string col;
+      for (const auto& k : kKnownCauses) {
+        if (c.name == k.name) col = k.color;
+      }
+      if (col.empty()) col = kSpareColors[spare++ % std::size(kSpareColors)];
+      color[c.name] = col;
+      order.push_back(c.name);
+    }
+  }
+  // Horizontal scale: negatives stack left of zero, positives right.
+  double lo = 0;
+  double hi = 1;
+  for (const LossChartBar& b : bars) {
+    double neg = 0;
+    double pos = 0;
+    for (const LossChartCause& c : b.causes) {
+      if (!std::isfinite(c.points)) continue;
+      (c.points < 0 ? neg : pos) += c.points;
+    }
+    lo = std::min(lo, neg);
+    hi = std::max(hi, pos);
+  }
+  const double step = nice_step(hi - lo);
+  lo = std::floor(lo / step) * step;
+  hi = std::ceil(hi / step) * step;
+
+  const int label_w = 300;
+  const int right = 24;
+  const int legend_h = 30;
+  const int axis_h = 44;
+  const int row_h = 30;
+  const int bar_h = 20;
+  const int top = legend_h + 8;
+  const int height = top + static_cast<int>(bars.size()) * row_h + axis_h;
+  const double x0 = label_w;
+  const double x1 = width - right;
+  auto px = [&](double pts) { return x0 + (pts - lo) / (hi - lo) * (x1 - x0); };
+
+  std::string out = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"loss-chart\" role=\"img\" viewBox=\"0 0 {} {}\" width=\"{}\" "
+      "height=\"{}\" font-family=\"system-ui,sans-serif\" font-size=\"13\">\n"
+      "<title>Lost parallel efficiency by cause, per strategy and scale</title>\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n",
+      width, height, width, height);
+  // Legend.
+  double lx = x0;
+  for (const std::string& name : order) {
+    out += fmt::format(
+        "<rect x=\"{:.1f}\" y=\"8\" width=\"14\" height=\"14\" fill=\"{}\"/><text x=\"{:.1f}\" y=\"20\">{}</text>\n",
+        lx, color[name], lx + 19, html_escape(name));
+    lx += 19 + 8.0 * static_cast<double>(name.size()) + 22;
+  }
+  // Grid and ticks.
+  const int plot_bottom = top + static_cast<int>(bars.size()) * row_h;
+  for (double t = lo; t <= hi + step / 2; t += step) {
+    out += fmt::format(
+        "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"{4}\"/>"
+        "<text x=\"{0:.1f}\" y=\"{5}\" text-anchor=\"middle\" fill=\"#444\">{6:g}</text>\n",
+        px(t), top - 4, plot_bottom + 2, t == 0 ? "#333333" : "#dddddd", t == 0 ? 1.5 : 1, plot_bottom + 17, t);
+  }
+  out += fmt::format(
+      "<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\" fill=\"#333\">percentage points of parallel efficiency lost "
+      "against the strategy's smallest scale (left of 0: gives back)</text>\n",
+      (x0 + x1) / 2, plot_bottom + 36);
+  // Bars.
+  for (size_t i = 0; i < bars.size(); ++i) {
+    const LossChartBar& b = bars[i];
+    const int y = top + static_cast<int>(i) * row_h + (row_h - bar_h) / 2;
+    out += fmt::format(
+        "<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"end\">{} &#183; {} vs {} workers &#183; {} % efficient</text>\n",
+        x0 - 8, y + 15, html_escape(b.series), b.workers, b.base_workers, num(b.efficiency_pct));
+    double pos = 0;
+    double neg = 0;
+    for (const LossChartCause& c : b.causes) {
+      if (!std::isfinite(c.points) || c.points == 0) continue;
+      double from = 0;
+      double to = 0;
+      if (c.points > 0) {
+        from = pos;
+        to = pos += c.points;
+      } else {
+        to = neg;
+        from = neg += c.points;
+      }
+      const double xa = px(from);
+      const double w = px(to) - xa;
+      out += fmt::format(
+          "<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\" stroke=\"#ffffff\" "
+          "stroke-width=\"1\"><title>{} at {} workers, {}: {} points</title></rect>\n",
+          xa, y, w, bar_h, color[c.name], html_escape(b.series), b.workers, html_escape(c.name), num(c.points));
+      if (w >= 36) {
+        out +=
+            fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\" fill=\"{}\" font-size=\"12\">{}</text>\n",
+                        xa + w / 2, y + 14, color[c.name] == "#C8C8C8" ? "#222" : "#fff", num(c.points));
+      }
+    }
+  }
+  return out + "</svg>\n";
+}
+
+}  // namespace scaleprof::report
