@@ -16,13 +16,24 @@ APT_PACKAGES := cmake ninja-build g++ clang clang-format clang-tidy ccache pkg-c
   libclang-rt-14-dev python3-venv python3-dev gnuplot-nox chromium \
   libyaml-cpp-dev slurm-wlm munge
 PIP_PACKAGES := torch==2.13.0 pytest numpy pybind11 scikit-build-core
+# One CMake configuration serves the demo and the tests (the Python module included), so each source
+# is compiled once: `make demo` builds only the CLI and the module, `make test` the rest in the same
+# tree. A second tree of the same configuration elsewhere (the wheel that tools/run_tests.sh installs
+# with scikit-build-core) gets ccache hits: paths are hashed relative to the checkout.
+CMAKE_CONFIG := -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSCALEPROF_PYTHON=ON \
+  -DPython_EXECUTABLE=$(CURDIR)/$(VENV)/bin/python
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 
 .PHONY: demo test deps build build-asan test-unit test-asan test-python format-check fuzz bench clean
 
-demo: build $(STAMPS)/venv
+# The demo builds what it runs and nothing else: the CLI and the Python module (no test suite).
+demo: $(STAMPS)/venv
+	@cmake -S . -B $(BUILD) $(CMAKE_CONFIG) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target scaleprof _scaleprof
 	@BUILD=$(BUILD) bash examples/scaling_demo.sh
 
-test: build $(STAMPS)/venv
+test: build
 	bash tools/run_tests.sh
 
 deps: $(STAMPS)/apt
@@ -41,8 +52,8 @@ $(STAMPS)/venv: $(STAMPS)/apt
 	@$(PY) -m pip install -q $(PIP_PACKAGES)
 	@touch $@
 
-build: $(STAMPS)/apt
-	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+build: $(STAMPS)/venv
+	@cmake -S . -B $(BUILD) $(CMAKE_CONFIG) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 build-asan: $(STAMPS)/apt

@@ -16,8 +16,11 @@ EPOCHS=${EPOCHS:-4}
 # and 2 workers two: otherwise a single worker already uses every core and there is nothing to scale.
 export OMP_NUM_THREADS=1
 
-# The example imports the scaleprof Python module: install it into the venv (incremental).
-.venv/bin/python -m pip install -q --no-build-isolation .
+# The example imports the scaleprof Python module: the one `make demo` built next to the CLI (no
+# second build of the library by pip).
+[ -f "$BUILD/python/scaleprof/__init__.py" ] ||
+  { echo "no Python module in $BUILD/python: configure with -DSCALEPROF_PYTHON=ON (make demo does)" >&2; exit 1; }
+export PYTHONPATH="$PWD/$BUILD/python${PYTHONPATH:+:$PYTHONPATH}"
 rm -rf "$ROOT" "$OUT/plots" "$OUT/logs"
 mkdir -p "$OUT/logs"
 for workers in 1 2; do

@@ -29,8 +29,9 @@ ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS"
 step "PyTorch end-to-end tests"
 if [ -d tests/python ]; then
   # The scaleprof Python module (and CLI) as users get it: pip install . into the venv; build-py/
-  # keeps the CMake build between runs. The tests themselves use the CLI of $BUILD.
-  .venv/bin/python -m pip install -q --no-build-isolation .
+  # keeps the CMake build between runs. Same build type as $BUILD, so with the Makefile's ccache
+  # settings every library source is a cache hit, not a second compile. The tests use the CLI of $BUILD.
+  .venv/bin/python -m pip install -q --no-build-isolation -C cmake.build-type=RelWithDebInfo .
   SCALEPROF_CLI="$PWD/$BUILD/scaleprof" .venv/bin/python -m pytest -q tests/python
 fi
 
