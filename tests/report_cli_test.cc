@@ -393,4 +393,20 @@ TEST(ReportCli, ConsoleLeavesPerGpuDetailToOtherForms) {
   EXPECT_EQ(count(csv.out, "rank-00000 gpu 0"), 3u) << csv.out;
 }
 
+// `scaleprof runs` lists runs in itwinai's CSV layout too (one per run-id folder, strategy, workers).
+TEST(RunsCli, ListsItwinaiLayoutRuns) {
+  ScratchDir root("runs-cli-itwinai");
+  build(root);
+  root.write("job7/epoch-time/epochtime_deepspeed_2N.csv",
+             "epoch_id,time,name,nodes\n1,6,deepspeed,2\n2,5,deepspeed,2\n3,5,deepspeed,2\n");
+  CliRun r = run("runs -q --format csv --root " + root.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\n,job7,deepspeed,8,2,3,,,,itwinai\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nexp,ddp-w4,ddp,4,1,3,completed,"), std::string::npos) << r.out;
+  // itwinai's layout has no experiment names: an experiment filter lists scaleprof runs only.
+  CliRun e = run("runs -q --format csv --experiment exp --root " + root.path());
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_EQ(e.out.find("job7"), std::string::npos) << e.out;
+}
+
 }  // namespace

@@ -269,6 +269,118 @@ TEST(ScalabilityReport, FiltersByExperimentAndRunName) {
   EXPECT_NE(find_group(a, "other/ddp", 1), nullptr);
 }
 
+// A run name or an experiment that selects nothing is an error naming it, not an empty report.
+TEST(ScalabilityReport, SelectionThatMatchesNothingIsAnError) {
+  ScratchDir root("report-filter-miss");
+  build_resnet(root);
+  ScalabilityReadOptions read;
+  read.root = root.path();
+  read.run_names = {"ddp-w2", "ddp-w3", "nope"};
+  auto r = read_scalability_data(read);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "--run-names: no run named 'ddp-w3', 'nope' under " + root.path());
+  read.run_names = {};
+  read.experiment = "resnt";
+  r = read_scalability_data(read);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "--experiment: no experiment named 'resnt' under " + root.path());
+}
+
+// itwinai's CSV layout has no experiment names: --experiment leaves its folders out (and says so), and
+// naming an experiment on itwinai data alone is an error that says how to select its runs.
+TEST(ScalabilityReport, ExperimentFilterOnItwinaiData) {
+  ScratchDir root("report-filter-itwinai");
+  root.write("run1/epoch-time/epochtime_ddp_1N.csv", "epoch_id,time,name,nodes\n1,2,ddp,1\n2,1,ddp,1\n");
+  ScalabilityReadOptions read;
+  read.root = root.path();
+  read.experiment = "mnist";
+  auto r = read_scalability_data(read);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "--experiment: no experiment named 'mnist' under " + root.path() +
+                                   " (itwinai's CSV layout has no experiment names: select its runs with --run-ids)");
+  testing::make_run(root, "mnist", "r1", "r1", "ddp", 1, {{1, 1}});
+  r = read_scalability_data(read);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r.value().runs.size(), 1u);
+  EXPECT_EQ(r.value().runs[0].layout, "scaleprof");
+  EXPECT_TRUE(contains(r.value().warnings, root / "run1" +
+                                               ": itwinai CSV data left out: its layout has no experiment name to "
+                                               "match --experiment mnist"));
+  // Without --experiment both are read.
+  read.experiment = "";
+  r = read_scalability_data(read);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().runs.size(), 2u);
+}
+
+// Nodes of 8 GPUs: itwinai's epoch-time files count nodes, and the GPU files of the same run say how
+// many GPUs those nodes have (num_global_gpus over the nodes sampled). The epoch times must land on
+// 8 and 16 workers, together with the GPU data of the same configuration.
+TEST(ScalabilityReport, ItwinaiGpusPerNodeFromTheData) {
+  ScratchDir root("report-itwinai-8gpu");
+  const std::string gpu_header =
+      "sample_idx,utilization,power,local_rank,node_idx,num_global_gpus,strategy,probing_interval\n";
+  root.write("job1/epoch-time/epochtime_ddp_1N.csv", "epoch_id,time,name,nodes\n1,9,ddp,1\n2,8,ddp,1\n");
+  root.write("job1/gpu-energy-data/ddp_8.csv", gpu_header + "0,50,100,0,0,8,ddp,1\n0,50,100,7,0,8,ddp,1\n");
+  root.write("job2/epoch-time/epochtime_ddp_2N.csv", "epoch_id,time,name,nodes\n1,6,ddp,2\n2,5,ddp,2\n");
+  root.write("job2/gpu-energy-data/ddp_16.csv", gpu_header + "0,60,100,0,0,16,ddp,1\n0,60,100,3,1,16,ddp,1\n");
+  ScalabilityData data;
+  ScalabilityAnalysis a = analyse(root.path(), 1, &data);
+  ASSERT_EQ(a.groups.size(), 2u);
+  const ScaleGroup* g8 = find_group(a, "ddp", 8);
+  const ScaleGroup* g16 = find_group(a, "ddp", 16);
+  ASSERT_TRUE(g8 && g16);
+  EXPECT_EQ(g8->nodes, 1);
+  EXPECT_EQ(g16->nodes, 2);
+  EXPECT_DOUBLE_EQ(g8->epoch.mean, 8.0);
+  EXPECT_DOUBLE_EQ(g16->epoch.mean, 5.0);
+  EXPECT_EQ(g8->gpus, 2);
+  EXPECT_DOUBLE_EQ(g16->utilization_pct, 60.0);
+  EXPECT_DOUBLE_EQ(g16->scaling.efficiency, 8.0 / 5.0 / 2.0);
+  EXPECT_EQ(find_group(a, "ddp", 4), nullptr);
+  EXPECT_FALSE(contains(a.warnings, "gpus-per-node"));
+
+  // An option that contradicts the data is warned about; the data's count is used.
+  ScalabilityData data4;
+  ScalabilityReadOptions four;
+  four.gpus_per_node = 4;
+  ScalabilityAnalysis b = analyse(root.path(), 1, &data4, four);
+  EXPECT_NE(find_group(b, "ddp", 16), nullptr);
+  EXPECT_TRUE(contains(b.warnings, root / "job2" +
+                                       ": --gpus-per-node 4 contradicts the GPU data, 8 GPUs per node in "
+                                       "gpu-energy-data/ddp_16.csv (16 GPUs on 2 nodes); the data's count is used"));
+  // Without GPU files the option (else 4) decides.
+  ScratchDir bare("report-itwinai-bare");
+  bare.write("job1/epoch-time/epochtime_ddp_2N.csv", "epoch_id,time,name,nodes\n1,6,ddp,2\n2,5,ddp,2\n");
+  ScalabilityData data_bare;
+  ScalabilityAnalysis c = analyse(bare.path(), 1, &data_bare);
+  EXPECT_NE(find_group(c, "ddp", 8), nullptr);
+  ScalabilityData data_six;
+  ScalabilityReadOptions six;
+  six.gpus_per_node = 6;
+  ScalabilityAnalysis d = analyse(bare.path(), 1, &data_six, six);
+  EXPECT_NE(find_group(d, "ddp", 12), nullptr);
+}
+
+// itwinai's stored profiler traces (<run>/torch-traces/worker_<rank>.<time>.pt.trace.json) feed the
+// GPU time split like scaleprof's.
+TEST(ScalabilityReport, ItwinaiTorchTraces) {
+  ScratchDir root("report-itwinai-traces");
+  root.write("job1/epoch-time/epochtime_ddp_1N.csv", "epoch_id,time,name,nodes\n1,9,ddp,1\n2,8,ddp,1\n");
+  root.write("job1/torch-traces/worker_0.1712345678901.pt.trace.json", testing::tiny_trace(0, 80, 0, 20));
+  root.write("job1/torch-traces/worker_1.1712345678902.pt.trace.json", testing::tiny_trace(1, 60, 20, 20));
+  ScalabilityData data;
+  ScalabilityAnalysis a = analyse(root.path(), 1, &data);
+  const ScaleGroup* g = find_group(a, "ddp", 4);
+  ASSERT_NE(g, nullptr);
+  ASSERT_TRUE(g->traces.has_value());
+  EXPECT_EQ(g->traces->ranks, 2);
+  // Spans 100 + 100 us; communication 20 + 20, idle 0 + 20.
+  EXPECT_DOUBLE_EQ(g->trace_share(&TraceSums::communication_ns), 0.2);
+  EXPECT_DOUBLE_EQ(g->trace_share(&TraceSums::idle_ns), 0.1);
+  EXPECT_EQ(data.runs[0].trace_files.size(), 2u);
+}
+
 TEST(ScalabilityReport, BadDataNamesFileAndLine) {
   ScratchDir root("report-bad");
   const std::string run = testing::make_run(root, "exp", "r", "r", "ddp", 2, {{3, 2, 2}});

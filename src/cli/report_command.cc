@@ -30,7 +30,7 @@ struct ReportOptions {
   std::string format = "table";
   std::string output;
   int skip_epochs = 1;
-  int64_t gpus_per_node = 4;
+  int64_t gpus_per_node = 0;  // 0: not given (from the data, else 4)
   bool no_plots = false;
   bool no_warnings = false;
   unsigned threads = 0;
@@ -69,7 +69,7 @@ int run_report(const ReportOptions& opt) {
     print_message(stderr, "error", fmt::format("--skip-epochs must be 0 or more (got {})", opt.skip_epochs));
     return kExitUsage;
   }
-  if (opt.gpus_per_node <= 0) {
+  if (opt.gpus_per_node < 0) {
     print_message(stderr, "error", fmt::format("--gpus-per-node must be 1 or more (got {})", opt.gpus_per_node));
     return kExitUsage;
   }
@@ -186,8 +186,10 @@ void add_output_options(CLI::App* cmd, ReportOptions& opt) {
   cmd->add_option("--html", opt.html, "Also write one self-contained HTML report to FILE");
   cmd->add_option("--skip-epochs", opt.skip_epochs, "Warm-up epochs dropped from the start of every run")
       ->capture_default_str();
-  cmd->add_option("--gpus-per-node", opt.gpus_per_node, "itwinai epoch-time files count nodes: workers = nodes x this")
-      ->capture_default_str();
+  cmd->add_option("--gpus-per-node", opt.gpus_per_node,
+                  "itwinai epoch-time files count nodes: workers = nodes x this (default: what the run's GPU files "
+                  "say, else 4)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--format", opt.format, "Output format: table, csv or json")->capture_default_str();
 }
 

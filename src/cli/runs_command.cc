@@ -5,11 +5,13 @@
 
 #include <ctime>
 #include <memory>
+#include <set>
 
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "collect/run_context.h"
 #include "collect/run_reader.h"
+#include "importers/run_data_reader.h"
 #include "report/table.h"
 
 namespace scaleprof::cli {
@@ -57,7 +59,8 @@ int run_runs(const RunsOptions& opt) {
   table.title = fmt::format("Runs in {}", root);
   table.columns = {{"experiment", "Experiment"}, {"run", "Run"},           {"strategy", "Strategy"},
                    {"workers", "Workers"},       {"nodes", "Nodes"},       {"epochs", "Epochs"},
-                   {"status", "Status"},         {"start", "Start (UTC)"}, {"exit_status", "Exit"}};
+                   {"status", "Status"},         {"start", "Start (UTC)"}, {"exit_status", "Exit"},
+                   {"layout", "Layout"}};
   for (const collect::RunData& r : runs.value()) {
     std::optional<int64_t> start = r.info ? r.info->start_unix_ns : std::nullopt;
     if (!start) {
@@ -70,9 +73,30 @@ int run_runs(const RunsOptions& opt) {
     table.add_row({r.experiment, r.run, strategy.empty() ? report::Cell::null() : report::Cell(strategy),
                    count_or_null(r.world_size()), count_or_null(r.node_count()), r.epochs_completed(), r.status,
                    start ? report::Cell(utc(start)) : report::Cell::null(),
-                   r.info && r.info->exit_status ? report::Cell(*r.info->exit_status) : report::Cell::null()});
+                   r.info && r.info->exit_status ? report::Cell(*r.info->exit_status) : report::Cell::null(),
+                   "scaleprof"});
     if (!opt.quiet) {
       for (const std::string& w : r.warnings) print_message(stderr, "warning", w);
+    }
+  }
+  // Runs in itwinai's CSV layout (no experiment names: listed only without --experiment), one row per
+  // run-id folder, strategy and worker count, as the report groups them.
+  if (opt.experiment.empty()) {
+    importers::ScalabilityReadOptions itwinai;
+    itwinai.root = root;
+    itwinai.scaleprof_runs = false;
+    auto found = importers::read_scalability_data(itwinai);
+    if (found) {
+      for (const importers::RunData& r : found.value().runs) {
+        std::set<int64_t> epochs;
+        for (const auto& e : r.epochs) epochs.insert(e.epoch);
+        table.add_row({report::Cell::null(), r.name, r.strategy, count_or_null(r.workers), count_or_null(r.nodes),
+                       static_cast<int64_t>(epochs.size()), report::Cell::null(), report::Cell::null(),
+                       report::Cell::null(), r.layout});
+      }
+      if (!opt.quiet) {
+        for (const std::string& e : found.value().errors) fmt::print(stderr, "warning: {}\n", e);
+      }
     }
   }
   render.color = opt.output.empty() && color_allowed(STDOUT_FILENO) && render.format == report::Format::kTable;

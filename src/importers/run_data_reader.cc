@@ -14,6 +14,7 @@
 
 #include "collect/run_reader.h"
 #include "importers/csv.h"
+#include "trace/trace_set.h"
 
 namespace scaleprof::importers {
 
@@ -125,34 +126,80 @@ class Reader {
     return std::move(data_);
   }
 
-  bool wanted_run(const std::string& folder, const std::string& name) const {
+  // Whether a run passes --run-names; every name that selects a run is remembered, so that a name
+  // selecting nothing can be reported.
+  bool wanted_run(const std::string& folder, const std::string& name) {
     if (opt_.run_names.empty()) return true;
-    return std::find(opt_.run_names.begin(), opt_.run_names.end(), folder) != opt_.run_names.end() ||
-           std::find(opt_.run_names.begin(), opt_.run_names.end(), name) != opt_.run_names.end();
+    bool wanted = false;
+    for (const std::string& n : opt_.run_names) {
+      if (n == folder || n == name) {
+        matched_names_.insert(n);
+        wanted = true;
+      }
+    }
+    return wanted;
+  }
+
+  // itwinai's CSV layout has no experiment names: with --experiment its folders are left out (and
+  // said so), never silently mixed in.
+  void read_itwinai_if_wanted(const fs::path& dir, const std::string& run_id) {
+    if (!opt_.experiment.empty()) {
+      skipped_itwinai_.push_back(dir.string());
+      return;
+    }
+    if (wanted_run(run_id.empty() ? dir.filename().string() : run_id, run_id)) read_itwinai(dir, run_id);
   }
 
   void read_root(const fs::path& root) {
-    if (is_itwinai_dir(root)) read_itwinai(root, "");
+    if (is_itwinai_dir(root)) read_itwinai_if_wanted(root, "");
     if (is_run_dir(root)) {
-      read_run(root, root.parent_path().filename().string());
+      if (opt_.experiment.empty() || opt_.experiment == root.parent_path().filename().string()) {
+        experiment_found_ = true;
+        read_run(root, root.parent_path().filename().string());
+      }
       return;
     }
     for (const fs::path& child : sorted_subdirs(root)) {
       const std::string name = child.filename().string();
       if (kItwinaiSubdir(name)) continue;
       if (is_itwinai_dir(child)) {
-        if (wanted_run(name, name)) read_itwinai(child, name);
+        read_itwinai_if_wanted(child, name);
       } else if (is_run_dir(child)) {  // the root is one experiment
         if (opt_.experiment.empty() || opt_.experiment == root.filename().string()) {
+          experiment_found_ = true;
           read_run(child, root.filename().string());
         }
       } else {
         if (!opt_.experiment.empty() && opt_.experiment != name) continue;
+        experiment_found_ = true;
         for (const fs::path& run : sorted_subdirs(child)) {
           if (is_run_dir(run)) read_run(run, name);
         }
       }
     }
+  }
+
+  // A selection that matched nothing is an error naming it (a typo must not pass as "no data").
+  Status check_selection(const std::string& root) {
+    if (!opt_.experiment.empty() && !experiment_found_) {
+      return Error{fmt::format("--experiment: no experiment named '{}' under {}{}", opt_.experiment, root,
+                               skipped_itwinai_.empty() ? ""
+                                                        : " (itwinai's CSV layout has no experiment names: select "
+                                                          "its runs with --run-ids)")};
+    }
+    std::string missing;
+    for (const std::string& n : opt_.run_names) {
+      if (matched_names_.count(n) == 0) missing += fmt::format("{}'{}'", missing.empty() ? "" : ", ", n);
+    }
+    if (!missing.empty()) {
+      return Error{fmt::format("--run-names: no run named {} under {}{}", missing, root,
+                               opt_.experiment.empty() ? "" : " in experiment '" + opt_.experiment + "'")};
+    }
+    for (const std::string& dir : skipped_itwinai_) {
+      warn(fmt::format("{}: itwinai CSV data left out: its layout has no experiment name to match --experiment {}", dir,
+                       opt_.experiment));
+    }
+    return Ok{};
   }
 
  private:
@@ -245,6 +292,7 @@ class Reader {
   }
 
   void read_run(const fs::path& dir, const std::string& experiment_folder) {
+    if (!opt_.scaleprof_runs) return;
     collect::ReadOptions read;
     read.read_steps = false;
     auto loaded = collect::read_run(dir.string(), read);
@@ -360,8 +408,62 @@ class Reader {
     return r;
   }
 
+  // GPUs per node of an itwinai folder: what its GPU files say (num_global_gpus / nodes sampled, the
+  // same for every file), else --gpus-per-node, else itwinai's own assumption of 4. An option that
+  // contradicts the data is warned about; the data wins.
+  int64_t gpus_per_node(
+      const fs::path& dir,
+      const std::map<std::pair<std::string, int64_t>, std::pair<std::set<int64_t>, std::string>>& gpu) {
+    std::map<int64_t, std::string> found;  // GPUs per node -> an example file
+    for (const auto& [key, seen] : gpu) {
+      const auto nodes = static_cast<int64_t>(seen.first.size());
+      if (nodes > 0 && key.second % nodes == 0) {
+        found.try_emplace(key.second / nodes, fmt::format("{} ({} GPUs on {} node{})", seen.second, key.second, nodes,
+                                                          nodes == 1 ? "" : "s"));
+      }
+    }
+    const int64_t option = opt_.gpus_per_node > 0 ? opt_.gpus_per_node : 4;
+    if (found.size() != 1) {
+      if (found.size() > 1) {
+        warn(fmt::format("{}: the GPU files disagree on GPUs per node ({} and {}); epoch-time rows use {}",
+                         dir.string(), found.begin()->second, found.rbegin()->second, option));
+      }
+      return option;
+    }
+    const auto& [per_node, example] = *found.begin();
+    if (opt_.gpus_per_node > 0 && opt_.gpus_per_node != per_node) {
+      warn(
+          fmt::format("{}: --gpus-per-node {} contradicts the GPU data, {} GPUs per node in gpu-energy-data/{}; "
+                      "the data's count is used",
+                      dir.string(), opt_.gpus_per_node, per_node, example));
+    }
+    return per_node;
+  }
+
+  // itwinai's stored profiler traces (<run>/torch-traces/worker_<rank>.<time>.pt.trace.json) belong
+  // to the run of the folder; the worker number in the name is the rank (trace/trace_set.h). One run
+  // id folder is one training run; a folder holding several configurations cannot say whose they are.
+  void attach_itwinai_traces(const fs::path& dir, std::map<std::tuple<std::string, int64_t>, RunData>* runs) {
+    const fs::path traces = dir / "torch-traces";
+    std::error_code ec;
+    if (!fs::is_directory(traces, ec)) return;
+    auto files = trace::expand_trace_paths({traces.string()});
+    if (!files || files.value().empty()) return;
+    if (runs->size() != 1) {
+      warn(fmt::format("{}: {} configurations in one folder; its traces cannot be matched to one and are not used",
+                       traces.string(), runs->size()));
+      return;
+    }
+    runs->begin()->second.trace_files = std::move(files).value();
+  }
+
   void read_itwinai(const fs::path& dir, const std::string& run_id) {
     std::map<std::tuple<std::string, int64_t>, RunData> runs;
+    // Epoch-time files count nodes, not GPUs: their rows wait until the GPU files have said how many
+    // GPUs a node has. (strategy, nodes) -> epochs.
+    std::map<std::pair<std::string, int64_t>, std::vector<analysis::EpochTime>> epoch_rows;
+    // From the GPU files: (strategy, GPUs) -> the nodes sampled (node_idx values) and the file.
+    std::map<std::pair<std::string, int64_t>, std::pair<std::set<int64_t>, std::string>> gpu_nodes;
     // epoch-time/epochtime_{strategy}_{N}N.csv: epoch_id,time,name,nodes
     for (const fs::path& f : sorted_files(dir / "epoch-time")) {
       if (f.extension() != ".csv") continue;
@@ -379,15 +481,16 @@ class Reader {
                             csv.lines[r]));
           continue;
         }
-        const int64_t max_nodes = opt_.gpus_per_node > 0 ? kMaxWorkers / opt_.gpus_per_node : 0;
+        // GPUs per node are only known after the GPU files (below; checked again there); here the bound
+        // uses the option or its default.
+        const int64_t per_node_bound = opt_.gpus_per_node > 0 ? opt_.gpus_per_node : 4;
+        const int64_t max_nodes = kMaxWorkers / per_node_bound;
         if (nodes > max_nodes) {
           error(fmt::format("{}:{}: nodes {} is out of range (1 to {} with --gpus-per-node {}); line skipped", csv.path,
-                            csv.lines[r], nodes, max_nodes, opt_.gpus_per_node));
+                            csv.lines[r], nodes, max_nodes, per_node_bound));
           continue;
         }
-        RunData& run = itwinai_run(runs, dir, run_id, std::string(trim(row[c[2]])), nodes * opt_.gpus_per_node);
-        run.nodes = nodes;
-        run.epochs.push_back({epoch, seconds});
+        epoch_rows[{std::string(trim(row[c[2]])), nodes}].push_back({epoch, seconds});
       }
     }
     // gpu-energy-data/{strategy}_{gpus}.csv
@@ -442,6 +545,9 @@ class Reader {
                           csv.path, csv.lines[r], probe, it->second.first, it->second.second));
           continue;
         }
+        auto& nodes_seen = gpu_nodes[{strategy, gpus}];
+        nodes_seen.first.insert(node);
+        nodes_seen.second = f.filename().string();
         GpuSeries& s = series[{strategy, gpus, fmt::format("node {} gpu {}", node, local_rank)}];
         s.time_s.push_back(static_cast<double>(idx) * probe);
         s.utilization_pct.push_back(util);
@@ -510,6 +616,24 @@ class Reader {
         }
       }
     }
+    // Workers of the epoch-time rows: nodes x GPUs per node, the latter from the GPU files of the same
+    // folder where they exist (itwinai's num_global_gpus over the nodes sampled), else the option.
+    const int64_t per_node = gpus_per_node(dir, gpu_nodes);
+    for (auto& [key, epochs] : epoch_rows) {
+      if (key.second > kMaxWorkers / per_node) {
+        error(fmt::format("{}/epoch-time: {} nodes x {} GPUs per node is out of range (1 to {} workers); rows skipped",
+                          dir.string(), key.second, per_node, kMaxWorkers));
+        continue;
+      }
+      RunData& run = itwinai_run(runs, dir, run_id, key.first, key.second * per_node);
+      run.nodes = key.second;
+      run.epochs.insert(run.epochs.end(), epochs.begin(), epochs.end());
+    }
+    for (auto& [key, seen] : gpu_nodes) {
+      RunData& run = itwinai_run(runs, dir, run_id, key.first, key.second);
+      if (run.nodes == 0) run.nodes = static_cast<int64_t>(seen.first.size());
+    }
+    attach_itwinai_traces(dir, &runs);
     if (runs.empty()) warn(fmt::format("{}: itwinai layout folders hold no usable CSV data", dir.string()));
     for (auto& [key, run] : runs) data_.runs.push_back(std::move(run));
   }
@@ -517,6 +641,9 @@ class Reader {
   const ScalabilityReadOptions& opt_;
   ScalabilityData data_;
   std::map<std::string, int64_t> bad_readings_;  // file -> GPU readings ignored
+  std::set<std::string> matched_names_;          // --run-names entries that selected a run
+  bool experiment_found_ = false;                // --experiment named a folder that was read
+  std::vector<std::string> skipped_itwinai_;     // itwinai folders left out because of --experiment
 };
 
 }  // namespace
@@ -529,6 +656,7 @@ Result<ScalabilityData> read_scalability_data(const ScalabilityReadOptions& opti
   }
   Reader reader(options);
   reader.read_root(root);
+  if (Status st = reader.check_selection(options.root); !st) return st.error();
   return reader.take();
 }
 

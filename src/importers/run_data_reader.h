@@ -7,6 +7,8 @@
 //  * itwinai's CSV layout (v0.2.5 - v0.3.3): a folder holding epoch-time/, gpu-energy-data/,
 //    computation-data/ (or the older communication-data/), either the root itself or one folder per
 //    run id below it.
+// itwinai's stored profiler traces (<run>/torch-traces/) are read like scaleprof's. A --run-names
+// entry or --experiment that selects nothing is an error naming it.
 // Missing pieces are warnings; rejected data (bad numbers, missing columns, contradicting files) are
 // errors naming the file and line, and the rest is still read. Numbers are checked, not trusted:
 //  * world size, nodes and GPU counts must lie in 1 .. kMaxWorkers (run.json's world_size outside it
@@ -41,8 +43,11 @@ struct ScalabilityReadOptions {
   std::string root = "scalability-metrics";
   std::string experiment;              // only this experiment (scaleprof layout); empty: all
   std::vector<std::string> run_names;  // only these runs (folder or run.json name; itwinai: run id)
-  // itwinai's epoch-time files give nodes, not GPUs; workers = nodes x this (itwinai's plots assume 4).
-  int64_t gpus_per_node = 4;
+  // itwinai's epoch-time files give nodes, not GPUs: workers = nodes x GPUs per node, taken from the
+  // folder's GPU files where they tell (a warning when this option contradicts them), else this; 0:
+  // not given, 4 as itwinai's plots assume.
+  int64_t gpus_per_node = 0;
+  bool scaleprof_runs = true;  // false: only itwinai's layout (`scaleprof runs` lists those this way)
 };
 
 // Fails only when the root cannot be listed. A root with no data at all gives an empty run list.
