@@ -2,11 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "report/key_figures.h"
-
 #include <cmath>
 
 #include "core/utf8.h"
+#include "report/key_figures.h"
 
 namespace scaleprof::report {
 
