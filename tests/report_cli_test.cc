@@ -143,7 +143,13 @@ TEST(ReportCli, JsonShapeAndNumbers) {
   EXPECT_EQ(std::string_view(amdahl["kind"]), "projection");
   EXPECT_NEAR(double(amdahl["serial_fraction_pct"]), 100.0 / 9.0, 1e-9);
   EXPECT_NEAR(double(amdahl["projected_speedup_2x"]), 4.5, 1e-12);
-  simdjson::dom::element loss = doc["scaling_loss"].at(0);
+  // One row per scale above the smallest: 1 -> 2 (no traces at 2: unattributed) and 1 -> 4.
+  simdjson::dom::array losses = doc["scaling_loss"].get_array();
+  ASSERT_EQ(losses.size(), 2u);
+  EXPECT_EQ(std::string_view(losses.at(0)["basis"]), "none");
+  EXPECT_NEAR(double(losses.at(0)["other_pts"]), 100 - 9.0 / 5.0 / 2 * 100, 1e-9);
+  simdjson::dom::element loss = losses.at(1);
+  EXPECT_EQ(int64_t(loss["to_workers"]), 4);
   EXPECT_NEAR(double(loss["communication_pts"]), 5.0, 1e-9);
   EXPECT_NEAR(double(loss["idle_pts"]), 10.0, 1e-9);
   EXPECT_NEAR(double(loss["other_pts"]), 10.0, 1e-9);

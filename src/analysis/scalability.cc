@@ -214,29 +214,22 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
                                     static_cast<double>(s.projected_workers[k]);
       }
     }
-    const ScaleGroup* g0 = timed.front();
-    const ScaleGroup* g1 = timed.back();
-    if (g1->workers > g0->workers) {
-      s.has_loss = true;
-      s.n0 = g0->workers;
-      s.n1 = g1->workers;
-      s.t0 = g0->epoch.mean;
-      s.t1 = g1->epoch.mean;
-      auto span_ok = [](const ScaleGroup* g) { return g->traces && g->traces->span_ns > 0; };
-      if (span_ok(g0) && span_ok(g1)) {
-        s.loss_basis = "traces";
-        s.components = {"communication", "idle"};
-        s.share0 = {g0->trace_share(&TraceSums::communication_ns), g0->trace_share(&TraceSums::idle_ns)};
-        s.share1 = {g1->trace_share(&TraceSums::communication_ns), g1->trace_share(&TraceSums::idle_ns)};
-      } else if (!std::isnan(g0->computation_fraction) && !std::isnan(g1->computation_fraction)) {
-        s.loss_basis = "computation_fraction";
-        s.components = {"non-computation"};
-        s.share0 = {1.0 - g0->computation_fraction};
-        s.share1 = {1.0 - g1->computation_fraction};
-      } else {
-        s.loss_basis = "none";
+    // Loss attribution of every larger scale against the smallest: trace shares where both have
+    // device work, itwinai's computation fraction kept as an indication (never attributed).
+    auto shares = [](const ScaleGroup* g) {
+      ScaleShares sh;
+      sh.workers = g->workers;
+      sh.seconds = g->epoch.mean;
+      sh.computation_fraction = g->computation_fraction;
+      if (g->traces && g->traces->span_ns > 0) {
+        sh.trace_shares = {{"communication", g->trace_share(&TraceSums::communication_ns)},
+                           {"idle", g->trace_share(&TraceSums::idle_ns)}};
       }
-      s.loss = attribute_efficiency_loss(s.n0, s.t0, s.share0, s.n1, s.t1, s.share1);
+      return sh;
+    };
+    const ScaleShares base = shares(timed.front());
+    for (size_t i = 1; i < timed.size(); ++i) {
+      if (timed[i]->workers > base.workers) s.losses.push_back(attribute_scale_loss(base, shares(timed[i])));
     }
     out.series.push_back(std::move(s));
   }

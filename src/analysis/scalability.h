@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analysis/scaling.h"
+#include "analysis/scaling_loss.h"
 #include "importers/run_data.h"
 
 namespace scaleprof::analysis {
@@ -69,14 +70,11 @@ struct SeriesResult {
   int64_t projected_workers[2] = {0, 0};  // 2x and 4x the largest measured worker count
   double projected_speedup[2] = {kNaN, kNaN};
   double projected_efficiency[2] = {kNaN, kNaN};
-  // Where scaling is lost between the smallest and the largest scale.
-  bool has_loss = false;
-  int64_t n0 = 0, n1 = 0;
-  double t0 = kNaN, t1 = kNaN;
-  std::string loss_basis;               // "traces", "computation_fraction" or "none"
-  std::vector<std::string> components;  // names of the attributed components
-  std::vector<double> share0, share1;   // component shares of the epoch time at n0 and n1
-  LossAttribution loss;
+  // Where scaling is lost (analysis/scaling_loss.h): one entry per measured scale above the smallest,
+  // in worker order, each against the smallest; the last is the largest scale.
+  std::vector<ScaleLoss> losses;
+  bool has_loss() const { return !losses.empty(); }
+  const ScaleLoss& largest_loss() const { return losses.back(); }
 };
 
 struct ScalabilityAnalysis {

@@ -21,26 +21,19 @@ std::string workers_text(int64_t n) {
   return fmt::format("{} worker{}", n, n == 1 ? "" : "s");
 }
 
-// The causes of the efficiency lost at the series' largest scale, in points, summing to the loss.
-std::vector<LossChartCause> causes_of(const SeriesResult& s) {
+// The causes of the efficiency lost at one scale, in points, summing to the loss: the attributed
+// causes, then the rest ("everything else" with traces, "unattributed" without).
+std::vector<LossChartCause> causes_of(const analysis::ScaleLoss& l) {
   std::vector<LossChartCause> out;
-  const double lost = s.loss.lost * 100.0;
-  if (s.loss_basis != "traces") {
-    // Without device traces at both scales nothing in the data is a share of the epoch time (itwinai's
-    // computation fraction is a share of operator self time): the loss stays unattributed.
-    out.push_back({"unattributed", lost});
-    return out;
-  }
-  for (size_t k = 0; k < s.components.size() && k < s.loss.parts.size(); ++k) {
-    out.push_back({s.components[k], s.loss.parts[k] * 100.0});
-  }
-  out.push_back({"everything else", s.loss.rest * 100.0});
+  for (const analysis::LossCause& c : l.causes) out.push_back({c.name, c.points * 100.0});
+  const bool attributed = l.basis == analysis::LossBasis::kTraces;
+  out.push_back({attributed ? "everything else" : "unattributed", l.rest * 100.0});
   return out;
 }
 
-std::string basis_words(const SeriesResult& s) {
-  if (s.loss_basis == "traces") return "shares of GPU time in the profiled steps";
-  if (s.loss_basis == "computation_fraction") {
+std::string basis_words(const analysis::ScaleLoss& l) {
+  if (l.basis == analysis::LossBasis::kTraces) return "shares of GPU time in the profiled steps";
+  if (l.basis == analysis::LossBasis::kComputationFraction) {
     return "not attributable: itwinai's computation fraction is a share of operator self time, not of epoch time";
   }
   return "not attributable: no profiler traces at both scales";
@@ -51,21 +44,19 @@ std::string basis_words(const SeriesResult& s) {
 std::vector<MainCause> main_causes(const ScalabilityAnalysis& a) {
   std::vector<MainCause> out;
   for (const SeriesResult& s : a.series) {
-    if (!s.has_loss) continue;
+    if (!s.has_loss()) continue;
+    const analysis::ScaleLoss& l = s.largest_loss();
     MainCause m;
     m.series = s.series;
-    m.workers = s.n1;
-    m.base_workers = s.n0;
-    m.efficiency_pct = s.loss.efficiency * 100.0;
-    m.lost_pts = s.loss.lost * 100.0;
-    m.basis = basis_words(s);
-    if (s.loss.lost > 0) {
-      for (const LossChartCause& c : causes_of(s)) {
-        if (std::isfinite(c.points) && (m.cause.empty() || c.points > m.cause_pts)) {
-          m.cause = c.name;
-          m.cause_pts = c.points;
-        }
-      }
+    m.workers = l.n1;
+    m.base_workers = l.n0;
+    m.efficiency_pct = l.efficiency * 100.0;
+    m.lost_pts = l.lost * 100.0;
+    m.basis = basis_words(l);
+    if (l.lost > 0) {
+      const analysis::MainLossCause c = analysis::main_loss_cause(l);
+      m.cause = c.name.empty() ? "unattributed" : c.name;
+      m.cause_pts = c.name.empty() ? m.lost_pts : c.points * 100.0;
     }
     out.push_back(std::move(m));
   }
@@ -75,14 +66,15 @@ std::vector<MainCause> main_causes(const ScalabilityAnalysis& a) {
 std::vector<LossChartBar> loss_chart_bars(const ScalabilityAnalysis& a) {
   std::vector<LossChartBar> out;
   for (const SeriesResult& s : a.series) {
-    if (!s.has_loss) continue;
-    LossChartBar b;
-    b.series = s.series;
-    b.workers = s.n1;
-    b.base_workers = s.n0;
-    b.efficiency_pct = s.loss.efficiency * 100.0;
-    b.causes = causes_of(s);
-    out.push_back(std::move(b));
+    for (const analysis::ScaleLoss& l : s.losses) {
+      LossChartBar b;
+      b.series = s.series;
+      b.workers = l.n1;
+      b.base_workers = l.n0;
+      b.efficiency_pct = l.efficiency * 100.0;
+      b.causes = causes_of(l);
+      out.push_back(std::move(b));
+    }
   }
   return out;
 }

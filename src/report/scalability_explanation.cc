@@ -26,20 +26,41 @@ std::string fmt_pts(double fraction) {
 }  // namespace
 
 std::vector<std::string> loss_sentences(const SeriesResult& series) {
-  if (!series.has_loss) return {};
-  const SeriesResult* s = &series;
-  const auto& l = s->loss;
+  if (!series.has_loss()) return {};
+  const analysis::ScaleLoss& l = series.largest_loss();
+  const std::string& name = series.series;
   std::vector<std::string> out;
   out.push_back(fmt::format(
       "{}: from {} to {} workers the epoch time went from {} to {}, a speedup of {:.2f}x where {:.2f}x is ideal: "
       "parallel efficiency {}.",
-      s->series, s->n0, s->n1, fmt_s(s->t0), fmt_s(s->t1), s->t0 / s->t1,
-      static_cast<double>(s->n1) / static_cast<double>(s->n0), fmt_pct(l.efficiency)));
+      name, l.n0, l.n1, fmt_s(l.t0), fmt_s(l.t1), l.t0 / l.t1, static_cast<double>(l.n1) / static_cast<double>(l.n0),
+      fmt_pct(l.efficiency)));
   if (!(l.lost > 0)) {
-    out.push_back(fmt::format("{} lost no efficiency (at or above linear scaling).", s->series));
+    out.push_back(fmt::format("{} lost no efficiency (at or above linear scaling).", name));
     return out;
   }
-  if (s->loss_basis == "none") {
+  // itwinai's fraction is a share of operator self time: shown as an indication, never attributed.
+  auto indication = [&] {
+    const double change = l.non_computation1 - l.non_computation0;
+    return fmt::format(
+        "As an indication only: operators outside ATen/c10/autograd took {} of the summed operator self time at "
+        "{} workers and {} at {}{}",
+        fmt_pct(l.non_computation0), l.n0, fmt_pct(l.non_computation1), l.n1,
+        std::abs(change) < 0.02 ? "; that share hardly changed, so it gives no sign that communication grew."
+        : change > 0 ? "; a growing share, a hint (not a measurement) that communication or synchronisation grew."
+                     : "; a shrinking share.");
+  };
+  if (l.basis == analysis::LossBasis::kComputationFraction) {
+    out.push_back(fmt::format(
+        "{} percentage points of efficiency were lost, and the data cannot say where: without device traces at "
+        "both scales only itwinai's computation fraction is known, which is a share of summed operator self time, "
+        "not of the epoch time (itwinai's caveat: it ignores parallelism and overlap; compare it across GPU counts "
+        "of one strategy, not across strategies).",
+        fmt_pts(l.lost)));
+    out.push_back(indication());
+    return out;
+  }
+  if (l.basis == analysis::LossBasis::kNone) {
     out.push_back(fmt::format(
         "{} percentage points of efficiency were lost; without profiler traces or computation data at both scales "
         "they cannot be attributed.",
@@ -47,20 +68,18 @@ std::vector<std::string> loss_sentences(const SeriesResult& series) {
     return out;
   }
   std::string parts;
-  for (size_t k = 0; k < s->components.size(); ++k) {
-    const double pts = l.parts[k];
+  for (const analysis::LossCause& c : l.causes) {
     std::string what;
-    if (std::isnan(pts)) {
-      what = fmt::format("{} cannot be measured at both scales", s->components[k]);
+    if (std::isnan(c.points)) {
+      what = fmt::format("{} cannot be measured at both scales", c.name);
     } else {
       const std::string detail = fmt::format(
-          "{} of the epoch time at {} worker{}, {} at {}: {} per epoch vs. {} if it had shrunk with the "
-          "workers",
-          fmt_pct(s->share0[k]), s->n0, s->n0 == 1 ? "" : "s", fmt_pct(s->share1[k]), s->n1,
-          fmt_s(s->t1 * s->share1[k]), fmt_s(s->t0 * s->share0[k] * s->n0 / s->n1));
-      what = pts >= 0 ? fmt::format("{} growth accounts for {} points ({})", s->components[k], fmt_pts(pts), detail)
-                      : fmt::format("{} shrank faster than the workers grew and gives back {} points ({})",
-                                    s->components[k], fmt_pts(-pts), detail);
+          "{} of the epoch time at {} worker{}, {} at {}: {} per epoch vs. {} if it had shrunk with the workers",
+          fmt_pct(c.share0), l.n0, l.n0 == 1 ? "" : "s", fmt_pct(c.share1), l.n1, fmt_s(l.t1 * c.share1),
+          fmt_s(l.t0 * c.share0 * static_cast<double>(l.n0) / static_cast<double>(l.n1)));
+      what = c.points >= 0 ? fmt::format("{} growth accounts for {} points ({})", c.name, fmt_pts(c.points), detail)
+                           : fmt::format("{} shrank faster than the workers grew and gives back {} points ({})", c.name,
+                                         fmt_pts(-c.points), detail);
     }
     parts += (parts.empty() ? "" : "; ") + what;
   }
@@ -69,27 +88,16 @@ std::vector<std::string> loss_sentences(const SeriesResult& series) {
       l.rest >= 0 ? fmt::format("everything else accounts for {} points", fmt_pts(l.rest))
                   : fmt::format("everything else shrank faster than the workers grew and gives back {} points",
                                 fmt_pts(-l.rest))));
-  if (s->loss_basis == "computation_fraction") {
-    out.push_back(
-        "(No device traces at both scales: the split uses itwinai's computation fraction, which counts all time "
-        "outside ATen/c10/autograd operators as non-computation, so communication and idle time are not "
-        "separated.)");
-  }
-  // The largest named cause.
-  size_t best = s->components.size();
-  for (size_t k = 0; k < s->components.size(); ++k) {
-    if (!std::isnan(l.parts[k]) && (best == s->components.size() || l.parts[k] > l.parts[best])) best = k;
-  }
-  if (best < s->components.size()) {
-    if (l.parts[best] >= l.rest) {
-      out.push_back(
-          fmt::format("The main reason {} does not scale better is {} growth.", s->series, s->components[best]));
-    } else {
-      out.push_back(fmt::format(
-          "Most of the loss is outside {}: work that does not shrink with more workers (per-worker overheads, a "
-          "serial part, smaller per-worker batches running less efficiently).",
-          s->components.size() == 1 ? s->components[0] : "communication and idle time"));
-    }
+  out.push_back(
+      "(Basis: shares of GPU time in the profiled steps of the device traces at both scales, applied to the epoch "
+      "time; this assumes the profiled steps are representative of the epoch.)");
+  const analysis::MainLossCause main = analysis::main_loss_cause(l);
+  if (main.name == "everything else") {
+    out.emplace_back(
+        "Most of the loss is outside communication and idle time: work that does not shrink with more workers "
+        "(per-worker overheads, a serial part, smaller per-worker batches running less efficiently).");
+  } else if (!main.name.empty()) {
+    out.push_back(fmt::format("The main reason {} does not scale better is {} growth.", name, main.name));
   }
   return out;
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -75,7 +76,9 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
     am.title = "Amdahl Projection";
     am.notes.push_back(
         "PROJECTION, not a measurement: T(n) = a + b/n fitted by least squares to the mean epoch times; serial "
-        "fraction = a / (a + b); projected speedup relative to the smallest measured worker count.");
+        "fraction = a / (a + b); projected speedup relative to the smallest measured worker count. Two "
+        "parameters fitted through two worker counts pass through both exactly: the fit then shows no evidence of "
+        "its quality (no RMS is given); measure a third scale to test it.");
     Table p;
     p.title = "Amdahl fit and projected speedup at 2x and 4x the largest measured scale";
     p.columns = {{"strategy", "Strategy"},
@@ -97,11 +100,16 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
                    Cell::null(), Cell::null(), Cell::null(), Cell::null(), Cell::null(), "no fit (one worker count)"});
         continue;
       }
+      // Two parameters through two points: the fit is exact whatever the data, and its zero residual
+      // says nothing about how well the model fits; no RMS is shown then.
+      const bool exact = sr.amdahl.points == 2 && !sr.amdahl.constrained;
       p.add_row({sr.series, sr.amdahl.points, pct(sr.amdahl.serial_fraction), num(sr.amdahl.serial_s, 3),
-                 num(sr.amdahl.parallel_s, 3), num(sr.amdahl.rms_residual_s, 3), sr.projected_workers[0],
-                 num(sr.projected_speedup[0], 3), pct(sr.projected_efficiency[0]), sr.projected_workers[1],
-                 num(sr.projected_speedup[1], 3), pct(sr.projected_efficiency[1]),
-                 sr.amdahl.constrained ? "projection (clamped fit)" : "projection"});
+                 num(sr.amdahl.parallel_s, 3), exact ? Cell::null() : num(sr.amdahl.rms_residual_s, 3),
+                 sr.projected_workers[0], num(sr.projected_speedup[0], 3), pct(sr.projected_efficiency[0]),
+                 sr.projected_workers[1], num(sr.projected_speedup[1], 3), pct(sr.projected_efficiency[1]),
+                 sr.amdahl.constrained ? "projection (clamped fit)"
+                 : exact               ? "projection (exact through 2 points: no evidence of fit quality)"
+                                       : "projection"});
     }
     am.table_keys = {"amdahl"};
     am.tables = {std::move(p)};
@@ -220,7 +228,7 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
 
   // Where scaling is lost
   bool any_loss = false;
-  for (const SeriesResult& sr : a.series) any_loss |= sr.has_loss;
+  for (const SeriesResult& sr : a.series) any_loss |= sr.has_loss();
   if (any_loss || !a.best.empty()) {
     ReportSection s;
     s.key = "scaling_loss";
@@ -229,31 +237,51 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
       for (const std::string& line : loss_sentences(sr)) s.notes.push_back(line);
     }
     for (const std::string& line : best_strategy_sentences(a)) s.notes.push_back(line);
+    // One column per cause the analysis attributes (in order of first appearance), so a new cause
+    // slots in as a column; what is not attributed is in other_pts.
+    std::vector<std::string> causes;
+    for (const SeriesResult& sr : a.series) {
+      for (const analysis::ScaleLoss& l : sr.losses) {
+        for (const analysis::LossCause& c : l.causes) {
+          if (std::find(causes.begin(), causes.end(), c.name) == causes.end()) causes.push_back(c.name);
+        }
+      }
+    }
     Table t;
-    t.title = "Efficiency lost between each strategy's smallest and largest scale (percentage points)";
+    t.title = "Efficiency lost between each strategy's smallest scale and each larger one (percentage points)";
     t.columns = {{"strategy", "Strategy"},
                  {"from_workers", "From workers"},
                  {"to_workers", "To workers"},
                  {"efficiency_pct", "Efficiency (%)"},
-                 {"lost_pts", "Lost (pts)"},
-                 {"communication_pts", "Communication (pts)"},
-                 {"idle_pts", "Idle (pts)"},
-                 {"non_computation_pts", "Non-computation (pts)"},
-                 {"other_pts", "Everything else (pts)"},
-                 {"basis", "Basis"}};
+                 {"lost_pts", "Lost (pts)"}};
+    for (const std::string& c : causes) {
+      std::string key = c;
+      std::replace(key.begin(), key.end(), '-', '_');
+      std::replace(key.begin(), key.end(), ' ', '_');
+      std::string title = c;
+      if (!title.empty()) title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
+      t.columns.push_back({key + "_pts", title + " (pts)"});
+    }
+    t.columns.push_back({"other_pts", "Everything else or unattributed (pts)"});
+    t.columns.push_back({"non_computation_from_pct", "Non-computation op. self time, from (%)"});
+    t.columns.push_back({"non_computation_to_pct", "Non-computation op. self time, to (%)"});
+    t.columns.push_back({"basis", "Basis"});
     for (const SeriesResult& sr : a.series) {
-      if (!sr.has_loss) continue;
-      Cell comm;
-      Cell idle;
-      Cell noncomp;
-      if (sr.loss_basis == "traces") {
-        comm = pct(sr.loss.parts[0]);
-        idle = pct(sr.loss.parts[1]);
-      } else if (sr.loss_basis == "computation_fraction") {
-        noncomp = pct(sr.loss.parts[0]);
+      for (const analysis::ScaleLoss& l : sr.losses) {
+        std::vector<Cell> row = {sr.series, l.n0, l.n1, pct(l.efficiency), pct(l.lost)};
+        for (const std::string& name : causes) {
+          Cell cell = Cell::null();
+          for (const analysis::LossCause& c : l.causes) {
+            if (c.name == name) cell = pct(c.points);
+          }
+          row.push_back(cell);
+        }
+        row.push_back(pct(l.rest));
+        row.push_back(pct(l.non_computation0));
+        row.push_back(pct(l.non_computation1));
+        row.emplace_back(std::string(analysis::loss_basis_name(l.basis)));
+        t.add_row(std::move(row));
       }
-      t.add_row({sr.series, sr.n0, sr.n1, pct(sr.loss.efficiency), pct(sr.loss.lost), comm, idle, noncomp,
-                 sr.loss_basis == "none" ? Cell::null() : pct(sr.loss.rest), sr.loss_basis});
     }
     Table b;
     b.title = "Best strategy per scale (lowest mean epoch time)";

@@ -1,0 +1,73 @@
+#include "analysis/scaling_loss.h"
+
+#include <cmath>
+
+namespace scaleprof::analysis {
+
+const char* loss_basis_name(LossBasis basis) {
+  switch (basis) {
+    case LossBasis::kTraces:
+      return "traces";
+    case LossBasis::kComputationFraction:
+      return "computation_fraction";
+    case LossBasis::kNone:
+      break;
+  }
+  return "none";
+}
+
+namespace {
+
+// The same cause names in the same order at both scales.
+bool same_causes(const std::vector<NamedShare>& a, const std::vector<NamedShare>& b) {
+  if (a.empty() || a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].name != b[i].name) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+ScaleLoss attribute_scale_loss(const ScaleShares& base, const ScaleShares& at) {
+  ScaleLoss out;
+  out.n0 = base.workers;
+  out.n1 = at.workers;
+  out.t0 = base.seconds;
+  out.t1 = at.seconds;
+  if (!std::isnan(base.computation_fraction) && !std::isnan(at.computation_fraction)) {
+    out.non_computation0 = 1.0 - base.computation_fraction;
+    out.non_computation1 = 1.0 - at.computation_fraction;
+  }
+  std::vector<double> f0;
+  std::vector<double> f1;
+  if (same_causes(base.trace_shares, at.trace_shares)) {
+    out.basis = LossBasis::kTraces;
+    for (size_t i = 0; i < base.trace_shares.size(); ++i) {
+      f0.push_back(base.trace_shares[i].share);
+      f1.push_back(at.trace_shares[i].share);
+    }
+  } else if (!std::isnan(out.non_computation0)) {
+    out.basis = LossBasis::kComputationFraction;  // nothing attributed: see the header
+  }
+  const LossAttribution a = attribute_efficiency_loss(out.n0, out.t0, f0, out.n1, out.t1, f1);
+  out.efficiency = a.efficiency;
+  out.lost = a.lost;
+  out.rest = a.rest;
+  for (size_t i = 0; i < f0.size(); ++i) {
+    out.causes.push_back({base.trace_shares[i].name, f0[i], f1[i], a.parts[i]});
+  }
+  return out;
+}
+
+MainLossCause main_loss_cause(const ScaleLoss& loss) {
+  MainLossCause out;
+  if (!(loss.lost > 0) || loss.basis != LossBasis::kTraces) return out;
+  for (const LossCause& c : loss.causes) {
+    if (c.points > 0 && (out.name.empty() || c.points > out.points)) out = {c.name, c.points};
+  }
+  if (loss.rest > 0 && (out.name.empty() || loss.rest > out.points)) out = {"everything else", loss.rest};
+  return out;
+}
+
+}  // namespace scaleprof::analysis

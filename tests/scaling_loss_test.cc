@@ -1,0 +1,62 @@
+// Loss attribution between two scales: what the data supports and nothing more.
+#include <gtest/gtest.h>
+
+#include "analysis/scaling_loss.h"
+
+namespace scaleprof::analysis {
+namespace {
+
+// itwinai's Virgo example (its documentation): deepspeed 4 -> 32 GPUs, 51.18 s -> 9.09 s per epoch,
+// computation fraction 54.03 % -> 53.67 %. The non-computation share of operator self time is flat
+// (45.97 % -> 46.33 %); it is not a share of the epoch time, so none of the ~30 lost points may be
+// blamed on it.
+TEST(ScalingLoss, ComputationFractionAloneAttributesNothing) {
+  const ScaleLoss l = attribute_scale_loss({4, 51.18, {}, 0.5403}, {32, 9.09, {}, 0.5367});
+  EXPECT_EQ(l.basis, LossBasis::kComputationFraction);
+  EXPECT_STREQ(loss_basis_name(l.basis), "computation_fraction");
+  EXPECT_NEAR(l.efficiency, 51.18 * 4 / (9.09 * 32), 1e-12);
+  EXPECT_NEAR(l.lost, 1 - 51.18 * 4 / (9.09 * 32), 1e-12);
+  EXPECT_TRUE(l.causes.empty());
+  EXPECT_NEAR(l.rest, l.lost, 1e-12);  // all of it unattributed
+  EXPECT_NEAR(l.non_computation0, 0.4597, 1e-12);
+  EXPECT_NEAR(l.non_computation1, 0.4633, 1e-12);
+  EXPECT_TRUE(main_loss_cause(l).name.empty());
+}
+
+// Device traces at both scales: 1 -> 4 workers, 9 s -> 3 s (efficiency 75 %); communication 20 % ->
+// 20 % of the epoch (0.6 s vs 1.8 / 4 = 0.45 s: 5 points), idle 0 -> 20 % (0.6 s: 20 points).
+TEST(ScalingLoss, TraceSharesAreAttributedByName) {
+  const ScaleLoss l = attribute_scale_loss({1, 9, {{"communication", 0.2}, {"idle", 0.0}}, 0.5},
+                                           {4, 3, {{"communication", 0.2}, {"idle", 0.2}}, 0.4});
+  EXPECT_EQ(l.basis, LossBasis::kTraces);
+  ASSERT_EQ(l.causes.size(), 2u);
+  EXPECT_EQ(l.causes[0].name, "communication");
+  EXPECT_NEAR(l.causes[0].points, 0.05, 1e-12);
+  EXPECT_EQ(l.causes[1].name, "idle");
+  EXPECT_NEAR(l.causes[1].points, 0.20, 1e-12);
+  EXPECT_NEAR(l.causes[1].share1, 0.2, 1e-12);
+  EXPECT_NEAR(l.rest, 0.0, 1e-12);
+  const MainLossCause m = main_loss_cause(l);
+  EXPECT_EQ(m.name, "idle");
+  EXPECT_NEAR(m.points, 0.20, 1e-12);
+  // The computation fraction is still shown as an indication.
+  EXPECT_NEAR(l.non_computation1, 0.6, 1e-12);
+}
+
+// Causes with different names at the two scales cannot be compared; without a fraction either,
+// nothing is attributed. A larger rest is the main cause.
+TEST(ScalingLoss, MismatchedCausesAndLargerRest) {
+  const ScaleLoss none = attribute_scale_loss({1, 9, {{"communication", 0.2}}, kNaN}, {2, 6, {{"idle", 0.1}}, kNaN});
+  EXPECT_EQ(none.basis, LossBasis::kNone);
+  EXPECT_NEAR(none.lost, 0.25, 1e-12);
+  EXPECT_TRUE(main_loss_cause(none).name.empty());
+  // 1 -> 2 workers, 9 s -> 6 s: 25 points; communication 10 % -> 10 %: 0.6 - 0.45 = 0.15 s, 2.5 points.
+  const ScaleLoss rest =
+      attribute_scale_loss({1, 9, {{"communication", 0.1}}, kNaN}, {2, 6, {{"communication", 0.1}}, kNaN});
+  EXPECT_NEAR(rest.causes[0].points, 0.025, 1e-12);
+  EXPECT_EQ(main_loss_cause(rest).name, "everything else");
+  EXPECT_NEAR(main_loss_cause(rest).points, 0.225, 1e-12);
+}
+
+}  // namespace
+}  // namespace scaleprof::analysis
