@@ -95,7 +95,7 @@ int run_runs(const RunsOptions& opt) {
                        report::Cell::null(), r.layout});
       }
       if (!opt.quiet) {
-        for (const std::string& e : found.value().errors) fmt::print(stderr, "warning: {}\n", e);
+        for (const std::string& e : found.value().errors) print_message(stderr, "warning", e);
       }
     }
   }
