@@ -73,6 +73,17 @@ py::dict run_dict(const collect::RunData& r) {
   d["experiment"] = r.experiment;
   d["run"] = r.run;
   d["status"] = r.status;
+  d["status_reason"] = r.status_reason;
+  d["attempt"] = r.attempt;
+  py::list attempts;
+  for (const collect::AttemptSummary& a : r.attempts) {
+    py::dict ad;
+    ad["attempt"] = a.attempt;
+    ad["dir"] = a.dir;
+    ad["status"] = a.status;
+    attempts.append(ad);
+  }
+  d["attempts"] = attempts;
   d["strategy"] = r.strategy();
   d["world_size"] = r.world_size();
   d["nodes"] = r.node_count();
@@ -86,6 +97,8 @@ py::dict run_dict(const collect::RunData& r) {
     rd["status"] = rank.status;
     rd["host"] = rank.info ? py::cast(rank.info->host) : py::none();
     rd["pid"] = rank.info ? py::cast(rank.info->pid) : py::none();
+    rd["write_errors"] = rank.info ? rank.info->write_errors : 0;
+    rd["last_write_error"] = rank.info ? rank.info->last_write_error : std::string();
     py::list epochs, steps;
     for (const auto& e : rank.epochs) epochs.append(epoch_dict(e));
     for (const auto& s : rank.steps) steps.append(step_dict(s));
@@ -123,7 +136,10 @@ collect::RunContext detect_context(const py::dict& kw) {
   o.run = str_of("run");
   o.strategy = str_of("strategy");
   o.gpu_monitor = str_of("gpu_monitor");
-  return unwrap(collect::detect_run_context(collect::Environment::from_process(), o));
+  // A bad argument or variable (Run(rank=-1), RANK=abc) is a ValueError, raised before any training.
+  auto detected = collect::detect_run_context(collect::Environment::from_process(), o);
+  if (!detected) throw py::value_error(detected.error().message);
+  return std::move(detected).value();
 }
 
 }  // namespace
@@ -149,6 +165,7 @@ PYBIND11_MODULE(_scaleprof, m) {
       .def_readwrite("strategy", &collect::RunContext::strategy)
       .def_readwrite("gpu_monitor", &collect::RunContext::gpu_monitor)
       .def_readonly("wrapper_pid", &collect::RunContext::wrapper_pid)
+      .def_readonly("attempt", &collect::RunContext::attempt)
       .def_readonly("visible_devices", &collect::RunContext::visible_devices)
       .def("__repr__", [](const collect::RunContext& c) {
         return "RunContext(rank=" + std::to_string(c.rank) + ", world_size=" + std::to_string(c.world_size) +
@@ -204,9 +221,12 @@ PYBIND11_MODULE(_scaleprof, m) {
           py::arg("samples") = py::none())
       .def("abandon_epoch", &collect::RankRecorder::abandon_epoch)
       .def("abandon_step", &collect::RankRecorder::abandon_step)
+      // Monitoring never kills training: a failed final write is reported on stderr by the recorder
+      // and counted in rank.json, not raised into the training's exit path.
       .def(
-          "finish", [](collect::RankRecorder& r, bool success) { check(r.finish(success)); }, py::arg("success") = true,
+          "finish", [](collect::RankRecorder& r, bool success) { (void)r.finish(success); }, py::arg("success") = true,
           py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("write_errors", &collect::RankRecorder::write_errors)
       .def("gpu_summary",
            [](const collect::RankRecorder& r) {
              py::list out;

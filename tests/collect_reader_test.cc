@@ -36,6 +36,26 @@ TEST(ReadCsv, TornLastLineIsSkippedAndReportedWithFileAndLine) {
   EXPECT_EQ(warnings[0], path + ":4: torn last line (the writer stopped mid-record)");
 }
 
+// Issue 7: spreadsheet programs save CSV with a UTF-8 byte order mark; the first column is still found.
+TEST(ReadCsv, AByteOrderMarkIsAccepted) {
+  TempDir dir("bom");
+  dir.write("e/r/rank-00000/rank.json", "{\"rank\": 0, \"world_size\": 1, \"status\": \"completed\"}\n");
+  dir.write("e/r/rank-00000/epochs.csv",
+            "\xEF\xBB\xBF"
+            "epoch,start_unix_ns,end_unix_ns,duration_s,samples\n0,1,2,1.5,10\n1,3,4,2.5,10\n");
+  dir.write("e/r/rank-00000/gpu.csv",
+            "\xEF\xBB\xBF"
+            "time_unix_ns,device,utilization_pct,power_w,memory_used_bytes,"
+            "energy_j\n1000000000,0,50,100,,\n");
+  auto run = read_run(dir.file("e/r"));
+  ASSERT_TRUE(run.ok());
+  EXPECT_TRUE(run.value().warnings.empty()) << run.value().warnings.front();
+  ASSERT_EQ(run.value().ranks[0].epochs.size(), 2u);
+  EXPECT_DOUBLE_EQ(run.value().ranks[0].epochs[1].duration_s, 2.5);
+  ASSERT_EQ(run.value().ranks[0].gpu.size(), 1u);
+  EXPECT_DOUBLE_EQ(*run.value().ranks[0].gpu[0].utilization_pct, 50.0);
+}
+
 TEST(ReadCsv, WrongFieldCountIsSkippedAndUnknownColumnsKept) {
   TempDir dir("fields");
   std::string path = dir.write("x.csv", "a,b,new_column\n1,2,3\n1,2\n4,5,6\n");
@@ -109,8 +129,12 @@ TEST(ReadRun, StatusFromRanksWhenTheWriterIsGone) {
                                    std::to_string(child) + "}\n");
   auto gone = read_run(dir.file("e/gone"), here);
   ASSERT_TRUE(gone.ok());
-  EXPECT_EQ(gone.value().ranks[0].status, "failed");
-  EXPECT_EQ(gone.value().status, "failed");
+  // Gone without recording an end: interrupted, with whose process it was.
+  EXPECT_EQ(gone.value().ranks[0].status, "interrupted");
+  EXPECT_EQ(gone.value().status, "interrupted");
+  EXPECT_EQ(gone.value().status_reason,
+            "the writer of run.json (pid " + std::to_string(child) +
+                " on thishost) is gone without recording an end: it was killed (e.g. kill -9) or its node failed");
 
   dir.write("e/alive/rank-00000/rank.json", rank_json(0, "running", getpid(), "thishost"));
   auto alive = read_run(dir.file("e/alive"), here);

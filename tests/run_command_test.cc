@@ -279,5 +279,127 @@ TEST(RunsCommand, ListsRunsAndReportsTornLinesWithoutFailing) {
   EXPECT_EQ(wait_exit(start(dir, {"runs", "--root", dir.file("m"), "--format", "xml"})), 2);
 }
 
+// Issue 7: a mistyped option must not run as the command, with or without `--`.
+TEST(RunCommand, AMistypedOptionIsAnErrorNotTheCommand) {
+  TempDir dir("runtypo");
+  const std::string root = dir.file("m"), marker = dir.file("ran");
+  Cli with_cut = start(dir, {"run", "--root", root, "--experimnt", "x", "--", "sh", "-c", "touch " + marker});
+  EXPECT_EQ(wait_exit(with_cut), 2);
+  EXPECT_EQ(read_file(with_cut.err_path),
+            "error: run: unknown option '--experimnt' (options come before the command: scaleprof run [options] -- "
+            "CMD ARGS...)\n");
+  Cli without_cut = start(dir, {"run", "--root", root, "--experimnt=x", "sh", "-c", "touch " + marker});
+  EXPECT_EQ(wait_exit(without_cut), 2);
+  EXPECT_NE(read_file(without_cut.err_path).find("unknown option '--experimnt=x'"), std::string::npos);
+  EXPECT_FALSE(fs::exists(marker));
+  EXPECT_FALSE(fs::exists(root));  // nothing recorded either
+  // A command after `--` may start with '-' words of its own, and one without `--` still works.
+  EXPECT_EQ(wait_exit(start(dir, {"run", "--root", root, "--experiment", "ok", "sh", "-c", "touch " + marker})), 0);
+  EXPECT_TRUE(fs::exists(marker));
+}
+
+// Issue 7: kill -9 of the wrapper must not orphan the training, and the run must not stay "running"
+// (or "failed") without saying why.
+TEST(RunCommand, KillNineOfTheWrapperEndsTheCommandAndTheRunSaysInterrupted) {
+  TempDir dir("runkill9");
+  const std::string pid_file = dir.file("child-pid");
+  Cli cli = start(dir, {"run", "--root", dir.file("m"), "--experiment", "k", "--no-gpu", "--", "sh", "-c",
+                        "echo $$ > " + pid_file + "; exec sleep 300"});
+  ASSERT_TRUE(wait_for_file(pid_file));
+  const pid_t child = static_cast<pid_t>(std::stol(read_file(pid_file)));
+  ASSERT_EQ(kill(cli.pid, SIGKILL), 0);
+  EXPECT_EQ(wait_exit(cli), -2);  // killed by a signal
+  // The child got SIGTERM from the kernel when its parent died; wait (bounded) until it is gone or a
+  // zombie waiting for a reaper (state Z in /proc/<pid>/stat).
+  auto alive = [&] {
+    const std::string stat = read_file("/proc/" + std::to_string(child) + "/stat");
+    if (stat.empty()) return false;
+    const size_t close = stat.rfind(')');
+    return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+  };
+  bool gone = false;
+  for (int i = 0; i < 2000 && !gone; ++i) {
+    gone = !alive();
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!gone) kill(child, SIGKILL);
+  EXPECT_TRUE(gone) << "the command (pid " << child << ") outlived `scaleprof run`";
+  RunData r = only_run(dir, "k");
+  EXPECT_EQ(r.status, "interrupted");
+  EXPECT_NE(r.status_reason.find("the `scaleprof run` wrapper (pid " + std::to_string(cli.pid)), std::string::npos)
+      << r.status_reason;
+  EXPECT_NE(r.status_reason.find("is gone without recording an end"), std::string::npos) << r.status_reason;
+  Cli runs = start(dir, {"runs", "--root", dir.file("m")});
+  ASSERT_EQ(wait_exit(runs), 0);
+  EXPECT_NE(read_file(runs.err_path).find(": interrupted: the `scaleprof run` wrapper (pid "), std::string::npos)
+      << read_file(runs.err_path);
+}
+
+// Issue 7: SCALEPROF_HOST names node-<host>/; "../" in it must not write outside --root.
+TEST(RunCommand, AHostileHostNameCannotLeaveTheRoot) {
+  TempDir dir("runhost");
+  dir.write("script.txt", "devices=1\nutil.0=50\n");
+  Cli cli = start(dir, {"run", "--root", dir.file("m"), "--experiment", "h", "--", "true"},
+                  {"SCALEPROF_HOST=../../../../escape", "SCALEPROF_NVML_LIBRARY=" SCALEPROF_FAKE_NVML_PATH,
+                   "SCALEPROF_FAKE_NVML_SCRIPT=" + dir.file("script.txt")});
+  EXPECT_EQ(wait_exit(cli), 1);
+  EXPECT_NE(read_file(cli.err_path)
+                .find("error: host (SCALEPROF_HOST or the machine's name) '../../../../escape' must "
+                      "not start with '.'"),
+            std::string::npos)
+      << read_file(cli.err_path);
+  EXPECT_FALSE(fs::exists(dir.file("escape")));
+  EXPECT_FALSE(fs::exists(dir.file("m")));
+}
+
+// Issue 7: a SLURM requeue keeps the job id, so the same run name; it is recorded as attempt-1 beside
+// the first attempt, and the readers use the attempt that completed.
+TEST(RunCommand, ASlurmRequeueIsRecordedAsANewAttempt) {
+  TempDir dir("runrequeue");
+  const std::vector<std::string> args = {"run", "--root", dir.file("m"), "--experiment", "q", "--run-name", "job9"};
+  auto with = [&](std::vector<std::string> tail) {
+    std::vector<std::string> all = args;
+    all.insert(all.end(), tail.begin(), tail.end());
+    return all;
+  };
+  EXPECT_EQ(wait_exit(start(dir, with({"--", "sh", "-c", "exit 143"}), {"SLURM_JOB_ID=9"})), 143);
+  Cli requeued = start(dir, with({"--", "sh", "-c", "echo $SCALEPROF_ATTEMPT > " + dir.file("attempt")}),
+                       {"SLURM_JOB_ID=9", "SLURM_RESTART_COUNT=1"});
+  EXPECT_EQ(wait_exit(requeued), 0) << read_file(requeued.err_path);
+  EXPECT_EQ(read_file(dir.file("attempt")), "1\n");
+  EXPECT_TRUE(fs::exists(dir.file("m/q/job9/run.json")));
+  EXPECT_TRUE(fs::exists(dir.file("m/q/job9/attempt-1/run.json")));
+  RunData r = only_run(dir, "q");
+  EXPECT_EQ(r.attempt, 1);
+  ASSERT_TRUE(r.info.has_value());
+  EXPECT_EQ(r.info->status, "completed");
+  EXPECT_EQ(r.info->attempt, 1);
+  ASSERT_EQ(r.attempts.size(), 2u);
+  EXPECT_EQ(r.attempts[0].status, "failed");
+  // The same attempt again is refused, not overwritten.
+  EXPECT_EQ(wait_exit(start(dir, with({"--", "true"}), {"SLURM_JOB_ID=9", "SLURM_RESTART_COUNT=1"})), 1);
+}
+
+// Issue 7: one symbolic link loop must not hide every other run.
+TEST(RunsCommand, ASymlinkLoopIsOneLineAndTheGoodRunsAreStillListed) {
+  TempDir dir("runsloop");
+  dir.write("m/exp/good/run.json",
+            "{\"run\": \"good\", \"strategy\": \"ddp\", \"world_size\": 1, \"status\": "
+            "\"completed\", \"exit_status\": 0}\n");
+  dir.write("m/exp/good/rank-00000/rank.json", "{\"rank\": 0, \"world_size\": 1, \"status\": \"completed\"}\n");
+  fs::create_directory_symlink("loop", dir.file("m/loop"));
+  fs::create_directory_symlink("loop2", dir.file("m/exp/loop2"));
+  Cli cli = start(dir, {"runs", "--root", dir.file("m"), "--format", "csv"});
+  ASSERT_EQ(wait_exit(cli), 0) << read_file(cli.err_path);
+  const std::string err = read_file(cli.err_path);
+  EXPECT_NE(err.find("warning: " + dir.file("m/loop") + ": Too many levels of symbolic links; skipped\n"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("warning: " + dir.file("m/exp/loop2") + ": Too many levels of symbolic links; skipped\n"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(read_file(cli.out_path).find("\nexp,good,ddp,1,"), std::string::npos) << read_file(cli.out_path);
+}
+
 }  // namespace
 }  // namespace scaleprof::collect

@@ -73,12 +73,23 @@ void setup_run_command(CLI::App& app, int* exit_code, const std::vector<std::str
   cmd->add_flag("--no-gpu", opt->no_gpu, "Do not sample GPUs");
   // Everything from `--` or the first word that is not one of our options is the command, kept
   // verbatim and in order: `scaleprof run torchrun --nproc_per_node 2 train.py` works without `--`.
+  // A first word starting with '-' is a mistyped option, refused in the callback.
   cmd->prefix_command();
   cmd->footer("Usage: scaleprof run [options] -- CMD ARGS...");
   cmd->callback([opt, exit_code, cmd, command_tail] {
     // Words before the cut that are not our options start the command; a `--` inside the command
     // (scaleprof run sh -c 'x' -- a) was the cut, so it is put back between the two parts.
     opt->command = cmd->remaining();
+    if (!opt->command.empty() && opt->command.front().starts_with("-")) {
+      // CLI11 stops at the first word it does not know: an option typed wrong would otherwise run as
+      // the command (`scaleprof run --experimnt x -- cmd` ran "--experimnt").
+      fmt::print(stderr,
+                 "error: run: unknown option '{}' (options come before the command: scaleprof run "
+                 "[options] -- CMD ARGS...)\n",
+                 opt->command.front());
+      *exit_code = kExitUsage;
+      return;
+    }
     if (!opt->command.empty() && !command_tail->empty()) opt->command.emplace_back("--");
     opt->command.insert(opt->command.end(), command_tail->begin(), command_tail->end());
     *exit_code = run_run(*opt);

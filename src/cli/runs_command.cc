@@ -50,11 +50,13 @@ int run_runs(const RunsOptions& opt) {
   collect::ReadOptions read;
   read.read_steps = false;
   read.read_gpu = false;
-  auto runs = collect::read_runs(root, opt.experiment, read);
+  std::vector<std::string> problems;  // unreadable entries (a symbolic link loop): one line each
+  auto runs = collect::read_runs(root, opt.experiment, read, &problems);
   if (!runs) {
     print_message(stderr, "error", runs.error().message);
     return kExitError;
   }
+  for (const std::string& p : problems) print_message(stderr, "warning", p);
   report::Table table;
   table.title = fmt::format("Runs in {}", root);
   table.columns = {{"experiment", "Experiment"}, {"run", "Run"},           {"strategy", "Strategy"},
@@ -77,6 +79,9 @@ int run_runs(const RunsOptions& opt) {
                    "scaleprof"});
     if (!opt.quiet) {
       for (const std::string& w : r.warnings) print_message(stderr, "warning", w);
+      if (!r.status_reason.empty()) {
+        print_message(stderr, "warning", fmt::format("{}: {}: {}", r.dir, r.status, r.status_reason));
+      }
     }
   }
   // Runs in itwinai's CSV layout (no experiment names: listed only without --experiment), one row per

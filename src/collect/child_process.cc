@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -54,6 +55,7 @@ Result<ChildExit> run_child(const std::vector<std::string>& argv, const Environm
   // A close-on-exec pipe tells the parent whether exec worked: it reads EOF on success, errno on failure.
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return Error{fmt::format("cannot create a pipe: {}", std::strerror(errno))};
+  const pid_t wrapper = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     int e = errno;
@@ -63,6 +65,10 @@ Result<ChildExit> run_child(const std::vector<std::string>& argv, const Environm
   }
   if (pid == 0) {
     close(pipe_fds[0]);
+    // The command must not outlive the wrapper (kill -9 of `scaleprof run` would orphan the training):
+    // the kernel sends SIGTERM when the wrapper dies. If it died before prctl, getppid() has changed.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != wrapper) _exit(128 + SIGTERM);
     for (int s : kForwarded) signal(s, SIG_DFL);
     signal(SIGCHLD, SIG_DFL);
     sigprocmask(SIG_SETMASK, &mask.old(), nullptr);

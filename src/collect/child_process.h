@@ -24,7 +24,9 @@ struct ChildExit {
 // wait below receives them), and waits for it. Signals from another process (kill, scancel) are
 // forwarded to the child; those the terminal generated (Ctrl-C) already reached the child through
 // its process group and are not sent twice. A command that cannot be started is an error whose
-// message says why; *exec_errno receives errno (ENOENT -> shells' 127, else 126).
+// message says why; *exec_errno receives errno (ENOENT -> shells' 127, else 126). The child gets
+// SIGTERM when the calling thread's process dies (PR_SET_PDEATHSIG), so a `kill -9` of the wrapper
+// does not leave the command running orphaned.
 Result<ChildExit> run_child(const std::vector<std::string>& argv, const Environment& env,
                             const std::function<void(pid_t)>& started, int* exec_errno);
 

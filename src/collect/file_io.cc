@@ -33,7 +33,7 @@ bool write_all(int fd, const char* data, size_t size) {
 
 Status replace_file(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) return Error{fmt::format("{}: cannot write: {}", tmp, std::strerror(errno))};
   bool ok = write_all(fd, text.data(), text.size());
   int saved = errno;
@@ -44,6 +44,22 @@ Status replace_file(const std::string& path, const std::string& text) {
     return Error{fmt::format("{}: cannot write: {}", path, std::strerror(saved))};
   }
   return Ok{};
+}
+
+Result<bool> create_new_file(const std::string& path, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) {
+    if (errno == EEXIST) return false;
+    return Error{fmt::format("{}: cannot create: {}", path, std::strerror(errno))};
+  }
+  bool ok = write_all(fd, text.data(), text.size());
+  int saved = errno;
+  if (::close(fd) != 0 && ok) ok = false, saved = errno;
+  if (!ok) {
+    // The claim stands (the file is ours); a reader sees an unreadable file, never another run's.
+    return Error{fmt::format("{}: cannot write: {}", path, std::strerror(saved))};
+  }
+  return true;
 }
 
 Status make_directories(const std::string& path) {
@@ -86,10 +102,60 @@ Result<CsvAppender> CsvAppender::open(const std::string& path, const std::string
 
 Status CsvAppender::append(const std::string& lines) {
   if (fd_ < 0) return Error{fmt::format("{}: not open", path_)};
+  // One process appends to each file (the rank folders are claimed exclusively), so the end before
+  // the write is where a failed write's fragment starts.
+  const off_t before = ::lseek(fd_, 0, SEEK_END);
   if (!write_all(fd_, lines.data(), lines.size())) {
-    return Error{fmt::format("{}: cannot append: {}", path_, std::strerror(errno))};
+    const int saved = errno;
+    if (before >= 0) (void)!::ftruncate(fd_, before);
+    return Error{fmt::format("{}: cannot append: {}", path_, std::strerror(saved))};
   }
   return Ok{};
+}
+
+bool MetricsFile::append(const std::string& lines) {
+  const bool kept = !pending_.empty();
+  if (kept) pending_ += lines;
+  const std::string& out = kept ? pending_ : lines;
+  Status written = Ok{};
+  if (!csv_.is_open()) {
+    auto opened = CsvAppender::open(path_, header_);
+    if (opened) {
+      csv_ = std::move(opened.value());
+    } else {
+      written = opened.error();
+    }
+  }
+  if (csv_.is_open()) written = csv_.append(out);
+  if (written) {
+    if (failing_) {
+      fmt::print(messages_, "scaleprof: {}: writing works again after {} failed write(s); kept records written\n",
+                 path_, failed_writes_);
+      std::fflush(messages_);
+    }
+    failing_ = false;
+    pending_.clear();
+    return true;
+  }
+  ++failed_writes_;
+  last_error_ = written.error().message;
+  if (!failing_) {
+    fmt::print(messages_,
+               "scaleprof: {}; training continues, the records are kept in memory and written at the next "
+               "record (reported once)\n",
+               last_error_);
+    std::fflush(messages_);
+  }
+  failing_ = true;
+  if (!kept) pending_ = lines;
+  if (pending_.size() > kMaxPendingBytes) {
+    // Keep the newest whole lines within the bound.
+    size_t cut = pending_.find('\n', pending_.size() - kMaxPendingBytes);
+    cut = cut == std::string::npos ? pending_.size() : cut + 1;
+    lost_bytes_ += static_cast<int64_t>(cut);
+    pending_.erase(0, cut);
+  }
+  return false;
 }
 
 }  // namespace scaleprof::collect

@@ -2,7 +2,19 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+
 namespace scaleprof::collect {
+
+Result<std::optional<int64_t>> numeric_device_index(const std::string& id, int64_t count, const std::string& library) {
+  if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos) return std::optional<int64_t>();
+  int64_t index = 0;
+  auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), index);
+  if (ec != std::errc() || end != id.data() + id.size() || index >= count) {
+    return Error{fmt::format("GPU {} is not among the {} GPUs {} sees", id, count, library)};
+  }
+  return std::optional<int64_t>(index);
+}
 
 Result<std::unique_ptr<GpuLibrary>> load_gpu_library(const Environment& env) {
   std::string tried;

@@ -33,6 +33,11 @@ class GpuLibrary {
   virtual GpuReading read(int64_t device) = 0;
 };
 
+// A numeric *_VISIBLE_DEVICES entry ("0", "12") as a device index below `count`; nullopt when the
+// entry is not all digits (a UUID, to be looked up by the library). Digits that do not fit or reach
+// past `count` ("99999999999999999999") are an error naming the entry and `library`.
+Result<std::optional<int64_t>> numeric_device_index(const std::string& id, int64_t count, const std::string& library);
+
 Result<std::unique_ptr<GpuLibrary>> load_nvml(const std::string& path);
 Result<std::unique_ptr<GpuLibrary>> load_rocm_smi(const std::string& path);
 

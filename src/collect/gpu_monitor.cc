@@ -18,20 +18,15 @@ Result<std::unique_ptr<GpuMonitor>> GpuMonitor::start(std::unique_ptr<GpuLibrary
   if (options.devices.empty()) {
     for (int64_t i = 0; i < library->device_count(); ++i) options.devices.push_back(i);
   }
-  CsvAppender csv;
-  if (!options.csv_path.empty()) {
-    auto opened = CsvAppender::open(options.csv_path, kGpuHeader);
-    if (!opened) return opened.error();
-    csv = std::move(opened.value());
-  }
-  std::unique_ptr<GpuMonitor> monitor(new GpuMonitor(std::move(library), std::move(options), std::move(csv)));
+  std::unique_ptr<GpuMonitor> monitor(new GpuMonitor(std::move(library), std::move(options)));
   monitor->sample_once();
   monitor->thread_ = std::thread([m = monitor.get()] { m->run(); });
   return monitor;
 }
 
-GpuMonitor::GpuMonitor(std::unique_ptr<GpuLibrary> library, GpuMonitorOptions options, CsvAppender csv)
-    : library_(std::move(library)), options_(std::move(options)), csv_(std::move(csv)) {
+GpuMonitor::GpuMonitor(std::unique_ptr<GpuLibrary> library, GpuMonitorOptions options)
+    : library_(std::move(library)), options_(std::move(options)) {
+  if (!options_.csv_path.empty()) csv_ = MetricsFile(options_.csv_path, kGpuHeader, options_.messages);
   first_counter_j_.resize(options_.devices.size());
   accumulators_.resize(options_.devices.size());
 }
@@ -43,7 +38,7 @@ GpuMonitor::~GpuMonitor() {
 Status GpuMonitor::stop() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_ && !thread_.joinable()) return write_error_ ? Status(*write_error_) : Status(Ok{});
+    if (stopping_ && !thread_.joinable()) return write_status();
     stopping_ = true;
   }
   wake_.notify_all();
@@ -51,9 +46,12 @@ Status GpuMonitor::stop() {
     thread_.join();
     sample_once();
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (write_error_) return *write_error_;
-  return Ok{};
+  return write_status();
+}
+
+Status GpuMonitor::write_status() const {
+  if (csv_.failed_writes() == 0 || csv_.pending_bytes() == 0) return Ok{};
+  return Error{fmt::format("{} ({} failed write(s))", csv_.last_error(), csv_.failed_writes())};
 }
 
 void GpuMonitor::run() {
@@ -96,11 +94,10 @@ void GpuMonitor::sample_once() {
   std::string& lines = line_buffer_;
   lines.clear();
   for (const GpuSample& s : samples) append_csv_line(&lines, s);
-  Status written = csv_.is_open() ? csv_.append(lines) : Status(Ok{});
+  if (!options_.csv_path.empty()) (void)csv_.append(lines);
   std::lock_guard<std::mutex> lock(mutex_);
   for (size_t slot = 0; slot < samples.size(); ++slot) accumulators_[slot].add(samples[slot]);
   ++rounds_;
-  if (!written && !write_error_) write_error_ = written.error();
 }
 
 std::vector<GpuDeviceSummary> GpuMonitor::summary() const {
@@ -116,8 +113,8 @@ int64_t GpuMonitor::samples_taken() const {
   return rounds_;
 }
 
-Result<std::vector<int64_t>> choose_devices(const GpuLibrary& library, const RunContext& context,
-                                            const std::string& mode) {
+std::vector<int64_t> choose_devices(const GpuLibrary& library, const RunContext& context, const std::string& mode,
+                                    std::vector<std::string>* warnings) {
   std::vector<int64_t> all;
   for (int64_t i = 0; i < library.device_count(); ++i) all.push_back(i);
   if (mode == "node") return all;
@@ -126,7 +123,10 @@ Result<std::vector<int64_t>> choose_devices(const GpuLibrary& library, const Run
   if (context.devices_restricted) {
     for (const std::string& id : context.visible_devices) {
       auto index = library.device_index(id);
-      if (!index) return index.error();
+      if (!index) {
+        warnings->push_back(index.error().message + "; not sampled");
+        continue;
+      }
       visible.push_back(index.value());
     }
   } else {

@@ -89,13 +89,9 @@ class NvmlLibrary final : public GpuLibrary {
   int64_t device_count() const override { return static_cast<int64_t>(devices_.size()); }
 
   Result<int64_t> device_index(const std::string& id) const override {
-    if (!id.empty() && id.find_first_not_of("0123456789") == std::string::npos) {
-      int64_t index = std::stoll(id);
-      if (index >= device_count()) {
-        return Error{fmt::format("GPU {} is not among the {} GPUs NVML sees", id, device_count())};
-      }
-      return index;
-    }
+    auto numeric = numeric_device_index(id, device_count(), "NVML");
+    if (!numeric) return numeric.error();
+    if (numeric.value()) return *numeric.value();
     nvml::Device handle = nullptr;
     unsigned int index = 0;
     if (by_uuid_ == nullptr || index_of_ == nullptr || by_uuid_(id.c_str(), &handle) != nvml::kSuccess ||

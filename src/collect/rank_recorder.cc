@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <set>
 
@@ -14,15 +15,15 @@ namespace scaleprof::collect {
 
 namespace fs = std::filesystem;
 
-RankRecorder::RankRecorder(RunContext context, RankRecorderOptions options)
-    : context_(std::move(context)), options_(std::move(options)) {}
+RankRecorder::RankRecorder(RunContext context, RankRecorderOptions options, RankInfo info)
+    : context_(std::move(context)), options_(std::move(options)), info_(std::move(info)) {}
 
 RankRecorder::~RankRecorder() {
   (void)finish(false);
 }
 
 std::string RankRecorder::run_dir() const {
-  return (fs::path(context_.root) / context_.experiment / context_.run).string();
+  return run_dir_path(context_.root, context_.experiment, context_.run, context_.attempt);
 }
 
 std::string RankRecorder::rank_dir() const {
@@ -35,93 +36,119 @@ std::string RankRecorder::traces_dir() const {
 
 Result<std::unique_ptr<RankRecorder>> RankRecorder::open(const RunContext& context, const RankRecorderOptions& options,
                                                          const Environment& env) {
-  for (auto [what, name] :
-       {std::pair<const char*, const std::string&>{"experiment", context.experiment}, {"run name", context.run}}) {
-    if (Status s = check_name(what, name); !s) return s.error();
-  }
-  if (!context.strategy.empty()) {
-    if (Status s = check_name("strategy", context.strategy); !s) return s.error();
-  }
-  std::unique_ptr<RankRecorder> r(new RankRecorder(context, options));
+  if (Status s = check_context_names(context); !s) return s.error();
+  if (context.rank < 0) return Error{fmt::format("rank {} is negative", context.rank)};
+  RunContext ctx = context;
   std::error_code ec;
   // Absolute, so traces and later files land in the same place if the training changes directory.
-  r->context_.root = fs::absolute(context.root, ec).lexically_normal().string();
-  const std::string dir = r->rank_dir();
-  const std::string rank_json = (fs::path(dir) / kRankJson).string();
-  if (fs::exists(rank_json, ec)) {
-    return Error{
-        fmt::format("{} exists already: run '{}' of experiment '{}' already has rank {}; give this launch "
-                    "its own run name",
-                    rank_json, context.run, context.experiment, context.rank)};
-  }
-  if (Status s = make_directories(r->traces_dir()); !s) return s.error();
+  ctx.root = fs::absolute(context.root, ec).lexically_normal().string();
+  const std::string run_dir = run_dir_path(ctx.root, ctx.experiment, ctx.run, ctx.attempt);
+  const std::string dir = (fs::path(run_dir) / rank_dir_name(ctx.rank)).string();
+  if (Status s = make_directories((fs::path(dir) / kTracesDir).string()); !s) return s.error();
 
-  RankInfo& info = r->info_;
-  info.rank = context.rank;
-  info.local_rank = context.local_rank;
-  info.world_size = context.world_size;
-  info.node_rank = context.node_rank;
-  info.nodes = context.nodes;
-  info.host = context.host;
+  RankInfo info;
+  info.rank = ctx.rank;
+  info.local_rank = ctx.local_rank;
+  info.world_size = ctx.world_size;
+  info.node_rank = ctx.node_rank;
+  info.nodes = ctx.nodes;
+  info.host = ctx.host;
   info.pid = static_cast<int64_t>(::getpid());
   info.start_unix_ns = unix_now_ns();
-  info.devices = context.visible_devices;
-  info.strategy = context.strategy;
-  info.experiment = context.experiment;
-  info.run = context.run;
-  info.launcher = context.launcher;
-  info.job_id = context.job_id;
+  info.devices = ctx.visible_devices;
+  info.strategy = ctx.strategy;
+  info.experiment = ctx.experiment;
+  info.run = ctx.run;
+  info.launcher = ctx.launcher;
+  info.job_id = ctx.job_id;
   info.torch_version = options.torch_version;
-  if (Status s = r->write_rank_json(); !s) return s.error();
+  info.attempt = ctx.attempt;
+  // The claim: one exclusive create, so a reused name or a second start of this rank changes nothing.
+  const std::string rank_json = (fs::path(dir) / kRankJson).string();
+  auto claimed = create_new_file(rank_json, to_json(info));
+  if (!claimed) return claimed.error();
+  if (!claimed.value()) {
+    return Error{
+        fmt::format("{} exists already: run '{}' of experiment '{}' already has rank {}; give this launch "
+                    "its own run name (nothing was changed)",
+                    rank_json, ctx.run, ctx.experiment, ctx.rank)};
+  }
 
-  auto epochs = CsvAppender::open((fs::path(dir) / kEpochsCsv).string(), kEpochsHeader);
-  if (!epochs) return epochs.error();
-  r->epochs_ = std::move(epochs.value());
-
-  if (r->owns_run_json()) {
-    RunInfo& run = r->run_info_;
-    run.experiment = context.experiment;
-    run.run = context.run;
-    run.strategy = context.strategy;
-    run.world_size = context.world_size;
-    run.nodes = context.nodes;
-    run.launcher = context.launcher;
-    run.job_id = context.job_id;
+  RunInfo run;
+  const bool owns_run_json = ctx.rank == 0 && !ctx.wrapper_pid;
+  if (owns_run_json) {
+    run.experiment = ctx.experiment;
+    run.run = ctx.run;
+    run.strategy = ctx.strategy;
+    run.world_size = ctx.world_size;
+    run.nodes = ctx.nodes;
+    run.launcher = ctx.launcher;
+    run.job_id = ctx.job_id;
     run.command = options.command;
-    run.hosts = {context.host};
+    run.hosts = {ctx.host};
     run.start_unix_ns = info.start_unix_ns;
     run.scaleprof_version = SCALEPROF_VERSION;
     run.torch_version = options.torch_version;
     run.writer = "rank0";
-    run.writer_host = context.host;
+    run.writer_host = ctx.host;
     run.writer_pid = info.pid;
-    if (Status s = r->write_run_json(); !s) return s.error();
+    run.attempt = ctx.attempt;
+    const std::string run_json = (fs::path(run_dir) / kRunJson).string();
+    auto run_claimed = create_new_file(run_json, to_json(run));
+    if (!run_claimed || !run_claimed.value()) {
+      std::remove(rank_json.c_str());  // our own claim, made a moment ago; the run is another launch's
+      if (!run_claimed) return run_claimed.error();
+      return Error{
+          fmt::format("{} exists already: run '{}' was recorded before; give this launch its own run "
+                      "name (nothing was changed)",
+                      run_json, ctx.run)};
+    }
   }
 
-  if (context.gpu_monitor == "rank") {
+  std::unique_ptr<RankRecorder> r(new RankRecorder(ctx, options, std::move(info)));
+  r->run_info_ = std::move(run);
+  r->epochs_ = MetricsFile((fs::path(dir) / kEpochsCsv).string(), kEpochsHeader, options.messages);
+  r->steps_ = MetricsFile((fs::path(dir) / kStepsCsv).string(), kStepsHeader, options.messages);
+  r->after_append(r->epochs_.append(""));  // the header now: a rank without epochs still shows its columns
+
+  if (ctx.gpu_monitor == "rank") {
     auto library = load_gpu_library(env);
     if (!library) {
       r->gpu_note_ = library.error().message;
     } else {
-      auto devices = choose_devices(*library.value(), context, "rank");
-      if (!devices) return devices.error();
-      if (devices.value().empty()) {
+      std::vector<std::string> warnings;
+      auto devices = choose_devices(*library.value(), ctx, "rank", &warnings);
+      for (const std::string& w : warnings) fmt::print(options.messages, "scaleprof: warning: {}\n", w);
+      if (devices.empty()) {
         r->gpu_note_ = "no GPU visible to this process";
       } else {
         GpuMonitorOptions gpu_options;
         gpu_options.interval = options.gpu_interval;
-        gpu_options.devices = devices.value();
+        gpu_options.devices = devices;
         gpu_options.csv_path = (fs::path(dir) / kGpuCsv).string();
+        gpu_options.messages = options.messages;
         auto monitor = GpuMonitor::start(std::move(library.value()), gpu_options);
         if (!monitor) return monitor.error();
         r->gpu_ = std::move(monitor.value());
       }
     }
   } else {
-    r->gpu_note_ =
-        context.gpu_monitor == "node" ? "the node's GPUs are sampled by `scaleprof run`" : "GPU sampling is off";
+    r->gpu_note_ = ctx.gpu_monitor == "node" ? "the node's GPUs are sampled by `scaleprof run`" : "GPU sampling is off";
   }
   return r;
+}
+
+void RankRecorder::after_append(bool written) {
+  if (written) return;
+  info_.write_errors = epochs_.failed_writes() + steps_.failed_writes();
+  info_.last_write_error = !steps_.last_error().empty() && steps_.failed_writes() > 0 && !epochs_.failed_writes()
+                               ? steps_.last_error()
+                               : epochs_.last_error();
+  (void)write_rank_json();  // may fail on the same full disk; finish() tries again
+}
+
+int64_t RankRecorder::write_errors() const {
+  return epochs_.failed_writes() + steps_.failed_writes();
 }
 
 Status RankRecorder::write_rank_json() {
@@ -149,7 +176,7 @@ Result<EpochRecord> RankRecorder::end_epoch(std::optional<int64_t> samples) {
   if (!epoch_timer_.running()) return Error{"end of an epoch that was not started"};
   Interval t = epoch_timer_.stop();
   EpochRecord record{current_epoch_, t.start_unix_ns, t.end_unix_ns, t.duration_s, samples};
-  if (Status s = epochs_.append(csv_line(record)); !s) return s.error();
+  after_append(epochs_.append(csv_line(record)));
   return record;
 }
 
@@ -167,14 +194,9 @@ Result<StepRecord> RankRecorder::end_step(std::optional<int64_t> samples) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!step_timer_.running()) return Error{"end of a step that was not started"};
   Interval t = step_timer_.stop();
-  if (!steps_.is_open()) {
-    // Opened on the first step: runs that time only epochs get no empty steps.csv.
-    auto opened = CsvAppender::open((fs::path(rank_dir()) / kStepsCsv).string(), kStepsHeader);
-    if (!opened) return opened.error();
-    steps_ = std::move(opened.value());
-  }
+  // steps.csv is created on the first step: runs that time only epochs get no empty steps.csv.
   StepRecord record{std::max<int64_t>(current_epoch_, 0), current_step_, t.start_unix_ns, t.duration_s, samples};
-  if (Status s = steps_.append(csv_line(record)); !s) return s.error();
+  after_append(steps_.append(csv_line(record)));
   return record;
 }
 
@@ -194,12 +216,30 @@ Status RankRecorder::finish(bool success) {
   if (finished_) return Ok{};
   finished_ = true;
   Status gpu_status = gpu_ ? gpu_->stop() : Status(Ok{});
+  // A last try for records kept after failed writes (the disk may have been freed since).
+  for (MetricsFile* f : {&epochs_, &steps_}) {
+    if (f->pending_bytes() > 0) (void)f->append("");
+  }
   info_.status = success ? kStatusCompleted : kStatusFailed;
   info_.end_unix_ns = unix_now_ns();
-  Status rank_status = write_rank_json();
+  info_.write_errors = write_errors();
+  if (info_.write_errors > 0 && info_.last_write_error.empty()) info_.last_write_error = epochs_.last_error();
+  if (gpu_ && gpu_->write_errors() > 0) {
+    info_.write_errors += gpu_->write_errors();
+    info_.last_write_error = gpu_->last_write_error();
+  }
+  Status status = write_rank_json();
+  for (const MetricsFile* f : {&epochs_, &steps_}) {
+    if (f->pending_bytes() > 0 && status) {
+      status = Error{fmt::format("{}: {} bytes of records could not be written: {}", f->path(), f->pending_bytes(),
+                                 f->last_error())};
+    }
+  }
   if (owns_run_json()) {
     run_info_.status = info_.status;
     run_info_.end_unix_ns = info_.end_unix_ns;
+    run_info_.write_errors = info_.write_errors;
+    run_info_.last_write_error = info_.last_write_error;
     // The hosts of the ranks that have started, from their rank.json files (rank 0 knows no more).
     std::set<std::string> hosts(run_info_.hosts.begin(), run_info_.hosts.end());
     std::error_code ec;
@@ -208,15 +248,19 @@ Status RankRecorder::finish(bool success) {
       simdjson::dom::element doc;
       std::string_view host;
       if (parser.load((entry.path() / kRankJson).string()).get(doc) == simdjson::SUCCESS &&
-          doc["host"].get_string().get(host) == simdjson::SUCCESS) {
+          doc["host"].get_string().get(host) == simdjson::SUCCESS && check_name("host", std::string(host))) {
         hosts.emplace(host);
       }
     }
     run_info_.hosts.assign(hosts.begin(), hosts.end());
-    if (Status s = write_run_json(); !s) return s;
+    if (Status s = write_run_json(); !s && status) status = s;
   }
-  if (!rank_status) return rank_status;
-  return gpu_status;
+  if (status && !gpu_status) status = gpu_status;
+  if (!status) {
+    fmt::print(options_.messages, "scaleprof: {}\n", status.error().message);
+    std::fflush(options_.messages);
+  }
+  return status;
 }
 
 }  // namespace scaleprof::collect

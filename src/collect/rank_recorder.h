@@ -24,19 +24,25 @@ struct RankRecorderOptions {
   std::string torch_version;
   std::vector<std::string> command;  // argv of the training, for run.json when rank 0 writes it
   std::chrono::nanoseconds gpu_interval = std::chrono::seconds(1);
+  FILE* messages = stderr;  // where failing writes are reported (once each; see MetricsFile)
 };
 
 class RankRecorder {
  public:
-  // Creates the rank folder (the context must have its run name), writes rank.json ("running"), and
-  // run.json when this is rank 0 and no `scaleprof run` wrapper owns it. Refuses a rank folder that
-  // another process already wrote (a reused run name would mix two launches).
+  // Creates the rank folder (the context must have its run name), claims rank.json ("running") with an
+  // exclusive create, and run.json likewise when this is rank 0 and no `scaleprof run` wrapper owns
+  // it. Refuses, writing nothing and changing nothing, a rank.json or run.json that exists already (a
+  // reused run name would mix two launches); of several processes starting the same rank at once,
+  // exactly one opens it. Records go to <run>/attempt-N/ for a SLURM requeue (context.attempt).
   static Result<std::unique_ptr<RankRecorder>> open(const RunContext& context, const RankRecorderOptions& options,
                                                     const Environment& env);
   RankRecorder(const RankRecorder&) = delete;
   RankRecorder& operator=(const RankRecorder&) = delete;
   ~RankRecorder();  // finishes as "failed" if finish() was not called
 
+  // Usage errors (an epoch ended that was not started, ...) are errors; a write that fails is not:
+  // monitoring never kills training. It is reported once on `messages`, counted in rank.json
+  // ("write_errors", "last_write_error"), and the record is kept and written with the next one.
   Status begin_epoch(int64_t epoch);
   // Appends the epoch line (one write) and returns what was recorded.
   Result<EpochRecord> end_epoch(std::optional<int64_t> samples = std::nullopt);
@@ -49,8 +55,11 @@ class RankRecorder {
   void abandon_step();
 
   // Marks the rank completed (success) or failed, stops the GPU monitor and updates run.json when
-  // this rank owns it. Later calls do nothing.
+  // this rank owns it. Later calls do nothing. Write failures are reported on `messages` and
+  // returned, for callers that want them; the Python API does not raise them.
   Status finish(bool success);
+
+  int64_t write_errors() const;
 
   const RunContext& context() const { return context_; }
   std::string run_dir() const;
@@ -61,9 +70,10 @@ class RankRecorder {
   const GpuMonitor* gpu_monitor() const { return gpu_.get(); }
 
  private:
-  RankRecorder(RunContext context, RankRecorderOptions options);
+  RankRecorder(RunContext context, RankRecorderOptions options, RankInfo info);
   Status write_rank_json();
   Status write_run_json();
+  void after_append(bool written);  // records a failed write in rank.json
   bool owns_run_json() const { return context_.rank == 0 && !context_.wrapper_pid; }
 
   RunContext context_;
@@ -71,8 +81,8 @@ class RankRecorder {
   std::mutex mutex_;  // the Python side may call from several threads; records must not interleave
   RankInfo info_;
   RunInfo run_info_;
-  CsvAppender epochs_;
-  CsvAppender steps_;
+  MetricsFile epochs_;
+  MetricsFile steps_;
   IntervalTimer epoch_timer_;
   IntervalTimer step_timer_;
   int64_t current_epoch_ = -1;

@@ -71,11 +71,9 @@ class RocmSmiLibrary final : public GpuLibrary {
   int64_t device_count() const override { return count_; }
 
   Result<int64_t> device_index(const std::string& id) const override {
-    if (!id.empty() && id.find_first_not_of("0123456789") == std::string::npos) {
-      int64_t index = std::stoll(id);
-      if (index >= count_) return Error{fmt::format("GPU {} is not among the {} GPUs ROCm SMI sees", id, count_)};
-      return index;
-    }
+    auto numeric = numeric_device_index(id, count_, "ROCm SMI");
+    if (!numeric) return numeric.error();
+    if (numeric.value()) return *numeric.value();
     // ROCR_VISIBLE_DEVICES takes "GPU-<unique id in hex>".
     for (int64_t i = 0; unique_id_ != nullptr && i < count_; ++i) {
       uint64_t uid = 0;

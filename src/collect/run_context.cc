@@ -81,6 +81,13 @@ std::string local_host_name() {
 
 Result<RunContext> detect_run_context(const Environment& env, const ContextOverrides& overrides) {
   RunContext ctx;
+  for (auto [what, value] : {std::pair<const char*, std::optional<int64_t>>{"rank", overrides.rank},
+                             {"local rank", overrides.local_rank},
+                             {"world size", overrides.world_size},
+                             {"node rank", overrides.node_rank},
+                             {"nodes", overrides.nodes}}) {
+    if (value && *value < 0) return Error{fmt::format("{} {} is negative", what, *value)};
+  }
   // Field by field: the first launcher (in kLaunchers order) that is present and sets the field wins.
   std::optional<int64_t> rank = overrides.rank, local_rank = overrides.local_rank, world = overrides.world_size,
                          local_world, node_rank = overrides.node_rank, nodes = overrides.nodes;
@@ -133,6 +140,15 @@ Result<RunContext> detect_run_context(const Environment& env, const ContextOverr
   ctx.gpu_monitor = pick(overrides.gpu_monitor, {kEnvGpuMonitor}, "rank");
   if (ctx.gpu_monitor != "rank" && ctx.gpu_monitor != "node" && ctx.gpu_monitor != "off") {
     return Error{fmt::format("GPU monitor mode '{}' is not rank, node or off", ctx.gpu_monitor)};
+  }
+  // A requeued SLURM job keeps its id (so its run name); SLURM_RESTART_COUNT tells the attempts apart.
+  for (const char* var : {kEnvAttempt, "SLURM_RESTART_COUNT"}) {
+    auto attempt = read_count(env, var);
+    if (!attempt) return attempt.error();
+    if (attempt.value()) {
+      ctx.attempt = *attempt.value();
+      break;
+    }
   }
   auto wrapper = read_count(env, kEnvWrapperPid);
   if (!wrapper) return wrapper.error();

@@ -25,6 +25,7 @@ inline constexpr const char* kEnvStrategy = "SCALEPROF_STRATEGY";
 inline constexpr const char* kEnvGpuMonitor = "SCALEPROF_GPU_MONITOR";    // rank | node | off
 inline constexpr const char* kEnvGpuInterval = "SCALEPROF_GPU_INTERVAL";  // e.g. 1s, 100ms
 inline constexpr const char* kEnvWrapperPid = "SCALEPROF_WRAPPER_PID";    // set: the wrapper owns run.json
+inline constexpr const char* kEnvAttempt = "SCALEPROF_ATTEMPT";           // else SLURM_RESTART_COUNT (requeues)
 
 struct ContextOverrides {
   std::optional<int64_t> rank, local_rank, world_size, node_rank, nodes;
@@ -46,6 +47,7 @@ struct RunContext {
   std::string run;  // empty until agreed (see run_names.h)
   std::string strategy;
   std::string gpu_monitor = "rank";
+  int64_t attempt = 0;                       // SLURM requeue count: records go to <run>/attempt-N/
   std::optional<int64_t> wrapper_pid;        // the `scaleprof run` this process runs under, if any
   std::vector<std::string> visible_devices;  // CUDA_/ROCR_/HIP_VISIBLE_DEVICES; empty: not restricted
   bool devices_restricted = false;           // a *_VISIBLE_DEVICES variable was set

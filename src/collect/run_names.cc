@@ -36,6 +36,16 @@ Status check_name(const std::string& what, const std::string& name) {
   return Ok{};
 }
 
+Status check_context_names(const RunContext& context) {
+  if (Status s = check_name("experiment", context.experiment); !s) return s;
+  if (Status s = check_name("run name", context.run); !s) return s;
+  if (!context.strategy.empty()) {
+    if (Status s = check_name("strategy", context.strategy); !s) return s;
+  }
+  if (context.host.empty()) return Ok{};  // no node-<host>/ folder is named then
+  return check_name("host (SCALEPROF_HOST or the machine's name)", context.host);
+}
+
 std::string derived_run_name(const RunContext& context, const Environment& env) {
   const std::string head = prefix(context.strategy, context.world_size);
   auto step = env.non_empty("SLURM_STEP_ID");

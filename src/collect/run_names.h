@@ -14,6 +14,12 @@ namespace scaleprof::collect {
 // starting with '.', at most 128 characters. `what` names the argument in the message.
 Status check_name(const std::string& what, const std::string& name);
 
+// The one check of every name that becomes part of a path below the root: experiment, run, strategy
+// (when given) and host (node-<host>/; SCALEPROF_HOST may set it). Whatever the environment or the
+// user gives, nothing is written outside <root>: "../", "/", NUL and control characters are refused
+// with an error naming the argument or variable.
+Status check_context_names(const RunContext& context);
+
 // A name every rank derives alone from the launcher's shared variables, or "" when there is none:
 // "<strategy>-w<world>-slurm<job>.<step>" inside an srun step, "<strategy>-w<world>-<rdzv id>" for a
 // torchrun TORCHELASTIC_RUN_ID other than "none" (plus "-r<N>" after an elastic restart).

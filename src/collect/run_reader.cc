@@ -193,6 +193,9 @@ Result<RunInfo> read_run_json(simdjson::dom::parser& parser, const std::string& 
   info.writer = json_string(o, "writer");
   info.writer_host = json_string(o, "writer_host");
   info.writer_pid = json_int(o, "writer_pid");
+  info.attempt = json_int(o, "attempt").value_or(0);
+  info.write_errors = json_int(o, "write_errors").value_or(0);
+  info.last_write_error = json_string(o, "last_write_error");
   return info;
 }
 
@@ -221,6 +224,9 @@ Result<RankInfo> read_rank_json(simdjson::dom::parser& parser, const std::string
   info.launcher = json_string(o, "launcher");
   info.job_id = json_string(o, "job_id");
   info.torch_version = json_string(o, "torch_version");
+  info.attempt = json_int(o, "attempt").value_or(0);
+  info.write_errors = json_int(o, "write_errors").value_or(0);
+  info.last_write_error = json_string(o, "last_write_error");
   return info;
 }
 
@@ -260,7 +266,9 @@ std::string this_host() {
 std::string rank_status(const RankData& rank, const std::string& local_host) {
   if (!rank.info) return kStatusIncomplete;
   const RankInfo& info = *rank.info;
-  if (info.status == kStatusRunning && !writer_may_be_alive(info.host, info.pid, local_host)) return kStatusFailed;
+  if (info.status == kStatusRunning && !writer_may_be_alive(info.host, info.pid, local_host)) {
+    return kStatusInterrupted;
+  }
   if (info.status.empty()) return kStatusIncomplete;
   return info.status;
 }
@@ -282,7 +290,8 @@ Result<CsvTable> read_csv(const std::string& path, std::vector<std::string>* war
   const std::string text = buffer.str();
   CsvTable table;
   table.path = path;
-  size_t pos = 0;
+  // A UTF-8 byte order mark (spreadsheet programs write one) is not part of the first column's name.
+  size_t pos = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
   int64_t line_number = 0;
   while (pos < text.size()) {
     ++line_number;
@@ -350,23 +359,41 @@ int64_t RunData::epochs_completed() const {
   return static_cast<int64_t>(n);
 }
 
-std::string derive_run_status(const RunData& run, const ReadOptions& options) {
+std::string derive_run_status(const RunData& run, const ReadOptions& options, std::string* reason) {
   const std::string local_host = options.local_host.empty() ? this_host() : options.local_host;
+  std::string ignored;
+  std::string& why = reason != nullptr ? *reason : ignored;
+  why.clear();
   bool any_failed = false, any_running = false, any_incomplete = false;
+  const RankData* interrupted = nullptr;
   for (const RankData& r : run.ranks) {
     any_failed = any_failed || r.status == kStatusFailed;
     any_running = any_running || r.status == kStatusRunning;
     any_incomplete = any_incomplete || r.status == kStatusIncomplete;
+    if (r.status == kStatusInterrupted && interrupted == nullptr) interrupted = &r;
   }
   if (run.info) {
     const RunInfo& info = *run.info;
     if (info.status == kStatusFailed || (info.exit_status && *info.exit_status != 0)) return kStatusFailed;
     if (info.status == kStatusRunning) {
-      if (!writer_may_be_alive(info.writer_host, info.writer_pid, local_host)) return kStatusFailed;
-      if (!any_failed) return kStatusRunning;
+      if (!writer_may_be_alive(info.writer_host, info.writer_pid, local_host)) {
+        why = fmt::format(
+            "{} (pid {} on {}) is gone without recording an end: it was killed (e.g. kill -9) or its node failed",
+            info.writer == "wrapper" ? "the `scaleprof run` wrapper" : "the writer of run.json", *info.writer_pid,
+            info.writer_host);
+        return kStatusInterrupted;
+      }
+      if (!any_failed && interrupted == nullptr) return kStatusRunning;
     }
   }
   if (any_failed) return kStatusFailed;
+  if (interrupted != nullptr) {
+    why = fmt::format(
+        "rank {} (pid {} on {}) is gone without recording an end: it was killed (e.g. kill -9) or its "
+        "node failed",
+        interrupted->rank, interrupted->info->pid.value_or(0), interrupted->info->host);
+    return kStatusInterrupted;
+  }
   if (any_running) return kStatusRunning;
   const int64_t world = run.world_size();
   if (any_incomplete || run.ranks.empty() || (world > 0 && static_cast<int64_t>(run.ranks.size()) < world)) {
@@ -375,19 +402,37 @@ std::string derive_run_status(const RunData& run, const ReadOptions& options) {
   return kStatusCompleted;
 }
 
-Result<RunData> read_run(const std::string& run_dir, const ReadOptions& options) {
+namespace {
+
+// The subdirectories of `dir` whose names start with `prefix`, sorted. An entry whose type cannot be
+// read (a symbolic link loop, no permission) is one line in *problems and is skipped.
+std::vector<fs::path> subdirectories(const fs::path& dir, std::string_view prefix, std::vector<std::string>* problems,
+                                     std::error_code* list_error) {
+  std::vector<fs::path> out;
   std::error_code ec;
-  if (!fs::is_directory(run_dir, ec)) return Error{fmt::format("{}: not a run directory", run_dir)};
-  RunData run;
-  run.dir = run_dir;
-  fs::path dir(run_dir);
-  run.run = dir.filename().string();
-  if (run.run.empty()) run.run = dir.parent_path().filename().string();
-  run.experiment = fs::absolute(dir, ec).lexically_normal().parent_path().filename().string();
-  if (run.experiment.empty() || run.experiment == run.run) {
-    run.experiment = fs::absolute(dir, ec).lexically_normal().parent_path().parent_path().filename().string();
+  fs::directory_iterator it(dir, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    std::error_code type_error;
+    const bool is_dir = it->is_directory(type_error);
+    if (type_error) {
+      problems->push_back(fmt::format("{}: {}; skipped", it->path().string(), type_error.message()));
+      continue;
+    }
+    if (is_dir) out.push_back(it->path());
   }
-  simdjson::dom::parser parser;
+  if (list_error != nullptr) *list_error = ec;
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// One attempt's folder: run.json, rank-*/, node-*/.
+RunData read_attempt(const fs::path& dir, const ReadOptions& options, const std::string& local_host,
+                     simdjson::dom::parser& parser) {
+  RunData run;
+  run.dir = dir.string();
+  std::error_code ec;
   const std::string run_json = (dir / kRunJson).string();
   if (fs::exists(run_json, ec)) {
     auto info = read_run_json(parser, run_json);
@@ -397,92 +442,154 @@ Result<RunData> read_run(const std::string& run_dir, const ReadOptions& options)
       run.warnings.push_back(info.error().message);
     }
   }
-  std::vector<fs::path> entries;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) entries.push_back(entry.path());
-  if (ec) return Error{fmt::format("{}: cannot list: {}", run_dir, ec.message())};
-  std::sort(entries.begin(), entries.end());
-  const std::string local_host = options.local_host.empty() ? this_host() : options.local_host;
-  for (const fs::path& p : entries) {
+  for (const fs::path& p : subdirectories(dir, "rank-", &run.warnings, nullptr)) {
     const std::string name = p.filename().string();
-    if (!fs::is_directory(p, ec)) continue;
-    if (name.rfind("rank-", 0) == 0) {
-      auto folder_rank = parse_int(std::string_view(name).substr(5));
-      if (!folder_rank) continue;
-      RankData rank;
-      rank.dir = p.string();
-      rank.rank = *folder_rank;
-      const std::string rank_json = (p / kRankJson).string();
-      if (fs::exists(rank_json, ec)) {
-        auto info = read_rank_json(parser, rank_json);
-        if (info) {
-          rank.info = std::move(info.value());
-          if (rank.info->rank != rank.rank) {
-            run.warnings.push_back(fmt::format("{}: says rank {} inside folder {}", rank_json, rank.info->rank, name));
-          }
-        } else {
-          run.warnings.push_back(info.error().message);
+    auto folder_rank = parse_int(std::string_view(name).substr(5));
+    if (!folder_rank) continue;
+    RankData rank;
+    rank.dir = p.string();
+    rank.rank = *folder_rank;
+    const std::string rank_json = (p / kRankJson).string();
+    if (fs::exists(rank_json, ec)) {
+      auto info = read_rank_json(parser, rank_json);
+      if (info) {
+        rank.info = std::move(info.value());
+        if (rank.info->rank != rank.rank) {
+          run.warnings.push_back(fmt::format("{}: says rank {} inside folder {}", rank_json, rank.info->rank, name));
         }
       } else {
-        run.warnings.push_back(fmt::format("{}: missing (the rank never started writing)", rank_json));
+        run.warnings.push_back(info.error().message);
       }
-      rank.epochs = read_epochs((p / kEpochsCsv).string(), &run.warnings);
-      if (options.read_steps) {
-        rank.steps = read_steps((p / kStepsCsv).string(), &run.warnings);
-      } else {
-        check_torn_tail((p / kStepsCsv).string(), &run.warnings);
-      }
-      if (options.read_gpu) {
-        rank.gpu = read_gpu((p / kGpuCsv).string(), &run.warnings);
-      } else {
-        check_torn_tail((p / kGpuCsv).string(), &run.warnings);
-      }
-      for (const auto& t : fs::directory_iterator(p / kTracesDir, ec)) {
-        if (t.is_regular_file() && is_trace_name(t.path().filename().string())) {
-          rank.trace_files.push_back(t.path().string());
-        }
-      }
-      ec.clear();
-      std::sort(rank.trace_files.begin(), rank.trace_files.end());
-      rank.status = rank_status(rank, local_host);
-      run.ranks.push_back(std::move(rank));
-    } else if (name.rfind("node-", 0) == 0) {
-      NodeData node;
-      node.dir = p.string();
-      node.host = name.substr(5);
-      if (options.read_gpu) {
-        node.gpu = read_gpu((p / kGpuCsv).string(), &run.warnings);
-      } else {
-        check_torn_tail((p / kGpuCsv).string(), &run.warnings);
-      }
-      run.nodes.push_back(std::move(node));
+    } else {
+      run.warnings.push_back(fmt::format("{}: missing (the rank never started writing)", rank_json));
     }
+    rank.epochs = read_epochs((p / kEpochsCsv).string(), &run.warnings);
+    if (options.read_steps) {
+      rank.steps = read_steps((p / kStepsCsv).string(), &run.warnings);
+    } else {
+      check_torn_tail((p / kStepsCsv).string(), &run.warnings);
+    }
+    if (options.read_gpu) {
+      rank.gpu = read_gpu((p / kGpuCsv).string(), &run.warnings);
+    } else {
+      check_torn_tail((p / kGpuCsv).string(), &run.warnings);
+    }
+    fs::directory_iterator traces(p / kTracesDir, ec);
+    for (; !ec && traces != fs::directory_iterator(); traces.increment(ec)) {
+      std::error_code type_error;
+      if (traces->is_regular_file(type_error) && is_trace_name(traces->path().filename().string())) {
+        rank.trace_files.push_back(traces->path().string());
+      }
+    }
+    ec.clear();
+    std::sort(rank.trace_files.begin(), rank.trace_files.end());
+    rank.status = rank_status(rank, local_host);
+    run.ranks.push_back(std::move(rank));
+  }
+  for (const fs::path& p : subdirectories(dir, "node-", &run.warnings, nullptr)) {
+    NodeData node;
+    node.dir = p.string();
+    node.host = p.filename().string().substr(5);
+    if (options.read_gpu) {
+      node.gpu = read_gpu((p / kGpuCsv).string(), &run.warnings);
+    } else {
+      check_torn_tail((p / kGpuCsv).string(), &run.warnings);
+    }
+    run.nodes.push_back(std::move(node));
   }
   std::sort(run.ranks.begin(), run.ranks.end(), [](const RankData& a, const RankData& b) { return a.rank < b.rank; });
-  run.status = derive_run_status(run, options);
+  run.status = derive_run_status(run, options, &run.status_reason);
+  return run;
+}
+
+}  // namespace
+
+Result<RunData> read_run(const std::string& run_dir, const ReadOptions& options) {
+  std::error_code ec;
+  if (!fs::is_directory(run_dir, ec)) {
+    return Error{fmt::format("{}: not a run directory{}", run_dir, ec ? ": " + ec.message() : "")};
+  }
+  fs::path dir(run_dir);
+  std::string run_name = dir.filename().string();
+  if (run_name.empty()) run_name = dir.parent_path().filename().string();
+  std::string experiment = fs::absolute(dir, ec).lexically_normal().parent_path().filename().string();
+  if (experiment.empty() || experiment == run_name) {
+    experiment = fs::absolute(dir, ec).lexically_normal().parent_path().parent_path().filename().string();
+  }
+  const std::string local_host = options.local_host.empty() ? this_host() : options.local_host;
+  simdjson::dom::parser parser;
+  std::vector<std::string> problems;
+  std::error_code list_error;
+  std::vector<fs::path> attempt_dirs = subdirectories(dir, kAttemptDirPrefix, &problems, &list_error);
+  if (list_error) return Error{fmt::format("{}: cannot list: {}", run_dir, list_error.message())};
+
+  RunData first = read_attempt(dir, options, local_host, parser);
+  std::vector<RunData> attempts;
+  if (first.info || !first.ranks.empty() || attempt_dirs.empty()) attempts.push_back(std::move(first));
+  for (const fs::path& p : attempt_dirs) {
+    auto n = parse_int(std::string_view(p.filename().string()).substr(std::string_view(kAttemptDirPrefix).size()));
+    if (!n || *n <= 0) continue;
+    RunData a = read_attempt(p, options, local_host, parser);
+    a.attempt = *n;
+    attempts.push_back(std::move(a));
+  }
+  std::sort(attempts.begin(), attempts.end(), [](const RunData& a, const RunData& b) { return a.attempt < b.attempt; });
+  // The latest attempt that completed (by its ranks, or by run.json for a command without ranks),
+  // else the latest one.
+  size_t chosen = attempts.size() - 1;
+  for (size_t i = attempts.size(); i-- > 0;) {
+    const RunData& a = attempts[i];
+    if (a.status == kStatusCompleted ||
+        (a.status == kStatusIncomplete && a.info && a.info->status == kStatusCompleted)) {
+      chosen = i;
+      break;
+    }
+  }
+  RunData run = std::move(attempts[chosen]);
+  if (attempts.size() > 1) {
+    std::string others;
+    for (size_t i = 0; i < attempts.size(); ++i) {
+      run.attempts.push_back({attempts[i].attempt, i == chosen ? run.dir : attempts[i].dir,
+                              i == chosen ? run.status : attempts[i].status});
+      if (i != chosen)
+        others += fmt::format("{}attempt {} ({})", others.empty() ? "" : ", ", attempts[i].attempt, attempts[i].status);
+    }
+    run.warnings.push_back(fmt::format("{}: {} SLURM attempts; attempt {} ({}) is used, set aside: {}", run_dir,
+                                       attempts.size(), run.attempt, run.status, others));
+  }
+  run.warnings.insert(run.warnings.end(), problems.begin(), problems.end());
+  run.experiment = experiment;
+  run.run = run_name;
   return run;
 }
 
 Result<std::vector<RunData>> read_runs(const std::string& root, const std::string& experiment,
-                                       const ReadOptions& options) {
+                                       const ReadOptions& options, std::vector<std::string>* problems) {
+  std::vector<std::string> ignored;
+  if (problems == nullptr) problems = &ignored;
   std::error_code ec;
   if (!fs::is_directory(root, ec)) return Error{fmt::format("{}: no such directory (nothing recorded yet?)", root)};
   std::vector<RunData> runs;
-  std::vector<fs::path> experiments;
-  for (const auto& e : fs::directory_iterator(root, ec)) {
-    if (e.is_directory() && (experiment.empty() || e.path().filename() == experiment)) experiments.push_back(e.path());
-  }
-  if (ec) return Error{fmt::format("{}: cannot list: {}", root, ec.message())};
+  std::error_code list_error;
+  std::vector<fs::path> experiments = subdirectories(root, "", problems, &list_error);
+  if (list_error) return Error{fmt::format("{}: cannot list: {}", root, list_error.message())};
   for (const fs::path& exp : experiments) {
-    for (const auto& e : fs::directory_iterator(exp, ec)) {
-      if (!e.is_directory()) continue;
-      bool is_run = fs::exists(e.path() / kRunJson);
-      for (const auto& inner : fs::directory_iterator(e.path(), ec)) {
-        is_run = is_run || (inner.is_directory() && inner.path().filename().string().rfind("rank-", 0) == 0);
-      }
+    if (!experiment.empty() && exp.filename() != experiment) continue;
+    std::error_code exp_error;
+    for (const fs::path& dir : subdirectories(exp, "", problems, &exp_error)) {
+      bool is_run = fs::exists(dir / kRunJson, ec);
+      std::vector<std::string> inner_problems;
+      is_run = is_run || !subdirectories(dir, "rank-", &inner_problems, nullptr).empty() ||
+               !subdirectories(dir, kAttemptDirPrefix, &inner_problems, nullptr).empty();
       if (!is_run) continue;
-      auto run = read_run(e.path().string(), options);
-      if (run) runs.push_back(std::move(run.value()));
+      auto run = read_run(dir.string(), options);
+      if (run) {
+        runs.push_back(std::move(run.value()));
+      } else {
+        problems->push_back(run.error().message);
+      }
     }
+    if (exp_error) problems->push_back(fmt::format("{}: cannot list: {}", exp.string(), exp_error.message()));
   }
   auto start = [](const RunData& r) {
     if (r.info && r.info->start_unix_ns) return *r.info->start_unix_ns;

@@ -49,14 +49,24 @@ struct NodeData {
   std::vector<GpuSample> gpu;
 };
 
-struct RunData {
+// One attempt of a run (a SLURM requeue records attempt N in <run>/attempt-N/).
+struct AttemptSummary {
+  int64_t attempt = 0;
   std::string dir;
+  std::string status;
+};
+
+struct RunData {
+  std::string dir;         // the attempt read: <run>/ or <run>/attempt-N/
   std::string experiment;  // folder names, used when run.json is absent
   std::string run;
   std::optional<RunInfo> info;
-  std::vector<RankData> ranks;  // by rank
-  std::vector<NodeData> nodes;  // node-<host>/ folders of `scaleprof run`
-  std::string status;           // derived from run.json and the ranks, see derive_run_status
+  std::vector<RankData> ranks;           // by rank
+  std::vector<NodeData> nodes;           // node-<host>/ folders of `scaleprof run`
+  std::string status;                    // derived from run.json and the ranks, see derive_run_status
+  std::string status_reason;             // why, for "interrupted": whose process is gone
+  int64_t attempt = 0;                   // the attempt these data come from
+  std::vector<AttemptSummary> attempts;  // every attempt found, when there is more than attempt 0
   std::vector<std::string> warnings;
 
   // Facts preferring run.json, else what the ranks say.
@@ -75,18 +85,23 @@ struct ReadOptions {
   std::string local_host;
 };
 
-// Reads one <root>/<experiment>/<run>/ folder.
+// Reads one <root>/<experiment>/<run>/ folder. When it holds attempt-N/ folders (SLURM requeues), the
+// data are those of the latest attempt that completed, else of the latest attempt; `attempts` lists
+// them all and a warning names the attempts set aside.
 Result<RunData> read_run(const std::string& run_dir, const ReadOptions& options = {});
 
 // Every run below root (optionally of one experiment), ordered by experiment, then start time, then
-// name. Folders that are not runs (no run.json and no rank-* folder) are skipped.
+// name. Folders that are not runs (no run.json, no rank-* or attempt-* folder) are skipped. Entries
+// that cannot be read (a symbolic link loop, no permission) are one line each in *problems and are
+// skipped; the other runs are still listed.
 Result<std::vector<RunData>> read_runs(const std::string& root, const std::string& experiment = "",
-                                       const ReadOptions& options = {});
+                                       const ReadOptions& options = {}, std::vector<std::string>* problems = nullptr);
 
 // The status rules of docs/run-directory.md: run.json's completed/failed wins when the wrapper wrote
-// it with an exit status; otherwise any failed rank, or a "running" rank or run whose process is gone,
-// makes the run failed; ranks that never said anything make it incomplete.
-std::string derive_run_status(const RunData& run, const ReadOptions& options);
+// it with an exit status; a "running" run.json whose writer is gone makes the run interrupted; then
+// any failed rank makes it failed, a "running" rank whose process is gone interrupted; ranks that
+// never said anything make it incomplete. *reason (optional) says whose process is gone.
+std::string derive_run_status(const RunData& run, const ReadOptions& options, std::string* reason = nullptr);
 
 // Whether process `pid` on `host` may still be running: true when host is another machine (cannot
 // tell) or the pid exists here.

@@ -51,6 +51,15 @@ std::string node_dir_name(const std::string& host) {
   return "node-" + host;
 }
 
+std::string run_dir_path(const std::string& root, const std::string& experiment, const std::string& run,
+                         int64_t attempt) {
+  std::string dir = root;
+  if (!dir.empty() && dir.back() != '/') dir += '/';
+  dir += experiment + "/" + run;
+  if (attempt > 0) dir += fmt::format("/{}{}", kAttemptDirPrefix, attempt);
+  return dir;
+}
+
 std::string csv_line(const EpochRecord& r) {
   return fmt::format("{},{},{},{:.9f},{}\n", r.epoch, r.start_unix_ns, r.end_unix_ns, r.duration_s,
                      field(r.samples, "{}"));
@@ -101,6 +110,9 @@ std::string to_json(const RunInfo& info) {
   o.add_or_null("writer", info.writer);
   o.add_or_null("writer_host", info.writer_host);
   o.add("writer_pid", info.writer_pid);
+  o.add("attempt", info.attempt);
+  o.add("write_errors", info.write_errors);
+  o.add_or_null("last_write_error", info.last_write_error);
   return o.str();
 }
 
@@ -124,6 +136,9 @@ std::string to_json(const RankInfo& info) {
   o.add_or_null("launcher", info.launcher);
   o.add_or_null("job_id", info.job_id);
   o.add_or_null("torch_version", info.torch_version);
+  o.add("attempt", info.attempt);
+  o.add("write_errors", info.write_errors);
+  o.add_or_null("last_write_error", info.last_write_error);
   return o.str();
 }
 

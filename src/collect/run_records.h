@@ -32,11 +32,22 @@ inline constexpr const char* kStatusRunning = "running";
 inline constexpr const char* kStatusCompleted = "completed";
 inline constexpr const char* kStatusFailed = "failed";
 inline constexpr const char* kStatusIncomplete = "incomplete";
+// Derived by readers only: the file says running, but the process that wrote it is gone without
+// recording an end (kill -9, a crashed node, a requeue that killed the wrapper).
+inline constexpr const char* kStatusInterrupted = "interrupted";
+
+// A SLURM requeue restarts a job with the same job id, hence the same derived run name; attempt N > 0
+// (SLURM_RESTART_COUNT) is recorded in the run folder's "attempt-N/" subfolder, beside attempt 0.
+inline constexpr const char* kAttemptDirPrefix = "attempt-";
 
 // "rank-00042": five digits so a plain sort lists ranks in order up to 99999.
 std::string rank_dir_name(int64_t rank);
 // "node-<host>" for the GPU samples `scaleprof run` takes of a whole node.
 std::string node_dir_name(const std::string& host);
+// <root>/<experiment>/<run>, plus /attempt-N for attempt N > 0. Callers check the names first
+// (check_context_names in run_names.h).
+std::string run_dir_path(const std::string& root, const std::string& experiment, const std::string& run,
+                         int64_t attempt);
 
 struct RunInfo {
   int schema_version = kSchemaVersion;
@@ -59,6 +70,9 @@ struct RunInfo {
   std::string writer;  // "wrapper" (scaleprof run) or "rank0" (the Python API of rank 0)
   std::string writer_host;
   std::optional<int64_t> writer_pid;  // lets a reader on the same host see that a "running" run is gone
+  int64_t attempt = 0;                // 0, or N in <run>/attempt-N/ after the Nth SLURM requeue
+  int64_t write_errors = 0;           // failed metrics writes of the writer (monitoring never kills training)
+  std::string last_write_error;
 };
 
 struct RankInfo {
@@ -80,6 +94,9 @@ struct RankInfo {
   std::string launcher;
   std::string job_id;
   std::string torch_version;
+  int64_t attempt = 0;
+  int64_t write_errors = 0;  // failed writes of this rank's CSV files, each retried at the next record
+  std::string last_write_error;
 };
 
 struct EpochRecord {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <filesystem>
 #include <random>
 #include <set>
@@ -25,7 +26,9 @@ namespace {
 
 std::optional<int64_t> plain_number(const std::string& s) {
   if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  return std::stoll(s);
+  int64_t v = 0;
+  std::from_chars(s.data(), s.data() + s.size(), v);  // at most 9 digits: always fits
+  return v;
 }
 
 // After the command ends: what the ranks reported fills what the wrapper could not know.
@@ -94,16 +97,10 @@ Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environme
     std::random_device rd;
     ctx.run = generated_run_name(ctx.strategy, world, unix_now_ns(), rd() & 0xffffu);
   }
-  for (auto [what, name] :
-       {std::pair<const char*, const std::string&>{"experiment", ctx.experiment}, {"run name", ctx.run}}) {
-    if (Status s = check_name(what, name); !s) return s.error();
-  }
-  if (!ctx.strategy.empty()) {
-    if (Status s = check_name("strategy", ctx.strategy); !s) return s.error();
-  }
+  if (Status s = check_context_names(ctx); !s) return s.error();
   std::error_code ec;
   const fs::path root = fs::absolute(ctx.root, ec);  // the command may change directory
-  const fs::path run_dir = root / ctx.experiment / ctx.run;
+  const fs::path run_dir = run_dir_path(root.string(), ctx.experiment, ctx.run, ctx.attempt);
   const fs::path node_dir = run_dir / node_dir_name(ctx.host);
   // Under srun there may be one wrapper per node or one per task: task 0 writes run.json, the first
   // task of each node samples the node's GPUs; the others only run their command.
@@ -111,10 +108,6 @@ Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environme
   const bool samples_node = ctx.local_rank == 0;
   if (Status s = make_directories((samples_node ? node_dir : run_dir).string()); !s) return s.error();
   const std::string run_json = (run_dir / kRunJson).string();
-  if (owns_run_json && fs::exists(run_json, ec)) {
-    return Error{fmt::format("{} exists already: run '{}' was recorded before; give this launch its own run name",
-                             run_json, ctx.run)};
-  }
 
   RunInfo info;
   info.experiment = ctx.experiment;
@@ -131,8 +124,16 @@ Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environme
   info.writer = "wrapper";
   info.writer_host = ctx.host;
   info.writer_pid = static_cast<int64_t>(::getpid());
+  info.attempt = ctx.attempt;
   if (owns_run_json) {
-    if (Status s = replace_file(run_json, to_json(info)); !s) return s.error();
+    // The claim: an exclusive create, so a reused name is refused without touching the earlier run.
+    auto claimed = create_new_file(run_json, to_json(info));
+    if (!claimed) return claimed.error();
+    if (!claimed.value()) {
+      return Error{fmt::format(
+          "{} exists already: run '{}' was recorded before; give this launch its own run name (nothing was changed)",
+          run_json, ctx.run)};
+    }
   }
 
   Environment child_env = env;
@@ -142,6 +143,7 @@ Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environme
   if (!ctx.strategy.empty()) child_env.set(kEnvStrategy, ctx.strategy);
   child_env.set(kEnvGpuMonitor, options.gpu ? "node" : "off");
   child_env.set(kEnvWrapperPid, std::to_string(::getpid()));
+  child_env.set(kEnvAttempt, std::to_string(ctx.attempt));
 
   std::unique_ptr<GpuMonitor> monitor;
   std::optional<int64_t> gpu_count;
@@ -157,6 +159,7 @@ Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environme
     GpuMonitorOptions gpu_options;
     gpu_options.interval = options.gpu_interval;
     gpu_options.csv_path = (node_dir / kGpuCsv).string();
+    gpu_options.messages = options.messages;
     auto started = GpuMonitor::start(std::move(library.value()), gpu_options);
     if (!started) {
       gpu_note = started.error().message;
@@ -185,6 +188,10 @@ Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environme
     info.exit_status = result.exit_code;
     info.status = result.exit_code == 0 ? kStatusCompleted : kStatusFailed;
     if (gpu_count) info.gpus_per_node = *gpu_count;
+    if (monitor) {
+      info.write_errors = monitor->write_errors();
+      info.last_write_error = monitor->last_write_error();
+    }
     complete_from_ranks(run_dir.string(), &info);
     if (Status s = replace_file(run_json, to_json(info)); !s) {
       print_message(options.messages, "scaleprof run", s.error().message);

@@ -27,7 +27,7 @@ def test_errors_arrive_with_the_cpp_message(tmp_path):
     assert str(e.value) == "experiment 'a/b' may only use letters, digits, '.', '_', '-' and '+' (it names a folder)"
     assert isinstance(e.value, RuntimeError)
     assert scaleprof.current_run() is None
-    with pytest.raises(scaleprof.ScaleprofError, match="is not a non-negative integer"):
+    with pytest.raises(ValueError, match="is not a non-negative integer"):
         os.environ["SCALEPROF_RANK"] = "one"
         try:
             scaleprof.Run(root=str(tmp_path))

@@ -249,5 +249,5 @@ def test_sigkill_of_one_rank_keeps_every_completed_epoch(tmp_path, scaleprof_cli
     assert row["epochs"] == min(len(read_csv(run_dir / f"rank-{r:05d}" / "epochs.csv")) for r in (0, 1))
     data = scaleprof.read_run(str(run_dir))
     assert torn in data["warnings"]
-    assert data["ranks"][1]["status"] == "failed"  # rank.json says running, but its pid is gone
+    assert data["ranks"][1]["status"] == "interrupted"  # rank.json says running, but its pid is gone
     assert len(data["ranks"][1]["steps"]) == lines_before - 1
