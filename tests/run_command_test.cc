@@ -139,9 +139,11 @@ TEST(RunCommand, HandsTheRunToTheCommandThroughTheEnvironment) {
   // The same run name again would mix two launches: refused before the command starts.
   Cli again = start(dir, {"run", "--root", dir.file("m"), "--experiment", "resnet", "--run-name", "ddp-w1-test", "--",
                           "sh", "-c", "touch " + dir.file("must-not-exist")});
+  const std::string before = read_file(dir.file("m/resnet/ddp-w1-test/run.json"));
   EXPECT_EQ(wait_exit(again), 1);
   EXPECT_NE(read_file(again.err_path).find("exists already"), std::string::npos);
   EXPECT_FALSE(fs::exists(dir.file("must-not-exist")));
+  EXPECT_EQ(read_file(dir.file("m/resnet/ddp-w1-test/run.json")), before);  // nothing was changed
 }
 
 TEST(RunCommand, ForwardsSigtermAndSigintToTheCommand) {

@@ -82,6 +82,14 @@ int run_runs(const RunsOptions& opt) {
       if (!r.status_reason.empty()) {
         print_message(stderr, "warning", fmt::format("{}: {}: {}", r.dir, r.status, r.status_reason));
       }
+      for (const collect::RankData& rank : r.ranks) {
+        if (rank.info && rank.info->write_errors > 0) {
+          print_message(stderr, "warning",
+                        fmt::format("{}: {} metrics write(s) failed and were retried (last: {})", rank.dir,
+                                    rank.info->write_errors, rank.info->last_write_error));
+        }
+      }
+      }
     }
   }
   // Runs in itwinai's CSV layout (no experiment names: listed only without --experiment), one row per

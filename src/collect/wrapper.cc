@@ -106,7 +106,7 @@ Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environme
   // task of each node samples the node's GPUs; the others only run their command.
   const bool owns_run_json = ctx.rank == 0;
   const bool samples_node = ctx.local_rank == 0;
-  if (Status s = make_directories((samples_node ? node_dir : run_dir).string()); !s) return s.error();
+  if (Status s = make_directories(run_dir.string()); !s) return s.error();
   const std::string run_json = (run_dir / kRunJson).string();
 
   RunInfo info;
@@ -134,6 +134,10 @@ Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environme
           "{} exists already: run '{}' was recorded before; give this launch its own run name (nothing was changed)",
           run_json, ctx.run)};
     }
+  }
+  // After the claim, so a refused launch leaves no folder in the earlier run either.
+  if (samples_node) {
+    if (Status s = make_directories(node_dir.string()); !s) return s.error();
   }
 
   Environment child_env = env;
