@@ -83,10 +83,10 @@ void setup_run_command(CLI::App& app, int* exit_code, const std::vector<std::str
     if (!opt->command.empty() && opt->command.front().starts_with("-")) {
       // CLI11 stops at the first word it does not know: an option typed wrong would otherwise run as
       // the command (`scaleprof run --experimnt x -- cmd` ran "--experimnt").
-      fmt::print(stderr,
-                 "error: run: unknown option '{}' (options come before the command: scaleprof run "
-                 "[options] -- CMD ARGS...)\n",
-                 opt->command.front());
+      print_message(stderr, "error",
+                    fmt::format("run: unknown option '{}' (options come before the command: scaleprof run "
+                                "[options] -- CMD ARGS...)",
+                                opt->command.front()));
       *exit_code = kExitUsage;
       return;
     }

@@ -89,7 +89,6 @@ int run_runs(const RunsOptions& opt) {
                                     rank.info->write_errors, rank.info->last_write_error));
         }
       }
-      }
     }
   }
   // Runs in itwinai's CSV layout (no experiment names: listed only without --experiment), one row per

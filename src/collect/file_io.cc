@@ -10,6 +10,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/terminal_text.h"
+
 namespace scaleprof::collect {
 
 namespace {
@@ -129,8 +131,9 @@ bool MetricsFile::append(const std::string& lines) {
   if (csv_.is_open()) written = csv_.append(out);
   if (written) {
     if (failing_) {
-      fmt::print(messages_, "scaleprof: {}: writing works again after {} failed write(s); kept records written\n",
-                 path_, failed_writes_);
+      print_message(
+          messages_, "scaleprof",
+          fmt::format("{}: writing works again after {} failed write(s); kept records written", path_, failed_writes_));
       std::fflush(messages_);
     }
     failing_ = false;
@@ -140,10 +143,10 @@ bool MetricsFile::append(const std::string& lines) {
   ++failed_writes_;
   last_error_ = written.error().message;
   if (!failing_) {
-    fmt::print(messages_,
-               "scaleprof: {}; training continues, the records are kept in memory and written at the next "
-               "record (reported once)\n",
-               last_error_);
+    print_message(messages_, "scaleprof",
+                  fmt::format("{}; training continues, the records are kept in memory and written at the next "
+                              "record (reported once)",
+                              last_error_));
     std::fflush(messages_);
   }
   failing_ = true;

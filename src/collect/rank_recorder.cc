@@ -10,6 +10,7 @@
 #include <set>
 
 #include "collect/run_names.h"
+#include "core/terminal_text.h"
 
 namespace scaleprof::collect {
 
@@ -118,7 +119,7 @@ Result<std::unique_ptr<RankRecorder>> RankRecorder::open(const RunContext& conte
     } else {
       std::vector<std::string> warnings;
       auto devices = choose_devices(*library.value(), ctx, "rank", &warnings);
-      for (const std::string& w : warnings) fmt::print(options.messages, "scaleprof: warning: {}\n", w);
+      for (const std::string& w : warnings) print_message(options.messages, "scaleprof: warning", w);
       if (devices.empty()) {
         r->gpu_note_ = "no GPU visible to this process";
       } else {
@@ -257,7 +258,7 @@ Status RankRecorder::finish(bool success) {
   }
   if (status && !gpu_status) status = gpu_status;
   if (!status) {
-    fmt::print(options_.messages, "scaleprof: {}\n", status.error().message);
+    print_message(options_.messages, "scaleprof", status.error().message);
     std::fflush(options_.messages);
   }
   return status;
