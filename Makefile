@@ -63,9 +63,9 @@ build-asan: $(STAMPS)/apt
 # Benchmarks against the peer (HTA from PyPI, in its own venv): figures for the README.
 bench: build
 	@command -v hyperfine >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hyperfine time
-	bash bench/compare_hta.sh
 	@cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DSCALEPROF_BENCH=ON -DSCALEPROF_TESTS=OFF >/dev/null
 	@cmake --build build-bench -j $(JOBS)
+	bash bench/compare_hta.sh
 	build-bench/bench/trace_reader_benchmark
 	build-bench/bench/report_bench
 	build-bench/bench/collect_overhead_bench

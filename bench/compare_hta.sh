@@ -4,7 +4,7 @@
 # Both sides read the traces and compute the five analyses HTA offers (temporal breakdown, kernel
 # breakdown, idle time, comm/comp overlap, kernel launch statistics), each as a whole process:
 #   scaleprof trace summary --only breakdown,kernels,idle,overlap,launch FILES
-#   python bench/hta_peer.py RANK=FILE ...        (pip holistictraceanalysis)
+#   python bench/hta_peer.py RANK=FILE ...        (pip traceinsight==0.6.1: HTA's current PyPI name)
 # Wall time: hyperfine (median of RUNS after a warm-up). Peak memory: /usr/bin/time's maximum RSS
 # (median of 3). Prints a Markdown table; `make bench` runs it.
 #
@@ -13,16 +13,21 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SHARED=${SHARED:-../shared/traces/hta}
 SCALEPROF=${SCALEPROF:-$PWD/build/scaleprof}
-HTA_PY=${HTA_PY:-$PWD/.venv-bench/bin/python}
+HTA_VENV=${HTA_VENV:-$PWD/.cache/venv-traceinsight}
+HTA_PY=${HTA_PY:-$HTA_VENV/bin/python}
+HTA_VERSION=0.6.1
 RUNS=${RUNS:-5}
 OUT=${OUT:-build/bench}
 mkdir -p "$OUT"
 
 [ -d "$SHARED" ] || { echo "bench: $SHARED not found (the shared traces are needed)" >&2; exit 1; }
-if [ ! -x "$HTA_PY" ]; then
-  python3 -m venv .venv-bench
-  .venv-bench/bin/pip install -q holistictraceanalysis
+# HTA in a venv of its own: PyPI renamed it `traceinsight` at 0.6.0 (`holistictraceanalysis` stops
+# at 0.5.0). The import name is still `hta`.
+if [ ! -x "$HTA_PY" ] || ! "$HTA_PY" -c "import importlib.metadata as m; assert m.version('traceinsight') == '$HTA_VERSION'" 2>/dev/null; then
+  python3 -m venv "$HTA_VENV"
+  "$HTA_VENV/bin/pip" install -q "traceinsight==$HTA_VERSION"
 fi
+echo "peer: traceinsight $("$HTA_PY" -c "import importlib.metadata as m; print(m.version('traceinsight'))"), pandas $("$HTA_PY" -c "import pandas; print(pandas.__version__)")"
 command -v hyperfine >/dev/null || { echo "bench: hyperfine not installed (apt-get install hyperfine)" >&2; exit 1; }
 
 # name|rank=file ...
@@ -77,3 +82,39 @@ print(f"| {name} | {ranks} | {json_mb:.1f} MB | {ours * 1000:.0f} ms | {peer:.2f
       f"| {ours_mb} MB | {peer_mb} MB | {int(ours_mb) * 1.048576 / json_mb:.2f}x |")
 PY
 done
+
+# Issue 12: the reader against the single-core limit (ISA-L inflate + simdjson DOM walk of every
+# field, build-bench/bench/read_limit) and on 1 vs 2 threads, side by side in one hyperfine run per
+# trace: df_index_resolver and a ~500 MB trace generated from it (temporary, deleted at the end).
+# The reader end to end is `scaleprof trace summary --only breakdown` (reading plus the cheapest
+# analysis). Wall medians, and the CPU seconds (user + system) hyperfine measured: on a machine shared
+# with others the CPU time is the steadier figure for one thread.
+LIMIT=${LIMIT:-$PWD/build-bench/bench/read_limit}
+BIG_BYTES=${BIG_BYTES:-500000000}
+if [ -x "$LIMIT" ] && [ "${SKIP_READER_LIMIT:-0}" != 1 ]; then
+  big="$OUT/big-trace.json.gz"
+  trap 'rm -f "$big"' EXIT
+  python3 bench/make_big_trace.py "$SHARED/df_index_resolver/df_index_resolver.json.gz" "$BIG_BYTES" "$big" >/dev/null
+  echo
+  echo "| trace | JSON | limit (1 core) | scaleprof 1 thread | / limit | scaleprof 2 threads | 2 vs 1 thread | limit CPU | 1 thread CPU | peak RSS 1 thread | RSS / JSON |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
+  for f in "$SHARED/df_index_resolver/df_index_resolver.json.gz" "$big"; do
+    name=$(basename "$f" .json.gz)
+    json_bytes=$(gzip -dc "$f" | wc -c)
+    one=("$SCALEPROF" trace summary --only breakdown -q --threads 1 "$f")
+    two=("$SCALEPROF" trace summary --only breakdown -q --threads 2 "$f")
+    hyperfine --style none --warmup 1 --runs "$RUNS" --export-json "$OUT/reader-$name.json" \
+      "$LIMIT $f" "${one[*]}" "${two[*]}" >/dev/null
+    rss=$(peak_mb "${one[@]}")
+    python3 - "$name" "$json_bytes" "$OUT/reader-$name.json" "$rss" <<'PY'
+import json, sys
+name, json_bytes, path, rss = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+r = json.load(open(path))["results"]
+limit, one, two = (x["median"] for x in r)
+cpu = [x["user"] + x["system"] for x in r]
+print(f"| {name} | {json_bytes / 1e6:.1f} MB | {limit:.3f} s | {one:.3f} s | {one / limit:.2f}x | {two:.3f} s "
+      f"| {one / two:.2f}x | {cpu[0]:.3f} s | {cpu[1]:.3f} s ({cpu[1] / cpu[0]:.2f}x) | {rss} MB "
+      f"| {rss * 1.048576e6 / json_bytes:.2f}x |")
+PY
+  done
+fi

@@ -2,7 +2,7 @@
 """The peer in the benchmark: Holistic Trace Analysis loading traces and running the five analyses
 scaleprof's `trace summary` also runs (temporal breakdown, kernel breakdown, idle time, comm/comp
 overlap, kernel launch statistics). Usage: hta_peer.py RANK=FILE [RANK=FILE ...]
-Needs `pip install holistictraceanalysis`; run by bench/compare_hta.sh, not by the tests."""
+Needs `pip install traceinsight==0.6.1` (HTA's PyPI name since 0.6.0); run by bench/compare_hta.sh, not by the tests."""
 import logging
 import sys
 import warnings

@@ -1,8 +1,9 @@
 // libFuzzer target for the trace reader: any bytes must give a trace or a one-line error, never a
-// crash, hang or sanitizer report. The first byte picks the window size so window cuts land
-// everywhere; the rest is the file (plain or gzip).
+// crash, hang or sanitizer report, and the same result serially and on two threads. The first byte picks the window
+// size so window cuts land everywhere; the rest is the file (plain or gzip).
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "trace/byte_stream.h"
@@ -18,6 +19,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto streamed = parse_kineto_stream("fuzz", *stream, options);
   if (streamed.ok() && streamed.value().events.size() > streamed.value().stats.events_total) __builtin_trap();
   if (!streamed.ok() && streamed.error().message.find('\n') != std::string::npos) __builtin_trap();
+  // The parallel reader (windows parsed on two threads, rows appended in file order) must give the
+  // same result as the serial one, error messages included.
+  ParseOptions parallel = options;
+  parallel.threads = 2;
+  auto open = [&](std::string* /*error*/) { return memory_stream("fuzz", bytes); };
+  auto par = parse_kineto_stream("fuzz", open, parallel);
+  if (par.ok() != streamed.ok()) __builtin_trap();
+  if (!par.ok() && par.error().message != streamed.error().message) __builtin_trap();
+  if (par.ok()) {
+    const RankTrace& a = streamed.value();
+    const RankTrace& b = par.value();
+    if (a.events.ts != b.events.ts || a.events.dur != b.events.dur || a.events.name != b.events.name ||
+        a.events.track != b.events.track || a.events.file_index != b.events.file_index ||
+        a.strings.size() != b.strings.size() || a.tracks.tid_label != b.tracks.tid_label || a.warnings != b.warnings ||
+        a.stats.events_total != b.stats.events_total || a.memory.event != b.memory.event ||
+        a.device_args.event != b.device_args.event) {
+      __builtin_trap();
+    }
+  }
   // The whole-document path with lenient repairs, as used for files without line breaks.
   simdjson::padded_string text(bytes.data(), bytes.size());
   auto whole = parse_kineto_trace("fuzz", text, options);

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <isa-l/igzip_lib.h>
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -117,6 +119,7 @@ class GzipStream final : public ByteStream {
           finished_ = true;
           break;
         }
+        if (st.avail_in == 1) refill();  // keeps the byte: the next member's magic may straddle reads
         if (st.avail_in >= 2 && st.next_in[0] == 0x1f && st.next_in[1] == 0x8b) {
           uint8_t* next = st.next_in;
           uint32_t avail = st.avail_in;
@@ -126,6 +129,7 @@ class GzipStream final : public ByteStream {
           st.avail_in = avail;
           continue;
         }
+        report_trailing_garbage();
         finished_ = true;
         break;
       }
@@ -147,15 +151,35 @@ class GzipStream final : public ByteStream {
     return produced;
   }
   const std::string& error() const override { return error_; }
+  const std::string& warning() const override { return warning_; }
   uint64_t compressed_bytes() const override { return consumed_; }
 
  private:
   static constexpr size_t kInputChunk = 256 * 1024;
 
+  // Bytes after the last member that do not start another one: gzip(1) ignores them with a
+  // warning; so does the reader, after counting them (the text before them is complete).
+  void report_trailing_garbage() {
+    const uint64_t at = consumed_ - state_->avail_in;
+    uint64_t bytes = state_->avail_in;
+    state_->avail_in = 0;
+    while (refill()) {
+      bytes += state_->avail_in;
+      state_->avail_in = 0;
+    }
+    if (!error_.empty()) return;
+    warning_ =
+        fmt::format("{}: {} bytes after the end of the gzip data (from compressed byte {}) ignored", path_, bytes, at);
+  }
+
+  // Reads the next chunk of compressed bytes; the unconsumed input (at most a few bytes) is kept
+  // in front of it.
   bool refill() {
     if (source_done_) return false;
+    const uint32_t keep = state_->avail_in;
+    if (keep > 0) std::memmove(in_.data(), state_->next_in, keep);
     std::string err;
-    size_t got = src_->read(in_.data(), in_.size(), &err);
+    size_t got = src_->read(in_.data() + keep, in_.size() - keep, &err);
     if (!err.empty()) {
       error_ = fmt::format("{}: read error: {}", path_, err);
       return false;
@@ -166,7 +190,7 @@ class GzipStream final : public ByteStream {
     }
     consumed_ += got;
     state_->next_in = reinterpret_cast<uint8_t*>(in_.data());
-    state_->avail_in = static_cast<uint32_t>(got);
+    state_->avail_in = static_cast<uint32_t>(keep + got);
     return true;
   }
 
@@ -177,6 +201,39 @@ class GzipStream final : public ByteStream {
   uint64_t consumed_ = 0;
   bool source_done_ = false;
   bool finished_ = false;
+  std::string error_;
+  std::string warning_;
+};
+
+// Passes bytes through and writes each one to `copy_` (see recording_stream()).
+class RecordingStream final : public ByteStream {
+ public:
+  RecordingStream(std::unique_ptr<ByteStream> in, FILE* copy) : in_(std::move(in)), copy_(copy) {}
+  ~RecordingStream() override {
+    if (copy_ != nullptr) std::fclose(copy_);
+  }
+  RecordingStream(const RecordingStream&) = delete;
+  RecordingStream& operator=(const RecordingStream&) = delete;
+  size_t read(char* dst, size_t n) override {
+    size_t got = in_->read(dst, n);
+    if (got > 0 && error_.empty() && std::fwrite(dst, 1, got, copy_) != got) {
+      error_ = fmt::format("cannot keep a copy of a non-regular input for repair: {}", std::strerror(errno));
+    }
+    return got;
+  }
+  const std::string& error() const override { return in_->error().empty() ? error_ : in_->error(); }
+  const std::string& warning() const override { return in_->warning(); }
+  uint64_t compressed_bytes() const override { return in_->compressed_bytes(); }
+  // Hands over the copy, positioned at its first byte.
+  FILE* take_copy() {
+    FILE* f = copy_;
+    copy_ = nullptr;
+    return f;
+  }
+
+ private:
+  std::unique_ptr<ByteStream> in_;
+  FILE* copy_;
   std::string error_;
 };
 
@@ -217,6 +274,43 @@ std::unique_ptr<ByteStream> open_trace_stream(const std::string& path, std::stri
     stream->set_size_hint(!gzipped ? size : (trailer >= size ? trailer : size * 16));
   }
   return stream;
+}
+
+bool is_regular_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::unique_ptr<ByteStream> recording_stream(std::unique_ptr<ByteStream> in) {
+  FILE* copy = std::tmpfile();
+  if (copy == nullptr) return nullptr;
+  const uint64_t hint = in->size_hint();
+  auto recording = std::make_unique<RecordingStream>(std::move(in), copy);
+  recording->set_size_hint(hint);
+  return recording;
+}
+
+std::unique_ptr<ByteStream> replay_recording(std::unique_ptr<ByteStream> recording, std::string* error) {
+  auto* rec = dynamic_cast<RecordingStream*>(recording.get());
+  if (rec == nullptr) {
+    *error = "internal: not a recording stream";
+    return nullptr;
+  }
+  std::vector<char> chunk(1 << 16);
+  while (rec->read(chunk.data(), chunk.size()) > 0) {
+  }
+  if (!rec->error().empty()) {
+    *error = rec->error();
+    return nullptr;
+  }
+  FILE* copy = rec->take_copy();
+  if (std::fflush(copy) != 0 || std::fseek(copy, 0, SEEK_SET) != 0) {
+    *error = fmt::format("cannot read back the copy of a non-regular input: {}", std::strerror(errno));
+    std::fclose(copy);
+    return nullptr;
+  }
+  // The copy holds inflated text: a plain stream (even if that text happened to start like gzip).
+  return std::make_unique<PlainStream>("copy", std::make_unique<FileSource>(copy), std::string());
 }
 
 Result<simdjson::padded_string> read_whole_stream(ByteStream& in) {

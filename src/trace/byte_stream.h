@@ -23,6 +23,9 @@ class ByteStream {
   virtual size_t read(char* dst, size_t n) = 0;
   // Empty while the stream is healthy; otherwise a one-line message naming the file and offset.
   virtual const std::string& error() const = 0;
+  // Empty unless something was ignored that the user should hear about (data after the end of the
+  // gzip stream); one line naming the file and offset.
+  virtual const std::string& warning() const { return no_warning_; }
   // Bytes of the underlying file consumed so far.
   virtual uint64_t compressed_bytes() const = 0;
   // Expected size of the whole (inflated) text, 0 if unknown: the file size, or the gzip trailer's
@@ -32,6 +35,7 @@ class ByteStream {
 
  private:
   uint64_t size_hint_ = 0;
+  std::string no_warning_;
 };
 
 // Opens `path`; gzip is inflated transparently. On failure returns nullptr and sets *error.
@@ -39,6 +43,16 @@ std::unique_ptr<ByteStream> open_trace_stream(const std::string& path, std::stri
 
 // A stream over bytes in memory (gzip-compressed or not); `bytes` must outlive the stream.
 std::unique_ptr<ByteStream> memory_stream(std::string_view name, std::string_view bytes);
+
+// True if `path` names a regular file (one that can be opened and read a second time).
+bool is_regular_file(const std::string& path);
+
+// For inputs that can be read only once (a pipe such as `<(gzip -dc x)`): wraps `in` so every byte
+// read is also written to an unnamed temporary file (disk, not memory). nullptr if none can be made.
+std::unique_ptr<ByteStream> recording_stream(std::unique_ptr<ByteStream> in);
+// Reads what is left of a recording stream, then returns a stream over all of its text from the
+// first byte (the recording is handed over). On failure returns nullptr and sets *error.
+std::unique_ptr<ByteStream> replay_recording(std::unique_ptr<ByteStream> recording, std::string* error);
 
 // Reads everything left in `in` into one padded buffer (for the whole-document parser).
 Result<simdjson::padded_string> read_whole_stream(ByteStream& in);

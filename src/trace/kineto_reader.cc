@@ -2,13 +2,20 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <future>
 #include <limits>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "trace/byte_stream.h"
+#include "trace/envelope_scanner.h"
 #include "trace/json_repair.h"
 #include "trace/number_parse.h"
 
@@ -19,6 +26,23 @@ namespace {
 namespace od = simdjson::ondemand;
 
 constexpr size_t kMaxWarningsPerFile = 20;
+
+// Bounds the reader enforces on every rank so analyses can add and subtract input values without
+// overflowing int64 (issue 7): every time (ts and ts + dur, after baseTimeNanoseconds) lies in
+// [kMinTimeNs, kMaxTimeNs], so any two differ by less than 2^63 / 8 * 7; the durations of all rows
+// sum to at most kMaxSummedNs (18 years) and the memory events' |Bytes| to at most kMaxSummedBytes.
+// An event that would break them is rejected with a warning naming its offset.
+constexpr int64_t kMinTimeNs = -(int64_t{1} << 59);    // about 18 years before the epoch
+constexpr int64_t kMaxTimeNs = int64_t{3} << 61;       // about the year 2189
+constexpr int64_t kMaxSummedNs = int64_t{1} << 59;     // about 18 years
+constexpr int64_t kMaxSummedBytes = int64_t{1} << 59;  // 512 PiB
+
+// What the importer has added up so far against the bounds above (saved and restored with
+// ReadStats when a window cuts an event short).
+struct Summed {
+  int64_t dur_ns = 0;
+  int64_t memory_bytes = 0;
+};
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // A pid or tid as written: a number, or a string kept as a label.
@@ -153,6 +177,36 @@ bool read_triple(od::value& v, int64_t out[3]) {
   return true;
 }
 
+// True if `text` (trailing white space allowed) is exactly one JSON object by bracket balance,
+// strings and escapes respected.
+bool whole_object(std::string_view text) {
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\r' || text.back() == '\t')) {
+    text.remove_suffix(1);
+  }
+  if (text.empty() || text.front() != '{' || text.back() != '}') return false;
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0) return i + 1 == text.size();
+    }
+  }
+  return false;
+}
+
 class Importer {
  public:
   Importer(std::string_view path, const simdjson::padded_string& text, RankTrace* out)
@@ -175,13 +229,25 @@ class Importer {
   // `window_size` when the array ended inside the window; sets *array_end to the offset just
   // after the real closing bracket in that case. Fails only for errors not caused by the cut.
   Result<size_t> import_window(od::document& doc, size_t cut, size_t* array_end);
+  // Streaming: one top-level member outside traceEvents, its value given as `[value]` (padded)
+  // whose value starts at byte `offset` of the file's JSON text. Returns an error message or "".
+  std::string import_envelope_member(std::string_view key, const simdjson::padded_string& bracketed, uint64_t offset,
+                                     od::parser& parser);
   void finish_warnings();
+  size_t warnings_dropped() const { return warnings_dropped_; }
+  // Parallel reading: appends the rows a worker imported from the next window in file order, as if
+  // this importer had imported them itself (same string ids, tracks, row numbers and warnings).
+  // Returns false, appending nothing, when the rank's summed bounds would be exceeded (the serial
+  // reader then decides which event to reject).
+  bool append_part(RankTrace& part, size_t part_dropped_warnings, const Summed& part_summed);
+  const Summed& summed() const { return summed_; }
 
  private:
   size_t offset_of(const char* p) const {
     return stream_offset_ + ((p >= base_ && p <= base_ + size_) ? static_cast<size_t>(p - base_) : size_);
   }
   std::string structural_error(od::document& doc, simdjson::error_code e) const;
+  simdjson::error_code import_member(std::string_view k, od::value& v);
   void warn(size_t offset, std::string_view message);
   simdjson::error_code import_events(od::array events);
   simdjson::error_code import_event(od::value& v);
@@ -198,6 +264,7 @@ class Importer {
   RankTrace* out_;
   bool left_early_ = false;  // the last import_event returned before reading the whole event
   size_t warnings_dropped_ = 0;
+  Summed summed_;
   std::unordered_map<TrackKey, uint32_t, TrackKeyHash> tracks_;
   static constexpr uint32_t kNoTrack = UINT32_MAX;
   int64_t last_pid_ = 0;
@@ -468,6 +535,8 @@ simdjson::error_code Importer::import_event(od::value& v) {
   if (!has_ts || bad_ts_type) return reject(has_ts ? "has a ts that is not a number" : "has no ts");
   int64_t ts = 0;
   int64_t dur = 0;
+  int64_t summed_dur = summed_.dur_ns;
+  int64_t summed_bytes = summed_.memory_bytes;
   bool fractional = false;
   switch (parse_microseconds_as_ns(ts_tok, &ts, &fractional)) {
     case NumberParse::kOk:
@@ -489,8 +558,26 @@ simdjson::error_code Importer::import_event(od::value& v) {
     }
     if (dur < 0) return reject(fmt::format("has a negative dur ({} us)", dur_tok.substr(0, 40)));
     int64_t end = 0;
-    if (__builtin_add_overflow(ts, dur, &end)) return reject("ends beyond the int64 nanosecond range");
+    if (__builtin_add_overflow(ts, dur, &end) || end > kMaxTimeNs) {
+      return reject(fmt::format("ends beyond the supported time range ({} us + {} us)", ts_tok.substr(0, 40),
+                                dur_tok.substr(0, 40)));
+    }
+    if (__builtin_add_overflow(summed_.dur_ns, dur, &summed_dur) || summed_dur > kMaxSummedNs) {
+      return reject(fmt::format("has a dur ({} us) that makes the durations of this trace sum to more than {} s",
+                                dur_tok.substr(0, 40), kMaxSummedNs / 1'000'000'000));
+    }
   }
+  if (ts < kMinTimeNs || ts > kMaxTimeNs) {
+    return reject(fmt::format("has a ts outside the supported time range ({} us)", ts_tok.substr(0, 40)));
+  }
+  if (instant) {
+    const int64_t magnitude = args.mem_bytes == INT64_MIN ? INT64_MAX : std::abs(args.mem_bytes);
+    if (__builtin_add_overflow(summed_bytes, magnitude, &summed_bytes) || summed_bytes > kMaxSummedBytes) {
+      return reject("has Bytes that make the memory events of this trace sum to more than 512 PiB");
+    }
+  }
+  summed_.dur_ns = summed_dur;
+  summed_.memory_bytes = summed_bytes;
   t.stats.fractional_timestamps |= fractional;
 
   const auto row = static_cast<uint32_t>(t.events.size());
@@ -679,22 +766,8 @@ std::string Importer::import(od::document& doc) {
         }
         saw_events = true;
         e = import_events(events);
-      } else if (k == "baseTimeNanoseconds") {
-        int64_t base = 0;
-        if (read_int(v, &base)) out_->metadata.base_time_ns = base;
-      } else if (k == "schemaVersion") {
-        int64_t version = 0;
-        if (read_int(v, &version)) out_->metadata.schema_version = version;
-      } else if (k == "displayTimeUnit") {
-        std::string_view s;
-        if (read_string(v, &s)) out_->metadata.display_time_unit = s;
-      } else if (k == "distributedInfo") {
-        e = import_distributed_info(v);
-      } else if (k == "deviceProperties") {
-        e = import_device_properties(v);
       } else {
-        std::string_view raw;
-        if (!simdjson::to_json_string(v).get(raw)) out_->metadata.other.emplace_back(std::string(k), std::string(raw));
+        e = import_member(k, v);
       }
       if (e) return structural_error(doc, e);
     }
@@ -709,6 +782,159 @@ std::string Importer::import(od::document& doc) {
   }
   finish_warnings();
   return {};
+}
+
+simdjson::error_code Importer::import_member(std::string_view k, od::value& v) {
+  if (k == "baseTimeNanoseconds") {
+    int64_t base = 0;
+    if (read_int(v, &base)) out_->metadata.base_time_ns = base;
+  } else if (k == "schemaVersion") {
+    int64_t version = 0;
+    if (read_int(v, &version)) out_->metadata.schema_version = version;
+  } else if (k == "displayTimeUnit") {
+    std::string_view s;
+    if (read_string(v, &s)) out_->metadata.display_time_unit = s;
+  } else if (k == "distributedInfo") {
+    return import_distributed_info(v);
+  } else if (k == "deviceProperties") {
+    return import_device_properties(v);
+  } else {
+    std::string_view raw;
+    if (auto e = simdjson::to_json_string(v).get(raw)) return e;
+    out_->metadata.other.emplace_back(std::string(k), std::string(raw));
+  }
+  return simdjson::SUCCESS;
+}
+
+std::string Importer::import_envelope_member(std::string_view key, const simdjson::padded_string& bracketed,
+                                             uint64_t offset, od::parser& parser) {
+  set_window(bracketed.data(), bracketed.size(), offset - 1);
+  od::document doc;
+  if (auto e = parser.iterate(bracketed).get(doc)) return structural_error(doc, e);
+  od::array one;
+  if (auto e = doc.get_array().get(one)) return structural_error(doc, e);
+  for (auto element : one) {
+    od::value v;
+    if (auto e = std::move(element).get(v)) return structural_error(doc, e);
+    if (key == "traceEvents") return fmt::format("{}:{}: traceEvents is not an array", path_, offset);
+    if (auto e = import_member(key, v)) return structural_error(doc, e);
+  }
+  return {};
+}
+
+template <class T>
+void append_column(std::vector<T>& into, const std::vector<T>& from) {
+  into.insert(into.end(), from.begin(), from.end());
+}
+
+bool Importer::append_part(RankTrace& p, size_t part_dropped_warnings, const Summed& part_summed) {
+  RankTrace& t = *out_;
+  int64_t summed_dur = 0;
+  int64_t summed_bytes = 0;
+  if (__builtin_add_overflow(summed_.dur_ns, part_summed.dur_ns, &summed_dur) || summed_dur > kMaxSummedNs ||
+      __builtin_add_overflow(summed_.memory_bytes, part_summed.memory_bytes, &summed_bytes) ||
+      summed_bytes > kMaxSummedBytes) {
+    return false;
+  }
+  // Strings and tracks in the part's first-seen order, which is the order the serial reader meets
+  // them in: the ids come out the same.
+  std::vector<StringId> sid(p.strings.size(), 0);
+  for (size_t i = 1; i < p.strings.size(); ++i) sid[i] = t.strings.intern(p.strings.view(static_cast<StringId>(i)));
+  std::vector<uint32_t> track(p.tracks.size(), 0);
+  for (size_t i = 0; i < p.tracks.size(); ++i) {
+    TrackKey key{p.tracks.pid[i], p.tracks.tid[i], sid[p.tracks.pid_label[i]], sid[p.tracks.tid_label[i]]};
+    auto [it, inserted] = tracks_.try_emplace(key, static_cast<uint32_t>(t.tracks.size()));
+    if (inserted) {
+      t.tracks.pid.push_back(key.pid);
+      t.tracks.tid.push_back(key.tid);
+      t.tracks.pid_label.push_back(key.pid_label);
+      t.tracks.tid_label.push_back(key.tid_label);
+    }
+    track[i] = it->second;
+  }
+  last_track_ = kNoTrack;
+
+  const auto row0 = static_cast<uint32_t>(t.events.size());
+  const auto index0 = static_cast<uint32_t>(t.stats.events_total);
+  EventTable& e = t.events;
+  const EventTable& q = p.events;
+  append_column(e.ts, q.ts);
+  append_column(e.dur, q.dur);
+  for (StringId id : q.name) e.name.push_back(sid[id]);
+  for (StringId id : q.cat_name) e.cat_name.push_back(sid[id]);
+  append_column(e.cat, q.cat);
+  append_column(e.phase, q.phase);
+  for (uint32_t tr : q.track) e.track.push_back(track[tr]);
+  append_column(e.correlation, q.correlation);
+  append_column(e.external_id, q.external_id);
+  append_column(e.stream, q.stream);
+  for (uint32_t fi : q.file_index) e.file_index.push_back(fi + index0);
+
+  DeviceArgsTable& d = t.device_args;
+  const DeviceArgsTable& pd = p.device_args;
+  for (uint32_t r : pd.event) d.event.push_back(r + row0);
+  append_column(d.device, pd.device);
+  append_column(d.bytes, pd.bytes);
+  append_column(d.bandwidth_gbps, pd.bandwidth_gbps);
+  append_column(d.grid_x, pd.grid_x);
+  append_column(d.grid_y, pd.grid_y);
+  append_column(d.grid_z, pd.grid_z);
+  append_column(d.block_x, pd.block_x);
+  append_column(d.block_y, pd.block_y);
+  append_column(d.block_z, pd.block_z);
+  append_column(d.registers_per_thread, pd.registers_per_thread);
+  append_column(d.shared_memory, pd.shared_memory);
+  append_column(d.blocks_per_sm, pd.blocks_per_sm);
+  append_column(d.warps_per_sm, pd.warps_per_sm);
+  append_column(d.occupancy_pct, pd.occupancy_pct);
+
+  CollectiveTable& c = t.collectives;
+  const CollectiveTable& pc = p.collectives;
+  for (uint32_t r : pc.event) c.event.push_back(r + row0);
+  for (StringId id : pc.collective_name) c.collective_name.push_back(sid[id]);
+  for (StringId id : pc.dtype) c.dtype.push_back(sid[id]);
+  append_column(c.in_msg_nelems, pc.in_msg_nelems);
+  append_column(c.out_msg_nelems, pc.out_msg_nelems);
+  append_column(c.group_size, pc.group_size);
+  for (StringId id : pc.process_group_name) c.process_group_name.push_back(sid[id]);
+  for (StringId id : pc.process_group_desc) c.process_group_desc.push_back(sid[id]);
+  for (StringId id : pc.process_group_ranks) c.process_group_ranks.push_back(sid[id]);
+
+  MemoryTable& m = t.memory;
+  const MemoryTable& pm = p.memory;
+  for (uint32_t r : pm.event) m.event.push_back(r + row0);
+  append_column(m.bytes, pm.bytes);
+  append_column(m.total_allocated, pm.total_allocated);
+  append_column(m.total_reserved, pm.total_reserved);
+  append_column(m.device_type, pm.device_type);
+  append_column(m.device_id, pm.device_id);
+
+  ShapesTable& sh = t.shapes;
+  const ShapesTable& ps = p.shapes;
+  for (uint32_t r : ps.event) sh.event.push_back(r + row0);
+  for (StringId id : ps.input_dims) sh.input_dims.push_back(sid[id]);
+  for (StringId id : ps.input_types) sh.input_types.push_back(sid[id]);
+
+  ReadStats& st = t.stats;
+  const ReadStats& ps_ = p.stats;
+  st.events_total += ps_.events_total;
+  st.metadata_events += ps_.metadata_events;
+  st.flow_events += ps_.flow_events;
+  st.counter_events += ps_.counter_events;
+  st.other_events += ps_.other_events;
+  st.rejected_events += ps_.rejected_events;
+  st.fractional_timestamps |= ps_.fractional_timestamps;
+  summed_.dur_ns = summed_dur;
+  summed_.memory_bytes = summed_bytes;
+  for (std::string& w : p.warnings) {
+    if (t.warnings.size() < kMaxWarningsPerFile) {
+      t.warnings.push_back(std::move(w));
+    } else {
+      ++warnings_dropped_;
+    }
+  }
+  warnings_dropped_ += part_dropped_warnings;
+  return true;
 }
 
 void Importer::finish_warnings() {
@@ -733,12 +959,14 @@ Result<size_t> Importer::import_window(od::document& doc, size_t cut, size_t* ar
   bool pending = false;
   size_t pending_start = 0;
   ReadStats pending_stats;
+  Summed pending_summed;
   for (auto element : events) {
     od::value v;
     if (auto e = std::move(element).get(v)) {
       if (!cut_induced(e)) return fail(e);
       if (pending) {
         out_->stats = pending_stats;
+        summed_ = pending_summed;
         return pending_start;
       }
       return next;
@@ -751,11 +979,13 @@ Result<size_t> Importer::import_window(od::document& doc, size_t cut, size_t* ar
     // After a trailing comma the iterator yields the sentinel ']' itself as a value.
     if (start + 1 >= cut) return next;
     const ReadStats before = out_->stats;
+    const Summed summed_before = summed_;
     const size_t before_warnings = out_->warnings.size();
     left_early_ = false;
     if (auto e = import_event(v)) {
       // The element was cut short by the window: forget it; the next window starts with it.
       out_->stats = before;
+      summed_ = summed_before;
       out_->warnings.resize(before_warnings);
       if (cut_induced(e)) return start;
       return fail(e);
@@ -764,6 +994,7 @@ Result<size_t> Importer::import_window(od::document& doc, size_t cut, size_t* ar
       pending = true;
       pending_start = start;
       pending_stats = before;
+      pending_summed = summed_before;
       continue;
     }
     const char* after = nullptr;
@@ -780,6 +1011,14 @@ Result<size_t> Importer::import_window(od::document& doc, size_t cut, size_t* ar
       --at;
     }
     if (at > 0 && base_[at - 1] == ']') *array_end = at;
+  }
+  // The last element was left early and only skipped: the iterator skips by counting brackets, so a
+  // flow or metadata event cut by the window (`{"ph": "f", "ts": 1,` then the sentinel) looks closed.
+  // Check its text; if it is not one whole object, the next window starts with it.
+  if (pending && !whole_object(std::string_view(base_ + pending_start, *array_end - 1 - pending_start))) {
+    out_->stats = pending_stats;
+    summed_ = pending_summed;
+    return pending_start;
   }
   return size_;
 }
@@ -806,10 +1045,17 @@ void reserve_for(size_t json_bytes, RankTrace* t) {
 Status finalize(RankTrace* trace) {
   if (trace->metadata.base_time_ns) {
     const int64_t base = *trace->metadata.base_time_ns;
-    for (int64_t& ts : trace->events.ts) {
-      if (__builtin_add_overflow(ts, base, &ts)) {
-        return Error{fmt::format("{}: baseTimeNanoseconds {} plus an event ts overflows int64", trace->path, base)};
+    EventTable& ev = trace->events;
+    for (size_t i = 0; i < ev.size(); ++i) {
+      int64_t ts = 0;
+      int64_t end = 0;
+      if (__builtin_add_overflow(ev.ts[i], base, &ts) || __builtin_add_overflow(ts, ev.dur[i], &end) ||
+          ts < kMinTimeNs || end > kMaxTimeNs) {
+        return Error{fmt::format(
+            "{}: baseTimeNanoseconds {} puts event {} of traceEvents (ts {} ns) outside the supported time range",
+            trace->path, base, ev.file_index[i], ev.ts[i])};
       }
+      ev.ts[i] = ts;
     }
   }
   trace->stats.events_kept = trace->events.size();
@@ -826,7 +1072,10 @@ Result<RankTrace> parse_once(std::string_view path, const simdjson::padded_strin
   reserve_for(text.size(), &trace);
   od::parser parser;
   od::document doc;
-  if (auto e = parser.iterate(text).get(doc)) {
+  // A UTF-8 byte order mark is skipped (HTA accepts it); offsets stay offsets into the file.
+  const size_t bom = text.size() >= 3 && std::memcmp(text.data(), "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+  if (auto e = parser.iterate(text.data() + bom, text.size() - bom, text.size() - bom + simdjson::SIMDJSON_PADDING)
+                   .get(doc)) {
     if (e == simdjson::UTF8_ERROR) {
       auto bad = first_invalid_utf8(std::string_view(text.data(), text.size()));
       return Error{fmt::format("{}:{}: invalid UTF-8", path, bad.value_or(0))};
@@ -868,70 +1117,6 @@ Result<RankTrace> parse_kineto_trace(std::string_view path, const simdjson::padd
 
 namespace {
 
-// Finds where the traceEvents array starts, byte by byte, in the text before it (a few kB: the
-// envelope keys Kineto writes first). Strings are skipped with their escapes.
-class PreambleScanner {
- public:
-  enum class State : uint8_t { kScanning, kFoundEvents, kFoundLegacyArray, kNotJson };
-
-  State feed(char c) {
-    if (!started_) {
-      if (is_space(c)) return State::kScanning;
-      if (c == '[') return State::kFoundLegacyArray;
-      if (c != '{') return State::kNotJson;
-      started_ = true;
-      depth_ = 1;
-      return State::kScanning;
-    }
-    if (in_string_) {
-      if (escaped_) {
-        escaped_ = false;
-      } else if (c == '\\') {
-        escaped_ = true;
-      } else if (c == '"') {
-        in_string_ = false;
-        if (depth_ == 1) {
-          after_ = After::kString;
-          key_is_events_ = text_ == "traceEvents";
-        }
-      } else if (depth_ == 1 && text_.size() < 16) {
-        text_.push_back(c);
-      }
-      return State::kScanning;
-    }
-    if (is_space(c)) return State::kScanning;
-    if (after_ == After::kString) {
-      after_ = c == ':' ? After::kColon : After::kNothing;
-      if (c == ':') return State::kScanning;
-    } else if (after_ == After::kColon) {
-      after_ = After::kNothing;
-      if (key_is_events_ && c == '[') return State::kFoundEvents;
-    }
-    if (c == '"') {
-      in_string_ = true;
-      text_.clear();
-    } else if (c == '{' || c == '[') {
-      ++depth_;
-    } else if (c == '}' || c == ']') {
-      --depth_;
-    }
-    return State::kScanning;
-  }
-  bool started() const { return started_; }
-
- private:
-  enum class After : uint8_t { kNothing, kString, kColon };
-  static bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
-  bool started_ = false;
-  bool in_string_ = false;
-  bool escaped_ = false;
-  bool key_is_events_ = false;
-  int depth_ = 0;
-  After after_ = After::kNothing;
-  std::string text_;
-};
-
 bool is_json_space(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
@@ -940,32 +1125,138 @@ bool is_json_space(char c) {
 // caller then parses the whole document at once.
 constexpr std::string_view kNeedsWholeDocument = "needs whole-document parse";
 
+// Raised by the parallel phase when a window did not parse on its own: the caller reads the file
+// again serially (which then reports any error exactly as it always does).
+constexpr std::string_view kNeedsSerial = "needs serial parse";
+
+// What a worker made of one window of whole events.
+struct ParsedWindow {
+  RankTrace part;
+  size_t dropped_warnings = 0;
+  Summed summed;
+  bool ok = false;  // every byte was whole events and the array closed exactly at the window's end
+};
+
+ParsedWindow parse_window(std::string_view path, od::parser& parser, const simdjson::padded_string& text,
+                          uint64_t offset) {
+  ParsedWindow out;
+  Importer importer(path, &out.part);
+  importer.set_window(text.data(), text.size(), offset);
+  od::document doc;
+  if (parser.iterate(text).get(doc)) return out;
+  size_t array_end = 0;
+  auto resume = importer.import_window(doc, text.size() - 1, &array_end);
+  out.ok = resume.ok() && resume.value() == text.size() && array_end == text.size();
+  out.dropped_warnings = importer.warnings_dropped();
+  out.summed = importer.summed();
+  return out;
+}
+
+// A few threads parsing windows of one file; results come back as futures in submission order.
+class WindowWorkers {
+ public:
+  WindowWorkers(std::string_view path, unsigned threads) {
+    for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this, path] { run(path); });
+  }
+  ~WindowWorkers() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+  WindowWorkers(const WindowWorkers&) = delete;
+  WindowWorkers& operator=(const WindowWorkers&) = delete;
+
+  std::future<ParsedWindow> submit(simdjson::padded_string text, uint64_t offset) {
+    auto job = std::make_unique<Job>();
+    job->text = std::move(text);
+    job->offset = offset;
+    std::future<ParsedWindow> result = job->result.get_future();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      jobs_.push_back(std::move(job));
+    }
+    cv_.notify_one();
+    return result;
+  }
+
+ private:
+  struct Job {
+    simdjson::padded_string text;
+    uint64_t offset = 0;
+    std::promise<ParsedWindow> result;
+  };
+  void run(std::string_view path) {
+    od::parser parser;  // one per thread, reused across windows
+    while (true) {
+      std::unique_ptr<Job> job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job->result.set_value(parse_window(path, parser, job->text, job->offset));
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<Job>> jobs_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
 // Reads the traceEvents array in windows of a few MB cut at line breaks (never inside a JSON
 // string), each parsed in place as `[e1, e2, ...]` by writing '[' before it and ']' over the line
 // break after it. Memory stays bounded by the window whatever the trace's size.
 class StreamingParser {
  public:
-  StreamingParser(std::string_view path, ByteStream& in, const ParseOptions& options, uint64_t size_hint)
+  // `parallel`: the caller can read the input again if the parallel phase gives up (kNeedsSerial).
+  StreamingParser(std::string_view path, ByteStream& in, const ParseOptions& options, uint64_t size_hint,
+                  bool parallel = false)
       : path_(path),
         in_(in),
         options_(options),
         size_hint_(size_hint),
+        parallel_(parallel && options.threads > 1),
         kWindow(options.window_bytes ? options.window_bytes : kDefaultWindow) {}
 
   Result<RankTrace> parse();
+  // After a failed parse(): the data ended before the document did (no repair can help).
+  bool ended_early() const { return ended_early_; }
 
  private:
+  bool ended_early_ = false;
   static constexpr size_t kDefaultWindow = 4 << 20;
   static constexpr size_t kMaxWindow = 256 << 20;
 
   // Makes buf_[1..] hold the unread bytes from pos_ and reads until `want` bytes are there or EOF.
   bool fill(size_t want);
+  // The middle of the events array on options_.threads worker threads: this thread inflates and
+  // cuts windows between two events, workers parse them, rows are appended in file order. Stops
+  // two windows before the end (the serial loop reads the rest). False: a window did not parse on
+  // its own, and the file must be read serially.
+  bool parse_windows_in_parallel(Importer& importer);
+  // The next line break at or after `from` that lies between two events (`},` before it, `{` after
+  // it), with the comma's index in *comma; 0 if none in the buffer.
+  size_t find_event_boundary(size_t from, size_t* comma) const;
+  // Feeds the bytes from pos_ to `scanner`, importing each top-level member as it ends, until the
+  // events array opens (*events_found, pos_ just after its '[') or the data ends.
+  Status scan_envelope(EnvelopeScanner& scanner, Importer& importer, od::parser& parser, RankTrace* trace,
+                       bool* events_found);
+  // Values of keys outside traceEvents larger than this are skipped (with a warning), not kept.
+  static constexpr size_t kMaxEnvelopeValue = 16 << 20;
   Error stream_error() const { return Error{in_.error()}; }
 
   std::string_view path_;
   ByteStream& in_;
   const ParseOptions& options_;
   uint64_t size_hint_;  // expected JSON bytes (0: unknown), to reserve the columns once
+  bool parallel_;
   std::vector<char> buf_;
   size_t pos_ = 1;           // next unread byte in buf_
   size_t len_ = 1;           // bytes valid in buf_ (buf_[0] is headroom for the '[')
@@ -996,45 +1287,132 @@ bool StreamingParser::fill(size_t want) {
   return true;
 }
 
+Status StreamingParser::scan_envelope(EnvelopeScanner& scanner, Importer& importer, od::parser& parser,
+                                      RankTrace* trace, bool* events_found) {
+  *events_found = false;
+  while (true) {
+    if (pos_ == len_) {
+      if (eof_) return Ok{};
+      if (!fill(kWindow)) return stream_error();
+      continue;
+    }
+    const uint64_t offset = stream_offset(pos_);
+    EnvelopeScanner::Event event = scanner.feed(buf_[pos_], offset);
+    if (scanner.consumed()) ++pos_;
+    switch (event) {
+      case EnvelopeScanner::Event::kNone:
+      case EnvelopeScanner::Event::kDocumentEnd:
+        break;
+      case EnvelopeScanner::Event::kEventsArray:
+        *events_found = true;
+        return Ok{};
+      case EnvelopeScanner::Event::kSyntaxError:
+        return Error{fmt::format("{}:{}: {}", path_, offset, scanner.error())};
+      case EnvelopeScanner::Event::kMember: {
+        if (!scanner.value_kept()) {
+          trace->warnings.push_back(fmt::format("{}:{}: the value of '{}' ({} bytes) is larger than {} MiB; skipped",
+                                                path_, scanner.value_offset(), scanner.key().substr(0, 80),
+                                                scanner.value_bytes(), kMaxEnvelopeValue >> 20));
+          break;
+        }
+        std::string bracketed;
+        bracketed.reserve(scanner.value().size() + 2);
+        bracketed.push_back('[');
+        bracketed.append(scanner.value());
+        bracketed.push_back(']');
+        simdjson::padded_string text(bracketed);
+        if (std::string error = importer.import_envelope_member(scanner.key(), text, scanner.value_offset(), parser);
+            !error.empty()) {
+          return Error{std::move(error)};
+        }
+        break;
+      }
+    }
+  }
+}
+
+size_t StreamingParser::find_event_boundary(size_t from, size_t* comma) const {
+  const char* base = buf_.data();
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+  for (size_t p = from; p < len_; ++p) {
+    const void* nl = std::memchr(base + p, '\n', len_ - p);
+    if (nl == nullptr) return 0;
+    p = static_cast<size_t>(static_cast<const char*>(nl) - base);
+    size_t b = p;
+    while (b > pos_ && blank(base[b - 1])) --b;
+    if (b < pos_ + 2 || base[b - 1] != ',' || base[b - 2] != '}') continue;
+    size_t a = p + 1;
+    while (a < len_ && blank(base[a])) ++a;
+    if (a < len_ && base[a] == '{') {
+      *comma = b - 1;
+      return p;
+    }
+  }
+  return 0;
+}
+
+bool StreamingParser::parse_windows_in_parallel(Importer& importer) {
+  WindowWorkers workers(path_, options_.threads);
+  std::deque<std::future<ParsedWindow>> pending;
+  const size_t max_pending = 2 * static_cast<size_t>(options_.threads);
+  bool ok = true;
+  auto merge_front = [&] {
+    ParsedWindow w = pending.front().get();
+    pending.pop_front();
+    if (ok && !(w.ok && importer.append_part(w.part, w.dropped_warnings, w.summed))) ok = false;
+  };
+  while (ok) {
+    if (!fill(2 * kWindow) || len_ - pos_ < 2 * kWindow) break;  // the serial loop reports errors
+    size_t comma = 0;
+    const size_t cut = find_event_boundary(pos_ + kWindow, &comma);
+    if (cut == 0) break;
+    // Whole events from pos_ to the comma after the last one, as `[e1,...,en]`.
+    simdjson::padded_string text(comma - pos_ + 2);
+    text.data()[0] = '[';
+    std::memcpy(text.data() + 1, buf_.data() + pos_, comma - pos_);
+    text.data()[comma - pos_ + 1] = ']';
+    pending.push_back(workers.submit(std::move(text), stream_offset(pos_) - 1));
+    pos_ = cut + 1;
+    if (options_.on_bytes_read) options_.on_bytes_read(in_.compressed_bytes());
+    while (!pending.empty() && (pending.size() >= max_pending ||
+                                pending.front().wait_for(std::chrono::seconds(0)) == std::future_status::ready)) {
+      merge_front();
+    }
+  }
+  while (!pending.empty()) merge_front();
+  return ok;
+}
+
 Result<RankTrace> StreamingParser::parse() {
   RankTrace trace;
   trace.path = std::string(path_);
   buf_.resize(kWindow + 2 + simdjson::SIMDJSON_PADDING);
 
-  // 1. The envelope before the events, kept as text to parse with the keys after the events.
-  std::string envelope;
-  PreambleScanner scanner;
-  bool legacy = false;
-  for (bool found = false; !found;) {
-    if (pos_ == len_ && !fill(kWindow)) return stream_error();
-    if (pos_ == len_) {
-      if (!scanner.started()) return Error{fmt::format("{}:0: empty file (no JSON value)", path_)};
-      return Error{fmt::format("{}:0: no traceEvents array in the trace", path_)};
+  // 1. The envelope before the events: each key is imported as soon as its value ends, so text
+  // outside traceEvents is never kept whole (a value over kMaxEnvelopeValue is skipped).
+  od::parser parser;
+  Importer importer(path_, &trace);
+  EnvelopeScanner scanner(kMaxEnvelopeValue);
+  if (!fill(3)) return stream_error();
+  // A UTF-8 byte order mark, as some editors and exporters write (HTA accepts it too).
+  if (len_ - pos_ >= 3 && std::memcmp(buf_.data() + pos_, "\xEF\xBB\xBF", 3) == 0) pos_ += 3;
+  bool found_events = false;
+  if (auto status = scan_envelope(scanner, importer, parser, &trace, &found_events); !status) return status.error();
+  if (!found_events) {
+    if (!scanner.started()) return Error{fmt::format("{}:0: empty file (no JSON value)", path_)};
+    if (!scanner.document_ended()) {
+      ended_early_ = true;
+      return Error{fmt::format("{}:{}: invalid or truncated JSON (the top-level object is not closed)", path_,
+                               stream_offset(pos_))};
     }
-    while (pos_ < len_ && !found) {
-      char c = buf_[pos_++];
-      envelope.push_back(c);
-      switch (scanner.feed(c)) {
-        case PreambleScanner::State::kScanning:
-          break;
-        case PreambleScanner::State::kFoundEvents:
-          found = true;
-          break;
-        case PreambleScanner::State::kFoundLegacyArray:
-          found = legacy = true;
-          break;
-        case PreambleScanner::State::kNotJson:
-          return Error{
-              fmt::format("{}:{}: the trace is neither a JSON object nor an array", path_, stream_offset(pos_ - 1))};
-      }
-    }
+    return Error{fmt::format("{}:0: no traceEvents array in the trace", path_)};
   }
+  const bool legacy = scanner.legacy_array();
   trace.metadata.legacy_array = legacy;
   reserve_for(size_hint_ ? size_hint_ : kWindow * 4, &trace);
 
-  // 2. The events, window by window.
-  od::parser parser;
-  Importer importer(path_, &trace);
+  // 2. The events, window by window (most of them on worker threads when allowed).
+  if (parallel_ && !parse_windows_in_parallel(importer)) return Error{std::string(kNeedsSerial)};
   size_t window = kWindow;
   size_t array_end = 0;  // position in buf_ just after the closing bracket
   while (true) {
@@ -1042,6 +1420,7 @@ Result<RankTrace> StreamingParser::parse() {
     while (true) {
       if (pos_ == len_) {
         if (eof_) {
+          ended_early_ = true;
           return Error{fmt::format("{}:{}: invalid or truncated JSON (the traceEvents array is not closed)", path_,
                                    stream_offset(pos_))};
         }
@@ -1109,6 +1488,7 @@ Result<RankTrace> StreamingParser::parse() {
     }
     // Not even one element fits: a very long event, or the data ends inside it.
     if (eof_) {
+      ended_early_ = true;
       return Error{fmt::format("{}:{}: invalid or truncated JSON (an event is cut short)", path_, stream_offset(pos_))};
     }
     if (window >= kMaxWindow) return Error{std::string(kNeedsWholeDocument)};
@@ -1117,32 +1497,22 @@ Result<RankTrace> StreamingParser::parse() {
   }
   importer.finish_warnings();
 
-  // 3. The keys after the events, parsed together with the envelope's first part.
-  if (!legacy) {
-    envelope.push_back(']');
-    envelope.append(buf_.data() + array_end, len_ - array_end);
-    pos_ = len_;
-    while (!eof_) {
-      if (!fill(kWindow)) return stream_error();
-      envelope.append(buf_.data() + pos_, len_ - pos_);
-      pos_ = len_;
-    }
-    simdjson::padded_string text(envelope);
-    Importer top(path_, text, &trace);
-    od::document doc;
-    if (auto err = parser.iterate(text).get(doc)) {
-      return Error{
-          fmt::format("{}: invalid JSON in the keys around traceEvents ({})", path_, simdjson::error_message(err))};
-    }
-    if (std::string error = top.import(doc); !error.empty()) return Error{std::move(error)};
-  } else {
-    for (size_t i = array_end; i < len_; ++i) {
-      if (!is_json_space(buf_[i])) {
-        return Error{
-            fmt::format("{}:{}: unexpected content after the end of the JSON document", path_, stream_offset(i))};
-      }
-    }
+  // 3. The keys after the events, and nothing but white space after the document.
+  pos_ = array_end;
+  scanner.events_array_closed();
+  bool second_events = false;
+  if (auto status = scan_envelope(scanner, importer, parser, &trace, &second_events); !status) return status.error();
+  if (second_events) {
+    return Error{
+        fmt::format("{}:{}: a second traceEvents array (only one is supported)", path_, stream_offset(pos_ - 1))};
   }
+  if (!scanner.document_ended()) {
+    ended_early_ = true;
+    return Error{fmt::format("{}:{}: invalid or truncated JSON (the top-level object is not closed)", path_,
+                             stream_offset(pos_))};
+  }
+  importer.finish_warnings();
+  if (!in_.warning().empty()) trace.warnings.push_back(in_.warning());
   trace.stats.json_bytes = stream_offset(len_);
   trace.stats.compressed_bytes = in_.compressed_bytes();
   if (auto status = finalize(&trace); !status) return status.error();
@@ -1156,25 +1526,83 @@ Result<RankTrace> parse_kineto_stream(std::string_view path, ByteStream& in, con
   return streaming.parse();
 }
 
+Result<RankTrace> parse_kineto_stream(std::string_view path, const StreamOpener& open, const ParseOptions& options) {
+  std::string error;
+  std::unique_ptr<ByteStream> in = open(&error);
+  if (!in) return Error{std::move(error)};
+  StreamingParser parallel(path, *in, options, in->size_hint(), /*parallel=*/true);
+  auto parsed = parallel.parse();
+  if (parsed.ok() || parsed.error().message != kNeedsSerial) return parsed;
+  in = open(&error);
+  if (!in) return Error{std::move(error)};
+  return parse_kineto_stream(path, *in, options);
+}
+
+namespace {
+Result<RankTrace> finish_read(const std::string& path, const ParseOptions& options, bool replayable,
+                              const StreamingParser& streaming, std::unique_ptr<ByteStream> in,
+                              Result<RankTrace> streamed);
+}  // namespace
+
 Result<RankTrace> read_kineto_trace(const std::string& path, const ParseOptions& options) {
   std::string error;
   std::unique_ptr<ByteStream> in = open_trace_stream(path, &error);
   if (!in) return Error{std::move(error)};
-  auto streamed = parse_kineto_stream(path, *in, options);
+  // A pipe cannot be opened twice: its text is recorded (to disk) for the whole-document retry.
+  const bool replayable = is_regular_file(path);
+  if (!replayable) {
+    if (auto recording = recording_stream(std::move(in))) {
+      in = std::move(recording);
+    } else {
+      return Error{fmt::format("{}: cannot create a temporary file to read a non-regular input", path)};
+    }
+  }
+  StreamingParser streaming(path, *in, options, in->size_hint(), /*parallel=*/replayable);
+  auto streamed = streaming.parse();
+  if (!streamed.ok() && streamed.error().message == kNeedsSerial) {
+    // A window did not parse on its own: read again on this thread alone.
+    in = open_trace_stream(path, &error);
+    if (!in) return Error{std::move(error)};
+    StreamingParser serial(path, *in, options, in->size_hint());
+    return finish_read(path, options, replayable, serial, std::move(in), serial.parse());
+  }
+  return finish_read(path, options, replayable, streaming, std::move(in), std::move(streamed));
+}
+
+namespace {
+
+// After a streaming read of `path`: the result, or when that failed with JSON lenient mode may
+// repair (or text without line breaks), the whole-document parse.
+Result<RankTrace> finish_read(const std::string& path, const ParseOptions& options, bool replayable,
+                              const StreamingParser& streaming, std::unique_ptr<ByteStream> in,
+                              Result<RankTrace> streamed) {
+  std::string error;
   if (streamed.ok()) return streamed;
   const std::string& message = streamed.error().message;
   const bool json_problem = message == kNeedsWholeDocument || message.find("invalid JSON") != std::string::npos ||
                             message.find("truncated JSON") != std::string::npos;
-  if (!json_problem || (message != kNeedsWholeDocument && !options.lenient)) return streamed;
+  // Nothing to repair in data that ends too soon: retrying would only hold the whole text in memory.
+  if (!json_problem || streaming.ended_early() || (message != kNeedsWholeDocument && !options.lenient)) {
+    return streamed;
+  }
   // A file with no line breaks, or one lenient mode may repair: parse the whole document at once.
-  in = open_trace_stream(path, &error);
+  if (replayable) {
+    in = open_trace_stream(path, &error);
+  } else if (in = replay_recording(std::move(in), &error); !in) {
+    error = fmt::format("{}: {}", path, error);
+  }
   if (!in) return Error{std::move(error)};
   auto text = read_whole_stream(*in);
   if (!text) return text.error();
   auto whole = parse_kineto_trace(path, text.value(), options);
-  if (whole) whole.value().stats.compressed_bytes = in->compressed_bytes();
+  if (whole) {
+    whole.value().stats.compressed_bytes = in->compressed_bytes();
+    if (!in->warning().empty()) whole.value().warnings.push_back(in->warning());
+  }
   if (!whole && message != kNeedsWholeDocument) return streamed;  // the streaming error has the better offset
   return whole;
 }
+
+}  // namespace
 
 }  // namespace scaleprof::trace

@@ -10,6 +10,7 @@
 #include <simdjson.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,12 @@ struct ParseOptions {
   // Bytes of JSON parsed at a time by the streaming reader (0: 4 MiB). Tests make it tiny to cut
   // windows everywhere.
   size_t window_bytes = 0;
+  // Threads that parse windows of this one file (1: the calling thread alone). With more, the
+  // calling thread inflates and cuts windows between two events, these threads parse them, and the
+  // rows are appended in file order: the result is the same, byte for byte, as with 1. A caller
+  // reading several files at once divides its threads between them (see trace_set.cc) rather than
+  // multiplying them.
+  unsigned threads = 1;
   // Called by the streaming reader after each window with the bytes of the file read so far
   // (compressed bytes for gzip): lets a caller show progress through one large file.
   std::function<void(uint64_t)> on_bytes_read;
@@ -39,6 +46,13 @@ Result<RankTrace> parse_kineto_trace(std::string_view path, const simdjson::padd
 // Parses a document read from `in`, window by window, in memory bounded by the window size (a few
 // MB) rather than the trace's size. Lenient repairs are not applied here (see read_kineto_trace).
 Result<RankTrace> parse_kineto_stream(std::string_view path, ByteStream& in, const ParseOptions& options = {});
+
+// Opens the input again from its first byte (for readers that may need a second pass).
+using StreamOpener = std::function<std::unique_ptr<ByteStream>(std::string* error)>;
+
+// Like parse_kineto_stream, on options.threads threads; if the parallel pass gives up (a window
+// that does not parse on its own) the input is opened again and read serially.
+Result<RankTrace> parse_kineto_stream(std::string_view path, const StreamOpener& open, const ParseOptions& options);
 
 // Reads the file as a stream (inflating gzip on the fly) and parses it. Falls back to reading the
 // whole document when the file has no line breaks to cut windows at, or when lenient mode has

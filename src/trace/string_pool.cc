@@ -1,10 +1,14 @@
 #include "trace/string_pool.h"
 
+#include <cstring>
+
 namespace scaleprof::trace {
 
 namespace {
-constexpr size_t kChunkBytes = 64 * 1024;
-}
+constexpr size_t kBlockBytes = 64 * 1024;
+// Strings longer than this get a block of their own so the common small-name case packs densely.
+constexpr size_t kOwnBlockAbove = kBlockBytes / 4;
+}  // namespace
 
 StringPool::StringPool() {
   views_.emplace_back();
@@ -12,21 +16,23 @@ StringPool::StringPool() {
 }
 
 std::string_view StringPool::store(std::string_view s) {
-  // Long strings get a chunk of their own so the common small-name case packs densely.
-  if (s.size() > kChunkBytes / 4) {
-    chunks_.emplace_front(s);
-    return chunks_.front();
+  if (s.size() > kOwnBlockAbove) {
+    // Does not touch free_: the packing block stays the one short strings go to.
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(s.size()));
+    block_bytes_ += s.size();
+    std::memcpy(blocks_.back().get(), s.data(), s.size());
+    return {blocks_.back().get(), s.size()};
   }
-  if (chunks_.empty() || chunk_used_ + s.size() > kChunkBytes) {
-    chunks_.emplace_back();
-    chunks_.back().reserve(kChunkBytes);
-    chunk_used_ = 0;
+  if (s.size() > free_left_) {
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(kBlockBytes));
+    block_bytes_ += kBlockBytes;
+    free_ = blocks_.back().get();
+    free_left_ = kBlockBytes;
   }
-  std::string& chunk = chunks_.back();
-  // reserve() above guarantees appends never reallocate, so earlier views stay valid.
-  chunk.append(s);
-  std::string_view stored(chunk.data() + chunk_used_, s.size());
-  chunk_used_ += s.size();
+  if (!s.empty()) std::memcpy(free_, s.data(), s.size());
+  std::string_view stored(free_, s.size());
+  free_ += s.size();
+  free_left_ -= s.size();
   return stored;
 }
 
@@ -47,8 +53,7 @@ bool StringPool::find(std::string_view s, StringId* id) const {
 }
 
 size_t StringPool::memory_bytes() const {
-  size_t bytes = views_.capacity() * sizeof(std::string_view);
-  for (const auto& c : chunks_) bytes += c.capacity();
+  size_t bytes = views_.capacity() * sizeof(std::string_view) + block_bytes_;
   bytes += index_.bucket_count() * sizeof(void*) + index_.size() * (sizeof(std::string_view) + 16);
   return bytes;
 }

@@ -1,11 +1,13 @@
 // StringPool: interns strings so tables store 4-byte ids instead of names.
 //
-// Lifetime: string_views returned by `view()` stay valid for the life of the pool (storage is a
-// deque of chunks that never moves). Id 0 is always the empty string.
+// Lifetime: string_views returned by `view()` stay valid for the life of the pool, moves included.
+// Storage is a list of fixed-size heap blocks that are never resized: short strings are packed into
+// the current block, a long string gets an exact-size block of its own that nothing is appended to.
+// Id 0 is always the empty string.
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -35,8 +37,11 @@ class StringPool {
  private:
   std::string_view store(std::string_view s);
 
-  std::deque<std::string> chunks_;
-  size_t chunk_used_ = 0;
+  // Heap blocks own the bytes; a block never grows, so views into it never dangle.
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  size_t block_bytes_ = 0;  // bytes allocated in blocks_, for memory_bytes()
+  char* free_ = nullptr;    // next free byte of the block short strings are packed into
+  size_t free_left_ = 0;    // bytes left there
   std::vector<std::string_view> views_;
   std::unordered_map<std::string_view, StringId> index_;
 };

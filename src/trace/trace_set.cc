@@ -49,13 +49,17 @@ Result<std::vector<std::string>> expand_trace_paths(const std::vector<std::strin
   for (const std::string& p : paths) {
     std::error_code ec;
     fs::file_status status = fs::status(p, ec);
-    if (ec || !fs::exists(status)) return Error{fmt::format("{}: no such file or directory", p)};
+    if (ec || !fs::exists(status)) {
+      return Error{fmt::format("{}: {}", p, ec ? ec.message() : std::string("no such file or directory"))};
+    }
     if (fs::is_directory(status)) {
       std::vector<std::string> found;
       for (const auto& entry : fs::directory_iterator(p, ec)) {
-        if (entry.is_regular_file() && is_trace_file_name(entry.path().filename().string())) {
-          found.push_back(entry.path().string());
-        }
+        if (!is_trace_file_name(entry.path().filename().string())) continue;
+        // A trace-named entry whose type cannot be found (a symlink loop, a dangling link) is kept:
+        // reading it then fails with its own one-line error while the other files are analysed.
+        std::error_code entry_ec;
+        if (entry.is_regular_file(entry_ec) || entry_ec) found.push_back(entry.path().string());
       }
       if (ec) return Error{fmt::format("{}: cannot list directory: {}", p, ec.message())};
       if (found.empty()) return Error{fmt::format("{}: no trace files (*.json, *.json.gz) in this directory", p)};
@@ -84,10 +88,14 @@ Result<TraceSet> load_traces(const std::vector<std::string>& paths, const LoadOp
     if (!ec) bytes_total += size;
   }
   unsigned threads = options.threads ? options.threads : std::max(1U, std::thread::hardware_concurrency());
+  // Threads are divided, not multiplied: fewer files than threads give each file several threads
+  // to parse its windows with (one file alone gets them all).
+  const unsigned threads_per_file = std::max(1U, threads / static_cast<unsigned>(std::max<size_t>(1, files.size())));
   threads = std::min<unsigned>(threads, static_cast<unsigned>(files.size()));
   auto worker = [&] {
     for (size_t i = next++; i < files.size(); i = next++) {
       ParseOptions parse = options.parse;
+      parse.threads = std::max(parse.threads, threads_per_file);
       uint64_t reported = 0;  // this file's bytes already added to bytes_done
       if (options.progress) {
         parse.on_bytes_read = [&](uint64_t bytes) {

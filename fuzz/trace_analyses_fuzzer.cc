@@ -1,0 +1,36 @@
+// libFuzzer target for the reader and every analysis behind it: any bytes that the reader accepts
+// as a trace must go through breakdowns, kernels, idle time, overlap, launch statistics, the
+// operator table and profiler steps without a crash, a sanitizer report (use-after-free, signed
+// overflow) or a hang. The first byte picks the reader's window size; the rest is the file.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <utility>
+
+#include "report/trace_report.h"
+#include "trace/byte_stream.h"
+#include "trace/kineto_reader.h"
+#include "trace/trace_set.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  using namespace scaleprof;
+  trace::ParseOptions options;
+  options.window_bytes = 64 + static_cast<size_t>(data[0]) * 64;
+  std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
+  auto stream = trace::memory_stream("fuzz", bytes);
+  auto parsed = trace::parse_kineto_stream("fuzz", *stream, options);
+  if (!parsed.ok()) return 0;
+  trace::TraceSet set;
+  set.ranks.push_back(std::move(parsed.value()));
+  report::TraceReportOptions report_options;
+  report_options.include_last_step = (data[0] & 1) != 0;
+  report::TraceReport report = report::summary_report(set, report_options);
+  // Every table must have as many cells per row as it has columns.
+  for (const report::Table& t : report.tables) {
+    for (const auto& row : t.rows) {
+      if (row.size() != t.columns.size()) __builtin_trap();
+    }
+  }
+  return 0;
+}

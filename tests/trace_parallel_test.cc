@@ -1,0 +1,193 @@
+// Issue 12: reading one file on several threads gives the same RankTrace, byte for byte, as the
+// serial reader: every column, string id, track, warning and counter, on every shared trace and on
+// windows small enough to cut everywhere.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "trace/byte_stream.h"
+#include "trace/kineto_reader.h"
+
+namespace scaleprof::trace {
+namespace {
+
+namespace fs = std::filesystem;
+
+void expect_same(const RankTrace& a, const RankTrace& b, const std::string& what) {
+  SCOPED_TRACE(what);
+  ASSERT_EQ(a.strings.size(), b.strings.size());
+  for (StringId i = 0; i < a.strings.size(); ++i) ASSERT_EQ(a.strings.view(i), b.strings.view(i)) << i;
+  const EventTable& x = a.events;
+  const EventTable& y = b.events;
+  ASSERT_EQ(x.size(), y.size());
+  EXPECT_EQ(x.ts, y.ts);
+  EXPECT_EQ(x.dur, y.dur);
+  EXPECT_EQ(x.name, y.name);
+  EXPECT_EQ(x.cat_name, y.cat_name);
+  EXPECT_EQ(x.cat, y.cat);
+  EXPECT_EQ(x.phase, y.phase);
+  EXPECT_EQ(x.track, y.track);
+  EXPECT_EQ(x.correlation, y.correlation);
+  EXPECT_EQ(x.external_id, y.external_id);
+  EXPECT_EQ(x.stream, y.stream);
+  EXPECT_EQ(x.file_index, y.file_index);
+  EXPECT_EQ(a.tracks.pid, b.tracks.pid);
+  EXPECT_EQ(a.tracks.tid, b.tracks.tid);
+  EXPECT_EQ(a.tracks.pid_label, b.tracks.pid_label);
+  EXPECT_EQ(a.tracks.tid_label, b.tracks.tid_label);
+  const DeviceArgsTable& d = a.device_args;
+  const DeviceArgsTable& e = b.device_args;
+  EXPECT_EQ(d.event, e.event);
+  EXPECT_EQ(d.device, e.device);
+  EXPECT_EQ(d.bytes, e.bytes);
+  ASSERT_EQ(d.bandwidth_gbps.size(), e.bandwidth_gbps.size());
+  for (size_t i = 0; i < d.bandwidth_gbps.size(); ++i) {
+    EXPECT_EQ(std::isnan(d.bandwidth_gbps[i]), std::isnan(e.bandwidth_gbps[i]));
+    if (!std::isnan(d.bandwidth_gbps[i])) EXPECT_EQ(d.bandwidth_gbps[i], e.bandwidth_gbps[i]);
+  }
+  EXPECT_EQ(d.grid_x, e.grid_x);
+  EXPECT_EQ(d.grid_y, e.grid_y);
+  EXPECT_EQ(d.grid_z, e.grid_z);
+  EXPECT_EQ(d.block_x, e.block_x);
+  EXPECT_EQ(d.block_y, e.block_y);
+  EXPECT_EQ(d.block_z, e.block_z);
+  EXPECT_EQ(d.registers_per_thread, e.registers_per_thread);
+  EXPECT_EQ(d.shared_memory, e.shared_memory);
+  EXPECT_EQ(0, std::memcmp(d.occupancy_pct.data(), e.occupancy_pct.data(), d.occupancy_pct.size() * sizeof(float)));
+  EXPECT_EQ(0, std::memcmp(d.blocks_per_sm.data(), e.blocks_per_sm.data(), d.blocks_per_sm.size() * sizeof(float)));
+  EXPECT_EQ(0, std::memcmp(d.warps_per_sm.data(), e.warps_per_sm.data(), d.warps_per_sm.size() * sizeof(float)));
+  EXPECT_EQ(a.collectives.event, b.collectives.event);
+  EXPECT_EQ(a.collectives.collective_name, b.collectives.collective_name);
+  EXPECT_EQ(a.collectives.dtype, b.collectives.dtype);
+  EXPECT_EQ(a.collectives.in_msg_nelems, b.collectives.in_msg_nelems);
+  EXPECT_EQ(a.collectives.out_msg_nelems, b.collectives.out_msg_nelems);
+  EXPECT_EQ(a.collectives.group_size, b.collectives.group_size);
+  EXPECT_EQ(a.collectives.process_group_name, b.collectives.process_group_name);
+  EXPECT_EQ(a.collectives.process_group_desc, b.collectives.process_group_desc);
+  EXPECT_EQ(a.collectives.process_group_ranks, b.collectives.process_group_ranks);
+  EXPECT_EQ(a.memory.event, b.memory.event);
+  EXPECT_EQ(a.memory.bytes, b.memory.bytes);
+  EXPECT_EQ(a.memory.total_allocated, b.memory.total_allocated);
+  EXPECT_EQ(a.memory.total_reserved, b.memory.total_reserved);
+  EXPECT_EQ(a.memory.device_type, b.memory.device_type);
+  EXPECT_EQ(a.memory.device_id, b.memory.device_id);
+  EXPECT_EQ(a.shapes.event, b.shapes.event);
+  EXPECT_EQ(a.shapes.input_dims, b.shapes.input_dims);
+  EXPECT_EQ(a.shapes.input_types, b.shapes.input_types);
+  EXPECT_EQ(a.warnings, b.warnings);
+  EXPECT_EQ(a.rank, b.rank);
+  EXPECT_EQ(a.stats.events_total, b.stats.events_total);
+  EXPECT_EQ(a.stats.events_kept, b.stats.events_kept);
+  EXPECT_EQ(a.stats.metadata_events, b.stats.metadata_events);
+  EXPECT_EQ(a.stats.flow_events, b.stats.flow_events);
+  EXPECT_EQ(a.stats.counter_events, b.stats.counter_events);
+  EXPECT_EQ(a.stats.other_events, b.stats.other_events);
+  EXPECT_EQ(a.stats.rejected_events, b.stats.rejected_events);
+  EXPECT_EQ(a.stats.json_bytes, b.stats.json_bytes);
+  EXPECT_EQ(a.stats.fractional_timestamps, b.stats.fractional_timestamps);
+  EXPECT_EQ(a.metadata.base_time_ns, b.metadata.base_time_ns);
+  EXPECT_EQ(a.metadata.other, b.metadata.other);
+  EXPECT_EQ(a.metadata.devices.size(), b.metadata.devices.size());
+}
+
+std::vector<std::string> shared_traces() {
+  std::vector<std::string> out;
+  const fs::path root = fs::path(SCALEPROF_SHARED_DIR) / "traces" / "hta";
+  if (!fs::exists(root)) return out;
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    const std::string p = entry.path().string();
+    if (entry.is_regular_file() && (p.ends_with(".json") || p.ends_with(".json.gz"))) out.push_back(p);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(ParallelReader, SameAsSerialOnEverySharedTrace) {
+  const std::vector<std::string> traces = shared_traces();
+  if (traces.empty()) GTEST_SKIP() << "../shared/traces/hta not present";
+  for (const std::string& path : traces) {
+    ParseOptions serial;
+    auto expected = read_kineto_trace(path, serial);
+    // Default windows (4 MiB) on 2 and 3 threads, and windows of 4 kB that cut between almost
+    // every pair of events.
+    for (auto [threads, window] : {std::pair{2U, size_t{0}}, {3U, size_t{0}}, {2U, size_t{4096}}, {4U, size_t{600}}}) {
+      ParseOptions parallel;
+      parallel.threads = threads;
+      parallel.window_bytes = window;
+      ParseOptions serial_same_window;
+      serial_same_window.window_bytes = window;
+      auto want = window == 0 ? read_kineto_trace(path, serial) : read_kineto_trace(path, serial_same_window);
+      auto got = read_kineto_trace(path, parallel);
+      const std::string what = path + " threads " + std::to_string(threads) + " window " + std::to_string(window);
+      ASSERT_EQ(want.ok(), got.ok()) << what;
+      if (!want.ok()) {
+        EXPECT_EQ(want.error().message, got.error().message) << what;
+        continue;
+      }
+      expect_same(want.value(), got.value(), what);
+      if (expected.ok()) expect_same(expected.value(), got.value(), what + " vs default window");
+    }
+  }
+}
+
+// A generated trace with every kind of row, long enough for many windows; and the same trace with a
+// defect in the middle: the parallel reader gives the serial reader's error, offset included.
+TEST(ParallelReader, SameAsSerialOnGeneratedTraceAndItsErrors) {
+  std::string text = R"({"schemaVersion":1,"traceEvents":[)";
+  text += "\n";
+  for (int i = 0; i < 3000; ++i) {
+    const std::string n = std::to_string(i);
+    text += R"(  {"ph":"X","cat":"kernel","name":"k)" + std::to_string(i % 37) + R"(","pid":0,"tid":)" +
+            std::to_string(7 + i % 3) + R"(,"ts":)" + n + R"(.5,"dur":3,"args":{"stream":7,"correlation":)" + n +
+            R"(,"grid":[1,2,3],"Collective name":"allreduce","dtype":"Float"}},)" + "\n";
+    text += R"(  {"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":1,"tid":1,"ts":)" + n +
+            R"(,"args":{"Bytes":)" + std::to_string(i % 5 - 2) + R"(,"Device Id":0}},)" + "\n";
+    text += R"(  {"ph":"s","id":1,"pid":1,"tid":"thread )" + std::to_string(i % 4) +
+            R"(","ts":1,"cat":"ac2g","name":"ac2g"},)" + "\n";
+    if (i % 500 == 7)
+      text += R"(  {"ph":"X","name":"bad","pid":1,"tid":1,"ts":1,"dur":-5},)"
+              "\n";
+    text += R"(  {"ph":"X","cat":"cpu_op","name":"aten::op)" + std::to_string(i % 11) + R"(","pid":1,"tid":"t)" +
+            std::to_string(i % 2) + R"(","ts":)" + n + R"(,"dur":2,"args":{"Input Dims":[[1,2]]}},)" + "\n";
+  }
+  text.resize(text.size() - 2);
+  text += "\n],\"displayTimeUnit\":\"ms\"}";
+  const fs::path dir = fs::temp_directory_path() / ("scaleprof-parallel-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& bytes) {
+    std::ofstream((dir / name).string(), std::ios::binary) << bytes;
+    return (dir / name).string();
+  };
+  const std::string good = write("good.json", text);
+  std::string broken = text;
+  broken.replace(broken.size() / 2, 0, "{]");
+  const std::string bad = write("bad.json", broken);
+  for (size_t window : {size_t{700}, size_t{5000}, size_t{60000}}) {
+    ParseOptions serial;
+    serial.window_bytes = window;
+    ParseOptions parallel = serial;
+    parallel.threads = 2;
+    auto want = read_kineto_trace(good, serial);
+    auto got = read_kineto_trace(good, parallel);
+    ASSERT_TRUE(want.ok()) << want.error().message;
+    ASSERT_TRUE(got.ok()) << got.error().message;
+    EXPECT_EQ(want.value().events.size(), 9'000U);  // the flow events are counted, not kept
+    EXPECT_GT(want.value().warnings.size(), 0U);
+    expect_same(want.value(), got.value(), "window " + std::to_string(window));
+    auto want_bad = read_kineto_trace(bad, serial);
+    auto got_bad = read_kineto_trace(bad, parallel);
+    ASSERT_FALSE(want_bad.ok());
+    ASSERT_FALSE(got_bad.ok());
+    EXPECT_EQ(want_bad.error().message, got_bad.error().message);
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace scaleprof::trace
