@@ -262,7 +262,7 @@ TEST(KinetoReader, BadInputGivesOneLineErrorWithOffset) {
       {"corrupt.json.gz", good.substr(0, 20) + std::string(200, 'x'), "gzip"},
       {"truncated.json", modern_trace().substr(0, 900), "truncated JSON"},
       {"no_events.json", R"({"schemaVersion":1,"deviceProperties":[]})", "no traceEvents"},
-      {"events_not_array.json", R"({"traceEvents":{"a":1}})", "no traceEvents"},
+      {"events_not_array.json", R"({"traceEvents":{"a":1}})", "traceEvents is not an array"},
       {"scalar.json", "42", "neither a JSON object nor an array"},
       {"utf8.json", with_event("{\"ph\":\"X\",\"name\":\"bad \xff\xfe name\",\"ts\":1,\"dur\":1}"), "invalid UTF-8"},
       {"trailing.json", with_event("{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1}") + " {}", "after the end"},

@@ -558,7 +558,8 @@ simdjson::error_code Importer::import_event(od::value& v) {
     }
     if (dur < 0) return reject(fmt::format("has a negative dur ({} us)", dur_tok.substr(0, 40)));
     int64_t end = 0;
-    if (__builtin_add_overflow(ts, dur, &end) || end > kMaxTimeNs) {
+    if (__builtin_add_overflow(ts, dur, &end)) return reject("ends beyond the int64 nanosecond range");
+    if (end > kMaxTimeNs) {
       return reject(fmt::format("ends beyond the supported time range ({} us + {} us)", ts_tok.substr(0, 40),
                                 dur_tok.substr(0, 40)));
     }

@@ -50,7 +50,8 @@ Result<std::vector<std::string>> expand_trace_paths(const std::vector<std::strin
     std::error_code ec;
     fs::file_status status = fs::status(p, ec);
     if (ec || !fs::exists(status)) {
-      return Error{fmt::format("{}: {}", p, ec ? ec.message() : std::string("no such file or directory"))};
+      const bool other = ec && ec != std::errc::no_such_file_or_directory;
+      return Error{fmt::format("{}: {}", p, other ? ec.message() : std::string("no such file or directory"))};
     }
     if (fs::is_directory(status)) {
       std::vector<std::string> found;
