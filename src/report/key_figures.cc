@@ -34,9 +34,9 @@ std::vector<LossChartCause> causes_of(const analysis::ScaleLoss& l) {
 std::string basis_words(const analysis::ScaleLoss& l) {
   if (l.basis == analysis::LossBasis::kTraces) return "shares of GPU time in the profiled steps";
   if (l.basis == analysis::LossBasis::kComputationFraction) {
-    return "not attributable: itwinai's computation fraction is a share of operator self time, not of epoch time";
+    return "itwinai's computation fraction is a share of operator self time, not of epoch time";
   }
-  return "not attributable: no profiler traces at both scales";
+  return "no profiler traces at both scales";
 }
 
 }  // namespace
@@ -112,7 +112,7 @@ std::string key_figures_html(const ScalabilityAnalysis& a) {
     if (m.cause.empty()) {
       out += fmt::format("<li><b>{}</b>: no efficiency lost</li>\n", html_escape(m.series));
     } else if (m.cause == "unattributed") {
-      out += fmt::format("<li><b>{}</b>: {:.1f} points lost, cause not measurable ({})</li>\n", html_escape(m.series),
+      out += fmt::format("<li><b>{}</b>: {:.1f} points lost, cause not measurable: {}</li>\n", html_escape(m.series),
                          m.lost_pts, html_escape(m.basis));
     } else {
       out += fmt::format("<li><b>{}</b>: <span class=\"big\">{}</span> &mdash; {:.1f} of {:.1f} points ({})</li>\n",

@@ -70,7 +70,10 @@ std::string loss_chart_svg(const std::vector<LossChartBar>& bars, int width) {
   lo = std::floor(lo / step) * step;
   hi = std::ceil(hi / step) * step;
 
-  const int label_w = 300;
+  // The label column fits the longest label (about 7 px per character at 13 px), within limits.
+  size_t longest = 0;
+  for (const LossChartBar& b : bars) longest = std::max(longest, b.series.size());
+  const int label_w = std::clamp((static_cast<int>(longest) + 42) * 7 + 10, 300, width / 2);
   const int right = 24;
   const int legend_h = 30;
   const int axis_h = 44;
@@ -105,9 +108,9 @@ std::string loss_chart_svg(const std::vector<LossChartBar>& bars, int width) {
         px(t), top - 4, plot_bottom + 2, t == 0 ? "#333333" : "#dddddd", t == 0 ? 1.5 : 1, plot_bottom + 17, t);
   }
   out += fmt::format(
-      "<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\" fill=\"#333\">percentage points of parallel efficiency lost "
-      "against the strategy's smallest scale (left of 0: gives back)</text>\n",
-      (x0 + x1) / 2, plot_bottom + 36);
+      "<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"end\" fill=\"#333\">points of efficiency lost vs. the smallest "
+      "scale (left of 0: gives back)</text>\n",
+      x1, plot_bottom + 36);
   // Bars.
   for (size_t i = 0; i < bars.size(); ++i) {
     const LossChartBar& b = bars[i];

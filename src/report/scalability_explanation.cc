@@ -44,8 +44,8 @@ std::vector<std::string> loss_sentences(const SeriesResult& series) {
     const double change = l.non_computation1 - l.non_computation0;
     return fmt::format(
         "As an indication only: operators outside ATen/c10/autograd took {} of the summed operator self time at "
-        "{} workers and {} at {}{}",
-        fmt_pct(l.non_computation0), l.n0, fmt_pct(l.non_computation1), l.n1,
+        "{} worker{} and {} at {}{}",
+        fmt_pct(l.non_computation0), l.n0, l.n0 == 1 ? "" : "s", fmt_pct(l.non_computation1), l.n1,
         std::abs(change) < 0.02 ? "; that share hardly changed, so it gives no sign that communication grew."
         : change > 0 ? "; a growing share, a hint (not a measurement) that communication or synchronisation grew."
                      : "; a shrinking share.");
