@@ -13,9 +13,9 @@ STAMPS := .cache/stamps
 
 APT_PACKAGES := cmake ninja-build g++ clang clang-format clang-tidy ccache pkg-config libsimdjson-dev \
   libisal-dev zlib1g-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev \
-  libclang-rt-14-dev python3-venv python3-dev gnuplot-nox chromium \
+  libclang-rt-14-dev libcurl4-openssl-dev libsqlite3-dev python3-venv python3-dev gnuplot-nox chromium \
   libyaml-cpp-dev slurm-wlm munge
-PIP_PACKAGES := torch==2.13.0 pytest numpy pybind11 scikit-build-core
+PIP_PACKAGES := torch==2.13.0 pytest numpy pybind11 scikit-build-core mlflow
 # One CMake configuration serves the demo and the tests (the Python module included), so each source
 # is compiled once: `make demo` builds only the CLI and the module, `make test` the rest in the same
 # tree. A second tree of the same configuration elsewhere (the wheel that tools/run_tests.sh installs

@@ -32,7 +32,18 @@ if [ -d tests/python ]; then
   # keeps the CMake build between runs. Same build type as $BUILD, so with the Makefile's ccache
   # settings every library source is a cache hit, not a second compile. The tests use the CLI of $BUILD.
   .venv/bin/python -m pip install -q --no-build-isolation -C cmake.build-type=RelWithDebInfo .
-  SCALEPROF_CLI="$PWD/$BUILD/scaleprof" .venv/bin/python -m pytest -q tests/python
+  SCALEPROF_CLI="$PWD/$BUILD/scaleprof" .venv/bin/python -m pytest -q tests/python --ignore-glob='tests/python/test_mlflow_*'
+fi
+
+step "MLflow: a real server on 127.0.0.1, a SQLite database and a file store (budget 4 min)"
+# The tests start `mlflow server` (SQLite backend, free port) themselves and stop it by pid; they skip
+# only when mlflow is not installed (make deps installs it).
+mlflow_log="$BUILD/mlflow-tests.log"
+if SCALEPROF_CLI="$PWD/$BUILD/scaleprof" .venv/bin/python -m pytest -q tests/python/test_mlflow_*.py >"$mlflow_log" 2>&1; then
+  echo "mlflow: $(tail -1 "$mlflow_log")"
+else
+  tail -80 "$mlflow_log"
+  exit 1
 fi
 
 step "SLURM integration (a real 16-node cluster on this machine; budget 4 minutes)"

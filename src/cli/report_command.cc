@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <memory>
 
@@ -11,6 +13,8 @@
 #include "analysis/scalability.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "importers/http_client.h"
+#include "importers/mlflow_importer.h"
 #include "importers/run_data_reader.h"
 #include "report/scalability_html.h"
 #include "report/scalability_plots.h"
@@ -23,7 +27,13 @@ namespace {
 struct ReportOptions {
   std::string root;
   std::string experiment;
-  std::string run_names;  // comma separated
+  std::string run_names;          // comma separated
+  std::string tracking_uri;       // MLflow: server, sqlite:///db or file store directory
+  std::string mlflow_experiment;  // MLflow experiment name (report's --experiment-name)
+  bool itwinai = false;           // generate-scalability-report: itwinai's defaults and notes
+  bool include_communication = false;
+  bool do_backup = false;
+  std::string backup_root_dir = "backup-scalability-metrics";
   std::string plot_dir = "plots";
   std::string plot_suffix = ".png";
   std::string html;
@@ -54,6 +64,64 @@ std::string default_root() {
   return env != nullptr && env[0] != '\0' ? std::string(env) : std::string("scalability-metrics");
 }
 
+std::string fmt_seconds(double s) {
+  return s >= 100 ? fmt::format("{:.1f} s", s) : s >= 1 ? fmt::format("{:.2f} s", s) : fmt::format("{:.3f} s", s);
+}
+
+// What itwinai's users see besides the tables: how much the warm-up epoch weighs in the means it
+// reports (it keeps every epoch), and its caution on the computation fraction.
+void print_itwinai_notes(const ReportOptions& opt, const importers::ScalabilityData& data,
+                         const analysis::ScalabilityAnalysis& analysis) {
+  if (opt.skip_epochs == 0) {
+    analysis::ScalabilityOptions skip_one;
+    skip_one.skip_epochs = 1;
+    const analysis::ScalabilityAnalysis other = analysis::analyse_scalability(data, skip_one);
+    std::string changes;
+    for (const analysis::ScaleGroup& g : analysis.groups) {
+      for (const analysis::ScaleGroup& h : other.groups) {
+        if (h.series != g.series || h.workers != g.workers || h.nodes != g.nodes) continue;
+        if (g.epoch.count == 0 || h.epoch.count == 0) continue;
+        changes += fmt::format("{}{} at {} worker{}: {} -> {} ({:+.1f}%)", changes.empty() ? "" : "; ", g.series,
+                               g.workers, g.workers == 1 ? "" : "s", fmt_seconds(g.epoch.mean),
+                               fmt_seconds(h.epoch.mean), (h.epoch.mean / g.epoch.mean - 1.0) * 100.0);
+      }
+    }
+    if (!changes.empty()) {
+      print_message(stderr, "note",
+                    "means include the warm-up epoch, as itwinai's do; with --skip-epochs 1 they would be: " + changes);
+    }
+  }
+  if (opt.include_communication) {
+    print_message(stderr, "note",
+                  "--include-communication: itwinai's communication report is deprecated; communication that is "
+                  "not hidden under computation is in \"Where Scaling Is Lost\" when profiler traces exist");
+  }
+  const std::string rule(38, '-');
+  print_message(stderr, "", rule + "DISCLAIMER" + rule);
+  print_message(stderr, "",
+                "The computation fraction is experimental. It is the self device time of ATen, c10 and autograd "
+                "operators over the self device time of all operators (ProfilerStep* left out). It ignores "
+                "parallelism and overlap between operators, so compare it across GPU counts of one strategy, not "
+                "across strategies.");
+  print_message(stderr, "", std::string(86, '-'));
+}
+
+// itwinai's backup folder name: the runs joined by '_' (or aggregated_run) and a time stamp.
+std::string backup_dir(const ReportOptions& opt) {
+  std::string names;
+  for (const std::string& n : split_commas(opt.run_names)) {
+    for (char c : n) names += (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '.') ? c : '_';
+    names += '_';
+  }
+  if (names.empty()) names = "aggregated_run_";
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y%m%d_%H%M%S", &tm);
+  return opt.backup_root_dir + "/" + names + stamp;
+}
+
 int run_report(const ReportOptions& opt) {
   report::RenderOptions render;
   if (!report::parse_format(opt.format, &render.format)) {
@@ -78,7 +146,27 @@ int run_report(const ReportOptions& opt) {
   read.experiment = opt.experiment;
   read.run_names = split_commas(opt.run_names);
   read.gpus_per_node = opt.gpus_per_node;
-  auto loaded = importers::read_scalability_data(read);
+  std::string tracking_uri = opt.tracking_uri;
+  // itwinai's report reads its MLflow store (mllogs/mlflow) unless told otherwise; do the same when
+  // that is the only data here.
+  std::error_code ec;
+  if (opt.itwinai && tracking_uri.empty() && opt.root.empty() && std::getenv("SCALEPROF_ROOT") == nullptr &&
+      std::filesystem::is_directory("mllogs/mlflow", ec) && !std::filesystem::is_directory(read.root, ec)) {
+    tracking_uri = "mllogs/mlflow";
+  }
+  Result<importers::ScalabilityData> loaded = Error{""};
+  if (!tracking_uri.empty()) {
+    importers::MlflowReadOptions mlflow;
+    mlflow.tracking_uri = tracking_uri;
+    mlflow.experiment_name = !opt.mlflow_experiment.empty() ? opt.mlflow_experiment
+                             : !opt.experiment.empty()      ? opt.experiment
+                                                            : mlflow.experiment_name;
+    mlflow.run_names = read.run_names;
+    loaded = importers::read_mlflow_data(mlflow);
+    read.root = importers::redact_url(tracking_uri);
+  } else {
+    loaded = importers::read_scalability_data(read);
+  }
   if (!loaded) {
     print_message(stderr, "error", loaded.error().message);
     return kExitError;
@@ -96,6 +184,10 @@ int run_report(const ReportOptions& opt) {
     if (!opt.no_warnings) print_message(stderr, "warning", w);
   };
   for (const std::string& w : analysis.warnings) warn(w);
+  for (const std::string& n : data.notes) {
+    if (!opt.no_warnings) print_message(stderr, "note", n);
+  }
+  if (opt.itwinai && !opt.no_warnings) print_itwinai_notes(opt, data, analysis);
   if (data.runs.empty()) {
     print_message(stderr, "error", fmt::format("no runs found under {}", read.root));
     return kExitError;
@@ -162,6 +254,17 @@ int run_report(const ReportOptions& opt) {
     }
     print_message(stderr, "", fmt::format("Saved HTML report at '{}'.", std::filesystem::absolute(opt.html).string()));
   }
+  if (opt.do_backup) {
+    const std::string dir = backup_dir(opt);
+    std::error_code mkdir_error;
+    std::filesystem::create_directories(dir, mkdir_error);
+    if (Status written = write_output_file(dir + "/report.csv", report::render_sections_csv(sections)); !written) {
+      print_message(stderr, "error", "backup: " + written.error().message);
+      return kExitError;
+    }
+    print_message(stderr, "",
+                  fmt::format("Saved a backup of the report data at '{}'.", std::filesystem::absolute(dir).string()));
+  }
   if (!analysis.errors.empty()) {
     print_message(
         stderr, "warning",
@@ -205,6 +308,11 @@ void setup_report_command(CLI::App& app, int* exit_code) {
                     "./scalability-metrics)");
     cmd->add_option("--experiment", opt->experiment, "Only this experiment (default: all)");
     cmd->add_option("--run-names", opt->run_names, "Only these runs, comma separated (default: all)");
+    cmd->add_option("--tracking-uri", opt->tracking_uri,
+                    "Read MLflow runs instead: http(s)://server, sqlite:///file.db, or a file store folder "
+                    "(itwinai: mllogs/mlflow)");
+    cmd->add_option("--experiment-name", opt->mlflow_experiment,
+                    "MLflow experiment to read with --tracking-uri (default: unnamed-experiment)");
     add_plot_options(cmd, *opt);
     cmd->add_flag("--no-plots", opt->no_plots, "Draw no plot files");
     add_output_options(cmd, *opt);
@@ -220,10 +328,21 @@ void setup_report_command(CLI::App& app, int* exit_code) {
                                        "The scalability report under itwinai's command and option names");
     cmd->add_option("--root,--log-dir", opt->root,
                     "Data folder (itwinai's --log-dir; default: $SCALEPROF_ROOT or ./scalability-metrics)");
-    cmd->add_option("--experiment-name", opt->experiment, "Only this experiment (default: all)");
+    cmd->add_option("--tracking-uri", opt->tracking_uri,
+                    "MLflow store to read: http(s)://server, sqlite:///file.db or a file store folder (default: "
+                    "mllogs/mlflow when it exists and --log-dir does not)");
+    cmd->add_option("--experiment-name", opt->experiment,
+                    "MLflow experiment (default: unnamed-experiment); with --log-dir only this experiment");
     cmd->add_option("--run-names,--run-ids", opt->run_names, "Only these runs, comma separated");
     add_plot_options(cmd, *opt);
-    cmd->add_flag("--no-warnings", opt->no_warnings, "Print no warnings");
+    cmd->add_flag("--no-warnings,!--no-no-warnings", opt->no_warnings, "Print no warnings and no disclaimer");
+    cmd->add_flag("--include-communication,!--no-include-communication", opt->include_communication,
+                  "Accepted for itwinai (its communication report is deprecated)");
+    cmd->add_flag("--do-backup,!--no-do-backup", opt->do_backup,
+                  "Also save the report's tables as CSV under --backup-root-dir");
+    cmd->add_option("--backup-root-dir", opt->backup_root_dir, "Folder for --do-backup")->capture_default_str();
+    opt->itwinai = true;
+    opt->skip_epochs = 0;  // itwinai keeps every epoch
     add_output_options(cmd, *opt);
     cmd->callback([opt, exit_code] { *exit_code = run_report(*opt); });
   }

@@ -53,7 +53,7 @@ struct TraceSums {
 };
 
 struct RunData {
-  std::string layout;  // "scaleprof" or "itwinai"
+  std::string layout;  // "scaleprof", "itwinai" or "mlflow"
   std::string experiment;
   std::string name;  // run name (run.json "run", else the folder; itwinai: run id folder)
   std::string strategy;
@@ -74,6 +74,7 @@ struct ScalabilityData {
   std::vector<RunData> runs;
   std::vector<std::string> warnings;  // one line each: missing pieces, notes
   std::vector<std::string> errors;    // "file:line: what is wrong": data that was rejected
+  std::vector<std::string> notes;     // what the importer did that the reader should know (runs it joined)
 };
 
 }  // namespace scaleprof::importers

@@ -14,6 +14,7 @@
 
 #include "collect/run_reader.h"
 #include "importers/csv.h"
+#include "importers/profiling_averages.h"
 #include "trace/trace_set.h"
 
 namespace scaleprof::importers {
@@ -566,54 +567,15 @@ class Reader {
       for (const fs::path& f : sorted_files(dir / sub)) {
         if (f.extension() != ".csv") continue;
         CsvFile csv;
-        std::vector<int> c;
-        if (!load_csv(f, false, &csv) ||
-            !columns(csv, {"name", "self_cuda_time_total", "strategy", "num_gpus", "global_rank"}, &c)) {
-          continue;
-        }
-        std::set<std::tuple<std::string, int64_t, int64_t>> ranks_seen;
-        for (size_t r = 0; r < csv.rows.size(); ++r) {
-          const auto& row = csv.rows[r];
-          double self_us = 0;
-          int64_t gpus = 0;
-          int64_t rank = 0;
-          if (!parse_double(row[c[1]], &self_us) || std::isnan(self_us) || !parse_int(row[c[3]], &gpus) || gpus <= 0 ||
-              !parse_int(row[c[4]], &rank)) {
-            // itwinai drops rows with no strategy/num_gpus ("corrupted rows") the same way.
-            error(
-                fmt::format("{}:{}: self_cuda_time_total, num_gpus or global_rank is not a valid number; line "
-                            "skipped",
-                            csv.path, csv.lines[r]));
-            continue;
-          }
-          if (!(self_us >= 0 && self_us <= kMaxSelfTimeUs) || gpus > kMaxWorkers) {
-            error(fmt::format(
-                "{}:{}: {} is out of range ({}); line skipped", csv.path, csv.lines[r],
-                gpus > kMaxWorkers ? fmt::format("num_gpus {}", gpus) : fmt::format("self_cuda_time_total {}", self_us),
-                gpus > kMaxWorkers ? fmt::format("1 to {}", kMaxWorkers) : "0 to 1e12 us"));
-            continue;
-          }
-          const std::string strategy(trim(row[c[2]]));
-          RunData& run = itwinai_run(runs, dir, run_id, strategy, gpus);
-          if (!run.computation) run.computation = ComputationSums{};
-          ComputationSums& sums = *run.computation;
-          // Exact: self_us <= 1e12, so ns <= 1e15 < 2^53. The sums are checked all the same.
-          const auto ns = static_cast<int64_t>(std::llround(self_us * 1000.0));
-          const std::string& name = row[c[0]];
-          ComputationSums next = sums;
-          bool overflow = __builtin_add_overflow(next.total_ns, ns, &next.total_ns);
-          if (name.starts_with("ProfilerStep"))
-            overflow |= __builtin_add_overflow(next.profiler_step_ns, ns, &next.profiler_step_ns);
-          if (analysis::is_computation_op_name(name))
-            overflow |= __builtin_add_overflow(next.computation_ns, ns, &next.computation_ns);
-          if (overflow) {
-            error(
-                fmt::format("{}:{}: the sum of self_cuda_time_total overflows; line skipped", csv.path, csv.lines[r]));
-            continue;
-          }
-          sums = next;
-          if (ranks_seen.insert({strategy, gpus, rank}).second) ++sums.ranks;
-        }
+        if (!load_csv(f, false, &csv) || !has_profiling_columns(csv, &data_.errors)) continue;
+        add_profiling_rows(
+            csv,
+            [&](const ProfilingRowKey& key) -> ComputationSums& {
+              RunData& run = itwinai_run(runs, dir, run_id, key.strategy, key.gpus);
+              if (!run.computation) run.computation = ComputationSums{};
+              return *run.computation;
+            },
+            &data_.errors);
       }
     }
     // Workers of the epoch-time rows: nodes x GPUs per node, the latter from the GPU files of the same

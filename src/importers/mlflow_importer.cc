@@ -1,0 +1,306 @@
+#include "importers/mlflow_importer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "importers/csv.h"
+#include "importers/profiling_averages.h"
+
+namespace scaleprof::importers {
+
+namespace {
+
+constexpr const char* kEpochTime = "epoch_time_s";
+constexpr const char* kGpuUtilization = "gpu_utilization_percent";
+constexpr const char* kGpuPower = "gpu_power_W";
+constexpr const char* kProfilingArtifact = "torch_profiling_averages/torch_profiling_averages.csv";
+
+bool parse_int(const std::string& text, int64_t* out) {
+  double d = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, d);
+  if (ec != std::errc() || ptr != end || !std::isfinite(d) || d != std::floor(d) || std::abs(d) >= 9e15) return false;
+  *out = static_cast<int64_t>(d);
+  return true;
+}
+
+bool parse_double(const std::string& text, double* out) {
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
+  return ec == std::errc() && ptr == end && !text.empty();
+}
+
+std::string param(const MlflowRun& run, const char* key) {
+  auto it = run.params.find(key);
+  return it == run.params.end() ? std::string() : it->second;
+}
+
+bool has_metric(const MlflowRun& run, const char* key) {
+  return std::binary_search(run.metric_keys.begin(), run.metric_keys.end(), std::string(key));
+}
+
+// MLflow's run status in the report's words.
+std::string status_of(const std::string& s) {
+  if (s == "FINISHED") return "completed";
+  if (s == "FAILED") return "failed";
+  if (s == "RUNNING" || s == "SCHEDULED") return "running";
+  if (s == "KILLED") return "incomplete";
+  return "";
+}
+
+// One training: the run whose children are the workers.
+struct Training {
+  const MlflowRun* run = nullptr;
+  std::string name;  // top run name, or "top/trial" for Ray trials
+  std::vector<const MlflowRun*> workers;
+};
+
+class Importer {
+ public:
+  Importer(MlflowStore& store, const MlflowReadOptions& options) : store_(store), opt_(options) {}
+
+  Result<ScalabilityData> read() {
+    auto id = store_.experiment_id(opt_.experiment_name);
+    if (!id) return id.error();
+    if (!id.value()) {
+      return Error{
+          fmt::format("Experiment '{}' does not exist in MLflow at '{}'", opt_.experiment_name, store_.describe())};
+    }
+    auto runs = store_.runs(*id.value());
+    if (!runs) return runs.error();
+    runs_ = std::move(runs).value();
+    // Stores list runs in different orders (a server newest first, a file store by id): sort by
+    // name so every store gives the same report.
+    std::stable_sort(runs_.begin(), runs_.end(), [](const MlflowRun& x, const MlflowRun& y) {
+      return std::tie(x.name, x.run_id) < std::tie(y.name, y.run_id);
+    });
+    for (const MlflowRun& r : runs_) {
+      if (!r.parent_id.empty()) children_[r.parent_id].push_back(&r);
+    }
+    std::vector<const MlflowRun*> tops;
+    if (opt_.run_names.empty()) {
+      for (const MlflowRun& r : runs_) {
+        if (r.parent_id.empty()) tops.push_back(&r);
+      }
+    } else {
+      for (const std::string& name : opt_.run_names) {
+        bool found = false;
+        for (const MlflowRun& r : runs_) {
+          if (r.name == name) {
+            tops.push_back(&r);
+            found = true;
+          }
+        }
+        if (!found)
+          data_.warnings.push_back(fmt::format("no run named '{}' in experiment '{}'", name, opt_.experiment_name));
+      }
+    }
+    for (const MlflowRun* top : tops) {
+      for (const Training& t : trainings(top)) {
+        auto status = read_training(t);
+        if (!status) return status.error();
+      }
+    }
+    note_joins();
+    return std::move(data_);
+  }
+
+ private:
+  const std::vector<const MlflowRun*>& children(const MlflowRun* run) {
+    static const std::vector<const MlflowRun*> kNone;
+    auto it = children_.find(run->run_id);
+    return it == children_.end() ? kNone : it->second;
+  }
+
+  // itwinai's rule: a child with children of its own is a Ray trial whose children are the workers;
+  // otherwise the children are the workers. A run without children is its own (only) worker.
+  std::vector<Training> trainings(const MlflowRun* top) {
+    std::vector<Training> out;
+    Training direct{top, top->name, {}};
+    for (const MlflowRun* child : children(top)) {
+      const auto& grand = children(child);
+      if (grand.empty()) {
+        direct.workers.push_back(child);
+      } else {
+        out.push_back({child, top->name + "/" + child->name, grand});
+      }
+    }
+    if (!direct.workers.empty()) out.insert(out.begin(), direct);
+    if (out.empty()) out.push_back({top, top->name, {top}});
+    return out;
+  }
+
+  Status read_training(const Training& t) {
+    // One RunData per (strategy, world size) among the workers (normally exactly one).
+    std::map<std::pair<std::string, int64_t>, RunData> by_config;
+    std::map<std::pair<std::string, int64_t>, std::map<int64_t, double>> epochs;  // step -> slowest worker
+    auto run_for = [&](const std::string& strategy, int64_t workers) -> RunData& {
+      RunData& r = by_config[{strategy, workers}];
+      if (r.layout.empty()) {
+        r.layout = "mlflow";
+        r.experiment = opt_.experiment_name;
+        r.name = t.name;
+        r.strategy = strategy;
+        r.workers = workers;
+        r.path = fmt::format("{} run {}", store_.describe(), t.run->run_id);
+        r.status = status_of(t.run->status);
+      }
+      return r;
+    };
+    for (const MlflowRun* w : t.workers) {
+      std::string strategy = param(*w, "strategy");
+      if (strategy.empty()) strategy = param(*t.run, "strategy");
+      std::string size_text = param(*w, "global_world_size");
+      if (size_text.empty()) size_text = param(*t.run, "global_world_size");
+      int64_t world = 0;
+      const bool wants = has_metric(*w, kEpochTime) || has_metric(*w, kGpuPower) || has_metric(*w, kGpuUtilization);
+      if (strategy.empty() || !parse_int(size_text, &world) || world <= 0) {
+        if (wants) {
+          data_.errors.push_back(
+              fmt::format("{} run {} ({}): params strategy and global_world_size are missing or not valid; run skipped",
+                          store_.describe(), w->run_id, w->name));
+        }
+        // Its profiling artifact names strategy and num_gpus itself.
+        auto st = read_profiling(*w, run_for);
+        if (!st) return st;
+        continue;
+      }
+      RunData& run = run_for(strategy, world);
+      if (has_metric(*w, kEpochTime)) {
+        auto history = store_.metric_history(*w, kEpochTime);
+        if (!history) return history.error();
+        auto& steps = epochs[{strategy, world}];
+        for (const MetricPoint& p : history.value()) {
+          if (!std::isfinite(p.value) || p.value < 0) {
+            data_.errors.push_back(fmt::format("{} run {} ({}): {} at step {} is {}; point skipped", store_.describe(),
+                                               w->run_id, w->name, kEpochTime, p.step, p.value));
+            continue;
+          }
+          auto [it, inserted] = steps.try_emplace(p.step, p.value);
+          if (!inserted) it->second = std::max(it->second, p.value);  // the epoch ends with the slowest worker
+        }
+      }
+      bool gpu = false;
+      for (const std::string& k : w->metric_keys) gpu |= k.find("gpu") != std::string::npos;
+      if (gpu) {
+        auto st = read_gpu(*w, &run);
+        if (!st) return st;
+      }
+      auto st = read_profiling(*w, run_for);
+      if (!st) return st;
+    }
+    for (auto& [key, run] : by_config) {
+      auto it = epochs.find(key);
+      if (it != epochs.end()) {
+        for (const auto& [step, seconds] : it->second) run.epochs.push_back({step, seconds});
+      }
+      data_.runs.push_back(std::move(run));
+    }
+    return Ok{};
+  }
+
+  Status read_gpu(const MlflowRun& w, RunData* run) {
+    // Samples keyed by step (itwinai logs utilization and power with the same sample index).
+    std::map<int64_t, std::tuple<double, double, int64_t>> samples;  // step -> util, power, timestamp
+    for (const char* key : {kGpuUtilization, kGpuPower}) {
+      if (!has_metric(w, key)) continue;
+      auto history = store_.metric_history(w, key);
+      if (!history) return history.error();
+      for (const MetricPoint& p : history.value()) {
+        auto [it, inserted] = samples.try_emplace(p.step, analysis::kNaN, analysis::kNaN, p.timestamp_ms);
+        (key == kGpuPower ? std::get<1>(it->second) : std::get<0>(it->second)) = p.value;
+      }
+    }
+    if (samples.empty()) return Ok{};
+    GpuSeries s;
+    s.source = fmt::format("{} run {}", store_.describe(), w.run_id);
+    const std::string rank = param(w, "global_rank");
+    s.device = rank.empty() ? w.name : "rank " + rank;
+    double interval = 0;
+    const std::string probe = param(w, "probing_interval");
+    if (!probe.empty()) {
+      if (parse_double(probe, &interval) && interval > 0) {
+        s.probing_interval_s = interval;
+      } else {
+        data_.errors.push_back(fmt::format("{} run {} ({}): probing_interval '{}' is not a positive number",
+                                           store_.describe(), w.run_id, w.name, probe));
+      }
+    }
+    const int64_t t0 = std::get<2>(samples.begin()->second);
+    for (const auto& [step, sample] : samples) {
+      const auto& [util, power, ts] = sample;
+      s.time_s.push_back(static_cast<double>(ts - t0) / 1000.0);
+      s.utilization_pct.push_back(util);
+      s.power_w.push_back(power);
+      s.energy_j.push_back(analysis::kNaN);
+    }
+    run->gpus.push_back(std::move(s));
+    return Ok{};
+  }
+
+  template <class RunFor>
+  Status read_profiling(const MlflowRun& w, RunFor& run_for) {
+    auto text = store_.artifact(w, kProfilingArtifact);
+    if (!text) return text.error();
+    if (!text.value()) return Ok{};
+    const std::string where = fmt::format("{} run {} artifact {}", store_.describe(), w.run_id, kProfilingArtifact);
+    CsvFile csv = parse_csv(*text.value(), where, false, &data_.warnings, &data_.errors);
+    if (!has_profiling_columns(csv, &data_.errors)) return Ok{};
+    add_profiling_rows(
+        csv,
+        [&](const ProfilingRowKey& key) -> ComputationSums& {
+          RunData& run = run_for(key.strategy, key.gpus);
+          if (!run.computation) run.computation = ComputationSums{};
+          return *run.computation;
+        },
+        &data_.errors);
+    return Ok{};
+  }
+
+  // Trainings of one (strategy, world size) that bring different pieces are joined by the report's
+  // grouping; say which, so nobody mistakes a profiling run's numbers for the timing run's.
+  void note_joins() {
+    std::map<std::pair<std::string, int64_t>, std::vector<const RunData*>> groups;
+    for (const RunData& r : data_.runs) groups[{r.strategy, r.workers}].push_back(&r);
+    for (const auto& [key, list] : groups) {
+      if (list.size() < 2) continue;
+      std::string names;
+      for (const RunData* r : list) {
+        std::string pieces;
+        if (!r->epochs.empty()) pieces += "epoch times";
+        if (!r->gpus.empty()) pieces += std::string(pieces.empty() ? "" : ", ") + "GPU data";
+        if (r->computation) pieces += std::string(pieces.empty() ? "" : ", ") + "profiling averages";
+        if (pieces.empty()) pieces = "no data";
+        names += fmt::format("{}'{}' ({})", names.empty() ? "" : ", ", r->name, pieces);
+      }
+      data_.notes.push_back(fmt::format("joined {} runs of {} at {} worker{}: {}", list.size(), key.first, key.second,
+                                        key.second == 1 ? "" : "s", names));
+    }
+  }
+
+  MlflowStore& store_;
+  const MlflowReadOptions& opt_;
+  std::vector<MlflowRun> runs_;
+  std::map<std::string, std::vector<const MlflowRun*>> children_;
+  ScalabilityData data_;
+};
+
+}  // namespace
+
+Result<ScalabilityData> read_mlflow_runs(MlflowStore& store, const MlflowReadOptions& options) {
+  return Importer(store, options).read();
+}
+
+Result<ScalabilityData> read_mlflow_data(const MlflowReadOptions& options) {
+  auto store = open_mlflow_store(options.tracking_uri);
+  if (!store) return store.error();
+  return read_mlflow_runs(*store.value(), options);
+}
+
+}  // namespace scaleprof::importers

@@ -1,0 +1,141 @@
+#include "importers/mlflow_meta.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+namespace scaleprof::importers {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+// One YAML scalar; false on an unterminated quote.
+bool unquote(std::string_view v, std::string* out) {
+  out->clear();
+  if (v.empty()) return true;
+  if (v.front() == '\'') {
+    for (size_t i = 1; i < v.size(); ++i) {
+      if (v[i] == '\'') {
+        if (i + 1 < v.size() && v[i + 1] == '\'') {
+          *out += '\'';
+          ++i;
+          continue;
+        }
+        return true;
+      }
+      *out += v[i];
+    }
+    return false;
+  }
+  if (v.front() == '"') {
+    for (size_t i = 1; i < v.size(); ++i) {
+      if (v[i] == '"') return true;
+      if (v[i] == '\\' && i + 1 < v.size()) {
+        const char e = v[++i];
+        *out += e == 'n' ? '\n' : e == 't' ? '\t' : e;
+        continue;
+      }
+      *out += v[i];
+    }
+    return false;
+  }
+  *out = std::string(v);
+  return true;
+}
+
+bool parse_number(std::string_view text, double* out) {
+  if (text == "nan" || text == "NaN") {
+    *out = std::numeric_limits<double>::quiet_NaN();
+    return true;
+  }
+  if (text == "inf" || text == "Infinity") {
+    *out = std::numeric_limits<double>::infinity();
+    return true;
+  }
+  if (text == "-inf" || text == "-Infinity") {
+    *out = -std::numeric_limits<double>::infinity();
+    return true;
+  }
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
+  return ec == std::errc() && ptr == end;
+}
+
+bool parse_int(std::string_view text, int64_t* out) {
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
+  return ec == std::errc() && ptr == end && !text.empty();
+}
+
+}  // namespace
+
+Result<std::map<std::string, std::string>> parse_mlflow_meta(std::string_view text, const std::string& path) {
+  std::map<std::string, std::string> out;
+  int64_t line_no = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    const std::string_view line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    ++line_no;
+    if (line.empty() || line.front() == ' ' || line.front() == '-' || line.front() == '#') continue;
+    const size_t colon = line.find(": ");
+    const bool bare = colon == std::string_view::npos && line.ends_with(":");
+    if (colon == std::string_view::npos && !bare) continue;
+    const std::string_view key = trim(line.substr(0, bare ? line.size() - 1 : colon));
+    const std::string_view value = bare ? std::string_view() : trim(line.substr(colon + 2));
+    if (key.empty() || value == "[]" || value == "{}") continue;
+    std::string scalar;
+    if (!unquote(value, &scalar)) {
+      return Error{fmt::format("{}:{}: unterminated quoted value of '{}'", path, line_no, key)};
+    }
+    out[std::string(key)] = std::move(scalar);
+  }
+  return out;
+}
+
+Result<std::vector<MetricPoint>> parse_mlflow_metric_file(std::string_view text, const std::string& path) {
+  std::vector<MetricPoint> out;
+  int64_t line_no = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    const std::string_view line = trim(text.substr(pos, nl - pos));
+    pos = nl + 1;
+    ++line_no;
+    if (line.empty()) continue;
+    std::string_view fields[3];
+    size_t n = 0;
+    size_t start = 0;
+    while (start < line.size() && n < 4) {
+      while (start < line.size() && line[start] == ' ') ++start;
+      if (start >= line.size()) break;
+      size_t end = line.find(' ', start);
+      if (end == std::string_view::npos) end = line.size();
+      if (n == 3) {
+        n = 4;
+        break;
+      }
+      fields[n++] = line.substr(start, end - start);
+      start = end;
+    }
+    MetricPoint p;
+    if (n < 2 || n > 3 || !parse_int(fields[0], &p.timestamp_ms) || !parse_number(fields[1], &p.value) ||
+        (n == 3 && !parse_int(fields[2], &p.step))) {
+      return Error{fmt::format("{}:{}: expected 'timestamp value step'", path, line_no)};
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+}  // namespace scaleprof::importers

@@ -1,0 +1,100 @@
+#include "importers/profiling_averages.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <set>
+#include <tuple>
+
+#include "analysis/computation_fraction.h"
+#include "importers/run_data_reader.h"
+
+namespace scaleprof::importers {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool parse_double(std::string_view text, double* out) {
+  text = trim(text);
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  if (text.empty()) return false;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
+  return ec == std::errc() && ptr == end;
+}
+
+// Integers as pandas may write them ("4" or "4.0").
+bool parse_int(std::string_view text, int64_t* out) {
+  double d = 0;
+  if (!parse_double(text, &d) || !std::isfinite(d) || d != std::floor(d) || std::abs(d) >= 9e15) return false;
+  *out = static_cast<int64_t>(d);
+  return true;
+}
+
+constexpr const char* kColumns[] = {"name", "self_cuda_time_total", "strategy", "num_gpus", "global_rank"};
+
+}  // namespace
+
+bool has_profiling_columns(const CsvFile& csv, std::vector<std::string>* errors) {
+  for (const char* c : kColumns) {
+    if (csv.column(c) < 0) {
+      errors->push_back(fmt::format("{}:1: no column '{}'; file skipped", csv.path, c));
+      return false;
+    }
+  }
+  return true;
+}
+
+void add_profiling_rows(const CsvFile& csv, const std::function<ComputationSums&(const ProfilingRowKey&)>& sums_for,
+                        std::vector<std::string>* errors) {
+  int c[5];
+  for (int i = 0; i < 5; ++i) c[i] = csv.column(kColumns[i]);
+  std::set<std::tuple<std::string, int64_t, int64_t>> ranks_seen;
+  for (size_t r = 0; r < csv.rows.size(); ++r) {
+    const auto& row = csv.rows[r];
+    double self_us = 0;
+    int64_t gpus = 0;
+    int64_t rank = 0;
+    if (!parse_double(row[c[1]], &self_us) || !std::isfinite(self_us) || !parse_int(row[c[3]], &gpus) || gpus <= 0 ||
+        !parse_int(row[c[4]], &rank)) {
+      errors->push_back(
+          fmt::format("{}:{}: self_cuda_time_total, num_gpus or global_rank is not a valid number; line skipped",
+                      csv.path, csv.lines[r]));
+      continue;
+    }
+    if (!(self_us >= 0 && self_us <= kMaxSelfTimeUs) || gpus > kMaxWorkers) {
+      errors->push_back(fmt::format(
+          "{}:{}: {} is out of range ({}); line skipped", csv.path, csv.lines[r],
+          gpus > kMaxWorkers ? fmt::format("num_gpus {}", gpus) : fmt::format("self_cuda_time_total {}", self_us),
+          gpus > kMaxWorkers ? fmt::format("1 to {}", kMaxWorkers) : "0 to 1e12 us"));
+      continue;
+    }
+    ProfilingRowKey key{std::string(trim(row[c[2]])), gpus};
+    ComputationSums& sums = sums_for(key);
+    // Exact: self_us <= 1e12, so ns <= 1e15 < 2^53. The sums are checked all the same.
+    const auto ns = static_cast<int64_t>(std::llround(self_us * 1000.0));
+    const std::string& name = row[c[0]];
+    ComputationSums next = sums;
+    bool overflow = __builtin_add_overflow(next.total_ns, ns, &next.total_ns);
+    if (name.starts_with("ProfilerStep"))
+      overflow |= __builtin_add_overflow(next.profiler_step_ns, ns, &next.profiler_step_ns);
+    if (analysis::is_computation_op_name(name)) {
+      overflow |= __builtin_add_overflow(next.computation_ns, ns, &next.computation_ns);
+    }
+    if (overflow) {
+      errors->push_back(
+          fmt::format("{}:{}: the sum of self_cuda_time_total overflows; line skipped", csv.path, csv.lines[r]));
+      continue;
+    }
+    sums = next;
+    if (ranks_seen.insert({key.strategy, gpus, rank}).second) ++sums.ranks;
+  }
+}
+
+}  // namespace scaleprof::importers
