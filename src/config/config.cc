@@ -214,12 +214,14 @@ Result<Value> node_value(const FieldSpec& field, const YAML::Node& node, const s
     }
     StringMap map;
     for (auto it = node.begin(); it != node.end(); ++it) {
-      const std::string key_where = fmt::format("{}: {}", place(source, it->first), field.name);
-      if (!it->first.IsScalar() || !(it->second.IsScalar() || it->second.IsNull())) {
+      const YAML::Node key_node = it->first;  // copies: the iterator's pair is a temporary
+      const YAML::Node value_node = it->second;
+      const std::string key_where = fmt::format("{}: {}", place(source, key_node), field.name);
+      if (!key_node.IsScalar() || !(value_node.IsScalar() || value_node.IsNull())) {
         return Error{fmt::format("{}: expected NAME: value pairs of plain strings", key_where)};
       }
-      const std::string key = it->first.Scalar();
-      const std::string value = it->second.IsNull() ? std::string() : it->second.Scalar();
+      const std::string key = key_node.Scalar();
+      const std::string value = value_node.IsNull() ? std::string() : value_node.Scalar();
       for (std::string_view part : {std::string_view(key), std::string_view(value)}) {
         if (std::string problem = control_character_problem(part); !problem.empty()) {
           return Error{fmt::format("{}: {}", key_where, problem)};
@@ -304,7 +306,9 @@ Status Config::merge_text(std::string_view text, const std::string& source_name)
   std::vector<std::tuple<const FieldSpec*, Value, std::string>> updates;
   std::map<std::string, std::string> seen;  // field -> where it was set in this file
   for (auto it = root.begin(); it != root.end(); ++it) {
-    const YAML::Node& key = it->first;
+    // A copy: yaml-cpp's iterator hands out a temporary pair, and a reference to it would dangle.
+    const YAML::Node key = it->first;
+    const YAML::Node value_node = it->second;
     if (!key.IsScalar()) return Error{fmt::format("{}: keys must be plain names", place(source_name, key))};
     const FieldSpec* field = find(key.Scalar());
     if (field == nullptr) {
@@ -316,7 +320,7 @@ Status Config::merge_text(std::string_view text, const std::string& source_name)
       return Error{
           fmt::format("{}: '{}' is set twice (first at {})", place(source_name, key), field->name, at->second)};
     }
-    auto value = node_value(*field, it->second, source_name);
+    auto value = node_value(*field, value_node, source_name);
     if (!value) return value.error();
     updates.emplace_back(field, std::move(value).value(), line_of(source_name, key));
   }
