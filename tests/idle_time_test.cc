@@ -66,16 +66,20 @@ TEST(IdleTime, ThresholdIsConfigurable) {
   EXPECT_EQ(idle_time_breakdown(b.trace(), b.all_rows(), options)[0].idle_ns[kKernel], 10 + 99'990);
 }
 
-TEST(IdleTime, OverlappingEventsOnAStreamNeverMakeNegativeIdle) {
+TEST(IdleTime, OverlapsAreCountedApartAndAreNoGaps) {
   RankTraceBuilder b;
   b.kernel("long", 0, 100);
-  b.kernel("inside", 90, 5);  // starts before "long" ends: gap clipped to 0
-  b.kernel("next", 120, 10);  // gap from the latest end (100), not from "inside" (95)
+  b.kernel("inside", 90, 5);      // starts before "long" ends: an overlap, not a gap of 0
+  b.kernel("next", 120, 10);      // gap from the latest end (100), not from "inside" (95)
+  b.kernel("touching", 130, 10);  // starts as "next" ends: a true gap of 0
   const std::vector<StreamIdle> idle = idle_time_breakdown(b.trace(), b.all_rows());
   ASSERT_EQ(idle.size(), 1u);
+  EXPECT_EQ(idle[0].events, 4);
+  EXPECT_EQ(idle[0].overlaps, 1);
   EXPECT_EQ(idle[0].idle_ns[kKernel], 20);
   EXPECT_EQ(idle[0].gaps[kKernel].count, 2);
   EXPECT_DOUBLE_EQ(idle[0].gaps[kKernel].min, 0);
+  EXPECT_DOUBLE_EQ(idle[0].gaps[kKernel].max, 20);
 }
 
 TEST(IdleTime, StreamsAreKeyedByDevice) {

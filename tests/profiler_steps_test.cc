@@ -72,13 +72,15 @@ TEST(ProfilerSteps, KernelsCountInTheStepThatLaunchedThem) {
   b.kernel("k5", 400, 10);                   // launch unknown
   b.runtime("cudaLaunchKernel", 250, 5, 6);  // after the last step
   b.kernel("k6", 260, 10, trace::kNone, 6);
-  b.kernel("Memcpy HtoD", 60, 10, trace::kNone, trace::kNone, Category::kGpuMemcpy);  // not a kernel
+  b.runtime("cudaMemcpyAsync", 30, 5, 7);  // copies are device work of the step too
+  b.kernel("Memcpy HtoD", 60, 10, trace::kNone, 7, Category::kGpuMemcpy);
+  b.kernel("Stream Sync", 60, 90, trace::kNone, 7, Category::kCudaSync);  // a host wait: not counted
   ProfilerSteps s = find_profiler_steps(b.take());
   ASSERT_EQ(s.steps.size(), 2u);
   EXPECT_TRUE(s.has_kernels);
-  EXPECT_EQ(s.steps[0].kernels, 2);
+  EXPECT_EQ(s.steps[0].kernels, 3);
   EXPECT_EQ(s.steps[0].gpu_busy_ns, 70);    // union [50, 120]
-  EXPECT_EQ(s.steps[0].kernel_sum_ns, 80);  // 30 + 50
+  EXPECT_EQ(s.steps[0].kernel_sum_ns, 90);  // 30 + 50 + the copy's 10
   EXPECT_EQ(s.steps[0].first_kernel_start_ns, 50);
   EXPECT_EQ(s.steps[0].last_kernel_end_ns, 120);
   EXPECT_EQ(s.steps[1].kernels, 2);

@@ -103,8 +103,13 @@ TEST_F(TraceHtaReports, ReportsHaveTheirTables) {
   EXPECT_EQ(others, 4);
 
   const report::TraceReport idle = report::idle_report(loaded.value(), options);
-  EXPECT_EQ(idle.keys, (std::vector<std::string>{"idle", "idle_gaps"}));
+  EXPECT_EQ(idle.keys, (std::vector<std::string>{"idle", "idle_gaps", "idle_streams"}));
   EXPECT_EQ(idle.tables[0].rows.size(), 2u * 5u * 3u);  // ranks x streams x categories
+  ASSERT_EQ(idle.tables[2].rows.size(), 2u * 5u);       // ranks x streams
+  for (const auto& row : idle.tables[2].rows) {
+    // events = 1 + gaps + overlaps on every stream
+    EXPECT_EQ(std::get<int64_t>(row[3].value), 1 + std::get<int64_t>(row[4].value) + std::get<int64_t>(row[5].value));
+  }
 
   options.ranks = {1};
   const report::TraceReport launch = report::launch_report(loaded.value(), options);

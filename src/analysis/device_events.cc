@@ -6,13 +6,30 @@ namespace scaleprof::analysis {
 
 using trace::Category;
 
+DeviceEventKind device_event_kind(Category c) {
+  switch (c) {
+    case Category::kKernel:
+      return DeviceEventKind::kKernel;
+    case Category::kGpuMemcpy:
+      return DeviceEventKind::kMemcpy;
+    case Category::kGpuMemset:
+      return DeviceEventKind::kMemset;
+    case Category::kMtiaCcpEvents:
+      return DeviceEventKind::kMtia;
+    case Category::kCudaSync:
+      return DeviceEventKind::kSync;
+    default:
+      return DeviceEventKind::kNotDevice;
+  }
+}
+
 bool is_device_work(Category c) {
-  return c == Category::kKernel || c == Category::kGpuMemcpy || c == Category::kGpuMemset || c == Category::kCudaSync ||
-         c == Category::kMtiaCcpEvents;
+  return device_event_kind(c) != DeviceEventKind::kNotDevice;
 }
 
 bool is_stream_work(Category c) {
-  return is_device_work(c) && c != Category::kCudaSync;
+  const DeviceEventKind k = device_event_kind(c);
+  return k != DeviceEventKind::kNotDevice && k != DeviceEventKind::kSync;
 }
 
 DeviceEvents select_device_events(const trace::RankTrace& trace, std::span<const uint32_t> rows) {
@@ -30,7 +47,8 @@ DeviceEvents select_device_events(const trace::RankTrace& trace, std::span<const
   out.type.reserve(out.rows.size());
   for (uint32_t r : out.rows) {
     const Category c = ev.cat[r];
-    if (c == Category::kCudaSync || c == Category::kGpuMemcpy || c == Category::kGpuMemset) {
+    const DeviceEventKind k = device_event_kind(c);
+    if (k == DeviceEventKind::kSync || k == DeviceEventKind::kMemcpy || k == DeviceEventKind::kMemset) {
       out.type.push_back(classify_device_event(c, trace.name(r)));
       continue;
     }

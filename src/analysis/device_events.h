@@ -1,10 +1,13 @@
 // Which rows are device work, and the device work of one rank with its kernel types.
 //
-// Device work is recognised by category: kernels, copies, sets, sync records and MTIA device
-// events. HTA instead takes every event whose `stream` argument is not -1, which also takes host
-// ops that carry a stream argument (Inductor's Triton cpu_op, stream 0) as GPU kernels; a category
-// test keeps them on the host. gpu_user_annotation spans are not work of their own (they label
-// kernels that are already counted), and carry no stream, so neither tool counts them.
+// Device work is recognised by category, in one place (device_event_kind) that every analysis
+// uses: CUDA and ROCm kernels, copies and sets (Kineto writes ROCm's under the same `kernel`,
+// `gpu_memcpy`, `gpu_memset` categories, launched by `cuda_runtime` hip* calls), sync records, and
+// MTIA device events (`mtia_ccp_events`: kernels, job/packet/PE executions and `dma_request`
+// copies, launched by `mtia_runtime` calls). HTA instead takes every event whose `stream` argument is not -1, which
+// also takes host ops that carry a stream argument (Inductor's Triton cpu_op, stream 0) as GPU kernels; a category test
+// keeps them on the host. gpu_user_annotation spans are not work of their own (they label kernels that are already
+// counted), and carry no stream, so neither tool counts them.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +18,18 @@
 #include "trace/event_table.h"
 
 namespace scaleprof::analysis {
+
+// What a device event is, by its category.
+enum class DeviceEventKind : uint8_t {
+  kNotDevice,  // host events, and gpu_user_annotation spans (labels over work counted elsewhere)
+  kKernel,     // kernel (CUDA, ROCm)
+  kMemcpy,     // gpu_memcpy
+  kMemset,     // gpu_memset
+  kMtia,       // mtia_ccp_events: any MTIA device work (its name tells kernel from dma)
+  kSync,       // cuda_sync: a host wait recorded on a stream, not work on it
+};
+
+DeviceEventKind device_event_kind(trace::Category c);
 
 // Kernels, copies, sets, sync records, MTIA device events.
 bool is_device_work(trace::Category c);

@@ -56,7 +56,13 @@ std::vector<StreamIdle> idle_time_breakdown(const trace::RankTrace& trace, std::
     int64_t prev_end = ev.end(events[0]);
     for (size_t i = 1; i < events.size(); ++i) {
       const uint32_t r = events[i];
-      const int64_t gap = std::max<int64_t>(0, ev.ts[r] - prev_end);
+      if (ev.ts[r] < prev_end) {
+        // Starts before earlier work on the stream ended: no idle time in between, so no gap.
+        ++s.overlaps;
+        prev_end = std::max(prev_end, ev.end(r));
+        continue;
+      }
+      const int64_t gap = ev.ts[r] - prev_end;
       IdleCategory cat = IdleCategory::kOther;
       auto launch = ev.correlation[r] >= 0 ? launch_ts.find(ev.correlation[r]) : launch_ts.end();
       if (launch != launch_ts.end() && launch->second > prev_end) {

@@ -5,6 +5,8 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "analysis/device_events.h"
+
 namespace scaleprof::analysis {
 
 namespace {
@@ -17,6 +19,11 @@ using trace::StringId;
 enum class Kind : uint8_t { kSkip, kHost, kDevice };
 
 Kind kind_of(Category c) {
+  // Device work as every analysis classifies it, plus the device rows torch also lists: device
+  // annotations and CUPTI range-profiler records.
+  if (is_device_work(c) || c == Category::kGpuUserAnnotation || c == Category::kCudaProfilerRange) {
+    return Kind::kDevice;
+  }
   switch (c) {
     case Category::kCpuOp:
     case Category::kUserAnnotation:
@@ -26,21 +33,10 @@ Kind kind_of(Category c) {
     case Category::kNone:     // PyTorch's legacy exporter writes no `cat`; its events are all CPU ops
     case Category::kUnknown:  // torch maps activity types it does not know to the CPU
       return Kind::kHost;
-    case Category::kKernel:
-    case Category::kGpuMemcpy:
-    case Category::kGpuMemset:
-    case Category::kCudaSync:
-    case Category::kGpuUserAnnotation:
-    case Category::kCudaProfilerRange:
-    case Category::kMtiaCcpEvents:
-      return Kind::kDevice;
-    case Category::kPythonFunction:   // torch erases them before building its events
-    case Category::kCpuInstantEvent:  // [memory] records are handled through MemoryTable
-    case Category::kTrace:            // written by the logger, never a torch event
-    case Category::kOverhead:         // CUPTI overhead, pid -1: no operator
+    default:  // python_function (torch erases them), instants ([memory] goes through MemoryTable),
+              // the Trace span and CUPTI overhead (never torch events)
       return Kind::kSkip;
   }
-  return Kind::kSkip;
 }
 
 // Host ops that own a correlation id kernels can point at (torch's "frontend" events); runtime and
@@ -160,13 +156,28 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
     }
   }
   std::sort(frontend_by_id.begin(), frontend_by_id.end());
+  // Device events without an External id (MTIA writes only `correlation` on its device events;
+  // Kineto also omits it on unlinked CUDA work) reach their op through the launching runtime call:
+  // the runtime/driver event with the same correlation id carries the op's External id.
+  std::unordered_map<int64_t, int64_t> external_by_correlation;
+  for (size_t i = 0; i < n; ++i) {
+    if (ev.phase[i] == trace::Phase::kComplete && trace::is_runtime_category(ev.cat[i]) &&
+        ev.correlation[i] != trace::kNone && ev.external_id[i] != trace::kNone) {
+      external_by_correlation.try_emplace(ev.correlation[i], ev.external_id[i]);
+    }
+  }
+  auto external_id_of = [&](size_t i) {
+    if (ev.external_id[i] != trace::kNone || ev.correlation[i] == trace::kNone) return ev.external_id[i];
+    auto it = external_by_correlation.find(ev.correlation[i]);
+    return it == external_by_correlation.end() ? trace::kNone : it->second;
+  };
   std::vector<int64_t> kernel_ns(n, 0);
   for (size_t i = 0; i < n; ++i) {
     if (kind[i] != Kind::kDevice || ev.cat[i] == Category::kGpuUserAnnotation) continue;
-    auto it =
-        std::lower_bound(frontend_by_id.begin(), frontend_by_id.end(), std::make_pair(ev.external_id[i], uint32_t{0}));
+    const int64_t external_id = external_id_of(i);
+    auto it = std::lower_bound(frontend_by_id.begin(), frontend_by_id.end(), std::make_pair(external_id, uint32_t{0}));
     bool matched = false;
-    for (; ev.external_id[i] != trace::kNone && it != frontend_by_id.end() && it->first == ev.external_id[i]; ++it) {
+    for (; external_id != trace::kNone && it != frontend_by_id.end() && it->first == external_id; ++it) {
       kernel_ns[it->second] += ev.dur[i];
       matched = true;
     }

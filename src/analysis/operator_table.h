@@ -14,7 +14,10 @@
 //   and no other child is removed; the parent adopts its children and *replaces* its own kernels by
 //   the removed node's (torch's `_remove_dup_nodes`). Removed nodes are not counted as calls.
 // * Kernel attribution: a device event with an `External id` is a kernel of every non-async host op
-//   (cpu_op / user_annotation) with that External id. gpu_user_annotation events are not attributed
+//   (cpu_op / user_annotation) with that External id. A device event without one (MTIA device
+//   events carry only `correlation`) takes the External id of the runtime/driver call with its
+//   correlation id, i.e. of the call that launched it (torch links them the same way inside the
+//   profiler, before the trace is written). gpu_user_annotation events are not attributed
 //   (they are spans over kernels already attributed; attributing them would count kernel time twice).
 //   They are rows of their own (torch lists them since 2.x; pytorch#130730 removed them from the
 //   Self CUDA total). Whether torch also hangs them under the CPU annotation could not be checked
@@ -87,7 +90,7 @@ struct OperatorTable {
   int64_t async_calls = 0;                 // host calls treated as async
   int64_t dup_nodes_removed = 0;           // calls folded into a same-named parent
   int64_t calls_ended_at_stop = 0;         // host calls cut at the profiler's stop (see the header)
-  int64_t attributed_device_events = 0;    // device events whose External id matched a host op
+  int64_t attributed_device_events = 0;    // device events whose (launch's) External id matched a host op
   int64_t unattributed_device_events = 0;  // the other device events (still rows of their own)
 };
 

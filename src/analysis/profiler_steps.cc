@@ -4,6 +4,8 @@
 #include <charconv>
 #include <utility>
 
+#include "analysis/device_events.h"
+
 namespace scaleprof::analysis {
 
 namespace {
@@ -65,10 +67,10 @@ ProfilerSteps find_profiler_steps(const trace::RankTrace& trace) {
     return it->second;
   };
 
-  // Kernels per step, as (start, end) intervals.
+  // Device work per step, as (start, end) intervals.
   std::vector<std::vector<std::pair<int64_t, int64_t>>> kernels(out.steps.size());
   for (size_t i = 0; i < n; ++i) {
-    if (ev.cat[i] != Category::kKernel || ev.phase[i] != trace::Phase::kComplete) continue;
+    if (!is_stream_work(ev.cat[i]) || ev.phase[i] != trace::Phase::kComplete) continue;
     out.has_kernels = true;
     std::optional<int64_t> launch = find_launch(launch_by_correlation, ev.correlation[i]);
     if (!launch) launch = find_launch(launch_by_external, ev.external_id[i]);

@@ -7,13 +7,16 @@
 //
 // Per step:
 // * host window [start, end) = the annotation's interval on its thread;
-// * kernels launched in the step: kernels whose launch lies in the window. The launch is the host
-//   runtime/driver call with the kernel's `correlation` id, else the host op with its `External id`;
-//   a kernel with neither is launched in no step (counted in kernels_outside_steps);
-// * gpu_busy = length of the union of those kernels' intervals over all devices and streams (time
+// * device work launched in the step ("kernels" below, named so in the output for continuity):
+//   every device event that occupies a stream, as device_event_kind() tells them: CUDA and ROCm
+//   kernels, copies and sets, and MTIA device events (not sync records, which are host waits). It
+//   counts in the step whose window holds its launch: the host runtime/driver call with the event's
+//   `correlation` id (cuda_runtime, mtia_runtime, hip* calls), else the host op with its `External
+//   id`; an event with neither is launched in no step (counted in kernels_outside_steps);
+// * gpu_busy = length of the union of those events' intervals over all devices and streams (time
 //   during which at least one of them ran); kernel_sum = plain sum of their durations (concurrent
-//   kernels count twice). Memcpy/memset are not kernels and are not counted.
-// CPU-only traces have no kernels: the device fields stay 0 and has_kernels is false.
+//   events count twice).
+// CPU-only traces have no device work: the device fields stay 0 and has_kernels is false.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +33,7 @@ struct ProfilerStepWindow {
   uint32_t event = 0;    // row of the annotation in the EventTable
   int64_t start_ns = 0;  // host window, absolute trace clock
   int64_t end_ns = 0;
-  int64_t kernels = 0;  // kernels launched in the window
+  int64_t kernels = 0;  // device events launched in the window
   int64_t gpu_busy_ns = 0;
   int64_t kernel_sum_ns = 0;
   int64_t first_kernel_start_ns = trace::kNone;  // kNone without kernels
@@ -41,8 +44,8 @@ struct ProfilerStepWindow {
 
 struct ProfilerSteps {
   std::vector<ProfilerStepWindow> steps;  // by start time
-  bool has_kernels = false;               // the trace has kernel events at all
-  int64_t kernels_outside_steps = 0;      // kernels whose launch is in no window (or unknown)
+  bool has_kernels = false;               // the trace has device work at all
+  int64_t kernels_outside_steps = 0;      // device events whose launch is in no window (or unknown)
 };
 
 // "ProfilerStep#12" -> 12; nullopt for any other name (including a malformed number).

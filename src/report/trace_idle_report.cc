@@ -1,7 +1,8 @@
 // `scaleprof trace idle`: HTA's idle-time breakdown for every stream of every selected rank: how
 // much of the time between consecutive pieces of work was spent waiting for the host to launch
 // (host_wait), in the short gaps between back-to-back kernels (kernel_wait, gaps under
-// --consecutive-kernel-delay), or otherwise (other); and the statistics of those gaps.
+// --consecutive-kernel-delay), or otherwise (other); the statistics of those gaps; and per stream
+// how many events overlapped earlier work instead of following a gap.
 #include "analysis/idle_time.h"
 #include "report/rank_analysis.h"
 #include "report/trace_report.h"
@@ -26,8 +27,15 @@ TraceReport idle_report(const trace::TraceSet& set, const TraceReportOptions& op
   gaps.columns = {{"rank", "Rank"},   {"device", "Device"}, {"stream", "Stream"}, {"category", "Category"},
                   {"count", "Count"}, {"mean_us", "Mean"},  {"std_us", "Std"},    {"min_us", "Min"},
                   {"p25_us", "P25"},  {"p50_us", "P50"},    {"p75_us", "P75"},    {"max_us", "Max"}};
+  Table streams;
+  streams.title = "Work per stream (overlaps: events that started before earlier work ended; not gaps)";
+  streams.columns = {{"rank", "Rank"},     {"device", "Device"}, {"stream", "Stream"},
+                     {"events", "Events"}, {"gaps", "Gaps"},     {"overlaps", "Overlaps"}};
   for (size_t i = 0; i < ranks.size(); ++i) {
     for (const analysis::StreamIdle& s : results[i]) {
+      int64_t gap_count = 0;
+      for (const analysis::Distribution& d : s.gaps) gap_count += d.count;
+      streams.add_row({ranks[i]->rank, s.device, s.stream, s.events, gap_count, s.overlaps});
       for (int c = 0; c < analysis::kIdleCategoryCount; ++c) {
         const auto category = static_cast<analysis::IdleCategory>(c);
         const analysis::Distribution& d = s.gaps[c];
@@ -42,6 +50,7 @@ TraceReport idle_report(const trace::TraceSet& set, const TraceReportOptions& op
   TraceReport report;
   report.add("idle", std::move(idle));
   report.add("idle_gaps", std::move(gaps));
+  report.add("idle_streams", std::move(streams));
   return report;
 }
 
