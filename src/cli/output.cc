@@ -1,9 +1,12 @@
 #include "cli/output.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 namespace scaleprof::cli {
 
@@ -13,6 +16,18 @@ bool color_allowed(int fd) {
   const char* term = std::getenv("TERM");
   if (term != nullptr && std::strcmp(term, "dumb") == 0) return false;
   return isatty(fd) != 0;
+}
+
+size_t terminal_columns(int fd) {
+  if (const char* columns = std::getenv("COLUMNS"); columns != nullptr) {
+    const std::string_view text(columns);
+    size_t value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec == std::errc() && end == text.data() + text.size() && value >= 20 && value <= 100'000) return value;
+  }
+  winsize size{};
+  if (fd >= 0 && isatty(fd) != 0 && ioctl(fd, TIOCGWINSZ, &size) == 0 && size.ws_col >= 20) return size.ws_col;
+  return kDefaultColumns;
 }
 
 }  // namespace scaleprof::cli

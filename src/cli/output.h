@@ -1,6 +1,9 @@
-// What every command shares about output: colour only on a terminal. The output-file writer
-// (core/output_file.h) and the terminal sanitiser (core/terminal_text.h) are the library's.
+// What every command shares about output: colour only on a terminal, and the width text tables
+// should fit. The output-file writer (core/output_file.h) and the terminal sanitiser
+// (core/terminal_text.h) are the library's.
 #pragma once
+
+#include <cstddef>
 
 #include "core/output_file.h"    // IWYU pragma: export
 #include "core/terminal_text.h"  // IWYU pragma: export
@@ -9,5 +12,11 @@ namespace scaleprof::cli {
 
 // True when colours may be used on this stream (a terminal, and NO_COLOR unset).
 bool color_allowed(int fd);
+
+// The width text tables should fit: $COLUMNS when it holds a number (as ls and friends honour it;
+// tests set it), else the width of the terminal on `fd` (TIOCGWINSZ), else kDefaultColumns when `fd`
+// is no terminal (a pipe or --output file is still read by a person; --full-names keeps every name).
+inline constexpr size_t kDefaultColumns = 120;
+size_t terminal_columns(int fd);
 
 }  // namespace scaleprof::cli

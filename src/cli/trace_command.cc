@@ -27,6 +27,7 @@ struct TraceOptions {
   std::string only;                         // summary: comma-separated analyses
   bool strict = false;
   bool quiet = false;
+  bool full_names = false;
   unsigned threads = 0;
   report::TraceReportOptions report;
   double consecutive_kernel_delay_us = 30.0;
@@ -176,6 +177,7 @@ int run_subcommand(const TraceOptions& opt, ReportFn fn) {
     return kExitUsage;
   }
   render.color = opt.output.empty() && color_allowed(STDOUT_FILENO) && render.format == report::Format::kTable;
+  if (!opt.full_names) render.max_width = terminal_columns(opt.output.empty() ? STDOUT_FILENO : -1);
   report::TraceReport result = fn(set, report_options);
   std::string text = result.tables.size() == 1 && render.format != report::Format::kTable
                          ? report::render(result.tables[0], render)
@@ -205,7 +207,13 @@ void setup_trace_command(CLI::App& app, int* exit_code) {
     cmd->add_option("--ranks", opt->ranks, "Ranks to analyse, e.g. 0,2,4-7 (default: all)");
     cmd->add_option("--format", opt->format, "Output format: table, csv or json")->capture_default_str();
     cmd->add_option("-o,--output", opt->output, "Write to FILE instead of standard output");
-    cmd->add_option("--rank", opt->rank_overrides, "Set the rank of a file: FILE=N (repeatable)");
+    // One FILE=N per --rank: without allow_extra_args(false) a vector option swallows the trace
+    // paths that follow it (`--rank a.json=0 b.json`).
+    cmd->add_option("--rank", opt->rank_overrides, "Set the rank of a file: FILE=N (repeatable)")
+        ->allow_extra_args(false);
+    cmd->add_flag("--full-names", opt->full_names,
+                  "Print kernel and operator names whole in text tables (default: shortened to the terminal "
+                  "width, $COLUMNS or 120 when not a terminal; CSV and JSON are never shortened)");
     cmd->add_flag("--strict", opt->strict, "Fail on invalid JSON instead of repairing old Kineto defects");
     cmd->add_flag("-q,--quiet", opt->quiet, "Print no warnings or progress");
     cmd->add_option("--threads", opt->threads, "Files read in parallel (default: one per core)");

@@ -7,6 +7,7 @@
 
 #include "core/csv_cell.h"
 #include "core/terminal_text.h"
+#include "report/name_shorten.h"
 
 namespace scaleprof::report {
 
@@ -40,12 +41,61 @@ bool is_numeric(const Cell& c) {
   return std::holds_alternative<int64_t>(c.value) || std::holds_alternative<double>(c.value);
 }
 
-std::string render_text(const Table& t, bool color) {
+// Text padded with spaces to `width` display columns, on the left or the right.
+std::string pad(const std::string& text, size_t width, bool right_align) {
+  const size_t w = display_width(text);
+  if (w >= width) return text;
+  return right_align ? std::string(width - w, ' ') + text : text + std::string(width - w, ' ');
+}
+
+// Narrows text columns until a line fits `max_width`: every shrinkable column wider than a cap is
+// cut to the cap, with the cap as high as still fits (the widest names lose the most).
+void fit_width(std::vector<size_t>* width, const std::vector<bool>& shrinkable, const std::vector<size_t>& floor,
+               size_t max_width) {
+  size_t total = 0;
+  for (size_t w : *width) total += w + 2;
+  total = total >= 2 ? total - 2 : 0;
+  if (max_width == 0 || total <= max_width) return;
+  size_t widest = 0;
+  for (size_t i = 0; i < width->size(); ++i) {
+    if (shrinkable[i]) widest = std::max(widest, (*width)[i]);
+  }
+  // The excess over the cap, summed over the columns the cap cuts.
+  auto cut = [&](size_t cap) {
+    size_t sum = 0;
+    for (size_t i = 0; i < width->size(); ++i) {
+      const size_t lowest = std::max(cap, floor[i]);
+      if (shrinkable[i] && (*width)[i] > lowest) sum += (*width)[i] - lowest;
+    }
+    return sum;
+  };
+  const size_t excess = total - max_width;
+  size_t lo = kMinShortenedWidth, hi = std::max(widest, kMinShortenedWidth);  // the answer lies in [lo, hi]
+  if (cut(lo) < excess) {
+    hi = lo;  // cannot fit: narrow as far as allowed
+  }
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo + 1) / 2;
+    if (cut(mid) >= excess) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  for (size_t i = 0; i < width->size(); ++i) {
+    if (shrinkable[i]) (*width)[i] = std::min((*width)[i], std::max(lo, floor[i]));
+  }
+}
+
+std::string render_text(const Table& t, const RenderOptions& options) {
+  const bool color = options.color;
   std::vector<size_t> width(t.columns.size());
+  std::vector<size_t> title_width(t.columns.size());
   std::vector<bool> numeric(t.columns.size(), true);
   for (size_t i = 0; i < t.columns.size(); ++i) {
     const Column& col = t.columns[i];
-    width[i] = (col.title.empty() ? col.key : col.title).size();
+    title_width[i] = display_width(terminal_safe(col.title.empty() ? col.key : col.title));
+    width[i] = title_width[i];
   }
   std::vector<std::vector<std::string>> texts;
   texts.reserve(t.rows.size());
@@ -56,10 +106,20 @@ std::string render_text(const Table& t, bool color) {
       const Cell& c = i < row.size() ? row[i] : empty;
       // Text form is for terminals: data strings are made harmless there (csv and json are data).
       line.push_back(terminal_safe(cell_text(c)));
-      width[i] = std::max(width[i], line.back().size());
+      width[i] = std::max(width[i], display_width(line.back()));
       if (!is_numeric(c) && !std::holds_alternative<std::monostate>(c.value)) numeric[i] = false;
     }
   }
+  // Only text columns give way; numbers are never cut.
+  std::vector<bool> shrinkable(t.columns.size());
+  for (size_t i = 0; i < t.columns.size(); ++i) shrinkable[i] = !numeric[i];
+  std::vector<size_t> natural = width;
+  fit_width(&width, shrinkable, title_width, options.max_width);
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    if (width[i] == natural[i]) continue;
+    for (auto& line : texts) line[i] = shorten_name(line[i], width[i]);
+  }
+
   std::string out;
   if (!t.title.empty()) {
     const std::string title = terminal_safe(t.title);
@@ -69,7 +129,7 @@ std::string render_text(const Table& t, bool color) {
   for (size_t i = 0; i < t.columns.size(); ++i) {
     const std::string title = terminal_safe(t.columns[i].title.empty() ? t.columns[i].key : t.columns[i].title);
     if (i) header += "  ";
-    header += numeric[i] ? fmt::format("{:>{}}", title, width[i]) : fmt::format("{:<{}}", title, width[i]);
+    header += pad(title, width[i], numeric[i]);
   }
   while (!header.empty() && header.back() == ' ') header.pop_back();
   out += color ? fmt::format("\x1b[1m{}\x1b[0m\n", header) : header + "\n";
@@ -80,7 +140,7 @@ std::string render_text(const Table& t, bool color) {
     std::string s;
     for (size_t i = 0; i < line.size(); ++i) {
       if (i) s += "  ";
-      s += numeric[i] ? fmt::format("{:>{}}", line[i], width[i]) : fmt::format("{:<{}}", line[i], width[i]);
+      s += pad(line[i], width[i], numeric[i]);
     }
     while (!s.empty() && s.back() == ' ') s.pop_back();
     out += s + "\n";
@@ -130,7 +190,7 @@ std::string render(const Table& table, const RenderOptions& options) {
     case Format::kTable:
       break;
   }
-  return render_text(table, options.color);
+  return render_text(table, options);
 }
 
 std::string render_many(const std::vector<Table>& tables, const std::vector<std::string>& keys,

@@ -4,6 +4,7 @@
 // are strings, integers, floats (with a display precision) or empty (null in JSON).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -46,7 +47,13 @@ struct Table {
 struct RenderOptions {
   Format format = Format::kTable;
   bool color = false;  // bold headers in text form (only when writing to a terminal)
+  // Text form only: the widest line wanted (the terminal's width). When a table is wider, its text
+  // columns (names) are narrowed, widest first but to no less than kMinShortenedWidth, and their
+  // cells shortened by shorten_name(). 0 keeps every name whole (CSV and JSON always do).
+  size_t max_width = 0;
 };
+
+inline constexpr size_t kMinShortenedWidth = 40;
 
 // Renders one table. JSON is an array of objects keyed by Column::key.
 std::string render(const Table& table, const RenderOptions& options);

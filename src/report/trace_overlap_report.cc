@@ -2,6 +2,8 @@
 // computation. A rank without communication kernels has no share: the percentage is null in JSON
 // and CSV (empty in the text table) and `comm_events` is 0, rather than HTA's NaN. With several
 // ranks a last row (rank null) pools them.
+#include <algorithm>
+
 #include "analysis/comm_comp_overlap.h"
 #include "report/rank_analysis.h"
 #include "report/trace_report.h"
@@ -14,7 +16,7 @@ TraceReport overlap_report(const trace::TraceSet& set, const TraceReportOptions&
     return analysis::comm_comp_overlap(t, w.rows);
   });
   Table table;
-  table.title = "Communication hidden under computation (empty: no communication kernels)";
+  table.title = "Communication hidden under computation";
   table.columns = {{"rank", "Rank"},
                    {"comm_comp_overlap_pct", "Overlap (% of comm)"},
                    {"comm_us", "Communication (us)"},
@@ -35,6 +37,10 @@ TraceReport overlap_report(const trace::TraceSet& set, const TraceReportOptions&
     pooled.overlap_ns += o.overlap_ns;
     pooled.communication_events += o.communication_events;
     pooled.computation_events += o.computation_events;
+  }
+  // The empty-cell legend only where a cell is empty.
+  if (std::any_of(results.begin(), results.end(), [](const auto& o) { return o.communication_events == 0; })) {
+    table.title += " (empty: no communication kernels)";
   }
   // All ranks pooled (rank null): the share of all communication time that was hidden.
   if (ranks.size() > 1) {
