@@ -165,7 +165,7 @@ def test_runs_lists_the_run(torchrun_run, scaleprof_cli):
     n = torchrun_run["nproc"]
     assert row == {"experiment": "cnn", "run": torchrun_run["dir"].name, "strategy": "ddp", "workers": n,
                    "nodes": 1, "epochs": EPOCHS, "status": "completed",
-                   "start": row["start"], "exit_status": None}
+                   "start": row["start"], "exit_status": None, "layout": "scaleprof"}
     data = scaleprof.read_run(str(torchrun_run["dir"]))
     assert data["status"] == "completed" and data["warnings"] == []
     assert [len(r["epochs"]) for r in data["ranks"]] == [EPOCHS] * n
