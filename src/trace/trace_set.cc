@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -73,15 +74,30 @@ Result<std::vector<std::string>> expand_trace_paths(const std::vector<std::strin
   return files;
 }
 
-Result<TraceSet> load_traces(const std::vector<std::string>& paths, const LoadOptions& options) {
+Result<StreamedSet> stream_traces(const std::vector<std::string>& paths, const LoadOptions& options,
+                                  const std::function<void(size_t, RankTrace&&)>& consume) {
   auto expanded = expand_trace_paths(paths);
   if (!expanded) return expanded.error();
-  const std::vector<std::string>& files = expanded.value();
+  StreamedSet set;
+  set.files = std::move(expanded).value();
+  const std::vector<std::string>& files = set.files;
 
-  std::vector<std::optional<Result<RankTrace>>> results(files.size());
+  // Per file, filled by whichever thread reads it; merged in file order at the end.
+  std::vector<std::optional<std::string>> error_of(files.size());
+  std::vector<std::vector<std::string>> warnings_of(files.size());
+  std::vector<std::optional<int64_t>> rank_of(files.size());
+  std::vector<char> skipped(files.size(), 0);
+  auto override_of = [&](const std::string& file) {
+    std::optional<int64_t> rank;
+    for (const auto& [path, value] : options.rank_overrides) {
+      if (path == file || fs::path(path).filename() == fs::path(file).filename()) rank = value;
+    }
+    return rank;
+  };
   std::atomic<size_t> next{0};
   std::atomic<size_t> done{0};
   std::atomic<uint64_t> bytes_done{0};
+  std::atomic<uint64_t> rejected{0};
   uint64_t bytes_total = 0;
   for (const std::string& f : files) {
     std::error_code ec;
@@ -105,7 +121,30 @@ Result<TraceSet> load_traces(const std::vector<std::string>& paths, const LoadOp
           options.progress(done.load(), files.size(), all, bytes_total);
         };
       }
-      results[i].emplace(read_kineto_trace(files[i], parse));
+      if (options.wanted_rank) {
+        std::optional<int64_t> before = override_of(files[i]);
+        if (!before) before = rank_from_file_name(files[i]);
+        if (before && !options.wanted_rank(*before)) {
+          skipped[i] = 1;
+          ++done;
+          continue;
+        }
+      }
+      Result<RankTrace> r = read_kineto_trace(files[i], parse);
+      if (r.ok()) {
+        RankTrace trace = std::move(r).value();
+        std::optional<int64_t> rank = override_of(files[i]);
+        if (!rank && trace.metadata.distributed && trace.metadata.distributed->rank)
+          rank = trace.metadata.distributed->rank;
+        if (!rank) rank = rank_from_file_name(files[i]);
+        if (rank) trace.rank = *rank;
+        rank_of[i] = rank;
+        warnings_of[i] = trace.warnings;
+        rejected += trace.stats.rejected_events;
+        consume(i, std::move(trace));
+      } else {
+        error_of[i] = r.error().message;
+      }
       size_t finished = ++done;
       if (options.progress) {
         std::error_code ec;
@@ -123,47 +162,58 @@ Result<TraceSet> load_traces(const std::vector<std::string>& paths, const LoadOp
     for (auto& t : pool) t.join();
   }
 
-  TraceSet set;
+  set.rejected_events = rejected.load();
+  set.rank_of_file.assign(files.size(), -1);
   std::map<int64_t, std::string> owner;  // rank -> path
   std::vector<size_t> unranked;
-  std::vector<RankTrace> loaded;
   for (size_t i = 0; i < files.size(); ++i) {
-    Result<RankTrace>& r = *results[i];
-    if (!r.ok()) {
-      set.errors.push_back(r.error().message);
+    if (skipped[i]) {
+      set.rank_of_file[i] = -2;
       continue;
     }
-    RankTrace trace = std::move(r).value();
-    std::optional<int64_t> rank;
-    for (const auto& [path, value] : options.rank_overrides) {
-      if (path == files[i] || fs::path(path).filename() == fs::path(files[i]).filename()) rank = value;
+    if (error_of[i]) {
+      set.errors.push_back(*error_of[i]);
+      continue;
     }
-    if (!rank && trace.metadata.distributed && trace.metadata.distributed->rank)
-      rank = trace.metadata.distributed->rank;
-    if (!rank) rank = rank_from_file_name(files[i]);
-    for (const std::string& w : trace.warnings) set.warnings.push_back(w);
-    if (rank) {
-      trace.rank = *rank;
-      if (auto [it, inserted] = owner.emplace(*rank, files[i]); !inserted) {
+    for (std::string& w : warnings_of[i]) set.warnings.push_back(std::move(w));
+    if (rank_of[i]) {
+      set.rank_of_file[i] = *rank_of[i];
+      if (auto [it, inserted] = owner.emplace(*rank_of[i], files[i]); !inserted) {
         return Error{fmt::format("rank {} is claimed by two files: {} and {} (use --rank FILE=N to say which is which)",
-                                 *rank, it->second, files[i])};
+                                 *rank_of[i], it->second, files[i])};
       }
     } else {
-      unranked.push_back(loaded.size());
+      unranked.push_back(i);
     }
-    loaded.push_back(std::move(trace));
   }
   // Files with no rank anywhere get the lowest free numbers, in file order.
   int64_t candidate = 0;
-  for (size_t idx : unranked) {
+  for (size_t i : unranked) {
     while (owner.count(candidate)) ++candidate;
-    loaded[idx].rank = candidate;
-    owner.emplace(candidate, loaded[idx].path);
-    set.warnings.push_back(
-        fmt::format("{}: no rank in the trace or its name; numbered rank {}", loaded[idx].path, candidate));
+    set.rank_of_file[i] = candidate;
+    owner.emplace(candidate, files[i]);
+    set.warnings.push_back(fmt::format("{}: no rank in the trace or its name; numbered rank {}", files[i], candidate));
   }
-  std::sort(loaded.begin(), loaded.end(), [](const RankTrace& a, const RankTrace& b) { return a.rank < b.rank; });
-  set.ranks = std::move(loaded);
+  return set;
+}
+
+Result<TraceSet> load_traces(const std::vector<std::string>& paths, const LoadOptions& options) {
+  std::mutex mutex;
+  std::map<size_t, RankTrace> read;  // file index -> trace
+  auto streamed = stream_traces(paths, options, [&](size_t i, RankTrace&& trace) {
+    std::lock_guard<std::mutex> lock(mutex);
+    read.emplace(i, std::move(trace));
+  });
+  if (!streamed) return streamed.error();
+  StreamedSet& s = streamed.value();
+  TraceSet set;
+  set.errors = std::move(s.errors);
+  set.warnings = std::move(s.warnings);
+  for (auto& [i, trace] : read) {
+    trace.rank = s.rank_of_file[i];
+    set.ranks.push_back(std::move(trace));
+  }
+  std::sort(set.ranks.begin(), set.ranks.end(), [](const RankTrace& a, const RankTrace& b) { return a.rank < b.rank; });
   return set;
 }
 

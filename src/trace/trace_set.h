@@ -24,6 +24,10 @@ struct LoadOptions {
   // Called from worker threads as reading advances: files finished, files in all, bytes of the
   // files read so far and in all (compressed bytes for gzip). Used for a progress line.
   std::function<void(size_t, size_t, uint64_t, uint64_t)> progress;
+  // stream_traces only: a file whose rank is known before reading (`--rank FILE=N`, else a `rank-N`
+  // in its name) and for which this returns false is not read at all — a shard of a huge job
+  // touches only its own files. Null: read every file.
+  std::function<bool(int64_t)> wanted_rank;
 };
 
 struct TraceSet {
@@ -33,6 +37,24 @@ struct TraceSet {
   // True when some input could not be used in full (a failed file or rejected events).
   bool partial() const;
 };
+
+// What stream_traces() learnt about the files, without their tables.
+struct StreamedSet {
+  std::vector<std::string> files;     // expanded paths, in order
+  std::vector<int64_t> rank_of_file;  // final rank per file; -1: could not be read; -2: skipped (wanted_rank)
+  std::vector<std::string> errors;
+  std::vector<std::string> warnings;
+  uint64_t rejected_events = 0;
+  bool partial() const { return !errors.empty() || rejected_events > 0; }
+};
+
+// Reads every file on a pool of threads and hands each trace to `consume(file_index, trace)` on the
+// reading thread, then drops it: memory stays at (threads × one trace) plus what `consume` keeps.
+// The trace's rank is set when the override, distributedInfo or file name gives it; files with no
+// rank are numbered after all are read, in file order — use rank_of_file for the final numbers.
+// Fails only if the paths cannot be expanded or two files claim one rank.
+Result<StreamedSet> stream_traces(const std::vector<std::string>& paths, const LoadOptions& options,
+                                  const std::function<void(size_t, RankTrace&&)>& consume);
 
 // Expands directories into their trace files (*.json, *.json.gz, *.pt.trace.json[.gz]), sorted.
 Result<std::vector<std::string>> expand_trace_paths(const std::vector<std::string>& paths);
