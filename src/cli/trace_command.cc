@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <mutex>
 
 #include "analysis/operator_table.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "report/partial_results.h"
 #include "report/trace_report.h"
 
 namespace scaleprof::cli {
@@ -25,6 +27,7 @@ struct TraceOptions {
   std::string output;
   std::vector<std::string> rank_overrides;  // FILE=N
   std::string only;                         // summary: comma-separated analyses
+  std::string partial;                      // collectives/stragglers: write this shard's reduced rows here instead
   bool strict = false;
   bool quiet = false;
   bool full_names = false;
@@ -34,11 +37,15 @@ struct TraceOptions {
 };
 
 using ReportFn = report::TraceReport (*)(const trace::TraceSet&, const report::TraceReportOptions&);
+// Reports made from the compact per-rank rows alone: their ranks are streamed (read, reduced, freed).
+using RowsFn = report::TraceReport (*)(const std::vector<analysis::RankCollectives>&,
+                                       const report::TraceReportOptions&);
 
 struct Subcommand {
   const char* name;
   const char* help;
   ReportFn fn;
+  RowsFn rows_fn = nullptr;
 };
 
 constexpr Subcommand kSubcommands[] = {
@@ -50,6 +57,10 @@ constexpr Subcommand kSubcommands[] = {
     {"launch", "Kernel launch statistics: CPU duration, GPU duration, launch delay", report::launch_report},
     {"ops", "Operator table, like torch.profiler key_averages().table()", report::ops_report},
     {"steps", "ProfilerStep windows and GPU time per step", report::steps_report},
+    {"collectives", "Collectives matched across ranks: latency, skew, wait, algorithm and bus bandwidth",
+     report::collectives_report, report::collectives_tables},
+    {"stragglers", "Stragglers: who the other ranks wait for at collectives, per rank and per step",
+     report::stragglers_report, report::stragglers_tables},
 };
 
 // Parses "0,2,5-7" into a list of ranks.
@@ -80,7 +91,84 @@ bool parse_rank_list(const std::string& text, std::vector<int64_t>* out, std::st
   return true;
 }
 
-int run_subcommand(const TraceOptions& opt, ReportFn fn) {
+// Renders the tables to stdout or -o FILE.
+int emit(const report::TraceReport& result, report::RenderOptions render, const std::string& output) {
+  render.color = output.empty() && color_allowed(STDOUT_FILENO) && render.format == report::Format::kTable;
+  std::string text = result.tables.size() == 1 && render.format != report::Format::kTable
+                         ? report::render(result.tables[0], render)
+                         : report::render_many(result.tables, result.keys, render);
+  if (Status written = write_output_file(output, text); !written) {
+    print_message(stderr, "error", written.error().message);
+    return kExitError;
+  }
+  return kExitOk;
+}
+
+// Streams the ranks into their collective rows (one trace in memory per reading thread), then either
+// writes them as a shard (--partial) or prints the report made from them.
+int run_rows(const TraceOptions& opt, const Subcommand& sub, const report::TraceReportOptions& report_options,
+             const trace::LoadOptions& load, const report::RenderOptions& render) {
+  std::mutex mutex;
+  std::map<size_t, analysis::RankCollectives> rows;  // file index -> rows
+  auto wanted = [&](int64_t rank) {
+    return report_options.ranks.empty() ||
+           std::find(report_options.ranks.begin(), report_options.ranks.end(), rank) != report_options.ranks.end();
+  };
+  trace::LoadOptions streaming = load;
+  if (!report_options.ranks.empty()) streaming.wanted_rank = wanted;
+  auto streamed = trace::stream_traces(opt.paths, streaming, [&](size_t i, trace::RankTrace&& t) {
+    // Ranks are final only once every file is read (unranked files are numbered then): keep all rows.
+    analysis::RankCollectives r = analysis::extract_collectives(t);
+    std::lock_guard<std::mutex> lock(mutex);
+    rows.emplace(i, std::move(r));
+  });
+  if (!streamed) {
+    print_message(stderr, "error", streamed.error().message);
+    return kExitError;
+  }
+  const trace::StreamedSet& set = streamed.value();
+  for (const std::string& e : set.errors) print_message(stderr, "error", e);
+  if (!opt.quiet) {
+    for (const std::string& w : set.warnings) print_message(stderr, "warning", w);
+  }
+  std::vector<analysis::RankCollectives> ranks;
+  bool any_read = false;
+  for (auto& [i, r] : rows) {
+    r.rank = set.rank_of_file[i];
+    any_read = true;
+    if (wanted(r.rank)) ranks.push_back(std::move(r));
+  }
+  any_read |= std::find_if(set.rank_of_file.begin(), set.rank_of_file.end(), [](int64_t r) { return r >= 0; }) !=
+              set.rank_of_file.end();
+  if (!any_read) {
+    print_message(stderr, "error", "no trace could be read");
+    return kExitError;
+  }
+  if (ranks.empty()) {
+    print_message(stderr, "error", fmt::format("--ranks {} matches none of the ranks read", opt.ranks));
+    return kExitUsage;
+  }
+  std::sort(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  int code = kExitOk;
+  if (!opt.partial.empty()) {
+    if (Status written = write_output_file(opt.partial, report::write_partial({sub.name, ranks})); !written) {
+      print_message(stderr, "error", written.error().message);
+      return kExitError;
+    }
+  } else {
+    code = emit(sub.rows_fn(ranks, report_options), render, opt.output);
+    if (code != kExitOk) return code;
+  }
+  if (set.partial()) {
+    print_message(stderr, "warning",
+                  fmt::format("results are partial: {} file(s) unreadable, some events rejected (exit code {})",
+                              set.errors.size(), kExitPartial));
+    return kExitPartial;
+  }
+  return code;
+}
+
+int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
   report::RenderOptions render;
   if (!report::parse_format(opt.format, &render.format)) {
     print_message(stderr, "error", fmt::format("--format must be table, csv or json (got '{}')", opt.format));
@@ -102,7 +190,7 @@ int run_subcommand(const TraceOptions& opt, ReportFn fn) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       print_message(stderr, "error",
                     fmt::format("--only: unknown analysis '{}' (choose from breakdown, kernels, idle, overlap, "
-                                "launch, ops, steps)",
+                                "launch, ops, steps, collectives, stragglers)",
                                 name));
       return kExitUsage;
     }
@@ -150,6 +238,12 @@ int run_subcommand(const TraceOptions& opt, ReportFn fn) {
       progress_shown = true;
     };
   }
+  if (!opt.full_names) render.max_width = terminal_columns(opt.output.empty() ? STDOUT_FILENO : -1);
+  if (sub.rows_fn != nullptr) return run_rows(opt, sub, report_options, load, render);
+  if (!opt.partial.empty()) {
+    print_message(stderr, "error", "--partial is for the collectives and stragglers subcommands");
+    return kExitUsage;
+  }
   auto loaded = trace::load_traces(opt.paths, load);
   if (progress_shown) fmt::print(stderr, "\r\x1b[K");
   if (!loaded) {
@@ -176,16 +270,7 @@ int run_subcommand(const TraceOptions& opt, ReportFn fn) {
     print_message(stderr, "error", fmt::format("--ranks {} matches none of the ranks read", opt.ranks));
     return kExitUsage;
   }
-  render.color = opt.output.empty() && color_allowed(STDOUT_FILENO) && render.format == report::Format::kTable;
-  if (!opt.full_names) render.max_width = terminal_columns(opt.output.empty() ? STDOUT_FILENO : -1);
-  report::TraceReport result = fn(set, report_options);
-  std::string text = result.tables.size() == 1 && render.format != report::Format::kTable
-                         ? report::render(result.tables[0], render)
-                         : report::render_many(result.tables, result.keys, render);
-  if (Status written = write_output_file(opt.output, text); !written) {
-    print_message(stderr, "error", written.error().message);
-    return kExitError;
-  }
+  if (const int code = emit(sub.fn(set, report_options), render, opt.output); code != kExitOk) return code;
   if (set.partial()) {
     print_message(stderr, "warning",
                   fmt::format("results are partial: {} file(s) unreadable, some events rejected (exit code {})",
@@ -193,6 +278,44 @@ int run_subcommand(const TraceOptions& opt, ReportFn fn) {
     return kExitPartial;
   }
   return kExitOk;
+}
+
+struct MergeOptions {
+  std::vector<std::string> paths;
+  std::string format = "table";
+  std::string output;
+  int64_t gpus_per_node = 0;
+};
+
+int run_merge(const MergeOptions& opt) {
+  report::RenderOptions render;
+  if (!report::parse_format(opt.format, &render.format)) {
+    print_message(stderr, "error", fmt::format("--format must be table, csv or json (got '{}')", opt.format));
+    return kExitUsage;
+  }
+  auto merged = report::merge_partials(opt.paths);
+  if (!merged) {
+    print_message(stderr, "error", merged.error().message);
+    return kExitError;
+  }
+  report::TraceReportOptions options;
+  options.gpus_per_node = opt.gpus_per_node;
+  const report::PartialResults& m = merged.value();
+  return emit(m.report == "collectives" ? report::collectives_tables(m.ranks, options)
+                                        : report::stragglers_tables(m.ranks, options),
+              render, opt.output);
+}
+
+void setup_merge_command(CLI::App& trace, int* exit_code) {
+  auto opt = std::make_shared<MergeOptions>();
+  CLI::App* cmd =
+      trace.add_subcommand("merge", "Merge shards written with --partial: the output of one run over all their ranks");
+  cmd->add_option("files", opt->paths, "Partial-results files")->required();
+  cmd->add_option("--format", opt->format, "Output format: table, csv or json")->capture_default_str();
+  cmd->add_option("-o,--output", opt->output, "Write to FILE instead of standard output");
+  cmd->add_option("--gpus-per-node", opt->gpus_per_node, "Ranks per node when the traces have no host name")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+  cmd->callback([opt, exit_code] { *exit_code = run_merge(*opt); });
 }
 
 }  // namespace
@@ -227,12 +350,22 @@ void setup_trace_command(CLI::App& app, int* exit_code) {
     cmd->add_option("--sort", opt->report.sort_by,
                     "Operator table order: self_cpu, cpu_total, self_device, device_total, calls")
         ->capture_default_str();
-    if (std::string_view(sub.name) == "summary") {
-      cmd->add_option("--only", opt->only, "Run only these analyses: breakdown,kernels,idle,overlap,launch,ops,steps");
+    cmd->add_option("--gpus-per-node", opt->report.gpus_per_node,
+                    "Collectives: ranks per node, for intra/inter-node and clocks when traces have no host name")
+        ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+    if (sub.rows_fn != nullptr) {
+      cmd->add_option("--partial", opt->partial,
+                      "Write this shard's reduced results to FILE for `scaleprof trace merge` (see docs/scale.md)");
     }
-    ReportFn fn = sub.fn;
-    cmd->callback([opt, fn, exit_code] { *exit_code = run_subcommand(*opt, fn); });
+    if (std::string_view(sub.name) == "summary") {
+      cmd->add_option(
+          "--only", opt->only,
+          "Run only these analyses: breakdown,kernels,idle,overlap,launch,ops,steps,collectives,stragglers");
+    }
+    const Subcommand* which = &sub;
+    cmd->callback([opt, which, exit_code] { *exit_code = run_subcommand(*opt, *which); });
   }
+  setup_merge_command(*trace, exit_code);
 }
 
 }  // namespace scaleprof::cli

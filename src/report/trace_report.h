@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/analysis_window.h"
+#include "analysis/collective_calls.h"
 #include "report/table.h"
 #include "trace/trace_set.h"
 
@@ -26,6 +27,8 @@ struct TraceReportOptions {
   const std::vector<analysis::AnalysisWindow>* windows = nullptr;
   // For summary: the analyses to run (breakdown, kernels, idle, overlap, launch, ops, steps); empty: all.
   std::vector<std::string> only;
+  // Node map for collectives when the traces carry no host names: node = rank / gpus_per_node.
+  int64_t gpus_per_node = 0;
 };
 
 // The analysis names `summary --only` accepts, in the order summary prints them.
@@ -50,6 +53,15 @@ TraceReport overlap_report(const trace::TraceSet& set, const TraceReportOptions&
 TraceReport launch_report(const trace::TraceSet& set, const TraceReportOptions& options);
 TraceReport ops_report(const trace::TraceSet& set, const TraceReportOptions& options);
 TraceReport steps_report(const trace::TraceSet& set, const TraceReportOptions& options);
+// Collectives matched across ranks and their bandwidth (trace_collectives_report.cc).
+TraceReport collectives_report(const trace::TraceSet& set, const TraceReportOptions& options);
+// Stragglers at the collectives (trace_stragglers_report.cc).
+TraceReport stragglers_report(const trace::TraceSet& set, const TraceReportOptions& options);
+// The compact per-rank rows both need, and the tables made from them (so rows reduced elsewhere,
+// streamed or merged from shards, give the same tables).
+std::vector<analysis::RankCollectives> rank_collectives(const trace::TraceSet& set, const TraceReportOptions& options);
+TraceReport collectives_tables(const std::vector<analysis::RankCollectives>& ranks, const TraceReportOptions& options);
+TraceReport stragglers_tables(const std::vector<analysis::RankCollectives>& ranks, const TraceReportOptions& options);
 // Everything above, plus what was read (events, ranks, devices), for every selected rank.
 TraceReport summary_report(const trace::TraceSet& set, const TraceReportOptions& options);
 

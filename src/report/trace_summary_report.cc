@@ -41,7 +41,8 @@ void append(TraceReport* into, TraceReport from) {
 }  // namespace
 
 const std::vector<std::string>& summary_analysis_names() {
-  static const std::vector<std::string> kNames = {"breakdown", "kernels", "idle", "overlap", "launch", "ops", "steps"};
+  static const std::vector<std::string> kNames = {"breakdown", "kernels", "idle",        "overlap",   "launch",
+                                                  "ops",       "steps",   "collectives", "stragglers"};
   return kNames;
 }
 
@@ -54,8 +55,9 @@ TraceReport summary_report(const trace::TraceSet& set, const TraceReportOptions&
   TraceReport report;
   report.add("inputs", inputs_table(selected_ranks(set, options)));
   using ReportFn = TraceReport (*)(const trace::TraceSet&, const TraceReportOptions&);
-  constexpr ReportFn kReports[] = {breakdown_report, kernels_report, idle_report, overlap_report,
-                                   launch_report,    ops_report,     steps_report};
+  constexpr ReportFn kReports[] = {breakdown_report, kernels_report,     idle_report,
+                                   overlap_report,   launch_report,      ops_report,
+                                   steps_report,     collectives_report, stragglers_report};
   const std::vector<std::string>& names = summary_analysis_names();
   for (size_t i = 0; i < names.size(); ++i) {
     const bool wanted =

@@ -1,0 +1,324 @@
+#include "analysis/collective_calls.h"
+
+#include <algorithm>
+#include <cctype>
+#include <unordered_map>
+
+#include "analysis/intervals.h"
+#include "analysis/kernel_classify.h"
+#include "analysis/profiler_steps.h"
+
+namespace scaleprof::analysis {
+
+namespace {
+
+std::string lower_without_underscores(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    if (c != '_') out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  return out;
+}
+
+bool starts_with_nocase(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(s[i])) != prefix[i]) return false;
+  }
+  return true;
+}
+
+// The integers of a JSON-ish list such as "[0, 1, 2]"; nullopt when anything else is in it.
+std::optional<std::vector<int64_t>> parse_int_list(std::string_view text) {
+  std::vector<int64_t> out;
+  size_t i = 0;
+  while (i < text.size() && text[i] == ' ') ++i;
+  if (i >= text.size() || text[i] != '[') return std::nullopt;
+  ++i;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == ' ' || c == ',') {
+      ++i;
+    } else if (c == ']') {
+      return out;
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      const bool negative = c == '-';
+      if (negative) ++i;
+      int64_t v = 0;
+      const size_t digits_from = i;
+      while (i < text.size() && text[i] >= '0' && text[i] <= '9' && i - digits_from < 18)
+        v = v * 10 + (text[i++] - '0');
+      if (i == digits_from) return std::nullopt;
+      out.push_back(negative ? -v : v);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+// Element count of the first tensor in an `Input Dims` value: "[[1024]]" -> 1024, "[[4, 8], []]" -> 32.
+std::optional<int64_t> first_tensor_elements(std::string_view dims) {
+  size_t open = dims.find_first_not_of("[ ");
+  if (open == std::string_view::npos || open == 0) return std::nullopt;
+  size_t close = dims.find(']', open);
+  if (close == std::string_view::npos) return std::nullopt;
+  auto values = parse_int_list(dims.substr(open - 1, close - open + 2));
+  if (!values || values->empty()) return std::nullopt;
+  int64_t n = 1;
+  for (int64_t v : *values) {
+    if (v < 0 || (v > 0 && n > (int64_t{1} << 50) / v)) return std::nullopt;
+    n *= v;
+  }
+  return n;
+}
+
+// The first string of an `Input type` value: "[\"float\", \"\"]" -> float.
+std::string_view first_type(std::string_view types) {
+  size_t q = types.find('"');
+  if (q == std::string_view::npos) return {};
+  size_t e = types.find('"', q + 1);
+  if (e == std::string_view::npos) return {};
+  return types.substr(q + 1, e - q - 1);
+}
+
+// "[0, 1]" -> "0,1"; "" when it is not a list of integers.
+std::string normalise_ranks(std::string_view text) {
+  auto ranks = parse_int_list(text);
+  if (!ranks || std::any_of(ranks->begin(), ranks->end(), [](int64_t r) { return r < 0; })) return {};
+  std::string out;
+  for (int64_t r : *ranks) out += (out.empty() ? "" : ",") + std::to_string(r);
+  return out;
+}
+
+std::string join_ranks(const std::vector<int64_t>& ranks) {
+  std::string out;
+  for (int64_t r : ranks) out += (out.empty() ? "" : ",") + std::to_string(r);
+  return out;
+}
+
+// Row of `event` in a sparse table whose `event` column is ascending (rows are appended in file
+// order), or -1.
+template <class Column>
+int64_t sparse_row(const Column& events, uint32_t event) {
+  auto it = std::lower_bound(events.begin(), events.end(), event);
+  return it != events.end() && *it == event ? it - events.begin() : -1;
+}
+
+int64_t message_bytes(const std::string& type, int64_t in_nelems, int64_t out_nelems, int64_t group_size,
+                      int64_t elem_bytes) {
+  int64_t nelems = in_nelems;
+  if (type == "allgather")
+    nelems = out_nelems >= 0 ? out_nelems : (in_nelems >= 0 && group_size > 0 ? in_nelems * group_size : -1);
+  if (type == "reduce_scatter" && out_nelems > in_nelems) nelems = out_nelems;  // older writers swap them
+  if (nelems < 0 || elem_bytes <= 0) return -1;
+  return nelems * elem_bytes;
+}
+
+}  // namespace
+
+std::string canonical_collective_type(std::string_view name) {
+  std::string_view body = name;
+  for (std::string_view prefix : {"nccl:", "gloo:", "c10d::", "mpi:", "ucc:"}) {
+    if (starts_with_nocase(body, prefix)) {
+      body.remove_prefix(prefix.size());
+      break;
+    }
+  }
+  // Kernel names: ncclKernel_AllReduce_RING_LL_Sum_float(...), ncclDevKernel_SendRecv(...).
+  const std::string lowered = lower_without_underscores(std::string(name.substr(0, std::min<size_t>(name.size(), 64))));
+  const size_t kernel = lowered.find("kernel");
+  if (lowered.find("nccl") != std::string::npos && kernel != std::string::npos) {
+    const size_t underscore = name.find('_', name.find("ernel"));
+    if (underscore == std::string_view::npos) return "unknown";
+    body = name.substr(underscore + 1);
+    body = body.substr(0, body.find_first_of("_(<"));
+  }
+  const std::string s = lower_without_underscores(body);
+  if (s.find("allreduce") != std::string::npos) return "allreduce";
+  if (s.find("allgather") != std::string::npos) return "allgather";
+  if (s.find("reducescatter") != std::string::npos) return "reduce_scatter";
+  if (s.find("alltoall") != std::string::npos) return "alltoall";
+  if (s.find("broadcast") != std::string::npos) return "broadcast";
+  if (s.find("sendrecv") != std::string::npos) return "sendrecv";
+  if (s.rfind("send", 0) == 0) return "send";
+  if (s.rfind("recv", 0) == 0) return "recv";
+  if (s.find("barrier") != std::string::npos) return "barrier";
+  if (s.rfind("reduce", 0) == 0) return "reduce";
+  if (s.rfind("gather", 0) == 0) return "gather";
+  if (s.rfind("scatter", 0) == 0) return "scatter";
+  if (kernel != std::string::npos && lowered.find("nccl") != std::string::npos) return "unknown";
+  return {};
+}
+
+std::optional<int64_t> dtype_bytes(std::string_view dtype) {
+  std::string d = lower_without_underscores(dtype);
+  if (d.rfind("c10::", 0) == 0) d.erase(0, 5);
+  if (d.rfind("torch.", 0) == 0) d.erase(0, 6);
+  static const std::pair<const char*, int64_t> kSizes[] = {
+      {"float", 4},        {"float32", 4},  {"double", 8},     {"float64", 8},      {"half", 2},
+      {"float16", 2},      {"bfloat16", 2}, {"long", 8},       {"longint", 8},      {"int64", 8},
+      {"longlong", 8},     {"int", 4},      {"int32", 4},      {"short", 2},        {"shortint", 2},
+      {"int16", 2},        {"char", 1},     {"signedchar", 1}, {"int8", 1},         {"byte", 1},
+      {"unsignedchar", 1}, {"uint8", 1},    {"bool", 1},       {"complexfloat", 8}, {"complexdouble", 16},
+      {"uint16", 2},       {"uint32", 4},   {"uint64", 8},     {"unsignedint", 4},  {"unsignedlong", 8}};
+  for (const auto& [name, size] : kSizes) {
+    if (d == name) return size;
+  }
+  if (d.rfind("float8", 0) == 0) return 1;
+  return std::nullopt;
+}
+
+RankCollectives extract_collectives(const trace::RankTrace& trace) {
+  RankCollectives out;
+  out.rank = trace.rank;
+  out.path = trace.path;
+  for (const auto& [key, raw] : trace.metadata.other) {
+    if (key == "host_name" && raw.size() >= 2 && raw.front() == '"') out.host = raw.substr(1, raw.size() - 2);
+  }
+  if (trace.metadata.distributed) {
+    out.world_size = trace.metadata.distributed->world_size.value_or(-1);
+    out.groups = trace.metadata.distributed->pg_config;
+  }
+  const trace::EventTable& ev = trace.events;
+  const trace::CollectiveTable& ct = trace.collectives;
+  const trace::ShapesTable& st = trace.shapes;
+
+  // Host ops by External id: collective metadata (record_param_comms) and nccl:* shapes.
+  std::unordered_map<int64_t, uint32_t> meta_by_external;
+  for (size_t r = 0; r < ct.size(); ++r) {
+    const uint32_t e = ct.event[r];
+    if (!trace::is_device_category(ev.cat[e]) && ev.external_id[e] != trace::kNone) {
+      meta_by_external.emplace(ev.external_id[e], static_cast<uint32_t>(r));
+    }
+  }
+  std::unordered_map<int64_t, uint32_t> shapes_by_external;
+  for (size_t r = 0; r < st.size(); ++r) {
+    const uint32_t e = st.event[r];
+    if (ev.external_id[e] != trace::kNone && starts_with_nocase(trace.name(e), "nccl:")) {
+      shapes_by_external.emplace(ev.external_id[e], static_cast<uint32_t>(r));
+    }
+  }
+  std::unordered_map<int64_t, int64_t> launch_by_correlation;
+  for (size_t i = 0; i < ev.size(); ++i) {
+    if (trace::is_runtime_category(ev.cat[i]) && ev.correlation[i] != trace::kNone) {
+      launch_by_correlation.emplace(ev.correlation[i], ev.ts[i]);
+    }
+  }
+
+  // Steps: the ProfilerStep windows, what the step's thread did in them, and the calls they launched.
+  const ProfilerSteps steps = find_profiler_steps(trace);
+  std::unordered_map<uint32_t, std::vector<Interval>> busy_by_track, loader_by_track;
+  for (const ProfilerStepWindow& w : steps.steps) busy_by_track.emplace(ev.track[w.event], std::vector<Interval>{});
+  for (size_t i = 0; i < ev.size(); ++i) {
+    if (!trace::is_cpu_op_category(ev.cat[i]) || ev.phase[i] != trace::Phase::kComplete) continue;
+    auto it = busy_by_track.find(ev.track[i]);
+    if (it == busy_by_track.end() || profiler_step_number(trace.name(i))) continue;
+    it->second.push_back({ev.ts[i], ev.end(i)});
+    if (starts_with_nocase(trace.name(i), "enumerate(dataloader)"))
+      loader_by_track[ev.track[i]].push_back({ev.ts[i], ev.end(i)});
+  }
+  for (auto& [track, v] : busy_by_track) v = union_intervals(std::move(v));
+  for (auto& [track, v] : loader_by_track) v = union_intervals(std::move(v));
+  std::unordered_map<int64_t, uint32_t> step_track;  // step number -> track of its annotation
+  for (const ProfilerStepWindow& w : steps.steps) {
+    step_track.emplace(w.step, ev.track[w.event]);
+    StepRow row;
+    row.step = w.step;
+    row.start_ns = w.start_ns;
+    row.end_ns = w.end_ns;
+    row.gpu_busy_ns = w.gpu_busy_ns;
+    const std::vector<Interval> window = {{w.start_ns, w.end_ns}};
+    row.host_busy_ns = intersection_length(busy_by_track[ev.track[w.event]], window);
+    if (auto it = loader_by_track.find(ev.track[w.event]); it != loader_by_track.end()) {
+      row.dataloader_ns = intersection_length(it->second, window);
+    }
+    out.steps.push_back(row);
+  }
+  std::stable_sort(out.steps.begin(), out.steps.end(),
+                   [](const StepRow& a, const StepRow& b) { return a.start_ns < b.start_ns; });
+  std::vector<uint32_t> kernels, gloo_ops;
+  for (size_t i = 0; i < ev.size(); ++i) {
+    if (ev.cat[i] == trace::Category::kKernel && classify_kernel_name(trace.name(i)) == KernelType::kCommunication) {
+      kernels.push_back(static_cast<uint32_t>(i));
+    } else if (trace::is_cpu_op_category(ev.cat[i]) && starts_with_nocase(trace.name(i), "gloo:")) {
+      gloo_ops.push_back(static_cast<uint32_t>(i));
+    }
+  }
+  out.gpu = !kernels.empty();
+  const std::vector<uint32_t>& chosen = out.gpu ? kernels : gloo_ops;
+
+  // The only process group, when the trace lists exactly one: every call is on it.
+  const trace::ProcessGroupConfig* only_group = out.groups.size() == 1 ? &out.groups[0] : nullptr;
+
+  for (uint32_t e : chosen) {
+    CollectiveCall call;
+    call.device = out.gpu;
+    call.start_ns = ev.ts[e];
+    call.end_ns = ev.end(e);
+    // The step whose window holds the call's launch (a kernel's runtime call, else the call itself).
+    int64_t launch = ev.ts[e];
+    if (auto it = launch_by_correlation.find(ev.correlation[e]); out.gpu && it != launch_by_correlation.end()) {
+      launch = it->second;
+    }
+    for (StepRow& row : out.steps) {
+      if (launch >= row.start_ns && launch < row.end_ns) {
+        call.step = row.step;
+        row.comm_ns += call.duration_ns();
+        break;
+      }
+    }
+    int64_t meta = sparse_row(ct.event, e);
+    if (meta < 0 && out.gpu && ev.external_id[e] != trace::kNone) {
+      if (auto it = meta_by_external.find(ev.external_id[e]); it != meta_by_external.end()) meta = it->second;
+    }
+    call.type = canonical_collective_type(trace.name(e));
+    int64_t in_nelems = -1, out_nelems = -1;
+    if (meta >= 0) {
+      const std::string from_meta = canonical_collective_type(trace.strings.view(ct.collective_name[meta]));
+      if (!from_meta.empty()) call.type = from_meta;
+      call.dtype = std::string(trace.strings.view(ct.dtype[meta]));
+      in_nelems = ct.in_msg_nelems[meta];
+      out_nelems = ct.out_msg_nelems[meta];
+      call.group_size = ct.group_size[meta];
+      call.group = std::string(trace.strings.view(ct.process_group_name[meta]));
+      call.group_ranks = normalise_ranks(trace.strings.view(ct.process_group_ranks[meta]));
+    }
+    if (in_nelems < 0) {
+      // No collective metadata: the size from the op's (gloo) or its nccl:* annotation's shapes.
+      int64_t shapes = out.gpu ? -1 : sparse_row(st.event, e);
+      if (shapes < 0 && out.gpu && ev.external_id[e] != trace::kNone) {
+        if (auto it = shapes_by_external.find(ev.external_id[e]); it != shapes_by_external.end()) shapes = it->second;
+      }
+      if (shapes >= 0) {
+        in_nelems = first_tensor_elements(trace.strings.view(st.input_dims[shapes])).value_or(-1);
+        call.dtype = std::string(first_type(trace.strings.view(st.input_types[shapes])));
+      }
+    }
+    if (only_group != nullptr) {
+      if (call.group.empty()) call.group = only_group->name;
+      if (call.group_ranks.empty()) call.group_ranks = join_ranks(only_group->ranks);
+      if (call.group_size < 0) call.group_size = only_group->size;
+    }
+    const int64_t elem = dtype_bytes(call.dtype).value_or(-1);
+    call.bytes = message_bytes(call.type, in_nelems, out_nelems, call.group_size, elem);
+    out.calls.push_back(std::move(call));
+  }
+  // Host idle: the step's time covered neither by its thread's ops nor by the rank's collectives.
+  for (StepRow& row : out.steps) {
+    const std::vector<Interval> window = {{row.start_ns, row.end_ns}};
+    std::vector<Interval> active = intersect(busy_by_track[step_track[row.step]], window);
+    for (const CollectiveCall& call : out.calls) {
+      if (call.step == row.step)
+        active.push_back({std::max(call.start_ns, row.start_ns), std::min(call.end_ns, row.end_ns)});
+    }
+    row.host_idle_ns = (row.end_ns - row.start_ns) - total_length(union_intervals(std::move(active)));
+  }
+  std::stable_sort(out.calls.begin(), out.calls.end(),
+                   [](const CollectiveCall& a, const CollectiveCall& b) { return a.start_ns < b.start_ns; });
+
+  return out;
+}
+
+}  // namespace scaleprof::analysis

@@ -1,0 +1,87 @@
+// One rank's collective calls and step rows: the compact per-rank input of the cross-rank analyses.
+//
+// A rank's trace is reduced to these rows right after it is read, so thousands of ranks can be
+// analysed together without keeping their event tables (see docs/scale.md).
+//
+// Which events are collective calls:
+// * GPU runs: the communication kernels (ncclKernel_*, ncclDevKernel_*, RCCL's names; one call per
+//   kernel). Their metadata (Collective name, dtype, In/Out msg nelems, Group size, Process Group
+//   Name/Ranks) comes from the kernel's own args (PyTorch >= 2.2), else from the
+//   record_param_comms op with the kernel's External id; the size, failing both, from the
+//   `Input Dims`/`Input type` of the `nccl:*` annotation with that External id.
+// * CPU runs (no communication kernels): the `gloo:*` ops, which gloo records on its worker threads
+//   around the transfer itself; their size comes from `Input Dims` × `Input type`. The `c10d::*` ops
+//   on the calling thread only enqueue the work and are not calls.
+//
+// Message size follows nccl-tests: the larger buffer (all-gather: the gathered output; reduce-scatter:
+// the input; others: the input), nelems × the dtype's size.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace/event_table.h"
+
+namespace scaleprof::analysis {
+
+struct CollectiveCall {
+  std::string type;         // canonical: allreduce, allgather, reduce_scatter, alltoall, broadcast, reduce, ...
+  std::string group;        // Process Group Name; "" when the trace does not say
+  std::string group_ranks;  // "0,1,2,3" from Process Group Ranks (or the only pg_config); "" unknown
+  int64_t group_size = -1;
+  int64_t seq = -1;    // Seq of the call in its group, -1 absent (the reader does not keep Seq yet)
+  int64_t step = -1;   // ProfilerStep#N holding the call's launch, -1 none
+  int64_t bytes = -1;  // message size (nccl-tests convention), -1 unknown
+  std::string dtype;   // as written ("Float", "float", "c10::BFloat16")
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  bool device = false;  // a GPU kernel (true) or a CPU op (gloo)
+  // all-to-all(v): bytes sent to each peer (filled from partial files; the reader does not keep
+  // `In/Out split size` yet, so traces give the message size for every rank)
+  std::vector<int64_t> in_split_bytes;
+  std::vector<int64_t> out_split_bytes;  // bytes received from each peer
+
+  int64_t duration_ns() const { return end_ns - start_ns; }
+};
+
+// Per ProfilerStep of one rank: where its host time went, to explain why a rank is late.
+struct StepRow {
+  int64_t step = -1;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int64_t host_busy_ns = 0;   // union of the ops on the step's thread inside the step
+  int64_t dataloader_ns = 0;  // union of enumerate(DataLoader)#... on that thread
+  int64_t gpu_busy_ns = 0;    // union of the step's kernels (0 on CPU runs)
+  int64_t comm_ns = 0;        // sum of the rank's collective call durations in the step
+  // Time in the step when the step's thread ran no op and none of the rank's collectives was in
+  // flight: sleeping, waiting on I/O, or Python outside ops.
+  int64_t host_idle_ns = 0;
+};
+
+struct RankCollectives {
+  int64_t rank = 0;
+  std::string path;
+  std::string host;                               // the trace's host_name, "" when absent
+  int64_t world_size = -1;                        // distributedInfo.world_size
+  std::vector<trace::ProcessGroupConfig> groups;  // distributedInfo.pg_config
+  std::vector<CollectiveCall> calls;              // by start time
+  std::vector<StepRow> steps;                     // by start time
+  bool gpu = false;                               // calls are GPU kernels
+};
+
+// Canonical collective type from a Collective name ("_allgather_base", "allreduce_coalesced"),
+// a kernel name ("ncclDevKernel_AllGather_RING_LL") or a gloo/c10d op name ("gloo:all_reduce").
+// "" when the name is not a collective.
+std::string canonical_collective_type(std::string_view name);
+
+// Bytes of one element of a dtype as Kineto writes it ("Float", "BFloat16", "float", "c10::Half",
+// "long int"); nullopt when unknown.
+std::optional<int64_t> dtype_bytes(std::string_view dtype);
+
+// Reduces one rank's trace to its collective calls and step rows.
+RankCollectives extract_collectives(const trace::RankTrace& trace);
+
+}  // namespace scaleprof::analysis

@@ -1,0 +1,360 @@
+#include "analysis/collective_match.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace scaleprof::analysis {
+
+namespace {
+
+bool is_point_to_point(std::string_view type) {
+  return type == "send" || type == "recv" || type == "sendrecv";
+}
+
+// Collectives that complete at the same moment on every rank: their end times anchor the clocks.
+bool completes_together(std::string_view type) {
+  return type == "allreduce" || type == "allgather" || type == "reduce_scatter" || type == "alltoall" ||
+         type == "barrier";
+}
+
+// "0,1,5" -> {0, 1, 5}; anything that is not a digit separates numbers.
+std::vector<int64_t> parse_rank_text(const std::string& text) {
+  std::vector<int64_t> out;
+  int64_t value = 0;
+  bool in_number = false;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') {
+      if (value < (int64_t{1} << 40)) value = value * 10 + (c - '0');
+      in_number = true;
+    } else if (in_number) {
+      out.push_back(value);
+      value = 0;
+      in_number = false;
+    }
+  }
+  if (in_number) out.push_back(value);
+  return out;
+}
+
+int64_t median(std::vector<int64_t> v) {
+  if (v.empty()) return -1;
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  return v[mid];
+}
+
+struct Entry {
+  size_t rank_index;
+  size_t call_index;
+};
+
+struct Group {
+  std::string name;
+  std::string ranks_text;
+  int64_t size = -1;
+  std::map<size_t, std::vector<size_t>> calls;  // rank index -> call indices in start order
+};
+
+}  // namespace
+
+std::string_view match_status_name(MatchStatus s) {
+  switch (s) {
+    case MatchStatus::kMatched:
+      return "matched";
+    case MatchStatus::kIncomplete:
+      return "incomplete";
+    case MatchStatus::kUnmatched:
+      return "unmatched";
+  }
+  return "unmatched";
+}
+
+double busbw_factor(std::string_view type, int64_t n) {
+  if (n <= 0) return 1.0;
+  const double nd = static_cast<double>(n);
+  if (type == "allreduce") return 2.0 * (nd - 1.0) / nd;
+  if (type == "allgather" || type == "reduce_scatter" || type == "alltoall") return (nd - 1.0) / nd;
+  return 1.0;
+}
+
+CollectiveAnalysis match_collectives(const std::vector<RankCollectives>& ranks, const MatchOptions& options) {
+  CollectiveAnalysis out;
+  std::set<int64_t> loaded;
+  for (const RankCollectives& r : ranks) {
+    loaded.insert(r.rank);
+    out.gpu |= r.gpu;
+  }
+  auto node_of_rank = [&](int64_t rank, const RankCollectives* loaded_rank) -> std::string {
+    if (loaded_rank != nullptr && !loaded_rank->host.empty()) return loaded_rank->host;
+    if (options.gpus_per_node > 0) return fmt::format("node {}", rank / options.gpus_per_node);
+    return {};
+  };
+  std::map<int64_t, const RankCollectives*> by_rank;
+  for (const RankCollectives& r : ranks) by_rank[r.rank] = &r;
+
+  auto timing = [&](const Entry& e) {
+    const CollectiveCall& c = ranks[e.rank_index].calls[e.call_index];
+    return RankTiming{ranks[e.rank_index].rank, c.start_ns, c.end_ns, 0};
+  };
+  auto row_from = [&](const std::vector<Entry>& entries) {
+    MatchedCollective m;
+    const CollectiveCall& first = ranks[entries[0].rank_index].calls[entries[0].call_index];
+    m.type = first.type;
+    m.group = first.group;
+    m.group_size = first.group_size;
+    m.seq = first.seq;
+    m.step = first.step;
+    m.bytes = first.bytes;
+    m.device = first.device;
+    for (const Entry& e : entries) m.ranks.push_back(timing(e));
+    std::sort(m.ranks.begin(), m.ranks.end(), [](const RankTiming& a, const RankTiming& b) { return a.rank < b.rank; });
+    return m;
+  };
+
+  std::map<std::string, Group> groups;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    for (size_t j = 0; j < ranks[i].calls.size(); ++j) {
+      const CollectiveCall& c = ranks[i].calls[j];
+      if (c.group.empty() || is_point_to_point(c.type)) {
+        MatchedCollective m = row_from({{i, j}});
+        m.position = static_cast<int64_t>(j);
+        m.reason = c.group.empty() ? "the trace names no process group for this call"
+                                   : "point-to-point: the trace names no peer";
+        out.calls.push_back(std::move(m));
+        continue;
+      }
+      Group& g = groups[c.group + "|" + c.group_ranks];
+      g.name = c.group;
+      g.ranks_text = c.group_ranks;
+      g.size = std::max(g.size, c.group_size);
+      g.calls[i].push_back(j);
+    }
+  }
+
+  for (auto& [key, g] : groups) {
+    // Ranks of the group that were not loaded.
+    int64_t expected = g.size;
+    int64_t missing = 0;
+    if (!g.ranks_text.empty()) {
+      const std::vector<int64_t> members = parse_rank_text(g.ranks_text);
+      expected = static_cast<int64_t>(members.size());
+      for (int64_t r : members) missing += loaded.count(r) == 0 ? 1 : 0;
+    } else if (g.size > 0) {
+      missing = std::max<int64_t>(0, g.size - static_cast<int64_t>(g.calls.size()));
+    }
+    // How calls line up: Seq, else (step, k-th in step), else k-th.
+    bool all_seq = true;
+    bool all_step = true;
+    for (const auto& [ri, list] : g.calls) {
+      for (size_t j : list) {
+        all_seq &= ranks[ri].calls[j].seq >= 0;
+        all_step &= ranks[ri].calls[j].step >= 0;
+      }
+    }
+    std::map<std::pair<int64_t, int64_t>, std::vector<Entry>> positions;
+    std::map<int64_t, std::map<size_t, int64_t>> count_by_step;  // step -> rank index -> calls
+    for (const auto& [ri, list] : g.calls) {
+      std::map<int64_t, int64_t> k_in_step;
+      for (size_t k = 0; k < list.size(); ++k) {
+        const CollectiveCall& c = ranks[ri].calls[list[k]];
+        std::pair<int64_t, int64_t> pos{0, static_cast<int64_t>(k)};
+        if (all_seq) {
+          pos = {c.seq, 0};
+        } else if (all_step) {
+          pos = {c.step, k_in_step[c.step]++};
+          ++count_by_step[c.step][ri];
+        }
+        positions[pos].push_back({ri, list[k]});
+      }
+    }
+    const size_t participants = g.calls.size();
+    std::string order_problem;
+    if (!all_seq && !all_step) {
+      size_t lo = SIZE_MAX, hi = 0;
+      for (const auto& [ri, list] : g.calls) {
+        lo = std::min(lo, list.size());
+        hi = std::max(hi, list.size());
+      }
+      if (lo != hi) {
+        order_problem = fmt::format(
+            "ranks recorded {} to {} calls on this group and the trace has no Seq or steps to align them", lo, hi);
+      }
+    }
+    int64_t position = 0;
+    for (auto& [pos, entries] : positions) {
+      MatchedCollective m = row_from(entries);
+      m.position = all_seq ? pos.first : position;
+      ++position;
+      if (m.group_size < 0) m.group_size = expected;
+      std::string problem = order_problem;
+      if (problem.empty() && all_step && !all_seq) {
+        const auto& counts = count_by_step[pos.first];
+        bool same = counts.size() == participants;
+        for (const auto& [ri, n] : counts) same &= n == counts.begin()->second;
+        if (!same)
+          problem = fmt::format("ranks recorded different numbers of calls on this group in step {}", pos.first);
+      }
+      if (problem.empty() && entries.size() < participants) {
+        problem = fmt::format("only {} of the {} ranks present recorded this call", entries.size(), participants);
+      }
+      if (problem.empty()) {
+        for (const Entry& e : entries) {
+          const CollectiveCall& c = ranks[e.rank_index].calls[e.call_index];
+          if (c.type != m.type) {
+            problem = fmt::format("ranks disagree on the collective ({} on rank {}, {} on rank {})", m.type,
+                                  m.ranks[0].rank, c.type, ranks[e.rank_index].rank);
+            break;
+          }
+          if (c.bytes != m.bytes && m.type != "alltoall") {
+            problem = fmt::format("ranks disagree on the size ({} bytes on rank {}, {} on rank {})", m.bytes,
+                                  m.ranks[0].rank, c.bytes, ranks[e.rank_index].rank);
+            break;
+          }
+        }
+      }
+      if (!problem.empty()) {
+        m.reason = problem;
+      } else if (missing > 0) {
+        m.status = MatchStatus::kIncomplete;
+        m.reason = fmt::format("{} of the group's {} ranks were not loaded", missing, expected);
+      } else {
+        m.status = MatchStatus::kMatched;
+      }
+      // all-to-all(v): what each rank sends and receives.
+      if (m.type == "alltoall") {
+        std::vector<int64_t> sent;
+        for (const Entry& e : entries) {
+          const CollectiveCall& c = ranks[e.rank_index].calls[e.call_index];
+          int64_t send = c.bytes, recv = c.bytes;
+          if (!c.in_split_bytes.empty()) {
+            send = 0;
+            for (int64_t b : c.in_split_bytes) send += b;
+          }
+          if (!c.out_split_bytes.empty()) {
+            recv = 0;
+            for (int64_t b : c.out_split_bytes) recv += b;
+          }
+          if (send < 0 || recv < 0) continue;
+          sent.push_back(send);
+          m.send_min = m.send_min < 0 ? send : std::min(m.send_min, send);
+          m.send_max = std::max(m.send_max, send);
+          m.recv_min = m.recv_min < 0 ? recv : std::min(m.recv_min, recv);
+          m.recv_max = std::max(m.recv_max, recv);
+        }
+        int64_t total = 0;
+        for (int64_t s : sent) total += s;
+        if (!sent.empty() && total > 0) {
+          m.imbalance = static_cast<double>(m.send_max) * static_cast<double>(sent.size()) / static_cast<double>(total);
+        }
+      }
+      out.calls.push_back(std::move(m));
+    }
+  }
+
+  // Nodes and clock offsets.
+  std::map<std::string, HostClock> nodes;
+  bool every_node_known = true;
+  for (const RankCollectives& r : ranks) {
+    const std::string node = node_of_rank(r.rank, &r);
+    if (node.empty()) {
+      every_node_known = false;
+      continue;
+    }
+    HostClock& h = nodes[node];
+    h.node = node;
+    h.ranks.push_back(r.rank);
+  }
+  std::map<int64_t, std::string> node_by_rank;
+  for (const auto& [name, h] : nodes) {
+    for (int64_t r : h.ranks) node_by_rank[r] = name;
+  }
+  if (every_node_known && nodes.size() > 1 && !ranks.empty()) {
+    const std::string reference = node_by_rank[ranks.front().rank];
+    std::map<std::string, std::vector<int64_t>> diffs;
+    for (const MatchedCollective& m : out.calls) {
+      if (m.status == MatchStatus::kUnmatched || !completes_together(m.type)) continue;
+      std::map<std::string, int64_t> earliest_end;
+      for (const RankTiming& t : m.ranks) {
+        auto [it, inserted] = earliest_end.emplace(node_by_rank[t.rank], t.end_ns);
+        if (!inserted) it->second = std::min(it->second, t.end_ns);
+      }
+      auto ref = earliest_end.find(reference);
+      if (ref == earliest_end.end()) continue;
+      for (const auto& [node, end] : earliest_end) {
+        if (node != reference) diffs[node].push_back(end - ref->second);
+      }
+    }
+    for (auto& [node, d] : diffs) {
+      nodes[node].samples = static_cast<int64_t>(d.size());
+      nodes[node].offset_ns = median(d);
+    }
+    for (MatchedCollective& m : out.calls) {
+      for (RankTiming& t : m.ranks) {
+        const int64_t offset = nodes[node_by_rank[t.rank]].offset_ns;
+        t.start_ns -= offset;
+        t.end_ns -= offset;
+      }
+    }
+  }
+  for (auto& [name, h] : nodes) out.clocks.push_back(h);
+
+  // Metrics of matched (and incomplete) calls.
+  std::vector<int64_t> end_spreads;
+  for (MatchedCollective& m : out.calls) {
+    if (m.status == MatchStatus::kUnmatched) continue;
+    int64_t latest = INT64_MIN, earliest = INT64_MAX, first_end = INT64_MAX, last_end = INT64_MIN;
+    m.latency_ns = INT64_MAX;
+    for (const RankTiming& t : m.ranks) {
+      m.latency_ns = std::min(m.latency_ns, t.end_ns - t.start_ns);
+      if (t.start_ns > latest) {
+        latest = t.start_ns;
+        m.last_rank = t.rank;
+      }
+      earliest = std::min(earliest, t.start_ns);
+      first_end = std::min(first_end, t.end_ns);
+      last_end = std::max(last_end, t.end_ns);
+    }
+    for (RankTiming& t : m.ranks) t.wait_ns = latest - t.start_ns;
+    m.skew_ns = latest - earliest;
+    m.end_spread_ns = last_end - first_end;
+    if (m.ranks.size() < 2) {  // one rank: nobody to be late against
+      m.skew_ns = m.end_spread_ns = m.last_rank = -1;
+    }
+    if (m.ranks.size() > 1 && completes_together(m.type)) end_spreads.push_back(m.end_spread_ns);
+    const int64_t n = m.group_size > 0 ? m.group_size : static_cast<int64_t>(m.ranks.size());
+    if (m.bytes > 0 && m.latency_ns > 0) {
+      m.algbw_gbps = static_cast<double>(m.bytes) / static_cast<double>(m.latency_ns);
+      m.busbw_gbps = m.algbw_gbps * busbw_factor(m.type, n);
+    }
+    // Intra- or inter-node: from the group's member list where the trace gives it.
+    std::set<std::string> spans;
+    bool known = true;
+    std::vector<int64_t> members;
+    for (const RankTiming& t : m.ranks) members.push_back(t.rank);
+    if (m.status == MatchStatus::kIncomplete) known = false;
+    for (int64_t r : members) {
+      auto it = by_rank.find(r);
+      const std::string node = node_of_rank(r, it == by_rank.end() ? nullptr : it->second);
+      if (node.empty()) known = false;
+      spans.insert(node);
+    }
+    if (spans.size() > 1) {
+      m.locality = "inter-node";
+    } else if (known && !spans.empty()) {
+      m.locality = "intra-node";
+    }
+  }
+  out.alignment_error_ns = median(end_spreads);
+  std::stable_sort(out.calls.begin(), out.calls.end(), [](const MatchedCollective& a, const MatchedCollective& b) {
+    const int64_t sa = a.ranks.empty() ? 0 : a.ranks.front().start_ns;
+    const int64_t sb = b.ranks.empty() ? 0 : b.ranks.front().start_ns;
+    return std::tie(a.group, a.position, sa) < std::tie(b.group, b.position, sb);
+  });
+  return out;
+}
+
+}  // namespace scaleprof::analysis

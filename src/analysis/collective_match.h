@@ -1,0 +1,93 @@
+// Collectives matched across ranks, with their latency, skew, waits and bandwidth.
+//
+// Matching: the calls of each process group (Process Group Name + Ranks) are matched across the
+// group's ranks by their position in the group's sequence — `Seq` where every call carries it, else
+// the k-th call of the group within the same ProfilerStep#N (each rank's profiler window may start at
+// a different call, the step numbers do not), else the k-th call in the trace. A position is matched
+// only when every present rank has a call there of the same type and size; otherwise its calls are
+// reported as unmatched with the reason, never paired by guess. Calls with no process group (old
+// traces, NCCL kernels without metadata) and point-to-point calls (no peer in the trace) are never
+// matched. When some ranks of a group were not loaded, its calls are matched among the ranks present
+// and marked incomplete: their latency is then only an upper bound.
+//
+// Per matched call (times in ns on the aligned clock):
+//   latency = min over ranks of the duration (the transfer itself: the last rank to arrive waits for
+//             nobody); skew = latest start − earliest start; wait of rank r = latest start − start_r;
+//   algbw = bytes / latency; busbw = algbw × nccl-tests' factor for n ranks: allreduce 2(n−1)/n,
+//           allgather, reduce_scatter, alltoall (n−1)/n, broadcast, reduce and others 1.
+// Bandwidths are in GB/s (10^9 bytes/s), as nccl-tests prints them.
+//
+// Clock alignment: Kineto timestamps are each host's wall clock. Ranks on one host share it and are
+// never shifted. With several hosts (host_name in the traces, else --gpus-per-node), each host's
+// offset to the host of the lowest rank is the median, over matched all-reduce / all-gather /
+// reduce-scatter / all-to-all / barrier calls spanning both, of the difference between their
+// earliest end times (these collectives complete together on every rank); it is subtracted. The
+// alignment error reported is the median end spread of those calls after the shift.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/collective_calls.h"
+
+namespace scaleprof::analysis {
+
+struct MatchOptions {
+  int64_t gpus_per_node = 0;  // > 0: node = rank / gpus_per_node when the traces give no host names
+};
+
+enum class MatchStatus : uint8_t { kMatched, kIncomplete, kUnmatched };
+std::string_view match_status_name(MatchStatus s);  // "matched", "incomplete", "unmatched"
+
+struct RankTiming {
+  int64_t rank = 0;
+  int64_t start_ns = 0;  // aligned clock
+  int64_t end_ns = 0;
+  int64_t wait_ns = 0;  // latest start of the call − this rank's start
+};
+
+struct MatchedCollective {
+  std::string type;
+  std::string group;        // "" unknown
+  int64_t group_size = -1;  // n used for busbw
+  int64_t position = 0;     // 0-based call number in the group (Seq when known)
+  int64_t seq = -1;
+  int64_t step = -1;
+  int64_t bytes = -1;
+  bool device = false;
+  MatchStatus status = MatchStatus::kUnmatched;
+  std::string reason;             // why incomplete or unmatched
+  std::vector<RankTiming> ranks;  // present ranks, by rank
+  int64_t latency_ns = -1;        // -1 when unmatched
+  int64_t skew_ns = -1;
+  int64_t end_spread_ns = -1;
+  int64_t last_rank = -1;  // latest to arrive
+  double algbw_gbps = -1;  // < 0: unknown
+  double busbw_gbps = -1;
+  std::string locality;  // "intra-node", "inter-node" or "" unknown
+  // all-to-all(v): bytes sent / received per rank, when split sizes are in the trace.
+  int64_t send_min = -1, send_max = -1, recv_min = -1, recv_max = -1;
+  double imbalance = -1;  // max / mean of the bytes sent by the ranks (1 = balanced)
+};
+
+struct HostClock {
+  std::string node;  // host name or "node N"
+  std::vector<int64_t> ranks;
+  int64_t offset_ns = 0;  // subtracted from this host's times
+  int64_t samples = 0;    // calls the offset was estimated from
+};
+
+struct CollectiveAnalysis {
+  std::vector<MatchedCollective> calls;  // by group, then position
+  std::vector<HostClock> clocks;         // one per node
+  int64_t alignment_error_ns = -1;       // median end spread of completing collectives; -1 none
+  bool gpu = false;
+};
+
+// nccl-tests' bus-bandwidth factor for a collective of `n` ranks.
+double busbw_factor(std::string_view type, int64_t n);
+
+CollectiveAnalysis match_collectives(const std::vector<RankCollectives>& ranks, const MatchOptions& options = {});
+
+}  // namespace scaleprof::analysis

@@ -1,0 +1,206 @@
+// `scaleprof trace collectives`: collectives matched across ranks, their latency, skew, waits and
+// bandwidth, a summary per collective type × message size, all-to-all imbalance and the clock
+// alignment of the hosts. Rules in src/analysis/collective_match.h; JSON shapes: docs/trace-json.md.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "analysis/collective_match.h"
+#include "analysis/distribution.h"
+#include "report/rank_analysis.h"
+#include "report/trace_report.h"
+
+namespace scaleprof::report {
+
+namespace {
+
+Cell gbps_cell(double v) {
+  return v >= 0 ? Cell(v, 3) : Cell::null();
+}
+Cell ns_or_null(int64_t ns) {
+  return ns >= 0 ? us_cell(ns) : Cell::null();
+}
+Cell int_or_null(int64_t v) {
+  return v >= 0 ? Cell(v) : Cell::null();
+}
+
+// Upper bound of the message-size bucket: 1 KiB, 4 KiB, 16 KiB, ... (powers of 4).
+int64_t bucket_bound(int64_t bytes) {
+  int64_t bound = 1024;
+  while (bound < bytes && bound < (int64_t{1} << 60)) bound *= 4;
+  return bound;
+}
+
+std::string bytes_label(int64_t bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  int64_t v = bytes;
+  while (v >= 1024 && v % 1024 == 0 && unit < 4) {
+    v /= 1024;
+    ++unit;
+  }
+  return fmt::format("{} {}", v, kUnits[unit]);
+}
+
+int64_t time_origin(const analysis::CollectiveAnalysis& a) {
+  int64_t origin = std::numeric_limits<int64_t>::max();
+  for (const auto& m : a.calls) {
+    for (const auto& t : m.ranks) origin = std::min(origin, t.start_ns);
+  }
+  return origin == std::numeric_limits<int64_t>::max() ? 0 : origin;
+}
+
+Table calls_table(const analysis::CollectiveAnalysis& a) {
+  Table t;
+  t.title = "Collectives matched across ranks (latency = shortest duration over ranks; bandwidth in GB/s)";
+  t.columns = {{"group", "Group"},
+               {"position", "Call"},
+               {"step", "Step"},
+               {"type", "Type"},
+               {"bytes", "Bytes"},
+               {"group_size", "Group size"},
+               {"ranks", "Ranks seen"},
+               {"status", "Status"},
+               {"latency_us", "Latency (us)"},
+               {"skew_us", "Skew (us)"},
+               {"end_spread_us", "End spread (us)"},
+               {"last_rank", "Last rank"},
+               {"algbw_gbps", "Alg bw"},
+               {"busbw_gbps", "Bus bw"},
+               {"locality", "Locality"},
+               {"reason", "Note"}};
+  for (const auto& m : a.calls) {
+    t.add_row({m.group.empty() ? Cell::null() : Cell(m.group), m.position, int_or_null(m.step), m.type,
+               int_or_null(m.bytes), int_or_null(m.group_size), static_cast<int64_t>(m.ranks.size()),
+               std::string(analysis::match_status_name(m.status)), ns_or_null(m.latency_ns), ns_or_null(m.skew_ns),
+               ns_or_null(m.end_spread_ns), int_or_null(m.last_rank), gbps_cell(m.algbw_gbps), gbps_cell(m.busbw_gbps),
+               m.locality.empty() ? Cell::null() : Cell(m.locality), m.reason.empty() ? Cell::null() : Cell(m.reason)});
+  }
+  return t;
+}
+
+Table rank_table(const analysis::CollectiveAnalysis& a) {
+  const int64_t origin = time_origin(a);
+  Table t;
+  t.title = "Collectives per rank (start relative to the earliest call; wait = latest start - own start)";
+  t.columns = {{"group", "Group"},      {"position", "Call"},       {"type", "Type"},
+               {"rank", "Rank"},        {"start_us", "Start (us)"}, {"duration_us", "Duration (us)"},
+               {"wait_us", "Wait (us)"}};
+  for (const auto& m : a.calls) {
+    for (const auto& r : m.ranks) {
+      t.add_row({m.group.empty() ? Cell::null() : Cell(m.group), m.position, m.type, r.rank,
+                 us_cell(r.start_ns - origin), us_cell(r.end_ns - r.start_ns),
+                 m.skew_ns < 0 ? Cell::null() : us_cell(r.wait_ns)});
+    }
+  }
+  return t;
+}
+
+Table summary_table(const analysis::CollectiveAnalysis& a) {
+  struct Acc {
+    std::vector<int64_t> busbw_mbps, algbw_mbps;  // MB/s as integers, for the shared quantile code
+    int64_t latency_ns = 0, skew_ns = 0, wait_ns = 0, bytes = 0;
+  };
+  // (type, complete, bucket) -> figures
+  std::map<std::tuple<std::string, bool, int64_t>, Acc> groups;
+  for (const auto& m : a.calls) {
+    if (m.status == analysis::MatchStatus::kUnmatched || m.busbw_gbps < 0) continue;
+    Acc& acc = groups[{m.type, m.status == analysis::MatchStatus::kMatched, bucket_bound(m.bytes)}];
+    acc.busbw_mbps.push_back(std::llround(m.busbw_gbps * 1e3));
+    acc.algbw_mbps.push_back(std::llround(m.algbw_gbps * 1e3));
+    acc.latency_ns += m.latency_ns;
+    acc.skew_ns += std::max<int64_t>(m.skew_ns, 0);
+    acc.bytes += m.bytes;
+    for (const auto& r : m.ranks) acc.wait_ns += r.wait_ns;
+  }
+  Table t;
+  t.title = "Bandwidth per collective type and message size (GB/s; all ranks: false = some ranks not loaded)";
+  t.columns = {{"type", "Type"},
+               {"size_bucket", "Size up to"},
+               {"size_bucket_bytes", "Bucket bytes"},
+               {"all_ranks", "All ranks"},
+               {"calls", "Calls"},
+               {"mean_bytes", "Mean bytes"},
+               {"latency_us", "Latency sum (us)"},
+               {"skew_us", "Skew sum (us)"},
+               {"wait_us", "Wait sum (us)"},
+               {"algbw_p50_gbps", "Alg bw p50"},
+               {"busbw_min_gbps", "Bus bw min"},
+               {"busbw_p10_gbps", "Bus bw p10"},
+               {"busbw_p50_gbps", "Bus bw p50"},
+               {"busbw_p90_gbps", "Bus bw p90"},
+               {"busbw_max_gbps", "Bus bw max"}};
+  for (auto& [key, acc] : groups) {
+    const auto& [type, complete, bound] = key;
+    std::sort(acc.busbw_mbps.begin(), acc.busbw_mbps.end());
+    std::sort(acc.algbw_mbps.begin(), acc.algbw_mbps.end());
+    auto q = [](const std::vector<int64_t>& v, double p) { return Cell(analysis::quantile_sorted(v, p) / 1e3, 3); };
+    const auto n = static_cast<int64_t>(acc.busbw_mbps.size());
+    t.add_row({type, bytes_label(bound), bound, complete ? "true" : "false", n, acc.bytes / n, us_cell(acc.latency_ns),
+               us_cell(acc.skew_ns), us_cell(acc.wait_ns), q(acc.algbw_mbps, 0.5), q(acc.busbw_mbps, 0.0),
+               q(acc.busbw_mbps, 0.1), q(acc.busbw_mbps, 0.5), q(acc.busbw_mbps, 0.9), q(acc.busbw_mbps, 1.0)});
+  }
+  return t;
+}
+
+Table alltoall_table(const analysis::CollectiveAnalysis& a) {
+  Table t;
+  t.title = "All-to-all: bytes sent and received per rank (imbalance = max sent / mean sent)";
+  t.columns = {{"group", "Group"},           {"position", "Call"},      {"ranks", "Ranks seen"},
+               {"send_min", "Sent min"},     {"send_max", "Sent max"},  {"recv_min", "Received min"},
+               {"recv_max", "Received max"}, {"imbalance", "Imbalance"}};
+  for (const auto& m : a.calls) {
+    if (m.type != "alltoall") continue;
+    t.add_row({m.group.empty() ? Cell::null() : Cell(m.group), m.position, static_cast<int64_t>(m.ranks.size()),
+               int_or_null(m.send_min), int_or_null(m.send_max), int_or_null(m.recv_min), int_or_null(m.recv_max),
+               m.imbalance >= 0 ? Cell(m.imbalance, 3) : Cell::null()});
+  }
+  return t;
+}
+
+Table clocks_table(const analysis::CollectiveAnalysis& a) {
+  Table t;
+  t.title = "Clocks: nodes, offsets subtracted, alignment error (median end spread of all-reduce-like calls)";
+  t.columns = {{"node", "Node"},
+               {"ranks", "Ranks"},
+               {"offset_us", "Offset (us)"},
+               {"samples", "Calls used"},
+               {"alignment_error_us", "Alignment error (us)"}};
+  for (const auto& h : a.clocks) {
+    t.add_row({h.node, static_cast<int64_t>(h.ranks.size()), us_cell(h.offset_ns), h.samples,
+               ns_or_null(a.alignment_error_ns)});
+  }
+  if (a.clocks.empty()) {
+    t.add_row({Cell::null(), Cell::null(), Cell::null(), Cell::null(), ns_or_null(a.alignment_error_ns)});
+  }
+  return t;
+}
+
+}  // namespace
+
+std::vector<analysis::RankCollectives> rank_collectives(const trace::TraceSet& set, const TraceReportOptions& options) {
+  return analyse_ranks(set, options, [](const trace::RankTrace& t, const analysis::AnalysisWindow&) {
+    return analysis::extract_collectives(t);
+  });
+}
+
+TraceReport collectives_tables(const std::vector<analysis::RankCollectives>& ranks, const TraceReportOptions& options) {
+  analysis::MatchOptions match;
+  match.gpus_per_node = options.gpus_per_node;
+  const analysis::CollectiveAnalysis a = analysis::match_collectives(ranks, match);
+  TraceReport report;
+  report.add("collective_summary", summary_table(a));
+  report.add("collectives", calls_table(a));
+  report.add("collective_ranks", rank_table(a));
+  report.add("alltoall", alltoall_table(a));
+  report.add("clocks", clocks_table(a));
+  return report;
+}
+
+TraceReport collectives_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+  return collectives_tables(rank_collectives(set, options), options);
+}
+
+}  // namespace scaleprof::report

@@ -1,0 +1,63 @@
+// `scaleprof trace stragglers`: who the others wait for at the collectives, per rank and per step,
+// and what differs in the worst straggler's steps. Rules in src/analysis/stragglers.h; JSON shapes:
+// docs/trace-json.md.
+#include <fmt/format.h>
+
+#include "analysis/stragglers.h"
+#include "report/rank_analysis.h"
+#include "report/trace_report.h"
+
+namespace scaleprof::report {
+
+TraceReport stragglers_tables(const std::vector<analysis::RankCollectives>& ranks, const TraceReportOptions& options) {
+  analysis::MatchOptions match;
+  match.gpus_per_node = options.gpus_per_node;
+  const analysis::CollectiveAnalysis collectives = analysis::match_collectives(ranks, match);
+  const analysis::StragglerAnalysis s = analysis::find_stragglers(ranks, collectives);
+
+  Table per_rank;
+  per_rank.title = "Stragglers: wait each rank imposed on the others at matched collectives";
+  per_rank.columns = {{"rank", "Rank"},
+                      {"calls", "Calls"},
+                      {"arrived_last", "Arrived last"},
+                      {"wait_imposed_us", "Wait imposed (us)"},
+                      {"own_wait_us", "Own wait (us)"},
+                      {"mean_lag_when_last_us", "Mean lag when last (us)"}};
+  for (const auto& r : s.ranks) {
+    per_rank.add_row({r.rank, r.calls, r.arrived_last, us_cell(r.wait_imposed_ns), us_cell(r.own_wait_ns),
+                      r.arrived_last > 0 ? us_stat_cell(r.mean_lag_when_last_ns) : Cell::null()});
+  }
+
+  Table per_step;
+  per_step.title =
+      "Slowest rank per step (lag = its gap since its previous collective minus the others' median gap, summed)";
+  per_step.columns = {{"step", "Step"}, {"calls", "Calls"}, {"slowest_rank", "Slowest rank"}, {"lag_us", "Lag (us)"}};
+  for (const auto& st : s.steps) per_step.add_row({st.step, st.calls, st.slowest_rank, us_cell(st.lag_ns)});
+
+  Table compare;
+  compare.title = s.worst_rank >= 0 ? fmt::format(
+                                          "Worst straggler rank {} against the median rank, mean per step "
+                                          "over {} steps",
+                                          s.worst_rank, s.steps_compared)
+                                    : std::string("Worst straggler: none (no rank made another wait)");
+  compare.columns = {{"rank", "Rank"},
+                     {"quantity", "Quantity"},
+                     {"straggler_us", "Straggler (us)"},
+                     {"median_us", "Median rank (us)"},
+                     {"difference_us", "Difference (us)"}};
+  for (const auto& c : s.worst_vs_median) {
+    compare.add_row({s.worst_rank, c.quantity, us_stat_cell(c.straggler_ns), us_stat_cell(c.median_ns),
+                     us_stat_cell(c.straggler_ns - c.median_ns)});
+  }
+  TraceReport report;
+  report.add("stragglers", std::move(per_rank));
+  report.add("step_stragglers", std::move(per_step));
+  report.add("straggler_vs_median", std::move(compare));
+  return report;
+}
+
+TraceReport stragglers_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+  return stragglers_tables(rank_collectives(set, options), options);
+}
+
+}  // namespace scaleprof::report

@@ -1,0 +1,215 @@
+// Collectives across ranks: type and size rules, matching (Seq, steps, order; never by guess), clock
+// alignment, and the real GPU traces in ../shared/traces/hta (NCCL kernels with and without metadata).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "analysis/collective_calls.h"
+#include "analysis/collective_match.h"
+#include "analysis/stragglers.h"
+#include "trace/trace_set.h"
+
+namespace scaleprof::analysis {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kTraces = fs::path(SCALEPROF_SHARED_DIR) / "traces" / "hta";
+
+TEST(CollectiveTypes, NamesFromKernelsOpsAndMetadata) {
+  EXPECT_EQ(canonical_collective_type("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long)"),
+            "allreduce");
+  EXPECT_EQ(canonical_collective_type("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"),
+            "allgather");
+  EXPECT_EQ(canonical_collective_type("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(x)"), "reduce_scatter");
+  EXPECT_EQ(canonical_collective_type("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*)"), "sendrecv");
+  EXPECT_EQ(canonical_collective_type("ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)"), "unknown");
+  EXPECT_EQ(canonical_collective_type("gloo:all_reduce"), "allreduce");
+  EXPECT_EQ(canonical_collective_type("gloo:broadcast"), "broadcast");
+  EXPECT_EQ(canonical_collective_type("_allgather_base"), "allgather");
+  EXPECT_EQ(canonical_collective_type("reduce_scatter_tensor_coalesced"), "reduce_scatter");
+  EXPECT_EQ(canonical_collective_type("all_to_allv"), "alltoall");
+  EXPECT_EQ(canonical_collective_type("reduce"), "reduce");
+  EXPECT_EQ(canonical_collective_type("aten::mm"), "");
+  EXPECT_EQ(dtype_bytes("Float"), 4);
+  EXPECT_EQ(dtype_bytes("BFloat16"), 2);
+  EXPECT_EQ(dtype_bytes("c10::Half"), 2);
+  EXPECT_EQ(dtype_bytes("long int"), 8);
+  EXPECT_EQ(dtype_bytes("unsigned char"), 1);
+  EXPECT_FALSE(dtype_bytes("Quaternion").has_value());
+  EXPECT_DOUBLE_EQ(busbw_factor("allreduce", 8), 2.0 * 7 / 8);
+  EXPECT_DOUBLE_EQ(busbw_factor("allgather", 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(busbw_factor("alltoall", 4), 3.0 / 4);
+  EXPECT_DOUBLE_EQ(busbw_factor("broadcast", 8), 1.0);
+}
+
+CollectiveCall call(std::string type, int64_t start, int64_t end, int64_t seq = -1, int64_t step = -1) {
+  CollectiveCall c;
+  c.type = std::move(type);
+  c.group = "0";
+  c.group_ranks = "0,1";
+  c.group_size = 2;
+  c.seq = seq;
+  c.step = step;
+  c.bytes = 4000;
+  c.start_ns = start;
+  c.end_ns = end;
+  c.device = true;
+  return c;
+}
+
+RankCollectives rank(int64_t r, std::vector<CollectiveCall> calls, std::string host = "") {
+  RankCollectives out;
+  out.rank = r;
+  out.host = std::move(host);
+  out.gpu = true;
+  out.calls = std::move(calls);
+  return out;
+}
+
+TEST(CollectiveMatch, LatencySkewWaitAndBandwidth) {
+  // Rank 1 arrives 300 ns late; both leave together at 1400.
+  const CollectiveAnalysis a =
+      match_collectives({rank(0, {call("allreduce", 0, 1400)}), rank(1, {call("allreduce", 300, 1400)})});
+  ASSERT_EQ(a.calls.size(), 1u);
+  const MatchedCollective& m = a.calls[0];
+  EXPECT_EQ(m.status, MatchStatus::kMatched);
+  EXPECT_EQ(m.latency_ns, 1100);
+  EXPECT_EQ(m.skew_ns, 300);
+  EXPECT_EQ(m.last_rank, 1);
+  EXPECT_EQ(m.ranks[0].wait_ns, 300);
+  EXPECT_EQ(m.ranks[1].wait_ns, 0);
+  EXPECT_DOUBLE_EQ(m.algbw_gbps, 4000.0 / 1100.0);
+  EXPECT_DOUBLE_EQ(m.busbw_gbps, 4000.0 / 1100.0);  // 2(n-1)/n = 1 for n = 2
+}
+
+TEST(CollectiveMatch, SeqBeatsCallOrder) {
+  // Rank 0's profile missed Seq 7: Seq pairs 8 with 8 although the call orders differ.
+  const CollectiveAnalysis a =
+      match_collectives({rank(0, {call("allreduce", 100, 200, 8)}),
+                         rank(1, {call("allreduce", 0, 50, 7), call("allreduce", 110, 200, 8)})});
+  int matched = 0, unmatched = 0;
+  for (const auto& m : a.calls) {
+    if (m.status == MatchStatus::kMatched) {
+      ++matched;
+      EXPECT_EQ(m.seq, 8);
+      EXPECT_EQ(m.skew_ns, 10);
+    } else {
+      ++unmatched;
+      EXPECT_EQ(m.seq, 7);
+    }
+  }
+  EXPECT_EQ(matched, 1);
+  EXPECT_EQ(unmatched, 1);
+}
+
+TEST(CollectiveMatch, DifferentCallCountsWithoutSeqOrStepsAreNotPaired) {
+  const CollectiveAnalysis a = match_collectives(
+      {rank(0, {call("allreduce", 100, 200)}), rank(1, {call("allreduce", 0, 50), call("allreduce", 110, 200)})});
+  for (const auto& m : a.calls) {
+    EXPECT_EQ(m.status, MatchStatus::kUnmatched);
+    EXPECT_EQ(m.latency_ns, -1);
+  }
+}
+
+TEST(CollectiveMatch, StepsAlignProfilerWindowsThatStartApart) {
+  // Rank 1 recorded one more step (5) than rank 0: step 6's calls still pair.
+  const CollectiveAnalysis a =
+      match_collectives({rank(0, {call("allreduce", 1000, 1200, -1, 6)}),
+                         rank(1, {call("allreduce", 0, 100, -1, 5), call("allreduce", 1050, 1200, -1, 6)})});
+  int matched = 0;
+  for (const auto& m : a.calls) {
+    if (m.status == MatchStatus::kMatched) {
+      ++matched;
+      EXPECT_EQ(m.step, 6);
+      EXPECT_EQ(m.latency_ns, 150);
+    }
+  }
+  EXPECT_EQ(matched, 1);
+}
+
+TEST(CollectiveMatch, TypeDisagreementIsReportedNotPaired) {
+  const CollectiveAnalysis a =
+      match_collectives({rank(0, {call("allreduce", 0, 100)}), rank(1, {call("broadcast", 0, 100)})});
+  ASSERT_EQ(a.calls.size(), 1u);
+  EXPECT_EQ(a.calls[0].status, MatchStatus::kUnmatched);
+  EXPECT_NE(a.calls[0].reason.find("disagree"), std::string::npos);
+}
+
+TEST(CollectiveMatch, HostClocksAlignOnEndTimes) {
+  // Host b's clock runs 5 ms ahead; the calls end together in true time.
+  std::vector<CollectiveCall> a_calls, b_calls;
+  for (int i = 0; i < 5; ++i) {
+    const int64_t t = i * 1'000'000;
+    a_calls.push_back(call("allreduce", t, t + 500'000, i));
+    b_calls.push_back(call("allreduce", t + 5'000'000 + 200'000, t + 5'000'000 + 500'000 + 7, i));
+  }
+  const CollectiveAnalysis a = match_collectives({rank(0, a_calls, "host-a"), rank(1, b_calls, "host-b")});
+  ASSERT_EQ(a.clocks.size(), 2u);
+  EXPECT_EQ(a.clocks[1].node, "host-b");
+  EXPECT_EQ(a.clocks[1].offset_ns, 5'000'007);
+  EXPECT_EQ(a.alignment_error_ns, 0);
+  for (const auto& m : a.calls) {
+    EXPECT_EQ(m.locality, "inter-node");
+    EXPECT_EQ(m.skew_ns, 200'000 - 7);
+    EXPECT_EQ(m.last_rank, 1);
+  }
+}
+
+class CollectivesOnRealTraces : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::is_directory(kTraces)) GTEST_SKIP() << "shared traces not found at " << kTraces;
+  }
+  static std::vector<RankCollectives> load(const std::string& dir) {
+    auto set = trace::load_traces({(kTraces / dir).string()});
+    EXPECT_TRUE(set.ok());
+    std::vector<RankCollectives> out;
+    for (const auto& r : set.value().ranks) out.push_back(extract_collectives(r));
+    return out;
+  }
+};
+
+// One rank of a two-rank NCCL job whose kernels carry the collective metadata: the group is
+// incomplete, the rank's own kernel durations give the bandwidth. TraceLens 1.0 reports the
+// 6,637,568-float all-reduce as 25.32 MiB in 2,636.669 us -> 9.378 GiB/s bus bandwidth.
+TEST_F(CollectivesOnRealTraces, NcclParserConfigBandwidth) {
+  const std::vector<RankCollectives> ranks = load("nccl_parser_config");
+  ASSERT_EQ(ranks.size(), 1u);
+  EXPECT_TRUE(ranks[0].gpu);
+  EXPECT_EQ(ranks[0].calls.size(), 21u);  // 15 all-reduce + 6 broadcast kernels
+  const CollectiveAnalysis a = match_collectives(ranks);
+  bool found = false;
+  for (const MatchedCollective& m : a.calls) {
+    EXPECT_EQ(m.status, MatchStatus::kIncomplete) << m.reason;
+    EXPECT_EQ(m.group_size, 2);
+    if (m.type == "allreduce" && m.bytes == 6637568 * 4) {
+      found = true;
+      EXPECT_EQ(m.latency_ns, 2'636'669);
+      EXPECT_NEAR(static_cast<double>(m.bytes) / (1 << 20), 25.32, 0.005);
+      EXPECT_NEAR(m.busbw_gbps * 1e9 / (1 << 30), 9.378, 0.0005);
+      EXPECT_DOUBLE_EQ(m.busbw_gbps, m.algbw_gbps);  // n = 2
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+// Ranks 0 and 1 of a 128-rank job: SendRecv kernels without metadata, different sequences on the
+// two ranks. Nothing may be paired.
+TEST_F(CollectivesOnRealTraces, TraceFilterSendRecvIsNeverPaired) {
+  const std::vector<RankCollectives> ranks = load("trace_filter");
+  ASSERT_EQ(ranks.size(), 2u);
+  const CollectiveAnalysis a = match_collectives(ranks);
+  ASSERT_EQ(a.calls.size(), 20u);
+  for (const MatchedCollective& m : a.calls) {
+    EXPECT_EQ(m.type, "sendrecv");
+    EXPECT_EQ(m.status, MatchStatus::kUnmatched);
+    EXPECT_EQ(m.ranks.size(), 1u);
+    EXPECT_LT(m.latency_ns, 0);
+  }
+  const StragglerAnalysis s = find_stragglers(ranks, a);
+  EXPECT_EQ(s.worst_rank, -1);
+}
+
+}  // namespace
+}  // namespace scaleprof::analysis
