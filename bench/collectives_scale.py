@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Scale benchmark of `scaleprof trace collectives`: 64, 256 and 1,024 ranks made from one real trace.
+
+Each rank's file is the shared NCCL trace (../shared/traces/hta/nccl_parser_config) with its own
+rank, a process group spanning all ranks, and its clock shifted by a per-rank delay (a different
+baseTimeNanoseconds: every timestamp moves, so rank r arrives d_r late at every collective; rank 5
+is a straggler). Files go to a temporary folder that is removed afterwards; nothing is committed.
+Reports wall time, peak RSS and throughput per reading thread for each rank count, and the same for
+one rank alone, as the issue's acceptance asks: peak RSS at 1,024 ranks within 1.25x of 64 ranks,
+and throughput per thread no lower than for one rank.
+
+    python3 bench/collectives_scale.py [--ranks 64,256,1024] [--threads 2] [--keep 0.25]
+
+--keep thins the non-collective events (default: a quarter of them, ~2.5 MB per rank) so the
+biggest case fits a small machine's disk and time; all collective kernels and steps are kept.
+"""
+import argparse
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BASE = REPO.parent / "shared" / "traces" / "hta" / "nccl_parser_config" / "nccl_data.json.gz"
+
+
+def body_for(events, world):
+    ranks_text = "[" + ", ".join(str(r) for r in range(world)) + "]"
+    out = []
+    for e in events:
+        args = e.get("args")
+        if args and "Process Group Ranks" in args:
+            e = dict(e, args=dict(args, **{"Process Group Ranks": ranks_text, "Group size": world}))
+        out.append(json.dumps(e, separators=(",", ":")))
+    return ",\n".join(out)
+
+
+def make_ranks(folder, base, events, world):
+    body = body_for(events, world)
+    base_ns = base["baseTimeNanoseconds"]
+    for r in range(world):
+        delay_ns = (r * 7919 % 997) * 1000 + (3_000_000 if r == 5 else 0)
+        header = {k: v for k, v in base.items() if k != "traceEvents"}
+        header["baseTimeNanoseconds"] = base_ns + delay_ns
+        header["distributedInfo"] = dict(base["distributedInfo"], rank=r, world_size=world,
+                                         pg_config=[{"pg_name": "0", "pg_desc": "default_pg", "pg_size": world,
+                                                     "ranks": list(range(world))}])
+        text = json.dumps(header)[:-1] + ', "traceEvents": [\n' + body + "\n]}\n"
+        (folder / f"rank-{r}.json").write_text(text)
+
+
+def measure(cli, folder, threads):
+    start = time.monotonic()
+    proc = subprocess.Popen([str(cli), "trace", "collectives", str(folder), "--format", "json", "-o", os.devnull,
+                             "--threads", str(threads), "-q"])
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"scaleprof failed on {folder}")
+    return wall, usage.ru_maxrss / 1024.0  # MiB (ru_maxrss is KiB on Linux)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--ranks", default="64,256,1024")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--keep", type=float, default=0.25)
+    parser.add_argument("--scaleprof", default=str(REPO / "build" / "scaleprof"))
+    args = parser.parse_args()
+    if not BASE.is_file():
+        sys.exit(f"skipped: {BASE} not found")
+    base = json.load(gzip.open(BASE))
+    events, n = [], 0
+    for e in base["traceEvents"]:
+        name = e.get("name", "")
+        keep = e.get("cat") == "kernel" and "nccl" in name.lower() or name.startswith("ProfilerStep") \
+            or name == "record_param_comms" or e.get("ph") != "X"
+        n += 1
+        if keep or int(n * args.keep) != int((n - 1) * args.keep):
+            events.append(e)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="scaleprof-bench-") as tmp:
+        one = Path(tmp) / "one"
+        one.mkdir()
+        make_ranks(one, base, events, 1)
+        one_bytes = sum(p.stat().st_size for p in one.iterdir())
+        wall, rss = measure(args.scaleprof, one, 1)
+        rows.append((1, 1, one_bytes, wall, rss, one_bytes / wall / 1e6))
+        for world in (int(x) for x in args.ranks.split(",")):
+            folder = Path(tmp) / f"r{world}"
+            folder.mkdir()
+            make_ranks(folder, base, events, world)
+            total = sum(p.stat().st_size for p in folder.iterdir())
+            wall, rss = measure(args.scaleprof, folder, args.threads)
+            rows.append((world, args.threads, total, wall, rss, total / wall / 1e6 / args.threads))
+            shutil.rmtree(folder)
+    print(f"{'ranks':>6} {'threads':>7} {'input MB':>9} {'wall s':>8} {'peak RSS MiB':>12} {'MB/s per thread':>15}")
+    for world, threads, total, wall, rss, per in rows:
+        print(f"{world:>6} {threads:>7} {total / 1e6:>9.1f} {wall:>8.2f} {rss:>12.1f} {per:>15.1f}")
+    by = {r[0]: r for r in rows}
+    sizes = [int(x) for x in args.ranks.split(",")]
+    if len(sizes) > 1:
+        print(f"peak RSS {sizes[-1]} / {sizes[0]} ranks: {by[sizes[-1]][4] / by[sizes[0]][4]:.2f}x (goal <= 1.25x)")
+    print(f"throughput per thread at {sizes[-1]} ranks / one rank: {by[sizes[-1]][5] / by[1][5]:.2f}x (goal >= 1)")
+
+
+if __name__ == "__main__":
+    main()
