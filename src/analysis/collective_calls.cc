@@ -16,7 +16,7 @@ std::string lower_without_underscores(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
-    if (c != '_') out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    if (c != '_' && c != ' ') out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   }
   return out;
 }
