@@ -811,7 +811,11 @@ std::string Importer::import_envelope_member(std::string_view key, const simdjso
                                              uint64_t offset, od::parser& parser) {
   set_window(bracketed.data(), bracketed.size(), offset - 1);
   od::document doc;
-  if (auto e = parser.iterate(bracketed).get(doc)) return structural_error(doc, e);
+  // A failed iterate leaves the document without a position (asking it for one reads a null
+  // pointer): name the member's own offset instead.
+  if (auto e = parser.iterate(bracketed).get(doc)) {
+    return fmt::format("{}:{}: invalid JSON in '{}' ({})", path_, offset, key, simdjson::error_message(e));
+  }
   od::array one;
   if (auto e = doc.get_array().get(one)) return structural_error(doc, e);
   for (auto element : one) {
