@@ -1537,7 +1537,9 @@ Result<RankTrace> parse_kineto_stream(std::string_view path, const StreamOpener&
   if (!in) return Error{std::move(error)};
   StreamingParser parallel(path, *in, options, in->size_hint(), /*parallel=*/true);
   auto parsed = parallel.parse();
-  if (parsed.ok() || parsed.error().message != kNeedsSerial) return parsed;
+  // Any failure is read again serially, so an error names the same place and words whatever the
+  // thread count (the parallel phase can meet a defect in a different window first); errors are rare.
+  if (parsed.ok()) return parsed;
   in = open(&error);
   if (!in) return Error{std::move(error)};
   return parse_kineto_stream(path, *in, options);
