@@ -814,7 +814,7 @@ std::string Importer::import_envelope_member(std::string_view key, const simdjso
   // A failed iterate leaves the document without a position (asking it for one reads a null
   // pointer): name the member's own offset instead.
   if (auto e = parser.iterate(bracketed).get(doc)) {
-    return fmt::format("{}:{}: invalid JSON in '{}' ({})", path_, offset, key, simdjson::error_message(e));
+    return fmt::format("{}:{}: invalid JSON ({})", path_, offset, simdjson::error_message(e));
   }
   od::array one;
   if (auto e = doc.get_array().get(one)) return structural_error(doc, e);
