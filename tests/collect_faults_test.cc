@@ -128,6 +128,8 @@ TEST(RankRecorder, ARefusedReuseOfTheRunNameChangesNothing) {
   EXPECT_NE(taken.error().message.find("run.json exists already"), std::string::npos);
   EXPECT_EQ(read_file(wrapper_json), "{\"writer\": \"wrapper\", \"status\": \"completed\"}\n");
   EXPECT_FALSE(fs::exists(other.file("exp/run1/rank-00000/rank.json")));
+  // Nor does it leave a rank folder (or an empty traces/) of its own in that run.
+  EXPECT_FALSE(fs::exists(other.file("exp/run1/rank-00000")));
 }
 
 // Sixteen processes start rank 0 of the same run at the same moment (released together by closing a

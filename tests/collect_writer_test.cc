@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -65,6 +67,12 @@ TEST(ReplaceFile, LeavesNoTemporary) {
   EXPECT_EQ(read_file(dir.file("a.json")), "{\"v\": 2}\n");
   EXPECT_FALSE(std::filesystem::exists(dir.file("a.json.tmp")));
   EXPECT_FALSE(replace_file(dir.file("no/such/dir.json"), "{}").ok());
+  // A symlink planted at the old temporary name is never followed: its target stays untouched.
+  std::ofstream(dir.file("victim")) << "keep";
+  std::filesystem::create_symlink(dir.file("victim"), dir.file("b.json.tmp"));
+  ASSERT_TRUE(replace_file(dir.file("b.json"), "{}\n").ok());
+  EXPECT_EQ(read_file(dir.file("victim")), "keep");
+  EXPECT_EQ(read_file(dir.file("b.json")), "{}\n");
 }
 
 TEST(RankRecorder, RecordsEpochsStepsAndStatus) {

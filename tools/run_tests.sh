@@ -88,5 +88,4 @@ printf '%s\n' "${fuzz_run[@]}" | xargs -P 2 -I{} bash -c 'fuzz_one "$1"' _ {}
 echo "fuzz: ${#fuzz_run[@]} targets, no finding"
 
 step "clang-tidy"
-git ls-files -- 'src/*.cc' | xargs -P "$JOBS" -n 4 clang-tidy -p "$BUILD" --quiet 2>/dev/null
-echo "clang-tidy: no findings"
+bash tools/clang_tidy_cached.sh "$BUILD"

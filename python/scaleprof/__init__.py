@@ -86,6 +86,10 @@ class Run:
         self._started = False
         self._finished = False
         self._previous: Optional[Run] = None
+        # Epochs and steps that could not be recorded because this rank's folder could not be opened
+        # at the first record (see _recorder_for_record); training goes on regardless.
+        self.unrecorded = 0
+        self._unrecorded_reason = ""
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> "Run":
@@ -120,7 +124,10 @@ class Run:
     @contextlib.contextmanager
     def epoch(self, index: int, samples: Optional[int] = None) -> Iterator[None]:
         """Times one epoch; the line is written when the block ends without an exception."""
-        rec = self._open()
+        rec = self._recorder_for_record()
+        if rec is None:
+            yield
+            return
         rec.begin_epoch(int(index))
         try:
             yield
@@ -132,7 +139,10 @@ class Run:
     @contextlib.contextmanager
     def step(self, step: Optional[int] = None, samples: Optional[int] = None) -> Iterator[None]:
         """Times one step (numbered from 0 in each epoch unless `step` is given)."""
-        rec = self._open()
+        rec = self._recorder_for_record()
+        if rec is None:
+            yield
+            return
         rec.begin_step(None if step is None else int(step))
         try:
             yield
@@ -241,6 +251,29 @@ class Run:
     def _opened(self) -> "_scaleprof.RankRecorder":
         # Facts stay readable after finish(); recording does not (see _open).
         return self._recorder if self._recorder is not None else self._open()
+
+    def _recorder_for_record(self) -> Optional["_scaleprof.RankRecorder"]:
+        """The recorder for epoch() and step(), or None when this rank's folder cannot be opened now
+        (the run name is not agreed yet, the root is unwritable or full, the name is taken). Training
+        is running by then, and monitoring never stops it: the reason is printed once on stderr, the
+        record is counted in `unrecorded`, and the next record tries again."""
+        if not self._started or self._finished:
+            return self._open()  # a misuse, not a fault of the machine: raised at once, every time
+        try:
+            rec = self._open()
+        except ScaleprofError as e:
+            self.unrecorded += 1
+            reason = str(e)
+            if reason != self._unrecorded_reason:
+                self._unrecorded_reason = reason
+                print(f"scaleprof: warning: {reason}; training continues unrecorded (reported once, "
+                      "retried at the next record)", file=sys.stderr, flush=True)
+            return None
+        if self._unrecorded_reason:
+            print(f"scaleprof: recording works again after {self.unrecorded} unrecorded record(s)",
+                  file=sys.stderr, flush=True)
+            self._unrecorded_reason = ""
+        return rec
 
     def _open(self) -> "_scaleprof.RankRecorder":
         if not self._started:

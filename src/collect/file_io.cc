@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/output_file.h"
 #include "core/terminal_text.h"
 
 namespace scaleprof::collect {
@@ -34,18 +35,9 @@ bool write_all(int fd, const char* data, size_t size) {
 }  // namespace
 
 Status replace_file(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) return Error{fmt::format("{}: cannot write: {}", tmp, std::strerror(errno))};
-  bool ok = write_all(fd, text.data(), text.size());
-  int saved = errno;
-  if (::close(fd) != 0 && ok) ok = false, saved = errno;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    if (ok) saved = errno;
-    std::remove(tmp.c_str());
-    return Error{fmt::format("{}: cannot write: {}", path, std::strerror(saved))};
-  }
-  return Ok{};
+  // The one output-file writer: an exclusive, randomly named temporary file, every write checked,
+  // synced, renamed over a regular file only; a planted "<path>.tmp" is never opened.
+  return write_output_file(path, text);
 }
 
 Result<bool> create_new_file(const std::string& path, const std::string& text) {

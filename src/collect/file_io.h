@@ -9,9 +9,10 @@
 
 namespace scaleprof::collect {
 
-// Replaces `path` with `text` atomically: writes "<path>.tmp", then rename()s it over `path`, so a
-// reader (or a crash) sees the old file or the new one, never half of one. Only for files this
-// process owns (claimed with create_new_file).
+// Replaces `path` with `text` atomically through the one output-file writer (core/output_file.h):
+// a reader (or a crash) sees the old file or the new one, never half of one, and a file planted at
+// a guessable temporary name is never followed. Only for files this process owns (claimed with
+// create_new_file).
 Status replace_file(const std::string& path, const std::string& text);
 
 // Creates `path` with `text` only if nothing exists there yet (O_CREAT|O_EXCL, no symlink followed):

@@ -45,7 +45,10 @@ Result<std::unique_ptr<RankRecorder>> RankRecorder::open(const RunContext& conte
   ctx.root = fs::absolute(context.root, ec).lexically_normal().string();
   const std::string run_dir = run_dir_path(ctx.root, ctx.experiment, ctx.run, ctx.attempt);
   const std::string dir = (fs::path(run_dir) / rank_dir_name(ctx.rank)).string();
-  if (Status s = make_directories((fs::path(dir) / kTracesDir).string()); !s) return s.error();
+  // The rank folder now, its traces/ only once the claims below hold: a refused launch leaves no
+  // folder of its own behind in another launch's run.
+  const bool rank_dir_existed = fs::is_directory(dir, ec);
+  if (Status s = make_directories(dir); !s) return s.error();
 
   RankInfo info;
   info.rank = ctx.rank;
@@ -97,7 +100,10 @@ Result<std::unique_ptr<RankRecorder>> RankRecorder::open(const RunContext& conte
     const std::string run_json = (fs::path(run_dir) / kRunJson).string();
     auto run_claimed = create_new_file(run_json, to_json(run));
     if (!run_claimed || !run_claimed.value()) {
-      std::remove(rank_json.c_str());  // our own claim, made a moment ago; the run is another launch's
+      // Our own claim and folder, made a moment ago, go again; the run is another launch's. remove()
+      // takes a folder only when it is empty, so nothing anyone else wrote there is touched.
+      std::remove(rank_json.c_str());
+      if (!rank_dir_existed) fs::remove(dir, ec);
       if (!run_claimed) return run_claimed.error();
       return Error{
           fmt::format("{} exists already: run '{}' was recorded before; give this launch its own run "
@@ -105,6 +111,8 @@ Result<std::unique_ptr<RankRecorder>> RankRecorder::open(const RunContext& conte
                       run_json, ctx.run)};
     }
   }
+
+  if (Status s = make_directories((fs::path(dir) / kTracesDir).string()); !s) return s.error();
 
   std::unique_ptr<RankRecorder> r(new RankRecorder(ctx, options, std::move(info)));
   r->run_info_ = std::move(run);

@@ -172,3 +172,43 @@ def test_kill_9_of_the_wrapper_ends_the_training_and_the_run_says_interrupted(tm
     (row,) = json.loads(listing.stdout)
     assert row["status"] == "interrupted"
     assert f"{run_dir}: interrupted: the `scaleprof run` wrapper (pid {proc.pid}" in listing.stderr
+
+
+LATE_OPEN_TRAINING = r"""
+import os, sys, tempfile
+import torch.distributed as dist
+import scaleprof
+root = sys.argv[1]
+open(root, "w").close()  # the root is a file: this rank's folder cannot be made there
+with scaleprof.Run(experiment="e", strategy="ddp", root=root, rank=0, world_size=2) as run:
+    with run.epoch(0):  # no run name agreed yet: torch.distributed is not initialised
+        pass
+    dist.init_process_group("gloo", init_method="file://" + tempfile.mktemp(), rank=0, world_size=1)
+    with run.epoch(1):  # the name is agreed now, but the root cannot hold the run
+        with run.step():
+            pass
+    os.remove(root)
+    with run.epoch(2):  # the root works again: recorded
+        pass
+    print("trained", run.unrecorded, flush=True)
+dist.destroy_process_group()
+"""
+
+
+def test_a_rank_folder_that_cannot_be_opened_at_the_first_record_never_raises(tmp_path):
+    # Run() started before init_process_group opens its folder at the first record: whatever fails
+    # there (no agreed name yet, an unusable root) is a warning per distinct reason, never an exception.
+    root = tmp_path / "root"
+    proc = subprocess.run([sys.executable, "-c", LATE_OPEN_TRAINING, str(root)], capture_output=True, text=True,
+                          timeout=120, env=child_env())
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "trained 3\n"  # epoch 0, epoch 1 and its step
+    warnings = [l for l in proc.stderr.splitlines() if l.startswith("scaleprof:")]
+    assert len(warnings) == 3, proc.stderr
+    assert "cannot agree on a run name yet" in warnings[0] and "training continues unrecorded" in warnings[0]
+    assert str(root) in warnings[1] and "training continues unrecorded" in warnings[1]
+    assert warnings[2] == "scaleprof: recording works again after 3 unrecorded record(s)"
+    (run_dir,) = (root / "e").iterdir()
+    data = scaleprof.read_run(str(run_dir))
+    (rank,) = data["ranks"]
+    assert [e["epoch"] for e in rank["epochs"]] == [2]
