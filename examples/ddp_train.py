@@ -62,6 +62,8 @@ def parse_args(argv=None):
     p.add_argument("--profile-active", type=int, default=2)
     p.add_argument("--step-sleep", type=float, default=0.0,
                    help="extra seconds per step (tests use it to kill a rank mid-epoch)")
+    p.add_argument("--sleep-rank", type=int, default=-1,
+                   help="only this rank sleeps --step-sleep (a straggler the others wait for); -1: every rank")
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args(argv)
@@ -99,8 +101,9 @@ def main(argv=None):
                 print(f"scaleprof: {run.gpu_note}", flush=True)
         for epoch in range(args.epochs):
             profiling = epoch == args.profile_epoch
+            # Shapes give the collectives their message sizes (bus bandwidth in the report).
             prof = (run.torch_profiler(wait=args.profile_wait, warmup=args.profile_warmup,
-                                       active=args.profile_active, record_shapes=False)
+                                       active=args.profile_active, record_shapes=True)
                     if profiling else contextlib.nullcontext())
             with prof:
                 start = time.perf_counter()
@@ -113,7 +116,7 @@ def main(argv=None):
                             loss = loss_fn(model(x), y)
                             loss.backward()
                             optimizer.step()
-                            if args.step_sleep:
+                            if args.step_sleep and args.sleep_rank in (-1, rank):
                                 time.sleep(args.step_sleep)
                         if profiling:
                             prof.step()

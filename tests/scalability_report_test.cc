@@ -238,6 +238,109 @@ TEST(ScalabilityReport, RunDirectoriesEveryNumber) {
   EXPECT_TRUE(contains(a.warnings, "traces of 1 of 4 ranks"));
 }
 
+// A run held in memory: `workers` ranks, epochs of `seconds` (the first is skipped as warm-up).
+RunData run_in_memory(const std::string& strategy, int64_t workers, double seconds, const TraceSums& traces) {
+  RunData r;
+  r.layout = "scaleprof";
+  r.name = strategy + "-w" + std::to_string(workers);
+  r.strategy = strategy;
+  r.workers = workers;
+  r.nodes = 1;
+  r.epochs = {{0, seconds * 2}, {1, seconds}, {2, seconds}};
+  r.traces = traces;
+  return r;
+}
+
+TraceSums collective_sums(int64_t ranks, int64_t step_ns, int64_t calls, int64_t matched, int64_t latency_ns,
+                          int64_t wait_ns) {
+  TraceSums t;
+  t.ranks = ranks;
+  t.step_ns = step_ns;
+  t.collective_calls = calls;
+  t.collectives_matched = matched;
+  t.collective_latency_ns = latency_ns;
+  t.collective_wait_ns = wait_ns;
+  return t;
+}
+
+// CPU runs (no device work), collectives matched at both scales: 1 -> 2 workers, 8 s -> 5 s, 20 points
+// lost. At 2 workers 2 x 100 ms of steps hold 20 ms of latency and 8 ms of waits (10 % and 4 %): 10
+// and 4 points; 6 points are everything else.
+TEST(ScalabilityReport, GlooCollectivesSplitCommunicationFromWaiting) {
+  ScalabilityData data;
+  data.runs.push_back(run_in_memory("ddp", 1, 8, collective_sums(1, 100'000'000, 2, 2, 0, 0)));
+  data.runs.push_back(run_in_memory("ddp", 2, 5, collective_sums(2, 200'000'000, 2, 2, 20'000'000, 8'000'000)));
+  const ScalabilityAnalysis a = analyse_scalability(data, {});
+  const SeriesResult* s = find_series(a, "ddp");
+  ASSERT_NE(s, nullptr);
+  ASSERT_TRUE(s->has_loss());
+  const analysis::ScaleLoss& l = s->largest_loss();
+  EXPECT_EQ(l.basis, analysis::LossBasis::kCollectives);
+  ASSERT_EQ(l.causes.size(), 2u);
+  EXPECT_EQ(l.causes[0].name, "communication");
+  EXPECT_NEAR(l.causes[0].share1, 0.10, 1e-12);
+  EXPECT_NEAR(l.causes[0].points, 0.10, 1e-12);
+  EXPECT_EQ(l.causes[1].name, "waiting for stragglers");
+  EXPECT_NEAR(l.causes[1].points, 0.04, 1e-12);
+  EXPECT_NEAR(l.rest, 0.06, 1e-12);
+  const std::vector<std::string> lines = loss_sentences(*s);
+  EXPECT_TRUE(contains(lines, "waiting for stragglers growth accounts for 4.0 points")) << lines[1];
+  EXPECT_TRUE(contains(lines, "in the collectives matched across ranks at both scales"));
+  EXPECT_TRUE(contains(lines, "The main reason ddp does not scale better is communication growth."));
+  // The section states the shares per scale.
+  bool found = false;
+  for (const ReportSection& sec : scalability_sections(a)) {
+    if (sec.key != "collectives") continue;
+    found = true;
+    ASSERT_EQ(sec.tables[0].rows.size(), 2u);
+  }
+  EXPECT_TRUE(found);
+}
+
+// One call at the larger scale could not be matched: the split would undercount, so it is not used
+// (no traces basis either: nothing attributed).
+TEST(ScalabilityReport, UnmatchedCollectivesAreNotSplit) {
+  ScalabilityData data;
+  data.runs.push_back(run_in_memory("ddp", 1, 8, collective_sums(1, 100'000'000, 2, 2, 0, 0)));
+  data.runs.push_back(run_in_memory("ddp", 2, 5, collective_sums(2, 200'000'000, 3, 2, 20'000'000, 8'000'000)));
+  const ScalabilityAnalysis a = analyse_scalability(data, {});
+  const analysis::ScaleLoss& l = find_series(a, "ddp")->largest_loss();
+  EXPECT_EQ(l.basis, analysis::LossBasis::kNone);
+  EXPECT_TRUE(l.causes.empty());
+}
+
+// GPU runs with matched collectives: the exposed communication (20 % of the GPU span at 4 workers) is
+// split 3:1 by the matched calls' latency (30 ms) and waits (10 ms): 15 % communication, 5 % waiting;
+// idle stays. 1 -> 4 workers, 9 s -> 3 s: communication 20 % -> 15 %: 0.45 - 0.45 = 0 points; waiting
+// 0 -> 5 %: 0.15 s of 3 s = 5 points; idle 0 -> 20 %: 20 points.
+TEST(ScalabilityReport, GpuCommunicationSplitByMatchedCollectives) {
+  TraceSums one = collective_sums(1, 1'000'000, 0, 0, 0, 0);
+  one.span_ns = 100'000;
+  one.computation_ns = 80'000;
+  one.communication_ns = 20'000;
+  TraceSums four = collective_sums(4, 4'000'000, 5, 5, 30'000'000, 10'000'000);
+  four.span_ns = 400'000;
+  four.computation_ns = 240'000;
+  four.communication_ns = 80'000;
+  four.idle_ns = 80'000;
+  ScalabilityData data;
+  data.runs.push_back(run_in_memory("ddp", 1, 9, one));
+  data.runs.push_back(run_in_memory("ddp", 4, 3, four));
+  const ScalabilityAnalysis a = analyse_scalability(data, {});
+  const analysis::ScaleLoss& l = find_series(a, "ddp")->largest_loss();
+  EXPECT_EQ(l.basis, analysis::LossBasis::kTracesCollectives);
+  ASSERT_EQ(l.causes.size(), 3u);
+  EXPECT_NEAR(l.causes[0].share0, 0.20, 1e-12);
+  EXPECT_NEAR(l.causes[0].share1, 0.15, 1e-12);
+  EXPECT_NEAR(l.causes[0].points, 0.0, 1e-12);
+  EXPECT_EQ(l.causes[1].name, "waiting for stragglers");
+  EXPECT_NEAR(l.causes[1].share1, 0.05, 1e-12);
+  EXPECT_NEAR(l.causes[1].points, 0.05, 1e-12);
+  EXPECT_EQ(l.causes[2].name, "idle");
+  EXPECT_NEAR(l.causes[2].points, 0.20, 1e-12);
+  EXPECT_NEAR(l.rest, 0.0, 1e-12);
+}
+
 TEST(ScalabilityReport, SkipEpochsZeroPoolsEverything) {
   ScratchDir root("report-skip0");
   build_resnet(root);

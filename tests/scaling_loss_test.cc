@@ -58,5 +58,38 @@ TEST(ScalingLoss, MismatchedCausesAndLargerRest) {
   EXPECT_NEAR(main_loss_cause(rest).points, 0.225, 1e-12);
 }
 
+// CPU runs over gloo: communication and waiting for stragglers as shares of profiled step time.
+// 1 -> 2 workers, 8 s -> 5 s (efficiency 80 %, 20 points); communication 0 -> 10 % (0.5 s vs 0 s:
+// 10 points), waiting 0 -> 4 % (0.2 s: 4 points), the rest 6 points.
+TEST(ScalingLoss, CollectivesBasisSplitsCommunicationFromWaiting) {
+  const ScaleLoss l = attribute_scale_loss(
+      {1, 8, {{"communication", 0.0}, {"waiting for stragglers", 0.0}}, kNaN, LossBasis::kCollectives},
+      {2, 5, {{"communication", 0.10}, {"waiting for stragglers", 0.04}}, kNaN, LossBasis::kCollectives});
+  EXPECT_EQ(l.basis, LossBasis::kCollectives);
+  EXPECT_STREQ(loss_basis_name(l.basis), "collectives");
+  EXPECT_NEAR(l.lost, 0.20, 1e-12);
+  ASSERT_EQ(l.causes.size(), 2u);
+  EXPECT_EQ(l.causes[1].name, "waiting for stragglers");
+  EXPECT_NEAR(l.causes[0].points, 0.10, 1e-12);
+  EXPECT_NEAR(l.causes[1].points, 0.04, 1e-12);
+  EXPECT_NEAR(l.rest, 0.06, 1e-12);
+  EXPECT_EQ(main_loss_cause(l).name, "communication");
+  EXPECT_TRUE(is_attributed(LossBasis::kTracesCollectives));
+  EXPECT_FALSE(is_attributed(LossBasis::kComputationFraction));
+}
+
+// Shares on different bases are not compared, even with the same cause names; a basis that is not an
+// attributed one attributes nothing.
+TEST(ScalingLoss, SharesOnDifferentBasesAreNotCompared) {
+  const ScaleLoss mixed = attribute_scale_loss({1, 8, {{"communication", 0.0}}, kNaN, LossBasis::kCollectives},
+                                               {2, 5, {{"communication", 0.1}}, kNaN, LossBasis::kTraces});
+  EXPECT_EQ(mixed.basis, LossBasis::kNone);
+  EXPECT_TRUE(mixed.causes.empty());
+  const ScaleLoss none = attribute_scale_loss({1, 8, {{"communication", 0.0}}, 0.5, LossBasis::kNone},
+                                              {2, 5, {{"communication", 0.1}}, 0.4, LossBasis::kNone});
+  EXPECT_EQ(none.basis, LossBasis::kComputationFraction);
+  EXPECT_TRUE(none.causes.empty());
+}
+
 }  // namespace
 }  // namespace scaleprof::analysis

@@ -3,13 +3,45 @@
 #include <fmt/format.h>
 
 #include "analysis/analysis_window.h"
+#include "analysis/collective_calls.h"
+#include "analysis/collective_match.h"
 #include "analysis/computation_fraction.h"
 #include "analysis/kernel_breakdown.h"
 #include "analysis/operator_table.h"
+#include "analysis/stragglers.h"
 #include "analysis/temporal_breakdown.h"
 #include "trace/trace_set.h"
 
 namespace scaleprof::analysis {
+
+namespace {
+
+// Communication vs. waiting for stragglers, from the collectives matched across the run's ranks:
+// only calls launched inside a ProfilerStep count, so that the sums are parts of the step time.
+void add_collective_metrics(const std::vector<RankCollectives>& rows, importers::RunData* run,
+                            importers::TraceSums* sums) {
+  for (const RankCollectives& r : rows) {
+    for (const StepRow& st : r.steps) sums->step_ns += st.end_ns - st.start_ns;
+  }
+  const CollectiveAnalysis matched = match_collectives(rows);
+  for (const MatchedCollective& m : matched.calls) {
+    if (m.step < 0) continue;
+    ++sums->collective_calls;
+    if (m.status != MatchStatus::kMatched) continue;
+    ++sums->collectives_matched;
+    for (const RankTiming& t : m.ranks) {
+      sums->collective_latency_ns += m.latency_ns;
+      sums->collective_wait_ns += t.wait_ns;
+    }
+    run->collectives.push_back({m.type, m.bytes, m.busbw_gbps});
+  }
+  if (sums->collectives_matched == 0) return;
+  for (const RankStraggling& r : find_stragglers(rows, matched).ranks) {
+    run->rank_waits.push_back({r.rank, r.calls, r.own_wait_ns, r.wait_imposed_ns, r.arrived_last});
+  }
+}
+
+}  // namespace
 
 void add_trace_metrics(importers::ScalabilityData* data, const TraceStageOptions& options) {
   for (importers::RunData& run : data->runs) {
@@ -28,6 +60,8 @@ void add_trace_metrics(importers::ScalabilityData* data, const TraceStageOptions
     importers::TraceSums sums;
     std::vector<OperatorTable> tables;
     tables.reserve(set.ranks.size());
+    std::vector<RankCollectives> collectives;
+    collectives.reserve(set.ranks.size());
     for (const trace::RankTrace& rank : set.ranks) {
       const AnalysisWindow window = compute_analysis_window(rank);
       const TemporalBreakdown t = temporal_breakdown(rank, window.rows);
@@ -46,7 +80,9 @@ void add_trace_metrics(importers::ScalabilityData* data, const TraceStageOptions
       sums.memory_ns += memory;
       sums.other_ns += t.kernel_time_ns - t.idle_ns - t.compute_ns - comm - memory;
       tables.push_back(compute_operator_table(rank));
+      collectives.push_back(extract_collectives(rank));
     }
+    add_collective_metrics(collectives, &run, &sums);
     run.traces = sums;
     if (!run.computation) {
       std::vector<const OperatorTable*> ptrs;

@@ -10,6 +10,13 @@
 //   memory        = copies/sets overlapping neither                (kernel-type partition)
 //   other         = span - all of the above (sync records, other device work)
 // The five add up to the span. Ranks of a run are summed.
+//
+// And, GPU or CPU (gloo), from the collectives matched across the run's ranks
+// (analysis/collective_match.h), over the calls launched inside a ProfilerStep: the profiled step
+// time, each matched call's latency once per rank taking part (communication), the ranks' waits for
+// the last rank to arrive (waiting for stragglers), how many calls there were and how many matched;
+// per matched call its type, size and bus bandwidth, and per rank its own wait and the wait it imposed
+// (analysis/stragglers.h).
 #pragma once
 
 #include "importers/run_data.h"

@@ -35,6 +35,59 @@ std::string join_methods(const std::set<std::string>& methods) {
   return out;
 }
 
+// Collectives that can be split into communication and waiting: every call launched in the profiled
+// steps matched on every rank of its group (never a guess), and some matched unless the scale has one
+// worker (nothing to wait for).
+bool collectives_known(const ScaleGroup& g) {
+  if (!g.traces || g.traces->step_ns <= 0) return false;
+  const TraceSums& t = *g.traces;
+  return t.collectives_matched == t.collective_calls && (t.collectives_matched > 0 || g.workers == 1);
+}
+
+bool device_work(const ScaleGroup& g) {
+  return g.traces && g.traces->span_ns > 0;
+}
+
+// The basis two scales of a strategy are compared on: GPU time shares where both have device work
+// (split by the collectives where both have them known and the larger has some), else the collectives'
+// shares of step time where both have them known and the larger has some, else none from the traces
+// (attribute_scale_loss then falls back to the computation fraction, unattributed).
+LossBasis shares_basis(const ScaleGroup& base, const ScaleGroup& at) {
+  const bool both_known = collectives_known(base) && collectives_known(at) && at.traces->collectives_matched > 0;
+  if (device_work(base) && device_work(at)) return both_known ? LossBasis::kTracesCollectives : LossBasis::kTraces;
+  if (both_known && !device_work(base) && !device_work(at)) return LossBasis::kCollectives;
+  return LossBasis::kNone;
+}
+
+ScaleShares scale_shares(const ScaleGroup& g, LossBasis basis) {
+  ScaleShares sh;
+  sh.workers = g.workers;
+  sh.seconds = g.epoch.mean;
+  sh.computation_fraction = g.computation_fraction;
+  sh.shares_basis = basis;
+  if (basis == LossBasis::kNone) return sh;
+  const TraceSums& t = *g.traces;
+  const auto latency = static_cast<double>(t.collective_latency_ns);
+  const auto wait = static_cast<double>(t.collective_wait_ns);
+  if (basis == LossBasis::kCollectives) {
+    const auto step = static_cast<double>(t.step_ns);
+    sh.trace_shares = {{"communication", latency / step}, {"waiting for stragglers", wait / step}};
+    return sh;
+  }
+  const double communication = g.trace_share(&TraceSums::communication_ns);
+  if (basis == LossBasis::kTraces) {
+    sh.trace_shares = {{"communication", communication}, {"idle", g.trace_share(&TraceSums::idle_ns)}};
+    return sh;
+  }
+  // Exposed communication split in the proportion of the matched calls' latency and waits (a scale
+  // with no matched call, one worker, has nothing to wait for).
+  const double waiting_part = latency + wait > 0 ? wait / (latency + wait) : 0.0;
+  sh.trace_shares = {{"communication", communication * (1.0 - waiting_part)},
+                     {"waiting for stragglers", communication * waiting_part},
+                     {"idle", g.trace_share(&TraceSums::idle_ns)}};
+  return sh;
+}
+
 }  // namespace
 
 double ScaleGroup::trace_share(int64_t TraceSums::*part) const {
@@ -133,6 +186,11 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
         t.communication_ns += r.traces->communication_ns;
         t.memory_ns += r.traces->memory_ns;
         t.other_ns += r.traces->other_ns;
+        t.step_ns += r.traces->step_ns;
+        t.collective_calls += r.traces->collective_calls;
+        t.collectives_matched += r.traces->collectives_matched;
+        t.collective_latency_ns += r.traces->collective_latency_ns;
+        t.collective_wait_ns += r.traces->collective_wait_ns;
       }
     }
     // Computation sums: device-time runs only when any run has device time (bases do not mix).
@@ -214,22 +272,12 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
                                     static_cast<double>(s.projected_workers[k]);
       }
     }
-    // Loss attribution of every larger scale against the smallest: trace shares where both have
-    // device work, itwinai's computation fraction kept as an indication (never attributed).
-    auto shares = [](const ScaleGroup* g) {
-      ScaleShares sh;
-      sh.workers = g->workers;
-      sh.seconds = g->epoch.mean;
-      sh.computation_fraction = g->computation_fraction;
-      if (g->traces && g->traces->span_ns > 0) {
-        sh.trace_shares = {{"communication", g->trace_share(&TraceSums::communication_ns)},
-                           {"idle", g->trace_share(&TraceSums::idle_ns)}};
-      }
-      return sh;
-    };
-    const ScaleShares base = shares(timed.front());
+    // Loss attribution of every larger scale against the smallest (analysis/scaling_loss.h), on the
+    // best basis both scales support; itwinai's computation fraction is kept as an indication.
     for (size_t i = 1; i < timed.size(); ++i) {
-      if (timed[i]->workers > base.workers) s.losses.push_back(attribute_scale_loss(base, shares(timed[i])));
+      if (timed[i]->workers <= timed.front()->workers) continue;
+      const LossBasis basis = shares_basis(*timed.front(), *timed[i]);
+      s.losses.push_back(attribute_scale_loss(scale_shares(*timed.front(), basis), scale_shares(*timed[i], basis)));
     }
     out.series.push_back(std::move(s));
   }

@@ -8,12 +8,20 @@ const char* loss_basis_name(LossBasis basis) {
   switch (basis) {
     case LossBasis::kTraces:
       return "traces";
+    case LossBasis::kTracesCollectives:
+      return "traces+collectives";
+    case LossBasis::kCollectives:
+      return "collectives";
     case LossBasis::kComputationFraction:
       return "computation_fraction";
     case LossBasis::kNone:
       break;
   }
   return "none";
+}
+
+bool is_attributed(LossBasis basis) {
+  return basis == LossBasis::kTraces || basis == LossBasis::kTracesCollectives || basis == LossBasis::kCollectives;
 }
 
 namespace {
@@ -41,8 +49,9 @@ ScaleLoss attribute_scale_loss(const ScaleShares& base, const ScaleShares& at) {
   }
   std::vector<double> f0;
   std::vector<double> f1;
-  if (same_causes(base.trace_shares, at.trace_shares)) {
-    out.basis = LossBasis::kTraces;
+  if (base.shares_basis == at.shares_basis && is_attributed(base.shares_basis) &&
+      same_causes(base.trace_shares, at.trace_shares)) {
+    out.basis = base.shares_basis;
     for (size_t i = 0; i < base.trace_shares.size(); ++i) {
       f0.push_back(base.trace_shares[i].share);
       f1.push_back(at.trace_shares[i].share);
@@ -62,7 +71,7 @@ ScaleLoss attribute_scale_loss(const ScaleShares& base, const ScaleShares& at) {
 
 MainLossCause main_loss_cause(const ScaleLoss& loss) {
   MainLossCause out;
-  if (!(loss.lost > 0) || loss.basis != LossBasis::kTraces) return out;
+  if (!(loss.lost > 0) || !is_attributed(loss.basis)) return out;
   for (const LossCause& c : loss.causes) {
     if (c.points > 0 && (out.name.empty() || c.points > out.points)) out = {c.name, c.points};
   }

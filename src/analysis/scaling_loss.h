@@ -2,11 +2,20 @@
 // its share of the epoch time at both scales and the efficiency points it accounts for, attributed
 // only where the data supports it.
 //
-// Only shares OF THE EPOCH TIME can be attributed (analysis/scaling.h, attribute_efficiency_loss):
-// with device traces at both scales, the shares of GPU time in the profiled steps (communication,
-// idle, ...), applied to the epoch time. itwinai's computation fraction is a share of summed operator
-// self time, which itwinai itself says is not a share of wall time (it ignores parallelism and
-// overlap): it is kept as an indication, and the loss stays unattributed.
+// Only shares OF THE EPOCH TIME can be attributed (analysis/scaling.h, attribute_efficiency_loss),
+// measured in the profiled steps and applied to the epoch time, on one of three bases:
+// * traces: device traces at both scales: shares of GPU time (communication not hidden under
+//   computation, idle);
+// * traces+collectives: the same, with the collectives matched across ranks at both scales: the
+//   exposed communication is split into the transfer itself (communication) and waiting for the last
+//   rank to arrive (waiting for stragglers), in the proportion of the matched calls' latency and waits;
+// * collectives: CPU runs (gloo), collectives matched across ranks at both scales: per rank, each
+//   call's latency (communication) and the rank's wait for the last to arrive (waiting for
+//   stragglers), as shares of the profiled step time. Collective time is counted whole, including
+//   any part that overlaps computation on other threads: an upper bound of what it costs.
+// itwinai's computation fraction is a share of summed operator self time, which itwinai itself says
+// is not a share of wall time (it ignores parallelism and overlap): it is kept as an indication, and
+// the loss stays unattributed.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +26,18 @@
 
 namespace scaleprof::analysis {
 
+enum class LossBasis {
+  kTraces,               // shares of GPU time in the profiled steps, applied to the epoch time
+  kTracesCollectives,    // the same, exposed communication split by the matched collectives
+  kCollectives,          // shares of profiled step time in matched collectives (CPU runs)
+  kComputationFraction,  // only itwinai's fraction: an indication, nothing attributed
+  kNone,                 // neither at both scales
+};
+// "traces", "traces+collectives", "collectives", "computation_fraction", "none"
+const char* loss_basis_name(LossBasis basis);
+// The bases whose causes are attributed points (traces, traces+collectives, collectives).
+bool is_attributed(LossBasis basis);
+
 struct NamedShare {
   std::string name;     // "communication", "idle", ...
   double share = kNaN;  // fraction of the epoch time
@@ -25,9 +46,10 @@ struct NamedShare {
 // One scale of a strategy, as the loss attribution needs it.
 struct ScaleShares {
   int64_t workers = 0;
-  double seconds = kNaN;                 // mean epoch time
-  std::vector<NamedShare> trace_shares;  // empty without device traces
-  double computation_fraction = kNaN;    // itwinai's, share of operator self time
+  double seconds = kNaN;                        // mean epoch time
+  std::vector<NamedShare> trace_shares;         // empty without traces to attribute from
+  double computation_fraction = kNaN;           // itwinai's, share of operator self time
+  LossBasis shares_basis = LossBasis::kTraces;  // what trace_shares are shares of (an attributed basis)
 };
 
 struct LossCause {
@@ -36,27 +58,21 @@ struct LossCause {
   double points = kNaN;                 // efficiency lost to it (fraction; negative: gives back)
 };
 
-enum class LossBasis {
-  kTraces,               // shares of GPU time in the profiled steps, applied to the epoch time
-  kComputationFraction,  // only itwinai's fraction: an indication, nothing attributed
-  kNone,                 // neither at both scales
-};
-const char* loss_basis_name(LossBasis basis);  // "traces", "computation_fraction", "none"
-
 struct ScaleLoss {
   int64_t n0 = 0, n1 = 0;
   double t0 = kNaN, t1 = kNaN;
   LossBasis basis = LossBasis::kNone;
   double efficiency = kNaN;       // at n1 against n0
   double lost = kNaN;             // 1 - efficiency
-  std::vector<LossCause> causes;  // attributed causes (traces basis only)
+  std::vector<LossCause> causes;  // attributed causes (attributed bases only)
   double rest = kNaN;             // lost - sum of the causes: everything else (all of it when unattributed)
   // The non-computation share of operator self time at n0 and n1 (itwinai's 1 - fraction), when
   // both are known: shown as an indication whatever the basis.
   double non_computation0 = kNaN, non_computation1 = kNaN;
 };
 
-// Trace shares are used when both scales have them with the same names, in the base's order.
+// Trace shares are used when both scales have them on the same basis with the same names, in the
+// base's order.
 ScaleLoss attribute_scale_loss(const ScaleShares& base, const ScaleShares& at);
 
 // The cause that lost the most points (> 0) and its points; "everything else" when the rest is

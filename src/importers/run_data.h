@@ -50,6 +50,29 @@ struct TraceSums {
   int64_t communication_ns = 0;  // communication not hidden under computation
   int64_t memory_ns = 0;         // copies/sets hidden under neither
   int64_t other_ns = 0;          // the rest of the span (sync records, other work)
+  // Collectives matched across the run's ranks (GPU kernels, or gloo ops on CPU runs), inside the
+  // profiled steps, ranks summed (analysis/collective_match.h):
+  int64_t step_ns = 0;                // ProfilerStep time
+  int64_t collective_calls = 0;       // calls launched in a step (one per call, not per rank)
+  int64_t collectives_matched = 0;    // of those, matched on every rank of their group
+  int64_t collective_latency_ns = 0;  // each matched call's latency, once per rank taking part
+  int64_t collective_wait_ns = 0;     // the ranks' waits for the last rank to arrive
+};
+
+// One matched collective call of a run (for the bandwidth vs. message size plot).
+struct CollectiveSample {
+  std::string type;  // canonical: allreduce, allgather, ...
+  int64_t bytes = -1;
+  double busbw_gbps = -1;  // nccl-tests' bus bandwidth, GB/s; < 0 unknown
+};
+
+// One rank's waiting at the run's matched collectives (for the per-rank wait chart).
+struct RankWait {
+  int64_t rank = 0;
+  int64_t calls = 0;            // matched calls it took part in
+  int64_t own_wait_ns = 0;      // it waited for the last rank to arrive
+  int64_t wait_imposed_ns = 0;  // the others waited for it (at the calls it arrived last at)
+  int64_t arrived_last = 0;
 };
 
 struct RunData {
@@ -68,6 +91,8 @@ struct RunData {
   std::optional<ComputationSums> computation;
   std::vector<std::string> trace_files;  // profiler traces of the ranks, sorted
   std::optional<TraceSums> traces;
+  std::vector<CollectiveSample> collectives;  // matched calls in the profiled steps, by group and position
+  std::vector<RankWait> rank_waits;           // by rank; empty without matched calls
 };
 
 struct ScalabilityData {

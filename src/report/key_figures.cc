@@ -26,13 +26,20 @@ std::string workers_text(int64_t n) {
 std::vector<LossChartCause> causes_of(const analysis::ScaleLoss& l) {
   std::vector<LossChartCause> out;
   for (const analysis::LossCause& c : l.causes) out.push_back({c.name, c.points * 100.0});
-  const bool attributed = l.basis == analysis::LossBasis::kTraces;
+  const bool attributed = analysis::is_attributed(l.basis);
   out.push_back({attributed ? "everything else" : "unattributed", l.rest * 100.0});
   return out;
 }
 
 std::string basis_words(const analysis::ScaleLoss& l) {
   if (l.basis == analysis::LossBasis::kTraces) return "shares of GPU time in the profiled steps";
+  if (l.basis == analysis::LossBasis::kTracesCollectives) {
+    return "shares of GPU time in the profiled steps; exposed communication split by the collectives matched across "
+           "ranks";
+  }
+  if (l.basis == analysis::LossBasis::kCollectives) {
+    return "shares of profiled step time in the collectives matched across ranks";
+  }
   if (l.basis == analysis::LossBasis::kComputationFraction) {
     return "itwinai's computation fraction is a share of operator self time, not of epoch time";
   }

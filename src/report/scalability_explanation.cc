@@ -23,6 +23,37 @@ std::string fmt_pts(double fraction) {
   return fmt::format("{:.1f}", fraction * 100.0);
 }
 
+// "a", "a and b", "a, b and c"
+std::string cause_list(const std::vector<analysis::LossCause>& causes) {
+  std::string out;
+  for (size_t i = 0; i < causes.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == causes.size() ? " and " : ", ") + causes[i].name;
+  }
+  return out;
+}
+
+// What the attributed shares are shares of, and what that assumes.
+std::string basis_sentence(analysis::LossBasis basis) {
+  switch (basis) {
+    case analysis::LossBasis::kTracesCollectives:
+      return "(Basis: shares of GPU time in the profiled steps of the device traces at both scales, applied to the "
+             "epoch time; communication not hidden under computation is split into the transfer itself "
+             "(communication) and waiting for the last rank to arrive (waiting for stragglers) in the proportion of "
+             "the collectives matched across ranks: their latency, the shortest duration over ranks, and each "
+             "rank's wait. This assumes the profiled steps are representative of the epoch.)";
+    case analysis::LossBasis::kCollectives:
+      return "(Basis: shares of the profiled step time, ranks summed, in the collectives matched across ranks at "
+             "both scales, applied to the epoch time: communication is each call's latency (the shortest duration "
+             "over ranks) once per rank, waiting for stragglers is each rank's wait for the last rank to arrive. "
+             "Collective time is counted whole, including any part that overlaps computation on other threads, so "
+             "these points are an upper bound; this assumes the profiled steps are representative of the epoch.)";
+    default:
+      break;
+  }
+  return "(Basis: shares of GPU time in the profiled steps of the device traces at both scales, applied to the epoch "
+         "time; this assumes the profiled steps are representative of the epoch.)";
+}
+
 }  // namespace
 
 std::vector<std::string> loss_sentences(const SeriesResult& series) {
@@ -88,14 +119,13 @@ std::vector<std::string> loss_sentences(const SeriesResult& series) {
       l.rest >= 0 ? fmt::format("everything else accounts for {} points", fmt_pts(l.rest))
                   : fmt::format("everything else shrank faster than the workers grew and gives back {} points",
                                 fmt_pts(-l.rest))));
-  out.push_back(
-      "(Basis: shares of GPU time in the profiled steps of the device traces at both scales, applied to the epoch "
-      "time; this assumes the profiled steps are representative of the epoch.)");
+  out.push_back(basis_sentence(l.basis));
   const analysis::MainLossCause main = analysis::main_loss_cause(l);
   if (main.name == "everything else") {
-    out.emplace_back(
-        "Most of the loss is outside communication and idle time: work that does not shrink with more workers "
-        "(per-worker overheads, a serial part, smaller per-worker batches running less efficiently).");
+    out.push_back(fmt::format(
+        "Most of the loss is outside {}: work that does not shrink with more workers (per-worker overheads, a "
+        "serial part, smaller per-worker batches running less efficiently).",
+        cause_list(l.causes)));
   } else if (!main.name.empty()) {
     out.push_back(fmt::format("The main reason {} does not scale better is {} growth.", name, main.name));
   }

@@ -193,6 +193,44 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
     out.push_back(std::move(s));
   }
 
+  // Collectives matched across ranks: communication vs. waiting for stragglers
+  bool any_collectives = false;
+  for (const ScaleGroup& g : a.groups) any_collectives |= g.traces && g.traces->collective_calls > 0;
+  if (any_collectives) {
+    ReportSection s;
+    s.key = "collectives";
+    s.title = "Collectives Across Ranks";
+    s.notes.push_back(
+        "Collective calls launched in the profiled steps (GPU communication kernels, or gloo ops on CPU runs), "
+        "matched across the ranks of their process group: communication = each matched call's latency (the "
+        "shortest duration over ranks) once per rank, waiting = each rank's wait for the last rank to arrive; both "
+        "as shares of the profiled step time, ranks summed. Calls that could not be matched with confidence are "
+        "counted, never paired by guess; where some are, the split is not used to explain the scaling.");
+    Table t;
+    t.title = "Time in collectives per strategy and number of workers";
+    t.columns = {{"strategy", "Strategy"},
+                 {"workers", "Workers"},
+                 {"nodes", "Nodes"},
+                 {"ranks", "Ranks traced"},
+                 {"step_ms", "Profiled steps (ms, ranks summed)"},
+                 {"calls", "Calls"},
+                 {"matched", "Matched"},
+                 {"communication_pct", "Communication (% of steps)"},
+                 {"waiting_pct", "Waiting for stragglers (% of steps)"}};
+    for (const ScaleGroup& g : a.groups) {
+      if (!g.traces || g.traces->collective_calls == 0) continue;
+      const TraceSums& c = *g.traces;
+      const auto step = static_cast<double>(c.step_ns);
+      t.add_row({g.series, g.workers, nodes_cell(g.nodes), c.ranks, Cell(step / 1e6, 3), c.collective_calls,
+                 c.collectives_matched,
+                 step > 0 ? pct(static_cast<double>(c.collective_latency_ns) / step) : Cell::null(),
+                 step > 0 ? pct(static_cast<double>(c.collective_wait_ns) / step) : Cell::null()});
+    }
+    s.table_keys = {"collective_time"};
+    s.tables = {std::move(t)};
+    out.push_back(std::move(s));
+  }
+
   // itwinai's computation fraction
   bool any_comp = false;
   for (const ScaleGroup& g : a.groups) any_comp |= g.computation.has_value();
