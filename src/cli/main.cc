@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/exit_codes.h"
+#include "cli/mlflow_command.h"
 #include "cli/output.h"
 #include "cli/report_command.h"
 #include "cli/run_command.h"
@@ -24,6 +25,7 @@ int run(int argc, char** argv) {
   scaleprof::cli::setup_runs_command(app, &exit_code);
   scaleprof::cli::setup_report_command(app, &exit_code);
   scaleprof::cli::setup_slurm_command(app, &exit_code);
+  scaleprof::cli::setup_mlflow_command(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

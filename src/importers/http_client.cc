@@ -3,7 +3,11 @@
 #include <curl/curl.h>
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "importers/mlflow_json.h"
@@ -78,7 +82,21 @@ Result<HttpResponse> HttpClient::post_json(const std::string& path, std::string_
   return perform(path, &body);
 }
 
-Result<HttpResponse> HttpClient::perform(const std::string& path, const std::string* json) {
+Result<HttpResponse> HttpClient::put_file(const std::string& path, const std::string& local_file) {
+  FILE* file = std::fopen(local_file.c_str(), "rb");
+  if (file == nullptr) return Error{fmt::format("{}: cannot read: {}", local_file, std::strerror(errno))};
+  struct stat st {};
+  if (::fstat(fileno(file), &st) != 0 || !S_ISREG(st.st_mode)) {
+    std::fclose(file);
+    return Error{fmt::format("{}: not a regular file", local_file)};
+  }
+  auto r = perform(path, nullptr, file, static_cast<int64_t>(st.st_size));
+  std::fclose(file);
+  return r;
+}
+
+Result<HttpResponse> HttpClient::perform(const std::string& path, const std::string* json, FILE* upload,
+                                         int64_t upload_size) {
   auto* curl = static_cast<CURL*>(curl_);
   if (curl == nullptr) return Error{fmt::format("{}: cannot start an HTTP client", shown_url_)};
   curl_easy_reset(curl);
@@ -111,6 +129,13 @@ Result<HttpResponse> HttpClient::perform(const std::string& path, const std::str
     curl_easy_setopt(curl, CURLOPT_POST, 1L);
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, json->data());
     curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(json->size()));
+  }
+  if (upload != nullptr) {
+    headers = curl_slist_append(headers, "Content-Type: application/octet-stream");
+    headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip per file
+    curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(curl, CURLOPT_READDATA, upload);  // libcurl's default read callback is fread
+    curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(upload_size));
   }
   if (headers != nullptr) curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   const CURLcode rc = curl_easy_perform(curl);

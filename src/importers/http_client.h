@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -42,13 +43,17 @@ class HttpClient {
   // status is a response.
   Result<HttpResponse> get(const std::string& path_and_query);
   Result<HttpResponse> post_json(const std::string& path, std::string_view json);
+  // PUT of a local file's bytes, streamed from disk (MLflow's artifact proxy takes uploads this way).
+  // A file that cannot be opened is an error naming it; the file is only read.
+  Result<HttpResponse> put_file(const std::string& path, const std::string& local_file);
 
   // Percent-encodes one query value.
   std::string escape(std::string_view text) const;
   const std::string& shown_url() const { return shown_url_; }
 
  private:
-  Result<HttpResponse> perform(const std::string& path, const std::string* json);
+  Result<HttpResponse> perform(const std::string& path, const std::string* json, FILE* upload = nullptr,
+                               int64_t upload_size = 0);
 
   std::string base_url_;
   std::string shown_url_;

@@ -103,6 +103,46 @@ bool key_values(object data, const char* field, std::map<std::string, std::strin
   return true;
 }
 
+// One run object {"info": {...}, "data": {...}} of runs/search, runs/create or runs/get. A deleted run
+// gives an empty optional.
+Result<std::optional<MlflowRun>> parse_run_object(element item, std::string_view endpoint) {
+  object run;
+  object info;
+  if (item.get_object().get(run) != simdjson::SUCCESS || run["info"].get_object().get(info) != simdjson::SUCCESS) {
+    return Error{fmt::format("{} response: a run has no info object", endpoint)};
+  }
+  if (str(info, "lifecycle_stage") == "deleted") return std::optional<MlflowRun>{};
+  MlflowRun r;
+  r.run_id = str(info, "run_id");
+  if (r.run_id.empty()) r.run_id = str(info, "run_uuid");
+  if (r.run_id.empty()) return Error{fmt::format("{} response: a run has no run_id", endpoint)};
+  r.name = str(info, "run_name");
+  r.status = str(info, "status");
+  r.artifact_uri = str(info, "artifact_uri");
+  object data;
+  if (run["data"].get_object().get(data) == simdjson::SUCCESS) {
+    if (!key_values(data, "params", &r.params) || !key_values(data, "tags", &r.tags)) {
+      return Error{fmt::format("{} response: run {} has malformed params or tags", endpoint, r.run_id)};
+    }
+    array metrics;
+    if (data["metrics"].get_array().get(metrics) == simdjson::SUCCESS) {
+      for (element m : metrics) {
+        object mo;
+        if (m.get_object().get(mo) != simdjson::SUCCESS) {
+          return Error{fmt::format("{} response: malformed metric", endpoint)};
+        }
+        std::string key = str(mo, "key");
+        if (!key.empty()) r.metric_keys.push_back(std::move(key));
+      }
+    }
+  }
+  std::sort(r.metric_keys.begin(), r.metric_keys.end());
+  r.metric_keys.erase(std::unique(r.metric_keys.begin(), r.metric_keys.end()), r.metric_keys.end());
+  if (auto it = r.tags.find("mlflow.parentRunId"); it != r.tags.end()) r.parent_id = it->second;
+  if (auto it = r.tags.find("mlflow.runName"); it != r.tags.end() && r.name.empty()) r.name = it->second;
+  return std::optional<MlflowRun>{std::move(r)};
+}
+
 }  // namespace
 
 Result<std::string> parse_experiment_id_response(std::string_view body) {
@@ -118,6 +158,27 @@ Result<std::string> parse_experiment_id_response(std::string_view body) {
   return id;
 }
 
+Result<std::string> parse_create_experiment_response(std::string_view body) {
+  simdjson::dom::parser parser;
+  auto doc = parse_object(parser, body, "experiments/create");
+  if (!doc) return doc.error();
+  std::string id = str(doc.value(), "experiment_id");
+  if (id.empty()) return Error{"experiments/create response has no experiment_id"};
+  return id;
+}
+
+Result<MlflowRun> parse_run_response(std::string_view body, std::string_view endpoint) {
+  simdjson::dom::parser parser;
+  auto doc = parse_object(parser, body, std::string(endpoint).c_str());
+  if (!doc) return doc.error();
+  element run;
+  if (doc.value()["run"].get(run) != simdjson::SUCCESS) return Error{fmt::format("{} response has no run", endpoint)};
+  auto r = parse_run_object(run, endpoint);
+  if (!r) return r.error();
+  if (!r.value()) return Error{fmt::format("{} response: the run is deleted", endpoint)};
+  return std::move(*r.value());
+}
+
 Result<RunsPage> parse_search_runs_response(std::string_view body) {
   simdjson::dom::parser parser;
   auto doc = parse_object(parser, body, "runs/search");
@@ -129,39 +190,9 @@ Result<RunsPage> parse_search_runs_response(std::string_view body) {
   if (err == simdjson::NO_SUCH_FIELD) return page;  // no runs at all: MLflow leaves the field out
   if (err != simdjson::SUCCESS) return Error{"runs/search response: runs is not an array"};
   for (element item : runs) {
-    object run;
-    object info;
-    if (item.get_object().get(run) != simdjson::SUCCESS || run["info"].get_object().get(info) != simdjson::SUCCESS) {
-      return Error{"runs/search response: a run has no info object"};
-    }
-    if (str(info, "lifecycle_stage") == "deleted") continue;
-    MlflowRun r;
-    r.run_id = str(info, "run_id");
-    if (r.run_id.empty()) r.run_id = str(info, "run_uuid");
-    if (r.run_id.empty()) return Error{"runs/search response: a run has no run_id"};
-    r.name = str(info, "run_name");
-    r.status = str(info, "status");
-    r.artifact_uri = str(info, "artifact_uri");
-    object data;
-    if (run["data"].get_object().get(data) == simdjson::SUCCESS) {
-      if (!key_values(data, "params", &r.params) || !key_values(data, "tags", &r.tags)) {
-        return Error{fmt::format("runs/search response: run {} has malformed params or tags", r.run_id)};
-      }
-      array metrics;
-      if (data["metrics"].get_array().get(metrics) == simdjson::SUCCESS) {
-        for (element m : metrics) {
-          object mo;
-          if (m.get_object().get(mo) != simdjson::SUCCESS) return Error{"runs/search response: malformed metric"};
-          std::string key = str(mo, "key");
-          if (!key.empty()) r.metric_keys.push_back(std::move(key));
-        }
-      }
-    }
-    std::sort(r.metric_keys.begin(), r.metric_keys.end());
-    r.metric_keys.erase(std::unique(r.metric_keys.begin(), r.metric_keys.end()), r.metric_keys.end());
-    if (auto it = r.tags.find("mlflow.parentRunId"); it != r.tags.end()) r.parent_id = it->second;
-    if (auto it = r.tags.find("mlflow.runName"); it != r.tags.end() && r.name.empty()) r.name = it->second;
-    page.runs.push_back(std::move(r));
+    auto r = parse_run_object(item, "runs/search");
+    if (!r) return r.error();
+    if (r.value()) page.runs.push_back(std::move(*r.value()));
   }
   return page;
 }

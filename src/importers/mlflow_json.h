@@ -30,6 +30,10 @@ struct ArtifactEntry {
 
 // experiments/get-by-name: {"experiment": {"experiment_id": "1", ...}}.
 Result<std::string> parse_experiment_id_response(std::string_view body);
+// experiments/create: {"experiment_id": "1"}.
+Result<std::string> parse_create_experiment_response(std::string_view body);
+// runs/create and runs/get: {"run": {"info": {...}, "data": {...}}}; a deleted run is an error.
+Result<MlflowRun> parse_run_response(std::string_view body, std::string_view endpoint);
 // runs/search: {"runs": [{"info": {...}, "data": {"metrics": [...], "params": [...], "tags": [...]}}],
 // "next_page_token": "..."}. Runs whose lifecycle_stage is "deleted" are left out.
 Result<RunsPage> parse_search_runs_response(std::string_view body);

@@ -1,0 +1,149 @@
+#include "mlflow_sync/mlflow_writer.h"
+
+#include <fmt/format.h>
+
+#include <csignal>
+
+#include "importers/mlflow_json.h"
+
+namespace scaleprof::mlflow_sync {
+
+namespace {
+
+constexpr const char* kApi = "/api/2.0/mlflow/";
+// A server that keeps sending page tokens cannot keep the sync going forever.
+constexpr int kMaxPages = 100000;
+
+}  // namespace
+
+MlflowWriter::MlflowWriter(const std::string& base_url, int64_t kill_after_requests)
+    : http_(base_url, importers::credentials_from_environment()), kill_after_requests_(kill_after_requests) {}
+
+void MlflowWriter::count_request() {
+  ++requests_;
+  if (kill_after_requests_ > 0 && requests_ >= kill_after_requests_) std::raise(SIGKILL);
+}
+
+Result<importers::HttpResponse> MlflowWriter::post(const std::string& endpoint, const std::string& body) {
+  auto r = http_.post_json(kApi + endpoint, body);
+  count_request();
+  if (!r) return r.error();
+  if (r.value().status != 200) return Error{importers::http_failure(http_, endpoint, r.value())};
+  return r;
+}
+
+Result<importers::HttpResponse> MlflowWriter::get(const std::string& path_and_query) {
+  auto r = http_.get(kApi + path_and_query);
+  count_request();
+  return r;
+}
+
+Result<std::string> MlflowWriter::experiment_id(const std::string& name) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto r = get("experiments/get-by-name?experiment_name=" + http_.escape(name));
+    if (!r) return r.error();
+    if (r.value().status == 200) {
+      auto id = importers::parse_experiment_id_response(r.value().body);
+      if (!id) return Error{fmt::format("{}: {}", http_.shown_url(), id.error().message)};
+      return id;
+    }
+    if (r.value().status != 404) return Error{importers::http_failure(http_, "experiments/get-by-name", r.value())};
+    auto created = http_.post_json(std::string(kApi) + "experiments/create", create_experiment_json(name));
+    count_request();
+    if (!created) return created.error();
+    if (created.value().status == 200) {
+      auto id = importers::parse_create_experiment_response(created.value().body);
+      if (!id) return Error{fmt::format("{}: {}", http_.shown_url(), id.error().message)};
+      return id;
+    }
+    // Another sync created it in between (RESOURCE_ALREADY_EXISTS): look it up again.
+    if (importers::parse_error_response(created.value().body).rfind("RESOURCE_ALREADY_EXISTS", 0) != 0) {
+      return Error{importers::http_failure(http_, "experiments/create", created.value())};
+    }
+  }
+  return Error{fmt::format("{}: experiment '{}' could be neither found nor created", http_.shown_url(), name)};
+}
+
+Result<std::map<std::string, importers::MlflowRun>> MlflowWriter::synced_runs(const std::string& experiment_id) {
+  std::map<std::string, importers::MlflowRun> out;
+  std::string token;
+  for (int page = 0; page < kMaxPages; ++page) {
+    auto r = post("runs/search", search_synced_runs_json(experiment_id, token));
+    if (!r) return r.error();
+    auto parsed = importers::parse_search_runs_response(r.value().body);
+    if (!parsed) return Error{fmt::format("{}: {}", http_.shown_url(), parsed.error().message)};
+    for (importers::MlflowRun& run : parsed.value().runs) {
+      auto it = run.tags.find(kSyncIdTag);
+      if (it == run.tags.end() || it->second.empty()) continue;
+      // Two runs with one id (a sync of an older version racing another): keep the first, as every
+      // sync does, so they all add to the same one.
+      out.emplace(it->second, std::move(run));
+    }
+    token = parsed.value().next_page_token;
+    if (token.empty()) return out;
+  }
+  return Error{fmt::format("{}: runs/search: more than {} pages", http_.shown_url(), kMaxPages)};
+}
+
+Result<importers::MlflowRun> MlflowWriter::create_run(const std::string& experiment_id, const RunPlan& run,
+                                                      const std::vector<std::pair<std::string, std::string>>& tags) {
+  auto r = post("runs/create", create_run_json(experiment_id, run, tags));
+  if (!r) return r.error();
+  auto parsed = importers::parse_run_response(r.value().body, "runs/create");
+  if (!parsed) return Error{fmt::format("{}: {}", http_.shown_url(), parsed.error().message)};
+  return parsed;
+}
+
+Status MlflowWriter::log_batch(const std::string& run_id, const LogBatch& batch) {
+  auto r = post("runs/log-batch", log_batch_json(run_id, batch));
+  if (!r) return r.error();
+  return Ok{};
+}
+
+Status MlflowWriter::update_run(const std::string& run_id, const RunPlan& run) {
+  auto r = post("runs/update", update_run_json(run_id, run));
+  if (!r) return r.error();
+  return Ok{};
+}
+
+Result<std::vector<importers::MetricPoint>> MlflowWriter::metric_history(const std::string& run_id,
+                                                                         const std::string& key) {
+  std::vector<importers::MetricPoint> out;
+  std::string token;
+  for (int page = 0; page < kMaxPages; ++page) {
+    std::string query = "metrics/get-history?run_id=" + http_.escape(run_id) + "&metric_key=" + http_.escape(key) +
+                        "&max_results=25000";
+    if (!token.empty()) query += "&page_token=" + http_.escape(token);
+    auto r = get(query);
+    if (!r) return r.error();
+    if (r.value().status != 200) return Error{importers::http_failure(http_, "metrics/get-history", r.value())};
+    auto parsed = importers::parse_metric_history_response(r.value().body);
+    if (!parsed) return Error{fmt::format("{}: {}", http_.shown_url(), parsed.error().message)};
+    out.insert(out.end(), parsed.value().points.begin(), parsed.value().points.end());
+    token = parsed.value().next_page_token;
+    if (token.empty()) return out;
+  }
+  return Error{fmt::format("{}: metrics/get-history: more than {} pages", http_.shown_url(), kMaxPages)};
+}
+
+Status MlflowWriter::upload_artifact(const std::string& proxied_root, const ArtifactFile& file) {
+  std::string path = "/api/2.0/mlflow-artifacts/artifacts/";
+  // Each path segment percent-encoded ('/' kept): trace file names hold host names and dots.
+  std::string full = proxied_root + "/" + file.artifact_path;
+  size_t start = 0;
+  while (start <= full.size()) {
+    const size_t slash = full.find('/', start);
+    const size_t end = slash == std::string::npos ? full.size() : slash;
+    path += http_.escape(std::string_view(full).substr(start, end - start));
+    if (slash == std::string::npos) break;
+    path += '/';
+    start = slash + 1;
+  }
+  auto r = http_.put_file(path, file.local_path);
+  count_request();
+  if (!r) return r.error();
+  if (r.value().status != 200) return Error{importers::http_failure(http_, "mlflow-artifacts upload", r.value())};
+  return Ok{};
+}
+
+}  // namespace scaleprof::mlflow_sync

@@ -1,0 +1,51 @@
+// The REST calls `scaleprof mlflow sync` makes to an MLflow server (API 2.0 and the artifact
+// proxy), over the importers' libcurl client. Every failure is one line naming the server and the
+// endpoint: a server that is down, an HTTP error with MLflow's message, or a response that is not
+// what MLflow sends. Credentials (MLFLOW_TRACKING_*) never appear in them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "importers/http_client.h"
+#include "importers/mlflow_store.h"
+#include "mlflow_sync/sync_payload.h"
+
+namespace scaleprof::mlflow_sync {
+
+class MlflowWriter {
+ public:
+  // `kill_after_requests` > 0: the process kills itself with SIGKILL once that many requests have
+  // been answered (SCALEPROF_TEST_SYNC_KILL_AFTER; the resume tests use it to stop a sync at an
+  // exact point, as a crash or `kill -9` would).
+  MlflowWriter(const std::string& base_url, int64_t kill_after_requests = 0);
+
+  const std::string& shown_url() const { return http_.shown_url(); }
+  int64_t requests() const { return requests_; }
+
+  // The id of the experiment, created when missing.
+  Result<std::string> experiment_id(const std::string& name);
+  // Every active run of the experiment that carries the sync id tag, by that id.
+  Result<std::map<std::string, importers::MlflowRun>> synced_runs(const std::string& experiment_id);
+  Result<importers::MlflowRun> create_run(const std::string& experiment_id, const RunPlan& run,
+                                          const std::vector<std::pair<std::string, std::string>>& tags);
+  Status log_batch(const std::string& run_id, const LogBatch& batch);
+  Status update_run(const std::string& run_id, const RunPlan& run);
+  Result<std::vector<importers::MetricPoint>> metric_history(const std::string& run_id, const std::string& key);
+  // PUT to the artifact proxy: <artifact root>/<artifact_path>.
+  Status upload_artifact(const std::string& proxied_root, const ArtifactFile& file);
+
+ private:
+  Result<importers::HttpResponse> post(const std::string& endpoint, const std::string& body);
+  Result<importers::HttpResponse> get(const std::string& path_and_query);
+  void count_request();
+
+  importers::HttpClient http_;
+  int64_t kill_after_requests_ = 0;
+  int64_t requests_ = 0;
+};
+
+}  // namespace scaleprof::mlflow_sync

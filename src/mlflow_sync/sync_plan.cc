@@ -1,0 +1,182 @@
+#include "mlflow_sync/sync_plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <optional>
+
+namespace scaleprof::mlflow_sync {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// MLflow servers before 2.x refuse param values over 500 characters; a longer command line is cut
+// (deterministically, so a later sync sends the same value: params cannot change once logged).
+constexpr size_t kMaxParamChars = 500;
+
+int64_t ns_to_ms(int64_t ns) {
+  return ns / 1'000'000;
+}
+
+void add_param(RunPlan* plan, std::string key, std::string value) {
+  if (value.empty()) return;
+  if (value.size() > kMaxParamChars) value = value.substr(0, kMaxParamChars - 3) + "...";
+  plan->params.emplace_back(std::move(key), std::move(value));
+}
+
+void add_param(RunPlan* plan, std::string key, std::optional<int64_t> value) {
+  if (value) add_param(plan, std::move(key), std::to_string(*value));
+}
+
+void add_file(RunPlan* plan, const std::string& dir, const char* name, const std::string& artifact_dir) {
+  const std::string path = dir + "/" + name;
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) plan->artifacts.push_back({path, artifact_dir + "/" + name});
+}
+
+// GPU samples under itwinai's names (gpu_utilization_percent, gpu_power_W) and scaleprof's for the
+// rest; the step is the sample's index on its device, as itwinai counts. The first device of the
+// series keeps the plain names, others get a "_dev<N>" suffix (itwinai monitors one GPU per worker).
+void add_gpu_metrics(RunPlan* plan, const std::vector<collect::GpuSample>& samples) {
+  std::map<int64_t, int64_t> next_step;  // device -> samples seen
+  for (const collect::GpuSample& s : samples) next_step.emplace(s.device, 0);
+  const int64_t first_device = next_step.empty() ? 0 : next_step.begin()->first;
+  for (const collect::GpuSample& s : samples) {
+    const std::string suffix = s.device == first_device ? "" : fmt::format("_dev{}", s.device);
+    const int64_t step = next_step[s.device]++;
+    const int64_t ts = ns_to_ms(s.time_unix_ns);
+    if (s.utilization_pct) plan->metrics.push_back({"gpu_utilization_percent" + suffix, *s.utilization_pct, ts, step});
+    if (s.power_w) plan->metrics.push_back({"gpu_power_W" + suffix, *s.power_w, ts, step});
+    if (s.memory_used_bytes) {
+      plan->metrics.push_back({"gpu_memory_used_bytes" + suffix, static_cast<double>(*s.memory_used_bytes), ts, step});
+    }
+    if (s.energy_j) plan->metrics.push_back({"gpu_energy_J" + suffix, *s.energy_j, ts, step});
+  }
+}
+
+RunPlan plan_worker(const collect::RunData& run, const collect::RankData& rank, const std::string& parent_id) {
+  RunPlan p;
+  p.sync_id = fmt::format("{}/{}", parent_id, collect::rank_dir_name(rank.rank));
+  p.name = worker_run_name(rank.rank);
+  p.status = mlflow_status(rank.status);
+  const collect::RankInfo* info = rank.info ? &*rank.info : nullptr;
+  if (info != nullptr) {
+    p.start_time_ms = info->start_unix_ns ? ns_to_ms(*info->start_unix_ns) : 0;
+    p.end_time_ms = info->end_unix_ns ? ns_to_ms(*info->end_unix_ns) : 0;
+  }
+  // itwinai's worker params first, then scaleprof's.
+  add_param(&p, "strategy", info != nullptr && !info->strategy.empty() ? info->strategy : run.strategy());
+  add_param(&p, "global_rank", std::optional<int64_t>(rank.rank));
+  const int64_t world = run.world_size();
+  add_param(&p, "global_world_size", world > 0 ? std::optional<int64_t>(world) : std::nullopt);
+  if (info != nullptr) {
+    add_param(&p, "local_rank", info->local_rank);
+    add_param(&p, "node_rank", info->node_rank);
+    add_param(&p, "nodes", info->nodes);
+    add_param(&p, "host", info->host);
+    add_param(&p, "launcher", info->launcher);
+    add_param(&p, "job_id", info->job_id);
+    add_param(&p, "torch_version", info->torch_version);
+    std::string devices;
+    for (const std::string& d : info->devices) devices += (devices.empty() ? "" : ",") + d;
+    add_param(&p, "devices", devices);
+  }
+  p.tags = {{"scaleprof.rank", std::to_string(rank.rank)}, {"scaleprof.status", rank.status}};
+  for (const collect::EpochRecord& e : rank.epochs) {
+    const int64_t ts = ns_to_ms(e.end_unix_ns);
+    p.metrics.push_back({"epoch_time_s", e.duration_s, ts, e.epoch});
+    if (e.samples) p.metrics.push_back({"epoch_samples", static_cast<double>(*e.samples), ts, e.epoch});
+  }
+  int64_t step_index = 0;
+  for (const collect::StepRecord& s : rank.steps) {
+    const int64_t ts = ns_to_ms(s.start_unix_ns) + static_cast<int64_t>(s.duration_s * 1000);
+    p.metrics.push_back({"step_time_s", s.duration_s, ts, step_index++});
+  }
+  add_gpu_metrics(&p, rank.gpu);
+  const std::string raw = "scaleprof/" + collect::rank_dir_name(rank.rank);
+  for (const char* name : {collect::kRankJson, collect::kEpochsCsv, collect::kStepsCsv, collect::kGpuCsv}) {
+    add_file(&p, rank.dir, name, raw);
+  }
+  for (const std::string& trace : rank.trace_files) {
+    p.artifacts.push_back({trace, "traces/" + fs::path(trace).filename().string()});
+  }
+  return p;
+}
+
+}  // namespace
+
+std::string worker_run_name(int64_t rank) {
+  return rank == 0 ? std::string("worker_0 (main)") : fmt::format("worker_{}", rank);
+}
+
+std::string mlflow_status(const std::string& scaleprof_status) {
+  if (scaleprof_status == collect::kStatusCompleted) return "FINISHED";
+  if (scaleprof_status == collect::kStatusFailed) return "FAILED";
+  return "KILLED";
+}
+
+TrainingPlan plan_training(const collect::RunData& run) {
+  TrainingPlan plan;
+  const collect::RunInfo* info = run.info ? &*run.info : nullptr;
+  plan.experiment = info != nullptr && !info->experiment.empty() ? info->experiment : run.experiment;
+  const std::string run_name = info != nullptr && !info->run.empty() ? info->run : run.run;
+  RunPlan& p = plan.parent;
+  p.sync_id = fmt::format("{}/{}", plan.experiment, run_name);
+  p.name = run_name;
+  p.status = mlflow_status(run.status);
+  // run.json's times when it has them, else the span of the ranks.
+  int64_t start = info != nullptr && info->start_unix_ns ? *info->start_unix_ns : 0;
+  int64_t end = info != nullptr && info->end_unix_ns ? *info->end_unix_ns : 0;
+  const bool own_start = start != 0;
+  const bool own_end = end != 0;
+  for (const collect::RankData& r : run.ranks) {
+    if (!r.info) continue;
+    if (!own_start && r.info->start_unix_ns && (start == 0 || *r.info->start_unix_ns < start)) {
+      start = *r.info->start_unix_ns;
+    }
+    if (!own_end && r.info->end_unix_ns && *r.info->end_unix_ns > end) end = *r.info->end_unix_ns;
+  }
+  p.start_time_ms = ns_to_ms(start);
+  p.end_time_ms = ns_to_ms(end);
+  add_param(&p, "strategy", run.strategy());
+  const int64_t world = run.world_size();
+  add_param(&p, "global_world_size", world > 0 ? std::optional<int64_t>(world) : std::nullopt);
+  const int64_t nodes = run.node_count();
+  add_param(&p, "nodes", nodes > 0 ? std::optional<int64_t>(nodes) : std::nullopt);
+  if (info != nullptr) {
+    add_param(&p, "gpus_per_node", info->gpus_per_node);
+    add_param(&p, "launcher", info->launcher);
+    add_param(&p, "job_id", info->job_id);
+    add_param(&p, "torch_version", info->torch_version);
+    std::string command;
+    for (const std::string& word : info->command) command += (command.empty() ? "" : " ") + word;
+    add_param(&p, "command", command);
+    add_param(&p, "exit_status", info->exit_status);
+  }
+  p.tags = {{"scaleprof.experiment", plan.experiment},
+            {"scaleprof.run", run_name},
+            {"scaleprof.status", run.status},
+            {"scaleprof.attempt", std::to_string(run.attempt)},
+            {"mlflow.source.name", "scaleprof"}};
+  add_file(&p, run.dir, collect::kRunJson, "scaleprof");
+  for (const collect::RankData& rank : run.ranks) plan.workers.push_back(plan_worker(run, rank, p.sync_id));
+  // A node's GPU samples (`scaleprof run` samples every GPU of the node once) go to the lowest rank
+  // on that host, where itwinai's report looks for GPU data; without such a rank, to the parent.
+  for (const collect::NodeData& node : run.nodes) {
+    RunPlan* target = &p;
+    for (size_t i = 0; i < run.ranks.size(); ++i) {
+      if (run.ranks[i].info && run.ranks[i].info->host == node.host) {
+        target = &plan.workers[i];
+        break;
+      }
+    }
+    add_gpu_metrics(target, node.gpu);
+    add_file(&p, node.dir, collect::kGpuCsv, "scaleprof/" + collect::node_dir_name(node.host));
+  }
+  return plan;
+}
+
+}  // namespace scaleprof::mlflow_sync

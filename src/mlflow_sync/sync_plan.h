@@ -1,0 +1,66 @@
+// What `scaleprof mlflow sync` puts on an MLflow server for one recorded run: a pure function of the
+// run directory as collect's reader returns it, so the same run always gives the same plan (the
+// stable ids, names, values and timestamps that make a repeated or resumed sync idempotent).
+//
+// One training run (parent, named like the scaleprof run) with one child per rank named as itwinai
+// names its workers (`worker_<rank>`, rank 0 `worker_0 (main)`), so itwinai's report and scaleprof's
+// MLflow reader discover them the same way. Names: docs/mlflow.md, "Names".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collect/run_reader.h"
+
+namespace scaleprof::mlflow_sync {
+
+// The tag that identifies what scaleprof synced: "<experiment>/<run>" for the parent and
+// "<experiment>/<run>/rank-NNNNN" for a rank. Searching for it before creating a run is what keeps
+// a second sync from making a second copy.
+inline constexpr const char* kSyncIdTag = "scaleprof.sync_id";
+// Set on the parent last, when every child, metric point and artifact is on the server.
+inline constexpr const char* kSyncCompleteTag = "scaleprof.sync_complete";
+
+struct MetricValue {
+  std::string key;
+  double value = 0;
+  int64_t timestamp_ms = 0;
+  int64_t step = 0;
+};
+
+struct ArtifactFile {
+  std::string local_path;     // a file of the run directory (read, never written)
+  std::string artifact_path;  // where it goes below the run's artifact root, '/'-separated
+};
+
+struct RunPlan {
+  std::string sync_id;
+  std::string name;           // mlflow.runName
+  int64_t start_time_ms = 0;  // 0: unknown (the server's clock is used)
+  int64_t end_time_ms = 0;    // 0: unknown
+  std::string status;         // FINISHED, FAILED or KILLED
+  std::vector<std::pair<std::string, std::string>> params;
+  std::vector<std::pair<std::string, std::string>> tags;  // without the sync id and parent tags
+  std::vector<MetricValue> metrics;
+  std::vector<ArtifactFile> artifacts;
+};
+
+struct TrainingPlan {
+  std::string experiment;  // the scaleprof experiment (the MLflow experiment's default name)
+  RunPlan parent;
+  std::vector<RunPlan> workers;  // by rank
+};
+
+// itwinai's worker run name.
+std::string worker_run_name(int64_t rank);
+
+// MLflow's run status for a scaleprof status: completed -> FINISHED, failed -> FAILED, interrupted
+// and incomplete -> KILLED.
+std::string mlflow_status(const std::string& scaleprof_status);
+
+// The plan of one run. Runs still running are not planned by the caller (their data still grow).
+TrainingPlan plan_training(const collect::RunData& run);
+
+}  // namespace scaleprof::mlflow_sync

@@ -1,0 +1,99 @@
+#include "mlflow_sync/sync_progress.h"
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include <filesystem>
+
+#include "core/json_string.h"
+#include "core/output_file.h"
+#include "importers/http_client.h"
+
+namespace scaleprof::mlflow_sync {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A progress file larger than this is not one of ours (a run is about 100 bytes in it).
+constexpr size_t kMaxProgressBytes = size_t{256} << 20;
+
+}  // namespace
+
+std::string progress_json(const SyncProgress& progress) {
+  std::string out =
+      fmt::format("{{\"version\":{},\"server\":{},\"runs\":{{", kProgressVersion, json_quote(progress.server));
+  bool first = true;
+  for (const auto& [id, run] : progress.runs) {
+    out += fmt::format("{}\n{}:{{\"run_id\":{},\"metrics_done\":{},\"complete\":{}}}", first ? "" : ",", json_quote(id),
+                       json_quote(run.run_id), run.metrics_done, run.complete);
+    first = false;
+  }
+  return out + "\n}}\n";
+}
+
+Result<SyncProgress> parse_progress(std::string_view text, std::string_view what) {
+  auto bad = [&](std::string_view why) { return Error{fmt::format("{}: not a sync progress file: {}", what, why)}; };
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(text.data(), text.size()).get(doc) != simdjson::SUCCESS) return bad("invalid JSON");
+  simdjson::dom::object root;
+  if (doc.get_object().get(root) != simdjson::SUCCESS) return bad("not a JSON object");
+  int64_t version = 0;
+  if (root["version"].get_int64().get(version) != simdjson::SUCCESS || version != kProgressVersion) {
+    return bad(fmt::format("version is not {}", kProgressVersion));
+  }
+  SyncProgress out;
+  std::string_view server;
+  if (root["server"].get_string().get(server) == simdjson::SUCCESS) out.server = std::string(server);
+  simdjson::dom::object runs;
+  if (root["runs"].get_object().get(runs) != simdjson::SUCCESS) return bad("no runs object");
+  for (auto field : runs) {
+    simdjson::dom::object entry;
+    std::string_view run_id;
+    if (field.value.get_object().get(entry) != simdjson::SUCCESS ||
+        entry["run_id"].get_string().get(run_id) != simdjson::SUCCESS || run_id.empty()) {
+      return bad("a run entry has no run_id");
+    }
+    RunProgress p;
+    p.run_id = std::string(run_id);
+    bool flag = false;
+    if (entry["metrics_done"].get_bool().get(flag) == simdjson::SUCCESS) p.metrics_done = flag;
+    if (entry["complete"].get_bool().get(flag) == simdjson::SUCCESS) p.complete = flag;
+    out.runs[std::string(field.key)] = std::move(p);
+  }
+  return out;
+}
+
+Result<SyncProgress> load_progress(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return SyncProgress{};
+  const auto size = fs::file_size(path, ec);
+  if (ec) return Error{fmt::format("{}: cannot read: {}", path, ec.message())};
+  if (size > kMaxProgressBytes) return Error{fmt::format("{}: not a sync progress file: {} bytes", path, size)};
+  auto text = simdjson::padded_string::load(path);
+  if (text.error() != simdjson::SUCCESS) return Error{fmt::format("{}: cannot read", path)};
+  return parse_progress(std::string_view(text.value()), path);
+}
+
+Status save_progress(const std::string& path, const SyncProgress& progress) {
+  std::error_code ec;
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  if (ec) return Error{fmt::format("{}: cannot create: {}", parent.string(), ec.message())};
+  return write_output_file(path, progress_json(progress));
+}
+
+std::string default_progress_path(const std::string& root, const std::string& server_url) {
+  // host:port of the URL without scheme, user information and path; anything but [A-Za-z0-9.-] -> '_'.
+  std::string shown = importers::redact_url(server_url);
+  const size_t scheme = shown.find("://");
+  std::string host = scheme == std::string::npos ? shown : shown.substr(scheme + 3);
+  host = host.substr(0, host.find_first_of("/?#"));
+  std::string name;
+  for (char c : host) name += (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-') ? c : '_';
+  if (name.empty() || name.front() == '.') name = "server" + name;
+  return (fs::path(root) / ".scaleprof-sync" / (name + ".json")).string();
+}
+
+}  // namespace scaleprof::mlflow_sync

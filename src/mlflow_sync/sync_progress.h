@@ -1,0 +1,47 @@
+// The local record of a sync's progress: which server run holds each synced scaleprof run and rank,
+// and how far each got. Written atomically (core/output_file.h) after each step, so a sync killed at
+// any moment finds either the previous record or the next one, never half of one.
+//
+// The server stays the truth: every run carries its sync id as a tag and is searched for before it
+// is created, so a lost or stale progress file costs time, never a duplicate. The file lets a resumed
+// sync skip what is known to be complete and tells it which runs may already hold metric points.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+
+namespace scaleprof::mlflow_sync {
+
+inline constexpr int kProgressVersion = 1;
+
+struct RunProgress {
+  std::string run_id;         // the server's run
+  bool metrics_done = false;  // every metric point was accepted
+  bool complete = false;      // params, tags, metrics, artifacts and final status are on the server
+};
+
+struct SyncProgress {
+  std::string server;                       // the server the record is about, as messages show it
+  std::map<std::string, RunProgress> runs;  // by sync id
+};
+
+std::string progress_json(const SyncProgress& progress);
+
+// A file that is not a progress record (or of another version) is an error naming `what`.
+Result<SyncProgress> parse_progress(std::string_view text, std::string_view what);
+
+// A missing file is an empty record.
+Result<SyncProgress> load_progress(const std::string& path);
+
+// Atomically replaces the file (creating its folder when missing).
+Status save_progress(const std::string& path, const SyncProgress& progress);
+
+// Where the progress about `server_url` is kept by default: <root>/.scaleprof-sync/<host>_<port>.json.
+// Beside the runs (a resumed sync from another login node finds it), in a hidden folder that readers
+// of run directories skip; the recorded files themselves are never written.
+std::string default_progress_path(const std::string& root, const std::string& server_url);
+
+}  // namespace scaleprof::mlflow_sync
