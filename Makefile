@@ -24,6 +24,10 @@ CMAKE_CONFIG := -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSCALEPROF_PYTHON=ON
   -DPython_EXECUTABLE=$(CURDIR)/$(VENV)/bin/python
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
+# One compiler name for every tree: ccache hashes the name it is called by, and CMake alone picks
+# `c++` where scikit-build-core picks `g++`, so without this the wheel's build missed every object.
+# (make's own default CXX is g++; a CXX from the environment wins and is used everywhere alike.)
+export CXX
 
 .PHONY: demo test deps build build-asan test-unit test-asan test-python format-check fuzz bench clean
 
