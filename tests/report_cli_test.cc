@@ -77,6 +77,10 @@ void build(const ScratchDir& root, const std::string& xss_run_name = "ddp-w1") {
   }
   root.write("exp/ddp-w1/rank-00000/traces/r0.pt.trace.json", scaleprof::testing::tiny_trace(0, 80, 0, 20));
   root.write("exp/ddp-w4/rank-00000/traces/r0.pt.trace.json", scaleprof::testing::tiny_trace(0, 70, 10, 20));
+  // gloo at 2 workers: one all-reduce of 1 MiB, rank 0 from 100 us for 300 us, rank 1 from 200 us for
+  // 200 us: latency 200 us, rank 0 waits 100 us for rank 1.
+  root.write("exp/gloo-w2/rank-00000/traces/r0.pt.trace.json", scaleprof::testing::gloo_trace(0, 100, 300));
+  root.write("exp/gloo-w2/rank-00001/traces/r1.pt.trace.json", scaleprof::testing::gloo_trace(1, 200, 200));
 }
 
 TEST(ReportCli, HelpForBothNames) {
@@ -124,10 +128,18 @@ TEST(ReportCli, JsonShapeAndNumbers) {
   ASSERT_FALSE(parser.parse(r.out).get(doc)) << r.out;
   EXPECT_EQ(int64_t(doc["skip_epochs"]), 1);
   for (const char* key :
-       {"epoch_time", "scaling", "amdahl", "gpu", "gpu_devices", "trace_breakdown", "computation_fraction",
-        "scaling_loss", "best_strategy", "runs", "explanation", "warnings", "errors"}) {
+       {"epoch_time", "scaling", "amdahl", "gpu", "gpu_devices", "trace_breakdown", "collective_time",
+        "computation_fraction", "scaling_loss", "best_strategy", "runs", "explanation", "warnings", "errors"}) {
     EXPECT_TRUE(doc[key].is_array()) << key;
   }
+  // gloo at 2 workers: 2 x 1000 us of steps; latency 200 us on both ranks (20 %), rank 0 waited 100 us (5 %).
+  simdjson::dom::element gloo = doc["collective_time"].at(0);
+  EXPECT_EQ(std::string_view(gloo["strategy"]), "gloo");
+  EXPECT_EQ(int64_t(gloo["calls"]), 1);
+  EXPECT_EQ(int64_t(gloo["matched"]), 1);
+  EXPECT_DOUBLE_EQ(double(gloo["step_ms"]), 2.0);
+  EXPECT_DOUBLE_EQ(double(gloo["communication_pct"]), 20.0);
+  EXPECT_DOUBLE_EQ(double(gloo["waiting_pct"]), 5.0);
   // ddp at 4 workers: mean 3 s, speedup 9/3 = 3, efficiency 75 %.
   bool found = false;
   for (simdjson::dom::element row : doc["scaling"].get_array()) {
@@ -211,6 +223,13 @@ std::string chromium_dom(const std::string& html, std::string* console) {
   return r.out;
 }
 
+// The text of the figure `plot-<stem>` in a DOM ("" when absent).
+std::string figure_text(const std::string& dom, const std::string& stem) {
+  const size_t at = dom.find("<figure id=\"plot-" + stem + "\">");
+  if (at == std::string::npos) return "";
+  return dom.substr(at, dom.find("</figure>", at) - at);
+}
+
 TEST(ReportHtml, RendersInChromiumWithEveryTableAndPlot) {
   if (!have("chromium")) GTEST_SKIP() << "chromium not installed";
   if (!have("gnuplot")) GTEST_SKIP() << "gnuplot not installed (the HTML plots come from it)";
@@ -237,15 +256,16 @@ TEST(ReportHtml, RendersInChromiumWithEveryTableAndPlot) {
   EXPECT_TRUE(console.empty()) << console;
   EXPECT_NE(dom.find("<h1>Scalability report</h1>"), std::string::npos) << dom.substr(0, 2000);
   for (const char* table : {"epoch_time", "scaling", "amdahl", "gpu", "gpu_devices", "trace_breakdown",
-                            "computation_fraction", "scaling_loss", "best_strategy", "runs"}) {
+                            "collective_time", "computation_fraction", "scaling_loss", "best_strategy", "runs"}) {
     const size_t at = dom.find(std::string("<table class=\"data\" id=\"table-") + table + "\">");
     ASSERT_NE(at, std::string::npos) << "table " << table << " missing";
     const size_t body = dom.find("<tbody>", at);
     ASSERT_NE(body, std::string::npos);
     EXPECT_EQ(dom.find_first_not_of(" \n", body + 7), dom.find("<tr>", body)) << "table " << table << " empty";
   }
-  for (const char* plot : {"absolute_epoch_time", "relative_epoch_time_speedup", "parallel_efficiency",
-                           "utilization_plot", "energy_per_epoch_plot", "computation_vs_other_plot"}) {
+  for (const char* plot :
+       {"absolute_epoch_time", "relative_epoch_time_speedup", "parallel_efficiency", "utilization_plot",
+        "energy_per_epoch_plot", "computation_vs_other_plot", "collective_bandwidth", "rank_wait"}) {
     const std::string figure = std::string("<figure id=\"plot-") + plot + "\">";
     const size_t at = dom.find(figure);
     ASSERT_NE(at, std::string::npos) << "plot " << plot << " missing";
@@ -255,6 +275,15 @@ TEST(ReportHtml, RendersInChromiumWithEveryTableAndPlot) {
     const size_t path = dom.find("<path", svg);
     EXPECT_TRUE(end != std::string::npos && path < end) << "plot " << plot << " draws nothing";
   }
+  // Collectives (gloo at 2 workers): the 1 MiB all-reduce in the bandwidth plot, both ranks in the
+  // wait chart with their legend.
+  const std::string bandwidth = figure_text(dom, "collective_bandwidth");
+  EXPECT_NE(bandwidth.find("gloo, 2 workers"), std::string::npos) << bandwidth;
+  EXPECT_NE(bandwidth.find(">1 MiB<"), std::string::npos) << bandwidth;
+  const std::string waits = figure_text(dom, "rank_wait");
+  EXPECT_NE(waits.find("gloo, 2 workers: waited for the last rank"), std::string::npos) << waits;
+  EXPECT_NE(waits.find("gloo, 2 workers: others waited for it"), std::string::npos) << waits;
+  EXPECT_NE(waits.find(">Rank<"), std::string::npos) << waits;
   EXPECT_NE(dom.find("Where scaling is lost"), std::string::npos);
   EXPECT_NE(dom.find("communication growth accounts for 5.0 points"), std::string::npos);
   // The run name is text, not markup: escaped in the DOM, and no script element exists.

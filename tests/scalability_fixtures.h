@@ -100,4 +100,21 @@ inline std::string tiny_trace(int rank, int compute_us, int gap_us, int comm_us,
       rank, k2 + comm_us + 10, kernel, k1, compute_us, k2, comm_us);
 }
 
+// A CPU trace of one rank of a 2-rank gloo run: ProfilerStep#1 over [0, 1000) us on the main thread and
+// one gloo:all_reduce of 262144 floats (1 MiB) on a gloo thread from `call_us` for `dur_us`.
+inline std::string gloo_trace(int rank, int call_us, int dur_us) {
+  return fmt::format(
+      R"({{"distributedInfo":{{"backend":"gloo","rank":{},"world_size":2,"pg_count":1,)"
+      R"("pg_config":[{{"pg_name":"0","pg_desc":"default_pg","pg_size":2,"ranks":[0,1]}}]}},"traceEvents":[)"
+      "\n"
+      R"({{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1000,"args":{{}}}},)"
+      "\n"
+      R"({{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":50,"args":{{}}}},)"
+      "\n"
+      R"({{"ph":"X","cat":"user_annotation","name":"gloo:all_reduce","pid":1,"tid":2,"ts":{},"dur":{},)"
+      R"("args":{{"Input type":["float"],"Input Dims":[[262144]]}}}})"
+      "\n]}}",
+      rank, call_us, dur_us);
+}
+
 }  // namespace scaleprof::testing

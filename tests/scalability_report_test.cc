@@ -286,7 +286,7 @@ TEST(ScalabilityReport, GlooCollectivesSplitCommunicationFromWaiting) {
   const std::vector<std::string> lines = loss_sentences(*s);
   EXPECT_TRUE(contains(lines, "waiting for stragglers growth accounts for 4.0 points")) << lines[1];
   EXPECT_TRUE(contains(lines, "in the collectives matched across ranks at both scales"));
-  EXPECT_TRUE(contains(lines, "The main reason ddp does not scale better is communication growth."));
+  EXPECT_TRUE(contains(lines, "The main reason ddp does not scale better is the growth of communication."));
   // The section states the shares per scale.
   bool found = false;
   for (const ReportSection& sec : scalability_sections(a)) {

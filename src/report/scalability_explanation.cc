@@ -127,7 +127,7 @@ std::vector<std::string> loss_sentences(const SeriesResult& series) {
         "serial part, smaller per-worker batches running less efficiently).",
         cause_list(l.causes)));
   } else if (!main.name.empty()) {
-    out.push_back(fmt::format("The main reason {} does not scale better is {} growth.", name, main.name));
+    out.push_back(fmt::format("The main reason {} does not scale better is the growth of {}.", name, main.name));
   }
   return out;
 }

@@ -123,6 +123,107 @@ PlotSpec bar_spec(const ScalabilityAnalysis& a, const std::map<std::string, int>
   return p;
 }
 
+// Bus bandwidth vs. message size: per group with matched collectives of known size and bandwidth, one
+// line per collective type through the median bandwidth at each size (repetitions pooled). Sizes on a
+// log2 axis with binary prefixes (KiB, MiB), as DDP buckets and nccl-tests sizes are powers of two.
+void add_bandwidth_spec(const ScalabilityAnalysis& a, std::vector<PlotSpec>* out) {
+  PlotSpec p;
+  p.stem = "collective_bandwidth";
+  p.title = "Bus bandwidth vs. message size of the collectives matched across ranks (median per size)";
+  p.xlabel = "Message size";
+  p.ylabel = "Bus bandwidth (GB/s)";
+  p.log_x = 2;
+  p.x_format = "%.0b %BB";
+  p.y_min = 0;
+  for (const ScaleGroup& g : a.groups) {
+    std::map<std::string, std::map<int64_t, std::vector<double>>> by_type;  // type -> bytes -> busbw
+    for (size_t i : g.runs) {
+      for (const importers::CollectiveSample& c : a.runs[i]->collectives) {
+        // A single rank moves nothing over the bus (busbw factor 0): no point to draw.
+        if (c.bytes > 0 && c.busbw_gbps > 0) by_type[c.type][c.bytes].push_back(c.busbw_gbps);
+      }
+    }
+    for (auto& [type, sizes] : by_type) {
+      PlotSeries s;
+      s.name = fmt::format("{}, {} worker{}{}", g.series, g.workers, g.workers == 1 ? "" : "s",
+                           by_type.size() > 1 ? ", " + type : "");
+      s.color = static_cast<int>(p.series.size());
+      for (auto& [bytes, bw] : sizes) {
+        std::sort(bw.begin(), bw.end());
+        const size_t n = bw.size();
+        s.x.push_back(static_cast<double>(bytes));
+        s.y.push_back(n % 2 == 1 ? bw[n / 2] : (bw[n / 2 - 1] + bw[n / 2]) / 2);
+      }
+      p.series.push_back(std::move(s));
+    }
+  }
+  if (!p.series.empty()) out->push_back(std::move(p));
+}
+
+// Waiting per rank at each strategy's largest scale with matched collectives (its first run with
+// them): two bars per strategy and rank, the rank's own wait and the wait it imposed on the others.
+void add_rank_wait_spec(const ScalabilityAnalysis& a, std::vector<PlotSpec>* out) {
+  constexpr size_t kMaxRanks = 32;
+  std::map<std::string, std::pair<int64_t, const importers::RunData*>> chosen;  // series -> (workers, run)
+  for (const ScaleGroup& g : a.groups) {
+    for (size_t i : g.runs) {
+      const importers::RunData* r = a.runs[i];
+      if (r->rank_waits.empty()) continue;
+      auto it = chosen.find(g.series);
+      if (it == chosen.end() || g.workers > it->second.first) chosen[g.series] = {g.workers, r};
+      break;
+    }
+  }
+  if (chosen.empty()) return;
+  // The ranks with the most waiting (own + imposed, largest over the strategies), by rank number.
+  std::map<int64_t, int64_t> weight;
+  for (const auto& [name, wr] : chosen) {
+    for (const importers::RankWait& w : wr.second->rank_waits) {
+      weight[w.rank] = std::max(weight[w.rank], w.own_wait_ns + w.wait_imposed_ns);
+    }
+  }
+  std::vector<std::pair<int64_t, int64_t>> ranked(weight.begin(), weight.end());
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+  const size_t total = ranked.size();
+  if (ranked.size() > kMaxRanks) ranked.resize(kMaxRanks);
+  std::sort(ranked.begin(), ranked.end());
+  PlotSpec p;
+  p.stem = "rank_wait";
+  p.title = total > kMaxRanks ? fmt::format(
+                                    "Waiting at collectives per rank, summed over the profiled steps (the {} of {} "
+                                    "ranks with the most waiting)",
+                                    kMaxRanks, total)
+                              : "Waiting at collectives per rank, summed over the profiled steps";
+  p.xlabel = "Rank";
+  p.ylabel = "Time (ms)";
+  p.kind = PlotKind::kBars;
+  p.y_min = 0;
+  for (const auto& [rank, w] : ranked) p.categories.push_back(fmt::format("{}", rank));
+  for (const auto& [name, wr] : chosen) {
+    PlotSeries own;
+    PlotSeries imposed;
+    const std::string label = fmt::format("{}, {} workers", name, wr.first);
+    own.name = label + ": waited for the last rank";
+    imposed.name = label + ": others waited for it";
+    own.color = static_cast<int>(p.series.size());
+    imposed.color = own.color + 1;
+    for (const auto& [rank, weight_ns] : ranked) {
+      double o = kNaN;
+      double m = kNaN;
+      for (const importers::RankWait& w : wr.second->rank_waits) {
+        if (w.rank != rank) continue;
+        o = static_cast<double>(w.own_wait_ns) / 1e6;
+        m = static_cast<double>(w.wait_imposed_ns) / 1e6;
+      }
+      own.y.push_back(o);
+      imposed.y.push_back(m);
+    }
+    p.series.push_back(std::move(own));
+    p.series.push_back(std::move(imposed));
+  }
+  out->push_back(std::move(p));
+}
+
 }  // namespace
 
 std::vector<PlotSpec> scalability_plot_specs(const ScalabilityAnalysis& a) {
@@ -273,6 +374,8 @@ std::vector<PlotSpec> scalability_plot_specs(const ScalabilityAnalysis& a) {
     }
     out.push_back(std::move(p));
   }
+  add_bandwidth_spec(a, &out);
+  add_rank_wait_spec(a, &out);
   return out;
 }
 
@@ -311,6 +414,7 @@ std::string gnuplot_script(const PlotSpec& spec, const std::string& suffix, cons
       for (size_t i = 0; i < spec.x_ticks.size(); ++i) s += (i ? ", " : "") + gp_num(spec.x_ticks[i]);
       s += ")\n";
     }
+    if (!spec.x_format.empty()) s += "set format x " + gp_quote(spec.x_format) + "\n";
     std::string plot = "plot ";
     for (size_t i = 0; i < spec.series.size(); ++i) {
       const PlotSeries& ps = spec.series[i];

@@ -6,6 +6,11 @@
 //   utilization_plot           mean GPU utilization, bars per workers and strategy
 //   energy_per_epoch_plot      GPU energy to train one epoch (Wh), bars per workers and strategy
 //   computation_vs_other_plot  itwinai's computation fraction, stacked with the rest, per strategy
+//   collective_bandwidth       bus bandwidth vs. message size of the collectives matched across ranks
+//                              (median per size), one line per strategy, workers and collective type
+//   rank_wait                  per rank: the time it waited for the last rank at collectives and the
+//                              time the others waited for it, at each strategy's largest scale with
+//                              matched collectives (at most 32 ranks: those with the most waiting)
 // A plot whose data is absent is not drawn.
 #pragma once
 
@@ -35,6 +40,7 @@ struct PlotSpec {
   int log_x = 0, log_y = 0;  // log base, 0 = linear
   double y_min = analysis::kNaN, y_max = analysis::kNaN;
   std::vector<double> x_ticks;  // lines: tick positions (worker counts)
+  std::string x_format;         // lines: gnuplot format of the x tick labels ("" default)
   // Bars: one cluster per category (worker count) with one bar per series; stacked: one group per
   // series (strategy), one bar per x (worker count), each bar = y (computation) + 1 - y (other),
   // labelled with y as a percentage.
