@@ -193,6 +193,44 @@ TEST(KinetoReader, TinyWindowsGiveTheSameTables) {
   }
 }
 
+// Strings without escapes are read as views of the JSON text, ones with escapes are unescaped by
+// simdjson: both must give the text the JSON means, in every field that keeps a string, with
+// windows cut everywhere and whitespace before the separators.
+TEST(KinetoReader, EscapedAndPlainStringsReadTheSame) {
+  TempDir dir;
+  const std::string path = dir.write("t.json", R"json({"traceEvents":[
+  {"ph":"X","cat":"kernel","name":"plain \u00e9 name","pid":0,"tid":7,"ts":1,"dur":2,"args":{"device":0,"stream":7}},
+  {"ph" : "X" , "cat" : "kernel" , "name" : "say \"hi\"\\n\n\t\u00e9" , "pid" : 0 , "tid" : 7 , "ts" : "3" , "dur" : "4" , "args" : {"stream" : "7" , "device" : 0}},
+  {"ph":"X","cat":"cpu_op","name":"a\/b","pid":"host \"A\"","tid":"main","ts":5,"dur":1,"args":{"Collective name":"all\u0072educe","dtype":"Float","Process Group Name":"pg\\0","Input Dims":"[[1]]"}},
+  {"ph":"X","cat":"c\u0070u_op","name":"","pid":"host \"A\"","tid":"main","ts":6,"dur":1}
+]})json");
+  for (size_t window : {0, 16, 50, 97}) {
+    ParseOptions options;
+    options.window_bytes = window;
+    auto read = read_kineto_trace(path, options);
+    ASSERT_TRUE(read.ok()) << window << ": " << read.error().message;
+    const RankTrace& t = read.value();
+    ASSERT_EQ(t.events.size(), 4u) << window;
+    EXPECT_EQ(t.name(0), "plain \xC3\xA9 name") << window;
+    EXPECT_EQ(t.name(1), "say \"hi\"\\n\n\t\xC3\xA9") << window;
+    EXPECT_EQ(t.name(2), "a/b") << window;
+    EXPECT_EQ(t.name(3), "") << window;
+    EXPECT_EQ(t.events.ts[1], 3000) << window;
+    EXPECT_EQ(t.events.dur[1], 4000) << window;
+    EXPECT_EQ(t.events.stream[1], 7) << window;
+    EXPECT_EQ(t.strings.view(t.events.cat_name[2]), "cpu_op") << window;
+    EXPECT_EQ(t.events.cat_name[3], t.events.cat_name[2]) << window;  // "c\u0070u_op" is "cpu_op"
+    EXPECT_EQ(t.events.cat[3], t.events.cat[2]) << window;
+    EXPECT_EQ(t.strings.view(t.tracks.pid_label[t.events.track[2]]), "host \"A\"") << window;
+    EXPECT_EQ(t.events.track[3], t.events.track[2]) << window;
+    ASSERT_EQ(t.collectives.size(), 1u) << window;
+    EXPECT_EQ(t.strings.view(t.collectives.collective_name[0]), "allreduce") << window;
+    EXPECT_EQ(t.strings.view(t.collectives.process_group_name[0]), "pg\\0") << window;
+    ASSERT_EQ(t.shapes.size(), 1u) << window;
+    EXPECT_EQ(t.strings.view(t.shapes.input_dims[0]), "[[1]]") << window;
+  }
+}
+
 TEST(KinetoReader, MinifiedTraceWithoutLineBreaks) {
   // One line: the streaming reader cannot cut windows and reads the document whole.
   TempDir dir;

@@ -115,6 +115,8 @@ bool key_is(const char* raw, const char (&expected)[N]) {
   return std::memcmp(raw, expected, N - 1) == 0 && raw[N - 1] == '"';
 }
 
+bool read_string(od::value& v, std::string_view* out);
+
 // Reads a value that should hold an integer; a numeric string or an integral decimal is accepted.
 bool read_int(od::value& v, int64_t* out) {
   od::json_type type;
@@ -126,7 +128,7 @@ bool read_int(od::value& v, int64_t* out) {
   }
   if (type == od::json_type::string) {
     std::string_view s;
-    if (v.get_string().get(s)) return false;
+    if (!read_string(v, &s)) return false;
     return parse_int64(s, out) == NumberParse::kOk;
   }
   return false;
@@ -139,7 +141,7 @@ bool read_double(od::value& v, double* out) {
   if (type == od::json_type::number) return !v.get_double().get(*out);
   if (type == od::json_type::string) {
     std::string_view s;
-    if (v.get_string().get(s)) return false;
+    if (!read_string(v, &s)) return false;
     if (s == "inf" || s == "Infinity") {
       *out = std::numeric_limits<double>::infinity();
     } else {
@@ -150,9 +152,22 @@ bool read_double(od::value& v, double* out) {
   return false;
 }
 
+// A string without escapes (nearly every string in a Kineto trace) is returned as a view of the JSON
+// text itself, valid while its window is: simdjson would otherwise copy it byte by byte into its
+// string buffer (the header-inlined On-Demand code is built for the generic target, see
+// docs/architecture.md), and that buffer's pages count in the peak memory. Stage 1 has already
+// checked the text (UTF-8, no raw control characters), so the view holds exactly what get_string()
+// would return. A string with a backslash is unescaped by simdjson as before.
 bool read_string(od::value& v, std::string_view* out) {
   od::json_type type;
   if (v.type().get(type) || type != od::json_type::string) return false;
+  // The token runs from the opening quote to the next structural character: the string, then any
+  // white space before the ',' or '}'.
+  const std::string_view token = trim_token(v.raw_json_token());
+  if (token.size() >= 2 && token.back() == '"' && std::memchr(token.data() + 1, '\\', token.size() - 2) == nullptr) {
+    *out = token.substr(1, token.size() - 2);
+    return true;
+  }
   return !v.get_string().get(*out);
 }
 
@@ -162,6 +177,22 @@ bool read_raw(od::value& v, std::string_view* out) {
   if (v.type().get(type)) return false;
   if (type == od::json_type::string) return read_string(v, out);
   return !simdjson::to_json_string(v).get(*out);
+}
+
+// A ts or dur: the number's text, parsed exactly later (a double would lose digits), or a quoted
+// number as some exporters write; *bad when it is neither.
+simdjson::error_code read_time_token(od::value& v, std::string_view* token, bool* bad) {
+  od::json_type type;
+  if (auto e = v.type().get(type)) return e;
+  bool is_number = type == od::json_type::number;
+  *token = {};
+  if (is_number) {
+    *token = trim_token(v.raw_json_token());
+  } else if (type == od::json_type::string) {
+    is_number = read_string(v, token);
+  }
+  *bad = !is_number;
+  return simdjson::SUCCESS;
 }
 
 bool read_triple(od::value& v, int64_t out[3]) {
@@ -270,6 +301,8 @@ class Importer {
   int64_t last_pid_ = 0;
   int64_t last_tid_ = 0;
   uint32_t last_track_ = kNoTrack;
+  StringId last_cat_id_ = 0;  // the category of the last row (0: none yet)
+  Category last_category_ = Category::kNone;
 };
 
 void Importer::warn(size_t offset, std::string_view message) {
@@ -321,7 +354,7 @@ bool Importer::read_pid_or_tid(od::value& v, PidOrTid* out) {
   }
   if (type == od::json_type::string) {
     std::string_view s;
-    if (v.get_string().get(s)) return false;
+    if (!read_string(v, &s)) return false;
     if (parse_int64(s, &out->number) != NumberParse::kOk) {
       out->number = kNone;
       out->label = s.empty() ? std::string_view("\"\"") : s;
@@ -458,52 +491,57 @@ simdjson::error_code Importer::import_event(od::value& v) {
     if (auto e = std::move(field_result).get(field)) return e;
     const char* key = field.key().raw();
     od::value fv = field.value();
-    // Keys are compared in place (text then the closing quote): this loop runs for every field of
-    // every event, so it avoids measuring or copying keys.
-    if (key_is(key, "ph")) {
-      has_ph = read_string(fv, &ph);
-      // Flow and metadata events (a third of a typical trace) are only counted: leave them at once
-      // and let the iterator skip their other fields.
-      if (has_ph && ph.size() == 1 && (ph[0] == 's' || ph[0] == 'f' || ph[0] == 't' || ph[0] == 'M')) {
-        ++(ph[0] == 'M' ? t.stats.metadata_events : t.stats.flow_events);
-        left_early_ = true;
-        return simdjson::SUCCESS;
-      }
-    } else if (key_is(key, "cat")) {
-      has_cat = read_string(fv, &cat);
-    } else if (key_is(key, "name")) {
-      has_name = read_string(fv, &name);
-      bad_name = !has_name;
-    } else if (key_is(key, "ts") || key_is(key, "dur")) {
-      const std::string_view k = key[0] == 't' ? "ts" : "dur";
-      od::json_type type;
-      if (auto e = fv.type().get(type)) return e;
-      bool is_number = type == od::json_type::number;
-      std::string_view tok;
-      if (is_number) {
-        tok = trim_token(fv.raw_json_token());
-      } else if (type == od::json_type::string) {
-        // Some exporters quote numbers; read_string validates it is a string.
-        is_number = read_string(fv, &tok);
-      }
-      if (k == "ts") {
-        has_ts = true;
-        ts_tok = tok;
-        bad_ts_type = !is_number;
-      } else {
-        has_dur = true;
-        dur_tok = tok;
-        bad_dur_type = !is_number;
-      }
-    } else if (key_is(key, "pid")) {
-      bad_pid |= !read_pid_or_tid(fv, &pid);
-    } else if (key_is(key, "tid")) {
-      bad_pid |= !read_pid_or_tid(fv, &tid);
-    } else if (key_is(key, "args")) {
-      od::object args_obj;
-      if (!fv.get_object().get(args_obj)) {
-        if (auto e = import_args(args_obj, &args)) return e;
-      }
+    // Keys are compared in place (text then the closing quote), after a switch on the first
+    // character: this loop runs for every field of every event, so it avoids measuring or copying
+    // keys and tries at most two of them.
+    switch (key[0]) {
+      case 'p':
+        if (key_is(key, "ph")) {
+          has_ph = read_string(fv, &ph);
+          // Flow and metadata events (a third of a typical trace) are only counted: leave them at
+          // once and let the iterator skip their other fields.
+          if (has_ph && ph.size() == 1 && (ph[0] == 's' || ph[0] == 'f' || ph[0] == 't' || ph[0] == 'M')) {
+            ++(ph[0] == 'M' ? t.stats.metadata_events : t.stats.flow_events);
+            left_early_ = true;
+            return simdjson::SUCCESS;
+          }
+        } else if (key_is(key, "pid")) {
+          bad_pid |= !read_pid_or_tid(fv, &pid);
+        }
+        break;
+      case 'c':
+        if (key_is(key, "cat")) has_cat = read_string(fv, &cat);
+        break;
+      case 'n':
+        if (key_is(key, "name")) {
+          has_name = read_string(fv, &name);
+          bad_name = !has_name;
+        }
+        break;
+      case 't':
+        if (key_is(key, "ts")) {
+          if (auto e = read_time_token(fv, &ts_tok, &bad_ts_type)) return e;
+          has_ts = true;
+        } else if (key_is(key, "tid")) {
+          bad_pid |= !read_pid_or_tid(fv, &tid);
+        }
+        break;
+      case 'd':
+        if (key_is(key, "dur")) {
+          if (auto e = read_time_token(fv, &dur_tok, &bad_dur_type)) return e;
+          has_dur = true;
+        }
+        break;
+      case 'a':
+        if (key_is(key, "args")) {
+          od::object args_obj;
+          if (!fv.get_object().get(args_obj)) {
+            if (auto e = import_args(args_obj, &args)) return e;
+          }
+        }
+        break;
+      default:
+        break;
     }
   }
 
@@ -582,12 +620,23 @@ simdjson::error_code Importer::import_event(od::value& v) {
   t.stats.fractional_timestamps |= fractional;
 
   const auto row = static_cast<uint32_t>(t.events.size());
-  Category category = has_cat ? category_from_name(cat) : Category::kNone;
+  Category category = Category::kNone;
+  StringId cat_id = 0;
+  if (has_cat) {
+    // A trace has a handful of categories, mostly in runs: reuse the last one's id and category
+    // rather than hashing the text again (compared with the pool's copy, which outlives windows).
+    if (last_cat_id_ == 0 || cat != t.strings.view(last_cat_id_)) {
+      last_cat_id_ = t.strings.intern(cat);
+      last_category_ = category_from_name(cat);
+    }
+    cat_id = last_cat_id_;
+    category = last_category_;
+  }
   EventTable& ev = t.events;
   ev.ts.push_back(ts);
   ev.dur.push_back(dur);
   ev.name.push_back(has_name ? t.strings.intern(name) : 0);
-  ev.cat_name.push_back(has_cat ? t.strings.intern(cat) : 0);
+  ev.cat_name.push_back(cat_id);
   ev.cat.push_back(category);
   ev.phase.push_back(complete ? Phase::kComplete : Phase::kInstant);
   ev.track.push_back(track_for(pid, tid));
@@ -1236,7 +1285,7 @@ class StreamingParser {
 
  private:
   bool ended_early_ = false;
-  static constexpr size_t kDefaultWindow = 4 << 20;
+  static constexpr size_t kDefaultWindow = 512 << 10;
   static constexpr size_t kMaxWindow = 256 << 20;
 
   // Makes buf_[1..] hold the unread bytes from pos_ and reads until `want` bytes are there or EOF.

@@ -24,7 +24,7 @@ struct ParseOptions {
   // Repair the invalid JSON some Kineto versions wrote (bare N/A, unescaped quotes in names) and
   // parse again, instead of failing. The number of repairs is reported in ReadStats::repairs.
   bool lenient = true;
-  // Bytes of JSON parsed at a time by the streaming reader (0: 4 MiB). Tests make it tiny to cut
+  // Bytes of JSON parsed at a time by the streaming reader (0: 512 KiB). Tests make it tiny to cut
   // windows everywhere.
   size_t window_bytes = 0;
   // Threads that parse windows of this one file (1: the calling thread alone). With more, the
