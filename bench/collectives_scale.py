@@ -55,14 +55,17 @@ def make_ranks(folder, base, events, world):
 
 
 def measure(cli, folder, threads):
-    start = time.monotonic()
-    proc = subprocess.Popen([str(cli), "trace", "collectives", str(folder), "--format", "json", "-o", os.devnull,
-                             "--threads", str(threads), "-q"])
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.monotonic() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"scaleprof failed on {folder}")
-    return wall, usage.ru_maxrss / 1024.0  # MiB (ru_maxrss is KiB on Linux)
+    """Wall time and peak RSS of one run, by /usr/bin/time (Debian `time`). Not from this process's
+    wait4: a child forked from Python starts with Python's RSS (here the loaded base trace, ~60 MiB)
+    and ru_maxrss keeps it across exec, which hid scaleprof's own peak."""
+    with tempfile.NamedTemporaryFile("r", prefix="scaleprof-bench-time-") as out:
+        start = time.monotonic()
+        proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out.name, str(cli), "trace", "collectives",
+                               str(folder), "--format", "json", "-o", os.devnull, "--threads", str(threads), "-q"])
+        wall = time.monotonic() - start
+        if proc.returncode != 0:
+            sys.exit(f"scaleprof failed on {folder}")
+        return wall, int(out.read().split()[-1]) / 1024.0  # MiB (%M is KiB)
 
 
 def main():
@@ -74,6 +77,8 @@ def main():
     args = parser.parse_args()
     if not BASE.is_file():
         sys.exit(f"skipped: {BASE} not found")
+    if not os.access("/usr/bin/time", os.X_OK):
+        sys.exit("needs /usr/bin/time (apt-get install time) to measure peak RSS")
     base = json.load(gzip.open(BASE))
     events, n = [], 0
     for e in base["traceEvents"]:
