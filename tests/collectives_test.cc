@@ -43,11 +43,27 @@ TEST(CollectiveTypes, NamesFromKernelsOpsAndMetadata) {
   EXPECT_DOUBLE_EQ(busbw_factor("broadcast", 8), 1.0);
 }
 
+// Group rank lists are one short key whatever the group size: runs of consecutive ranks as ranges.
+TEST(CollectiveCalls, RankListsAreCompact) {
+  std::vector<int64_t> all(1024);
+  for (int64_t r = 0; r < 1024; ++r) all[static_cast<size_t>(r)] = r;
+  EXPECT_EQ(format_rank_list(all), "0-1023");
+  EXPECT_EQ(format_rank_list({0, 1, 2, 5, 8, 9}), "0-2,5,8-9");
+  EXPECT_EQ(format_rank_list({3}), "3");
+  EXPECT_EQ(format_rank_list({}), "");
+  EXPECT_EQ(parse_rank_list("0-1023")->size(), 1024u);
+  EXPECT_EQ(*parse_rank_list("0-2,5,8-9"), (std::vector<int64_t>{0, 1, 2, 5, 8, 9}));
+  EXPECT_TRUE(parse_rank_list("")->empty());
+  for (const char* bad : {"5-3", "0,,1", "0,", ",0", "a", "0-", "-1", "0-99999999999", "1099511627776"}) {
+    EXPECT_FALSE(parse_rank_list(bad).has_value()) << bad;
+  }
+}
+
 CollectiveCall call(std::string type, int64_t start, int64_t end, int64_t seq = -1, int64_t step = -1) {
   CollectiveCall c;
   c.type = std::move(type);
   c.group = "0";
-  c.group_ranks = "0,1";
+  c.group_ranks = "0-1";
   c.group_size = 2;
   c.seq = seq;
   c.step = step;

@@ -1,5 +1,7 @@
 #include "analysis/collective_calls.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <unordered_map>
@@ -83,19 +85,11 @@ std::string_view first_type(std::string_view types) {
   return types.substr(q + 1, e - q - 1);
 }
 
-// "[0, 1]" -> "0,1"; "" when it is not a list of integers.
+// "[0, 1, 2, 5]" -> "0-2,5"; "" when it is not a list of integers.
 std::string normalise_ranks(std::string_view text) {
   auto ranks = parse_int_list(text);
   if (!ranks || std::any_of(ranks->begin(), ranks->end(), [](int64_t r) { return r < 0; })) return {};
-  std::string out;
-  for (int64_t r : *ranks) out += (out.empty() ? "" : ",") + std::to_string(r);
-  return out;
-}
-
-std::string join_ranks(const std::vector<int64_t>& ranks) {
-  std::string out;
-  for (int64_t r : ranks) out += (out.empty() ? "" : ",") + std::to_string(r);
-  return out;
+  return format_rank_list(*ranks);
 }
 
 // Row of `event` in a sparse table whose `event` column is ascending (rows are appended in file
@@ -117,6 +111,47 @@ int64_t message_bytes(const std::string& type, int64_t in_nelems, int64_t out_ne
 }
 
 }  // namespace
+
+std::string format_rank_list(const std::vector<int64_t>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += j > i ? fmt::format("{}-{}", ranks[i], ranks[j]) : fmt::format("{}", ranks[i]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::optional<std::vector<int64_t>> parse_rank_list(std::string_view text) {
+  constexpr int64_t kMaxRank = int64_t{1} << 40;
+  constexpr size_t kMaxRanks = size_t{1} << 24;
+  std::vector<int64_t> out;
+  if (text.empty()) return out;
+  size_t pos = 0;
+  auto number = [&](int64_t* v) {
+    const size_t start = pos;
+    *v = 0;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9' && *v < kMaxRank) {
+      *v = *v * 10 + (text[pos++] - '0');
+    }
+    return pos > start && *v < kMaxRank;
+  };
+  while (true) {
+    int64_t first = 0;
+    if (!number(&first)) return std::nullopt;
+    int64_t last = first;
+    if (pos < text.size() && text[pos] == '-') {
+      ++pos;
+      if (!number(&last) || last < first) return std::nullopt;
+    }
+    if (static_cast<uint64_t>(last - first) >= kMaxRanks - out.size()) return std::nullopt;
+    for (int64_t r = first; r <= last; ++r) out.push_back(r);
+    if (pos == text.size()) return out;
+    if (text[pos++] != ',') return std::nullopt;
+  }
+}
 
 std::string canonical_collective_type(std::string_view name) {
   std::string_view body = name;
@@ -298,7 +333,7 @@ RankCollectives extract_collectives(const trace::RankTrace& trace) {
     }
     if (only_group != nullptr) {
       if (call.group.empty()) call.group = only_group->name;
-      if (call.group_ranks.empty()) call.group_ranks = join_ranks(only_group->ranks);
+      if (call.group_ranks.empty()) call.group_ranks = format_rank_list(only_group->ranks);
       if (call.group_size < 0) call.group_size = only_group->size;
     }
     const int64_t elem = dtype_bytes(call.dtype).value_or(-1);

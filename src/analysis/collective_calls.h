@@ -30,7 +30,7 @@ namespace scaleprof::analysis {
 struct CollectiveCall {
   std::string type;         // canonical: allreduce, allgather, reduce_scatter, alltoall, broadcast, reduce, ...
   std::string group;        // Process Group Name; "" when the trace does not say
-  std::string group_ranks;  // "0,1,2,3" from Process Group Ranks (or the only pg_config); "" unknown
+  std::string group_ranks;  // "0-3" (format_rank_list) from Process Group Ranks (or the only pg_config); "" unknown
   int64_t group_size = -1;
   int64_t seq = -1;    // Seq of the call in its group, -1 absent (the reader does not keep Seq yet)
   int64_t step = -1;   // ProfilerStep#N holding the call's launch, -1 none
@@ -80,6 +80,15 @@ std::string canonical_collective_type(std::string_view name);
 // Bytes of one element of a dtype as Kineto writes it ("Float", "BFloat16", "float", "c10::Half",
 // "long int"); nullopt when unknown.
 std::optional<int64_t> dtype_bytes(std::string_view dtype);
+
+// A rank list in its compact canonical text: runs of consecutive ranks as "a-b", other ranks alone,
+// comma-separated, in the list's order ("0-7,16,18"). Every call of every rank carries its group's
+// list, so a 1,024-rank group must be "0-1023", not 5 KB per call (docs/scale.md: memory).
+std::string format_rank_list(const std::vector<int64_t>& ranks);
+
+// The ranks of a text in format_rank_list's syntax; nullopt when it is not one (other characters, a
+// range going down, ranks of 2^40 or more, more than 2^24 ranks in all).
+std::optional<std::vector<int64_t>> parse_rank_list(std::string_view text);
 
 // Reduces one rank's trace to its collective calls and step rows.
 RankCollectives extract_collectives(const trace::RankTrace& trace);

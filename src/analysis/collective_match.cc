@@ -21,25 +21,6 @@ bool completes_together(std::string_view type) {
          type == "barrier";
 }
 
-// "0,1,5" -> {0, 1, 5}; anything that is not a digit separates numbers.
-std::vector<int64_t> parse_rank_text(const std::string& text) {
-  std::vector<int64_t> out;
-  int64_t value = 0;
-  bool in_number = false;
-  for (char c : text) {
-    if (c >= '0' && c <= '9') {
-      if (value < (int64_t{1} << 40)) value = value * 10 + (c - '0');
-      in_number = true;
-    } else if (in_number) {
-      out.push_back(value);
-      value = 0;
-      in_number = false;
-    }
-  }
-  if (in_number) out.push_back(value);
-  return out;
-}
-
 int64_t median(std::vector<int64_t> v) {
   if (v.empty()) return -1;
   const size_t mid = v.size() / 2;
@@ -140,7 +121,7 @@ CollectiveAnalysis match_collectives(const std::vector<RankCollectives>& ranks, 
     int64_t expected = g.size;
     int64_t missing = 0;
     if (!g.ranks_text.empty()) {
-      const std::vector<int64_t> members = parse_rank_text(g.ranks_text);
+      const std::vector<int64_t> members = parse_rank_list(g.ranks_text).value_or(std::vector<int64_t>{});
       expected = static_cast<int64_t>(members.size());
       for (int64_t r : members) missing += loaded.count(r) == 0 ? 1 : 0;
     } else if (g.size > 0) {

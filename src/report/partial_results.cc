@@ -107,12 +107,10 @@ bool read_rank(Reader& r, simdjson::dom::element e, const std::string& where, an
       return false;
     }
     if (call.end_ns < call.start_ns) return r.fail(at, "a call ends before it starts");
-    for (char ch : call.group_ranks) {
-      if (ch != ',' && (ch < '0' || ch > '9')) return r.fail(at, "group ranks must be integers");
-    }
-    if (!call.group_ranks.empty() && (call.group_ranks.front() == ',' || call.group_ranks.back() == ',' ||
-                                      call.group_ranks.find(",,") != std::string::npos)) {
-      return r.fail(at, "group ranks must be integers");
+    // The canonical rank-list text (a key when calls are matched), as scaleprof writes it.
+    const auto ranks = analysis::parse_rank_list(call.group_ranks);
+    if (!ranks || analysis::format_rank_list(*ranks) != call.group_ranks) {
+      return r.fail(at, "group ranks must be a rank list like 0-7,16");
     }
     out->calls.push_back(std::move(call));
   }
