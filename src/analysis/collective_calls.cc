@@ -214,7 +214,9 @@ RankCollectives extract_collectives(const trace::RankTrace& trace) {
   }
   if (trace.metadata.distributed) {
     out.world_size = trace.metadata.distributed->world_size.value_or(-1);
-    out.groups = trace.metadata.distributed->pg_config;
+    for (const trace::ProcessGroupConfig& pg : trace.metadata.distributed->pg_config) {
+      out.groups.push_back({pg.name, pg.desc, pg.size, format_rank_list(pg.ranks)});
+    }
   }
   const trace::EventTable& ev = trace.events;
   const trace::CollectiveTable& ct = trace.collectives;
@@ -285,7 +287,7 @@ RankCollectives extract_collectives(const trace::RankTrace& trace) {
   const std::vector<uint32_t>& chosen = out.gpu ? kernels : gloo_ops;
 
   // The only process group, when the trace lists exactly one: every call is on it.
-  const trace::ProcessGroupConfig* only_group = out.groups.size() == 1 ? &out.groups[0] : nullptr;
+  const GroupConfig* only_group = out.groups.size() == 1 ? &out.groups[0] : nullptr;
 
   for (uint32_t e : chosen) {
     CollectiveCall call;
@@ -333,7 +335,7 @@ RankCollectives extract_collectives(const trace::RankTrace& trace) {
     }
     if (only_group != nullptr) {
       if (call.group.empty()) call.group = only_group->name;
-      if (call.group_ranks.empty()) call.group_ranks = format_rank_list(only_group->ranks);
+      if (call.group_ranks.empty()) call.group_ranks = only_group->ranks;
       if (call.group_size < 0) call.group_size = only_group->size;
     }
     const int64_t elem = dtype_bytes(call.dtype).value_or(-1);

@@ -61,15 +61,24 @@ struct StepRow {
   int64_t host_idle_ns = 0;
 };
 
+// A process group of distributedInfo.pg_config, its ranks as one compact key (format_rank_list): kept
+// per rank for thousands of ranks, where the listed ranks would be 8 KB per rank.
+struct GroupConfig {
+  std::string name;
+  std::string desc;
+  int64_t size = -1;
+  std::string ranks;  // "0-1023"
+};
+
 struct RankCollectives {
   int64_t rank = 0;
   std::string path;
-  std::string host;                               // the trace's host_name, "" when absent
-  int64_t world_size = -1;                        // distributedInfo.world_size
-  std::vector<trace::ProcessGroupConfig> groups;  // distributedInfo.pg_config
-  std::vector<CollectiveCall> calls;              // by start time
-  std::vector<StepRow> steps;                     // by start time
-  bool gpu = false;                               // calls are GPU kernels
+  std::string host;                   // the trace's host_name, "" when absent
+  int64_t world_size = -1;            // distributedInfo.world_size
+  std::vector<GroupConfig> groups;    // distributedInfo.pg_config
+  std::vector<CollectiveCall> calls;  // by start time
+  std::vector<StepRow> steps;         // by start time
+  bool gpu = false;                   // calls are GPU kernels
 };
 
 // Canonical collective type from a Collective name ("_allgather_base", "allreduce_coalesced"),

@@ -85,11 +85,16 @@ bool read_rank(Reader& r, simdjson::dom::element e, const std::string& where, an
   for (simdjson::dom::element g : list) {
     const std::string at = fmt::format("{}.groups[{}]", where, i++);
     std::vector<simdjson::dom::element> f;
-    trace::ProcessGroupConfig pg;
+    analysis::GroupConfig pg;
+    std::vector<int64_t> ranks;
     if (!r.row(g, at, 4, &f) || !r.get(f[0], at, &pg.name) || !r.get(f[1], at, &pg.desc) ||
-        !r.get(f[2], at, &pg.size) || !r.get(f[3], at, &pg.ranks)) {
+        !r.get(f[2], at, &pg.size) || !r.get(f[3], at, &ranks)) {
       return false;
     }
+    if (std::any_of(ranks.begin(), ranks.end(), [](int64_t x) { return x < 0; })) {
+      return r.fail(at, "group ranks must not be negative");
+    }
+    pg.ranks = analysis::format_rank_list(ranks);
     out->groups.push_back(std::move(pg));
   }
   if (!r.field(o, where, "calls", &v)) return false;
@@ -142,9 +147,9 @@ std::string write_partial(const PartialResults& partial) {
     out += fmt::format("{{\"rank\":{},\"path\":{},\"host\":{},\"world_size\":{},\"gpu\":{},\"groups\":[", r.rank,
                        json_quote(r.path), json_quote(r.host), r.world_size, r.gpu ? "true" : "false");
     for (size_t g = 0; g < r.groups.size(); ++g) {
-      const trace::ProcessGroupConfig& pg = r.groups[g];
+      const analysis::GroupConfig& pg = r.groups[g];
       out += fmt::format("{}[{},{},{},{}]", g ? "," : "", json_quote(pg.name), json_quote(pg.desc), pg.size,
-                         int_list(pg.ranks));
+                         int_list(analysis::parse_rank_list(pg.ranks).value_or(std::vector<int64_t>{})));
     }
     out += "],\"calls\":[";
     for (size_t c = 0; c < r.calls.size(); ++c) {
