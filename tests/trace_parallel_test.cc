@@ -118,7 +118,7 @@ TEST(ParallelReader, SameAsSerialOnEverySharedTrace) {
   if (traces.empty()) GTEST_SKIP() << "../shared/traces/hta not present";
   for (const std::string& path : traces) {
     ParseOptions serial;
-    // Default windows (4 MiB) on 2 and 3 threads, and windows of 4 kB and 600 bytes that cut between
+    // Default windows (512 KiB) on 2 and 3 threads, and windows of 4 kB and 600 bytes that cut between
     // almost every pair of events. Tiny windows only on files under 1 MB: they prove the cutting on
     // every shape of trace without re-reading a 54 MB trace eight times (minutes under ASan in CI).
     const bool small = fs::file_size(path) < (1U << 20);

@@ -1026,12 +1026,23 @@ Result<size_t> Importer::import_window(od::document& doc, size_t cut, size_t* ar
       return next;
     }
     const auto start = static_cast<size_t>(v.raw_json_token().data() - base_);
+    // After a trailing comma the iterator yields the sentinel ']' itself as a value. It does so
+    // too after an element left early that the window cut short (`{"ph": "s", "ts": 1,` then the
+    // sentinel: skipping counts brackets, so the sentinel closed it): that element starts the next
+    // window unless its text is one whole object.
+    if (start + 1 >= cut) {
+      if (!pending) return next;
+      std::string_view left = trim_token(std::string_view(base_ + pending_start, start - pending_start));
+      if (!left.empty() && left.back() == ',') left.remove_suffix(1);
+      if (whole_object(left)) return start;
+      out_->stats = pending_stats;
+      summed_ = pending_summed;
+      return pending_start;
+    }
     if (pending) {
       next = start;
       pending = false;
     }
-    // After a trailing comma the iterator yields the sentinel ']' itself as a value.
-    if (start + 1 >= cut) return next;
     const ReadStats before = out_->stats;
     const Summed summed_before = summed_;
     const size_t before_warnings = out_->warnings.size();
@@ -1295,9 +1306,9 @@ class StreamingParser {
   // two windows before the end (the serial loop reads the rest). False: a window did not parse on
   // its own, and the file must be read serially.
   bool parse_windows_in_parallel(Importer& importer);
-  // The next line break at or after `from` that lies between two events (`},` before it, `{` after
-  // it), with the comma's index in *comma; 0 if none in the buffer.
-  size_t find_event_boundary(size_t from, size_t* comma) const;
+  // The last line break in the unread bytes that lies between two events (`},` before it, `{` after
+  // it), with the comma's index in *comma; 0 if none.
+  size_t last_event_boundary(size_t* comma) const;
   // Feeds the bytes from pos_ to `scanner`, importing each top-level member as it ends, until the
   // events array opens (*events_found, pos_ just after its '[') or the data ends.
   Status scan_envelope(EnvelopeScanner& scanner, Importer& importer, od::parser& parser, RankTrace* trace,
@@ -1385,13 +1396,14 @@ Status StreamingParser::scan_envelope(EnvelopeScanner& scanner, Importer& import
   }
 }
 
-size_t StreamingParser::find_event_boundary(size_t from, size_t* comma) const {
+size_t StreamingParser::last_event_boundary(size_t* comma) const {
   const char* base = buf_.data();
   auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
-  for (size_t p = from; p < len_; ++p) {
-    const void* nl = std::memchr(base + p, '\n', len_ - p);
+  for (size_t end = len_; end > pos_;) {
+    const void* nl = memrchr(base + pos_, '\n', end - pos_);
     if (nl == nullptr) return 0;
-    p = static_cast<size_t>(static_cast<const char*>(nl) - base);
+    const auto p = static_cast<size_t>(static_cast<const char*>(nl) - base);
+    end = p;
     size_t b = p;
     while (b > pos_ && blank(base[b - 1])) --b;
     if (b < pos_ + 2 || base[b - 1] != ',' || base[b - 2] != '}') continue;
@@ -1416,10 +1428,18 @@ bool StreamingParser::parse_windows_in_parallel(Importer& importer) {
     if (ok && !(w.ok && importer.append_part(w.part, w.dropped_warnings, w.summed))) ok = false;
   };
   while (ok) {
-    if (!fill(2 * kWindow) || len_ - pos_ < 2 * kWindow) break;  // the serial loop reports errors
+    // One window of text, cut after its last whole event: what follows the cut is part of one
+    // event, so moving it to the front of the buffer for the next window copies little. The last
+    // window (the data ends in it) is left to the serial loop, which reports any error.
+    // A window with no boundary (an event longer than it) is read on, up to 8 windows, until one
+    // comes; past that the serial loop reads the rest.
     size_t comma = 0;
-    const size_t cut = find_event_boundary(pos_ + kWindow, &comma);
-    if (cut == 0) break;
+    size_t cut = 0;
+    for (size_t want = kWindow; cut == 0 && want <= 8 * kWindow; want *= 2) {
+      if (!fill(want) || eof_) break;
+      cut = last_event_boundary(&comma);
+    }
+    if (cut == 0 || eof_) break;
     // Whole events from pos_ to the comma after the last one, as `[e1,...,en]`.
     simdjson::padded_string text(comma - pos_ + 2);
     text.data()[0] = '[';
