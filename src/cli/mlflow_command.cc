@@ -115,6 +115,9 @@ void setup_mlflow_command(CLI::App& app, int* exit_code) {
                    "MLflow experiment to put the runs in (default: each run's scaleprof experiment)");
   sync->add_option("--progress-file", opt->sync.progress_path,
                    "Where the sync records its progress (default: ROOT/.scaleprof-sync/HOST_PORT.json)");
+  sync->add_option("--batch-size", opt->sync.batch_metrics, "Metric points per runs/log-batch request")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   sync->add_flag("--no-artifacts", opt->no_artifacts, "Do not upload the run's files and profiler traces");
   sync->add_option("--format", opt->format, "Summary format: table, csv or json")->capture_default_str();
   sync->add_option("-o,--output", opt->output, "Write the summary to FILE instead of standard output");

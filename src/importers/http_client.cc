@@ -95,6 +95,16 @@ Result<HttpResponse> HttpClient::put_file(const std::string& path, const std::st
   return r;
 }
 
+Result<HttpResponse> HttpClient::put_bytes(const std::string& path, std::string_view bytes) {
+  std::string copy(bytes);
+  // A read-only stream over the bytes, so the upload path is the same as for a file.
+  FILE* memory = copy.empty() ? std::fopen("/dev/null", "rb") : fmemopen(copy.data(), copy.size(), "rb");
+  if (memory == nullptr) return Error{fmt::format("{}: cannot buffer an upload: {}", shown_url_, std::strerror(errno))};
+  auto r = perform(path, nullptr, memory, static_cast<int64_t>(copy.size()));
+  std::fclose(memory);
+  return r;
+}
+
 Result<HttpResponse> HttpClient::perform(const std::string& path, const std::string* json, FILE* upload,
                                          int64_t upload_size) {
   auto* curl = static_cast<CURL*>(curl_);

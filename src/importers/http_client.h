@@ -46,6 +46,8 @@ class HttpClient {
   // PUT of a local file's bytes, streamed from disk (MLflow's artifact proxy takes uploads this way).
   // A file that cannot be opened is an error naming it; the file is only read.
   Result<HttpResponse> put_file(const std::string& path, const std::string& local_file);
+  // PUT of bytes held in memory.
+  Result<HttpResponse> put_bytes(const std::string& path, std::string_view bytes);
 
   // Percent-encodes one query value.
   std::string escape(std::string_view text) const;

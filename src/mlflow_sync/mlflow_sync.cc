@@ -11,6 +11,7 @@
 #include "collect/run_reader.h"
 #include "importers/mlflow_store.h"
 #include "mlflow_sync/mlflow_writer.h"
+#include "mlflow_sync/profiling_artifact.h"
 #include "mlflow_sync/sync_payload.h"
 #include "mlflow_sync/sync_plan.h"
 #include "mlflow_sync/sync_progress.h"
@@ -135,7 +136,9 @@ class Syncer {
       if (!missing) return missing.error();
       metrics = std::move(missing.value());
     }
-    for (const LogBatch& batch : split_batches(plan.params, plan.tags, metrics)) {
+    BatchLimits limits;
+    limits.max_metrics = std::clamp<size_t>(options_.batch_metrics, 1, limits.max_metrics);
+    for (const LogBatch& batch : split_batches(plan.params, plan.tags, metrics, limits)) {
       if (Status s = writer_.log_batch(run.run_id, batch); !s) return s.error();
       out->metric_points += static_cast<int64_t>(batch.metrics.size());
     }
@@ -143,7 +146,7 @@ class Syncer {
       progress_.runs[plan.sync_id].metrics_done = true;
       if (Status s = save(); !s) return s.error();
     }
-    if (options_.artifacts && !plan.artifacts.empty()) {
+    if (options_.artifacts && (!plan.artifacts.empty() || plan.profiling)) {
       const std::string root = proxied_artifact_root(run.artifact_uri);
       if (root.empty()) {
         warn_once(
@@ -154,6 +157,16 @@ class Syncer {
         for (const ArtifactFile& file : plan.artifacts) {
           if (Status s = writer_.upload_artifact(root, file); !s) return s.error();
           ++out->artifacts;
+        }
+        if (plan.profiling) {
+          // A trace the operator table cannot read is a warning: the trace itself is uploaded.
+          auto csv = profiling_averages_csv(*plan.profiling);
+          if (!csv) {
+            warn_once(fmt::format("{}: no {}: {}", plan.sync_id, kProfilingArtifactPath, csv.error().message));
+          } else {
+            if (Status s = writer_.upload_bytes(root, kProfilingArtifactPath, csv.value()); !s) return s.error();
+            ++out->artifacts;
+          }
         }
       }
     }

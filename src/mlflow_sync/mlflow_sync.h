@@ -14,6 +14,7 @@
 //  * the first failure stops the sync with a one-line error; what was done stays recorded.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -32,6 +33,7 @@ struct SyncOptions {
   std::string experiment_name;         // the MLflow experiment; empty: the scaleprof experiment's name
   std::string progress_path;           // empty: default_progress_path(root, tracking_uri)
   bool artifacts = true;               // upload the run's files and traces
+  size_t batch_metrics = 1000;         // metric points per runs/log-batch call (MLflow's limit: 1000)
   int64_t kill_after_requests = 0;     // tests only, see MlflowWriter
 };
 

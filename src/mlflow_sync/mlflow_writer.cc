@@ -126,10 +126,10 @@ Result<std::vector<importers::MetricPoint>> MlflowWriter::metric_history(const s
   return Error{fmt::format("{}: metrics/get-history: more than {} pages", http_.shown_url(), kMaxPages)};
 }
 
-Status MlflowWriter::upload_artifact(const std::string& proxied_root, const ArtifactFile& file) {
+std::string MlflowWriter::artifact_url_path(const std::string& proxied_root, const std::string& artifact_path) const {
   std::string path = "/api/2.0/mlflow-artifacts/artifacts/";
   // Each path segment percent-encoded ('/' kept): trace file names hold host names and dots.
-  std::string full = proxied_root + "/" + file.artifact_path;
+  const std::string full = proxied_root + "/" + artifact_path;
   size_t start = 0;
   while (start <= full.size()) {
     const size_t slash = full.find('/', start);
@@ -139,7 +139,20 @@ Status MlflowWriter::upload_artifact(const std::string& proxied_root, const Arti
     path += '/';
     start = slash + 1;
   }
-  auto r = http_.put_file(path, file.local_path);
+  return path;
+}
+
+Status MlflowWriter::upload_artifact(const std::string& proxied_root, const ArtifactFile& file) {
+  auto r = http_.put_file(artifact_url_path(proxied_root, file.artifact_path), file.local_path);
+  count_request();
+  if (!r) return r.error();
+  if (r.value().status != 200) return Error{importers::http_failure(http_, "mlflow-artifacts upload", r.value())};
+  return Ok{};
+}
+
+Status MlflowWriter::upload_bytes(const std::string& proxied_root, const std::string& artifact_path,
+                                  std::string_view bytes) {
+  auto r = http_.put_bytes(artifact_url_path(proxied_root, artifact_path), bytes);
   count_request();
   if (!r) return r.error();
   if (r.value().status != 200) return Error{importers::http_failure(http_, "mlflow-artifacts upload", r.value())};

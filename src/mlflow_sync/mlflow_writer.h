@@ -37,8 +37,10 @@ class MlflowWriter {
   Result<std::vector<importers::MetricPoint>> metric_history(const std::string& run_id, const std::string& key);
   // PUT to the artifact proxy: <artifact root>/<artifact_path>.
   Status upload_artifact(const std::string& proxied_root, const ArtifactFile& file);
+  Status upload_bytes(const std::string& proxied_root, const std::string& artifact_path, std::string_view bytes);
 
  private:
+  std::string artifact_url_path(const std::string& proxied_root, const std::string& artifact_path) const;
   Result<importers::HttpResponse> post(const std::string& endpoint, const std::string& body);
   Result<importers::HttpResponse> get(const std::string& path_and_query);
   void count_request();

@@ -68,7 +68,8 @@ RunPlan plan_worker(const collect::RunData& run, const collect::RankData& rank, 
     p.end_time_ms = info->end_unix_ns ? ns_to_ms(*info->end_unix_ns) : 0;
   }
   // itwinai's worker params first, then scaleprof's.
-  add_param(&p, "strategy", info != nullptr && !info->strategy.empty() ? info->strategy : run.strategy());
+  const std::string strategy = info != nullptr && !info->strategy.empty() ? info->strategy : run.strategy();
+  add_param(&p, "strategy", strategy);
   add_param(&p, "global_rank", std::optional<int64_t>(rank.rank));
   const int64_t world = run.world_size();
   add_param(&p, "global_world_size", world > 0 ? std::optional<int64_t>(world) : std::nullopt);
@@ -102,6 +103,9 @@ RunPlan plan_worker(const collect::RunData& run, const collect::RankData& rank, 
   }
   for (const std::string& trace : rank.trace_files) {
     p.artifacts.push_back({trace, "traces/" + fs::path(trace).filename().string()});
+  }
+  if (!rank.trace_files.empty()) {
+    p.profiling = ProfilingInput{rank.trace_files, strategy, world, rank.rank};
   }
   return p;
 }

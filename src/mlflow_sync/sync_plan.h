@@ -8,11 +8,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "collect/run_reader.h"
+#include "mlflow_sync/profiling_artifact.h"
 
 namespace scaleprof::mlflow_sync {
 
@@ -45,6 +47,8 @@ struct RunPlan {
   std::vector<std::pair<std::string, std::string>> tags;  // without the sync id and parent tags
   std::vector<MetricValue> metrics;
   std::vector<ArtifactFile> artifacts;
+  // A rank with traces also gets itwinai's profiling averages, computed from them at upload time.
+  std::optional<ProfilingInput> profiling;
 };
 
 struct TrainingPlan {

@@ -38,3 +38,16 @@ def run_python(args, timeout=60, env=None):
                           env=env)
     assert proc.returncode == 0, f"{args} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     return proc
+
+
+@pytest.fixture(scope="session")
+def mlflow_server(tmp_path_factory):
+    """One real `mlflow server` (SQLite backend, 127.0.0.1, free port) for every MLflow test of the
+    session: it takes tens of seconds to start on a loaded machine. Stopped by pid at the end."""
+    from mlflow_fixtures import MlflowServer  # imports mlflow, or skips when it is not installed
+
+    server = MlflowServer(tmp_path_factory.mktemp("mlflow-server")).start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from mlflow_fixtures import EXPERIMENT, MlflowServer, log_itwinai_runs
+from mlflow_fixtures import EXPERIMENT, log_itwinai_runs
 
 
 def report(cli, uri, *extra, command="report", env=None):
@@ -19,20 +19,16 @@ def report(cli, uri, *extra, command="report", env=None):
 
 
 @pytest.fixture(scope="module")
-def stores(tmp_path_factory):
+def stores(tmp_path_factory, mlflow_server):
     """The same itwinai runs in a server, a SQLite database and a file store."""
     tmp = tmp_path_factory.mktemp("mlflow")
-    server = MlflowServer(tmp / "server").start()
-    try:
-        log_itwinai_runs(server.url, tmp / "a")
-        db = tmp / "direct.db"
-        log_itwinai_runs(f"sqlite:///{db}", tmp / "b", artifact_location=(tmp / "db-artifacts").as_uri())
-        os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"  # MLflow 3 keeps its file store behind this switch
-        store = tmp / "mllogs" / "mlflow"
-        log_itwinai_runs(store.as_uri(), tmp / "c")
-        yield {"server": server.url, "sqlite": f"sqlite:///{db}", "file": str(store)}
-    finally:
-        server.stop()
+    log_itwinai_runs(mlflow_server.url, tmp / "a")
+    db = tmp / "direct.db"
+    log_itwinai_runs(f"sqlite:///{db}", tmp / "b", artifact_location=(tmp / "db-artifacts").as_uri())
+    os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"  # MLflow 3 keeps its file store behind this switch
+    store = tmp / "mllogs" / "mlflow"
+    log_itwinai_runs(store.as_uri(), tmp / "c")
+    return {"server": mlflow_server.url, "sqlite": f"sqlite:///{db}", "file": str(store)}
 
 
 def rows(doc, key):

@@ -1,0 +1,276 @@
+"""`scaleprof mlflow sync` against a real MLflow server (127.0.0.1, SQLite backend), on runs recorded by
+the real DDP example (examples/ddp_train.py under torchrun, CPU, gloo). Everything is checked with
+MLflow's own Python client: counts, values, nesting, artifacts; a second sync changes nothing; a sync
+SIGKILLed at several points and resumed ends with every run and point exactly once; a server that is
+down or answers 500 leaves the recorded files byte for byte as they were."""
+import hashlib
+import http.server
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from mlflow_fixtures import free_port, mlflow
+
+from mlflow.tracking import MlflowClient  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "ddp_train.py"
+EXPERIMENT = "cnn-sync"
+PROFILING = "torch_profiling_averages/torch_profiling_averages.csv"
+
+
+def child_env(**extra):
+    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1", MASTER_ADDR="127.0.0.1",
+               SCALEPROF_NVML_LIBRARY="/nonexistent/libnvidia-ml.so.1",
+               SCALEPROF_ROCM_SMI_LIBRARY="/nonexistent/librocm_smi64.so")
+    for k in ("SCALEPROF_ROOT", "SCALEPROF_RUN", "SCALEPROF_EXPERIMENT", "SCALEPROF_STRATEGY",
+              "SCALEPROF_WRAPPER_PID", "SCALEPROF_GPU_MONITOR", "SCALEPROF_TEST_SYNC_KILL_AFTER"):
+        env.pop(k, None)
+    env.update(extra)
+    return env
+
+
+def record(root, nproc, strategy, run_name):
+    args = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", str(nproc),
+            "--master_addr", "127.0.0.1", "--master_port", str(free_port()), str(EXAMPLE), "--epochs", "2",
+            "--steps-per-epoch", "6", "--root", str(root), "--experiment", EXPERIMENT, "--strategy", strategy,
+            "--run-name", run_name]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=240, env=child_env())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def snapshot(root):
+    """Every file and folder below root with its content hash: what 'untouched' means."""
+    out = {}
+    for p in sorted(Path(root).rglob("*")):
+        rel = str(p.relative_to(root))
+        out[rel] = "dir" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def sync(cli, root, url, *extra, env=None, check=True):
+    args = [str(cli), "mlflow", "sync", "--root", str(root), "--tracking-uri", url, "--format", "json", *extra]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env or child_env())
+    if check:
+        assert proc.returncode == 0, f"{args} -> {proc.returncode}\n{proc.stderr}"
+    return proc
+
+
+def csv_rows(path):
+    lines = Path(path).read_text().splitlines()
+    header = lines[0].split(",")
+    return [dict(zip(header, line.split(","))) for line in lines[1:]]
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """Two real DDP runs: 2 ranks (with profiler traces) and 1 rank."""
+    root = tmp_path_factory.mktemp("sync-root")
+    record(root, 2, "ddp", "ddp-w2")
+    record(root, 1, "ddp", "ddp-w1")
+    return root
+
+
+def expected(root):
+    """What the server must hold, from the recorded files: {run: {worker name: {...}}}."""
+    out = {}
+    for run_dir in sorted((Path(root) / EXPERIMENT).iterdir()):
+        workers = {}
+        for rank_dir in sorted(run_dir.glob("rank-*")):
+            rank = int(rank_dir.name.split("-")[1])
+            name = "worker_0 (main)" if rank == 0 else f"worker_{rank}"
+            epochs = csv_rows(rank_dir / "epochs.csv")
+            steps = csv_rows(rank_dir / "steps.csv")
+            workers[name] = {
+                "rank": rank,
+                "epoch_time_s": [(int(e["epoch"]), float(e["duration_s"])) for e in epochs],
+                "step_time_s": [(i, float(s["duration_s"])) for i, s in enumerate(steps)],
+                "traces": sorted(p.name for p in (rank_dir / "traces").glob("*.json*")),
+                "dir": rank_dir,
+            }
+        out[run_dir.name] = workers
+    return out
+
+
+def server_state(url, experiment):
+    """Everything the sync put on the server, as MLflow's client reads it back."""
+    client = MlflowClient(tracking_uri=url)
+    exp = client.get_experiment_by_name(experiment)
+    assert exp is not None, f"no experiment {experiment}"
+    runs = client.search_runs([exp.experiment_id], max_results=1000)
+    state = {"parents": {}, "children": {}}
+    by_id = {r.info.run_id: r for r in runs}
+    for r in runs:
+        parent = r.data.tags.get("mlflow.parentRunId")
+        histories = {key: sorted((m.step, m.value, m.timestamp) for m in client.get_metric_history(r.info.run_id, key))
+                     for key in r.data.metrics}
+        entry = {"id": r.info.run_id, "name": r.info.run_name, "status": r.info.status, "params": r.data.params,
+                 "tags": {k: v for k, v in r.data.tags.items() if k.startswith("scaleprof.")}, "metrics": histories,
+                 "artifacts": sorted(a.path for folder in ("traces", "scaleprof", "torch_profiling_averages")
+                                     for a in client.list_artifacts(r.info.run_id, folder))}
+        if parent is None:
+            state["parents"][r.info.run_name] = entry
+        else:
+            state["children"][(by_id[parent].info.run_name, r.info.run_name)] = entry
+    return state
+
+
+def check_against_recording(state, root):
+    want = expected(root)
+    assert sorted(state["parents"]) == sorted(want)  # one parent per scaleprof run, nothing more
+    assert sorted(state["children"]) == sorted((run, w) for run, ws in want.items() for w in ws)
+    for run, workers in want.items():
+        parent = state["parents"][run]
+        assert parent["status"] == "FINISHED"
+        assert parent["params"]["strategy"] == "ddp"
+        assert parent["params"]["global_world_size"] == str(len(workers))
+        assert parent["tags"]["scaleprof.sync_complete"] == "true"
+        assert parent["tags"]["scaleprof.sync_id"] == f"{EXPERIMENT}/{run}"
+        for name, w in workers.items():
+            child = state["children"][(run, name)]
+            assert child["status"] == "FINISHED"
+            assert child["params"]["global_rank"] == str(w["rank"])
+            assert child["params"]["global_world_size"] == str(len(workers))
+            assert child["params"]["strategy"] == "ddp"
+            # Each point exactly once, with the recorded value (no duplicates, nothing missing).
+            assert [(s, v) for s, v, _ in child["metrics"]["epoch_time_s"]] == w["epoch_time_s"]
+            assert [(s, v) for s, v, _ in child["metrics"]["step_time_s"]] == w["step_time_s"]
+            assert len(w["step_time_s"]) == 12
+            profiling = [PROFILING] if w["traces"] else []
+            assert child["artifacts"] == sorted(
+                [f"traces/{t}" for t in w["traces"]] + [f"scaleprof/rank-{w['rank']:05d}"] + profiling)
+    assert any(w["traces"] for ws in want.values() for w in ws.values())  # the example profiled
+
+
+def test_sync_counts_values_and_nesting(scaleprof_cli, recorded, mlflow_server, tmp_path):
+    before = snapshot(recorded)
+    proc = sync(scaleprof_cli, recorded, mlflow_server.url, "--progress-file", str(tmp_path / "p.json"))
+    summary = json.loads(proc.stdout)
+    rows = summary["rows"] if isinstance(summary, dict) and "rows" in summary else summary
+    assert sorted(r["action"] for r in rows) == ["synced", "synced"]
+    assert "[2/2] cnn-sync/" in proc.stderr
+    state = server_state(mlflow_server.url, EXPERIMENT)
+    check_against_recording(state, recorded)
+    # The raw files are there byte for byte, and the recording was only read.
+    client = MlflowClient(tracking_uri=mlflow_server.url)
+    child = state["children"][("ddp-w2", "worker_1")]
+    got = Path(client.download_artifacts(child["id"], "scaleprof/rank-00001/epochs.csv", str(tmp_path)))
+    assert got.read_bytes() == (recorded / EXPERIMENT / "ddp-w2" / "rank-00001" / "epochs.csv").read_bytes()
+    trace = expected(recorded)["ddp-w2"]["worker_1"]["traces"][0]
+    got = Path(client.download_artifacts(child["id"], f"traces/{trace}", str(tmp_path)))
+    assert got.read_bytes() == (recorded / EXPERIMENT / "ddp-w2" / "rank-00001" / "traces" / trace).read_bytes()
+    # itwinai's profiling averages, from the rank's trace: the 2 profiled steps (ProfilerStep#2, #3)
+    # and the convolutions of 2 forward passes (2 conv layers each).
+    got = Path(client.download_artifacts(child["id"], PROFILING, str(tmp_path)))
+    rows = {r["name"]: r for r in csv_rows(got)}
+    assert list(csv_rows(got)[0])[:9] == ["name", "node_id", "self_cuda_time_total", "cuda_time_total",
+                                          "cuda_time_total_str", "calls", "strategy", "num_gpus", "global_rank"]
+    assert rows["ProfilerStep*"]["calls"] == "2"
+    assert rows["aten::conv2d"]["calls"] == "4"
+    assert rows["aten::conv2d"]["strategy"] == "ddp" and rows["aten::conv2d"]["global_rank"] == "1"
+    assert rows["aten::conv2d"]["num_gpus"] == "2"
+    assert float(rows["aten::conv2d"]["cpu_time_total"]) > 0
+    assert snapshot(recorded) == before
+    # scaleprof's own MLflow reader gives the report the run directories give.
+    def epoch_table(*source):
+        p = subprocess.run([str(scaleprof_cli), "report", *source, "--no-plots", "--format", "json"],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode in (0, 3), p.stderr
+        return {(r["strategy"], r["workers"]): r["mean_s"] for r in json.loads(p.stdout)["epoch_time"]}
+    from_dirs = epoch_table("--root", str(recorded))
+    from_mlflow = epoch_table("--tracking-uri", mlflow_server.url, "--experiment-name", EXPERIMENT)
+    assert from_dirs.keys() == from_mlflow.keys() == {("ddp", 1), ("ddp", 2)}
+    for k in from_dirs:
+        assert from_mlflow[k] == pytest.approx(from_dirs[k], rel=1e-9)
+
+    # A second sync (and one without the progress file: the server is the truth) changes nothing.
+    again = sync(scaleprof_cli, recorded, mlflow_server.url, "--progress-file", str(tmp_path / "p.json"))
+    rows = json.loads(again.stdout)
+    rows = rows["rows"] if isinstance(rows, dict) and "rows" in rows else rows
+    assert [r["action"] for r in rows] == ["unchanged", "unchanged"]
+    assert [r["metric_points"] for r in rows] == [0, 0]
+    sync(scaleprof_cli, recorded, mlflow_server.url, "--progress-file", str(tmp_path / "other.json"))
+    assert server_state(mlflow_server.url, EXPERIMENT) == state
+
+
+@pytest.mark.parametrize("kill_after", [4, 7, 16, 30])
+def test_sigkilled_sync_resumes_without_duplicates(scaleprof_cli, recorded, mlflow_server, tmp_path, kill_after):
+    """SIGKILL after N answered requests (mid-creation, mid-metrics with 5 points a batch, mid-artifacts),
+    then a plain sync: every run and point exactly once."""
+    experiment = f"resume-{kill_after}"
+    progress = str(tmp_path / "progress.json")
+    before = snapshot(recorded)
+    killed = sync(scaleprof_cli, recorded, mlflow_server.url, "--experiment-name", experiment, "--batch-size", "5",
+                  "--progress-file", progress, env=child_env(SCALEPROF_TEST_SYNC_KILL_AFTER=str(kill_after)),
+                  check=False)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    resumed = sync(scaleprof_cli, recorded, mlflow_server.url, "--experiment-name", experiment, "--batch-size", "5",
+                   "--progress-file", progress)
+    actions = [r["action"] for r in json.loads(resumed.stdout)]
+    # The killed sync had started a run (a later one may not have been reached yet).
+    assert any(a in ("resumed", "unchanged") for a in actions), actions
+    check_against_recording(server_state(mlflow_server.url, experiment), recorded)
+    assert snapshot(recorded) == before
+
+
+def test_server_down_changes_nothing(scaleprof_cli, recorded):
+    before = snapshot(recorded)
+    proc = sync(scaleprof_cli, recorded, f"http://127.0.0.1:{free_port()}", check=False)
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cannot reach the MLflow server" in lines[0], proc.stderr
+    assert snapshot(recorded) == before
+
+
+class Always500(http.server.BaseHTTPRequestHandler):
+    def _answer(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        body = json.dumps({"error_code": "INTERNAL_ERROR", "message": "database is locked\nTraceback ..."}).encode()
+        self.send_response(500)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_PUT = _answer
+
+    def log_message(self, *args):
+        pass
+
+
+def test_server_answering_500_changes_nothing(scaleprof_cli, recorded):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Always500)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        before = snapshot(recorded)
+        env = child_env(MLFLOW_TRACKING_TOKEN="s3cr3t-token")
+        proc = sync(scaleprof_cli, recorded, f"http://alice:pa55word@127.0.0.1:{server.server_address[1]}",
+                    env=env, check=False)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "HTTP 500: INTERNAL_ERROR: database is locked" in lines[0]
+    for text in (proc.stdout, proc.stderr):
+        assert "s3cr3t" not in text and "pa55word" not in text
+    assert snapshot(recorded) == before
+
+
+def test_usage_errors(scaleprof_cli, recorded, tmp_path):
+    proc = sync(scaleprof_cli, recorded, str(tmp_path / "mlruns"), check=False)
+    assert proc.returncode == 1 and "must be http://HOST:PORT" in proc.stderr
+    proc = sync(scaleprof_cli, tmp_path / "nothing", "http://127.0.0.1:9", check=False)
+    assert proc.returncode == 1 and "no such directory" in proc.stderr
+    proc = subprocess.run([str(scaleprof_cli), "mlflow", "sync"], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2 and "--tracking-uri" in proc.stderr
