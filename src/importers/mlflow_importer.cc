@@ -11,6 +11,7 @@
 
 #include "importers/csv.h"
 #include "importers/profiling_averages.h"
+#include "importers/run_data_reader.h"
 
 namespace scaleprof::importers {
 
@@ -150,6 +151,9 @@ class Importer {
         r.workers = workers;
         r.path = fmt::format("{} run {}", store_.describe(), t.run->run_id);
         r.status = status_of(t.run->status);
+        // itwinai logs no node count; runs pushed by `scaleprof mlflow sync` carry it as a param.
+        int64_t nodes = 0;
+        if (parse_int(param(*t.run, "nodes"), &nodes) && nodes > 0 && nodes <= kMaxWorkers) r.nodes = nodes;
       }
       return r;
     };

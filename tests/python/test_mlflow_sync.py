@@ -178,16 +178,23 @@ def test_sync_counts_values_and_nesting(scaleprof_cli, recorded, mlflow_server, 
     assert float(rows["aten::conv2d"]["cpu_time_total"]) > 0
     assert snapshot(recorded) == before
     # scaleprof's own MLflow reader gives the report the run directories give.
-    def epoch_table(*source):
+    def report_tables(*source):
         p = subprocess.run([str(scaleprof_cli), "report", *source, "--no-plots", "--format", "json"],
                            capture_output=True, text=True, timeout=120)
         assert p.returncode in (0, 3), p.stderr
-        return {(r["strategy"], r["workers"]): r["mean_s"] for r in json.loads(p.stdout)["epoch_time"]}
-    from_dirs = epoch_table("--root", str(recorded))
-    from_mlflow = epoch_table("--tracking-uri", mlflow_server.url, "--experiment-name", EXPERIMENT)
-    assert from_dirs.keys() == from_mlflow.keys() == {("ddp", 1), ("ddp", 2)}
-    for k in from_dirs:
-        assert from_mlflow[k] == pytest.approx(from_dirs[k], rel=1e-9)
+        doc = json.loads(p.stdout)
+        return {key: {(r["strategy"], r["workers"]): r for r in doc[key]} for key in ("epoch_time", "scaling")}
+    from_dirs = report_tables("--root", str(recorded))
+    from_mlflow = report_tables("--tracking-uri", mlflow_server.url, "--experiment-name", EXPERIMENT)
+    for key in ("epoch_time", "scaling"):
+        assert from_dirs[key].keys() == from_mlflow[key].keys() == {("ddp", 1), ("ddp", 2)}
+        for config, row in from_dirs[key].items():
+            assert from_mlflow[key][config].keys() == row.keys()
+            for column, value in row.items():
+                if isinstance(value, float):
+                    assert from_mlflow[key][config][column] == pytest.approx(value, rel=1e-9), (key, column)
+                else:
+                    assert from_mlflow[key][config][column] == value, (key, column)
 
     # A second sync (and one without the progress file: the server is the truth) changes nothing.
     again = sync(scaleprof_cli, recorded, mlflow_server.url, "--progress-file", str(tmp_path / "p.json"))
