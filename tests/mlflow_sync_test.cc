@@ -251,5 +251,26 @@ TEST_F(SyncFiles, PlanOfARecordedRun) {
   EXPECT_EQ(mlflow_status("interrupted"), "KILLED");
 }
 
+TEST_F(SyncFiles, RequeuedAttemptIsARunOfItsOwn) {
+  const fs::path run = dir_ / "exp" / "job-7";
+  auto rank = [&](const fs::path& dir, const char* status, int64_t attempt) {
+    write(dir / "rank-00000" / "rank.json",
+          "{\"schema_version\":1,\"rank\":0,\"world_size\":1,\"status\":\"" + std::string(status) +
+              "\",\"strategy\":\"ddp\",\"attempt\":" + std::to_string(attempt) + "}\n");
+    write(dir / "rank-00000" / "epochs.csv", std::string(collect::kEpochsHeader) + "\n0,1,2,1.5,\n");
+  };
+  rank(run, "failed", 0);
+  rank(run / "attempt-1", "completed", 1);
+  auto data = collect::read_run(run.string());
+  ASSERT_TRUE(data) << data.error().message;
+  ASSERT_EQ(data.value().attempt, 1);
+  const TrainingPlan plan = plan_training(data.value());
+  EXPECT_EQ(plan.parent.sync_id, "exp/job-7/attempt-1");
+  EXPECT_EQ(plan.parent.name, "job-7");
+  ASSERT_EQ(plan.workers.size(), 1u);
+  EXPECT_EQ(plan.workers[0].sync_id, "exp/job-7/attempt-1/rank-00000");
+  EXPECT_EQ(plan.workers[0].status, "FINISHED");
+}
+
 }  // namespace
 }  // namespace scaleprof::mlflow_sync

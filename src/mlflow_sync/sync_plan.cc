@@ -128,7 +128,10 @@ TrainingPlan plan_training(const collect::RunData& run) {
   plan.experiment = info != nullptr && !info->experiment.empty() ? info->experiment : run.experiment;
   const std::string run_name = info != nullptr && !info->run.empty() ? info->run : run.run;
   RunPlan& p = plan.parent;
-  p.sync_id = fmt::format("{}/{}", plan.experiment, run_name);
+  // A SLURM requeue's later attempt is a run of its own on the server: its data are not attempt 0's.
+  p.sync_id = run.attempt > 0
+                  ? fmt::format("{}/{}/{}{}", plan.experiment, run_name, collect::kAttemptDirPrefix, run.attempt)
+                  : fmt::format("{}/{}", plan.experiment, run_name);
   p.name = run_name;
   p.status = mlflow_status(run.status);
   // run.json's times when it has them, else the span of the ranks.

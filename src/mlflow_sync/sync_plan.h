@@ -18,8 +18,9 @@
 
 namespace scaleprof::mlflow_sync {
 
-// The tag that identifies what scaleprof synced: "<experiment>/<run>" for the parent and
-// "<experiment>/<run>/rank-NNNNN" for a rank. Searching for it before creating a run is what keeps
+// The tag that identifies what scaleprof synced: "<experiment>/<run>" for the parent (plus
+// "/attempt-N" for a SLURM requeue's attempt N > 0, the attempt the reader uses) and
+// "<parent id>/rank-NNNNN" for a rank. Searching for it before creating a run is what keeps
 // a second sync from making a second copy.
 inline constexpr const char* kSyncIdTag = "scaleprof.sync_id";
 // Set on the parent last, when every child, metric point and artifact is on the server.
