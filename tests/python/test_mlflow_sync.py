@@ -121,6 +121,16 @@ def server_state(url, experiment):
     return state
 
 
+def count_points(url, experiment):
+    """Every metric point of every run of the experiment (0 when it does not exist yet)."""
+    client = MlflowClient(tracking_uri=url)
+    exp = client.get_experiment_by_name(experiment)
+    if exp is None:
+        return 0
+    return sum(len(client.get_metric_history(r.info.run_id, key))
+               for r in client.search_runs([exp.experiment_id], max_results=1000) for key in r.data.metrics)
+
+
 def check_against_recording(state, root):
     want = expected(root)
     assert sorted(state["parents"]) == sorted(want)  # one parent per scaleprof run, nothing more
@@ -217,9 +227,14 @@ def test_sigkilled_sync_resumes_without_duplicates(scaleprof_cli, recorded, mlfl
                   "--progress-file", progress, env=child_env(SCALEPROF_TEST_SYNC_KILL_AFTER=str(kill_after)),
                   check=False)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
+    on_server = count_points(mlflow_server.url, experiment)
     resumed = sync(scaleprof_cli, recorded, mlflow_server.url, "--experiment-name", experiment, "--batch-size", "5",
                    "--progress-file", progress)
-    actions = [r["action"] for r in json.loads(resumed.stdout)]
+    rows = json.loads(resumed.stdout)
+    actions = [r["action"] for r in rows]
+    # Only what was missing was sent: MLflow's SQL store would silently drop a resent duplicate, so
+    # the count of points sent is what proves the resume read the server's histories.
+    assert sum(r["metric_points"] for r in rows) == count_points(mlflow_server.url, experiment) - on_server
     # The killed sync had started a run (a later one may not have been reached yet).
     assert any(a in ("resumed", "unchanged") for a in actions), actions
     check_against_recording(server_state(mlflow_server.url, experiment), recorded)
