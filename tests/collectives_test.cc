@@ -8,6 +8,7 @@
 #include "analysis/collective_calls.h"
 #include "analysis/collective_match.h"
 #include "analysis/stragglers.h"
+#include "report/partial_results.h"
 #include "trace/trace_set.h"
 
 namespace scaleprof::analysis {
@@ -41,6 +42,31 @@ TEST(CollectiveTypes, NamesFromKernelsOpsAndMetadata) {
   EXPECT_DOUBLE_EQ(busbw_factor("allgather", 8), 7.0 / 8);
   EXPECT_DOUBLE_EQ(busbw_factor("alltoall", 4), 3.0 / 4);
   EXPECT_DOUBLE_EQ(busbw_factor("broadcast", 8), 1.0);
+}
+
+// Shard files carry the canonical group key; the listed pg_config ranks come back as the same key and
+// are written as a list again, byte for byte. A key in another form, or a negative rank, is an error.
+TEST(CollectiveCalls, ShardGroupRanksRoundTripAndAreChecked) {
+  auto shard = [](const std::string& key, const std::string& pg_ranks) {
+    return "{\"format\":\"scaleprof-partial\",\"version\":1,\"report\":\"collectives\",\"ranks\":[\n"
+           "{\"rank\":0,\"path\":\"r0.json\",\"host\":\"h\",\"world_size\":4,\"gpu\":false,\"groups\":[[\"0\","
+           "\"default_pg\",4,[" +
+           pg_ranks + "]]],\"calls\":[\n[\"allreduce\",\"0\",\"" + key +
+           "\",4,-1,1,4096,\"float\",1000,21000,false,[],[]]],\"steps\":[]}\n]}\n";
+  };
+  const std::string good = shard("0-3", "0,1,2,3");
+  auto parsed = report::parse_partial("s.json", good);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  ASSERT_EQ(parsed.value().ranks.size(), 1u);
+  EXPECT_EQ(parsed.value().ranks[0].groups.at(0).ranks, "0-3");
+  EXPECT_EQ(parsed.value().ranks[0].calls.at(0).group_ranks, "0-3");
+  EXPECT_EQ(report::write_partial(parsed.value()), good);
+  for (const auto& [key, pg] :
+       {std::pair<std::string, std::string>{"0,1,2,3", "0,1,2,3"}, {"3-0", "0,1,2,3"}, {"0-3", "0,-1"}}) {
+    auto bad = report::parse_partial("s.json", shard(key, pg));
+    ASSERT_FALSE(bad) << key << " " << pg;
+    EXPECT_NE(bad.error().message.find("s.json: ranks[0]."), std::string::npos) << bad.error().message;
+  }
 }
 
 // Group rank lists are one short key whatever the group size: runs of consecutive ranks as ranges.
