@@ -289,6 +289,57 @@ def test_server_answering_500_changes_nothing(scaleprof_cli, recorded):
     assert snapshot(recorded) == before
 
 
+def test_server_failing_mid_sync_then_resumed(scaleprof_cli, recorded, mlflow_server, tmp_path):
+    """A proxy passes the first 8 requests to the real server, then answers 500: the sync stops with one
+    line, the recorded files are untouched, and a later sync completes with every point exactly once."""
+    import urllib.error
+    import urllib.request
+
+    answered = {"n": 0}
+
+    class FailingProxy(Always500):
+        def _answer(self):
+            answered["n"] += 1
+            if answered["n"] > 8:
+                return super()._answer()
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else None
+            request = urllib.request.Request(mlflow_server.url + self.path, data=body, method=self.command,
+                                             headers={"Content-Type": self.headers.get("Content-Type", "")})
+            try:
+                with urllib.request.urlopen(request, timeout=60) as r:
+                    status, data = r.status, r.read()
+            except urllib.error.HTTPError as e:
+                status, data = e.code, e.read()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = do_PUT = _answer
+
+    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FailingProxy)
+    thread = threading.Thread(target=proxy.serve_forever, daemon=True)
+    thread.start()
+    experiment, progress = "mid-500", str(tmp_path / "progress.json")
+    before = snapshot(recorded)
+    try:
+        failed = sync(scaleprof_cli, recorded, f"http://127.0.0.1:{proxy.server_address[1]}", "--experiment-name",
+                      experiment, "--batch-size", "5", "--progress-file", progress, "-q", check=False)
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+    assert failed.returncode == 1
+    assert len(failed.stderr.strip().splitlines()) == 1 and "HTTP 500" in failed.stderr, failed.stderr
+    assert snapshot(recorded) == before
+    assert Path(progress).is_file()  # what the server accepted is recorded
+    sync(scaleprof_cli, recorded, mlflow_server.url, "--experiment-name", experiment, "--batch-size", "5",
+         "--progress-file", progress)
+    check_against_recording(server_state(mlflow_server.url, experiment), recorded)
+    assert snapshot(recorded) == before
+
+
 def test_usage_errors(scaleprof_cli, recorded, tmp_path):
     proc = sync(scaleprof_cli, recorded, str(tmp_path / "mlruns"), check=False)
     assert proc.returncode == 1 and "must be http://HOST:PORT" in proc.stderr
