@@ -9,10 +9,13 @@
 # (median of 3). Prints a Markdown table; `make bench` runs it.
 #
 # Usage: bench/compare_hta.sh [CASE ...]   cases: df_index_resolver negative_queue nccl trace_filter
+# (SKIP_HTA=1: only the reader against the single-core limit; SKIP_READER_LIMIT=1: only HTA)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SHARED=${SHARED:-../shared/traces/hta}
-SCALEPROF=${SCALEPROF:-$PWD/build/scaleprof}
+# The Release build `make bench` makes (build-bench/, like read_limit below), else build/.
+SCALEPROF=${SCALEPROF:-$PWD/build-bench/scaleprof}
+[ -x "$SCALEPROF" ] || SCALEPROF=$PWD/build/scaleprof
 HTA_VENV=${HTA_VENV:-$PWD/.cache/venv-traceinsight}
 HTA_PY=${HTA_PY:-$HTA_VENV/bin/python}
 HTA_VERSION=0.6.1
@@ -39,6 +42,7 @@ declare -A CASES=(
 )
 ORDER=(df_index_resolver negative_queue nccl trace_filter)
 [ $# -gt 0 ] && ORDER=("$@")
+[ "${SKIP_HTA:-0}" = 1 ] && ORDER=()  # only the reader's table below
 
 peak_mb() {  # median of 3 maximum-RSS readings, in MB
   local runs=()
