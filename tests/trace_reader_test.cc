@@ -1,4 +1,5 @@
 // The Kineto reader: exact times, metadata, ranks, streaming windows, and every kind of bad input.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -241,28 +242,24 @@ TEST(KinetoReader, WindowsCutInsideMultiLineEventsGiveTheSameTables) {
   for (int i = 0; i < 12; ++i) {
     const std::string ts = std::to_string(1669783687425075 + 10 * i);
     const std::string id = std::to_string(80236 + i);
-    text += R"(  {
+    text += fmt::format(R"(  {{
     "ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 783658, "tid": 783658,
-    "ts": )" +
-            ts + R"(, "dur": 12,
-    "args": {
-      "External id": )" +
-            id + R"(,
-      "cbid": 211, "correlation": )" +
-            id + R"(
-    }
-  },
-  {
-    "ph": "s", "id": )" +
-            id + R"(, "pid": 783658, "tid": 783658, "ts": )" + ts + R"(,
+    "ts": {0}, "dur": 12,
+    "args": {{
+      "External id": {1},
+      "cbid": 211, "correlation": {1}
+    }}
+  }},
+  {{
+    "ph": "s", "id": {1}, "pid": 783658, "tid": 783658, "ts": {0},
     "cat": "ac2g", "name": "ac2g"
-  },
-  {
-    "ph": "f", "id": )" +
-            id + R"(, "pid": 1, "tid": 7, "ts": )" + ts + R"(,
+  }},
+  {{
+    "ph": "f", "id": {1}, "pid": 1, "tid": 7, "ts": {0},
     "cat": "ac2g", "name": "ac2g", "bp": "e"
-  },
-)";
+  }},
+)",
+                        ts, id);
   }
   text +=
       "  {\n    \"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 0,\n    \"args\": {\"name\": \"x\"}\n  "
@@ -299,7 +296,8 @@ TEST(KinetoReader, FlowEventCutByTheWindowIsReadWhole) {
   if (!fs::exists(trace)) GTEST_SKIP() << trace << " not present";
   gzFile gz = gzopen(trace.c_str(), "rb");
   ASSERT_NE(gz, nullptr);
-  std::string json(22070983, '\0');
+  std::string json;
+  json.resize(22070983);  // the events up to the end of the slice
   const int got = gzread(gz, json.data(), static_cast<unsigned>(json.size()));
   gzclose(gz);
   ASSERT_EQ(got, static_cast<int>(json.size()));
