@@ -268,3 +268,36 @@ TEST(TraceHardening, TruncatedTraceReportsWhereTheDataEnds) {
 
 }  // namespace
 }  // namespace scaleprof::trace
+
+namespace scaleprof::trace {
+namespace {
+
+// Item 7, across ranks: each trace's times are within the reader's bounds, but two ranks whose
+// device spans are each about 237 years sum past int64 ns. The pooled row is left out (and the title
+// says why) instead of showing a wrapped, negative kernel time.
+TEST(TraceHardening, PooledBreakdownNeverWraps) {
+  TempDir dir;
+  TraceSet set;
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string text = R"({"distributedInfo":{"rank":)" + std::to_string(rank) + R"(},"traceEvents":[
+{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":-570000000000000,"dur":1,"args":{"stream":7}},
+{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":6900000000000000,"dur":1,"args":{"stream":7}}
+]})";
+    auto trace = read_kineto_trace(dir.write("r" + std::to_string(rank) + ".json", text));
+    ASSERT_TRUE(trace.ok()) << trace.error().message;
+    ASSERT_EQ(trace.value().events.size(), 2U);
+    set.ranks.push_back(std::move(trace.value()));
+  }
+  const report::TraceReport one = report::breakdown_report(set, {.ranks = {0}});
+  ASSERT_EQ(one.tables.at(0).rows.size(), 1U);
+  EXPECT_EQ(std::get<double>(one.tables[0].rows[0].at(1).value),
+            static_cast<double>(INT64_C(7470000000000001000)) / 1e3);
+
+  const report::TraceReport both = report::breakdown_report(set, {});
+  const report::Table& table = both.tables.at(0);
+  EXPECT_EQ(table.rows.size(), 2U);  // the two ranks, no pooled row
+  EXPECT_NE(table.title.find("no pooled row"), std::string::npos) << table.title;
+}
+
+}  // namespace
+}  // namespace scaleprof::trace

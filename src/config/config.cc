@@ -220,7 +220,7 @@ Result<Value> node_value(const FieldSpec& field, const YAML::Node& node, const s
       if (!key_node.IsScalar() || !(value_node.IsScalar() || value_node.IsNull())) {
         return Error{fmt::format("{}: expected NAME: value pairs of plain strings", key_where)};
       }
-      const std::string key = key_node.Scalar();
+      const std::string& key = key_node.Scalar();
       const std::string value = value_node.IsNull() ? std::string() : value_node.Scalar();
       for (std::string_view part : {std::string_view(key), std::string_view(value)}) {
         if (std::string problem = control_character_problem(part); !problem.empty()) {

@@ -3,6 +3,7 @@
 // One table, so `--format json` prints a plain array of per-rank objects; with several ranks a
 // last object (rank null) pools them.
 #include "analysis/temporal_breakdown.h"
+#include "core/checked_sum.h"
 #include "report/rank_analysis.h"
 #include "report/trace_report.h"
 
@@ -30,20 +31,23 @@ TraceReport breakdown_report(const trace::TraceSet& set, const TraceReportOption
                    pct_cell(b.non_compute_pct()), b.device_events});
   };
   analysis::TemporalBreakdown pooled;
+  bool exact = true;  // the pooled sums fit in int64 ns
   for (size_t i = 0; i < ranks.size(); ++i) {
     const analysis::TemporalBreakdown& b = results[i];
     add(ranks[i]->rank, b);
     pooled.device_events += b.device_events;
-    pooled.kernel_time_ns += b.kernel_time_ns;
-    pooled.idle_ns += b.idle_ns;
-    pooled.compute_ns += b.compute_ns;
-    pooled.non_compute_ns += b.non_compute_ns;
+    exact = add_checked(&pooled.kernel_time_ns, b.kernel_time_ns) && exact;
+    exact = add_checked(&pooled.idle_ns, b.idle_ns) && exact;
+    exact = add_checked(&pooled.compute_ns, b.compute_ns) && exact;
+    exact = add_checked(&pooled.non_compute_ns, b.non_compute_ns) && exact;
   }
   // All ranks pooled (rank null): each share weighted by the rank's kernel time, i.e. the fraction
   // of all GPUs' time, which a mean of per-rank percentages is not when spans differ.
-  if (ranks.size() > 1) {
+  if (ranks.size() > 1 && exact) {
     table.title += "; last row: all ranks pooled";
     add(Cell::null(), pooled);
+  } else if (ranks.size() > 1) {
+    table.title += "; no pooled row: the ranks' times summed exceed 292 years of nanoseconds";
   }
   TraceReport report;
   report.add("breakdown", std::move(table));
