@@ -94,10 +94,15 @@ bool parse_rank_list(const std::string& text, std::vector<int64_t>* out, std::st
 // Renders the tables to stdout or -o FILE.
 int emit(const report::TraceReport& result, report::RenderOptions render, const std::string& output) {
   render.color = output.empty() && color_allowed(STDOUT_FILENO) && render.format == report::Format::kTable;
-  std::string text = result.tables.size() == 1 && render.format != report::Format::kTable
-                         ? report::render(result.tables[0], render)
-                         : report::render_many(result.tables, result.keys, render);
-  if (Status written = write_output_file(output, text); !written) {
+  // Written as rendered: the per-call-per-rank table of collectives is never held as one text.
+  auto produce = [&](const TextSink& put) {
+    if (result.tables.size() == 1 && render.format != report::Format::kTable) {
+      report::render_to(result.tables[0], render, put);
+    } else {
+      report::render_many_to(result.tables, result.keys, render, put);
+    }
+  };
+  if (Status written = write_output_file(output, produce); !written) {
     print_message(stderr, "error", written.error().message);
     return kExitError;
   }

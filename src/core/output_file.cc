@@ -35,8 +35,49 @@ int write_all(int fd, std::string_view text) {
   return 0;
 }
 
+// Gathers the produced pieces into blocks of kBlock bytes written to `fd`; the first failed write
+// stops the writing and is kept as an errno.
+class BlockWriter {
+ public:
+  explicit BlockWriter(int fd) : fd_(fd) { buffer_.reserve(kBlock); }
+  void put(std::string_view text) {
+    if (err_ != 0) return;
+    if (buffer_.size() + text.size() < kBlock) {
+      buffer_ += text;
+      return;
+    }
+    flush();
+    if (err_ == 0 && text.size() >= kBlock) {
+      err_ = write_all(fd_, text);
+    } else {
+      buffer_ += text;
+    }
+  }
+  // Writes what is buffered; returns 0 or the errno of the first failed write.
+  int finish() {
+    flush();
+    return err_;
+  }
+
+ private:
+  static constexpr size_t kBlock = size_t{1} << 16;
+  void flush() {
+    if (err_ == 0 && !buffer_.empty()) err_ = write_all(fd_, buffer_);
+    buffer_.clear();
+  }
+  int fd_;
+  int err_ = 0;
+  std::string buffer_;
+};
+
+int write_produced(int fd, const std::function<void(const TextSink&)>& produce) {
+  BlockWriter writer(fd);
+  produce([&writer](std::string_view text) { writer.put(text); });
+  return writer.finish();
+}
+
 // Writes to a device, pipe or socket without creating or truncating anything.
-Status write_straight(const std::string& path, std::string_view text) {
+Status write_straight(const std::string& path, const std::function<void(const TextSink&)>& produce) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return write_error(path, errno);
   struct stat st {};
@@ -46,7 +87,7 @@ Status write_straight(const std::string& path, std::string_view text) {
   } else if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
     err = EEXIST;  // swapped for a file between our check and the open: do not write into it
   } else {
-    err = write_all(fd, text);
+    err = write_produced(fd, produce);
   }
   if (::close(fd) != 0 && err == 0) err = errno;
   if (err == EEXIST) return Error{fmt::format("{}: cannot write: changed while being opened", path)};
@@ -71,7 +112,8 @@ std::string random_suffix() {
 // Replaces the regular file (or missing name) `target` via an exclusive temporary file beside it.
 // `shown` is the name the user gave, used in messages. `mode` is the permission of the file replaced
 // (or -1 for a new file: the default 0666 less the umask).
-Status replace_regular(const std::string& target, const std::string& shown, std::string_view text, int mode) {
+Status replace_regular(const std::string& target, const std::string& shown,
+                       const std::function<void(const TextSink&)>& produce, int mode) {
   const size_t slash = target.rfind('/');
   const std::string dir = slash == std::string::npos ? std::string() : target.substr(0, slash + 1);
   // The temporary name must fit NAME_MAX (255) with its 22 added characters.
@@ -84,7 +126,7 @@ Status replace_regular(const std::string& target, const std::string& shown, std:
     if (fd < 0 && errno != EEXIST) return write_error(shown, errno);
   }
   if (fd < 0) return write_error(shown, EEXIST);
-  int err = write_all(fd, text);
+  int err = write_produced(fd, produce);
   if (err == 0 && mode >= 0 && ::fchmod(fd, static_cast<mode_t>(mode)) != 0) err = errno;
   if (err == 0 && ::fsync(fd) != 0 && errno != EINVAL) err = errno;
   if (::close(fd) != 0 && err == 0) err = errno;
@@ -107,11 +149,27 @@ Status write_stream(FILE* stream, std::string_view text, std::string_view what) 
 }
 
 Status write_output_file(const std::string& path, std::string_view text) {
-  if (path.empty() || path == "-") return write_stream(stdout, text, "standard output");
+  return write_output_file(path, [text](const TextSink& put) { put(text); });
+}
+
+Status write_output_file(const std::string& path, const std::function<void(const TextSink&)>& produce) {
+  if (path.empty() || path == "-") {
+    // stdio buffers the pieces; the first failure is kept and reported like write_stream's.
+    int err = 0;
+    produce([&err](std::string_view text) {
+      if (err != 0) return;
+      errno = 0;
+      if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size()) err = errno != 0 ? errno : EIO;
+    });
+    errno = 0;
+    if (err == 0 && (std::fflush(stdout) != 0 || std::ferror(stdout) != 0)) err = errno != 0 ? errno : EIO;
+    if (err != 0) return write_error("standard output", err);
+    return Ok{};
+  }
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno != ENOENT) return write_error(path, errno);
-    return replace_regular(path, path, text, -1);
+    return replace_regular(path, path, produce, -1);
   }
   std::string target = path;
   if (S_ISLNK(st.st_mode)) {
@@ -132,8 +190,8 @@ Status write_output_file(const std::string& path, std::string_view text) {
       if (::lstat(target.c_str(), &st) != 0) return write_error(path, errno);
     }
   }
-  if (S_ISREG(st.st_mode)) return replace_regular(target, path, text, static_cast<int>(st.st_mode & 07777));
-  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) return write_straight(target, text);
+  if (S_ISREG(st.st_mode)) return replace_regular(target, path, produce, static_cast<int>(st.st_mode & 07777));
+  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) return write_straight(target, produce);
   if (S_ISDIR(st.st_mode)) return Error{fmt::format("{}: cannot write: is a folder", path)};
   return Error{fmt::format("{}: cannot write: not a regular file, device or pipe", path)};
 }

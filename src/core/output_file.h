@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,15 @@ namespace scaleprof {
 //    (a dangling link) is refused with an error, so a planted link cannot create files elsewhere.
 //  - A folder, or anything else, is refused with an error naming `path`.
 Status write_output_file(const std::string& path, std::string_view text);
+
+// Takes the output one piece at a time. A failed write is remembered by the writer and returned
+// once at the end, so a producer never checks; pieces after a failure are dropped.
+using TextSink = std::function<void(std::string_view)>;
+
+// The same, with the text produced piece by piece by `produce` (a large table row by row) and
+// written as it comes, so it never needs to be held whole. Same guarantees: a regular file is still
+// replaced atomically (the pieces go into the temporary file, renamed only when all are written).
+Status write_output_file(const std::string& path, const std::function<void(const TextSink&)>& produce);
 
 // Writes all of `text` to `stream` and flushes it; an error (a full disk, /dev/full, a closed pipe)
 // is returned as "<what>: cannot write: <reason>".

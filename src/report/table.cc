@@ -87,7 +87,9 @@ void fit_width(std::vector<size_t>* width, const std::vector<bool>& shrinkable, 
   }
 }
 
-std::string render_text(const Table& t, const RenderOptions& options) {
+// Text form: one pass over the rows for the column widths, a second to print them, so no row's
+// text is kept (a row source makes the same rows both times).
+void render_text(const Table& t, const RenderOptions& options, const TextSink& put) {
   const bool color = options.color;
   std::vector<size_t> width(t.columns.size());
   std::vector<size_t> title_width(t.columns.size());
@@ -97,28 +99,23 @@ std::string render_text(const Table& t, const RenderOptions& options) {
     title_width[i] = display_width(terminal_safe(col.title.empty() ? col.key : col.title));
     width[i] = title_width[i];
   }
-  std::vector<std::vector<std::string>> texts;
-  texts.reserve(t.rows.size());
-  for (const auto& row : t.rows) {
-    auto& line = texts.emplace_back();
+  const Cell empty;
+  auto cell_at = [&empty](const std::vector<Cell>& row, size_t i) -> const Cell& {
+    return i < row.size() ? row[i] : empty;
+  };
+  t.for_each_row([&](const std::vector<Cell>& row) {
     for (size_t i = 0; i < t.columns.size(); ++i) {
-      const Cell empty;
-      const Cell& c = i < row.size() ? row[i] : empty;
+      const Cell& c = cell_at(row, i);
       // Text form is for terminals: data strings are made harmless there (csv and json are data).
-      line.push_back(terminal_safe(cell_text(c)));
-      width[i] = std::max(width[i], display_width(line.back()));
+      width[i] = std::max(width[i], display_width(terminal_safe(cell_text(c))));
       if (!is_numeric(c) && !std::holds_alternative<std::monostate>(c.value)) numeric[i] = false;
     }
-  }
+  });
   // Only text columns give way; numbers are never cut.
   std::vector<bool> shrinkable(t.columns.size());
   for (size_t i = 0; i < t.columns.size(); ++i) shrinkable[i] = !numeric[i];
-  std::vector<size_t> natural = width;
+  const std::vector<size_t> natural = width;
   fit_width(&width, shrinkable, title_width, options.max_width);
-  for (size_t i = 0; i < t.columns.size(); ++i) {
-    if (width[i] == natural[i]) continue;
-    for (auto& line : texts) line[i] = shorten_name(line[i], width[i]);
-  }
 
   std::string out;
   if (!t.title.empty()) {
@@ -136,23 +133,29 @@ std::string render_text(const Table& t, const RenderOptions& options) {
   size_t total = 0;
   for (size_t w : width) total += w + 2;
   out += std::string(total >= 2 ? total - 2 : 0, '-') + "\n";
-  for (const auto& line : texts) {
-    std::string s;
-    for (size_t i = 0; i < line.size(); ++i) {
+  put(out);
+  std::string s;
+  t.for_each_row([&](const std::vector<Cell>& row) {
+    s.clear();
+    for (size_t i = 0; i < t.columns.size(); ++i) {
+      std::string text = terminal_safe(cell_text(cell_at(row, i)));
+      if (width[i] != natural[i]) text = shorten_name(text, width[i]);
       if (i) s += "  ";
-      s += pad(line[i], width[i], numeric[i]);
+      s += pad(text, width[i], numeric[i]);
     }
     while (!s.empty() && s.back() == ' ') s.pop_back();
-    out += s + "\n";
-  }
-  return out;
+    s += "\n";
+    put(s);
+  });
 }
 
-std::string render_csv(const Table& t) {
+void render_csv(const Table& t, const TextSink& put) {
   std::string out;
   for (size_t i = 0; i < t.columns.size(); ++i) out += (i ? "," : "") + csv_cell(t.columns[i].key);
   out += "\n";
-  for (const auto& row : t.rows) {
+  put(out);
+  t.for_each_row([&](const std::vector<Cell>& row) {
+    out.clear();
     for (size_t i = 0; i < t.columns.size(); ++i) {
       if (i) out += ",";
       if (i < row.size()) {
@@ -161,55 +164,82 @@ std::string render_csv(const Table& t) {
       }
     }
     out += "\n";
-  }
-  return out;
+    put(out);
+  });
 }
 
-std::string render_json(const Table& t) {
-  std::string out = "[";
-  for (size_t r = 0; r < t.rows.size(); ++r) {
-    out += r ? ",\n {" : "\n {";
+void render_json(const Table& t, const TextSink& put) {
+  put("[");
+  bool first = true;
+  std::string out;
+  t.for_each_row([&](const std::vector<Cell>& row) {
+    out = first ? "\n {" : ",\n {";
+    first = false;
     for (size_t i = 0; i < t.columns.size(); ++i) {
       if (i) out += ", ";
-      out += json_quote(t.columns[i].key) + ": " + (i < t.rows[r].size() ? cell_json(t.rows[r][i]) : "null");
+      out += json_quote(t.columns[i].key) + ": " + (i < row.size() ? cell_json(row[i]) : "null");
     }
     out += "}";
-  }
-  out += t.rows.empty() ? "]" : "\n]";
+    put(out);
+  });
+  put(first ? "]" : "\n]");
+}
+
+// Collects what a renderer puts into one string.
+template <typename Render>
+std::string collect(Render render) {
+  std::string out;
+  render([&out](std::string_view piece) { out += piece; });
   return out;
 }
 
 }  // namespace
 
-std::string render(const Table& table, const RenderOptions& options) {
+void Table::for_each_row(const RowVisitor& visit) const {
+  for (const auto& row : rows) visit(row);
+  if (row_source) row_source(visit);
+}
+
+void render_to(const Table& table, const RenderOptions& options, const TextSink& put) {
   switch (options.format) {
     case Format::kCsv:
-      return render_csv(table);
+      render_csv(table, put);
+      return;
     case Format::kJson:
-      return render_json(table) + "\n";
+      render_json(table, put);
+      put("\n");
+      return;
     case Format::kTable:
       break;
   }
-  return render_text(table, options);
+  render_text(table, options, put);
+}
+
+void render_many_to(const std::vector<Table>& tables, const std::vector<std::string>& keys,
+                    const RenderOptions& options, const TextSink& put) {
+  if (options.format == Format::kJson) {
+    put("{");
+    for (size_t i = 0; i < tables.size(); ++i) {
+      put((i ? ",\n" : "\n") + json_quote(i < keys.size() ? keys[i] : tables[i].title) + ": ");
+      render_json(tables[i], put);
+    }
+    put("\n}\n");
+    return;
+  }
+  for (size_t i = 0; i < tables.size(); ++i) {
+    if (i) put("\n");
+    if (options.format == Format::kCsv) put("# " + tables[i].title + "\n");
+    render_to(tables[i], options, put);
+  }
+}
+
+std::string render(const Table& table, const RenderOptions& options) {
+  return collect([&](const TextSink& put) { render_to(table, options, put); });
 }
 
 std::string render_many(const std::vector<Table>& tables, const std::vector<std::string>& keys,
                         const RenderOptions& options) {
-  std::string out;
-  if (options.format == Format::kJson) {
-    out = "{";
-    for (size_t i = 0; i < tables.size(); ++i) {
-      out +=
-          (i ? ",\n" : "\n") + json_quote(i < keys.size() ? keys[i] : tables[i].title) + ": " + render_json(tables[i]);
-    }
-    return out + "\n}\n";
-  }
-  for (size_t i = 0; i < tables.size(); ++i) {
-    if (i) out += "\n";
-    if (options.format == Format::kCsv) out += "# " + tables[i].title + "\n";
-    out += render(tables[i], options);
-  }
-  return out;
+  return collect([&](const TextSink& put) { render_many_to(tables, keys, options, put); });
 }
 
 bool parse_format(std::string_view text, Format* format) {

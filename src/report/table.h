@@ -6,11 +6,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "core/json_string.h"  // IWYU pragma: export (json_quote, used with tables)
+#include "core/output_file.h"  // TextSink
 
 namespace scaleprof::report {
 
@@ -36,12 +38,20 @@ struct Column {
   std::string title;  // table header, e.g. "Idle (us)"; empty means use key
 };
 
+using RowVisitor = std::function<void(const std::vector<Cell>&)>;
+
 struct Table {
   std::string title;  // printed above the table in text form; JSON/CSV ignore it
   std::vector<Column> columns;
   std::vector<std::vector<Cell>> rows;
+  // Rows made on demand, after `rows`: a table with one row per call per rank would otherwise hold
+  // every cell of every row at once. Rendering calls it with a visitor for each row; it must give
+  // the same rows every call (text form calls it twice: once for the column widths, once to print).
+  std::function<void(const RowVisitor&)> row_source;
 
   void add_row(std::vector<Cell> row) { rows.push_back(std::move(row)); }
+  // Visits `rows`, then the rows of `row_source`.
+  void for_each_row(const RowVisitor& visit) const;
 };
 
 struct RenderOptions {
@@ -62,6 +72,12 @@ std::string render(const Table& table, const RenderOptions& options);
 // `keys` (one per table); CSV separates tables with a blank line and a "# title" line.
 std::string render_many(const std::vector<Table>& tables, const std::vector<std::string>& keys,
                         const RenderOptions& options);
+
+// The same two, handing the text to `put` piece by piece (a row at a time) instead of returning it
+// whole: with write_output_file's producer form, a large table goes to the file as it is rendered.
+void render_to(const Table& table, const RenderOptions& options, const TextSink& put);
+void render_many_to(const std::vector<Table>& tables, const std::vector<std::string>& keys,
+                    const RenderOptions& options, const TextSink& put);
 
 bool parse_format(std::string_view text, Format* format);
 
