@@ -16,6 +16,7 @@
 #include "core/json_string.h"
 #include "core/output_file.h"
 #include "core/terminal_text.h"
+#include "report/table.h"
 #include "scalability_fixtures.h"
 
 namespace {
@@ -116,6 +117,61 @@ TEST(OutputFile, FolderAndMissingParentAreErrors) {
   scaleprof::Status missing = scaleprof::write_output_file(dir / "no/such/file", "x");
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().message, dir / "no/such/file" + ": cannot write: No such file or directory");
+}
+
+// The producer form: the text comes piece by piece (more than one 64 KiB block), the old file stays
+// whole until the last piece is written, and a full device's error is returned once at the end.
+TEST(OutputFile, PiecesReplaceTheFileOnlyWhenAllAreWritten) {
+  ScratchDir dir("out-pieces");
+  const std::string file = dir.write("report.csv", "old\n");
+  std::string want;
+  bool old_kept_while_writing = true;
+  ASSERT_TRUE(scaleprof::write_output_file(file, [&](const scaleprof::TextSink& put) {
+    for (int i = 0; i < 20000; ++i) {
+      const std::string line = "row " + std::to_string(i) + ",some cells to make it long\n";
+      want += line;
+      put(line);
+      if (i % 5000 == 0) old_kept_while_writing = old_kept_while_writing && slurp(file) == "old\n";
+    }
+  }));
+  EXPECT_TRUE(old_kept_while_writing);
+  EXPECT_GT(want.size(), size_t{3} * 65536);
+  EXPECT_EQ(slurp(file), want);
+  EXPECT_EQ(entries(dir.path()), 1u);
+  int pieces = 0;
+  scaleprof::Status full = scaleprof::write_output_file("/dev/full", [&](const scaleprof::TextSink& put) {
+    for (int i = 0; i < 100; ++i, ++pieces) put(std::string(4096, 'x'));
+  });
+  ASSERT_FALSE(full);
+  EXPECT_EQ(pieces, 100);  // the producer never sees the error; it is returned once
+  EXPECT_EQ(full.error().message, "/dev/full: cannot write: No space left on device");
+}
+
+// A table whose rows are made on demand renders exactly like the same rows stored, in every format,
+// whole or piece by piece.
+TEST(TableRowSource, RendersLikeStoredRowsInEveryFormat) {
+  namespace r = scaleprof::report;
+  r::Table stored;
+  stored.title = "calls";
+  stored.columns = {{"name", "Name"}, {"n", "N"}, {"us", "Time (us)"}};
+  stored.add_row({"first", int64_t{1}, r::Cell(1.5, 3)});
+  r::Table made = stored;
+  for (int i = 2; i < 50; ++i) {
+    stored.add_row({"call " + std::to_string(i), int64_t{i}, r::Cell(i * 0.25, 3)});
+  }
+  made.row_source = [](const r::RowVisitor& visit) {
+    for (int i = 2; i < 50; ++i) visit({"call " + std::to_string(i), int64_t{i}, r::Cell(i * 0.25, 3)});
+  };
+  for (r::Format f : {r::Format::kTable, r::Format::kCsv, r::Format::kJson}) {
+    r::RenderOptions options;
+    options.format = f;
+    const std::string want = r::render(stored, options);
+    EXPECT_EQ(r::render(made, options), want);
+    std::string pieces;
+    r::render_many_to({made, stored}, {"a", "b"}, options, [&](std::string_view p) { pieces += p; });
+    EXPECT_EQ(pieces, r::render_many({stored, stored}, {"a", "b"}, options));
+    EXPECT_NE(want.find("call 49"), std::string::npos);
+  }
 }
 
 // --- terminal sanitiser -------------------------------------------------------------------------
