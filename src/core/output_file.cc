@@ -140,12 +140,29 @@ Status replace_regular(const std::string& target, const std::string& shown,
 
 }  // namespace
 
-Status write_stream(FILE* stream, std::string_view text, std::string_view what) {
+namespace {
+
+// The pieces go through stdio, which buffers them; the first failed write is kept, the rest are
+// dropped, and the stream is flushed once at the end.
+Status write_produced_to_stream(FILE* stream, const std::function<void(const TextSink&)>& produce,
+                                std::string_view what) {
+  int err = 0;
+  produce([&err, stream](std::string_view text) {
+    if (err != 0) return;
+    errno = 0;
+    if (std::fwrite(text.data(), 1, text.size(), stream) != text.size()) err = errno != 0 ? errno : EIO;
+  });
   errno = 0;
-  const bool wrote = std::fwrite(text.data(), 1, text.size(), stream) == text.size();
-  const bool flushed = std::fflush(stream) == 0;
-  if (!wrote || !flushed || std::ferror(stream) != 0) return write_error(what, errno != 0 ? errno : EIO);
+  if (err == 0 && (std::fflush(stream) != 0 || std::ferror(stream) != 0)) err = errno != 0 ? errno : EIO;
+  if (err != 0) return write_error(what, err);
   return Ok{};
+}
+
+}  // namespace
+
+Status write_stream(FILE* stream, std::string_view text, std::string_view what) {
+  return write_produced_to_stream(
+      stream, [text](const TextSink& put) { put(text); }, what);
 }
 
 Status write_output_file(const std::string& path, std::string_view text) {
@@ -153,19 +170,7 @@ Status write_output_file(const std::string& path, std::string_view text) {
 }
 
 Status write_output_file(const std::string& path, const std::function<void(const TextSink&)>& produce) {
-  if (path.empty() || path == "-") {
-    // stdio buffers the pieces; the first failure is kept and reported like write_stream's.
-    int err = 0;
-    produce([&err](std::string_view text) {
-      if (err != 0) return;
-      errno = 0;
-      if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size()) err = errno != 0 ? errno : EIO;
-    });
-    errno = 0;
-    if (err == 0 && (std::fflush(stdout) != 0 || std::ferror(stdout) != 0)) err = errno != 0 ? errno : EIO;
-    if (err != 0) return write_error("standard output", err);
-    return Ok{};
-  }
+  if (path.empty() || path == "-") return write_produced_to_stream(stdout, produce, "standard output");
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno != ENOENT) return write_error(path, errno);
