@@ -139,6 +139,9 @@ Result<std::unique_ptr<RankRecorder>> RankRecorder::open(const RunContext& conte
         auto monitor = GpuMonitor::start(std::move(library.value()), gpu_options);
         if (!monitor) return monitor.error();
         r->gpu_ = std::move(monitor.value());
+        // Recorded at once (not only at the end) so a rank killed later still says how it sampled.
+        r->info_.gpu_interval_ns = static_cast<int64_t>(options.gpu_interval.count());
+        (void)r->write_rank_json();  // a failure here is retried by finish()
       }
     }
   } else {

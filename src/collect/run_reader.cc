@@ -196,6 +196,7 @@ Result<RunInfo> read_run_json(simdjson::dom::parser& parser, const std::string& 
   info.attempt = json_int(o, "attempt").value_or(0);
   info.write_errors = json_int(o, "write_errors").value_or(0);
   info.last_write_error = json_string(o, "last_write_error");
+  info.gpu_interval_ns = json_int(o, "gpu_interval_ns");
   return info;
 }
 
@@ -227,6 +228,7 @@ Result<RankInfo> read_rank_json(simdjson::dom::parser& parser, const std::string
   info.attempt = json_int(o, "attempt").value_or(0);
   info.write_errors = json_int(o, "write_errors").value_or(0);
   info.last_write_error = json_string(o, "last_write_error");
+  info.gpu_interval_ns = json_int(o, "gpu_interval_ns");
   return info;
 }
 

@@ -113,6 +113,7 @@ std::string to_json(const RunInfo& info) {
   o.add("attempt", info.attempt);
   o.add("write_errors", info.write_errors);
   o.add_or_null("last_write_error", info.last_write_error);
+  o.add("gpu_interval_ns", info.gpu_interval_ns);
   return o.str();
 }
 
@@ -139,6 +140,7 @@ std::string to_json(const RankInfo& info) {
   o.add("attempt", info.attempt);
   o.add("write_errors", info.write_errors);
   o.add_or_null("last_write_error", info.last_write_error);
+  o.add("gpu_interval_ns", info.gpu_interval_ns);
   return o.str();
 }
 

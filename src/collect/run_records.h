@@ -73,6 +73,9 @@ struct RunInfo {
   int64_t attempt = 0;                // 0, or N in <run>/attempt-N/ after the Nth SLURM requeue
   int64_t write_errors = 0;           // failed metrics writes of the writer (monitoring never kills training)
   std::string last_write_error;
+  // The sampling interval of the wrapper's node GPU monitor (`scaleprof run --gpu-interval`); unset
+  // when it samples no GPUs. Synced to MLflow as itwinai's `probing_interval`.
+  std::optional<int64_t> gpu_interval_ns;
 };
 
 struct RankInfo {
@@ -97,6 +100,8 @@ struct RankInfo {
   int64_t attempt = 0;
   int64_t write_errors = 0;  // failed writes of this rank's CSV files, each retried at the next record
   std::string last_write_error;
+  // The sampling interval of this rank's own GPU monitor; unset when the rank samples no GPUs.
+  std::optional<int64_t> gpu_interval_ns;
 };
 
 struct EpochRecord {

@@ -193,6 +193,7 @@ Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environme
     info.status = result.exit_code == 0 ? kStatusCompleted : kStatusFailed;
     if (gpu_count) info.gpus_per_node = *gpu_count;
     if (monitor) {
+      info.gpu_interval_ns = static_cast<int64_t>(options.gpu_interval.count());
       info.write_errors = monitor->write_errors();
       info.last_write_error = monitor->last_write_error();
     }

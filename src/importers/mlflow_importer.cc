@@ -228,7 +228,11 @@ class Importer {
     s.device = rank.empty() ? w.name : "rank " + rank;
     double interval = 0;
     const std::string probe = param(w, "probing_interval");
-    if (!probe.empty()) {
+    // Runs synced by `scaleprof mlflow sync` log probing_interval for itwinai's report only: their
+    // samples carry their real times, so the energy stays the one of the run directories (trapezoid
+    // over the timestamps), not the rectangle rule.
+    const bool synced = w.tags.count("scaleprof.sync_id") != 0;
+    if (!probe.empty() && !synced) {
       if (parse_double(probe, &interval) && interval > 0) {
         s.probing_interval_s = interval;
       } else {

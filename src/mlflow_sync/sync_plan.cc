@@ -37,6 +37,17 @@ void add_file(RunPlan* plan, const std::string& dir, const char* name, const std
   if (fs::is_regular_file(path, ec)) plan->artifacts.push_back({path, artifact_dir + "/" + name});
 }
 
+// itwinai's `probing_interval` param (seconds, as its GPU monitor logs it: "1", "0.5") of a run that
+// gets GPU samples, from the interval scaleprof's monitor recorded; itwinai's report needs it for its
+// energy (power x interval). Added once: a run's params cannot change on the server.
+void add_probing_interval(RunPlan* plan, std::optional<int64_t> interval_ns) {
+  if (!interval_ns || *interval_ns <= 0) return;
+  for (const auto& [key, value] : plan->params) {
+    if (key == "probing_interval") return;
+  }
+  add_param(plan, "probing_interval", fmt::format("{}", static_cast<double>(*interval_ns) / 1e9));
+}
+
 // GPU samples under itwinai's names (gpu_utilization_percent, gpu_power_W) and scaleprof's for the
 // rest; the step is the sample's index on its device, as itwinai counts. The first device of the
 // series keeps the plain names, others get a "_dev<N>" suffix (itwinai monitors one GPU per worker).
@@ -73,6 +84,7 @@ RunPlan plan_worker(const collect::RunData& run, const collect::RankData& rank, 
   add_param(&p, "global_rank", std::optional<int64_t>(rank.rank));
   const int64_t world = run.world_size();
   add_param(&p, "global_world_size", world > 0 ? std::optional<int64_t>(world) : std::nullopt);
+  if (info != nullptr && !rank.gpu.empty()) add_probing_interval(&p, info->gpu_interval_ns);
   if (info != nullptr) {
     add_param(&p, "local_rank", info->local_rank);
     add_param(&p, "node_rank", info->node_rank);
@@ -181,6 +193,7 @@ TrainingPlan plan_training(const collect::RunData& run) {
       }
     }
     add_gpu_metrics(target, node.gpu);
+    if (info != nullptr && !node.gpu.empty()) add_probing_interval(target, info->gpu_interval_ns);
     add_file(&p, node.dir, collect::kGpuCsv, "scaleprof/" + collect::node_dir_name(node.host));
   }
   return plan;

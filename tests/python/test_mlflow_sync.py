@@ -347,3 +347,77 @@ def test_usage_errors(scaleprof_cli, recorded, tmp_path):
     assert proc.returncode == 1 and "no such directory" in proc.stderr
     proc = subprocess.run([str(scaleprof_cli), "mlflow", "sync"], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2 and "--tracking-uri" in proc.stderr
+
+
+FAKE_NVML = REPO / "build" / "tests" / "libfake_nvml.so"
+GPU_EXPERIMENT = "gpu-probe"
+RANK_LOOP = """
+import sys, time, scaleprof
+with scaleprof.Run(experiment=sys.argv[1], root=sys.argv[2], strategy=sys.argv[3], run_name=sys.argv[4],
+                   gpu_interval=sys.argv[5] if len(sys.argv) > 5 else None) as run:
+    for epoch in range(2):
+        with run.epoch(epoch):
+            time.sleep(0.3)
+"""
+
+
+@pytest.mark.skipif(not FAKE_NVML.is_file(), reason=f"the stand-in NVML is built with the C++ tests ({FAKE_NVML})")
+def test_probing_interval_is_synced_for_itwinai(scaleprof_cli, mlflow_server, tmp_path):
+    """itwinai's report computes energy as power x the param `probing_interval` of each GPU worker run:
+    the sync logs it, in seconds as itwinai's monitor does, from the interval scaleprof's monitor
+    recorded (rank.json for a rank sampling its own GPU, run.json for `scaleprof run`'s node samples)."""
+    root = tmp_path / "root"
+    script = tmp_path / "nvml.txt"
+    script.write_text("devices=1\nutil.0=10,30\npower_base_w.0=100\npower_slope_w.0=0\nenergy_counter=0\n")
+    env = child_env(SCALEPROF_NVML_LIBRARY=str(FAKE_NVML), SCALEPROF_FAKE_NVML_SCRIPT=str(script))
+    loop = tmp_path / "loop.py"
+    loop.write_text(RANK_LOOP)
+    # A rank that samples its own GPU every 50 ms (the Python API, no wrapper).
+    proc = subprocess.run([sys.executable, str(loop), GPU_EXPERIMENT, str(root), "rank-gpu", "rank-monitor", "50ms"],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    # `scaleprof run` sampling the node every 40 ms around the same loop, and one with --no-gpu.
+    for strategy, run_name, gpu in (("node-gpu", "node-monitor", ["--gpu-interval", "40ms"]),
+                                    ("cpu", "no-gpu", ["--no-gpu"])):
+        proc = subprocess.run([str(scaleprof_cli), "run", "--root", str(root), "--experiment", GPU_EXPERIMENT,
+                               "--strategy", strategy, "--run-name", run_name, *gpu, "--", sys.executable,
+                               str(loop), GPU_EXPERIMENT, str(root), strategy, run_name],
+                              capture_output=True, text=True, timeout=120, env=env)
+        assert proc.returncode == 0, proc.stderr
+    run_dir = root / GPU_EXPERIMENT
+    assert json.loads((run_dir / "rank-monitor" / "rank-00000" / "rank.json").read_text())["gpu_interval_ns"] \
+        == 50_000_000
+    assert json.loads((run_dir / "node-monitor" / "run.json").read_text())["gpu_interval_ns"] == 40_000_000
+    assert json.loads((run_dir / "node-monitor" / "rank-00000" / "rank.json").read_text())["gpu_interval_ns"] is None
+    assert json.loads((run_dir / "no-gpu" / "run.json").read_text())["gpu_interval_ns"] is None
+
+    sync(scaleprof_cli, root, mlflow_server.url, env=env)
+    client = MlflowClient(tracking_uri=mlflow_server.url)
+    exp = client.get_experiment_by_name(GPU_EXPERIMENT)
+    runs = client.search_runs([exp.experiment_id], max_results=100)
+    names = {r.info.run_id: r.info.run_name for r in runs}
+    workers = {names[r.data.tags["mlflow.parentRunId"]]: r for r in runs if "mlflow.parentRunId" in r.data.tags}
+    assert sorted(workers) == ["no-gpu", "node-monitor", "rank-monitor"]
+    assert workers["rank-monitor"].data.params["probing_interval"] == "0.05"
+    assert workers["node-monitor"].data.params["probing_interval"] == "0.04"
+    assert "probing_interval" not in workers["no-gpu"].data.params
+    assert not any(k.startswith("gpu") for k in workers["no-gpu"].data.metrics)
+    # itwinai's energy (gpu_power_W x probing_interval / 3600, summed), computed by hand from what
+    # MLflow's client reads back: every sample of the gpu.csv, at 100 W each.
+    for run_name, interval in (("rank-monitor", 0.05), ("node-monitor", 0.04)):
+        w = workers[run_name]
+        power = [m.value for m in client.get_metric_history(w.info.run_id, "gpu_power_W")]
+        gpu_csv = (run_dir / run_name / ("rank-00000" if run_name == "rank-monitor" else "node-" + os.uname().nodename)
+                   / "gpu.csv")
+        assert len(power) == len(csv_rows(gpu_csv)) >= 2
+        energy_wh = sum(p * float(w.data.params["probing_interval"]) for p in power) / 3600
+        assert energy_wh == pytest.approx(len(power) * 100 * interval / 3600, rel=1e-3)
+    # scaleprof's own reader keeps the rule of the run directories for synced runs (their samples carry
+    # real times): the trapezoid over the timestamps, not itwinai's rectangle.
+    for source in (["--root", str(root)], ["--tracking-uri", mlflow_server.url, "--experiment-name", GPU_EXPERIMENT]):
+        p = subprocess.run([str(scaleprof_cli), "report", *source, "--no-plots", "--format", "json"],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode in (0, 3), p.stderr
+        gpu = {r["strategy"]: r for r in json.loads(p.stdout)["gpu"]}
+        assert sorted(gpu) == ["node-gpu", "rank-gpu"], source
+        assert {r["energy_method"] for r in gpu.values()} == {"trapezoid"}, source
