@@ -199,13 +199,26 @@ TEST(ReportCli, ItwinaiNamesAndPlotFiles) {
           " --experiment-name exp --run-names ddp-w1,ddp-w2,ddp-w4 --plot-file-suffix .svg --plot-dir " + plots.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find("gloo"), std::string::npos);  // not among --run-names
-  for (const char* stem : {"absolute_epoch_time", "relative_epoch_time_speedup", "parallel_efficiency",
-                           "utilization_plot", "energy_per_epoch_plot", "computation_vs_other_plot"}) {
+  // itwinai's five file names (its sixth, computation_vs_communication_plot, belongs to its deprecated
+  // communication report), then scaleprof's additions under their own names.
+  for (const char* stem : {"absolute_epoch_time", "relative_epoch_time_speedup", "gpu_energy_plot", "utilization_plot",
+                           "computation_vs_other_plot", "parallel_efficiency", "energy_per_epoch_plot"}) {
     const std::string file = plots / (std::string(stem) + ".svg");
     ASSERT_TRUE(fs::exists(file)) << file;
     EXPECT_NE(slurp(file).find("<svg"), std::string::npos) << file;
     EXPECT_NE(r.out.find("Saved plot at '" + file + "'."), std::string::npos) << r.out;
   }
+  // itwinai's energy plot is the total energy of each group (its total_energy_wh), in Wh.
+  EXPECT_NE(slurp(plots / "gpu_energy_plot.svg").find("Energy consumption (Wh)"), std::string::npos);
+
+  // `scaleprof report` keeps its own names: no gpu_energy_plot.
+  ScratchDir own("report-cli-plot-dir-own");
+  CliRun mine = run("report --root " + root.path() +
+                    " --experiment exp --run-names ddp-w1,ddp-w2,ddp-w4 --plot-file-suffix .svg --plot-dir " + own.path());
+  ASSERT_EQ(mine.exit_code, 0) << mine.err;
+  EXPECT_TRUE(fs::exists(own / "energy_per_epoch_plot.svg"));
+  EXPECT_TRUE(fs::exists(own / "utilization_plot.svg"));
+  EXPECT_FALSE(fs::exists(own / "gpu_energy_plot.svg"));
 }
 
 // Opens `html` in headless Chromium; returns the DOM and puts the console messages in *console.

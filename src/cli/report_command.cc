@@ -205,7 +205,8 @@ int run_report(const ReportOptions& opt) {
   }
 
   // Plots and the HTML page.
-  const std::vector<report::PlotSpec> specs = report::scalability_plot_specs(analysis);
+  const std::vector<report::PlotSpec> specs = report::scalability_plot_specs(
+      analysis, opt.itwinai ? report::PlotNames::kItwinai : report::PlotNames::kScaleprof);
   const std::string gnuplot = report::find_gnuplot();
   const bool want_plots = !opt.no_plots || !opt.html.empty();
   std::vector<std::string> saved;

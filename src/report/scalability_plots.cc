@@ -226,7 +226,7 @@ void add_rank_wait_spec(const ScalabilityAnalysis& a, std::vector<PlotSpec>* out
 
 }  // namespace
 
-std::vector<PlotSpec> scalability_plot_specs(const ScalabilityAnalysis& a) {
+std::vector<PlotSpec> scalability_plot_specs(const ScalabilityAnalysis& a, PlotNames names) {
   std::vector<PlotSpec> out;
   const auto colors = series_colors(a);
   std::set<int64_t> all_workers;
@@ -343,6 +343,10 @@ std::vector<PlotSpec> scalability_plot_specs(const ScalabilityAnalysis& a) {
                           "GPU utilization (%)", &ScaleGroup::utilization_pct);
     p.y_max = 100;
     out.push_back(std::move(p));
+  }
+  if (any_energy && names == PlotNames::kItwinai) {
+    out.push_back(bar_spec(a, colors, "gpu_energy_plot", "GPU energy consumption by strategy and number of workers",
+                           "Energy consumption (Wh)", &ScaleGroup::energy_wh_total));
   }
   if (any_energy) {
     out.push_back(bar_spec(a, colors, "energy_per_epoch_plot",

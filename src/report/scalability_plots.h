@@ -4,6 +4,7 @@
 //   relative_epoch_time_speedup speedup vs. workers with the ideal line and the Amdahl projection
 //   parallel_efficiency        efficiency (%) vs. workers with the 100% line
 //   utilization_plot           mean GPU utilization, bars per workers and strategy
+//   gpu_energy_plot            (itwinai names only) total GPU energy of each group (Wh), itwinai's plot
 //   energy_per_epoch_plot      GPU energy to train one epoch (Wh), bars per workers and strategy
 //   computation_vs_other_plot  itwinai's computation fraction, stacked with the rest, per strategy
 //   collective_bandwidth       bus bandwidth vs. message size of the collectives matched across ranks
@@ -48,7 +49,13 @@ struct PlotSpec {
   std::vector<PlotSeries> series;
 };
 
-std::vector<PlotSpec> scalability_plot_specs(const ScalabilityAnalysis& analysis);
+// Which file names: scaleprof's (`scaleprof report`), or itwinai's (`generate-scalability-report`),
+// which adds itwinai's `gpu_energy_plot` (total energy per strategy and worker count, as itwinai draws
+// it) so scripts and docs written for itwinai's plot folder find their files; the others are shared.
+enum class PlotNames { kScaleprof, kItwinai };
+
+std::vector<PlotSpec> scalability_plot_specs(const ScalabilityAnalysis& analysis,
+                                             PlotNames names = PlotNames::kScaleprof);
 
 // The gnuplot script drawing `spec` to `output` with the terminal for `suffix` (.png, .svg, .pdf).
 std::string gnuplot_script(const PlotSpec& spec, const std::string& suffix, const std::string& output);
