@@ -109,3 +109,94 @@ def test_credentials_never_printed(scaleprof_cli, stores):
     for text in (json.dumps(doc), err, bad.stdout, bad.stderr):
         assert "s3cr3t" not in text and "pa55word" not in text
     assert "cannot reach the MLflow server" in bad.stderr
+
+
+def write_run_dirs(root):
+    """The data of log_itwinai_runs as scaleprof run directories (docs/run-directory.md): epoch times in
+    epochs.csv, GPU samples in gpu.csv (1 s apart), and the profiling averages as Kineto traces whose
+    operator table has exactly the rows of the itwinai CSVs (each a device event of that self time)."""
+    from mlflow_fixtures import PROF, PROF_2
+
+    def run(name, strategy, world, ranks):
+        d = root / EXPERIMENT / name
+        d.mkdir(parents=True)
+        (d / "run.json").write_text(json.dumps({
+            "schema_version": 1, "experiment": EXPERIMENT, "run": name, "strategy": strategy, "world_size": world,
+            "status": "completed", "exit_status": 0}))
+        for rank, data in ranks.items():
+            r = d / f"rank-{rank:05d}"
+            r.mkdir()
+            (r / "rank.json").write_text(json.dumps({
+                "schema_version": 1, "rank": rank, "local_rank": rank, "world_size": world, "host": "node01",
+                "status": "completed", "strategy": strategy}))
+            lines = ["epoch,start_unix_ns,end_unix_ns,duration_s,samples"]
+            lines += [f"{i},{i * 10**9},{(i + 1) * 10**9},{s},32" for i, s in enumerate(data.get("epochs", []))]
+            (r / "epochs.csv").write_text("\n".join(lines) + "\n")
+            if "gpu" in data:
+                lines = ["time_unix_ns,device,utilization_pct,power_w,memory_used_bytes,energy_j"]
+                lines += [f"{1_700_000_000 + i}000000000,0,{u},{p},," for i, (u, p) in enumerate(data["gpu"])]
+                (r / "gpu.csv").write_text("\n".join(lines) + "\n")
+            if "prof" in data:
+                (r / "traces").mkdir()
+                events, ts = [], 0
+                for n, (op, us) in enumerate(data["prof"]):
+                    events.append({"ph": "X", "cat": "kernel", "name": op, "pid": 0, "tid": 7, "ts": ts, "dur": us,
+                                   "args": {"stream": 7, "device": 0, "correlation": 100 + n}})
+                    ts += us
+                trace = {"distributedInfo": {"rank": rank, "world_size": world}, "traceEvents": events}
+                (r / "traces" / f"worker_{rank}.pt.trace.json").write_text(json.dumps(trace))
+
+    run("ddp-1", "ddp", 1, {0: {"epochs": [10, 8, 8], "gpu": [(50, 100), (70, 200)]}})
+    run("ddp-2", "ddp", 2, {0: {"epochs": [6, 4, 4], "gpu": [(80, 300)]}, 1: {"gpu": [(90, 300)]}})
+    run("ddp-1-prof", "ddp", 1, {0: {"prof": PROF}})
+    run("ddp-2-prof", "ddp", 2, {0: {"prof": PROF_2}, 1: {"prof": PROF_2}})
+    run("tune-hvd-trial_0", "horovod", 2, {0: {"epochs": [7, 5, 5]}, 1: {}})
+
+
+# Energy follows each layout's own rule by design: itwinai's rectangle rule (power x probing_interval)
+# for MLflow runs, the trapezoid over the sample times for run directories (docs/mlflow.md). The node
+# count comes from the hosts of rank.json, which itwinai does not log (MLflow gives none).
+ENERGY_COLUMNS = ("energy_wh_total", "energy_wh_per_run", "energy_wh_per_epoch", "energy_wh", "energy_method")
+NOT_IN_ITWINAI = ENERGY_COLUMNS + ("nodes", "run", "device")
+
+
+def test_same_tables_as_run_directories(scaleprof_cli, stores, tmp_path):
+    """The same runs written as scaleprof run directories give the same report tables as from the three
+    MLflow stores (energy aside: each layout's rule, checked by hand for both)."""
+    root = tmp_path / "runs"
+    write_run_dirs(root)
+    args = [str(scaleprof_cli), "report", "--root", str(root), "--no-plots", "--format", "json", "--skip-epochs", "0"]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    from_dirs = json.loads(proc.stdout)
+    from_stores = {kind: report(scaleprof_cli, uri)[0] for kind, uri in stores.items()}
+    compared = ("epoch_time", "scaling", "amdahl", "gpu", "gpu_devices", "computation_fraction")
+    differences = []
+    for kind, doc in from_stores.items():
+        for key in compared:
+            assert key in doc and key in from_dirs, (kind, key)
+            mine = sorted(({k: v for k, v in r.items() if k not in NOT_IN_ITWINAI}
+                           for r in from_dirs[key]), key=json.dumps)
+            theirs = sorted(({k: v for k, v in r.items() if k not in NOT_IN_ITWINAI}
+                             for r in doc[key]), key=json.dumps)
+            if mine != theirs:
+                differences.append((kind, key, mine, theirs))
+    assert not differences, "\n".join(map(str, differences))
+    assert {r["nodes"] for r in from_dirs["epoch_time"]} == {1}
+    assert {r["nodes"] for r in from_stores["server"]["epoch_time"]} == {None}
+    assert len(from_dirs["gpu_devices"]) == 3 and len(from_dirs["computation_fraction"]) == 2
+    # By hand, as in test_numbers_by_hand: ddp at 1 worker 26/3 s, at 2 workers 14/3 s; 66.67 % and 50 %.
+    epoch = rows(from_dirs, "epoch_time")
+    assert epoch[("ddp", 1)]["mean_s"] == pytest.approx(26 / 3, abs=5e-4)
+    assert epoch[("ddp", 2)]["mean_s"] == pytest.approx(14 / 3, abs=5e-4)
+    assert epoch[("horovod", 2)]["mean_s"] == pytest.approx(17 / 3, abs=5e-4)
+    comp = rows(from_dirs, "computation_fraction")
+    assert comp[("ddp", 1)]["computation_fraction_pct"] == pytest.approx(100 * 600 / 900, abs=5e-3)
+    assert comp[("ddp", 2)]["computation_fraction_pct"] == pytest.approx(50.0, abs=5e-3)
+    # Energy by each rule: run directories integrate 100 -> 200 W over 1 s (150 J) and cannot integrate a
+    # single sample; MLflow's rectangle rule gives 300 J and 600 J (test_numbers_by_hand).
+    gpu = rows(from_dirs, "gpu")
+    assert gpu[("ddp", 1)]["energy_wh_total"] == pytest.approx(150 / 3600, abs=1e-4)
+    assert gpu[("ddp", 1)]["energy_method"] == "trapezoid"
+    assert gpu[("ddp", 1)]["utilization_pct"] == pytest.approx(60.0)
+    assert gpu[("ddp", 2)]["utilization_pct"] == pytest.approx(85.0)
