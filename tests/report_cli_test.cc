@@ -213,8 +213,9 @@ TEST(ReportCli, ItwinaiNamesAndPlotFiles) {
 
   // `scaleprof report` keeps its own names: no gpu_energy_plot.
   ScratchDir own("report-cli-plot-dir-own");
-  CliRun mine = run("report --root " + root.path() +
-                    " --experiment exp --run-names ddp-w1,ddp-w2,ddp-w4 --plot-file-suffix .svg --plot-dir " + own.path());
+  CliRun mine =
+      run("report --root " + root.path() +
+          " --experiment exp --run-names ddp-w1,ddp-w2,ddp-w4 --plot-file-suffix .svg --plot-dir " + own.path());
   ASSERT_EQ(mine.exit_code, 0) << mine.err;
   EXPECT_TRUE(fs::exists(own / "energy_per_epoch_plot.svg"));
   EXPECT_TRUE(fs::exists(own / "utilization_plot.svg"));
