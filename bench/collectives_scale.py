@@ -9,7 +9,7 @@ Reports wall time, peak RSS and throughput per reading thread for each rank coun
 one rank alone, as the issue's acceptance asks: peak RSS at 1,024 ranks within 1.25x of 64 ranks,
 and throughput per thread no lower than for one rank.
 
-    python3 bench/collectives_scale.py [--ranks 64,256,1024] [--threads 2] [--keep 0.25]
+    python3 bench/collectives_scale.py [--ranks 64,256,1024] [--threads 2] [--keep 0.25] [--report stragglers]
 
 --keep thins the non-collective events (default: a quarter of them, ~2.5 MB per rank) so the
 biggest case fits a small machine's disk and time; all collective kernels and steps are kept.
@@ -54,13 +54,13 @@ def make_ranks(folder, base, events, world):
         (folder / f"rank-{r}.json").write_text(text)
 
 
-def measure(cli, folder, threads):
+def measure(cli, folder, threads, report):
     """Wall time and peak RSS of one run, by /usr/bin/time (Debian `time`). Not from this process's
     wait4: a child forked from Python starts with Python's RSS (here the loaded base trace, ~60 MiB)
     and ru_maxrss keeps it across exec, which hid scaleprof's own peak."""
     with tempfile.NamedTemporaryFile("r", prefix="scaleprof-bench-time-") as out:
         start = time.monotonic()
-        proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out.name, str(cli), "trace", "collectives",
+        proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out.name, str(cli), "trace", report,
                                str(folder), "--format", "json", "-o", os.devnull, "--threads", str(threads), "-q"])
         wall = time.monotonic() - start
         if proc.returncode != 0:
@@ -74,6 +74,7 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--keep", type=float, default=0.25)
     parser.add_argument("--scaleprof", default=str(REPO / "build" / "scaleprof"))
+    parser.add_argument("--report", choices=["collectives", "stragglers"], default="collectives")
     args = parser.parse_args()
     if not BASE.is_file():
         sys.exit(f"skipped: {BASE} not found")
@@ -94,14 +95,14 @@ def main():
         one.mkdir()
         make_ranks(one, base, events, 1)
         one_bytes = sum(p.stat().st_size for p in one.iterdir())
-        wall, rss = measure(args.scaleprof, one, 1)
+        wall, rss = measure(args.scaleprof, one, 1, args.report)
         rows.append((1, 1, one_bytes, wall, rss, one_bytes / wall / 1e6))
         for world in (int(x) for x in args.ranks.split(",")):
             folder = Path(tmp) / f"r{world}"
             folder.mkdir()
             make_ranks(folder, base, events, world)
             total = sum(p.stat().st_size for p in folder.iterdir())
-            wall, rss = measure(args.scaleprof, folder, args.threads)
+            wall, rss = measure(args.scaleprof, folder, args.threads, args.report)
             rows.append((world, args.threads, total, wall, rss, total / wall / 1e6 / args.threads))
             shutil.rmtree(folder)
     print(f"{'ranks':>6} {'threads':>7} {'input MB':>9} {'wall s':>8} {'peak RSS MiB':>12} {'MB/s per thread':>15}")

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <span>
 #include <tuple>
 
 namespace scaleprof::analysis {
@@ -63,55 +64,68 @@ double busbw_factor(std::string_view type, int64_t n) {
 }
 
 CollectiveAnalysis match_collectives(const std::vector<RankCollectives>& ranks, const MatchOptions& options) {
+  return match_collectives(compact_rows(ranks), options);
+}
+
+CollectiveAnalysis match_collectives(const CollectiveRows& rows, const MatchOptions& options) {
   CollectiveAnalysis out;
+  const std::vector<CompactRank>& ranks = rows.ranks();
   std::set<int64_t> loaded;
-  for (const RankCollectives& r : ranks) {
+  for (const CompactRank& r : ranks) {
     loaded.insert(r.rank);
     out.gpu |= r.gpu;
   }
-  auto node_of_rank = [&](int64_t rank, const RankCollectives* loaded_rank) -> std::string {
+  auto node_of_rank = [&](int64_t rank, const CompactRank* loaded_rank) -> std::string {
     if (loaded_rank != nullptr && !loaded_rank->host.empty()) return loaded_rank->host;
     if (options.gpus_per_node > 0) return fmt::format("node {}", rank / options.gpus_per_node);
     return {};
   };
-  std::map<int64_t, const RankCollectives*> by_rank;
-  for (const RankCollectives& r : ranks) by_rank[r.rank] = &r;
+  std::map<int64_t, const CompactRank*> by_rank;
+  for (const CompactRank& r : ranks) by_rank[r.rank] = &r;
 
-  auto timing = [&](const Entry& e) {
-    const CollectiveCall& c = ranks[e.rank_index].calls[e.call_index];
-    return RankTiming{ranks[e.rank_index].rank, c.start_ns, c.end_ns, 0};
-  };
+  auto call_at = [&](const Entry& e) -> const CompactCall& { return rows.calls(ranks[e.rank_index])[e.call_index]; };
   auto row_from = [&](const std::vector<Entry>& entries) {
     MatchedCollective m;
-    const CollectiveCall& first = ranks[entries[0].rank_index].calls[entries[0].call_index];
-    m.type = first.type;
-    m.group = first.group;
-    m.group_size = first.group_size;
+    const CompactCall& first = call_at(entries[0]);
+    const CallKind& kind = rows.kind(first);
+    m.type = kind.type;
+    m.group = kind.group;
+    m.group_size = kind.group_size;
     m.seq = first.seq;
     m.step = first.step;
     m.bytes = first.bytes;
-    m.device = first.device;
-    for (const Entry& e : entries) m.ranks.push_back(timing(e));
+    m.device = kind.device;
+    m.ranks.reserve(entries.size());
+    for (const Entry& e : entries) {
+      const CompactCall& c = call_at(e);
+      m.ranks.push_back(RankTiming{ranks[e.rank_index].rank, c.start_ns, c.end_ns, 0});
+    }
     std::sort(m.ranks.begin(), m.ranks.end(), [](const RankTiming& a, const RankTiming& b) { return a.rank < b.rank; });
     return m;
   };
 
   std::map<std::string, Group> groups;
+  std::vector<Group*> group_of_kind;  // kind index -> its group (nullptr: never matched), filled as kinds are met
   for (size_t i = 0; i < ranks.size(); ++i) {
-    for (size_t j = 0; j < ranks[i].calls.size(); ++j) {
-      const CollectiveCall& c = ranks[i].calls[j];
-      if (c.group.empty() || is_point_to_point(c.type)) {
+    const std::span<const CompactCall> calls = rows.calls(ranks[i]);
+    for (size_t j = 0; j < calls.size(); ++j) {
+      const CompactCall& c = calls[j];
+      const CallKind& kind = rows.kind(c);
+      if (kind.group.empty() || is_point_to_point(kind.type)) {
         MatchedCollective m = row_from({{i, j}});
         m.position = static_cast<int64_t>(j);
-        m.reason = c.group.empty() ? "the trace names no process group for this call"
-                                   : "point-to-point: the trace names no peer";
+        m.reason = kind.group.empty() ? "the trace names no process group for this call"
+                                      : "point-to-point: the trace names no peer";
         out.calls.push_back(std::move(m));
         continue;
       }
-      Group& g = groups[c.group + "|" + c.group_ranks];
-      g.name = c.group;
-      g.ranks_text = c.group_ranks;
-      g.size = std::max(g.size, c.group_size);
+      if (group_of_kind.size() <= c.kind) group_of_kind.resize(c.kind + 1, nullptr);
+      Group*& slot = group_of_kind[c.kind];
+      if (slot == nullptr) slot = &groups[kind.group + "|" + kind.group_ranks];
+      Group& g = *slot;
+      g.name = kind.group;
+      g.ranks_text = kind.group_ranks;
+      g.size = std::max(g.size, kind.group_size);
       g.calls[i].push_back(j);
     }
   }
@@ -131,17 +145,19 @@ CollectiveAnalysis match_collectives(const std::vector<RankCollectives>& ranks, 
     bool all_seq = true;
     bool all_step = true;
     for (const auto& [ri, list] : g.calls) {
+      const std::span<const CompactCall> calls = rows.calls(ranks[ri]);
       for (size_t j : list) {
-        all_seq &= ranks[ri].calls[j].seq >= 0;
-        all_step &= ranks[ri].calls[j].step >= 0;
+        all_seq &= calls[j].seq >= 0;
+        all_step &= calls[j].step >= 0;
       }
     }
     std::map<std::pair<int64_t, int64_t>, std::vector<Entry>> positions;
     std::map<int64_t, std::map<size_t, int64_t>> count_by_step;  // step -> rank index -> calls
     for (const auto& [ri, list] : g.calls) {
+      const std::span<const CompactCall> calls = rows.calls(ranks[ri]);
       std::map<int64_t, int64_t> k_in_step;
       for (size_t k = 0; k < list.size(); ++k) {
-        const CollectiveCall& c = ranks[ri].calls[list[k]];
+        const CompactCall& c = calls[list[k]];
         std::pair<int64_t, int64_t> pos{0, static_cast<int64_t>(k)};
         if (all_seq) {
           pos = {c.seq, 0};
@@ -165,8 +181,10 @@ CollectiveAnalysis match_collectives(const std::vector<RankCollectives>& ranks, 
             "ranks recorded {} to {} calls on this group and the trace has no Seq or steps to align them", lo, hi);
       }
     }
+    g.calls.clear();  // the group's per-rank call lists are done with: free them before the matched rows grow
     int64_t position = 0;
-    for (auto& [pos, entries] : positions) {
+    for (auto it = positions.begin(); it != positions.end(); it = positions.erase(it)) {
+      const auto& [pos, entries] = *it;
       MatchedCollective m = row_from(entries);
       m.position = all_seq ? pos.first : position;
       ++position;
@@ -184,10 +202,11 @@ CollectiveAnalysis match_collectives(const std::vector<RankCollectives>& ranks, 
       }
       if (problem.empty()) {
         for (const Entry& e : entries) {
-          const CollectiveCall& c = ranks[e.rank_index].calls[e.call_index];
-          if (c.type != m.type) {
+          const CompactCall& c = call_at(e);
+          const std::string& type = rows.kind(c).type;
+          if (type != m.type) {
             problem = fmt::format("ranks disagree on the collective ({} on rank {}, {} on rank {})", m.type,
-                                  m.ranks[0].rank, c.type, ranks[e.rank_index].rank);
+                                  m.ranks[0].rank, type, ranks[e.rank_index].rank);
             break;
           }
           if (c.bytes != m.bytes && m.type != "alltoall") {
@@ -209,16 +228,10 @@ CollectiveAnalysis match_collectives(const std::vector<RankCollectives>& ranks, 
       if (m.type == "alltoall") {
         std::vector<int64_t> sent;
         for (const Entry& e : entries) {
-          const CollectiveCall& c = ranks[e.rank_index].calls[e.call_index];
-          int64_t send = c.bytes, recv = c.bytes;
-          if (!c.in_split_bytes.empty()) {
-            send = 0;
-            for (int64_t b : c.in_split_bytes) send += b;
-          }
-          if (!c.out_split_bytes.empty()) {
-            recv = 0;
-            for (int64_t b : c.out_split_bytes) recv += b;
-          }
+          const CompactCall& c = call_at(e);
+          const AlltoallVolume* v = rows.volume(c);
+          const int64_t send = v != nullptr ? v->sent : c.bytes;
+          const int64_t recv = v != nullptr ? v->received : c.bytes;
           if (send < 0 || recv < 0) continue;
           sent.push_back(send);
           m.send_min = m.send_min < 0 ? send : std::min(m.send_min, send);
@@ -239,7 +252,7 @@ CollectiveAnalysis match_collectives(const std::vector<RankCollectives>& ranks, 
   // Nodes and clock offsets.
   std::map<std::string, HostClock> nodes;
   bool every_node_known = true;
-  for (const RankCollectives& r : ranks) {
+  for (const CompactRank& r : ranks) {
     const std::string node = node_of_rank(r.rank, &r);
     if (node.empty()) {
       every_node_known = false;

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "analysis/collective_calls.h"
+#include "analysis/collective_rows.h"
 
 namespace scaleprof::analysis {
 
@@ -88,6 +89,8 @@ struct CollectiveAnalysis {
 // nccl-tests' bus-bandwidth factor for a collective of `n` ranks.
 double busbw_factor(std::string_view type, int64_t n);
 
+CollectiveAnalysis match_collectives(const CollectiveRows& rows, const MatchOptions& options = {});
+// The same on rows not yet made compact.
 CollectiveAnalysis match_collectives(const std::vector<RankCollectives>& ranks, const MatchOptions& options = {});
 
 }  // namespace scaleprof::analysis

@@ -23,7 +23,8 @@ void add_collective_metrics(const std::vector<RankCollectives>& rows, importers:
   for (const RankCollectives& r : rows) {
     for (const StepRow& st : r.steps) sums->step_ns += st.end_ns - st.start_ns;
   }
-  const CollectiveAnalysis matched = match_collectives(rows);
+  const CollectiveRows compact = compact_rows(rows);
+  const CollectiveAnalysis matched = match_collectives(compact);
   for (const MatchedCollective& m : matched.calls) {
     if (m.step < 0) continue;
     ++sums->collective_calls;
@@ -36,7 +37,7 @@ void add_collective_metrics(const std::vector<RankCollectives>& rows, importers:
     run->collectives.push_back({m.type, m.bytes, m.busbw_gbps});
   }
   if (sums->collectives_matched == 0) return;
-  for (const RankStraggling& r : find_stragglers(rows, matched).ranks) {
+  for (const RankStraggling& r : find_stragglers(compact, matched).ranks) {
     run->rank_waits.push_back({r.rank, r.calls, r.own_wait_ns, r.wait_imposed_ns, r.arrived_last});
   }
 }

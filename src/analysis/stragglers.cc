@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace scaleprof::analysis {
 
@@ -14,28 +15,52 @@ double median_of(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
+// The median of `sorted` with one element equal to `value` left out (median_of of the rest).
+double median_without(const std::vector<double>& sorted, double value) {
+  const size_t n = sorted.size() - 1;
+  if (n == 0) return 0;
+  const size_t skip = static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), value) - sorted.begin());
+  auto at = [&](size_t j) { return sorted[j < skip ? j : j + 1]; };
+  return n % 2 == 1 ? at(n / 2) : (at(n / 2 - 1) + at(n / 2)) / 2.0;
+}
+
 }  // namespace
 
 StragglerAnalysis find_stragglers(const std::vector<RankCollectives>& ranks, const CollectiveAnalysis& collectives) {
+  return find_stragglers(compact_rows(ranks), collectives);
+}
+
+StragglerAnalysis find_stragglers(const CollectiveRows& rows, const CollectiveAnalysis& collectives) {
   StragglerAnalysis out;
+  const std::vector<CompactRank>& ranks = rows.ranks();
   std::map<int64_t, RankStraggling> per_rank;
-  for (const RankCollectives& r : ranks) per_rank[r.rank].rank = r.rank;
+  for (const CompactRank& r : ranks) per_rank[r.rank].rank = r.rank;
   // Each rank's gap before each call: its start minus the end of its previous collective (any call).
-  std::map<std::pair<size_t, int64_t>, int64_t> gap;  // (call index, rank) -> ns
+  // gap[i][k]: of the k-th rank of call i; kNoGap when the rank has no previous collective.
+  constexpr int64_t kNoGap = INT64_MIN;
+  std::vector<std::vector<int64_t>> gap(collectives.calls.size());
   {
-    std::map<int64_t, std::vector<std::pair<int64_t, size_t>>> starts;  // rank -> (start, call index)
+    struct Start {
+      int64_t start_ns;
+      size_t call;
+      size_t k;  // the rank's place in the call's ranks
+      bool operator<(const Start& o) const { return std::tie(start_ns, call) < std::tie(o.start_ns, o.call); }
+    };
+    std::map<int64_t, std::vector<Start>> starts;  // rank -> its calls
     for (size_t i = 0; i < collectives.calls.size(); ++i) {
-      for (const RankTiming& t : collectives.calls[i].ranks) starts[t.rank].emplace_back(t.start_ns, i);
+      const std::vector<RankTiming>& timings = collectives.calls[i].ranks;
+      gap[i].assign(timings.size(), kNoGap);
+      for (size_t k = 0; k < timings.size(); ++k) starts[timings[k].rank].push_back({timings[k].start_ns, i, k});
     }
-    for (auto& [rank, list] : starts) {
+    for (auto& item : starts) {
+      std::vector<Start>& list = item.second;
       std::sort(list.begin(), list.end());
       int64_t previous_end = -1;
-      for (const auto& [start, i] : list) {
-        if (previous_end >= 0) gap[{i, rank}] = start - previous_end;
-        for (const RankTiming& t : collectives.calls[i].ranks) {
-          if (t.rank == rank) previous_end = std::max(previous_end, t.end_ns);
-        }
+      for (const Start& s : list) {
+        if (previous_end >= 0) gap[s.call][s.k] = s.start_ns - previous_end;
+        previous_end = std::max(previous_end, collectives.calls[s.call].ranks[s.k].end_ns);
       }
+      list = {};
     }
   }
   std::map<int64_t, double> lag_sum_when_last;
@@ -53,15 +78,18 @@ StragglerAnalysis find_stragglers(const std::vector<RankCollectives>& ranks, con
       s.own_wait_ns += t.wait_ns;
       if (t.rank != m.last_rank) others_wait += t.wait_ns;
     }
-    bool every_gap = true;
-    for (const RankTiming& t : m.ranks) every_gap &= gap.count({i, t.rank}) > 0;
+    const std::vector<int64_t>& gaps = gap[i];
+    const bool every_gap = std::none_of(gaps.begin(), gaps.end(), [](int64_t g) { return g == kNoGap; });
     if (every_gap) {
-      for (const RankTiming& t : m.ranks) {
-        std::vector<double> others;
-        for (const RankTiming& o : m.ranks) {
-          if (o.rank != t.rank) others.push_back(static_cast<double>(gap[{i, o.rank}]));
-        }
-        const double lag = static_cast<double>(gap[{i, t.rank}]) - median_of(others);
+      // Each rank's lag is its gap minus the median of the others' gaps: the median of the sorted gaps
+      // with one copy of its own left out.
+      std::vector<double> sorted(gaps.size());
+      for (size_t k = 0; k < gaps.size(); ++k) sorted[k] = static_cast<double>(gaps[k]);
+      std::sort(sorted.begin(), sorted.end());
+      for (size_t k = 0; k < m.ranks.size(); ++k) {
+        const RankTiming& t = m.ranks[k];
+        const double own = static_cast<double>(gaps[k]);
+        const double lag = own - median_without(sorted, own);
         if (t.rank == m.last_rank) {
           lag_sum_when_last[t.rank] += lag;
           ++lag_count_when_last[t.rank];
@@ -98,8 +126,8 @@ StragglerAnalysis find_stragglers(const std::vector<RankCollectives>& ranks, con
   if (out.worst_rank < 0) return out;
 
   // The worst straggler's steps against the median rank's.
-  const RankCollectives* worst = nullptr;
-  for (const RankCollectives& r : ranks) {
+  const CompactRank* worst = nullptr;
+  for (const CompactRank& r : ranks) {
     if (r.rank == out.worst_rank) worst = &r;
   }
   if (worst == nullptr) return out;
@@ -122,10 +150,10 @@ StragglerAnalysis find_stragglers(const std::vector<RankCollectives>& ranks, con
     }
   };
   std::vector<double> straggler_sum(std::size(kQuantities), 0.0), median_sum(std::size(kQuantities), 0.0);
-  for (const StepRow& w : worst->steps) {
+  for (const StepRow& w : rows.steps(*worst)) {
     std::vector<const StepRow*> same_step;
-    for (const RankCollectives& r : ranks) {
-      for (const StepRow& s : r.steps) {
+    for (const CompactRank& r : ranks) {
+      for (const StepRow& s : rows.steps(r)) {
         if (s.step == w.step) {
           same_step.push_back(&s);
           break;

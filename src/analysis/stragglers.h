@@ -17,6 +17,7 @@
 
 #include "analysis/collective_calls.h"
 #include "analysis/collective_match.h"
+#include "analysis/collective_rows.h"
 
 namespace scaleprof::analysis {
 
@@ -50,6 +51,8 @@ struct StragglerAnalysis {
   std::vector<StepComparison> worst_vs_median;
 };
 
+StragglerAnalysis find_stragglers(const CollectiveRows& rows, const CollectiveAnalysis& collectives);
+// The same on rows not yet made compact.
 StragglerAnalysis find_stragglers(const std::vector<RankCollectives>& ranks, const CollectiveAnalysis& collectives);
 
 }  // namespace scaleprof::analysis

@@ -38,8 +38,7 @@ struct TraceOptions {
 
 using ReportFn = report::TraceReport (*)(const trace::TraceSet&, const report::TraceReportOptions&);
 // Reports made from the compact per-rank rows alone: their ranks are streamed (read, reduced, freed).
-using RowsFn = report::TraceReport (*)(const std::vector<analysis::RankCollectives>&,
-                                       const report::TraceReportOptions&);
+using RowsFn = report::TraceReport (*)(analysis::CollectiveRows, const report::TraceReportOptions&);
 
 struct Subcommand {
   const char* name;
@@ -110,11 +109,15 @@ int emit(const report::TraceReport& result, report::RenderOptions render, const 
 }
 
 // Streams the ranks into their collective rows (one trace in memory per reading thread), then either
-// writes them as a shard (--partial) or prints the report made from them.
+// writes them as a shard (--partial: the whole rows) or prints the report made from their compact form
+// (the rows of a rank are made compact as soon as it is read: docs/scale.md).
 int run_rows(const TraceOptions& opt, const Subcommand& sub, const report::TraceReportOptions& report_options,
              const trace::LoadOptions& load, const report::RenderOptions& render) {
   std::mutex mutex;
-  std::map<size_t, analysis::RankCollectives> rows;  // file index -> rows
+  const bool shard = !opt.partial.empty();
+  std::map<size_t, analysis::RankCollectives> rows;  // --partial: file index -> rows
+  analysis::CollectiveRows compact;                  // otherwise: compact rows, the rank of each file set later
+  std::vector<size_t> compact_file;                  // file index of each rank of `compact`
   auto wanted = [&](int64_t rank) {
     return report_options.ranks.empty() ||
            std::find(report_options.ranks.begin(), report_options.ranks.end(), rank) != report_options.ranks.end();
@@ -125,7 +128,12 @@ int run_rows(const TraceOptions& opt, const Subcommand& sub, const report::Trace
     // Ranks are final only once every file is read (unranked files are numbered then): keep all rows.
     analysis::RankCollectives r = analysis::extract_collectives(t);
     std::lock_guard<std::mutex> lock(mutex);
-    rows.emplace(i, std::move(r));
+    if (shard) {
+      rows.emplace(i, std::move(r));
+    } else {
+      compact.add(r);
+      compact_file.push_back(i);
+    }
   });
   if (!streamed) {
     print_message(stderr, "error", streamed.error().message);
@@ -137,31 +145,33 @@ int run_rows(const TraceOptions& opt, const Subcommand& sub, const report::Trace
     for (const std::string& w : set.warnings) print_message(stderr, "warning", w);
   }
   std::vector<analysis::RankCollectives> ranks;
-  bool any_read = false;
+  bool any_read = !rows.empty() || !compact_file.empty();
   for (auto& [i, r] : rows) {
     r.rank = set.rank_of_file[i];
-    any_read = true;
     if (wanted(r.rank)) ranks.push_back(std::move(r));
   }
+  // Rows were added in the order reading finished, with the rank the trace said: set the final ranks.
+  for (size_t k = 0; k < compact_file.size(); ++k) compact.set_rank(k, set.rank_of_file[compact_file[k]]);
+  compact.keep_sorted(wanted);
   any_read |= std::find_if(set.rank_of_file.begin(), set.rank_of_file.end(), [](int64_t r) { return r >= 0; }) !=
               set.rank_of_file.end();
   if (!any_read) {
     print_message(stderr, "error", "no trace could be read");
     return kExitError;
   }
-  if (ranks.empty()) {
+  if (ranks.empty() && compact.ranks().empty()) {
     print_message(stderr, "error", fmt::format("--ranks {} matches none of the ranks read", opt.ranks));
     return kExitUsage;
   }
-  std::sort(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
   int code = kExitOk;
-  if (!opt.partial.empty()) {
+  if (shard) {
+    std::sort(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
     if (Status written = write_output_file(opt.partial, report::write_partial({sub.name, ranks})); !written) {
       print_message(stderr, "error", written.error().message);
       return kExitError;
     }
   } else {
-    code = emit(sub.rows_fn(ranks, report_options), render, opt.output);
+    code = emit(sub.rows_fn(std::move(compact), report_options), render, opt.output);
     if (code != kExitOk) return code;
   }
   if (set.partial()) {

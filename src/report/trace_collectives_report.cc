@@ -198,9 +198,14 @@ std::vector<analysis::RankCollectives> rank_collectives(const trace::TraceSet& s
 }
 
 TraceReport collectives_tables(const std::vector<analysis::RankCollectives>& ranks, const TraceReportOptions& options) {
+  return collectives_tables(analysis::compact_rows(ranks), options);
+}
+
+TraceReport collectives_tables(analysis::CollectiveRows rows, const TraceReportOptions& options) {
   analysis::MatchOptions match;
   match.gpus_per_node = options.gpus_per_node;
-  const auto shared = std::make_shared<const analysis::CollectiveAnalysis>(analysis::match_collectives(ranks, match));
+  const auto shared = std::make_shared<const analysis::CollectiveAnalysis>(analysis::match_collectives(rows, match));
+  rows = {};
   const analysis::CollectiveAnalysis& a = *shared;
   TraceReport report;
   report.add("collective_summary", summary_table(a));

@@ -11,6 +11,7 @@
 
 #include "analysis/analysis_window.h"
 #include "analysis/collective_calls.h"
+#include "analysis/collective_rows.h"
 #include "report/table.h"
 #include "trace/trace_set.h"
 
@@ -62,6 +63,9 @@ TraceReport stragglers_report(const trace::TraceSet& set, const TraceReportOptio
 std::vector<analysis::RankCollectives> rank_collectives(const trace::TraceSet& set, const TraceReportOptions& options);
 TraceReport collectives_tables(const std::vector<analysis::RankCollectives>& ranks, const TraceReportOptions& options);
 TraceReport stragglers_tables(const std::vector<analysis::RankCollectives>& ranks, const TraceReportOptions& options);
+// The same from the compact rows, which are freed once the tables' data is made (before rendering).
+TraceReport collectives_tables(analysis::CollectiveRows rows, const TraceReportOptions& options);
+TraceReport stragglers_tables(analysis::CollectiveRows rows, const TraceReportOptions& options);
 // Everything above, plus what was read (events, ranks, devices), for every selected rank.
 TraceReport summary_report(const trace::TraceSet& set, const TraceReportOptions& options);
 

@@ -10,10 +10,18 @@
 namespace scaleprof::report {
 
 TraceReport stragglers_tables(const std::vector<analysis::RankCollectives>& ranks, const TraceReportOptions& options) {
+  return stragglers_tables(analysis::compact_rows(ranks), options);
+}
+
+TraceReport stragglers_tables(analysis::CollectiveRows rows, const TraceReportOptions& options) {
   analysis::MatchOptions match;
   match.gpus_per_node = options.gpus_per_node;
-  const analysis::CollectiveAnalysis collectives = analysis::match_collectives(ranks, match);
-  const analysis::StragglerAnalysis s = analysis::find_stragglers(ranks, collectives);
+  analysis::StragglerAnalysis s;
+  {
+    const analysis::CollectiveAnalysis collectives = analysis::match_collectives(rows, match);
+    s = analysis::find_stragglers(rows, collectives);
+  }
+  rows = {};
 
   Table per_rank;
   per_rank.title = "Stragglers: wait each rank imposed on the others at matched collectives";

@@ -1,0 +1,69 @@
+#include "analysis/collective_rows.h"
+
+#include <optional>
+
+#include "core/checked_sum.h"
+
+namespace scaleprof::analysis {
+
+namespace {
+
+// Bytes of a split-size list, or nullopt past int64 (each split is bytes already).
+std::optional<int64_t> split_total(const std::vector<int64_t>& splits) {
+  int64_t total = 0;
+  for (int64_t b : splits) {
+    if (!add_checked(&total, b)) return std::nullopt;
+  }
+  return total;
+}
+
+}  // namespace
+
+void CollectiveRows::add(const RankCollectives& rank) {
+  CompactRank r;
+  r.rank = rank.rank;
+  r.host = rank.host;
+  r.gpu = rank.gpu;
+  r.calls.reserve(rank.calls.size());
+  r.steps.assign(rank.steps.begin(), rank.steps.end());
+  call_rows_ += rank.calls.size();
+  for (const CollectiveCall& c : rank.calls) {
+    CompactCall out;
+    out.start_ns = c.start_ns;
+    out.end_ns = c.end_ns;
+    out.bytes = c.bytes;
+    out.seq = c.seq;
+    out.step = c.step;
+    auto [it, inserted] = kind_index_.try_emplace({c.type, c.group, c.group_ranks, c.group_size, c.device},
+                                                  static_cast<uint32_t>(kinds_.size()));
+    if (inserted) kinds_.push_back({c.type, c.group, c.group_ranks, c.group_size, c.device});
+    out.kind = it->second;
+    if (c.type == "alltoall" || !c.in_split_bytes.empty() || !c.out_split_bytes.empty()) {
+      AlltoallVolume v;
+      v.sent = c.bytes;
+      v.received = c.bytes;
+      if (!c.in_split_bytes.empty()) {
+        const auto total = split_total(c.in_split_bytes);
+        v.sent = total.value_or(-1);
+        v.overflow |= !total;
+      }
+      if (!c.out_split_bytes.empty()) {
+        const auto total = split_total(c.out_split_bytes);
+        v.received = total.value_or(-1);
+        v.overflow |= !total;
+      }
+      out.volume = static_cast<uint32_t>(volumes_.size());
+      volumes_.push_back(v);
+    }
+    r.calls.push_back(out);
+  }
+  ranks_.push_back(std::move(r));
+}
+
+CollectiveRows compact_rows(const std::vector<RankCollectives>& ranks) {
+  CollectiveRows out;
+  for (const RankCollectives& r : ranks) out.add(r);
+  return out;
+}
+
+}  // namespace scaleprof::analysis
