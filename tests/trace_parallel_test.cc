@@ -8,7 +8,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trace/byte_stream.h"
@@ -193,6 +195,63 @@ TEST(ParallelReader, SameAsSerialOnGeneratedTraceAndItsErrors) {
     EXPECT_EQ(want_bad.error().message, got_bad.error().message);
   }
   fs::remove_all(dir);
+}
+
+// Issue 12: the two fuzzer findings kept as seeds (their first byte picks the fuzzer's window). With
+// windows smaller than one event the serial reader counted and warned about an element that is not
+// an object again at each window doubling (seed ...-duplicate-warning), and failed on one window size
+// where the parallel reader succeeded (seed ...-error-vs-ok: a ']' just after the window in the file
+// made On-Demand check bracket balance). Every window size must give the serial reader the result of
+// one window holding the whole file, and the parallel reader that result too.
+TEST(ParallelReader, FuzzerSeedsReadTheSameWithEveryWindow) {
+  const fs::path corpus = fs::path(SCALEPROF_SOURCE_DIR) / "fuzz" / "corpus" / "trace_reader";
+  for (const char* seed : {"parallel-vs-serial-duplicate-warning", "parallel-vs-serial-error-vs-ok"}) {
+    std::ifstream file((corpus / seed).string(), std::ios::binary);
+    ASSERT_TRUE(file) << seed;
+    const std::string data((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    ASSERT_GT(data.size(), 1U);
+    const std::string_view bytes = std::string_view(data).substr(1);
+    auto serial_read = [&](size_t window) {
+      ParseOptions options;
+      options.window_bytes = window;
+      auto in = memory_stream("seed", bytes);
+      return parse_kineto_stream("seed", *in, options);
+    };
+    // The reference: one window holds the whole file. The first seed's first element is not JSON
+    // (a ':'): the document fails there. The second's elements are a number and a string, each
+    // skipped with a warning (what On-Demand skips after them is not validated).
+    auto want = serial_read(1 << 16);
+    if (std::string_view(seed).ends_with("duplicate-warning")) {
+      ASSERT_FALSE(want.ok());
+      EXPECT_EQ(want.error().message,
+                "seed:2: invalid or truncated JSON (The JSON document has an improper structure: missing or "
+                "superfluous commas, braces, missing keys, etc.)");
+    } else {
+      ASSERT_TRUE(want.ok()) << want.error().message;
+      EXPECT_EQ(want.value().stats.events_total, 2U);
+      EXPECT_EQ(want.value().stats.rejected_events, 2U);
+      EXPECT_EQ(want.value().events.size(), 0U);
+      EXPECT_EQ(want.value().warnings, (std::vector<std::string>{"seed:2: event is not a JSON object; skipped",
+                                                                 "seed:5: event is not a JSON object; skipped"}));
+    }
+    for (size_t window = 16; window <= 16 + 255 * 8; window += 8) {
+      const std::string what = std::string(seed) + " window " + std::to_string(window);
+      auto serial = serial_read(window);
+      ParseOptions parallel;
+      parallel.window_bytes = window;
+      parallel.threads = 2;
+      auto open = [&](std::string* /*error*/) { return memory_stream("seed", bytes); };
+      auto par = parse_kineto_stream("seed", open, parallel);
+      for (const auto* got : {&serial, &par}) {
+        ASSERT_EQ(want.ok(), got->ok()) << what << ": " << (want.ok() ? got->error().message : want.error().message);
+        if (!want.ok()) {
+          EXPECT_EQ(want.error().message, got->error().message) << what;
+        } else {
+          expect_same(want.value(), got->value(), what);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -407,6 +407,54 @@ TEST(KinetoReader, BadInputGivesOneLineErrorWithOffset) {
   }
 }
 
+// Issue 12: the commas between events are checked the same wherever a window is cut. Before, the
+// serial loop skipped any run of commas between two windows, so a missing, doubled or leading comma
+// was accepted with small windows and an error with one window holding the file; and an element that
+// is not an object was counted and warned about again at every window doubling. Each input gives one
+// result (the same error at the same offset, or the same tables) with every window size.
+TEST(KinetoReader, SeparatorsAndNonObjectsReadTheSameWithEveryWindow) {
+  const std::string e = R"({"ph":"X","name":"a","ts":1,"dur":2})";
+  const std::string tape_error =
+      "invalid or truncated JSON (The JSON document has an improper structure: missing or superfluous commas, "
+      "braces, missing keys, etc.)";
+  struct Case {
+    std::string name, json, error;  // error: "" when the trace reads
+    uint64_t events_total, rejected;
+  };
+  // Offsets: '[' 0, '\n' 1, the first event 2..37, then what follows it at 38.
+  const std::vector<Case> cases = {
+      {"missing.json", "[\n" + e + "\n" + e + "\n]", "39: " + tape_error, 0, 0},
+      {"doubled.json", "[\n" + e + ",\n," + e + "\n]", "40: " + tape_error, 0, 0},
+      {"leading.json", "[\n," + e + ",\n" + e + "\n]", "2: " + tape_error, 0, 0},
+      {"trailing.json", "{\"traceEvents\":[\n" + e + ",\n" + e + ",\n]\n}", "", 2, 0},
+      {"not_objects.json", "[\n" + e + ",\n1,\n[2,\n3],\n\"s\",\n" + e + "\n]", "", 5, 3},
+      {"not_json.json", "[\n" + e + ",\n:" + e + "\n]", "40: " + tape_error, 0, 0},
+  };
+  TempDir dir;
+  for (const Case& c : cases) {
+    const std::string path = dir.write(c.name, c.json);
+    for (size_t window : {8, 16, 24, 40, 64, 100, 1000}) {
+      ParseOptions options;
+      options.window_bytes = window;
+      options.lenient = false;
+      const std::string what = c.name + " window " + std::to_string(window);
+      auto r = read_kineto_trace(path, options);
+      if (!c.error.empty()) {
+        ASSERT_FALSE(r.ok()) << what;
+        EXPECT_EQ(r.error().message, path + ":" + c.error) << what;
+        continue;
+      }
+      ASSERT_TRUE(r.ok()) << what << ": " << r.error().message;
+      EXPECT_EQ(r.value().events.size(), 2U) << what;
+      EXPECT_EQ(r.value().stats.events_total, c.events_total) << what;
+      EXPECT_EQ(r.value().stats.rejected_events, c.rejected) << what;
+      EXPECT_EQ(r.value().warnings.size(), c.rejected) << what;
+      EXPECT_EQ(r.value().events.file_index, (std::vector<uint32_t>{0, static_cast<uint32_t>(c.events_total - 1)}))
+          << what;
+    }
+  }
+}
+
 TEST(KinetoReader, InvalidUtf8OffsetPointsAtTheByte) {
   TempDir dir;
   std::string text = with_event("{\"ph\":\"X\",\"name\":\"bad \xff name\",\"ts\":1,\"dur\":1}");

@@ -208,13 +208,16 @@ bool read_triple(od::value& v, int64_t out[3]) {
   return true;
 }
 
-// True if `text` (trailing white space allowed) is exactly one JSON object by bracket balance,
-// strings and escapes respected.
-bool whole_object(std::string_view text) {
+// True if `text` (trailing white space allowed) is exactly one JSON value: an object or array by
+// bracket balance, strings and escapes respected; a scalar always (windows are cut at line breaks,
+// which no scalar token holds).
+bool whole_value(std::string_view text) {
   while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\r' || text.back() == '\t')) {
     text.remove_suffix(1);
   }
-  if (text.empty() || text.front() != '{' || text.back() != '}') return false;
+  if (text.empty()) return false;
+  if (text.front() != '{' && text.front() != '[') return true;
+  if (text.back() != '}' && text.back() != ']') return false;
   int depth = 0;
   bool in_string = false;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -287,6 +290,22 @@ class Importer {
   simdjson::error_code import_device_properties(od::value& v);
   uint32_t track_for(const PidOrTid& pid, const PidOrTid& tid);
   bool read_pid_or_tid(od::value& v, PidOrTid* out);
+
+  // What importing elements adds to besides rows, saved before an element a window may have cut
+  // short and restored if it did (rows are added only for elements read whole).
+  struct Counted {
+    ReadStats stats;
+    Summed summed;
+    size_t warnings = 0;
+    size_t warnings_dropped = 0;
+  };
+  Counted counted() const { return {out_->stats, summed_, out_->warnings.size(), warnings_dropped_}; }
+  void restore(const Counted& c) {
+    out_->stats = c.stats;
+    summed_ = c.summed;
+    out_->warnings.resize(c.warnings);
+    warnings_dropped_ = c.warnings_dropped;
+  }
 
   std::string_view path_;
   const char* base_;
@@ -477,8 +496,14 @@ simdjson::error_code Importer::import_event(od::value& v) {
   const size_t offset = offset_of(v.raw_json_token().data());
   od::object obj;
   if (v.get_object().get(obj)) {
+    // Not even the start of a JSON value: invalid JSON, which fails the document.
+    od::json_type type;
+    if (auto e = v.type().get(type)) return e;
     ++t.stats.rejected_events;
     warn(offset, "event is not a JSON object; skipped");
+    // Left unread: the iterator skips it when it moves to the next element, and until then a window
+    // may have cut it short (see import_window).
+    left_early_ = true;
     return simdjson::SUCCESS;
   }
   std::string_view ph, cat, name, ts_tok, dur_tok;
@@ -1008,19 +1033,18 @@ Result<size_t> Importer::import_window(od::document& doc, size_t cut, size_t* ar
   od::array events;
   if (auto e = doc.get_array().get(events)) return fail(e);
   size_t next = 1;  // where the next window starts: after the last element imported whole
-  // An element left early (a flow or metadata event, see import_event) is skipped by the iterator
-  // only when the next element is reached; until then it may still turn out to be cut short.
+  // An element left early (a flow or metadata event, or one that is not an object: see
+  // import_event) is skipped by the iterator only when the next element is reached; until then it
+  // may still turn out to be cut short, and what importing it counted and warned is taken back.
   bool pending = false;
   size_t pending_start = 0;
-  ReadStats pending_stats;
-  Summed pending_summed;
+  Counted pending_counted;
   for (auto element : events) {
     od::value v;
     if (auto e = std::move(element).get(v)) {
       if (!cut_induced(e)) return fail(e);
       if (pending) {
-        out_->stats = pending_stats;
-        summed_ = pending_summed;
+        restore(pending_counted);
         return pending_start;
       }
       return next;
@@ -1034,32 +1058,32 @@ Result<size_t> Importer::import_window(od::document& doc, size_t cut, size_t* ar
       if (!pending) return next;
       std::string_view left = trim_token(std::string_view(base_ + pending_start, start - pending_start));
       if (!left.empty() && left.back() == ',') left.remove_suffix(1);
-      if (whole_object(left)) return start;
-      out_->stats = pending_stats;
-      summed_ = pending_summed;
+      if (whole_value(left)) return start;
+      restore(pending_counted);
       return pending_start;
+    }
+    // The array's real end after a trailing comma (`{...},` then `]`): the end, as the streaming
+    // reader takes it between two windows. An element left early before it was skipped whole.
+    if (base_[start] == ']') {
+      *array_end = start + 1;
+      return size_;
     }
     if (pending) {
       next = start;
       pending = false;
     }
-    const ReadStats before = out_->stats;
-    const Summed summed_before = summed_;
-    const size_t before_warnings = out_->warnings.size();
+    const Counted before = counted();
     left_early_ = false;
     if (auto e = import_event(v)) {
       // The element was cut short by the window: forget it; the next window starts with it.
-      out_->stats = before;
-      summed_ = summed_before;
-      out_->warnings.resize(before_warnings);
+      restore(before);
       if (cut_induced(e)) return start;
       return fail(e);
     }
     if (left_early_) {
       pending = true;
       pending_start = start;
-      pending_stats = before;
-      pending_summed = summed_before;
+      pending_counted = before;
       continue;
     }
     const char* after = nullptr;
@@ -1079,10 +1103,9 @@ Result<size_t> Importer::import_window(od::document& doc, size_t cut, size_t* ar
   }
   // The last element was left early and only skipped: the iterator skips by counting brackets, so a
   // flow or metadata event cut by the window (`{"ph": "f", "ts": 1,` then the sentinel) looks closed.
-  // Check its text; if it is not one whole object, the next window starts with it.
-  if (pending && !whole_object(std::string_view(base_ + pending_start, *array_end - 1 - pending_start))) {
-    out_->stats = pending_stats;
-    summed_ = pending_summed;
+  // Check its text; if it is not one whole value, the next window starts with it.
+  if (pending && !whole_value(std::string_view(base_ + pending_start, *array_end - 1 - pending_start))) {
+    restore(pending_counted);
     return pending_start;
   }
   return size_;
@@ -1491,6 +1514,15 @@ Result<RankTrace> StreamingParser::parse() {
   if (parallel_ && !parse_windows_in_parallel(importer)) return Error{std::string(kNeedsSerial)};
   size_t window = kWindow;
   size_t array_end = 0;  // position in buf_ just after the closing bracket
+  // Whether the text before pos_ ends with an element, so exactly one comma must come before the
+  // next: the separator between two windows is checked as On-Demand checks it inside one (a missing
+  // or doubled comma fails the same way wherever the window is cut). False after the '[' and after
+  // the parallel phase, which stops just after a comma.
+  bool comma_due = false;
+  auto separator_error = [&] {
+    return Error{fmt::format("{}:{}: invalid or truncated JSON ({})", path_, stream_offset(pos_),
+                             simdjson::error_message(simdjson::TAPE_ERROR))};
+  };
   while (true) {
     // Skip the separator between two elements.
     while (true) {
@@ -1503,13 +1535,20 @@ Result<RankTrace> StreamingParser::parse() {
         if (!fill(window)) return stream_error();
         continue;
       }
-      if (!is_json_space(buf_[pos_]) && buf_[pos_] != ',') break;
+      if (buf_[pos_] == ',') {
+        if (!comma_due) return separator_error();
+        comma_due = false;
+      } else if (!is_json_space(buf_[pos_])) {
+        break;
+      }
       ++pos_;
     }
+    // The end of the array; after a trailing comma too, as inside a window (see import_window).
     if (buf_[pos_] == ']') {
       array_end = pos_ + 1;
       break;
     }
+    if (comma_due) return separator_error();
     if (len_ - pos_ < window && !eof_ && !fill(window)) return stream_error();
     // Cut after the last line break; at the end of the data the whole rest is one window.
     size_t cut = len_;
@@ -1523,10 +1562,15 @@ Result<RankTrace> StreamingParser::parse() {
       }
       cut = static_cast<size_t>(static_cast<const char*>(nl) - buf_.data());
     }
+    // The window is parsed in place as `[...]`. The byte after its ']' is set as a padded copy's
+    // would be: On-Demand reads it (a ']' there makes it check the brackets' balance, issue 1834 of
+    // simdjson), so the file's next byte would make garbage parse differently with each window size.
     const char saved_open = buf_[pos_ - 1];
     const char saved_cut = buf_[cut];
+    const char saved_after = buf_[cut + 1];
     buf_[pos_ - 1] = '[';
     buf_[cut] = ']';
+    buf_[cut + 1] = '\0';
     const char* start = buf_.data() + pos_ - 1;
     const size_t size = cut - (pos_ - 1) + 1;
     importer.set_window(start, size, stream_offset(pos_ - 1));
@@ -1545,19 +1589,28 @@ Result<RankTrace> StreamingParser::parse() {
     }
     buf_[pos_ - 1] = saved_open;
     buf_[cut] = saved_cut;
+    buf_[cut + 1] = saved_after;
     if (!resume) return resume.error();
     if (options_.on_bytes_read) options_.on_bytes_read(in_.compressed_bytes());
+    // Whether the window's text up to `next` ends with an element (rather than a comma).
+    auto ends_with_element = [&](size_t next) {
+      size_t at = next;
+      while (at > pos_ && is_json_space(buf_[at - 1])) --at;
+      return at > pos_ ? buf_[at - 1] != ',' : comma_due;
+    };
     if (resume.value() == size) {
       if (window_array_end < size) {  // the real closing bracket was inside the window
         array_end = pos_ - 1 + window_array_end;
         break;
       }
+      comma_due = ends_with_element(cut);
       pos_ = cut;
       window = kWindow;
       continue;
     }
     size_t next = pos_ - 1 + resume.value();
     if (next > pos_) {
+      comma_due = ends_with_element(next);
       pos_ = next;
       window = kWindow;
       continue;
