@@ -1326,13 +1326,13 @@ class StreamingParser {
   // False once the stream has failed.
   bool fill(size_t want);
   // The middle of the events array on options_.threads worker threads: this thread inflates and
-  // cuts windows between two events, workers parse them, rows are appended in file order. Stops
-  // two windows before the end (the serial loop reads the rest). False: a window did not parse on
-  // its own, and the file must be read serially.
+  // cuts windows between two events, workers parse them, rows are appended in file order. The
+  // window the data ends in is left to the serial loop. False: a window did not parse on its own,
+  // or the stream failed, and the file must be read serially.
   bool parse_windows_in_parallel(Importer& importer);
-  // The next line break at or after `from` that lies between two events (`},` before it, `{` after
-  // it), with the comma's index in *comma; 0 if none in the buffer.
-  size_t find_event_boundary(size_t from, size_t* comma) const;
+  // The last line break in the unread bytes that lies between two events (`},` before it, `{` after
+  // it), with the comma's index in *comma; 0 if none.
+  size_t last_event_boundary(size_t* comma) const;
   // Feeds the bytes from pos_ to `scanner`, importing each top-level member as it ends, until the
   // events array opens (*events_found, pos_ just after its '[') or the data ends.
   Status scan_envelope(EnvelopeScanner& scanner, Importer& importer, od::parser& parser, RankTrace* trace,
@@ -1423,13 +1423,14 @@ Status StreamingParser::scan_envelope(EnvelopeScanner& scanner, Importer& import
   }
 }
 
-size_t StreamingParser::find_event_boundary(size_t from, size_t* comma) const {
+size_t StreamingParser::last_event_boundary(size_t* comma) const {
   const char* base = buf_.data();
   auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
-  for (size_t p = from; p < len_; ++p) {
-    const void* nl = std::memchr(base + p, '\n', len_ - p);
+  for (size_t end = len_; end > pos_;) {
+    const void* nl = memrchr(base + pos_, '\n', end - pos_);
     if (nl == nullptr) return 0;
-    p = static_cast<size_t>(static_cast<const char*>(nl) - base);
+    const auto p = static_cast<size_t>(static_cast<const char*>(nl) - base);
+    end = p;
     size_t b = p;
     while (b > pos_ && blank(base[b - 1])) --b;
     if (b < pos_ + 2 || base[b - 1] != ',' || base[b - 2] != '}') continue;
@@ -1454,17 +1455,24 @@ bool StreamingParser::parse_windows_in_parallel(Importer& importer) {
     if (ok && !(w.ok && importer.append_part(w.part, w.dropped_warnings, w.summed))) ok = false;
   };
   while (ok) {
-    // Two windows ahead, so the end of the array and what follows it are left to the serial loop.
-    // A read error: the serial reader, reading again, reports it where it is (the serial loop
-    // would take the failed stream for ended).
-    if (!fill(2 * kWindow)) {
-      ok = false;
-      break;
-    }
-    if (len_ - pos_ < 2 * kWindow) break;
+    // One window of text, cut after its last whole event: what follows the cut is part of one
+    // event, so moving it to the front of the buffer for the next window copies little. The last
+    // window (the data ends in it) is left to the serial loop, which reports any error. A window
+    // with no boundary (an event longer than it) is read on, up to 8 windows, until one comes; past
+    // that the serial loop reads the rest. A read error: the serial reader, reading again, reports
+    // it where it is (the serial loop would take the failed stream for ended).
     size_t comma = 0;
-    const size_t cut = find_event_boundary(pos_ + kWindow, &comma);
-    if (cut == 0) break;
+    size_t cut = 0;
+    for (size_t want = kWindow; ok && cut == 0 && want <= 8 * kWindow; want *= 2) {
+      if (!fill(want)) {
+        ok = false;
+      } else if (!eof_) {
+        cut = last_event_boundary(&comma);
+      } else {
+        break;
+      }
+    }
+    if (!ok || cut == 0 || eof_) break;
     // Whole events from pos_ to the comma after the last one, as `[e1,...,en]`.
     simdjson::padded_string text(comma - pos_ + 2);
     text.data()[0] = '[';
