@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "collect/gpu_library.h"
-#include "collect/shared_library.h"
+#include "core/shared_library.h"
 
 namespace scaleprof::collect {
 

@@ -1,9 +1,9 @@
-#include "collect/shared_library.h"
+#include "core/shared_library.h"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
 
-namespace scaleprof::collect {
+namespace scaleprof {
 
 SharedLibrary& SharedLibrary::operator=(SharedLibrary&& other) noexcept {
   if (this != &other) {
@@ -38,4 +38,4 @@ void* SharedLibrary::symbol(const char* name) const {
   return handle_ != nullptr ? dlsym(handle_, name) : nullptr;
 }
 
-}  // namespace scaleprof::collect
+}  // namespace scaleprof

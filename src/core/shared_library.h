@@ -1,11 +1,11 @@
-// A dlopen()ed library that closes itself, and typed dlsym.
+// A dlopen()ed library that closes itself, and typed dlsym (GPU driver libraries, libcurl).
 #pragma once
 
 #include <string>
 
 #include "core/result.h"
 
-namespace scaleprof::collect {
+namespace scaleprof {
 
 class SharedLibrary {
  public:
@@ -34,4 +34,4 @@ class SharedLibrary {
   std::string path_;
 };
 
-}  // namespace scaleprof::collect
+}  // namespace scaleprof
