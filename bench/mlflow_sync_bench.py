@@ -7,6 +7,8 @@ per rank, POINTS metric points (50 epochs in epochs.csv, the rest as steps in st
 `mlflow server`, times one sync (wall and scaleprof's own CPU), checks the point count on the server
 with MLflow's client (a sample of runs), times a second sync (idempotent: nothing sent), and stops the
 server by pid. Prints one JSON line. --artifacts also uploads each rank's files (3 PUTs per rank).
+The server runs without MLflow 3's job runner (MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false) unless
+--server-jobs is given.
 """
 import argparse
 import json
@@ -50,6 +52,13 @@ def write_runs(root, runs, ranks, points):
             "writer": "wrapper", "writer_host": "n0", "writer_pid": 1}) + "\n")
 
 
+def session_cpu_s(pid):
+    """CPU seconds (user + system) of every process in the server's session (it runs in its own, see
+    MlflowServer): the server, its uvicorn workers and, when on, the job runner."""
+    out = subprocess.run(["ps", "-s", str(pid), "-o", "cputimes="], capture_output=True, text=True).stdout
+    return sum(int(x) for x in out.split())
+
+
 def timed_sync(cli, root, url, artifacts):
     args = [str(cli), "mlflow", "sync", "--root", str(root), "--tracking-uri", url, "--format", "json", "-q"]
     if not artifacts:
@@ -71,6 +80,8 @@ def main():
     p.add_argument("--ranks", type=int, default=8)
     p.add_argument("--points", type=int, default=1000, help="metric points per rank")
     p.add_argument("--artifacts", action="store_true")
+    p.add_argument("--server-jobs", action="store_true",
+                   help="keep MLflow 3's job runner on (its default; ~5x slower log-batch on 2 cores)")
     p.add_argument("--cli", default=os.environ.get("SCALEPROF_CLI", str(REPO / "build" / "scaleprof")))
     args = p.parse_args()
     from mlflow_fixtures import MlflowServer  # the tests' server: SQLite backend, free port, stopped by pid
@@ -79,9 +90,11 @@ def main():
     with tempfile.TemporaryDirectory(prefix="scaleprof-sync-bench-") as tmp:
         tmp = Path(tmp)
         write_runs(tmp / "root", args.runs, args.ranks, args.points)
-        server = MlflowServer(tmp / "server").start()
+        server = MlflowServer(tmp / "server", job_execution=args.server_jobs).start()
         try:
+            server_cpu = session_cpu_s(server.proc.pid)
             wall, cpu, rows = timed_sync(args.cli, tmp / "root", server.url, args.artifacts)
+            server_cpu = session_cpu_s(server.proc.pid) - server_cpu
             sent = sum(r["metric_points"] for r in rows)
             again_wall, _, again = timed_sync(args.cli, tmp / "root", server.url, args.artifacts)
             assert all(r["action"] == "unchanged" and r["metric_points"] == 0 for r in again)
@@ -97,9 +110,10 @@ def main():
         finally:
             server.stop()
     print(json.dumps({"runs": args.runs, "ranks": args.ranks, "points_per_rank": args.points,
-                      "points_sent": sent, "artifacts": args.artifacts, "sync_wall_s": round(wall, 2),
-                      "scaleprof_cpu_s": round(cpu, 2), "points_per_s": round(sent / wall),
-                      "second_sync_wall_s": round(again_wall, 2), "children_checked": checked}))
+                      "points_sent": sent, "artifacts": args.artifacts, "server_jobs": args.server_jobs, "sync_wall_s": round(wall, 2),
+                      "scaleprof_cpu_s": round(cpu, 2), "server_cpu_s": server_cpu, "points_per_s": round(sent / wall),
+                      "second_sync_wall_s": round(again_wall, 2), "children_checked": checked,
+                      "load_1min": round(os.getloadavg()[0], 1), "cpus": os.cpu_count()}))
 
 
 if __name__ == "__main__":

@@ -29,15 +29,20 @@ def free_port():
 class MlflowServer:
     """`mlflow server` with a SQLite backend; start() waits until /health answers."""
 
-    def __init__(self, workdir: Path):
+    def __init__(self, workdir: Path, job_execution: bool = False):
         self.workdir = workdir
+        # MLflow 3's server also starts a job runner (7 huey consumer processes, ~47 polling threads, for
+        # its GenAI jobs). On 2 cores it made every runs/log-batch ~5x slower (bench/mlflow_sync_bench.py,
+        # docs/mlflow.md); nothing scaleprof reads or writes uses it, so it is off unless asked for.
+        self.job_execution = job_execution
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = None
 
     def start(self, timeout=300):
         self.workdir.mkdir(parents=True, exist_ok=True)
-        env = dict(os.environ, MLFLOW_HOME=str(self.workdir), PYTHONUNBUFFERED="1")
+        env = dict(os.environ, MLFLOW_HOME=str(self.workdir), PYTHONUNBUFFERED="1",
+                   MLFLOW_SERVER_ENABLE_JOB_EXECUTION="true" if self.job_execution else "false")
         log = open(self.workdir / "server.log", "w")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(self.port),
