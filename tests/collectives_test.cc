@@ -9,6 +9,7 @@
 #include "analysis/collective_match.h"
 #include "analysis/collective_rows.h"
 #include "analysis/stragglers.h"
+#include "core/time_bounds.h"
 #include "report/partial_results.h"
 #include "report/table.h"
 #include "report/trace_report.h"
@@ -260,6 +261,85 @@ TEST(CollectiveRowsCompact, StreamedInAnyOrderGiveTheSameReport) {
               std::string::npos)
         << a;
   }
+}
+
+// Sums over calls and ranks of values from input (waits, skews, bytes, split sizes) that would pass
+// int64 are left out with a note, never wrapped. Each time lies within the bounds every input keeps.
+TEST(CollectiveSums, PastInt64AreLeftOutNotWrapped) {
+  std::vector<CollectiveCall> early, late;
+  for (int64_t k = 0; k < 2; ++k) {
+    // Rank 1 arrives about 7 * 2^59 ns after rank 0 at both calls: the two waits sum past 2^63.
+    CollectiveCall a = call("allreduce", kMinTimeNs + k, kMaxTimeNs - 100 + k * 10, k);
+    CollectiveCall b = call("allreduce", kMaxTimeNs - 200 + k, kMaxTimeNs - 100 + k * 10, k);
+    a.bytes = b.bytes = int64_t{1} << 62;  // two of them pass int64 bytes, and 2^62 B in 100 ns is past int64 MB/s
+    early.push_back(a);
+    late.push_back(b);
+  }
+  CollectiveCall split_a = call("alltoall", 0, 1000, 2), split_b = call("alltoall", 0, 1000, 2);
+  split_a.in_split_bytes = {int64_t{1} << 62, int64_t{1} << 62};  // past int64 on rank 0
+  split_a.out_split_bytes = split_b.in_split_bytes = split_b.out_split_bytes = {10, 10};
+  early.push_back(split_a);
+  late.push_back(split_b);
+  const std::vector<RankCollectives> ranks = {rank(0, early), rank(1, late)};
+
+  const CollectiveAnalysis a = match_collectives(ranks);
+  ASSERT_EQ(a.calls.size(), 3u);
+  EXPECT_EQ(a.calls[0].status, MatchStatus::kMatched);
+  EXPECT_EQ(a.calls[0].skew_ns, kMaxTimeNs - 200 - kMinTimeNs);  // one call's figures are exact
+  const MatchedCollective& all_to_all = a.calls[2];
+  EXPECT_EQ(all_to_all.type, "alltoall");
+  EXPECT_NE(all_to_all.reason.find("split sizes of rank 0 add up past int64 bytes"), std::string::npos)
+      << all_to_all.reason;
+  EXPECT_EQ(all_to_all.send_min, 20);  // rank 0's sent bytes are left out, rank 1's are kept
+  EXPECT_EQ(all_to_all.send_max, 20);
+
+  const StragglerAnalysis s = find_stragglers(ranks, a);
+  ASSERT_EQ(s.ranks.size(), 2u);
+  EXPECT_FALSE(s.ranks[0].own_wait_exact);  // rank 0 waited twice ~7 * 2^59 ns
+  EXPECT_TRUE(s.ranks[1].own_wait_exact);
+  EXPECT_FALSE(s.ranks[1].wait_imposed_exact);
+  EXPECT_EQ(s.worst_rank, 1);  // the sum past int64 still ranks first
+
+  report::TraceReportOptions options;
+  const report::TraceReport c = report::collectives_tables(ranks, options);
+  const report::Table& summary = c.tables.at(0);
+  EXPECT_NE(summary.title.find("would pass int64"), std::string::npos) << summary.title;
+  report::RenderOptions json;
+  json.format = report::Format::kJson;
+  const std::string summary_json = report::render(summary, json);
+  // The allreduce row: mean bytes, skew and wait sums and bandwidths null; the latency sum (100 + 109
+  // ns) is exact.
+  EXPECT_NE(summary_json.find("\"type\": \"allreduce\""), std::string::npos) << summary_json;
+  EXPECT_NE(summary_json.find("\"mean_bytes\": null, \"latency_us\": 0.209, \"skew_us\": null, \"wait_us\": null, "
+                              "\"algbw_p50_gbps\": null"),
+            std::string::npos)
+      << summary_json;
+  const report::TraceReport st = report::stragglers_tables(ranks, options);
+  const std::string per_rank = report::render(st.tables.at(0), json);
+  EXPECT_NE(
+      per_rank.find("{\"rank\": 0, \"calls\": 3, \"arrived_last\": 1, \"wait_imposed_us\": 0, \"own_wait_us\": null"),
+      std::string::npos)
+      << per_rank;
+  EXPECT_NE(
+      per_rank.find("{\"rank\": 1, \"calls\": 3, \"arrived_last\": 2, \"wait_imposed_us\": null, \"own_wait_us\": 0"),
+      std::string::npos)
+      << per_rank;
+  EXPECT_NE(st.tables.at(0).title.find("would pass int64"), std::string::npos);
+}
+
+// Shard files are held to the trace reader's time bounds, so merged rows cannot wrap either.
+TEST(CollectiveSums, ShardTimesOutsideTheInputBoundsAreRefused) {
+  auto shard = [](int64_t start) {
+    return "{\"format\":\"scaleprof-partial\",\"version\":1,\"report\":\"collectives\",\"ranks\":[\n"
+           "{\"rank\":0,\"path\":\"r0.json\",\"host\":\"h\",\"world_size\":2,\"gpu\":false,\"groups\":[],"
+           "\"calls\":[\n[\"allreduce\",\"0\",\"0-1\",2,-1,1,4096,\"float\"," +
+           std::to_string(start) + ",21000,false,[],[]]],\"steps\":[]}\n]}\n";
+  };
+  EXPECT_TRUE(report::parse_partial("s.json", shard(kMinTimeNs)));
+  auto bad = report::parse_partial("s.json", shard(kMinTimeNs - 1));
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("s.json: ranks[0].calls[0]: a time outside"), std::string::npos)
+      << bad.error().message;
 }
 
 class CollectivesOnRealTraces : public ::testing::Test {

@@ -9,6 +9,7 @@
 #include "analysis/intervals.h"
 #include "analysis/kernel_classify.h"
 #include "analysis/profiler_steps.h"
+#include "core/checked_sum.h"
 
 namespace scaleprof::analysis {
 
@@ -100,14 +101,21 @@ int64_t sparse_row(const Column& events, uint32_t event) {
   return it != events.end() && *it == event ? it - events.begin() : -1;
 }
 
+// nelems x the dtype's size; -1 when unknown, and when the product leaves int64 (a size from input
+// never wraps: it is left out like an unknown one).
 int64_t message_bytes(const std::string& type, int64_t in_nelems, int64_t out_nelems, int64_t group_size,
                       int64_t elem_bytes) {
   int64_t nelems = in_nelems;
-  if (type == "allgather")
-    nelems = out_nelems >= 0 ? out_nelems : (in_nelems >= 0 && group_size > 0 ? in_nelems * group_size : -1);
+  if (type == "allgather") {
+    nelems = out_nelems;
+    if (out_nelems < 0 && (in_nelems < 0 || group_size <= 0 || !multiply_checked(&nelems, in_nelems, group_size))) {
+      nelems = -1;
+    }
+  }
   if (type == "reduce_scatter" && out_nelems > in_nelems) nelems = out_nelems;  // older writers swap them
-  if (nelems < 0 || elem_bytes <= 0) return -1;
-  return nelems * elem_bytes;
+  int64_t bytes = -1;
+  if (nelems < 0 || elem_bytes <= 0 || !multiply_checked(&bytes, nelems, elem_bytes)) return -1;
+  return bytes;
 }
 
 }  // namespace

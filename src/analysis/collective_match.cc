@@ -8,6 +8,9 @@
 #include <span>
 #include <tuple>
 
+#include "core/checked_sum.h"
+#include "core/time_bounds.h"
+
 namespace scaleprof::analysis {
 
 namespace {
@@ -227,9 +230,11 @@ CollectiveAnalysis match_collectives(const CollectiveRows& rows, const MatchOpti
       // all-to-all(v): what each rank sends and receives.
       if (m.type == "alltoall") {
         std::vector<int64_t> sent;
+        std::vector<int64_t> overflowed;  // ranks whose split sizes add up past int64
         for (const Entry& e : entries) {
           const CompactCall& c = call_at(e);
           const AlltoallVolume* v = rows.volume(c);
+          if (v != nullptr && v->overflow) overflowed.push_back(ranks[e.rank_index].rank);
           const int64_t send = v != nullptr ? v->sent : c.bytes;
           const int64_t recv = v != nullptr ? v->received : c.bytes;
           if (send < 0 || recv < 0) continue;
@@ -240,10 +245,19 @@ CollectiveAnalysis match_collectives(const CollectiveRows& rows, const MatchOpti
           m.recv_max = std::max(m.recv_max, recv);
         }
         int64_t total = 0;
-        for (int64_t s : sent) total += s;
-        if (!sent.empty() && total > 0) {
+        bool exact = true;
+        for (int64_t s : sent) exact = add_checked(&total, s) && exact;
+        if (!sent.empty() && total > 0 && exact) {
           m.imbalance = static_cast<double>(m.send_max) * static_cast<double>(sent.size()) / static_cast<double>(total);
         }
+        std::string note;
+        if (!overflowed.empty()) {
+          std::sort(overflowed.begin(), overflowed.end());
+          note = fmt::format("the split sizes of rank {} add up past int64 bytes: left out", overflowed.front());
+        } else if (!exact) {
+          note = "the bytes sent by the ranks add up past int64: no imbalance";
+        }
+        if (!note.empty()) m.reason = m.reason.empty() ? note : m.reason + "; " + note;
       }
       out.calls.push_back(std::move(m));
     }
@@ -285,6 +299,17 @@ CollectiveAnalysis match_collectives(const CollectiveRows& rows, const MatchOpti
     for (auto& [node, d] : diffs) {
       nodes[node].samples = static_cast<int64_t>(d.size());
       nodes[node].offset_ns = median(d);
+    }
+    // A shift that would move a time out of the bounds every input keeps (core/time_bounds.h) is not
+    // made: the differences taken below (skew, wait, start from the earliest) could then wrap.
+    for (const MatchedCollective& m : out.calls) {
+      for (const RankTiming& t : m.ranks) {
+        HostClock& h = nodes[node_by_rank[t.rank]];
+        if (!time_in_bounds(t.start_ns - h.offset_ns) || !time_in_bounds(t.end_ns - h.offset_ns)) {
+          h.offset_ns = 0;
+          h.unshifted = true;
+        }
+      }
     }
     for (MatchedCollective& m : out.calls) {
       for (RankTiming& t : m.ranks) {

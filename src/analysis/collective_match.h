@@ -22,7 +22,12 @@
 // offset to the host of the lowest rank is the median, over matched all-reduce / all-gather /
 // reduce-scatter / all-to-all / barrier calls spanning both, of the difference between their
 // earliest end times (these collectives complete together on every rank); it is subtracted. The
-// alignment error reported is the median end spread of those calls after the shift.
+// alignment error reported is the median end spread of those calls after the shift. A shift that
+// would move a time out of the bounds every input keeps (core/time_bounds.h: 18 years before the
+// epoch to the year 2189) is not made, and the clocks table says so.
+//
+// Sums over calls and ranks (all-to-all bytes sent) are checked (core/checked_sum.h): one that would
+// pass int64 is left out with a note, never wrapped.
 #pragma once
 
 #include <cstdint>
@@ -75,8 +80,9 @@ struct MatchedCollective {
 struct HostClock {
   std::string node;  // host name or "node N"
   std::vector<int64_t> ranks;
-  int64_t offset_ns = 0;  // subtracted from this host's times
-  int64_t samples = 0;    // calls the offset was estimated from
+  int64_t offset_ns = 0;   // subtracted from this host's times
+  int64_t samples = 0;     // calls the offset was estimated from
+  bool unshifted = false;  // the offset would move times out of the input bounds: not applied (offset 0)
 };
 
 struct CollectiveAnalysis {

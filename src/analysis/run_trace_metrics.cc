@@ -10,6 +10,7 @@
 #include "analysis/operator_table.h"
 #include "analysis/stragglers.h"
 #include "analysis/temporal_breakdown.h"
+#include "core/checked_sum.h"
 #include "trace/trace_set.h"
 
 namespace scaleprof::analysis {
@@ -18,28 +19,41 @@ namespace {
 
 // Communication vs. waiting for stragglers, from the collectives matched across the run's ranks:
 // only calls launched inside a ProfilerStep count, so that the sums are parts of the step time.
-void add_collective_metrics(const std::vector<RankCollectives>& rows, importers::RunData* run,
+// Sums across ranks are checked (core/checked_sum.h): false when one would pass int64, and then
+// nothing is added (the figures are left out, never wrapped).
+bool add_collective_metrics(const std::vector<RankCollectives>& rows, importers::RunData* run,
                             importers::TraceSums* sums) {
+  importers::TraceSums s = *sums;
+  bool exact = true;
   for (const RankCollectives& r : rows) {
-    for (const StepRow& st : r.steps) sums->step_ns += st.end_ns - st.start_ns;
+    for (const StepRow& st : r.steps) exact = add_checked(&s.step_ns, st.end_ns - st.start_ns) && exact;
   }
   const CollectiveRows compact = compact_rows(rows);
   const CollectiveAnalysis matched = match_collectives(compact);
+  std::vector<importers::CollectiveSample> samples;
   for (const MatchedCollective& m : matched.calls) {
     if (m.step < 0) continue;
-    ++sums->collective_calls;
+    ++s.collective_calls;
     if (m.status != MatchStatus::kMatched) continue;
-    ++sums->collectives_matched;
+    ++s.collectives_matched;
     for (const RankTiming& t : m.ranks) {
-      sums->collective_latency_ns += m.latency_ns;
-      sums->collective_wait_ns += t.wait_ns;
+      exact = add_checked(&s.collective_latency_ns, m.latency_ns) && exact;
+      exact = add_checked(&s.collective_wait_ns, t.wait_ns) && exact;
     }
-    run->collectives.push_back({m.type, m.bytes, m.busbw_gbps});
+    samples.push_back({m.type, m.bytes, m.busbw_gbps});
   }
-  if (sums->collectives_matched == 0) return;
-  for (const RankStraggling& r : find_stragglers(compact, matched).ranks) {
-    run->rank_waits.push_back({r.rank, r.calls, r.own_wait_ns, r.wait_imposed_ns, r.arrived_last});
+  std::vector<importers::RankWait> waits;
+  if (s.collectives_matched > 0) {
+    for (const RankStraggling& r : find_stragglers(compact, matched).ranks) {
+      exact = exact && r.own_wait_exact && r.wait_imposed_exact;
+      waits.push_back({r.rank, r.calls, r.own_wait_ns, r.wait_imposed_ns, r.arrived_last});
+    }
   }
+  if (!exact) return false;
+  *sums = s;
+  run->collectives.insert(run->collectives.end(), samples.begin(), samples.end());
+  run->rank_waits.insert(run->rank_waits.end(), waits.begin(), waits.end());
+  return true;
 }
 
 }  // namespace
@@ -83,7 +97,11 @@ void add_trace_metrics(importers::ScalabilityData* data, const TraceStageOptions
       tables.push_back(compute_operator_table(rank));
       collectives.push_back(extract_collectives(rank));
     }
-    add_collective_metrics(collectives, &run, &sums);
+    if (!add_collective_metrics(collectives, &run, &sums)) {
+      data->errors.push_back(fmt::format(
+          "{}: collectives across ranks left out: their times summed over ranks pass int64 nanoseconds (292 years)",
+          run.path));
+    }
     run.traces = sums;
     if (!run.computation) {
       std::vector<const OperatorTable*> ptrs;

@@ -1,8 +1,11 @@
 #include "analysis/stragglers.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
+
+#include "core/checked_sum.h"
 
 namespace scaleprof::analysis {
 
@@ -65,18 +68,21 @@ StragglerAnalysis find_stragglers(const CollectiveRows& rows, const CollectiveAn
   }
   std::map<int64_t, double> lag_sum_when_last;
   std::map<int64_t, int64_t> lag_count_when_last;
-  std::map<int64_t, std::map<int64_t, int64_t>> lag_by_step;  // step -> rank -> summed lag
+  std::map<int64_t, std::map<int64_t, CheckedTotal>> lag_by_step;  // step -> rank -> summed lag
   std::map<int64_t, int64_t> calls_by_step;
   for (size_t i = 0; i < collectives.calls.size(); ++i) {
     const MatchedCollective& m = collectives.calls[i];
     if (m.status != MatchStatus::kMatched || m.ranks.size() < 2) continue;
-    int64_t others_wait = 0;
+    CheckedTotal others_wait;
     for (const RankTiming& t : m.ranks) {
       RankStraggling& s = per_rank[t.rank];
       s.rank = t.rank;
       ++s.calls;
-      s.own_wait_ns += t.wait_ns;
-      if (t.rank != m.last_rank) others_wait += t.wait_ns;
+      CheckedTotal own{s.own_wait_ns, s.own_wait_exact};
+      own.add(t.wait_ns);
+      s.own_wait_ns = own.value;
+      s.own_wait_exact = own.exact;
+      if (t.rank != m.last_rank) others_wait.add(t.wait_ns);
     }
     const std::vector<int64_t>& gaps = gap[i];
     const bool every_gap = std::none_of(gaps.begin(), gaps.end(), [](int64_t g) { return g == kNoGap; });
@@ -94,13 +100,28 @@ StragglerAnalysis find_stragglers(const CollectiveRows& rows, const CollectiveAn
           lag_sum_when_last[t.rank] += lag;
           ++lag_count_when_last[t.rank];
         }
-        if (m.step >= 0) lag_by_step[m.step][t.rank] += static_cast<int64_t>(lag);
+        if (m.step >= 0) {
+          CheckedTotal& sum = lag_by_step[m.step][t.rank];
+          if (std::fabs(lag) < 0x1p63) {
+            sum.add(static_cast<int64_t>(lag));
+          } else {  // gaps near the input bounds' extremes: past int64 already
+            sum.exact = false;
+            sum.value = lag > 0 ? INT64_MAX : INT64_MIN;
+          }
+        }
       }
       if (m.step >= 0) ++calls_by_step[m.step];
     }
     RankStraggling& last = per_rank[m.last_rank];
     ++last.arrived_last;
-    last.wait_imposed_ns += others_wait;
+    CheckedTotal imposed{last.wait_imposed_ns, last.wait_imposed_exact};
+    if (others_wait.exact) {
+      imposed.add(others_wait.value);
+    } else {
+      imposed = {INT64_MAX, false};
+    }
+    last.wait_imposed_ns = imposed.value;
+    last.wait_imposed_exact = imposed.exact;
   }
   for (auto& [rank, s] : per_rank) {
     if (lag_count_when_last[rank] > 0) {
@@ -116,9 +137,10 @@ StragglerAnalysis find_stragglers(const CollectiveRows& rows, const CollectiveAn
     s.step = step;
     s.calls = calls_by_step[step];
     for (const auto& [rank, lag] : lags) {
-      if (s.slowest_rank < 0 || lag > s.lag_ns) {
+      if (s.slowest_rank < 0 || lag.value > s.lag_ns) {
         s.slowest_rank = rank;
-        s.lag_ns = lag;
+        s.lag_ns = lag.value;
+        s.lag_exact = lag.exact;
       }
     }
     out.steps.push_back(s);

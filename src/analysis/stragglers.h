@@ -8,7 +8,8 @@
 // wait) and its own wait. Per step: the rank with the largest summed lag over the step's matched calls, and that lag.
 // For the worst straggler (largest wait imposed) its step rows are set against the median over ranks of each quantity,
 // averaged over the steps both have: step time, host busy and idle time, data loading, GPU busy time and time in
-// collectives — what differs says why it is late.
+// collectives — what differs says why it is late. Sums are checked (core/checked_sum.h): one that would
+// pass int64 is marked inexact and shown as unknown, never wrapped.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,9 @@ struct RankStraggling {
   int64_t wait_imposed_ns = 0;       // others' wait at the calls it arrived last at
   int64_t own_wait_ns = 0;           // its own wait, summed
   double mean_lag_when_last_ns = 0;  // its lag averaged over the calls it arrived last at that have a lag
+  // false: the sum passed int64 (core/checked_sum.h); the figure is then INT64_MAX, to be shown as unknown
+  bool wait_imposed_exact = true;
+  bool own_wait_exact = true;
 };
 
 struct StepStraggler {
@@ -35,6 +39,8 @@ struct StepStraggler {
   int64_t calls = 0;  // matched calls in the step with a lag
   int64_t slowest_rank = -1;
   int64_t lag_ns = 0;  // the slowest rank's summed lag over the step's calls
+  bool lag_exact =
+      true;  // false: that sum passed int64 (lag_ns is then INT64_MAX or INT64_MIN, to be shown as unknown)
 };
 
 struct StepComparison {

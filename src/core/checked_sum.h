@@ -15,4 +15,26 @@ inline bool add_checked(int64_t* sum, int64_t value) {
   return true;
 }
 
+// A running sum that stops at the first addition passing int64: it then holds INT64_MAX (or INT64_MIN
+// for a sum going down), so comparisons still rank it first (last), and `exact` is false: print it
+// as unknown, never as the number.
+struct CheckedTotal {
+  int64_t value = 0;
+  bool exact = true;
+  void add(int64_t v) {
+    if (exact && !add_checked(&value, v)) {
+      exact = false;
+      value = v > 0 ? INT64_MAX : INT64_MIN;
+    }
+  }
+};
+
+// *product = a * b, unless that leaves int64: then *product is unchanged and false is returned.
+inline bool multiply_checked(int64_t* product, int64_t a, int64_t b) {
+  int64_t out = 0;
+  if (__builtin_mul_overflow(a, b, &out)) return false;
+  *product = out;
+  return true;
+}
+
 }  // namespace scaleprof

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/time_bounds.h"
 #include "report/table.h"
 
 namespace scaleprof::report {
@@ -15,6 +16,9 @@ namespace scaleprof::report {
 namespace {
 
 constexpr int64_t kVersion = 1;
+// The bounds the trace reader holds every time to, so the analyses cannot wrap (core/time_bounds.h).
+constexpr const char* kOutOfBounds =
+    "a time outside [-2^59, 3*2^61] ns (18 years before the epoch to the year 2189), which no trace can hold";
 
 std::string int_list(const std::vector<int64_t>& v) {
   std::string out = "[";
@@ -112,6 +116,7 @@ bool read_rank(Reader& r, simdjson::dom::element e, const std::string& where, an
       return false;
     }
     if (call.end_ns < call.start_ns) return r.fail(at, "a call ends before it starts");
+    if (!time_in_bounds(call.start_ns) || !time_in_bounds(call.end_ns)) return r.fail(at, kOutOfBounds);
     // The canonical rank-list text (a key when calls are matched), as scaleprof writes it.
     const auto ranks = analysis::parse_rank_list(call.group_ranks);
     if (!ranks || analysis::format_rank_list(*ranks) != call.group_ranks) {
@@ -132,6 +137,8 @@ bool read_rank(Reader& r, simdjson::dom::element e, const std::string& where, an
         !r.get(f[6], at, &step.comm_ns) || !r.get(f[7], at, &step.host_idle_ns)) {
       return false;
     }
+    if (step.end_ns < step.start_ns) return r.fail(at, "a step ends before it starts");
+    if (!time_in_bounds(step.start_ns) || !time_in_bounds(step.end_ns)) return r.fail(at, kOutOfBounds);
     out->steps.push_back(step);
   }
   return true;

@@ -10,6 +10,7 @@
 
 #include "analysis/collective_match.h"
 #include "analysis/distribution.h"
+#include "core/checked_sum.h"
 #include "report/rank_analysis.h"
 #include "report/trace_report.h"
 
@@ -112,19 +113,28 @@ Table rank_table(std::shared_ptr<const analysis::CollectiveAnalysis> analysis) {
 Table summary_table(const analysis::CollectiveAnalysis& a) {
   struct Acc {
     std::vector<int64_t> busbw_mbps, algbw_mbps;  // MB/s as integers, for the shared quantile code
-    int64_t latency_ns = 0, skew_ns = 0, wait_ns = 0, bytes = 0;
+    int64_t calls = 0, latency_ns = 0, skew_ns = 0, wait_ns = 0, bytes = 0;
+    bool bandwidth_exact = true;  // false: a bandwidth past int64 MB/s (absurd sizes from input) was left out
+    // Each sum is checked (core/checked_sum.h): one that would pass int64 is left out (null), never wrapped.
+    bool latency_exact = true, skew_exact = true, wait_exact = true, bytes_exact = true;
   };
   // (type, complete, bucket) -> figures
   std::map<std::tuple<std::string, bool, int64_t>, Acc> groups;
   for (const auto& m : a.calls) {
     if (m.status == analysis::MatchStatus::kUnmatched || m.busbw_gbps < 0) continue;
     Acc& acc = groups[{m.type, m.status == analysis::MatchStatus::kMatched, bucket_bound(m.bytes)}];
-    acc.busbw_mbps.push_back(std::llround(m.busbw_gbps * 1e3));
-    acc.algbw_mbps.push_back(std::llround(m.algbw_gbps * 1e3));
-    acc.latency_ns += m.latency_ns;
-    acc.skew_ns += std::max<int64_t>(m.skew_ns, 0);
-    acc.bytes += m.bytes;
-    for (const auto& r : m.ranks) acc.wait_ns += r.wait_ns;
+    ++acc.calls;
+    constexpr double kMaxMbps = 0x1p62;  // llround's result must fit int64
+    if (m.busbw_gbps * 1e3 < kMaxMbps && m.algbw_gbps * 1e3 < kMaxMbps) {
+      acc.busbw_mbps.push_back(std::llround(m.busbw_gbps * 1e3));
+      acc.algbw_mbps.push_back(std::llround(m.algbw_gbps * 1e3));
+    } else {
+      acc.bandwidth_exact = false;
+    }
+    acc.latency_exact = add_checked(&acc.latency_ns, m.latency_ns) && acc.latency_exact;
+    acc.skew_exact = add_checked(&acc.skew_ns, std::max<int64_t>(m.skew_ns, 0)) && acc.skew_exact;
+    acc.bytes_exact = add_checked(&acc.bytes, m.bytes) && acc.bytes_exact;
+    for (const auto& r : m.ranks) acc.wait_exact = add_checked(&acc.wait_ns, r.wait_ns) && acc.wait_exact;
   }
   Table t;
   t.title = "Bandwidth per collective type and message size (GB/s; all ranks: false = some ranks not loaded)";
@@ -143,16 +153,29 @@ Table summary_table(const analysis::CollectiveAnalysis& a) {
                {"busbw_p50_gbps", "Bus bw p50"},
                {"busbw_p90_gbps", "Bus bw p90"},
                {"busbw_max_gbps", "Bus bw max"}};
+  bool any_inexact = false;
   for (auto& [key, acc] : groups) {
     const auto& [type, complete, bound] = key;
     std::sort(acc.busbw_mbps.begin(), acc.busbw_mbps.end());
     std::sort(acc.algbw_mbps.begin(), acc.algbw_mbps.end());
-    auto q = [](const std::vector<int64_t>& v, double p) { return Cell(analysis::quantile_sorted(v, p) / 1e3, 3); };
-    const auto n = static_cast<int64_t>(acc.busbw_mbps.size());
-    t.add_row({type, bytes_label(bound), bound, complete ? "true" : "false", n, acc.bytes / n, us_cell(acc.latency_ns),
-               us_cell(acc.skew_ns), us_cell(acc.wait_ns), q(acc.algbw_mbps, 0.5), q(acc.busbw_mbps, 0.0),
-               q(acc.busbw_mbps, 0.1), q(acc.busbw_mbps, 0.5), q(acc.busbw_mbps, 0.9), q(acc.busbw_mbps, 1.0)});
+    const bool bandwidth_exact = acc.bandwidth_exact;
+    auto q = [bandwidth_exact](const std::vector<int64_t>& v, double p) {
+      return bandwidth_exact ? Cell(analysis::quantile_sorted(v, p) / 1e3, 3) : Cell::null();
+    };
+    auto sum_cell = [&](int64_t ns, bool exact) {
+      any_inexact |= !exact;
+      return exact ? us_cell(ns) : Cell::null();
+    };
+    const int64_t n = acc.calls;
+    any_inexact |= !acc.bytes_exact || !acc.bandwidth_exact;
+    t.add_row({type, bytes_label(bound), bound, complete ? "true" : "false", n,
+               acc.bytes_exact ? Cell(acc.bytes / n) : Cell::null(), sum_cell(acc.latency_ns, acc.latency_exact),
+               sum_cell(acc.skew_ns, acc.skew_exact), sum_cell(acc.wait_ns, acc.wait_exact), q(acc.algbw_mbps, 0.5),
+               q(acc.busbw_mbps, 0.0), q(acc.busbw_mbps, 0.1), q(acc.busbw_mbps, 0.5), q(acc.busbw_mbps, 0.9),
+               q(acc.busbw_mbps, 1.0)});
   }
+  if (any_inexact)
+    t.title += "; null sums and bandwidths: they would pass int64 (292 years of nanoseconds, 8 EiB) and are left out";
   return t;
 }
 
@@ -185,6 +208,11 @@ Table clocks_table(const analysis::CollectiveAnalysis& a) {
   }
   if (a.clocks.empty()) {
     t.add_row({Cell::null(), Cell::null(), Cell::null(), Cell::null(), ns_or_null(a.alignment_error_ns)});
+  }
+  for (const auto& h : a.clocks) {
+    if (h.unshifted) {
+      t.title += fmt::format("; {} not shifted: its offset would move times out of the input bounds", h.node);
+    }
   }
   return t;
 }

@@ -9,6 +9,11 @@
 
 namespace scaleprof::report {
 
+namespace {
+// A sum that would pass int64 is left out (null), never wrapped (core/checked_sum.h).
+constexpr const char* kPastInt64 = "; null: the sum would pass int64 nanoseconds (292 years) and is left out";
+}  // namespace
+
 TraceReport stragglers_tables(const std::vector<analysis::RankCollectives>& ranks, const TraceReportOptions& options) {
   return stragglers_tables(analysis::compact_rows(ranks), options);
 }
@@ -31,16 +36,25 @@ TraceReport stragglers_tables(analysis::CollectiveRows rows, const TraceReportOp
                       {"wait_imposed_us", "Wait imposed (us)"},
                       {"own_wait_us", "Own wait (us)"},
                       {"mean_lag_when_last_us", "Mean lag when last (us)"}};
+  bool inexact = false;
   for (const auto& r : s.ranks) {
-    per_rank.add_row({r.rank, r.calls, r.arrived_last, us_cell(r.wait_imposed_ns), us_cell(r.own_wait_ns),
+    per_rank.add_row({r.rank, r.calls, r.arrived_last, r.wait_imposed_exact ? us_cell(r.wait_imposed_ns) : Cell::null(),
+                      r.own_wait_exact ? us_cell(r.own_wait_ns) : Cell::null(),
                       r.arrived_last > 0 ? us_stat_cell(r.mean_lag_when_last_ns) : Cell::null()});
+    inexact |= !r.wait_imposed_exact || !r.own_wait_exact;
   }
+  if (inexact) per_rank.title += kPastInt64;
 
   Table per_step;
   per_step.title =
       "Slowest rank per step (lag = its gap since its previous collective minus the others' median gap, summed)";
   per_step.columns = {{"step", "Step"}, {"calls", "Calls"}, {"slowest_rank", "Slowest rank"}, {"lag_us", "Lag (us)"}};
-  for (const auto& st : s.steps) per_step.add_row({st.step, st.calls, st.slowest_rank, us_cell(st.lag_ns)});
+  inexact = false;
+  for (const auto& st : s.steps) {
+    per_step.add_row({st.step, st.calls, st.slowest_rank, st.lag_exact ? us_cell(st.lag_ns) : Cell::null()});
+    inexact |= !st.lag_exact;
+  }
+  if (inexact) per_step.title += kPastInt64;
 
   Table compare;
   compare.title = s.worst_rank >= 0 ? fmt::format(

@@ -14,6 +14,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "core/time_bounds.h"
 #include "trace/byte_stream.h"
 #include "trace/envelope_scanner.h"
 #include "trace/json_repair.h"
@@ -32,8 +33,7 @@ constexpr size_t kMaxWarningsPerFile = 20;
 // [kMinTimeNs, kMaxTimeNs], so any two differ by less than 2^63 / 8 * 7; the durations of all rows
 // sum to at most kMaxSummedNs (18 years) and the memory events' |Bytes| to at most kMaxSummedBytes.
 // An event that would break them is rejected with a warning naming its offset.
-constexpr int64_t kMinTimeNs = -(int64_t{1} << 59);    // about 18 years before the epoch
-constexpr int64_t kMaxTimeNs = int64_t{3} << 61;       // about the year 2189
+// kMinTimeNs, kMaxTimeNs: core/time_bounds.h (shard files are held to the same).
 constexpr int64_t kMaxSummedNs = int64_t{1} << 59;     // about 18 years
 constexpr int64_t kMaxSummedBytes = int64_t{1} << 59;  // 512 PiB
 
