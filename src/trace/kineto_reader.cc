@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -1209,6 +1210,17 @@ bool is_json_space(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
+// Makes `parser` hold windows of `size` bytes, growing its buffers to a power of two: simdjson
+// otherwise reallocates them for every window a few bytes longer than the last, and freeing those
+// multi-MB blocks raises glibc's mmap threshold, so later window buffers stay on the heap after
+// use (issue 12: peak memory). Only the pages a window uses are touched.
+void reserve_parser(od::parser& parser, size_t size) {
+  if (parser.capacity() >= size) return;
+  // A failure here is met again, and reported, by iterate().
+  const simdjson::error_code ignored = parser.allocate(std::bit_ceil(size));
+  (void)ignored;
+}
+
 // Raised by the streaming reader for files it cannot split into windows (no line breaks); the
 // caller then parses the whole document at once.
 constexpr std::string_view kNeedsWholeDocument = "needs whole-document parse";
@@ -1220,21 +1232,24 @@ constexpr std::string_view kNeedsSerial = "needs serial parse";
 // What a worker made of one window of whole events.
 struct ParsedWindow {
   RankTrace part;
+  // The window's text buffer, handed back for the next window (see WindowText).
+  std::vector<char> text;
   size_t dropped_warnings = 0;
   Summed summed;
   bool ok = false;  // every byte was whole events and the array closed exactly at the window's end
 };
 
-ParsedWindow parse_window(std::string_view path, od::parser& parser, const simdjson::padded_string& text,
+// `text` holds the window's `size` bytes then simdjson's padding.
+ParsedWindow parse_window(std::string_view path, od::parser& parser, const std::vector<char>& text, size_t size,
                           uint64_t offset) {
   ParsedWindow out;
   Importer importer(path, &out.part);
-  importer.set_window(text.data(), text.size(), offset);
+  importer.set_window(text.data(), size, offset);
   od::document doc;
-  if (parser.iterate(text).get(doc)) return out;
+  if (parser.iterate(text.data(), size, text.size()).get(doc)) return out;
   size_t array_end = 0;
-  auto resume = importer.import_window(doc, text.size() - 1, &array_end);
-  out.ok = resume.ok() && resume.value() == text.size() && array_end == text.size();
+  auto resume = importer.import_window(doc, size - 1, &array_end);
+  out.ok = resume.ok() && resume.value() == size && array_end == size;
   out.dropped_warnings = importer.warnings_dropped();
   out.summed = importer.summed();
   return out;
@@ -1257,9 +1272,12 @@ class WindowWorkers {
   WindowWorkers(const WindowWorkers&) = delete;
   WindowWorkers& operator=(const WindowWorkers&) = delete;
 
-  std::future<ParsedWindow> submit(simdjson::padded_string text, uint64_t offset) {
+  // `text` holds `size` bytes of window then at least SIMDJSON_PADDING more; it comes back in the
+  // result.
+  std::future<ParsedWindow> submit(std::vector<char> text, size_t size, uint64_t offset) {
     auto job = std::make_unique<Job>();
     job->text = std::move(text);
+    job->size = size;
     job->offset = offset;
     std::future<ParsedWindow> result = job->result.get_future();
     {
@@ -1272,7 +1290,8 @@ class WindowWorkers {
 
  private:
   struct Job {
-    simdjson::padded_string text;
+    std::vector<char> text;
+    size_t size = 0;
     uint64_t offset = 0;
     std::promise<ParsedWindow> result;
   };
@@ -1287,7 +1306,10 @@ class WindowWorkers {
         job = std::move(jobs_.front());
         jobs_.pop_front();
       }
-      job->result.set_value(parse_window(path, parser, job->text, job->offset));
+      reserve_parser(parser, job->size);
+      ParsedWindow parsed = parse_window(path, parser, job->text, job->size, job->offset);
+      parsed.text = std::move(job->text);
+      job->result.set_value(std::move(parsed));
     }
   }
 
@@ -1449,10 +1471,14 @@ bool StreamingParser::parse_windows_in_parallel(Importer& importer) {
   std::deque<std::future<ParsedWindow>> pending;
   const size_t max_pending = 2 * static_cast<size_t>(options_.threads);
   bool ok = true;
+  // Window text buffers are reused, one per window in flight: allocating one per window let
+  // glibc's moving mmap threshold keep the freed ones on the heap (issue 12: 2-thread peak memory).
+  std::vector<std::vector<char>> spare;
   auto merge_front = [&] {
     ParsedWindow w = pending.front().get();
     pending.pop_front();
     if (ok && !(w.ok && importer.append_part(w.part, w.dropped_warnings, w.summed))) ok = false;
+    spare.push_back(std::move(w.text));
   };
   while (ok) {
     // One window of text, cut after its last whole event: what follows the cut is part of one
@@ -1474,11 +1500,19 @@ bool StreamingParser::parse_windows_in_parallel(Importer& importer) {
     }
     if (!ok || cut == 0 || eof_) break;
     // Whole events from pos_ to the comma after the last one, as `[e1,...,en]`.
-    simdjson::padded_string text(comma - pos_ + 2);
-    text.data()[0] = '[';
+    const size_t size = comma - pos_ + 2;
+    std::vector<char> text;
+    if (!spare.empty()) {
+      text = std::move(spare.back());
+      spare.pop_back();
+    }
+    if (text.size() < size + simdjson::SIMDJSON_PADDING) text.resize(size + simdjson::SIMDJSON_PADDING);
+    text[0] = '[';
     std::memcpy(text.data() + 1, buf_.data() + pos_, comma - pos_);
-    text.data()[comma - pos_ + 1] = ']';
-    pending.push_back(workers.submit(std::move(text), stream_offset(pos_) - 1));
+    text[size - 1] = ']';
+    // The padding as a padded string's: zeros (On-Demand reads the first padding byte).
+    std::memset(text.data() + size, 0, simdjson::SIMDJSON_PADDING);
+    pending.push_back(workers.submit(std::move(text), size, stream_offset(pos_) - 1));
     pos_ = cut + 1;
     if (options_.on_bytes_read) options_.on_bytes_read(in_.compressed_bytes());
     while (!pending.empty() && (pending.size() >= max_pending ||
@@ -1583,6 +1617,7 @@ Result<RankTrace> StreamingParser::parse() {
     const size_t size = cut - (pos_ - 1) + 1;
     importer.set_window(start, size, stream_offset(pos_ - 1));
     od::document doc;
+    reserve_parser(parser, size);
     simdjson::error_code e = parser.iterate(start, size, buf_.size() - (pos_ - 1)).get(doc);
     Result<size_t> resume = size_t{0};
     size_t window_array_end = size;
