@@ -69,6 +69,22 @@ TEST(ComputationFraction, PoolsRanksLikeItwinai) {
   EXPECT_DOUBLE_EQ(f.fraction, 0.8);  // not the mean of 0.5 and 1.0
 }
 
+// Issue 7 item 7: each rank's self times are within the reader's bounds, pooled they pass int64 ns:
+// the result says it is not exact (NaN fraction) instead of carrying a wrapped, negative sum.
+TEST(ComputationFraction, PooledSumsPastInt64AreNotExact) {
+  OperatorTable t;
+  OperatorRow row;
+  row.name = "aten::mm";
+  row.self_cpu_ns = INT64_C(5'000'000'000'000'000'000);
+  t.rows.push_back(row);
+  const ComputationFraction one = computation_fraction(t);
+  EXPECT_TRUE(one.exact);
+  EXPECT_DOUBLE_EQ(one.fraction, 1.0);
+  const ComputationFraction both = computation_fraction({&t, &t});
+  EXPECT_FALSE(both.exact);
+  EXPECT_TRUE(std::isnan(both.fraction));
+}
+
 TEST(ComputationFraction, NothingMeasuredIsNaN) {
   OperatorTable empty;
   ComputationFraction f = computation_fraction(empty);

@@ -297,6 +297,37 @@ TEST(ScalabilityReport, GlooCollectivesSplitCommunicationFromWaiting) {
   EXPECT_TRUE(found);
 }
 
+// Issue 7 item 7: two runs of one configuration whose trace sums (each exact) add up past int64 ns.
+// The group's trace shares and computation fraction are left out with a warning naming the
+// configuration, never summed into a wrapped, negative number.
+TEST(ScalabilityReport, GroupSumsPastInt64AreLeftOutNotWrapped) {
+  ScalabilityData data;
+  data.runs.push_back(run_in_memory("ddp", 1, 8, collective_sums(1, 100'000'000, 2, 2, 0, 0)));
+  const int64_t huge = INT64_C(5'000'000'000'000'000'000);
+  for (int i = 0; i < 2; ++i) {
+    RunData r = run_in_memory("ddp", 2, 5, collective_sums(2, huge, 2, 2, 20'000'000, 8'000'000));
+    r.name += "-" + std::to_string(i);
+    ComputationSums c;
+    c.computation_ns = huge;
+    c.total_ns = huge;
+    c.ranks = 2;
+    r.computation = c;
+    data.runs.push_back(std::move(r));
+  }
+  const ScalabilityAnalysis a = analyse_scalability(data, {});
+  const ScaleGroup* two = nullptr;
+  for (const ScaleGroup& g : a.groups) two = g.workers == 2 ? &g : two;
+  ASSERT_NE(two, nullptr);
+  EXPECT_FALSE(two->traces.has_value());
+  EXPECT_FALSE(two->computation.has_value());
+  EXPECT_TRUE(std::isnan(two->computation_fraction));
+  EXPECT_TRUE(contains(a.warnings, "ddp at 2 workers: the runs' trace times summed exceed 292 years"));
+  EXPECT_TRUE(contains(a.warnings, "ddp at 2 workers: the runs' operator self times summed exceed 292 years"));
+  const analysis::ScaleLoss& l = find_series(a, "ddp")->largest_loss();
+  EXPECT_EQ(l.basis, analysis::LossBasis::kNone);
+  EXPECT_TRUE(l.causes.empty());
+}
+
 // One call at the larger scale could not be matched: the split would undercount, so it is not used
 // (no traces basis either: nothing attributed).
 TEST(ScalabilityReport, UnmatchedCollectivesAreNotSplit) {
@@ -489,6 +520,30 @@ TEST(ScalabilityReport, ItwinaiTorchTraces) {
   EXPECT_DOUBLE_EQ(g->trace_share(&TraceSums::communication_ns), 0.2);
   EXPECT_DOUBLE_EQ(g->trace_share(&TraceSums::idle_ns), 0.1);
   EXPECT_EQ(data.runs[0].trace_files.size(), 2u);
+}
+
+// Issue 7 item 7, one run: each rank's device span (about 237 years) is within the reader's bounds,
+// the two ranks' spans summed are not. The run's traces are not used, with an error naming the run,
+// instead of shares computed from a wrapped, negative span.
+TEST(ScalabilityReport, RunTraceSumsPastInt64AreNotUsed) {
+  ScratchDir root("report-huge-traces");
+  root.write("job1/epoch-time/epochtime_ddp_1N.csv", "epoch_id,time,name,nodes\n1,9,ddp,1\n2,8,ddp,1\n");
+  for (int rank = 0; rank < 2; ++rank) {
+    root.write(fmt::format("job1/torch-traces/worker_{}.1.pt.trace.json", rank),
+               fmt::format(R"({{"distributedInfo":{{"rank":{}}},"traceEvents":[
+{{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":-570000000000000,"dur":1,"args":{{"stream":7}}}},
+{{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":6900000000000000,"dur":1,"args":{{"stream":7}}}}
+]}})",
+                           rank));
+  }
+  ScalabilityData data;
+  const ScalabilityAnalysis a = analyse(root.path(), 1, &data);
+  ASSERT_EQ(data.runs.size(), 1u);
+  EXPECT_FALSE(data.runs[0].traces.has_value());
+  EXPECT_TRUE(contains(a.errors, "traces not used: the 2 ranks' times summed exceed 292 years"));
+  const ScaleGroup* g = find_group(a, "ddp", 4);
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(g->traces.has_value());
 }
 
 TEST(ScalabilityReport, BadDataNamesFileAndLine) {

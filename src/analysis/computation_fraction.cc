@@ -1,5 +1,7 @@
 #include "analysis/computation_fraction.h"
 
+#include "core/checked_sum.h"
+
 namespace scaleprof::analysis {
 
 namespace {
@@ -40,9 +42,13 @@ ComputationFraction computation_fraction(const std::vector<const OperatorTable*>
   for (const OperatorTable* t : tables) {
     for (const OperatorRow& row : t->rows) {
       const int64_t v = self_time(row, out.basis);
-      out.total_ns += v;
-      if (row.name == "ProfilerStep*") out.profiler_step_ns += v;
-      if (is_computation_op_name(row.name)) out.computation_ns += v;
+      bool exact = add_checked(&out.total_ns, v);
+      if (row.name == "ProfilerStep*") exact &= add_checked(&out.profiler_step_ns, v);
+      if (is_computation_op_name(row.name)) exact &= add_checked(&out.computation_ns, v);
+      if (!exact) {
+        out.exact = false;
+        return out;
+      }
     }
   }
   const int64_t denominator = out.total_ns - out.profiler_step_ns;

@@ -40,6 +40,9 @@ struct ComputationFraction {
   int64_t profiler_step_ns = 0;  // self time of ProfilerStep* rows, excluded from the denominator
   // computation / (total - profiler_step), in [0, 1]; NaN when the denominator is not positive.
   double fraction = std::numeric_limits<double>::quiet_NaN();
+  // False when a pooled sum would leave int64 ns (many ranks of huge traces): the sums and the
+  // fraction are then not to be shown (fraction is NaN), never a wrapped value.
+  bool exact = true;
 };
 
 // itwinai's name rule: the name contains "aten::", "c10::", "autograd::" or whitespace + "at::".

@@ -73,6 +73,7 @@ void add_trace_metrics(importers::ScalabilityData* data, const TraceStageOptions
     for (const std::string& e : set.errors) data->errors.push_back(e);
     if (set.ranks.empty()) continue;
     importers::TraceSums sums;
+    bool exact = true;
     std::vector<OperatorTable> tables;
     tables.reserve(set.ranks.size());
     std::vector<RankCollectives> collectives;
@@ -87,15 +88,24 @@ void add_trace_metrics(importers::ScalabilityData* data, const TraceStageOptions
         if ((s.types & kCommunicationBit) != 0 && (s.types & kComputationBit) == 0) comm += s.ns;
         if (s.types == kMemoryBit) memory += s.ns;
       }
-      ++sums.ranks;
-      sums.span_ns += t.kernel_time_ns;
-      sums.idle_ns += t.idle_ns;
-      sums.computation_ns += t.compute_ns;
-      sums.communication_ns += comm;
-      sums.memory_ns += memory;
-      sums.other_ns += t.kernel_time_ns - t.idle_ns - t.compute_ns - comm - memory;
+      // One rank's parts are within the reader's bounds; their sum over ranks is checked.
+      importers::TraceSums one;
+      one.ranks = 1;
+      one.span_ns = t.kernel_time_ns;
+      one.idle_ns = t.idle_ns;
+      one.computation_ns = t.compute_ns;
+      one.communication_ns = comm;
+      one.memory_ns = memory;
+      one.other_ns = t.kernel_time_ns - t.idle_ns - t.compute_ns - comm - memory;
+      exact = importers::add_checked(&sums, one) && exact;
       tables.push_back(compute_operator_table(rank));
       collectives.push_back(extract_collectives(rank));
+    }
+    if (!exact) {
+      data->errors.push_back(
+          fmt::format("{}: traces not used: the {} ranks' times summed exceed 292 years of nanoseconds (int64)",
+                      run.path, set.ranks.size()));
+      continue;
     }
     if (!add_collective_metrics(collectives, &run, &sums)) {
       data->errors.push_back(fmt::format(
@@ -108,13 +118,19 @@ void add_trace_metrics(importers::ScalabilityData* data, const TraceStageOptions
       ptrs.reserve(tables.size());
       for (const auto& t : tables) ptrs.push_back(&t);
       const ComputationFraction f = computation_fraction(ptrs);
-      importers::ComputationSums c;
-      c.basis = f.basis;
-      c.computation_ns = f.computation_ns;
-      c.total_ns = f.total_ns;
-      c.profiler_step_ns = f.profiler_step_ns;
-      c.ranks = static_cast<int64_t>(tables.size());
-      run.computation = c;
+      if (f.exact) {
+        importers::ComputationSums c;
+        c.basis = f.basis;
+        c.computation_ns = f.computation_ns;
+        c.total_ns = f.total_ns;
+        c.profiler_step_ns = f.profiler_step_ns;
+        c.ranks = static_cast<int64_t>(tables.size());
+        run.computation = c;
+      } else {
+        data->errors.push_back(fmt::format(
+            "{}: computation fraction not used: the {} ranks' self times summed exceed 292 years of nanoseconds",
+            run.path, tables.size()));
+      }
     }
     if (set.ranks.size() < static_cast<size_t>(run.workers)) {
       data->warnings.push_back(fmt::format("{}: traces of {} of {} ranks; fractions are over those ranks", run.path,

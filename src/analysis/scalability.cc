@@ -131,6 +131,7 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
     int64_t energy_runs = 0;
     double per_epoch_sum = 0;
     int64_t per_epoch_runs = 0;
+    bool traces_overflow = false;
     for (size_t i : g.runs) {
       const RunData& r = data.runs[i];
       g.epochs_read += static_cast<int64_t>(r.epochs.size());
@@ -176,22 +177,17 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
           ++per_epoch_runs;
         }
       }
-      if (r.traces) {
+      if (r.traces && !traces_overflow) {
         if (!g.traces) g.traces = TraceSums{};
-        TraceSums& t = *g.traces;
-        t.ranks += r.traces->ranks;
-        t.span_ns += r.traces->span_ns;
-        t.idle_ns += r.traces->idle_ns;
-        t.computation_ns += r.traces->computation_ns;
-        t.communication_ns += r.traces->communication_ns;
-        t.memory_ns += r.traces->memory_ns;
-        t.other_ns += r.traces->other_ns;
-        t.step_ns += r.traces->step_ns;
-        t.collective_calls += r.traces->collective_calls;
-        t.collectives_matched += r.traces->collectives_matched;
-        t.collective_latency_ns += r.traces->collective_latency_ns;
-        t.collective_wait_ns += r.traces->collective_wait_ns;
+        traces_overflow = !importers::add_checked(&*g.traces, *r.traces);
       }
+    }
+    if (traces_overflow) {
+      g.traces.reset();
+      out.warnings.push_back(
+          fmt::format("{} at {} workers: the runs' trace times summed exceed 292 years of "
+                      "nanoseconds (int64); trace shares not used",
+                      g.series, g.workers));
     }
     // Computation sums: device-time runs only when any run has device time (bases do not mix).
     bool device_basis = false;
@@ -199,6 +195,7 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
       const RunData& r = data.runs[i];
       device_basis |= r.computation && r.computation->basis == FractionBasis::kDeviceSelf;
     }
+    bool computation_overflow = false;
     for (size_t i : g.runs) {
       const RunData& r = data.runs[i];
       if (!r.computation || (device_basis && r.computation->basis != FractionBasis::kDeviceSelf)) continue;
@@ -206,10 +203,17 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
         g.computation = ComputationSums{};
         g.computation->basis = r.computation->basis;
       }
-      g.computation->computation_ns += r.computation->computation_ns;
-      g.computation->total_ns += r.computation->total_ns;
-      g.computation->profiler_step_ns += r.computation->profiler_step_ns;
-      g.computation->ranks += r.computation->ranks;
+      if (!importers::add_checked(&*g.computation, *r.computation)) {
+        computation_overflow = true;
+        break;
+      }
+    }
+    if (computation_overflow) {
+      g.computation.reset();
+      out.warnings.push_back(
+          fmt::format("{} at {} workers: the runs' operator self times summed exceed 292 years "
+                      "of nanoseconds (int64); computation fraction not used",
+                      g.series, g.workers));
     }
     if (g.computation) {
       const double denom = static_cast<double>(g.computation->total_ns - g.computation->profiler_step_ns);

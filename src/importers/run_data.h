@@ -14,6 +14,7 @@
 
 #include "analysis/computation_fraction.h"
 #include "analysis/scaling.h"
+#include "core/checked_sum.h"
 
 namespace scaleprof::importers {
 
@@ -58,6 +59,35 @@ struct TraceSums {
   int64_t collective_latency_ns = 0;  // each matched call's latency, once per rank taking part
   int64_t collective_wait_ns = 0;     // the ranks' waits for the last rank to arrive
 };
+
+// `*into += from`, field by field, all or nothing: false (and *into unchanged) when a sum would leave
+// int64, so that sums over many ranks or runs are exact or absent, never wrapped (core/checked_sum.h).
+inline bool add_checked(TraceSums* into, const TraceSums& from) {
+  TraceSums s = *into;
+  const bool exact = scaleprof::add_checked(&s.ranks, from.ranks) && scaleprof::add_checked(&s.span_ns, from.span_ns) &&
+                     scaleprof::add_checked(&s.idle_ns, from.idle_ns) &&
+                     scaleprof::add_checked(&s.computation_ns, from.computation_ns) &&
+                     scaleprof::add_checked(&s.communication_ns, from.communication_ns) &&
+                     scaleprof::add_checked(&s.memory_ns, from.memory_ns) &&
+                     scaleprof::add_checked(&s.other_ns, from.other_ns) &&
+                     scaleprof::add_checked(&s.step_ns, from.step_ns) &&
+                     scaleprof::add_checked(&s.collective_calls, from.collective_calls) &&
+                     scaleprof::add_checked(&s.collectives_matched, from.collectives_matched) &&
+                     scaleprof::add_checked(&s.collective_latency_ns, from.collective_latency_ns) &&
+                     scaleprof::add_checked(&s.collective_wait_ns, from.collective_wait_ns);
+  if (exact) *into = s;
+  return exact;
+}
+
+inline bool add_checked(ComputationSums* into, const ComputationSums& from) {
+  ComputationSums s = *into;
+  const bool exact = scaleprof::add_checked(&s.computation_ns, from.computation_ns) &&
+                     scaleprof::add_checked(&s.total_ns, from.total_ns) &&
+                     scaleprof::add_checked(&s.profiler_step_ns, from.profiler_step_ns) &&
+                     scaleprof::add_checked(&s.ranks, from.ranks);
+  if (exact) *into = s;
+  return exact;
+}
 
 // One matched collective call of a run (for the bandwidth vs. message size plot).
 struct CollectiveSample {

@@ -104,6 +104,11 @@ Table totals_table(const std::vector<const trace::RankTrace*>& ranks, const std:
 }
 
 void add_fraction_row(Table* out, std::optional<int64_t> rank, const analysis::ComputationFraction& f) {
+  if (!f.exact) {  // a sum past int64 ns: empty cells, never a wrapped value
+    out->add_row({rank ? Cell(*rank) : Cell::null(), std::string(analysis::fraction_basis_name(f.basis)), Cell::null(),
+                  Cell::null(), Cell::null(), Cell::null()});
+    return;
+  }
   out->add_row({rank ? Cell(*rank) : Cell::null(), std::string(analysis::fraction_basis_name(f.basis)),
                 us_cell(f.computation_ns), us_cell(f.total_ns), us_cell(f.profiler_step_ns),
                 pct_cell(100.0 * f.fraction)});
@@ -111,9 +116,7 @@ void add_fraction_row(Table* out, std::optional<int64_t> rank, const analysis::C
 
 Table fraction_table(const std::vector<const trace::RankTrace*>& ranks, const std::vector<OperatorTable>& tables) {
   Table out;
-  out.title =
-      "Computation fraction (itwinai: ATen/c10/autograd self time / (all self time - ProfilerStep*); "
-      "last row: selected ranks pooled)";
+  out.title = "Computation fraction (itwinai: ATen/c10/autograd self time / (all self time - ProfilerStep*))";
   out.columns = {{"rank", "Rank"},
                  {"basis", "Basis"},
                  {"computation_us", "Computation (us)"},
@@ -125,7 +128,15 @@ Table fraction_table(const std::vector<const trace::RankTrace*>& ranks, const st
     add_fraction_row(&out, ranks[r]->rank, analysis::computation_fraction(tables[r]));
     all.push_back(&tables[r]);
   }
-  if (ranks.size() > 1) add_fraction_row(&out, std::nullopt, analysis::computation_fraction(all));
+  if (ranks.size() > 1) {
+    const analysis::ComputationFraction pooled = analysis::computation_fraction(all);
+    if (pooled.exact) {
+      out.title += "; last row: selected ranks pooled";
+      add_fraction_row(&out, std::nullopt, pooled);
+    } else {
+      out.title += "; no pooled row: the ranks' self times summed exceed 292 years of nanoseconds";
+    }
+  }
   return out;
 }
 

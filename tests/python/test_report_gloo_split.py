@@ -92,8 +92,10 @@ def test_the_split_is_what_the_traces_say(report):
     assert two["step_ms"] == pytest.approx(step_ns / 1e6, rel=1e-3)
     assert two["communication_pct"] == pytest.approx(100 * latency / step_ns, abs=0.01)
     assert two["waiting_pct"] == pytest.approx(100 * wait / step_ns, abs=0.01)
-    # Plausible: rank 0 waits about the sleep at every call (one all-reduce per step here).
-    assert wait / calls == pytest.approx(SLEEP_S * 1e9, rel=0.25)
+    # Plausible: rank 0 waits at least about the sleep at every call (one all-reduce per step here);
+    # more on a loaded machine, where rank 1 also waits for a core (88 ms per call seen at load 10),
+    # but never more than the steps last.
+    assert 0.75 * SLEEP_S * 1e9 <= wait / calls <= step_ns / (2 * calls)
     assert 0 < two["communication_pct"] < 50
 
 
