@@ -2,8 +2,12 @@
 // alignment, and the real GPU traces in ../shared/traces/hta (NCCL kernels with and without metadata).
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 #include "analysis/collective_calls.h"
 #include "analysis/collective_match.h"
@@ -340,6 +344,100 @@ TEST(CollectiveSums, ShardTimesOutsideTheInputBoundsAreRefused) {
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("s.json: ranks[0].calls[0]: a time outside"), std::string::npos)
       << bad.error().message;
+}
+
+// Traces in the real Kineto shape (record_param_comms carrying the metadata, the NCCL kernel linked
+// by External id, as PyTorch 2.x writes them), written by the test: the reader keeps `Seq` and the
+// all-to-all split sizes. Rank 0's profile starts one call later than rank 1's and there are no
+// ProfilerSteps, so only Seq can pair the calls; the all-to-all-v sends unequal volumes.
+TEST(CollectivesFromKinetoArgs, SeqPairsCallsAndSplitSizesGiveAllToAllVolumes) {
+  const fs::path dir = fs::temp_directory_path() / ("scaleprof-seq-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  struct Call {
+    int64_t seq;
+    const char* name;  // Collective name
+    int64_t in_nelems, out_nelems;
+    const char *in_split, *out_split;
+    int64_t start_us, end_us;
+  };
+  auto write_rank = [&](int rank, const std::vector<Call>& calls) {
+    std::string events;
+    int64_t id = 100;
+    for (const Call& c : calls) {
+      ++id;
+      events += fmt::format(
+          R"({{"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": {}, "dur": 5,)"
+          R"( "args": {{"External id": {}, "Collective name": "{}", "dtype": "Float", "In msg nelems": {},)"
+          R"( "Out msg nelems": {}, "In split size": "{}", "Out split size": "{}", "Group size": 2,)"
+          R"( "Process Group Name": "0", "Process Group Description": "default_pg", "Process Group Ranks": "[0, 1]",)"
+          R"( "Seq": {}}}}},
+)",
+          c.start_us - 10, id, c.name, c.in_nelems, c.out_nelems, c.in_split, c.out_split, c.seq);
+      events += fmt::format(
+          R"k({{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "pid": 0,)k"
+          R"k( "tid": 7, "ts": {}, "dur": {}, "args": {{"External id": {}, "device": 0, "stream": 7, "correlation": {}}}}},
+)k",
+          c.start_us, c.end_us - c.start_us, id, id);
+    }
+    events.resize(events.size() - 2);  // the last ",\n"
+    const std::string text =
+        fmt::format(R"({{"schemaVersion": 1, "distributedInfo": {{"backend": "nccl", "rank": {}, "world_size": 2}},)"
+                    R"( "traceEvents": [
+{}
+]}})",
+                    rank, events);
+    std::ofstream(dir / fmt::format("rank-{}.json", rank)) << text;
+  };
+  // Rank 0 missed Seq 7. Seq 8: all-reduce of 1,024 floats. Seq 9: all-to-all-v of rows of 8 floats,
+  // rank 0 sending 1 row to itself and 3 to rank 1, rank 1 one row to each.
+  write_rank(0, {{8, "allreduce", 1024, 1024, "[]", "[]", 1000, 1100},
+                 {9, "all_to_allv", 32, 16, "[1, 3]", "[1, 1]", 2000, 2300}});
+  write_rank(1, {{7, "allreduce", 1024, 1024, "[]", "[]", 500, 600},
+                 {8, "allreduce", 1024, 1024, "[]", "[]", 1040, 1100},
+                 {9, "all_to_allv", 16, 32, "[1, 1]", "[3, 1]", 2100, 2300}});
+  auto set = trace::load_traces({dir.string()});
+  fs::remove_all(dir);
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  ASSERT_EQ(set.value().ranks.size(), 2u);
+  const trace::RankTrace& r0 = set.value().ranks[0];
+  ASSERT_EQ(r0.collectives.size(), 2u);
+  EXPECT_EQ(r0.collectives.seq[1], 9);
+  EXPECT_EQ(r0.strings.view(r0.collectives.in_split_sizes[1]), "[1, 3]");
+  EXPECT_EQ(r0.strings.view(r0.collectives.out_split_sizes[1]), "[1, 1]");
+
+  std::vector<RankCollectives> ranks;
+  for (const auto& r : set.value().ranks) ranks.push_back(extract_collectives(r));
+  ASSERT_EQ(ranks[0].calls.size(), 2u);
+  EXPECT_EQ(ranks[0].calls[0].seq, 8);
+  EXPECT_EQ(ranks[0].calls[1].type, "alltoall");
+  EXPECT_EQ(ranks[0].calls[1].in_split_bytes, (std::vector<int64_t>{32, 96}));  // rows of 8 floats
+  EXPECT_EQ(ranks[0].calls[1].out_split_bytes, (std::vector<int64_t>{32, 32}));
+  EXPECT_EQ(ranks[1].calls[2].out_split_bytes, (std::vector<int64_t>{96, 32}));
+
+  const CollectiveAnalysis a = match_collectives(ranks);
+  int matched = 0;
+  for (const MatchedCollective& m : a.calls) {
+    if (m.seq == 7) {
+      EXPECT_EQ(m.status, MatchStatus::kUnmatched);
+      continue;
+    }
+    EXPECT_EQ(m.status, MatchStatus::kMatched) << m.seq << " " << m.reason;
+    ++matched;
+    if (m.seq == 8) {
+      EXPECT_EQ(m.position, 8);
+      EXPECT_EQ(m.skew_ns, 40'000);
+      EXPECT_EQ(m.latency_ns, 60'000);
+      EXPECT_EQ(m.bytes, 4096);
+    } else {
+      EXPECT_EQ(m.type, "alltoall");
+      EXPECT_EQ(m.send_min, 64);   // rank 1: 2 rows
+      EXPECT_EQ(m.send_max, 128);  // rank 0: 4 rows
+      EXPECT_EQ(m.recv_min, 64);
+      EXPECT_EQ(m.recv_max, 128);
+      EXPECT_DOUBLE_EQ(m.imbalance, 128.0 / 96.0);
+    }
+  }
+  EXPECT_EQ(matched, 2);
 }
 
 class CollectivesOnRealTraces : public ::testing::Test {

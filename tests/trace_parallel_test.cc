@@ -78,6 +78,9 @@ void expect_same(const RankTrace& a, const RankTrace& b, const std::string& what
   EXPECT_EQ(a.collectives.process_group_name, b.collectives.process_group_name);
   EXPECT_EQ(a.collectives.process_group_desc, b.collectives.process_group_desc);
   EXPECT_EQ(a.collectives.process_group_ranks, b.collectives.process_group_ranks);
+  EXPECT_EQ(a.collectives.seq, b.collectives.seq);
+  EXPECT_EQ(a.collectives.in_split_sizes, b.collectives.in_split_sizes);
+  EXPECT_EQ(a.collectives.out_split_sizes, b.collectives.out_split_sizes);
   EXPECT_EQ(a.memory.event, b.memory.event);
   EXPECT_EQ(a.memory.bytes, b.memory.bytes);
   EXPECT_EQ(a.memory.total_allocated, b.memory.total_allocated);

@@ -118,6 +118,30 @@ int64_t message_bytes(const std::string& type, int64_t in_nelems, int64_t out_ne
   return bytes;
 }
 
+// Bytes per peer of an all-to-all(v) from its `In/Out split size` list: the list counts dim-0 rows per
+// peer, so each row is nelems / (sum of the list) elements. Empty when the list is empty (equal
+// splits), truncated ("...", past 30 peers), not a list of integers, or does not divide nelems: no
+// per-peer figure is guessed.
+std::vector<int64_t> split_bytes(std::string_view text, int64_t nelems, int64_t elem_bytes) {
+  const auto splits = parse_int_list(text);
+  if (!splits || splits->empty() || nelems < 0 || elem_bytes <= 0) return {};
+  int64_t rows = 0;
+  for (int64_t s : *splits) {
+    if (s < 0 || !add_checked(&rows, s)) return {};
+  }
+  if (rows == 0 || nelems % rows != 0) return {};
+  int64_t row_bytes = 0;
+  if (!multiply_checked(&row_bytes, nelems / rows, elem_bytes)) return {};
+  std::vector<int64_t> out;
+  out.reserve(splits->size());
+  for (int64_t s : *splits) {
+    int64_t b = 0;
+    if (!multiply_checked(&b, s, row_bytes)) return {};
+    out.push_back(b);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string format_rank_list(const std::vector<int64_t>& ranks) {
@@ -320,7 +344,11 @@ RankCollectives extract_collectives(const trace::RankTrace& trace) {
     }
     call.type = canonical_collective_type(trace.name(e));
     int64_t in_nelems = -1, out_nelems = -1;
+    std::string_view in_split, out_split;
     if (meta >= 0) {
+      call.seq = ct.seq[meta];
+      in_split = trace.strings.view(ct.in_split_sizes[meta]);
+      out_split = trace.strings.view(ct.out_split_sizes[meta]);
       const std::string from_meta = canonical_collective_type(trace.strings.view(ct.collective_name[meta]));
       if (!from_meta.empty()) call.type = from_meta;
       call.dtype = std::string(trace.strings.view(ct.dtype[meta]));
@@ -346,8 +374,18 @@ RankCollectives extract_collectives(const trace::RankTrace& trace) {
       if (call.group_ranks.empty()) call.group_ranks = only_group->ranks;
       if (call.group_size < 0) call.group_size = only_group->size;
     }
+    // Kernels whose own args lack Seq (kineto before 2024) take it from their record_param_comms op.
+    if (call.seq < 0 && out.gpu && ev.external_id[e] != trace::kNone) {
+      if (auto it = meta_by_external.find(ev.external_id[e]); it != meta_by_external.end()) {
+        call.seq = ct.seq[it->second];
+      }
+    }
     const int64_t elem = dtype_bytes(call.dtype).value_or(-1);
     call.bytes = message_bytes(call.type, in_nelems, out_nelems, call.group_size, elem);
+    if (call.type == "alltoall") {
+      call.in_split_bytes = split_bytes(in_split, in_nelems, elem);
+      call.out_split_bytes = split_bytes(out_split, out_nelems, elem);
+    }
     out.calls.push_back(std::move(call));
   }
   // Host idle: the step's time covered neither by its thread's ops nor by the rank's collectives.

@@ -32,15 +32,16 @@ struct CollectiveCall {
   std::string group;        // Process Group Name; "" when the trace does not say
   std::string group_ranks;  // "0-3" (format_rank_list) from Process Group Ranks (or the only pg_config); "" unknown
   int64_t group_size = -1;
-  int64_t seq = -1;    // Seq of the call in its group, -1 absent (the reader does not keep Seq yet)
+  int64_t seq = -1;    // Seq of the call in its group (record_param_comms / kernel args), -1 absent
   int64_t step = -1;   // ProfilerStep#N holding the call's launch, -1 none
   int64_t bytes = -1;  // message size (nccl-tests convention), -1 unknown
   std::string dtype;   // as written ("Float", "float", "c10::BFloat16")
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   bool device = false;  // a GPU kernel (true) or a CPU op (gloo)
-  // all-to-all(v): bytes sent to each peer (filled from partial files; the reader does not keep
-  // `In/Out split size` yet, so traces give the message size for every rank)
+  // all-to-all(v): bytes sent to each peer, from `In split size` (rows per peer) × the bytes of a row
+  // (In msg nelems / the rows, × the dtype's size); empty for equal splits or a list that cannot be
+  // used whole (truncated past 30 peers): then the message size stands for what each rank sends.
   std::vector<int64_t> in_split_bytes;
   std::vector<int64_t> out_split_bytes;  // bytes received from each peer
 

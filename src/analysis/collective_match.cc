@@ -149,10 +149,15 @@ CollectiveAnalysis match_collectives(const CollectiveRows& rows, const MatchOpti
     bool all_step = true;
     for (const auto& [ri, list] : g.calls) {
       const std::span<const CompactCall> calls = rows.calls(ranks[ri]);
+      std::vector<int64_t> seqs;
       for (size_t j : list) {
         all_seq &= calls[j].seq >= 0;
         all_step &= calls[j].step >= 0;
+        seqs.push_back(calls[j].seq);
       }
+      // A Seq met twice on one rank (coalesced calls sharing one) cannot key the calls.
+      std::sort(seqs.begin(), seqs.end());
+      all_seq &= std::adjacent_find(seqs.begin(), seqs.end()) == seqs.end();
     }
     std::map<std::pair<int64_t, int64_t>, std::vector<Entry>> positions;
     std::map<int64_t, std::map<size_t, int64_t>> count_by_step;  // step -> rank index -> calls

@@ -1,7 +1,8 @@
 // Collectives matched across ranks, with their latency, skew, waits and bandwidth.
 //
 // Matching: the calls of each process group (Process Group Name + Ranks) are matched across the
-// group's ranks by their position in the group's sequence — `Seq` where every call carries it, else
+// group's ranks by their position in the group's sequence — `Seq` where every call carries it (and no
+// rank has one Seq twice), else
 // the k-th call of the group within the same ProfilerStep#N (each rank's profiler window may start at
 // a different call, the step numbers do not), else the k-th call in the trace. A position is matched
 // only when every present rank has a call there of the same type and size; otherwise its calls are

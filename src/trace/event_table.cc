@@ -11,8 +11,9 @@ size_t RankTrace::memory_bytes() const {
   total += bytes(d.event, d.device, d.bytes, d.bandwidth_gbps, d.grid_x, d.grid_y, d.grid_z, d.block_x, d.block_y,
                  d.block_z, d.registers_per_thread, d.shared_memory, d.blocks_per_sm, d.warps_per_sm, d.occupancy_pct);
   const CollectiveTable& c = collectives;
-  total += bytes(c.event, c.collective_name, c.dtype, c.in_msg_nelems, c.out_msg_nelems, c.group_size,
-                 c.process_group_name, c.process_group_desc, c.process_group_ranks);
+  total +=
+      bytes(c.event, c.collective_name, c.dtype, c.in_msg_nelems, c.out_msg_nelems, c.group_size, c.process_group_name,
+            c.process_group_desc, c.process_group_ranks, c.seq, c.in_split_sizes, c.out_split_sizes);
   total += bytes(memory.event, memory.bytes, memory.total_allocated, memory.total_reserved, memory.device_type,
                  memory.device_id);
   total += bytes(shapes.event, shapes.input_dims, shapes.input_types);

@@ -81,6 +81,11 @@ struct CollectiveTable {
   std::vector<StringId> process_group_name;
   std::vector<StringId> process_group_desc;
   std::vector<StringId> process_group_ranks;  // raw text, e.g. "[0, 1]"
+  std::vector<int64_t> seq;                   // `Seq`: the call's number in its process group; -1 if absent
+  // all-to-all(v) `In split size` / `Out split size`: raw text, e.g. "[2, 6]" (dim-0 rows per peer;
+  // "[]" for equal splits; PyTorch writes at most 30 and then "...")
+  std::vector<StringId> in_split_sizes;
+  std::vector<StringId> out_split_sizes;
 
   size_t size() const { return event.size(); }
 };

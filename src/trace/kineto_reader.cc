@@ -69,8 +69,8 @@ struct EventArgs {
   double occupancy = kNaN;
   bool has_device_args = false;
   // Collectives.
-  std::string_view collective_name, dtype, pg_name, pg_desc, pg_ranks;
-  int64_t in_nelems = -1, out_nelems = -1, group_size = -1;
+  std::string_view collective_name, dtype, pg_name, pg_desc, pg_ranks, in_split, out_split;
+  int64_t in_nelems = -1, out_nelems = -1, group_size = -1, seq = -1;
   bool has_collective = false;
   // Memory instants.
   int64_t mem_bytes = 0, total_allocated = -1, total_reserved = -1, device_type = -1, device_id = -1;
@@ -450,10 +450,19 @@ simdjson::error_code Importer::import_args(od::object args, EventArgs* a) {
           read_raw(v, &a->input_dims);
         } else if (key_is(k, "Input type")) {
           read_raw(v, &a->input_types);
+        } else if (key_is(k, "In split size")) {
+          read_raw(v, &a->in_split);
         }
         break;
       case 'O':
-        if (key_is(k, "Out msg nelems") || key_is(k, "Out msg size")) a->has_collective |= read_int(v, &a->out_nelems);
+        if (key_is(k, "Out msg nelems") || key_is(k, "Out msg size")) {
+          a->has_collective |= read_int(v, &a->out_nelems);
+        } else if (key_is(k, "Out split size")) {
+          read_raw(v, &a->out_split);
+        }
+        break;
+      case 'S':
+        if (key_is(k, "Seq")) read_int(v, &a->seq);
         break;
       case 'G':
         if (key_is(k, "Group size")) a->has_collective |= read_int(v, &a->group_size);
@@ -710,6 +719,9 @@ simdjson::error_code Importer::import_event(od::value& v) {
     c.process_group_name.push_back(t.strings.intern(args.pg_name));
     c.process_group_desc.push_back(t.strings.intern(args.pg_desc));
     c.process_group_ranks.push_back(t.strings.intern(args.pg_ranks));
+    c.seq.push_back(args.seq);
+    c.in_split_sizes.push_back(t.strings.intern(args.in_split));
+    c.out_split_sizes.push_back(t.strings.intern(args.out_split));
   }
   if (!args.input_dims.empty() || !args.input_types.empty()) {
     ShapesTable& s = t.shapes;
@@ -979,6 +991,9 @@ bool Importer::append_part(RankTrace& p, size_t part_dropped_warnings, const Sum
   for (StringId id : pc.process_group_name) c.process_group_name.push_back(sid[id]);
   for (StringId id : pc.process_group_desc) c.process_group_desc.push_back(sid[id]);
   for (StringId id : pc.process_group_ranks) c.process_group_ranks.push_back(sid[id]);
+  append_column(c.seq, pc.seq);
+  for (StringId id : pc.in_split_sizes) c.in_split_sizes.push_back(sid[id]);
+  for (StringId id : pc.out_split_sizes) c.out_split_sizes.push_back(sid[id]);
 
   MemoryTable& m = t.memory;
   const MemoryTable& pm = p.memory;
