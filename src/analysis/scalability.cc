@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string_view>
 #include <tuple>
 
 namespace scaleprof::analysis {
@@ -182,12 +183,15 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
         traces_overflow = !importers::add_checked(&*g.traces, *r.traces);
       }
     }
+    // A configuration whose runs' sums (each exact) together leave int64 ns: left out, never wrapped.
+    auto overflow_warning = [&](std::string_view sums, std::string_view unused) {
+      out.warnings.push_back(
+          fmt::format("{} at {} workers: the runs' {} summed exceed 292 years of nanoseconds (int64); {} not used",
+                      g.series, g.workers, sums, unused));
+    };
     if (traces_overflow) {
       g.traces.reset();
-      out.warnings.push_back(
-          fmt::format("{} at {} workers: the runs' trace times summed exceed 292 years of "
-                      "nanoseconds (int64); trace shares not used",
-                      g.series, g.workers));
+      overflow_warning("trace times", "trace shares");
     }
     // Computation sums: device-time runs only when any run has device time (bases do not mix).
     bool device_basis = false;
@@ -210,10 +214,7 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
     }
     if (computation_overflow) {
       g.computation.reset();
-      out.warnings.push_back(
-          fmt::format("{} at {} workers: the runs' operator self times summed exceed 292 years "
-                      "of nanoseconds (int64); computation fraction not used",
-                      g.series, g.workers));
+      overflow_warning("operator self times", "computation fraction");
     }
     if (g.computation) {
       const double denom = static_cast<double>(g.computation->total_ns - g.computation->profiler_step_ns);
