@@ -184,10 +184,13 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
       }
     }
     // A configuration whose runs' sums (each exact) together leave int64 ns: left out, never wrapped.
-    auto overflow_warning = [&](std::string_view sums, std::string_view unused) {
+    // clang < 16 cannot capture structured bindings in a lambda (P1091), so name what it needs.
+    const std::string& series = g.series;
+    const int64_t workers = g.workers;
+    auto overflow_warning = [&out, &series, workers](std::string_view sums, std::string_view unused) {
       out.warnings.push_back(
           fmt::format("{} at {} workers: the runs' {} summed exceed 292 years of nanoseconds (int64); {} not used",
-                      g.series, g.workers, sums, unused));
+                      series, workers, sums, unused));
     };
     if (traces_overflow) {
       g.traces.reset();
