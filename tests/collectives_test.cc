@@ -206,6 +206,23 @@ TEST(CollectiveMatch, HostClocksAlignOnEndTimes) {
   }
 }
 
+// A group whose other members were not loaded is still placed by its member list and the node map:
+// rank 1 shares rank 0's node with 2 ranks per node, not with 1. A loaded member placed by its host
+// name leaves the call unlabelled ("node 0" and a host name cannot be compared).
+TEST(CollectiveMatch, IncompleteCallsPlacedByTheMemberList) {
+  auto locality = [](int64_t gpus_per_node, const std::string& host) {
+    MatchOptions options;
+    options.gpus_per_node = gpus_per_node;
+    const CollectiveAnalysis a = match_collectives({rank(0, {call("allreduce", 0, 100)}, host)}, options);
+    EXPECT_EQ(a.calls.at(0).status, MatchStatus::kIncomplete);
+    return a.calls.at(0).locality;
+  };
+  EXPECT_EQ(locality(2, ""), "intra-node");
+  EXPECT_EQ(locality(1, ""), "inter-node");
+  EXPECT_EQ(locality(0, ""), "");
+  EXPECT_EQ(locality(2, "host-a"), "");
+}
+
 // The CLI makes each rank's rows compact as soon as the rank is read, in whatever order reading
 // finishes, and learns some ranks' numbers only at the end. That must give the report of the whole
 // rows taken in rank order, byte for byte.
@@ -475,6 +492,22 @@ TEST_F(CollectivesOnRealTraces, NcclParserConfigBandwidth) {
     }
   }
   EXPECT_TRUE(found);
+}
+
+// TraceLens' report (171dd747) labels every all-reduce of this rank intra_node: the group's members
+// [0, 1] on one node of 8 GPUs (the count of the trace's deviceProperties). scaleprof, given the same
+// node map, agrees for every call, although rank 1 was not loaded; 1 rank per node puts them apart.
+TEST_F(CollectivesOnRealTraces, NcclParserConfigLocalityAsTraceLens) {
+  const std::vector<RankCollectives> ranks = load("nccl_parser_config");
+  MatchOptions eight;
+  eight.gpus_per_node = 8;
+  MatchOptions one;
+  one.gpus_per_node = 1;
+  const CollectiveAnalysis a = match_collectives(ranks, eight);
+  ASSERT_EQ(a.calls.size(), 21u);
+  for (const MatchedCollective& m : a.calls) EXPECT_EQ(m.locality, "intra-node") << m.position;
+  for (const MatchedCollective& m : match_collectives(ranks, one).calls) EXPECT_EQ(m.locality, "inter-node");
+  for (const MatchedCollective& m : match_collectives(ranks).calls) EXPECT_EQ(m.locality, "");  // no node map
 }
 
 // Ranks 0 and 1 of a 128-rank job: SendRecv kernels without metadata, different sequences on the

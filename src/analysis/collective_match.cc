@@ -137,13 +137,27 @@ CollectiveAnalysis match_collectives(const CollectiveRows& rows, const MatchOpti
     // Ranks of the group that were not loaded.
     int64_t expected = g.size;
     int64_t missing = 0;
+    std::vector<int64_t> members;
     if (!g.ranks_text.empty()) {
-      const std::vector<int64_t> members = parse_rank_list(g.ranks_text).value_or(std::vector<int64_t>{});
+      members = parse_rank_list(g.ranks_text).value_or(std::vector<int64_t>{});
       expected = static_cast<int64_t>(members.size());
       for (int64_t r : members) missing += loaded.count(r) == 0 ? 1 : 0;
     } else if (g.size > 0) {
       missing = std::max<int64_t>(0, g.size - static_cast<int64_t>(g.calls.size()));
     }
+    // Where the group's calls run when some members were not loaded: the member list and the
+    // --gpus-per-node map still place every member (TraceLens labels such calls the same way). Not
+    // when a loaded member is placed by its host name: "node N" and host names cannot be compared.
+    const std::string incomplete_locality = [&]() -> std::string {
+      if (missing == 0 || members.empty() || options.gpus_per_node <= 0) return {};
+      std::set<int64_t> member_nodes;
+      for (int64_t r : members) {
+        auto it = by_rank.find(r);
+        if (it != by_rank.end() && !it->second->host.empty()) return {};
+        member_nodes.insert(r / options.gpus_per_node);
+      }
+      return member_nodes.size() > 1 ? "inter-node" : "intra-node";
+    }();
     // How calls line up: Seq, else (step, k-th in step), else k-th.
     bool all_seq = true;
     bool all_step = true;
@@ -229,6 +243,7 @@ CollectiveAnalysis match_collectives(const CollectiveRows& rows, const MatchOpti
       } else if (missing > 0) {
         m.status = MatchStatus::kIncomplete;
         m.reason = fmt::format("{} of the group's {} ranks were not loaded", missing, expected);
+        m.locality = incomplete_locality;
       } else {
         m.status = MatchStatus::kMatched;
       }
@@ -354,7 +369,8 @@ CollectiveAnalysis match_collectives(const CollectiveRows& rows, const MatchOpti
       m.algbw_gbps = static_cast<double>(m.bytes) / static_cast<double>(m.latency_ns);
       m.busbw_gbps = m.algbw_gbps * busbw_factor(m.type, n);
     }
-    // Intra- or inter-node: from the group's member list where the trace gives it.
+    // Intra- or inter-node: from the ranks that recorded the call; an incomplete call keeps what
+    // its group's member list gave above unless the recorded ranks already span nodes.
     std::set<std::string> spans;
     bool known = true;
     std::vector<int64_t> members;
