@@ -179,6 +179,24 @@ def show(v):
     return str(v)
 
 
+def compare_kernels(tl, sp, tally):
+    """Every collective kernel of every rank, paired or not: start (from the earliest of all ranks)
+    and duration. TraceLens' nccl_long against scaleprof's collective_ranks."""
+    long_rows = tl.get("nccl_long", [])
+    if not long_rows:
+        return
+    t0 = min(fnum(r["ts"]) for r in long_rows)
+    peer = sorted((int(r["rank"]), fnum(r["ts"]) - t0, fnum(r["dur"])) for r in long_rows)
+    ours = sorted((r["rank"], r["start_us"], r["duration_us"]) for r in sp.get("collective_ranks", []))
+    if len(ours) != len(peer):
+        tally.add("kernels per rank (count)", len(ours), len(peer))
+        return
+    for (r1, s1, d1), (r2, s2, d2) in zip(ours, peer):
+        tally.add("kernel of a rank: rank", r1, r2)
+        tally.add("kernel of a rank: start from the first (us)", s1, s2, tol=TIME_TOL_US)
+        tally.add("kernel of a rank: duration (us)", d1, d2, tol=TIME_TOL_US)
+
+
 def compare_calls(tl, sp, tally):
     """TraceLens' nccl_implicit_sync rows against scaleprof's collectives, keyed by (group, index)."""
     ours = {(c["group"], c["position"]): c for c in sp.get("collectives", []) if c["status"] != "unmatched"}
@@ -338,6 +356,7 @@ def report_case(name, files, tl_python, scaleprof, work):
         lines.append(f"TraceLens failed: `{error}`")
     lines.append(counts(tl, sp))
     tally = Tally()
+    compare_kernels(tl, sp, tally)
     ours_calls = compare_calls(tl, sp, tally)
     if tally.rows:
         lines.append("")
