@@ -25,6 +25,32 @@ TEST(ComputationFraction, NameRuleIsItwinaisRegex) {
   EXPECT_FALSE(is_computation_op_name("ProfilerStep*"));
 }
 
+TEST(ComputationFraction, CommunicationRuleIsItwinaisDeprecatedRegex) {
+  for (const char* name : {"nccl:all_reduce", "nccl:broadcast", "nccl:reduce", "nccl:reduce_scatter", "nccl:all_gather",
+                           "nccl:gather", "nccl:all_reduce_coalesced", "cudaStreamWaitEvent", "cudaStreamSynchronize"}) {
+    EXPECT_TRUE(is_communication_op_name(name)) << name;
+  }
+  for (const char* name : {"ncclKernel_AllReduce_RING_LL_Sum_float", "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+                           "gloo:all_reduce", "c10d::allreduce_", "record_param_comms", "nccl:send", "nccl:recv",
+                           "nccl:all_to_all", "cudaStreamQuery", "aten::mm"}) {
+    EXPECT_FALSE(is_communication_op_name(name)) << name;
+  }
+}
+
+// Both rules are applied to every row: the communication sum is kept beside the others.
+TEST(ComputationFraction, CommunicationSumFollowsTheDeprecatedRule) {
+  HostTraceBuilder b;
+  b.op("aten::mm", 100, 100, 1, 2);
+  b.op("nccl:all_reduce", 300, 100, 1, 3);
+  b.kernel("void at::native::gemm", 500, 30, 2);
+  b.kernel("ncclKernel_AllReduce", 600, 40, 3);  // 40 on nccl:all_reduce (communication), 40 on its own row
+  ComputationFraction f = computation_fraction(compute_operator_table(b.take()));
+  EXPECT_EQ(f.basis, FractionBasis::kDeviceSelf);
+  EXPECT_EQ(f.computation_ns, 60);
+  EXPECT_EQ(f.communication_ns, 40);
+  EXPECT_EQ(f.total_ns, 140);
+}
+
 // Device basis: rows are torch's, so an op's kernel time counts on the op row and the kernel row.
 TEST(ComputationFraction, DeviceSelfTimeExcludesProfilerStepFromTheDenominator) {
   HostTraceBuilder b;

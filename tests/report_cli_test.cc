@@ -220,6 +220,18 @@ TEST(ReportCli, ItwinaiNamesAndPlotFiles) {
   EXPECT_TRUE(fs::exists(own / "energy_per_epoch_plot.svg"));
   EXPECT_TRUE(fs::exists(own / "utilization_plot.svg"));
   EXPECT_FALSE(fs::exists(own / "gpu_energy_plot.svg"));
+  EXPECT_FALSE(fs::exists(plots / "computation_vs_communication_plot.svg"));
+
+  // itwinai's deprecated sixth plot and its table, only on --include-communication.
+  ScratchDir comm("report-cli-plot-dir-comm");
+  CliRun with = run("generate-scalability-report --include-communication --log-dir " + root.path() +
+                    " --experiment-name exp --run-names ddp-w1,ddp-w2,ddp-w4 --plot-file-suffix .svg --plot-dir " +
+                    comm.path());
+  ASSERT_EQ(with.exit_code, 0) << with.err;
+  EXPECT_NE(with.out.find("######## Communication Data Report ########"), std::string::npos) << with.out;
+  const std::string comm_plot = slurp(comm / "computation_vs_communication_plot.svg");
+  EXPECT_NE(comm_plot.find("communication (hatched)"), std::string::npos);
+  EXPECT_EQ(r.out.find("Communication Data Report"), std::string::npos);
 }
 
 // Opens `html` in headless Chromium; returns the DOM and puts the console messages in *console.

@@ -719,6 +719,47 @@ TEST(ScalabilityReport, ItwinaiCsvLayout) {
   EXPECT_NE(text.find("75.47"), std::string::npos);
 }
 
+// itwinai's deprecated --include-communication report: computation / (computation + communication) by
+// its NCCL name rule (utils.py calculate_comp_and_comm_time). Rows: aten::mm 600 us (computation),
+// nccl:all_reduce 300 us and cudaStreamSynchronize 50 us (communication), ncclKernel_AllReduce 50 us
+// (neither: the rule matches record_function names, not kernels), ProfilerStep* 1000 us (neither):
+// 600 / (600 + 350) = 63.157...%, while computation vs. other is 600 / 1000 = 60 %.
+TEST(ScalabilityReport, ItwinaiDeprecatedCommunicationReport) {
+  ScratchDir root("report-itwinai-comm");
+  root.write("epoch-time/epochtime_ddp_1N.csv", "epoch_id,time,name,nodes\n1,2,ddp,1\n2,1,ddp,1\n");
+  root.write("computation-data/ddp_4_0.csv",
+             ",name,node_id,self_cuda_time_total,cuda_time_total,cuda_time_total_str,calls,strategy,num_gpus,"
+             "global_rank\n0,ProfilerStep*,0,1000,0,,1,ddp,4,0\n1,aten::mm,0,600,0,,1,ddp,4,0\n"
+             "2,nccl:all_reduce,0,300,0,,1,ddp,4,0\n3,cudaStreamSynchronize,0,50,0,,1,ddp,4,0\n"
+             "4,ncclKernel_AllReduce_RING_LL_Sum_float,0,50,0,,1,ddp,4,0\n");
+  ScalabilityData data;
+  ScalabilityReadOptions read;
+  read.root = root.path();
+  auto loaded = read_scalability_data(read);
+  ASSERT_TRUE(loaded.ok());
+  data = std::move(loaded).value();
+  ScalabilityOptions options;
+  const ScalabilityAnalysis plain = analyse_scalability(data, options);
+  const ScaleGroup* g = find_group(plain, "ddp", 4);
+  ASSERT_NE(g, nullptr);
+  ASSERT_TRUE(g->computation.has_value());
+  EXPECT_EQ(g->computation->communication_ns, 350'000);
+  EXPECT_NEAR(g->computation_fraction, 0.6, 1e-12);
+  EXPECT_NEAR(g->computation_vs_communication, 600.0 / 950.0, 1e-12);
+  for (const ReportSection& s : scalability_sections(plain)) EXPECT_NE(s.key, "communication");
+
+  options.include_communication = true;
+  const ScalabilityAnalysis with = analyse_scalability(data, options);
+  const std::vector<ReportSection> sections = scalability_sections(with);
+  EXPECT_NEAR(table_value(sections, "computation_vs_communication", "ddp", 4, "computation_fraction_pct"),
+              600.0 / 950.0 * 100, 1e-9);
+  EXPECT_NEAR(table_value(sections, "computation_vs_communication", "ddp", 4, "communication_s"), 350e-6, 1e-15);
+  EXPECT_NEAR(table_value(sections, "computation_fraction", "ddp", 4, "computation_fraction_pct"), 60.0, 1e-9);
+  const std::string text = render_sections_text(sections, false);
+  EXPECT_NE(text.find("######## Communication Data Report ########"), std::string::npos) << text;
+  EXPECT_NE(text.find("63.16"), std::string::npos) << text;
+}
+
 TEST(ScalabilityReport, ItwinaiInconsistentProbingInterval) {
   ScratchDir root("report-itwinai-bad");
   root.write("epoch-time/epochtime_ddp_1N.csv", "epoch_id,time,name,nodes\n1,2,ddp,1\n2,1,ddp,1\n");

@@ -38,6 +38,9 @@ struct ComputationFraction {
   int64_t computation_ns = 0;    // self time of rows matching the ATen/c10/autograd rule
   int64_t total_ns = 0;          // self time of all rows
   int64_t profiler_step_ns = 0;  // self time of ProfilerStep* rows, excluded from the denominator
+  // Self time of rows matching itwinai's deprecated communication rule (is_communication_op_name):
+  // only its "computation vs communication" report (--include-communication) uses it.
+  int64_t communication_ns = 0;
   // computation / (total - profiler_step), in [0, 1]; NaN when the denominator is not positive.
   double fraction = std::numeric_limits<double>::quiet_NaN();
   // False when a pooled sum would leave int64 ns (many ranks of huge traces): the sums and the
@@ -47,6 +50,12 @@ struct ComputationFraction {
 
 // itwinai's name rule: the name contains "aten::", "c10::", "autograd::" or whitespace + "at::".
 bool is_computation_op_name(std::string_view name);
+
+// itwinai's deprecated communication rule (utils.py `calculate_comp_and_comm_time`, re.search):
+// the name contains "nccl:" followed by all_reduce, broadcast, reduce, all_gather, gather or
+// reduce_scatter, or "cudaStreamWaitEvent" / "cudaStreamSynchronize". Gloo and RCCL names do not match:
+// itwinai's report assumes NCCL, and so does this rule.
+bool is_communication_op_name(std::string_view name);
 
 // Pooled over several ranks' tables, as itwinai groups all ranks of a run. The basis is the device
 // one if any row of any table has self device time, else the CPU fallback.

@@ -124,6 +124,7 @@ void add_trace_metrics(importers::ScalabilityData* data, const TraceStageOptions
         c.computation_ns = f.computation_ns;
         c.total_ns = f.total_ns;
         c.profiler_step_ns = f.profiler_step_ns;
+        c.communication_ns = f.communication_ns;
         c.ranks = static_cast<int64_t>(tables.size());
         run.computation = c;
       } else {

@@ -222,6 +222,12 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
     if (g.computation) {
       const double denom = static_cast<double>(g.computation->total_ns - g.computation->profiler_step_ns);
       g.computation_fraction = denom > 0 ? static_cast<double>(g.computation->computation_ns) / denom : kNaN;
+      // itwinai adds 1e-10 s to its denominator; with no computation and no communication this is NaN
+      // instead of its 0.
+      const double comp_comm =
+          static_cast<double>(g.computation->computation_ns) + static_cast<double>(g.computation->communication_ns);
+      g.computation_vs_communication =
+          comp_comm > 0 ? static_cast<double>(g.computation->computation_ns) / comp_comm : kNaN;
     }
     g.epoch = sample_stats(std::move(kept));
     if (!util.empty()) g.utilization_pct = sample_stats(std::move(util)).mean;
@@ -248,6 +254,9 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
     out.warnings.emplace_back("Profiler traces have no GPU work (CPU-only runs): no GPU time split");
   }
   if (!data.runs.empty() && !any_computation) out.warnings.emplace_back("No computation data found");
+  if (!data.runs.empty() && !any_computation && options.include_communication) {
+    out.warnings.emplace_back("No communication data found");  // itwinai's line under --include-communication
+  }
 
   // Per series: scaling, Amdahl, loss attribution.
   std::map<std::string, std::vector<ScaleGroup*>> by_series;

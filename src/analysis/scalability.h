@@ -25,6 +25,8 @@ using importers::TraceSums;
 
 struct ScalabilityOptions {
   int skip_epochs = 1;  // warm-up epochs dropped from the start of every run
+  // itwinai's --include-communication: also show its deprecated computation-vs-communication report.
+  bool include_communication = false;
 };
 
 // One configuration: a strategy at a worker count and node count, repetitions pooled.
@@ -48,6 +50,9 @@ struct ScaleGroup {
   // itwinai's computation fraction (pooled sums)
   std::optional<ComputationSums> computation;
   double computation_fraction = kNaN;
+  // itwinai's deprecated "computation vs communication" (--include-communication): computation over
+  // computation + communication self time (ComputationSums::communication_ns).
+  double computation_vs_communication = kNaN;
 
   // Share of the summed GPU span; NaN without traces or device work.
   double trace_share(int64_t TraceSums::*part) const;

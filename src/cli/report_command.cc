@@ -93,8 +93,9 @@ void print_itwinai_notes(const ReportOptions& opt, const importers::ScalabilityD
   }
   if (opt.include_communication) {
     print_message(stderr, "note",
-                  "--include-communication: itwinai's communication report is deprecated; communication that is "
-                  "not hidden under computation is in \"Where Scaling Is Lost\" when profiler traces exist");
+                  "--include-communication: itwinai's communication report is deprecated (it counts operators by "
+                  "NCCL names); communication that is not hidden under computation is measured in \"Where Scaling "
+                  "Is Lost\" when profiler traces exist");
   }
   const std::string rule(38, '-');
   print_message(stderr, "", rule + "DISCLAIMER" + rule);
@@ -177,6 +178,7 @@ int run_report(const ReportOptions& opt) {
   analysis::add_trace_metrics(&data, trace_options);
   analysis::ScalabilityOptions options;
   options.skip_epochs = opt.skip_epochs;
+  options.include_communication = opt.include_communication;
   const analysis::ScalabilityAnalysis analysis = analysis::analyse_scalability(data, options);
 
   for (const std::string& e : analysis.errors) print_message(stderr, "error", e);
@@ -338,7 +340,7 @@ void setup_report_command(CLI::App& app, int* exit_code) {
     add_plot_options(cmd, *opt);
     cmd->add_flag("--no-warnings,!--no-no-warnings", opt->no_warnings, "Print no warnings and no disclaimer");
     cmd->add_flag("--include-communication,!--no-include-communication", opt->include_communication,
-                  "Accepted for itwinai (its communication report is deprecated)");
+                  "Also itwinai's deprecated computation-vs-communication report and plot (NCCL names)");
     cmd->add_flag("--do-backup,!--no-do-backup", opt->do_backup,
                   "Also save the report's tables as CSV under --backup-root-dir");
     cmd->add_option("--backup-root-dir", opt->backup_root_dir, "Folder for --do-backup")->capture_default_str();

@@ -87,6 +87,9 @@ void add_profiling_rows(const CsvFile& csv, const std::function<ComputationSums&
     if (analysis::is_computation_op_name(name)) {
       overflow |= __builtin_add_overflow(next.computation_ns, ns, &next.computation_ns);
     }
+    if (analysis::is_communication_op_name(name)) {
+      overflow |= __builtin_add_overflow(next.communication_ns, ns, &next.communication_ns);
+    }
     if (overflow) {
       errors->push_back(
           fmt::format("{}:{}: the sum of self_cuda_time_total overflows; line skipped", csv.path, csv.lines[r]));

@@ -38,6 +38,7 @@ struct ComputationSums {
   int64_t computation_ns = 0;
   int64_t total_ns = 0;
   int64_t profiler_step_ns = 0;
+  int64_t communication_ns = 0;  // itwinai's deprecated communication rule (--include-communication)
   int64_t ranks = 0;
 };
 
@@ -84,6 +85,7 @@ inline bool add_checked(ComputationSums* into, const ComputationSums& from) {
   const bool exact = scaleprof::add_checked(&s.computation_ns, from.computation_ns) &&
                      scaleprof::add_checked(&s.total_ns, from.total_ns) &&
                      scaleprof::add_checked(&s.profiler_step_ns, from.profiler_step_ns) &&
+                     scaleprof::add_checked(&s.communication_ns, from.communication_ns) &&
                      scaleprof::add_checked(&s.ranks, from.ranks);
   if (exact) *into = s;
   return exact;

@@ -123,6 +123,34 @@ PlotSpec bar_spec(const ScalabilityAnalysis& a, const std::map<std::string, int>
   return p;
 }
 
+// A share in [0, 1] per configuration as stacked bars: one group per strategy, one bar per worker count.
+PlotSpec stacked_spec(const ScalabilityAnalysis& a, const std::map<std::string, int>& colors, const char* stem,
+                      const char* title, const char* ylabel, double ScaleGroup::*field) {
+  PlotSpec p;
+  p.stem = stem;
+  p.title = title;
+  p.xlabel = "";  // the group titles (strategies) sit where the label would
+  p.ylabel = ylabel;
+  p.kind = PlotKind::kStacked;
+  p.y_min = 0;
+  p.y_max = 1.1;
+  std::map<std::string, std::vector<std::pair<int64_t, double>>> by_series;
+  for (const ScaleGroup& g : a.groups) {
+    if (!std::isnan(g.*field)) by_series[g.series].emplace_back(g.workers, g.*field);
+  }
+  for (const auto& [name, list] : by_series) {
+    PlotSeries s;
+    s.name = name;
+    s.color = colors.at(name);
+    for (const auto& [w, f] : list) {
+      s.x.push_back(static_cast<double>(w));
+      s.y.push_back(f);
+    }
+    p.series.push_back(std::move(s));
+  }
+  return p;
+}
+
 // Bus bandwidth vs. message size: per group with matched collectives of known size and bandwidth, one
 // line per collective type through the median bandwidth at each size (repetitions pooled). Sizes on a
 // log2 axis with binary prefixes (KiB, MiB), as DDP buckets and nccl-tests sizes are powers of two.
@@ -354,29 +382,20 @@ std::vector<PlotSpec> scalability_plot_specs(const ScalabilityAnalysis& a, PlotN
                            &ScaleGroup::energy_wh_per_epoch));
   }
   if (any_comp) {
-    PlotSpec p;
-    p.stem = "computation_vs_other_plot";
-    p.title = "Computation (ATen, c10, autograd) vs. other: number of workers, grouped by strategy";
-    p.xlabel = "";  // the group titles (strategies) sit where the label would
-    p.ylabel = "Share of self time";
-    p.kind = PlotKind::kStacked;
-    p.y_min = 0;
-    p.y_max = 1.1;
-    std::map<std::string, std::vector<std::pair<int64_t, double>>> by_series;
-    for (const ScaleGroup& g : a.groups) {
-      if (!std::isnan(g.computation_fraction)) by_series[g.series].emplace_back(g.workers, g.computation_fraction);
-    }
-    for (const auto& [name, list] : by_series) {
-      PlotSeries s;
-      s.name = name;
-      s.color = colors.at(name);
-      for (const auto& [w, f] : list) {
-        s.x.push_back(static_cast<double>(w));
-        s.y.push_back(f);
-      }
-      p.series.push_back(std::move(s));
-    }
+    PlotSpec p = stacked_spec(a, colors, "computation_vs_other_plot",
+                              "Computation (ATen, c10, autograd) vs. other: number of workers, grouped by strategy",
+                              "Share of self time", &ScaleGroup::computation_fraction);
     out.push_back(std::move(p));
+  }
+  if (any_comp && a.options.include_communication) {
+    // itwinai's deprecated plot, drawn only on its --include-communication, under its file name.
+    PlotSpec p =
+        stacked_spec(a, colors, "computation_vs_communication_plot",
+                     "Computation vs. communication (itwinai's deprecated NCCL rule): number of workers, "
+                     "grouped by strategy",
+                     "Share of computation + communication self time", &ScaleGroup::computation_vs_communication);
+    p.stacked_rest = "communication";
+    if (!p.series.empty()) out.push_back(std::move(p));
   }
   add_bandwidth_spec(a, &out);
   add_rank_wait_spec(a, &out);
@@ -477,7 +496,7 @@ std::string gnuplot_script(const PlotSpec& spec, const std::string& suffix, cons
           "$c{} using 1:2 with boxes fs solid 0.85 border rgb '#333333' lc rgb '{}' title {}, "
           "$c{} using 1:($2 + 0.05):3 with labels boxed font ',12' notitle",
           i ? ", \\\n     " : "", i, i % 2 == 0 ? 4 : 5,
-          i == 0 ? "title " + gp_quote("other (hatched)") : std::string("notitle"), i, color_of(ps),
+          i == 0 ? "title " + gp_quote(spec.stacked_rest + " (hatched)") : std::string("notitle"), i, color_of(ps),
           gp_quote(ps.name + " computation"), i);
     }
     s += "set xtics (" + tics + ")\n";

@@ -47,6 +47,7 @@ struct PlotSpec {
   // labelled with y as a percentage.
   std::vector<std::string> categories;
   std::vector<PlotSeries> series;
+  std::string stacked_rest = "other";  // stacked: the key entry of the hatched part, "(hatched)" added
 };
 
 // Which file names: scaleprof's (`scaleprof report`), or itwinai's (`generate-scalability-report`),

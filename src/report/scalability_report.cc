@@ -264,6 +264,39 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
     out.push_back(std::move(s));
   }
 
+  // itwinai's deprecated computation vs. communication, only on its --include-communication
+  if (any_comp && a.options.include_communication) {
+    ReportSection s;
+    s.key = "communication";
+    s.title = "Communication Data Report";
+    s.notes.push_back(
+        "itwinai's deprecated computation vs. communication: ATen/c10/autograd self time over that plus the self "
+        "time of operators named nccl:all_reduce, nccl:broadcast, nccl:reduce, nccl:all_gather, nccl:gather, "
+        "nccl:reduce_scatter, cudaStreamWaitEvent or cudaStreamSynchronize (its NCCL-only rule: gloo and RCCL "
+        "names do not match). itwinai deprecated it as unreliable; with profiler traces, communication not "
+        "hidden under computation is measured in \"Where Scaling Is Lost\".");
+    Table t;
+    t.title = "Computation vs. communication";
+    t.columns = {{"strategy", "Strategy"},
+                 {"num_gpus", "Workers"},
+                 {"computation_fraction_pct", "Computation fraction (%)"},
+                 {"computation_s", "Computation (s)"},
+                 {"communication_s", "Communication (s)"},
+                 {"ranks", "Ranks"},
+                 {"basis", "Basis"}};
+    for (const ScaleGroup& g : a.groups) {
+      if (!g.computation) continue;
+      const ComputationSums& c = *g.computation;
+      t.add_row({g.series, g.workers, pct(g.computation_vs_communication),
+                 Cell(static_cast<double>(c.computation_ns) / 1e9, 6),
+                 Cell(static_cast<double>(c.communication_ns) / 1e9, 6), c.ranks,
+                 std::string(analysis::fraction_basis_name(c.basis))});
+    }
+    s.table_keys = {"computation_vs_communication"};
+    s.tables = {std::move(t)};
+    out.push_back(std::move(s));
+  }
+
   // Where scaling is lost
   bool any_loss = false;
   for (const SeriesResult& sr : a.series) any_loss |= sr.has_loss();
