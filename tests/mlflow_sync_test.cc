@@ -231,6 +231,8 @@ TEST_F(SyncFiles, PlanOfARecordedRun) {
   EXPECT_EQ(params.at("global_rank"), "1");
   EXPECT_EQ(params.at("global_world_size"), "2");
   EXPECT_EQ(params.at("host"), "n1");
+  // rank.json has no gpu_interval_ns (recorded before it was kept): the samples' 1 s spacing.
+  EXPECT_EQ(params.at("probing_interval"), "1");
   std::map<std::string, std::vector<std::tuple<int64_t, double, int64_t>>> series;
   for (const MetricValue& m : plan.workers[1].metrics) series[m.key].emplace_back(m.step, m.value, m.timestamp_ms);
   using P = std::tuple<int64_t, double, int64_t>;

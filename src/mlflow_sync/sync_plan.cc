@@ -48,6 +48,34 @@ void add_probing_interval(RunPlan* plan, std::optional<int64_t> interval_ns) {
   add_param(plan, "probing_interval", fmt::format("{}", static_cast<double>(*interval_ns) / 1e9));
 }
 
+// The monitor's interval as its samples show it, for runs recorded before rank.json kept
+// gpu_interval_ns: the median spacing of consecutive samples of one device, to the millisecond (the
+// monitor's own jitter is well under that). None with fewer than two samples on every device.
+std::optional<int64_t> sampled_interval_ns(const std::vector<collect::GpuSample>& samples) {
+  std::map<int64_t, int64_t> last;  // device -> time of its previous sample
+  std::vector<int64_t> gaps;
+  for (const collect::GpuSample& s : samples) {
+    auto [it, first] = last.emplace(s.device, s.time_unix_ns);
+    if (!first) {
+      int64_t gap = 0;
+      if (!__builtin_sub_overflow(s.time_unix_ns, it->second, &gap) && gap > 0) gaps.push_back(gap);
+      it->second = s.time_unix_ns;
+    }
+  }
+  if (gaps.empty()) return std::nullopt;
+  std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2), gaps.end());
+  const int64_t median = gaps[gaps.size() / 2];
+  const int64_t ms = (median + 500'000) / 1'000'000;
+  return ms > 0 ? std::optional<int64_t>(ms * 1'000'000) : std::nullopt;
+}
+
+// The recorded interval, else the one the samples show.
+std::optional<int64_t> probing_interval_ns(std::optional<int64_t> recorded,
+                                           const std::vector<collect::GpuSample>& gpu) {
+  if (recorded && *recorded > 0) return recorded;
+  return sampled_interval_ns(gpu);
+}
+
 // GPU samples under itwinai's names (gpu_utilization_percent, gpu_power_W) and scaleprof's for the
 // rest; the step is the sample's index on its device, as itwinai counts. The first device of the
 // series keeps the plain names, others get a "_dev<N>" suffix (itwinai monitors one GPU per worker).
@@ -84,7 +112,8 @@ RunPlan plan_worker(const collect::RunData& run, const collect::RankData& rank, 
   add_param(&p, "global_rank", std::optional<int64_t>(rank.rank));
   const int64_t world = run.world_size();
   add_param(&p, "global_world_size", world > 0 ? std::optional<int64_t>(world) : std::nullopt);
-  if (info != nullptr && !rank.gpu.empty()) add_probing_interval(&p, info->gpu_interval_ns);
+  if (!rank.gpu.empty())
+    add_probing_interval(&p, probing_interval_ns(info != nullptr ? info->gpu_interval_ns : std::nullopt, rank.gpu));
   if (info != nullptr) {
     add_param(&p, "local_rank", info->local_rank);
     add_param(&p, "node_rank", info->node_rank);
@@ -193,7 +222,9 @@ TrainingPlan plan_training(const collect::RunData& run) {
       }
     }
     add_gpu_metrics(target, node.gpu);
-    if (info != nullptr && !node.gpu.empty()) add_probing_interval(target, info->gpu_interval_ns);
+    if (!node.gpu.empty())
+      add_probing_interval(target,
+                           probing_interval_ns(info != nullptr ? info->gpu_interval_ns : std::nullopt, node.gpu));
     add_file(&p, node.dir, collect::kGpuCsv, "scaleprof/" + collect::node_dir_name(node.host));
   }
   return plan;
