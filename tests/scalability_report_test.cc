@@ -760,6 +760,30 @@ TEST(ScalabilityReport, ItwinaiDeprecatedCommunicationReport) {
   EXPECT_NE(text.find("63.16"), std::string::npos) << text;
 }
 
+// Issue 7 item 7: each self time is within bounds (1e12 us), but 9,225 of them pass int64 ns: the
+// first 9,223 rows are summed (9.223e18 ns), each row after is skipped with an error naming its line,
+// never wrapped into a negative sum.
+TEST(ScalabilityReport, ItwinaiProfilingSumsPastInt64SkipTheLine) {
+  ScratchDir root("report-itwinai-overflow");
+  root.write("epoch-time/epochtime_ddp_1N.csv", "epoch_id,time,name,nodes\n1,2,ddp,1\n2,1,ddp,1\n");
+  std::string csv =
+      ",name,node_id,self_cuda_time_total,cuda_time_total,cuda_time_total_str,calls,strategy,num_gpus,"
+      "global_rank\n";
+  for (int i = 0; i < 9225; ++i) csv += std::to_string(i) + ",aten::mm,0,1e12,0,,1,ddp,4,0\n";
+  root.write("computation-data/ddp_4_0.csv", csv);
+  ScalabilityData data;
+  const ScalabilityAnalysis a = analyse(root.path(), 1, &data);
+  const ScaleGroup* g = find_group(a, "ddp", 4);
+  ASSERT_NE(g, nullptr);
+  ASSERT_TRUE(g->computation.has_value());
+  EXPECT_EQ(g->computation->total_ns, INT64_C(9'223'000'000'000'000'000));
+  EXPECT_EQ(g->computation->computation_ns, INT64_C(9'223'000'000'000'000'000));
+  EXPECT_TRUE(contains(a.errors, root / "computation-data/ddp_4_0.csv" +
+                                     ":9225: the sum of self_cuda_time_total overflows; line skipped"));
+  EXPECT_TRUE(contains(a.errors, root / "computation-data/ddp_4_0.csv" +
+                                     ":9226: the sum of self_cuda_time_total overflows; line skipped"));
+}
+
 TEST(ScalabilityReport, ItwinaiInconsistentProbingInterval) {
   ScratchDir root("report-itwinai-bad");
   root.write("epoch-time/epochtime_ddp_1N.csv", "epoch_id,time,name,nodes\n1,2,ddp,1\n2,1,ddp,1\n");

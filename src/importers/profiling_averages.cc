@@ -80,22 +80,16 @@ void add_profiling_rows(const CsvFile& csv, const std::function<ComputationSums&
     // Exact: self_us <= 1e12, so ns <= 1e15 < 2^53. The sums are checked all the same.
     const auto ns = static_cast<int64_t>(std::llround(self_us * 1000.0));
     const std::string& name = row[c[0]];
-    ComputationSums next = sums;
-    bool overflow = __builtin_add_overflow(next.total_ns, ns, &next.total_ns);
-    if (name.starts_with("ProfilerStep"))
-      overflow |= __builtin_add_overflow(next.profiler_step_ns, ns, &next.profiler_step_ns);
-    if (analysis::is_computation_op_name(name)) {
-      overflow |= __builtin_add_overflow(next.computation_ns, ns, &next.computation_ns);
-    }
-    if (analysis::is_communication_op_name(name)) {
-      overflow |= __builtin_add_overflow(next.communication_ns, ns, &next.communication_ns);
-    }
-    if (overflow) {
+    ComputationSums row_sums;
+    row_sums.total_ns = ns;
+    if (name.starts_with("ProfilerStep")) row_sums.profiler_step_ns = ns;
+    if (analysis::is_computation_op_name(name)) row_sums.computation_ns = ns;
+    if (analysis::is_communication_op_name(name)) row_sums.communication_ns = ns;
+    if (!add_checked(&sums, row_sums)) {  // all or nothing
       errors->push_back(
           fmt::format("{}:{}: the sum of self_cuda_time_total overflows; line skipped", csv.path, csv.lines[r]));
       continue;
     }
-    sums = next;
     if (ranks_seen.insert({key.strategy, gpus, rank}).second) ++sums.ranks;
   }
 }
