@@ -28,6 +28,44 @@ Cell nodes_cell(int64_t nodes) {
   return nodes > 0 ? Cell(nodes) : Cell::null();
 }
 
+// The names of a section with one table.
+struct SectionNames {
+  const char* key;
+  const char* title;
+  const char* table_title;
+  const char* table_key;
+};
+
+// A section of one row per configuration with itwinai's operator self-time sums: the fraction, the
+// given sums in seconds, the ranks pooled and the basis.
+ReportSection fraction_section(const ScalabilityAnalysis& a, const SectionNames& names, std::string note,
+                               double ScaleGroup::*fraction,
+                               const std::vector<std::pair<Column, int64_t ComputationSums::*>>& sums) {
+  ReportSection s;
+  s.key = names.key;
+  s.title = names.title;
+  s.notes.push_back(std::move(note));
+  Table t;
+  t.title = names.table_title;
+  t.columns = {
+      {"strategy", "Strategy"}, {"num_gpus", "Workers"}, {"computation_fraction_pct", "Computation fraction (%)"}};
+  for (const auto& [column, field] : sums) t.columns.push_back(column);
+  t.columns.push_back({"ranks", "Ranks"});
+  t.columns.push_back({"basis", "Basis"});
+  for (const ScaleGroup& g : a.groups) {
+    if (!g.computation) continue;
+    const ComputationSums& c = *g.computation;
+    std::vector<Cell> row = {g.series, g.workers, pct(g.*fraction)};
+    for (const auto& [column, field] : sums) row.emplace_back(static_cast<double>(c.*field) / 1e9, 6);
+    row.emplace_back(c.ranks);
+    row.emplace_back(std::string(analysis::fraction_basis_name(c.basis)));
+    t.add_row(std::move(row));
+  }
+  s.table_keys = {names.table_key};
+  s.tables = {std::move(t)};
+  return s;
+}
+
 }  // namespace
 
 std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
@@ -231,70 +269,33 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
     out.push_back(std::move(s));
   }
 
-  // itwinai's computation fraction
+  // itwinai's computation fraction, and its deprecated computation vs. communication (only on its
+  // --include-communication)
   bool any_comp = false;
   for (const ScaleGroup& g : a.groups) any_comp |= g.computation.has_value();
   if (any_comp) {
-    ReportSection s;
-    s.key = "computation";
-    s.title = "Computation Data Report";
-    s.notes.push_back(
+    out.push_back(fraction_section(
+        a, {"computation", "Computation Data Report", "Computation vs. other", "computation_fraction"},
         "itwinai's computation fraction: self device time of ATen/c10/autograd operators over all self device "
         "time minus ProfilerStep*, all ranks pooled (cpu_self_time basis: the same rule on CPU self time, for "
-        "traces without device time).");
-    Table t;
-    t.title = "Computation vs. other";
-    t.columns = {{"strategy", "Strategy"},
-                 {"num_gpus", "Workers"},
-                 {"computation_fraction_pct", "Computation fraction (%)"},
-                 {"computation_s", "Computation (s)"},
-                 {"total_s", "Total self time (s)"},
-                 {"profiler_step_s", "ProfilerStep* (s)"},
-                 {"ranks", "Ranks"},
-                 {"basis", "Basis"}};
-    for (const ScaleGroup& g : a.groups) {
-      if (!g.computation) continue;
-      const ComputationSums& c = *g.computation;
-      t.add_row({g.series, g.workers, pct(g.computation_fraction), Cell(static_cast<double>(c.computation_ns) / 1e9, 6),
-                 Cell(static_cast<double>(c.total_ns) / 1e9, 6), Cell(static_cast<double>(c.profiler_step_ns) / 1e9, 6),
-                 c.ranks, std::string(analysis::fraction_basis_name(c.basis))});
-    }
-    s.table_keys = {"computation_fraction"};
-    s.tables = {std::move(t)};
-    out.push_back(std::move(s));
+        "traces without device time).",
+        &ScaleGroup::computation_fraction,
+        {{{"computation_s", "Computation (s)"}, &ComputationSums::computation_ns},
+         {{"total_s", "Total self time (s)"}, &ComputationSums::total_ns},
+         {{"profiler_step_s", "ProfilerStep* (s)"}, &ComputationSums::profiler_step_ns}}));
   }
-
-  // itwinai's deprecated computation vs. communication, only on its --include-communication
   if (any_comp && a.options.include_communication) {
-    ReportSection s;
-    s.key = "communication";
-    s.title = "Communication Data Report";
-    s.notes.push_back(
+    out.push_back(fraction_section(
+        a,
+        {"communication", "Communication Data Report", "Computation vs. communication", "computation_vs_communication"},
         "itwinai's deprecated computation vs. communication: ATen/c10/autograd self time over that plus the self "
         "time of operators named nccl:all_reduce, nccl:broadcast, nccl:reduce, nccl:all_gather, nccl:gather, "
         "nccl:reduce_scatter, cudaStreamWaitEvent or cudaStreamSynchronize (its NCCL-only rule: gloo and RCCL "
         "names do not match). itwinai deprecated it as unreliable; with profiler traces, communication not "
-        "hidden under computation is measured in \"Where Scaling Is Lost\".");
-    Table t;
-    t.title = "Computation vs. communication";
-    t.columns = {{"strategy", "Strategy"},
-                 {"num_gpus", "Workers"},
-                 {"computation_fraction_pct", "Computation fraction (%)"},
-                 {"computation_s", "Computation (s)"},
-                 {"communication_s", "Communication (s)"},
-                 {"ranks", "Ranks"},
-                 {"basis", "Basis"}};
-    for (const ScaleGroup& g : a.groups) {
-      if (!g.computation) continue;
-      const ComputationSums& c = *g.computation;
-      t.add_row({g.series, g.workers, pct(g.computation_vs_communication),
-                 Cell(static_cast<double>(c.computation_ns) / 1e9, 6),
-                 Cell(static_cast<double>(c.communication_ns) / 1e9, 6), c.ranks,
-                 std::string(analysis::fraction_basis_name(c.basis))});
-    }
-    s.table_keys = {"computation_vs_communication"};
-    s.tables = {std::move(t)};
-    out.push_back(std::move(s));
+        "hidden under computation is measured in \"Where Scaling Is Lost\".",
+        &ScaleGroup::computation_vs_communication,
+        {{{"computation_s", "Computation (s)"}, &ComputationSums::computation_ns},
+         {{"communication_s", "Communication (s)"}, &ComputationSums::communication_ns}}));
   }
 
   // Where scaling is lost
