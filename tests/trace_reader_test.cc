@@ -232,6 +232,34 @@ TEST(KinetoReader, EscapedAndPlainStringsReadTheSame) {
   }
 }
 
+// Found by a 30-minute fuzz run: after the events array, a key holding raw control characters (and
+// another holding invalid UTF-8) was accepted when a window cut left those keys to the envelope
+// scanner, and rejected when one window held them (simdjson's stage 1 checks them): whether a file
+// read depended on the window size. Both are errors at every size now; valid keys still read.
+TEST(KinetoReader, KeysAfterTheEventsAreCheckedAsInsideAWindow) {
+  TempDir dir;
+  const std::string head =
+      "{\"traceEvents\": [\n{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, "
+      "\"dur\": 2}\n],\n";
+  const std::string control = dir.write("control.json", head + std::string("\"d\0\0\0ay\": \"ms\"}", 13));
+  const std::string bad_utf8 = dir.write("utf8.json", head + "\"displayTime\xff\xffUnit\": \"ms\"}");
+  const std::string overlong = dir.write("overlong.json", head + "\"k\xC0\xAF\": 1}");
+  const std::string good = dir.write("good.json", head + "\"h\xC3\xA9te\xF0\x9F\x98\x80\": \"\xE2\x82\xAC\"}");
+  for (size_t window : {0, 16, 50, 80, 97, 4096}) {
+    ParseOptions options;
+    options.window_bytes = window;
+    auto c = read_kineto_trace(control, options);
+    ASSERT_FALSE(c.ok()) << window;
+    auto u = read_kineto_trace(bad_utf8, options);
+    ASSERT_FALSE(u.ok()) << window;
+    EXPECT_NE(u.error().message.find("invalid UTF-8"), std::string::npos) << window << ": " << u.error().message;
+    EXPECT_FALSE(read_kineto_trace(overlong, options).ok()) << window;
+    auto g = read_kineto_trace(good, options);
+    ASSERT_TRUE(g.ok()) << window << ": " << g.error().message;
+    EXPECT_EQ(g.value().events.size(), 1u) << window;
+  }
+}
+
 // Kineto's own layout breaks every event over several lines, so windows end inside events, flow
 // events the reader leaves after their "ph" among them. Every window size from 40 to 700 bytes must
 // give the tables of the whole read. (The cut that once made the next window start at a flow

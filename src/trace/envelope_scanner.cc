@@ -30,8 +30,39 @@ EnvelopeScanner::Event EnvelopeScanner::end_value() {
   return Event::kMember;
 }
 
+bool EnvelopeScanner::valid_utf8_byte(unsigned char c) {
+  if (utf8_due_ > 0) {
+    if (c < utf8_lo_ || c > utf8_hi_) return false;
+    --utf8_due_;
+    utf8_lo_ = 0x80;
+    utf8_hi_ = 0xBF;
+    return true;
+  }
+  if (c < 0x80) return true;
+  if (c >= 0xC2 && c <= 0xDF) {
+    utf8_due_ = 1;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    utf8_due_ = 2;
+    if (c == 0xE0) utf8_lo_ = 0xA0;  // no overlong forms
+    if (c == 0xED) utf8_hi_ = 0x9F;  // no surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    utf8_due_ = 3;
+    if (c == 0xF0) utf8_lo_ = 0x90;  // no overlong forms
+    if (c == 0xF4) utf8_hi_ = 0x8F;  // nothing past U+10FFFF
+  } else {
+    return false;
+  }
+  return true;
+}
+
 EnvelopeScanner::Event EnvelopeScanner::feed(char c, uint64_t offset) {
   consumed_ = true;
+  if (!valid_utf8_byte(static_cast<unsigned char>(c))) return fail("invalid UTF-8");
+  // Inside a string, JSON wants every control character escaped (simdjson's stage 1 rejects them).
+  const bool in_a_string = state_ == State::kInKey || (state_ == State::kInValue && in_string_);
+  if (in_a_string && static_cast<unsigned char>(c) < 0x20) {
+    return fail("invalid JSON: unescaped control character in a string");
+  }
   switch (state_) {
     case State::kStart:
       if (is_space(c)) return Event::kNone;

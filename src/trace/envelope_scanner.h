@@ -59,6 +59,10 @@ class EnvelopeScanner {
   static bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
   Event fail(std::string why);
   Event end_value();
+  // Checks `c` as the next byte of UTF-8 text (RFC 3629: no overlong forms, surrogates or code points
+  // past U+10FFFF): the envelope is held to what simdjson checks inside a window, so where a window
+  // is cut never changes whether a file reads.
+  bool valid_utf8_byte(unsigned char c);
   void keep(char c);
 
   size_t value_cap_;
@@ -77,6 +81,10 @@ class EnvelopeScanner {
   uint64_t value_offset_ = 0;
   uint64_t value_bytes_ = 0;
   std::string error_;
+  // The UTF-8 sequence in progress: continuation bytes still due, and the range the next must lie in.
+  int utf8_due_ = 0;
+  unsigned char utf8_lo_ = 0x80;
+  unsigned char utf8_hi_ = 0xBF;
 };
 
 }  // namespace scaleprof::trace
