@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Scale benchmark of `scaleprof trace collectives`: 64, 256 and 1,024 ranks made from one real trace.
+"""Scale benchmark of `scaleprof trace collectives` (or `--report stragglers|summary`): 64, 256 and 1,024
+ranks made from one real trace.
 
 Each rank's file is the shared NCCL trace (../shared/traces/hta/nccl_parser_config) with its own
 rank, a process group spanning all ranks, and its clock shifted by a per-rank delay (a different
@@ -9,7 +10,7 @@ Reports wall time, peak RSS and throughput per reading thread for each rank coun
 one rank alone, as the issue's acceptance asks: peak RSS at 1,024 ranks within 1.25x of 64 ranks,
 and throughput per thread no lower than for one rank.
 
-    python3 bench/collectives_scale.py [--ranks 64,256,1024] [--threads 2] [--keep 0.25] [--report stragglers]
+    python3 bench/collectives_scale.py [--ranks 64,256,1024] [--threads 2] [--keep 0.25] [--report stragglers|summary]
 
 --keep thins the non-collective events (default: a quarter of them, ~2.5 MB per rank) so the
 biggest case fits a small machine's disk and time; all collective kernels and steps are kept.
@@ -74,7 +75,7 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--keep", type=float, default=0.25)
     parser.add_argument("--scaleprof", default=str(REPO / "build" / "scaleprof"))
-    parser.add_argument("--report", choices=["collectives", "stragglers"], default="collectives")
+    parser.add_argument("--report", choices=["collectives", "stragglers", "summary"], default="collectives")
     args = parser.parse_args()
     if not BASE.is_file():
         sys.exit(f"skipped: {BASE} not found")

@@ -1,5 +1,7 @@
 #include "analysis/computation_fraction.h"
 
+#include <algorithm>
+
 #include "core/checked_sum.h"
 
 namespace scaleprof::analysis {
@@ -40,25 +42,37 @@ bool is_communication_op_name(std::string_view name) {
   return false;
 }
 
-ComputationFraction computation_fraction(const std::vector<const OperatorTable*>& tables) {
-  ComputationFraction out;
-  out.basis = FractionBasis::kCpuSelf;
-  for (const OperatorTable* t : tables) {
-    for (const OperatorRow& row : t->rows) {
-      if (row.self_device_ns > 0) out.basis = FractionBasis::kDeviceSelf;
-    }
+FractionParts fraction_parts(const OperatorTable& table) {
+  FractionParts out;
+  auto add = [](FractionSums* sums, const OperatorRow& row, int64_t v) {
+    if (!sums->exact) return;
+    bool exact = add_checked(&sums->total_ns, v);
+    if (row.name == "ProfilerStep*") exact &= add_checked(&sums->profiler_step_ns, v);
+    if (is_computation_op_name(row.name)) exact &= add_checked(&sums->computation_ns, v);
+    if (is_communication_op_name(row.name)) exact &= add_checked(&sums->communication_ns, v);
+    sums->exact = exact;
+  };
+  for (const OperatorRow& row : table.rows) {
+    if (row.self_device_ns > 0) out.has_device_self = true;
+    add(&out.device, row, self_time(row, FractionBasis::kDeviceSelf));
+    add(&out.cpu, row, self_time(row, FractionBasis::kCpuSelf));
   }
-  for (const OperatorTable* t : tables) {
-    for (const OperatorRow& row : t->rows) {
-      const int64_t v = self_time(row, out.basis);
-      bool exact = add_checked(&out.total_ns, v);
-      if (row.name == "ProfilerStep*") exact &= add_checked(&out.profiler_step_ns, v);
-      if (is_computation_op_name(row.name)) exact &= add_checked(&out.computation_ns, v);
-      if (is_communication_op_name(row.name)) exact &= add_checked(&out.communication_ns, v);
-      if (!exact) {
-        out.exact = false;
-        return out;
-      }
+  return out;
+}
+
+ComputationFraction pooled_fraction(std::span<const FractionParts> ranks) {
+  ComputationFraction out;
+  out.basis = std::any_of(ranks.begin(), ranks.end(), [](const FractionParts& p) { return p.has_device_self; })
+                  ? FractionBasis::kDeviceSelf
+                  : FractionBasis::kCpuSelf;
+  for (const FractionParts& p : ranks) {
+    const FractionSums& s = out.basis == FractionBasis::kDeviceSelf ? p.device : p.cpu;
+    if (!s.exact || !add_checked(&out.total_ns, s.total_ns) ||
+        !add_checked(&out.profiler_step_ns, s.profiler_step_ns) ||
+        !add_checked(&out.computation_ns, s.computation_ns) ||
+        !add_checked(&out.communication_ns, s.communication_ns)) {
+      out.exact = false;
+      return out;
     }
   }
   const int64_t denominator = out.total_ns - out.profiler_step_ns;
@@ -66,8 +80,16 @@ ComputationFraction computation_fraction(const std::vector<const OperatorTable*>
   return out;
 }
 
+ComputationFraction computation_fraction(const std::vector<const OperatorTable*>& tables) {
+  std::vector<FractionParts> parts;
+  parts.reserve(tables.size());
+  for (const OperatorTable* t : tables) parts.push_back(fraction_parts(*t));
+  return pooled_fraction(parts);
+}
+
 ComputationFraction computation_fraction(const OperatorTable& table) {
-  return computation_fraction(std::vector<const OperatorTable*>{&table});
+  const FractionParts parts = fraction_parts(table);
+  return pooled_fraction(std::span<const FractionParts>(&parts, 1));
 }
 
 }  // namespace scaleprof::analysis

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -57,8 +58,28 @@ bool is_computation_op_name(std::string_view name);
 // itwinai's report assumes NCCL, and so does this rule.
 bool is_communication_op_name(std::string_view name);
 
-// Pooled over several ranks' tables, as itwinai groups all ranks of a run. The basis is the device
-// one if any row of any table has self device time, else the CPU fallback.
+// One table's sums under one basis; `exact` false when one would leave int64 ns.
+struct FractionSums {
+  int64_t computation_ns = 0;
+  int64_t total_ns = 0;
+  int64_t profiler_step_ns = 0;
+  int64_t communication_ns = 0;
+  bool exact = true;
+};
+
+// What the pooled fraction needs of one rank's table, under both bases (the pooled basis depends on
+// every rank): kept when ranks are streamed and their tables freed one by one.
+struct FractionParts {
+  FractionSums device;
+  FractionSums cpu;
+  bool has_device_self = false;  // some row has self device time > 0
+};
+
+FractionParts fraction_parts(const OperatorTable& table);
+
+// Pooled over several ranks, as itwinai groups all ranks of a run. The basis is the device one if any
+// row of any table has self device time, else the CPU fallback.
+ComputationFraction pooled_fraction(std::span<const FractionParts> ranks);
 ComputationFraction computation_fraction(const std::vector<const OperatorTable*>& tables);
 ComputationFraction computation_fraction(const OperatorTable& table);
 

@@ -15,6 +15,7 @@
 #include "cli/output.h"
 #include "report/partial_results.h"
 #include "report/trace_report.h"
+#include "report/trace_stream.h"
 
 namespace scaleprof::cli {
 
@@ -36,30 +37,26 @@ struct TraceOptions {
   double consecutive_kernel_delay_us = 30.0;
 };
 
-using ReportFn = report::TraceReport (*)(const trace::TraceSet&, const report::TraceReportOptions&);
-// Reports made from the compact per-rank rows alone: their ranks are streamed (read, reduced, freed).
-using RowsFn = report::TraceReport (*)(analysis::CollectiveRows, const report::TraceReportOptions&);
-
+// Every subcommand streams its ranks (report/trace_stream.h): each is read, reduced, freed.
 struct Subcommand {
   const char* name;
   const char* help;
-  ReportFn fn;
-  RowsFn rows_fn = nullptr;
+  // Made from the collective rows alone: a shard can write them (--partial) and reads only the files
+  // of its own ranks.
+  bool rows_only = false;
 };
 
 constexpr Subcommand kSubcommands[] = {
-    {"summary", "Every analysis below, for every rank", report::summary_report},
-    {"breakdown", "Temporal breakdown: idle / compute / non-compute GPU time", report::breakdown_report},
-    {"kernels", "Kernel-type breakdown and the top kernels per type", report::kernels_report},
-    {"idle", "Idle time per stream: host wait / kernel wait / other", report::idle_report},
-    {"overlap", "Communication/computation overlap per rank", report::overlap_report},
-    {"launch", "Kernel launch statistics: CPU duration, GPU duration, launch delay", report::launch_report},
-    {"ops", "Operator table, like torch.profiler key_averages().table()", report::ops_report},
-    {"steps", "ProfilerStep windows and GPU time per step", report::steps_report},
-    {"collectives", "Collectives matched across ranks: latency, skew, wait, algorithm and bus bandwidth",
-     report::collectives_report, report::collectives_tables},
-    {"stragglers", "Stragglers: who the other ranks wait for at collectives, per rank and per step",
-     report::stragglers_report, report::stragglers_tables},
+    {"summary", "Every analysis below, for every rank"},
+    {"breakdown", "Temporal breakdown: idle / compute / non-compute GPU time"},
+    {"kernels", "Kernel-type breakdown and the top kernels per type"},
+    {"idle", "Idle time per stream: host wait / kernel wait / other"},
+    {"overlap", "Communication/computation overlap per rank"},
+    {"launch", "Kernel launch statistics: CPU duration, GPU duration, launch delay"},
+    {"ops", "Operator table, like torch.profiler key_averages().table()"},
+    {"steps", "ProfilerStep windows and GPU time per step"},
+    {"collectives", "Collectives matched across ranks: latency, skew, wait, algorithm and bus bandwidth", true},
+    {"stragglers", "Stragglers: who the other ranks wait for at collectives, per rank and per step", true},
 };
 
 // Parses "0,2,5-7" into a list of ranks.
@@ -108,32 +105,26 @@ int emit(const report::TraceReport& result, report::RenderOptions render, const 
   return kExitOk;
 }
 
-// Streams the ranks into their collective rows (one trace in memory per reading thread), then either
-// writes them as a shard (--partial: the whole rows) or prints the report made from their compact form
-// (the rows of a rank are made compact as soon as it is read: docs/scale.md).
-int run_rows(const TraceOptions& opt, const Subcommand& sub, const report::TraceReportOptions& report_options,
-             const trace::LoadOptions& load, const report::RenderOptions& render) {
+bool partial_exit(const trace::StreamedSet& set) {
+  if (!set.partial()) return false;
+  print_message(stderr, "warning",
+                fmt::format("results are partial: {} file(s) unreadable, some events rejected (exit code {})",
+                            set.errors.size(), kExitPartial));
+  return true;
+}
+
+// --partial: streams the ranks into their whole collective rows and writes them as one shard of a
+// huge job (docs/scale.md).
+int run_shard(const TraceOptions& opt, const Subcommand& sub, const report::TraceReportOptions& report_options,
+              const trace::LoadOptions& load) {
   std::mutex mutex;
-  const bool shard = !opt.partial.empty();
-  std::map<size_t, analysis::RankCollectives> rows;  // --partial: file index -> rows
-  analysis::CollectiveRows compact;                  // otherwise: compact rows, the rank of each file set later
-  std::vector<size_t> compact_file;                  // file index of each rank of `compact`
-  auto wanted = [&](int64_t rank) {
-    return report_options.ranks.empty() ||
-           std::find(report_options.ranks.begin(), report_options.ranks.end(), rank) != report_options.ranks.end();
-  };
-  trace::LoadOptions streaming = load;
-  if (!report_options.ranks.empty()) streaming.wanted_rank = wanted;
-  auto streamed = trace::stream_traces(opt.paths, streaming, [&](size_t i, trace::RankTrace&& t) {
+  std::map<size_t, analysis::RankCollectives> rows;  // file index -> rows
+  auto wanted = [&](int64_t rank) { return report::rank_selected(report_options, rank); };
+  auto streamed = trace::stream_traces(opt.paths, load, [&](size_t i, trace::RankTrace&& t) {
     // Ranks are final only once every file is read (unranked files are numbered then): keep all rows.
     analysis::RankCollectives r = analysis::extract_collectives(t);
     std::lock_guard<std::mutex> lock(mutex);
-    if (shard) {
-      rows.emplace(i, std::move(r));
-    } else {
-      compact.add(r);
-      compact_file.push_back(i);
-    }
+    rows.emplace(i, std::move(r));
   });
   if (!streamed) {
     print_message(stderr, "error", streamed.error().message);
@@ -144,43 +135,25 @@ int run_rows(const TraceOptions& opt, const Subcommand& sub, const report::Trace
   if (!opt.quiet) {
     for (const std::string& w : set.warnings) print_message(stderr, "warning", w);
   }
+  if (rows.empty()) {
+    print_message(stderr, "error", "no trace could be read");
+    return kExitError;
+  }
   std::vector<analysis::RankCollectives> ranks;
-  bool any_read = !rows.empty() || !compact_file.empty();
   for (auto& [i, r] : rows) {
     r.rank = set.rank_of_file[i];
     if (wanted(r.rank)) ranks.push_back(std::move(r));
   }
-  // Rows were added in the order reading finished, with the rank the trace said: set the final ranks.
-  for (size_t k = 0; k < compact_file.size(); ++k) compact.set_rank(k, set.rank_of_file[compact_file[k]]);
-  compact.keep_sorted(wanted);
-  any_read |= std::find_if(set.rank_of_file.begin(), set.rank_of_file.end(), [](int64_t r) { return r >= 0; }) !=
-              set.rank_of_file.end();
-  if (!any_read) {
-    print_message(stderr, "error", "no trace could be read");
-    return kExitError;
-  }
-  if (ranks.empty() && compact.ranks().empty()) {
+  if (ranks.empty()) {
     print_message(stderr, "error", fmt::format("--ranks {} matches none of the ranks read", opt.ranks));
     return kExitUsage;
   }
-  int code = kExitOk;
-  if (shard) {
-    std::sort(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
-    if (Status written = write_output_file(opt.partial, report::write_partial({sub.name, ranks})); !written) {
-      print_message(stderr, "error", written.error().message);
-      return kExitError;
-    }
-  } else {
-    code = emit(sub.rows_fn(std::move(compact), report_options), render, opt.output);
-    if (code != kExitOk) return code;
+  std::sort(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  if (Status written = write_output_file(opt.partial, report::write_partial({sub.name, ranks})); !written) {
+    print_message(stderr, "error", written.error().message);
+    return kExitError;
   }
-  if (set.partial()) {
-    print_message(stderr, "warning",
-                  fmt::format("results are partial: {} file(s) unreadable, some events rejected (exit code {})",
-                              set.errors.size(), kExitPartial));
-    return kExitPartial;
-  }
-  return code;
+  return partial_exit(set) ? kExitPartial : kExitOk;
 }
 
 int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
@@ -254,45 +227,43 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
     };
   }
   if (!opt.full_names) render.max_width = terminal_columns(opt.output.empty() ? STDOUT_FILENO : -1);
-  if (sub.rows_fn != nullptr) return run_rows(opt, sub, report_options, load, render);
-  if (!opt.partial.empty()) {
+  if (!sub.rows_only && !opt.partial.empty()) {
     print_message(stderr, "error", "--partial is for the collectives and stragglers subcommands");
     return kExitUsage;
   }
-  auto loaded = trace::load_traces(opt.paths, load);
+  // A shard of a huge job touches only its own files: collectives and stragglers do not read a file
+  // whose name (or --rank) gives a rank --ranks leaves out. The other reports read every file, so
+  // errors and warnings cover all the inputs.
+  if (sub.rows_only && !report_options.ranks.empty()) {
+    load.wanted_rank = [&report_options](int64_t rank) { return report::rank_selected(report_options, rank); };
+  }
+  if (!opt.partial.empty()) {
+    const int code = run_shard(opt, sub, report_options, load);
+    if (progress_shown) fmt::print(stderr, "\r\x1b[K");
+    return code;
+  }
+  auto streamed = report::stream_report(sub.name, opt.paths, load, report_options);
   if (progress_shown) fmt::print(stderr, "\r\x1b[K");
-  if (!loaded) {
-    print_message(stderr, "error", loaded.error().message);
+  if (!streamed) {
+    print_message(stderr, "error", streamed.error().message);
     return kExitError;
   }
-  const trace::TraceSet& set = loaded.value();
-  for (const std::string& e : set.errors) print_message(stderr, "error", e);
+  report::StreamedReport& result = streamed.value();
+  for (const std::string& e : result.set.errors) print_message(stderr, "error", e);
   if (!opt.quiet) {
-    for (const std::string& w : set.warnings) print_message(stderr, "warning", w);
-    for (const trace::RankTrace& r : set.ranks) {
-      if (r.stats.repairs > 0) {
-        print_message(
-            stderr, "note",
-            fmt::format("{}: repaired {} invalid JSON spots written by old Kineto versions", r.path, r.stats.repairs));
-      }
-    }
+    for (const std::string& w : result.set.warnings) print_message(stderr, "warning", w);
+    for (const std::string& n : result.repair_notes) print_message(stderr, "note", n);
   }
-  if (set.ranks.empty()) {
+  if (!result.any_read) {
     print_message(stderr, "error", "no trace could be read");
     return kExitError;
   }
-  if (report::selected_ranks(set, report_options).empty()) {
+  if (!result.any_selected) {
     print_message(stderr, "error", fmt::format("--ranks {} matches none of the ranks read", opt.ranks));
     return kExitUsage;
   }
-  if (const int code = emit(sub.fn(set, report_options), render, opt.output); code != kExitOk) return code;
-  if (set.partial()) {
-    print_message(stderr, "warning",
-                  fmt::format("results are partial: {} file(s) unreadable, some events rejected (exit code {})",
-                              set.errors.size(), kExitPartial));
-    return kExitPartial;
-  }
-  return kExitOk;
+  if (const int code = emit(result.report, render, opt.output); code != kExitOk) return code;
+  return partial_exit(result.set) ? kExitPartial : kExitOk;
 }
 
 struct MergeOptions {
@@ -368,7 +339,7 @@ void setup_trace_command(CLI::App& app, int* exit_code) {
     cmd->add_option("--gpus-per-node", opt->report.gpus_per_node,
                     "Collectives: ranks per node, for intra/inter-node and clocks when traces have no host name")
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
-    if (sub.rows_fn != nullptr) {
+    if (sub.rows_only) {
       cmd->add_option("--partial", opt->partial,
                       "Write this shard's reduced results to FILE for `scaleprof trace merge` (see docs/scale.md)");
     }

@@ -1,5 +1,5 @@
-// Shared plumbing of the HTA-style trace reports: run an analysis on every selected rank (in
-// parallel, results in rank order) inside that rank's analysis window, and format its numbers.
+// Shared plumbing of the trace reports: run an analysis on every selected rank of a loaded set (in
+// parallel, results in rank order), and format its numbers.
 #pragma once
 
 #include <algorithm>
@@ -10,32 +10,21 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/analysis_window.h"
 #include "report/table.h"
 #include "report/trace_report.h"
 
 namespace scaleprof::report {
 
-// Runs `fn(const RankTrace&, const AnalysisWindow&)` for each selected rank and returns the
-// results in rank order. Ranks are independent, so they run on up to one thread per core.
+// Runs `fn(const RankTrace&)` for each selected rank and returns the results in rank order. Ranks
+// are independent, so they run on up to one thread per core.
 template <class Fn>
 auto analyse_ranks(const trace::TraceSet& set, const TraceReportOptions& options, Fn fn) {
-  using Result = decltype(fn(std::declval<const trace::RankTrace&>(), std::declval<const analysis::AnalysisWindow&>()));
+  using Result = decltype(fn(std::declval<const trace::RankTrace&>()));
   const std::vector<const trace::RankTrace*> ranks = selected_ranks(set, options);
   std::vector<Result> out(ranks.size());
-  analysis::WindowOptions window_options;
-  window_options.include_last_step = options.include_last_step;
-  auto work = [&](size_t i) {
-    if (options.windows != nullptr && i < options.windows->size()) {
-      out[i] = fn(*ranks[i], (*options.windows)[i]);
-      return;
-    }
-    const analysis::AnalysisWindow window = analysis::compute_analysis_window(*ranks[i], window_options);
-    out[i] = fn(*ranks[i], window);
-  };
   const size_t threads = std::min<size_t>(ranks.size(), std::max(1u, std::thread::hardware_concurrency()));
   if (threads <= 1) {
-    for (size_t i = 0; i < ranks.size(); ++i) work(i);
+    for (size_t i = 0; i < ranks.size(); ++i) out[i] = fn(*ranks[i]);
     return out;
   }
   std::atomic<size_t> next{0};
@@ -43,7 +32,7 @@ auto analyse_ranks(const trace::TraceSet& set, const TraceReportOptions& options
   pool.reserve(threads);
   for (size_t t = 0; t < threads; ++t) {
     pool.emplace_back([&] {
-      for (size_t i = next++; i < ranks.size(); i = next++) work(i);
+      for (size_t i = next++; i < ranks.size(); i = next++) out[i] = fn(*ranks[i]);
     });
   }
   for (std::thread& t : pool) t.join();

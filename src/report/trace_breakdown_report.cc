@@ -9,11 +9,7 @@
 
 namespace scaleprof::report {
 
-TraceReport breakdown_report(const trace::TraceSet& set, const TraceReportOptions& options) {
-  const std::vector<const trace::RankTrace*> ranks = selected_ranks(set, options);
-  const auto results = analyse_ranks(set, options, [](const trace::RankTrace& t, const analysis::AnalysisWindow& w) {
-    return analysis::temporal_breakdown(t, w.rows);
-  });
+TraceReport breakdown_tables(const std::vector<RankResults>& ranks) {
   Table table;
   table.title = "Temporal breakdown of GPU time (kernel time = first to last device event)";
   table.columns = {{"rank", "Rank"},
@@ -33,8 +29,8 @@ TraceReport breakdown_report(const trace::TraceSet& set, const TraceReportOption
   analysis::TemporalBreakdown pooled;
   bool exact = true;  // the pooled sums fit in int64 ns
   for (size_t i = 0; i < ranks.size(); ++i) {
-    const analysis::TemporalBreakdown& b = results[i];
-    add(ranks[i]->rank, b);
+    const analysis::TemporalBreakdown& b = ranks[i].breakdown.value();
+    add(ranks[i].rank, b);
     pooled.device_events += b.device_events;
     exact = add_checked(&pooled.kernel_time_ns, b.kernel_time_ns) && exact;
     exact = add_checked(&pooled.idle_ns, b.idle_ns) && exact;
@@ -52,6 +48,10 @@ TraceReport breakdown_report(const trace::TraceSet& set, const TraceReportOption
   TraceReport report;
   report.add("breakdown", std::move(table));
   return report;
+}
+
+TraceReport breakdown_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+  return trace_report("breakdown", set, options);
 }
 
 }  // namespace scaleprof::report

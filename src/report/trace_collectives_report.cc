@@ -220,32 +220,51 @@ Table clocks_table(const analysis::CollectiveAnalysis& a) {
 }  // namespace
 
 std::vector<analysis::RankCollectives> rank_collectives(const trace::TraceSet& set, const TraceReportOptions& options) {
-  return analyse_ranks(set, options, [](const trace::RankTrace& t, const analysis::AnalysisWindow&) {
-    return analysis::extract_collectives(t);
-  });
+  return analyse_ranks(set, options, [](const trace::RankTrace& t) { return analysis::extract_collectives(t); });
 }
 
 TraceReport collectives_tables(const std::vector<analysis::RankCollectives>& ranks, const TraceReportOptions& options) {
   return collectives_tables(analysis::compact_rows(ranks), options);
 }
 
-TraceReport collectives_tables(analysis::CollectiveRows rows, const TraceReportOptions& options) {
-  analysis::MatchOptions match;
-  match.gpus_per_node = options.gpus_per_node;
-  const auto shared = std::make_shared<const analysis::CollectiveAnalysis>(analysis::match_collectives(rows, match));
-  rows = {};
-  const analysis::CollectiveAnalysis& a = *shared;
+TraceReport collectives_tables(std::shared_ptr<const analysis::CollectiveAnalysis> matched) {
+  const analysis::CollectiveAnalysis& a = *matched;
   TraceReport report;
   report.add("collective_summary", summary_table(a));
   report.add("collectives", calls_table(a));
-  report.add("collective_ranks", rank_table(shared));
+  report.add("collective_ranks", rank_table(matched));
   report.add("alltoall", alltoall_table(a));
   report.add("clocks", clocks_table(a));
   return report;
 }
 
+TraceReport collective_tables(analysis::CollectiveRows rows, const ReportSections& sections,
+                              const TraceReportOptions& options) {
+  analysis::MatchOptions match;
+  match.gpus_per_node = options.gpus_per_node;
+  std::shared_ptr<const analysis::CollectiveAnalysis> matched =
+      std::make_shared<const analysis::CollectiveAnalysis>(analysis::match_collectives(rows, match));
+  analysis::StragglerAnalysis stragglers;
+  if (sections.stragglers) stragglers = analysis::find_stragglers(rows, *matched);
+  rows = {};
+  TraceReport report;
+  if (sections.collectives) report = collectives_tables(std::move(matched));
+  matched.reset();
+  if (sections.stragglers) {
+    TraceReport more = stragglers_tables(stragglers);
+    for (size_t i = 0; i < more.tables.size(); ++i) report.add(std::move(more.keys[i]), std::move(more.tables[i]));
+  }
+  return report;
+}
+
+TraceReport collectives_tables(analysis::CollectiveRows rows, const TraceReportOptions& options) {
+  ReportSections sections;
+  sections.collectives = true;
+  return collective_tables(std::move(rows), sections, options);
+}
+
 TraceReport collectives_report(const trace::TraceSet& set, const TraceReportOptions& options) {
-  return collectives_tables(rank_collectives(set, options), options);
+  return trace_report("collectives", set, options);
 }
 
 }  // namespace scaleprof::report

@@ -9,14 +9,7 @@
 
 namespace scaleprof::report {
 
-TraceReport idle_report(const trace::TraceSet& set, const TraceReportOptions& options) {
-  const std::vector<const trace::RankTrace*> ranks = selected_ranks(set, options);
-  analysis::IdleOptions idle_options;
-  idle_options.consecutive_kernel_delay_ns = options.consecutive_kernel_delay_ns;
-  const auto results = analyse_ranks(set, options, [&](const trace::RankTrace& t, const analysis::AnalysisWindow& w) {
-    return analysis::idle_time_breakdown(t, w.rows, idle_options);
-  });
-
+TraceReport idle_tables(const std::vector<RankResults>& ranks) {
   Table idle;
   idle.title = "Idle time per stream by cause";
   idle.columns = {{"rank", "Rank"},         {"device", "Device"},     {"stream", "Stream"},
@@ -31,19 +24,19 @@ TraceReport idle_report(const trace::TraceSet& set, const TraceReportOptions& op
   streams.title = "Work per stream (overlaps: events that started before earlier work ended; not gaps)";
   streams.columns = {{"rank", "Rank"},     {"device", "Device"}, {"stream", "Stream"},
                      {"events", "Events"}, {"gaps", "Gaps"},     {"overlaps", "Overlaps"}};
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    for (const analysis::StreamIdle& s : results[i]) {
+  for (const RankResults& r : ranks) {
+    for (const analysis::StreamIdle& s : r.idle.value()) {
       int64_t gap_count = 0;
       for (const analysis::Distribution& d : s.gaps) gap_count += d.count;
-      streams.add_row({ranks[i]->rank, s.device, s.stream, s.events, gap_count, s.overlaps});
+      streams.add_row({r.rank, s.device, s.stream, s.events, gap_count, s.overlaps});
       for (int c = 0; c < analysis::kIdleCategoryCount; ++c) {
         const auto category = static_cast<analysis::IdleCategory>(c);
         const analysis::Distribution& d = s.gaps[c];
-        idle.add_row({ranks[i]->rank, s.device, s.stream, analysis::idle_category_name(category), us_cell(s.idle_ns[c]),
+        idle.add_row({r.rank, s.device, s.stream, analysis::idle_category_name(category), us_cell(s.idle_ns[c]),
                       pct_cell(100.0 * s.ratio(category)), d.count});
-        gaps.add_row({ranks[i]->rank, s.device, s.stream, analysis::idle_category_name(category), d.count,
-                      us_stat_cell(d.mean), us_stat_cell(d.std), us_stat_cell(d.min), us_stat_cell(d.p25),
-                      us_stat_cell(d.p50), us_stat_cell(d.p75), us_stat_cell(d.max)});
+        gaps.add_row({r.rank, s.device, s.stream, analysis::idle_category_name(category), d.count, us_stat_cell(d.mean),
+                      us_stat_cell(d.std), us_stat_cell(d.min), us_stat_cell(d.p25), us_stat_cell(d.p50),
+                      us_stat_cell(d.p75), us_stat_cell(d.max)});
       }
     }
   }
@@ -52,6 +45,10 @@ TraceReport idle_report(const trace::TraceSet& set, const TraceReportOptions& op
   report.add("idle_gaps", std::move(gaps));
   report.add("idle_streams", std::move(streams));
   return report;
+}
+
+TraceReport idle_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+  return trace_report("idle", set, options);
 }
 
 }  // namespace scaleprof::report

@@ -33,15 +33,10 @@ void add_partition_rows(Table* table, const std::vector<analysis::TypeShare>& pa
 
 }  // namespace
 
-TraceReport kernels_report(const trace::TraceSet& set, const TraceReportOptions& options) {
-  const std::vector<const trace::RankTrace*> ranks = selected_ranks(set, options);
-  const auto results = analyse_ranks(set, options, [](const trace::RankTrace& t, const analysis::AnalysisWindow& w) {
-    return analysis::kernel_breakdown(t, w.rows);
-  });
-
+TraceReport kernels_tables(const std::vector<RankResults>& ranks) {
   std::vector<std::vector<analysis::TypeShare>> partitions;
-  partitions.reserve(results.size());
-  for (const auto& r : results) partitions.push_back(r.partition);
+  partitions.reserve(ranks.size());
+  for (const RankResults& r : ranks) partitions.push_back(r.kernels->partition);
   Table types;
   types.title = "Busy GPU time by kernel type, all selected ranks (overlaps split out)";
   types.columns = {{"kernel_type", "Kernel type"}, {"time_us", "Time (us)"}, {"pct", "Share (%)"}};
@@ -50,9 +45,9 @@ TraceReport kernels_report(const trace::TraceSet& set, const TraceReportOptions&
   Table per_rank;
   per_rank.title = "Busy GPU time by kernel type, per rank";
   per_rank.columns = {{"rank", "Rank"}, {"kernel_type", "Kernel type"}, {"time_us", "Time (us)"}, {"pct", "Share (%)"}};
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    const Cell rank(ranks[i]->rank);
-    add_partition_rows(&per_rank, results[i].partition, &rank);
+  for (const RankResults& r : ranks) {
+    const Cell rank(r.rank);
+    add_partition_rows(&per_rank, r.kernels->partition, &rank);
   }
 
   Table kernels;
@@ -62,15 +57,15 @@ TraceReport kernels_report(const trace::TraceSet& set, const TraceReportOptions&
   kernels.columns = {{"rank", "Rank"},       {"kernel_type", "Type"},  {"count", "Count"},     {"sum_us", "Total (us)"},
                      {"pct", "Of type (%)"}, {"mean_us", "Mean (us)"}, {"min_us", "Min (us)"}, {"max_us", "Max (us)"},
                      {"std_us", "Std (us)"}, {"names", "Names"},       {"name", "Kernel"}};
-  for (size_t i = 0; i < ranks.size(); ++i) {
+  for (const RankResults& r : ranks) {
     for (int t = 0; t < analysis::kKernelTypeCount; ++t) {
       const auto type = static_cast<analysis::KernelType>(t);
-      const std::vector<analysis::KernelStats> top = analysis::top_kernels(results[i].kernels, type, options.top);
+      const std::vector<analysis::KernelStats>& top = r.kernels->top[t];
       int64_t type_total = 0;
       for (const auto& k : top) type_total += k.duration.sum;
       for (const auto& k : top) {
         const analysis::RunningStats& d = k.duration;
-        kernels.add_row({ranks[i]->rank, analysis::kernel_type_name(type), d.count, us_cell(d.sum),
+        kernels.add_row({r.rank, analysis::kernel_type_name(type), d.count, us_cell(d.sum),
                          pct_cell(pct_of(d.sum, type_total)), us_stat_cell(d.mean), us_cell(d.min), us_cell(d.max),
                          us_stat_cell(d.stddev()), k.kernels, k.name});
       }
@@ -82,6 +77,10 @@ TraceReport kernels_report(const trace::TraceSet& set, const TraceReportOptions&
   report.add("kernel_types_per_rank", std::move(per_rank));
   report.add("kernels", std::move(kernels));
   return report;
+}
+
+TraceReport kernels_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+  return trace_report("kernels", set, options);
 }
 
 }  // namespace scaleprof::report

@@ -12,11 +12,6 @@ namespace scaleprof::report {
 
 namespace {
 
-struct RankLaunches {
-  std::vector<analysis::KernelLaunch> launches;
-  analysis::LaunchSummary summary;
-};
-
 void add_summary_row(Table* t, int64_t rank, std::string_view metric, const analysis::Distribution& d) {
   t->add_row({rank, metric, d.count, us_cell(d.sum), us_stat_cell(d.mean), us_stat_cell(d.min), us_stat_cell(d.p25),
               us_stat_cell(d.p50), us_stat_cell(d.p75), us_stat_cell(d.p90), us_stat_cell(d.p99), us_stat_cell(d.max)});
@@ -24,15 +19,7 @@ void add_summary_row(Table* t, int64_t rank, std::string_view metric, const anal
 
 }  // namespace
 
-TraceReport launch_report(const trace::TraceSet& set, const TraceReportOptions& options) {
-  const std::vector<const trace::RankTrace*> ranks = selected_ranks(set, options);
-  const auto results = analyse_ranks(set, options, [](const trace::RankTrace& t, const analysis::AnalysisWindow& w) {
-    RankLaunches r;
-    r.launches = analysis::kernel_launches(t, w.rows);
-    r.summary = analysis::summarize_launches(r.launches);
-    return r;
-  });
-
+TraceReport launch_tables(const std::vector<RankResults>& ranks) {
   Table summary;
   summary.title = "Kernel launches: host call, device time and launch delay (us)";
   summary.columns = {{"rank", "Rank"},    {"metric", "Metric"}, {"count", "Launches"}, {"sum_us", "Total"},
@@ -47,29 +34,24 @@ TraceReport launch_report(const trace::TraceSet& set, const TraceReportOptions& 
                      {"gpu_duration_us", "Device (us)"},
                      {"launch", "Launch call"},
                      {"kernel", "Device work"}};  // long kernel names last
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    const trace::RankTrace& t = *ranks[i];
-    const RankLaunches& r = results[i];
-    add_summary_row(&summary, t.rank, "cpu_duration", r.summary.cpu_duration);
-    add_summary_row(&summary, t.rank, "gpu_duration", r.summary.gpu_duration);
-    add_summary_row(&summary, t.rank, "launch_delay", r.summary.launch_delay);
-
-    std::vector<const analysis::KernelLaunch*> order;
-    for (const auto& l : r.launches) order.push_back(&l);
-    // --top 0 lists every launch, as in the other tables.
-    const size_t n = options.top <= 0 ? order.size() : std::min<size_t>(order.size(), static_cast<size_t>(options.top));
-    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(),
-                      [](const auto* a, const auto* b) { return a->launch_delay_ns > b->launch_delay_ns; });
-    for (size_t k = 0; k < n; ++k) {
-      const analysis::KernelLaunch& l = *order[k];
-      slowest.add_row({t.rank, l.correlation, us_cell(l.launch_delay_ns), us_cell(l.cpu_duration_ns),
-                       us_cell(l.gpu_duration_ns), t.name(l.launch_row), t.name(l.device_row)});
+  for (const RankResults& rank : ranks) {
+    const RankLaunches& r = rank.launch.value();
+    add_summary_row(&summary, rank.rank, "cpu_duration", r.summary.cpu_duration);
+    add_summary_row(&summary, rank.rank, "gpu_duration", r.summary.gpu_duration);
+    add_summary_row(&summary, rank.rank, "launch_delay", r.summary.launch_delay);
+    for (const SlowLaunch& l : r.slowest) {
+      slowest.add_row({rank.rank, l.correlation, us_cell(l.launch_delay_ns), us_cell(l.cpu_duration_ns),
+                       us_cell(l.gpu_duration_ns), l.launch, l.kernel});
     }
   }
   TraceReport report;
   report.add("launch_summary", std::move(summary));
   report.add("launch_delays", std::move(slowest));
   return report;
+}
+
+TraceReport launch_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+  return trace_report("launch", set, options);
 }
 
 }  // namespace scaleprof::report

@@ -14,19 +14,17 @@ namespace scaleprof::report {
 namespace {
 
 using analysis::OperatorRow;
-using analysis::OperatorTable;
 
 Cell avg_us(int64_t ns, int64_t calls) {
   return calls > 0 ? us_stat_cell(static_cast<double>(ns) / static_cast<double>(calls)) : Cell::null();
 }
 
-Table operators_table(const std::vector<const trace::RankTrace*>& ranks, const std::vector<OperatorTable>& tables,
-                      analysis::OperatorSortKey sort, int top) {
+Table operators_table(const std::vector<RankResults>& ranks, int top) {
   bool device = false, memory = false, device_memory = false;
-  for (const OperatorTable& t : tables) {
-    device |= t.has_device_time;
-    memory |= t.has_memory;
-    device_memory |= t.has_device_memory;
+  for (const RankResults& r : ranks) {
+    device |= r.ops->has_device_time;
+    memory |= r.ops->has_memory;
+    device_memory |= r.ops->has_device_memory;
   }
   Table out;
   out.title = top > 0 ? fmt::format("Operators (top {} per rank, like torch key_averages().table())", top)
@@ -54,9 +52,9 @@ Table operators_table(const std::vector<const trace::RankTrace*>& ranks, const s
     }
   }
   out.columns.insert(out.columns.end(), {{"calls", "Calls"}, {"async", "Async"}});
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    for (const OperatorRow& row : analysis::top_operators(tables[r], sort, top)) {
-      std::vector<Cell> cells = {ranks[r]->rank,
+  for (const RankResults& r : ranks) {
+    for (const OperatorRow& row : r.ops->top) {
+      std::vector<Cell> cells = {r.rank,
                                  row.name,
                                  row.side == analysis::OpSide::kHost ? "host" : "device",
                                  pct_cell(row.self_cpu_pct),
@@ -80,7 +78,7 @@ Table operators_table(const std::vector<const trace::RankTrace*>& ranks, const s
   return out;
 }
 
-Table totals_table(const std::vector<const trace::RankTrace*>& ranks, const std::vector<OperatorTable>& tables) {
+Table totals_table(const std::vector<RankResults>& ranks) {
   Table out;
   out.title = "Operator totals (the footers of torch's table)";
   out.columns = {{"rank", "Rank"},
@@ -92,13 +90,10 @@ Table totals_table(const std::vector<const trace::RankTrace*>& ranks, const std:
                  {"dup_nodes_removed", "Dup nodes removed"},
                  {"calls_ended_at_stop", "Calls ended at stop"},
                  {"unattributed_device_events", "Unattributed device events"}};
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    const OperatorTable& t = tables[r];
-    int64_t calls = 0;
-    for (const OperatorRow& row : t.rows) calls += row.calls;
-    out.add_row({ranks[r]->rank, static_cast<int64_t>(t.rows.size()), calls, us_cell(t.sum_self_cpu_ns),
-                 us_cell(t.sum_self_device_ns), t.async_calls, t.dup_nodes_removed, t.calls_ended_at_stop,
-                 t.unattributed_device_events});
+  for (const RankResults& r : ranks) {
+    const RankOperators& t = r.ops.value();
+    out.add_row({r.rank, t.rows, t.calls, us_cell(t.sum_self_cpu_ns), us_cell(t.sum_self_device_ns), t.async_calls,
+                 t.dup_nodes_removed, t.calls_ended_at_stop, t.unattributed_device_events});
   }
   return out;
 }
@@ -114,7 +109,7 @@ void add_fraction_row(Table* out, std::optional<int64_t> rank, const analysis::C
                 pct_cell(100.0 * f.fraction)});
 }
 
-Table fraction_table(const std::vector<const trace::RankTrace*>& ranks, const std::vector<OperatorTable>& tables) {
+Table fraction_table(const std::vector<RankResults>& ranks) {
   Table out;
   out.title = "Computation fraction (itwinai: ATen/c10/autograd self time / (all self time - ProfilerStep*))";
   out.columns = {{"rank", "Rank"},
@@ -123,13 +118,14 @@ Table fraction_table(const std::vector<const trace::RankTrace*>& ranks, const st
                  {"total_us", "Total self (us)"},
                  {"profiler_step_us", "ProfilerStep* (us)"},
                  {"fraction_pct", "Fraction (%)"}};
-  std::vector<const OperatorTable*> all;
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    add_fraction_row(&out, ranks[r]->rank, analysis::computation_fraction(tables[r]));
-    all.push_back(&tables[r]);
+  std::vector<analysis::FractionParts> all;
+  all.reserve(ranks.size());
+  for (const RankResults& r : ranks) {
+    add_fraction_row(&out, r.rank, r.ops->fraction);
+    all.push_back(r.ops->fraction_parts);
   }
   if (ranks.size() > 1) {
-    const analysis::ComputationFraction pooled = analysis::computation_fraction(all);
+    const analysis::ComputationFraction pooled = analysis::pooled_fraction(all);
     if (pooled.exact) {
       out.title += "; last row: selected ranks pooled";
       add_fraction_row(&out, std::nullopt, pooled);
@@ -142,20 +138,16 @@ Table fraction_table(const std::vector<const trace::RankTrace*>& ranks, const st
 
 }  // namespace
 
-TraceReport ops_report(const trace::TraceSet& set, const TraceReportOptions& options) {
-  const std::vector<const trace::RankTrace*> ranks = selected_ranks(set, options);
-  // Like torch, the table covers the whole trace, not the analysis window of the HTA reports.
-  const std::vector<OperatorTable> tables = analyse_ranks(
-      set, options,
-      [](const trace::RankTrace& t, const analysis::AnalysisWindow&) { return analysis::compute_operator_table(t); });
-  // The CLI validates --sort; an unknown key here falls back to torch's usual Self CPU order.
-  const analysis::OperatorSortKey sort =
-      analysis::parse_operator_sort_key(options.sort_by).value_or(analysis::OperatorSortKey::kSelfCpu);
+TraceReport ops_tables(const std::vector<RankResults>& ranks, const TraceReportOptions& options) {
   TraceReport report;
-  report.add("operators", operators_table(ranks, tables, sort, options.top));
-  report.add("operator_totals", totals_table(ranks, tables));
-  report.add("computation_fraction", fraction_table(ranks, tables));
+  report.add("operators", operators_table(ranks, options.top));
+  report.add("operator_totals", totals_table(ranks));
+  report.add("computation_fraction", fraction_table(ranks));
   return report;
+}
+
+TraceReport ops_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+  return trace_report("ops", set, options);
 }
 
 }  // namespace scaleprof::report

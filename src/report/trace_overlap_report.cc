@@ -10,11 +10,7 @@
 
 namespace scaleprof::report {
 
-TraceReport overlap_report(const trace::TraceSet& set, const TraceReportOptions& options) {
-  const std::vector<const trace::RankTrace*> ranks = selected_ranks(set, options);
-  const auto results = analyse_ranks(set, options, [](const trace::RankTrace& t, const analysis::AnalysisWindow& w) {
-    return analysis::comm_comp_overlap(t, w.rows);
-  });
+TraceReport overlap_tables(const std::vector<RankResults>& ranks) {
   Table table;
   table.title = "Communication hidden under computation";
   table.columns = {{"rank", "Rank"},
@@ -29,9 +25,9 @@ TraceReport overlap_report(const trace::TraceSet& set, const TraceReportOptions&
                    us_cell(o.overlap_ns), o.communication_events});
   };
   analysis::CommCompOverlap pooled;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    const analysis::CommCompOverlap& o = results[i];
-    add(ranks[i]->rank, o);
+  for (const RankResults& r : ranks) {
+    const analysis::CommCompOverlap& o = r.overlap.value();
+    add(r.rank, o);
     pooled.communication_ns += o.communication_ns;
     pooled.computation_ns += o.computation_ns;
     pooled.overlap_ns += o.overlap_ns;
@@ -39,7 +35,8 @@ TraceReport overlap_report(const trace::TraceSet& set, const TraceReportOptions&
     pooled.computation_events += o.computation_events;
   }
   // The empty-cell legend only where a cell is empty.
-  if (std::any_of(results.begin(), results.end(), [](const auto& o) { return o.communication_events == 0; })) {
+  if (std::any_of(ranks.begin(), ranks.end(),
+                  [](const RankResults& r) { return r.overlap->communication_events == 0; })) {
     table.title += " (empty: no communication kernels)";
   }
   // All ranks pooled (rank null): the share of all communication time that was hidden.
@@ -50,6 +47,10 @@ TraceReport overlap_report(const trace::TraceSet& set, const TraceReportOptions&
   TraceReport report;
   report.add("overlap", std::move(table));
   return report;
+}
+
+TraceReport overlap_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+  return trace_report("overlap", set, options);
 }
 
 }  // namespace scaleprof::report

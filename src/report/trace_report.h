@@ -1,17 +1,25 @@
 // Turns trace analyses into Tables, one function per `scaleprof trace` subcommand.
 //
-// Each function runs its analyses over the selected ranks of a loaded TraceSet and returns the tables
-// to print (a per-rank table, and where useful a cross-rank one). The keys in `keys` name the tables
-// in JSON output. Implementations live in trace_<subcommand>_report.cc.
+// Each report is made in two steps: every selected rank is reduced to its small results
+// (rank_results.h) and its compact collective rows, then the tables are assembled from those in rank
+// order. trace_stream.h does the first step while the ranks are read, one at a time; the
+// `*_report(const TraceSet&)` functions do it over a set loaded whole. Both give the same tables.
+// The keys in `keys` name the tables in JSON output. Implementations live in
+// trace_<subcommand>_report.cc.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/analysis_window.h"
 #include "analysis/collective_calls.h"
+#include "analysis/collective_match.h"
 #include "analysis/collective_rows.h"
+#include "analysis/stragglers.h"
+#include "report/rank_results.h"
 #include "report/table.h"
 #include "trace/trace_set.h"
 
@@ -23,9 +31,6 @@ struct TraceReportOptions {
   int64_t consecutive_kernel_delay_ns = 30'000;  // idle-time breakdown threshold (HTA default 30 us)
   bool include_last_step = false;                // HTA drops the last ProfilerStep by default
   std::string sort_by = "self_cpu";              // operator table sort key
-  // Analysis windows of the selected ranks, in rank order, when already computed (summary computes
-  // them once for all its reports); null means each report computes its own.
-  const std::vector<analysis::AnalysisWindow>* windows = nullptr;
   // For summary: the analyses to run (breakdown, kernels, idle, overlap, launch, ops, steps); empty: all.
   std::vector<std::string> only;
   // Node map for collectives when the traces carry no host names: node = rank / gpus_per_node.
@@ -46,6 +51,29 @@ struct TraceReport {
 
 // The ranks of `set` selected by options.ranks, in rank order.
 std::vector<const trace::RankTrace*> selected_ranks(const trace::TraceSet& set, const TraceReportOptions& options);
+// Whether options.ranks selects `rank`.
+bool rank_selected(const TraceReportOptions& options, int64_t rank);
+
+// The tables of each section, from the selected ranks' results in rank order.
+TraceReport inputs_tables(const std::vector<RankResults>& ranks);
+TraceReport breakdown_tables(const std::vector<RankResults>& ranks);
+TraceReport kernels_tables(const std::vector<RankResults>& ranks);
+TraceReport idle_tables(const std::vector<RankResults>& ranks);
+TraceReport overlap_tables(const std::vector<RankResults>& ranks);
+TraceReport launch_tables(const std::vector<RankResults>& ranks);
+TraceReport ops_tables(const std::vector<RankResults>& ranks, const TraceReportOptions& options);
+TraceReport steps_tables(const std::vector<RankResults>& ranks);
+// Collectives and stragglers from one set of compact rows (matched once; the rows are freed before
+// the tables are rendered).
+TraceReport collective_tables(analysis::CollectiveRows rows, const ReportSections& sections,
+                              const TraceReportOptions& options);
+
+// Every table of `sections`, in summary's order: the per-rank sections from `ranks` (selected,
+// rank order), then collectives and stragglers from `rows` (the same ranks).
+TraceReport report_tables(const ReportSections& sections, const std::vector<RankResults>& ranks,
+                          analysis::CollectiveRows rows, const TraceReportOptions& options);
+// The report of subcommand `report` over the selected ranks of a set loaded whole.
+TraceReport trace_report(std::string_view report, const trace::TraceSet& set, const TraceReportOptions& options);
 
 TraceReport breakdown_report(const trace::TraceSet& set, const TraceReportOptions& options);
 TraceReport kernels_report(const trace::TraceSet& set, const TraceReportOptions& options);
@@ -66,6 +94,10 @@ TraceReport stragglers_tables(const std::vector<analysis::RankCollectives>& rank
 // The same from the compact rows, which are freed once the tables' data is made (before rendering).
 TraceReport collectives_tables(analysis::CollectiveRows rows, const TraceReportOptions& options);
 TraceReport stragglers_tables(analysis::CollectiveRows rows, const TraceReportOptions& options);
+// The tables of the matched calls (kept alive by the per-call-per-rank table, written row by row) and
+// of the stragglers found in them.
+TraceReport collectives_tables(std::shared_ptr<const analysis::CollectiveAnalysis> matched);
+TraceReport stragglers_tables(const analysis::StragglerAnalysis& stragglers);
 // Everything above, plus what was read (events, ranks, devices), for every selected rank.
 TraceReport summary_report(const trace::TraceSet& set, const TraceReportOptions& options);
 

@@ -15,17 +15,12 @@ namespace scaleprof::report {
 
 namespace {
 
-struct RankSteps {
-  const trace::RankTrace* rank;
-  analysis::ProfilerSteps steps;
-};
-
-Table steps_table(const std::vector<RankSteps>& all) {
+Table steps_table(const std::vector<RankResults>& all) {
   bool kernels = false;
   int64_t origin = std::numeric_limits<int64_t>::max();
-  for (const RankSteps& r : all) {
-    kernels |= r.steps.has_kernels;
-    for (const auto& w : r.steps.steps) origin = std::min(origin, w.start_ns);
+  for (const RankResults& r : all) {
+    kernels |= r.steps->has_kernels;
+    for (const auto& w : r.steps->steps) origin = std::min(origin, w.start_ns);
   }
   Table out;
   out.title = "ProfilerStep windows (start relative to the earliest step of the selected ranks)";
@@ -36,9 +31,9 @@ Table steps_table(const std::vector<RankSteps>& all) {
                                            {"gpu_busy_pct", "GPU busy (% of step)"},
                                            {"kernel_sum_us", "Kernel sum (us)"}});
   }
-  for (const RankSteps& r : all) {
-    for (const auto& w : r.steps.steps) {
-      std::vector<Cell> row = {r.rank->rank, w.step, us_cell(w.start_ns - origin), us_cell(w.duration_ns())};
+  for (const RankResults& r : all) {
+    for (const auto& w : r.steps->steps) {
+      std::vector<Cell> row = {r.rank, w.step, us_cell(w.start_ns - origin), us_cell(w.duration_ns())};
       if (kernels) {
         const double busy_pct = w.duration_ns() > 0
                                     ? 100.0 * static_cast<double>(w.gpu_busy_ns) / static_cast<double>(w.duration_ns())
@@ -53,7 +48,7 @@ Table steps_table(const std::vector<RankSteps>& all) {
 
 // Per step number: how much the ranks disagree. A step number seen twice on one rank (PyTorch 1.13
 // writes ProfilerStep#0 twice) contributes each window separately.
-Table spread_table(const std::vector<RankSteps>& all) {
+Table spread_table(const std::vector<RankResults>& all) {
   struct Acc {
     int64_t windows = 0;
     int64_t min_ns = std::numeric_limits<int64_t>::max();
@@ -63,17 +58,17 @@ Table spread_table(const std::vector<RankSteps>& all) {
     std::vector<int64_t> ranks;
   };
   std::map<int64_t, Acc> by_step;
-  for (const RankSteps& r : all) {
-    for (const auto& w : r.steps.steps) {
+  for (const RankResults& r : all) {
+    for (const auto& w : r.steps->steps) {
       Acc& a = by_step[w.step];
       ++a.windows;
       a.sum_ns += w.duration_ns();
       a.min_ns = std::min(a.min_ns, w.duration_ns());
       if (w.duration_ns() > a.max_ns) {
         a.max_ns = w.duration_ns();
-        a.slowest_rank = r.rank->rank;
+        a.slowest_rank = r.rank;
       }
-      if (std::find(a.ranks.begin(), a.ranks.end(), r.rank->rank) == a.ranks.end()) a.ranks.push_back(r.rank->rank);
+      if (std::find(a.ranks.begin(), a.ranks.end(), r.rank) == a.ranks.end()) a.ranks.push_back(r.rank);
     }
   }
   Table out;
@@ -97,18 +92,15 @@ Table spread_table(const std::vector<RankSteps>& all) {
 
 }  // namespace
 
-TraceReport steps_report(const trace::TraceSet& set, const TraceReportOptions& options) {
-  const std::vector<const trace::RankTrace*> ranks = selected_ranks(set, options);
-  // Every step is listed: the last-step rule of the HTA reports is about their analysis window.
-  std::vector<analysis::ProfilerSteps> found = analyse_ranks(
-      set, options,
-      [](const trace::RankTrace& t, const analysis::AnalysisWindow&) { return analysis::find_profiler_steps(t); });
-  std::vector<RankSteps> all;
-  for (size_t i = 0; i < ranks.size(); ++i) all.push_back({ranks[i], std::move(found[i])});
+TraceReport steps_tables(const std::vector<RankResults>& ranks) {
   TraceReport report;
-  report.add("steps", steps_table(all));
-  report.add("step_spread", spread_table(all));
+  report.add("steps", steps_table(ranks));
+  report.add("step_spread", spread_table(ranks));
   return report;
+}
+
+TraceReport steps_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+  return trace_report("steps", set, options);
 }
 
 }  // namespace scaleprof::report

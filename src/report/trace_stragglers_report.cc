@@ -19,15 +19,12 @@ TraceReport stragglers_tables(const std::vector<analysis::RankCollectives>& rank
 }
 
 TraceReport stragglers_tables(analysis::CollectiveRows rows, const TraceReportOptions& options) {
-  analysis::MatchOptions match;
-  match.gpus_per_node = options.gpus_per_node;
-  analysis::StragglerAnalysis s;
-  {
-    const analysis::CollectiveAnalysis collectives = analysis::match_collectives(rows, match);
-    s = analysis::find_stragglers(rows, collectives);
-  }
-  rows = {};
+  ReportSections sections;
+  sections.stragglers = true;
+  return collective_tables(std::move(rows), sections, options);
+}
 
+TraceReport stragglers_tables(const analysis::StragglerAnalysis& s) {
   Table per_rank;
   per_rank.title = "Stragglers: wait each rank imposed on the others at matched collectives";
   per_rank.columns = {{"rank", "Rank"},
@@ -79,7 +76,7 @@ TraceReport stragglers_tables(analysis::CollectiveRows rows, const TraceReportOp
 }
 
 TraceReport stragglers_report(const trace::TraceSet& set, const TraceReportOptions& options) {
-  return stragglers_tables(rank_collectives(set, options), options);
+  return trace_report("stragglers", set, options);
 }
 
 }  // namespace scaleprof::report

@@ -1,3 +1,5 @@
+// `scaleprof trace summary`: what was read (events, ranks, devices) and every analysis below it; and
+// the assembly shared by every report: the tables of the selected sections from the ranks' results.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,32 +9,35 @@
 
 namespace scaleprof::report {
 
+bool rank_selected(const TraceReportOptions& options, int64_t rank) {
+  return options.ranks.empty() || std::find(options.ranks.begin(), options.ranks.end(), rank) != options.ranks.end();
+}
+
 std::vector<const trace::RankTrace*> selected_ranks(const trace::TraceSet& set, const TraceReportOptions& options) {
   std::vector<const trace::RankTrace*> out;
   for (const trace::RankTrace& r : set.ranks) {
-    bool wanted = options.ranks.empty();
-    for (int64_t want : options.ranks) wanted |= (want == r.rank);
-    if (wanted) out.push_back(&r);
+    if (rank_selected(options, r.rank)) out.push_back(&r);
   }
   return out;
 }
 
-namespace {
-
-Table inputs_table(const std::vector<const trace::RankTrace*>& ranks) {
+TraceReport inputs_tables(const std::vector<RankResults>& ranks) {
   Table t;
   t.title = "Inputs";
   t.columns = {{"rank", "Rank"},         {"file", "File"},       {"events", "Events"},     {"kept", "Kept"},
                {"rejected", "Rejected"}, {"repairs", "Repairs"}, {"json_mb", "JSON (MB)"}, {"devices", "Devices"}};
-  for (const trace::RankTrace* r : ranks) {
-    std::string devices;
-    for (const auto& d : r->metadata.devices) devices += (devices.empty() ? "" : ", ") + d.name;
-    t.add_row({r->rank, r->path, r->stats.events_total, r->stats.events_kept, r->stats.rejected_events,
-               r->stats.repairs, Cell(static_cast<double>(r->stats.json_bytes) / 1e6, 1),
-               devices.empty() ? Cell("none") : Cell(devices)});
+  for (const RankResults& r : ranks) {
+    const trace::ReadStats& s = r.inputs.stats;
+    t.add_row({r.rank, r.inputs.path, s.events_total, s.events_kept, s.rejected_events, s.repairs,
+               Cell(static_cast<double>(s.json_bytes) / 1e6, 1),
+               r.inputs.devices.empty() ? Cell("none") : Cell(r.inputs.devices)});
   }
-  return t;
+  TraceReport report;
+  report.add("inputs", std::move(t));
+  return report;
 }
+
+namespace {
 
 void append(TraceReport* into, TraceReport from) {
   for (size_t i = 0; i < from.tables.size(); ++i) into->add(std::move(from.keys[i]), std::move(from.tables[i]));
@@ -46,25 +51,34 @@ const std::vector<std::string>& summary_analysis_names() {
   return kNames;
 }
 
-TraceReport summary_report(const trace::TraceSet& set, const TraceReportOptions& options) {
-  // Every report below works inside the same per-rank analysis window: compute it once.
-  const std::vector<analysis::AnalysisWindow> windows =
-      analyse_ranks(set, options, [](const trace::RankTrace&, const analysis::AnalysisWindow& w) { return w; });
-  TraceReportOptions shared = options;
-  shared.windows = &windows;
+TraceReport report_tables(const ReportSections& sections, const std::vector<RankResults>& ranks,
+                          analysis::CollectiveRows rows, const TraceReportOptions& options) {
   TraceReport report;
-  report.add("inputs", inputs_table(selected_ranks(set, options)));
-  using ReportFn = TraceReport (*)(const trace::TraceSet&, const TraceReportOptions&);
-  constexpr ReportFn kReports[] = {breakdown_report, kernels_report,     idle_report,
-                                   overlap_report,   launch_report,      ops_report,
-                                   steps_report,     collectives_report, stragglers_report};
-  const std::vector<std::string>& names = summary_analysis_names();
-  for (size_t i = 0; i < names.size(); ++i) {
-    const bool wanted =
-        options.only.empty() || std::find(options.only.begin(), options.only.end(), names[i]) != options.only.end();
-    if (wanted) append(&report, kReports[i](set, shared));
-  }
+  if (sections.inputs) append(&report, inputs_tables(ranks));
+  if (sections.breakdown) append(&report, breakdown_tables(ranks));
+  if (sections.kernels) append(&report, kernels_tables(ranks));
+  if (sections.idle) append(&report, idle_tables(ranks));
+  if (sections.overlap) append(&report, overlap_tables(ranks));
+  if (sections.launch) append(&report, launch_tables(ranks));
+  if (sections.ops) append(&report, ops_tables(ranks, options));
+  if (sections.steps) append(&report, steps_tables(ranks));
+  if (sections.collective_rows()) append(&report, collective_tables(std::move(rows), sections, options));
   return report;
+}
+
+TraceReport trace_report(std::string_view report, const trace::TraceSet& set, const TraceReportOptions& options) {
+  const ReportSections sections = sections_of(report, options);
+  std::vector<RankResults> ranks;
+  if (sections.per_rank()) {
+    ranks = analyse_ranks(set, options, [&](const trace::RankTrace& t) { return reduce_rank(t, sections, options); });
+  }
+  analysis::CollectiveRows rows;
+  if (sections.collective_rows()) rows = analysis::compact_rows(rank_collectives(set, options));
+  return report_tables(sections, ranks, std::move(rows), options);
+}
+
+TraceReport summary_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+  return trace_report("summary", set, options);
 }
 
 }  // namespace scaleprof::report

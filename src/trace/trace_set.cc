@@ -137,7 +137,7 @@ Result<StreamedSet> stream_traces(const std::vector<std::string>& paths, const L
         if (!rank && trace.metadata.distributed && trace.metadata.distributed->rank)
           rank = trace.metadata.distributed->rank;
         if (!rank) rank = rank_from_file_name(files[i]);
-        if (rank) trace.rank = *rank;
+        trace.rank = rank.value_or(-1);  // -1: numbered once every file is read
         rank_of[i] = rank;
         warnings_of[i] = trace.warnings;
         rejected += trace.stats.rejected_events;

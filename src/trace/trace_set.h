@@ -50,8 +50,9 @@ struct StreamedSet {
 
 // Reads every file on a pool of threads and hands each trace to `consume(file_index, trace)` on the
 // reading thread, then drops it: memory stays at (threads × one trace) plus what `consume` keeps.
-// The trace's rank is set when the override, distributedInfo or file name gives it; files with no
-// rank are numbered after all are read, in file order — use rank_of_file for the final numbers.
+// The trace's rank is set when the override, distributedInfo or file name gives it (and is then
+// final); files with no rank have -1 and are numbered after all are read, in file order — use
+// rank_of_file for the final numbers.
 // Fails only if the paths cannot be expanded or two files claim one rank.
 Result<StreamedSet> stream_traces(const std::vector<std::string>& paths, const LoadOptions& options,
                                   const std::function<void(size_t, RankTrace&&)>& consume);

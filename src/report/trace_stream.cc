@@ -1,0 +1,68 @@
+#include "report/trace_stream.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <mutex>
+#include <optional>
+#include <utility>
+
+namespace scaleprof::report {
+
+Result<StreamedReport> stream_report(std::string_view report, const std::vector<std::string>& paths,
+                                     const trace::LoadOptions& load, const TraceReportOptions& options) {
+  const ReportSections sections = sections_of(report, options);
+  std::mutex mutex;
+  std::vector<std::pair<size_t, RankResults>> results;  // file index -> results
+  analysis::CollectiveRows rows;                        // compact rows, in the order reading finished
+  std::vector<size_t> rows_file;                        // file index of each rank of `rows`
+  std::vector<std::pair<size_t, std::string>> notes;    // file index -> repair note
+  auto streamed = trace::stream_traces(paths, load, [&](size_t i, trace::RankTrace&& t) {
+    // A rank known now is final; a file with none (-1) is numbered once all are read, so its results
+    // are kept until then.
+    const bool keep = t.rank < 0 || rank_selected(options, t.rank);
+    std::optional<RankResults> reduced;
+    std::optional<analysis::RankCollectives> collectives;
+    if (keep && sections.per_rank()) reduced = reduce_rank(t, sections, options);
+    if (keep && sections.collective_rows()) collectives = analysis::extract_collectives(t);
+    std::lock_guard<std::mutex> lock(mutex);
+    if (t.stats.repairs > 0) {
+      notes.emplace_back(
+          i, fmt::format("{}: repaired {} invalid JSON spots written by old Kineto versions", t.path, t.stats.repairs));
+    }
+    if (reduced) results.emplace_back(i, std::move(*reduced));
+    if (collectives) {
+      rows.add(*collectives);
+      rows_file.push_back(i);
+    }
+  });
+  if (!streamed) return streamed.error();
+  StreamedReport out;
+  out.set = std::move(streamed).value();
+  const std::vector<int64_t>& rank_of_file = out.set.rank_of_file;
+  auto selected = [&](int64_t rank) { return rank >= 0 && rank_selected(options, rank); };
+  for (int64_t rank : rank_of_file) {
+    out.any_read |= rank >= 0;
+    out.any_selected |= selected(rank);
+  }
+
+  std::sort(notes.begin(), notes.end(),
+            [&](const auto& a, const auto& b) { return rank_of_file[a.first] < rank_of_file[b.first]; });
+  for (auto& note : notes) out.repair_notes.push_back(std::move(note.second));
+  if (!out.any_selected) return out;
+
+  std::vector<RankResults> ranks;
+  for (auto& [i, r] : results) {
+    r.rank = rank_of_file[i];
+    if (selected(r.rank)) ranks.push_back(std::move(r));
+  }
+  results = {};
+  std::sort(ranks.begin(), ranks.end(), [](const RankResults& a, const RankResults& b) { return a.rank < b.rank; });
+  // Rows were added in the order reading finished, with the rank the trace said: set the final ranks.
+  for (size_t k = 0; k < rows_file.size(); ++k) rows.set_rank(k, rank_of_file[rows_file[k]]);
+  rows.keep_sorted(selected);
+  out.report = report_tables(sections, ranks, std::move(rows), options);
+  return out;
+}
+
+}  // namespace scaleprof::report

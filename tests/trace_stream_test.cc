@@ -1,0 +1,104 @@
+// Streaming over ranks (report/trace_stream.h) gives the tables of the set loaded whole: every
+// `scaleprof trace` report, rendered as table, CSV and JSON, over the shared multi-rank traces,
+// with files that have no rank (numbered after all are read) and with a --ranks selection.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "report/trace_report.h"
+#include "report/trace_stream.h"
+#include "trace/trace_set.h"
+
+namespace scaleprof {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kTraces = fs::path(SCALEPROF_SHARED_DIR) / "traces" / "hta";
+
+const char* const kReports[] = {"summary", "breakdown", "kernels", "idle",        "overlap",
+                                "launch",  "ops",       "steps",   "collectives", "stragglers"};
+
+std::string render_all(const report::TraceReport& r, report::Format format) {
+  report::RenderOptions options;
+  options.format = format;
+  return report::render_many(r.tables, r.keys, options);
+}
+
+// Streams `paths` and loads them whole (two threads each), and compares every report's rendering.
+void expect_same_reports(const std::vector<std::string>& paths, const report::TraceReportOptions& options) {
+  trace::LoadOptions load;
+  load.threads = 2;
+  auto whole = trace::load_traces(paths, load);
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  for (const char* name : kReports) {
+    SCOPED_TRACE(name);
+    auto streamed = report::stream_report(name, paths, load, options);
+    ASSERT_TRUE(streamed.ok()) << streamed.error().message;
+    ASSERT_TRUE(streamed.value().any_selected);
+    EXPECT_EQ(streamed.value().set.warnings, whole.value().warnings);
+    EXPECT_EQ(streamed.value().set.errors, whole.value().errors);
+    const report::TraceReport from_whole = report::trace_report(name, whole.value(), options);
+    const report::TraceReport& from_stream = streamed.value().report;
+    ASSERT_FALSE(from_whole.tables.empty());
+    EXPECT_EQ(from_stream.keys, from_whole.keys);
+    for (report::Format format : {report::Format::kTable, report::Format::kCsv, report::Format::kJson}) {
+      const std::string a = render_all(from_stream, format);
+      EXPECT_EQ(a, render_all(from_whole, format)) << "format " << static_cast<int>(format);
+      EXPECT_GT(a.size(), 100U);
+    }
+  }
+}
+
+class TraceStreamTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::is_directory(kTraces / "trace_filter")) GTEST_SKIP() << "shared traces not found at " << kTraces;
+  }
+};
+
+TEST_F(TraceStreamTest, EveryReportMatchesTheWholeSetOnTwoRanks) {
+  expect_same_reports({(kTraces / "trace_filter").string()}, {});
+  report::TraceReportOptions options;
+  options.top = 0;
+  options.include_last_step = true;
+  options.sort_by = "calls";
+  expect_same_reports({(kTraces / "trace_filter").string()}, options);
+}
+
+TEST_F(TraceStreamTest, UnrankedFilesAndRankSelectionMatchTheWholeSet) {
+  // rank_unavailable and distributed_info_unavailable carry no rank: they become ranks 2 and 3 only
+  // once every file is read, so their results are kept until then.
+  const std::vector<std::string> paths = {(kTraces / "rank_unavailable").string(),
+                                          (kTraces / "distributed_info_unavailable").string(),
+                                          (kTraces / "trace_filter").string()};
+  expect_same_reports(paths, {});
+  report::TraceReportOptions options;
+  options.ranks = {0, 3};
+  expect_same_reports(paths, options);
+
+  trace::LoadOptions load;
+  auto streamed = report::stream_report("summary", paths, load, options);
+  ASSERT_TRUE(streamed.ok());
+  const report::Table& inputs = streamed.value().report.tables.at(0);
+  ASSERT_EQ(streamed.value().report.keys.at(0), "inputs");
+  ASSERT_EQ(inputs.rows.size(), 2U);
+  EXPECT_EQ(std::get<int64_t>(inputs.rows[0][0].value), 0);
+  EXPECT_EQ(std::get<int64_t>(inputs.rows[1][0].value), 3);
+  EXPECT_NE(std::get<std::string>(inputs.rows[1][1].value).find("distributed_info_not_found"), std::string::npos);
+}
+
+TEST_F(TraceStreamTest, RanksMatchingNoneReadAreReported) {
+  report::TraceReportOptions options;
+  options.ranks = {5};
+  auto streamed = report::stream_report("summary", {(kTraces / "trace_filter").string()}, {}, options);
+  ASSERT_TRUE(streamed.ok());
+  EXPECT_TRUE(streamed.value().any_read);
+  EXPECT_FALSE(streamed.value().any_selected);
+  EXPECT_TRUE(streamed.value().report.tables.empty());
+}
+
+}  // namespace
+}  // namespace scaleprof
