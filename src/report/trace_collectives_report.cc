@@ -227,7 +227,7 @@ TraceReport collectives_tables(const std::vector<analysis::RankCollectives>& ran
   return collectives_tables(analysis::compact_rows(ranks), options);
 }
 
-TraceReport collectives_tables(std::shared_ptr<const analysis::CollectiveAnalysis> matched) {
+TraceReport collectives_tables(const std::shared_ptr<const analysis::CollectiveAnalysis>& matched) {
   const analysis::CollectiveAnalysis& a = *matched;
   TraceReport report;
   report.add("collective_summary", summary_table(a));
@@ -248,7 +248,7 @@ TraceReport collective_tables(analysis::CollectiveRows rows, const ReportSection
   if (sections.stragglers) stragglers = analysis::find_stragglers(rows, *matched);
   rows = {};
   TraceReport report;
-  if (sections.collectives) report = collectives_tables(std::move(matched));
+  if (sections.collectives) report = collectives_tables(matched);
   matched.reset();
   if (sections.stragglers) {
     TraceReport more = stragglers_tables(stragglers);

@@ -96,7 +96,7 @@ TraceReport collectives_tables(analysis::CollectiveRows rows, const TraceReportO
 TraceReport stragglers_tables(analysis::CollectiveRows rows, const TraceReportOptions& options);
 // The tables of the matched calls (kept alive by the per-call-per-rank table, written row by row) and
 // of the stragglers found in them.
-TraceReport collectives_tables(std::shared_ptr<const analysis::CollectiveAnalysis> matched);
+TraceReport collectives_tables(const std::shared_ptr<const analysis::CollectiveAnalysis>& matched);
 TraceReport stragglers_tables(const analysis::StragglerAnalysis& stragglers);
 // Everything above, plus what was read (events, ranks, devices), for every selected rank.
 TraceReport summary_report(const trace::TraceSet& set, const TraceReportOptions& options);
