@@ -26,8 +26,9 @@ TEST(ComputationFraction, NameRuleIsItwinaisRegex) {
 }
 
 TEST(ComputationFraction, CommunicationRuleIsItwinaisDeprecatedRegex) {
-  for (const char* name : {"nccl:all_reduce", "nccl:broadcast", "nccl:reduce", "nccl:reduce_scatter", "nccl:all_gather",
-                           "nccl:gather", "nccl:all_reduce_coalesced", "cudaStreamWaitEvent", "cudaStreamSynchronize"}) {
+  for (const char* name :
+       {"nccl:all_reduce", "nccl:broadcast", "nccl:reduce", "nccl:reduce_scatter", "nccl:all_gather", "nccl:gather",
+        "nccl:all_reduce_coalesced", "cudaStreamWaitEvent", "cudaStreamSynchronize"}) {
     EXPECT_TRUE(is_communication_op_name(name)) << name;
   }
   for (const char* name : {"ncclKernel_AllReduce_RING_LL_Sum_float", "ncclDevKernel_AllReduce_Sum_f32_RING_LL",

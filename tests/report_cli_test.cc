@@ -224,9 +224,9 @@ TEST(ReportCli, ItwinaiNamesAndPlotFiles) {
 
   // itwinai's deprecated sixth plot and its table, only on --include-communication.
   ScratchDir comm("report-cli-plot-dir-comm");
-  CliRun with = run("generate-scalability-report --include-communication --log-dir " + root.path() +
-                    " --experiment-name exp --run-names ddp-w1,ddp-w2,ddp-w4 --plot-file-suffix .svg --plot-dir " +
-                    comm.path());
+  CliRun with =
+      run("generate-scalability-report --include-communication --log-dir " + root.path() +
+          " --experiment-name exp --run-names ddp-w1,ddp-w2,ddp-w4 --plot-file-suffix .svg --plot-dir " + comm.path());
   ASSERT_EQ(with.exit_code, 0) << with.err;
   EXPECT_NE(with.out.find("######## Communication Data Report ########"), std::string::npos) << with.out;
   const std::string comm_plot = slurp(comm / "computation_vs_communication_plot.svg");
