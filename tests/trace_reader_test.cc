@@ -521,6 +521,86 @@ TEST(KinetoReader, BadEventsAreRejectedWithWarningsAndCounted) {
   EXPECT_NE(t.warnings[5].find("int64"), std::string::npos);
 }
 
+// The reader reuses one set of argument fields from event to event and restores only the groups
+// an event wrote to: each event must still see every argument it lacks as absent, whatever the
+// event before it held, including a grid left half-read by a bad element.
+TEST(KinetoReader, ArgumentsNeverCarryOverToTheNextEvent) {
+  TempDir dir;
+  std::string text = with_event(
+      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"ts\":1,\"dur\":1,\"args\":{\"device\":3,\"stream\":7,"
+      "\"correlation\":5,\"External id\":9,\"grid\":[2,3,4],\"block\":[5,6,7],\"registers per thread\":32,"
+      "\"shared memory\":128,\"bytes\":64,\"memory bandwidth (GB/s)\":1.5,\"blocks per SM\":0.5,"
+      "\"warps per SM\":2.5,\"est. achieved occupancy %\":12}},\n"
+      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k2\",\"ts\":2,\"dur\":1,\"args\":{\"grid\":[8,\"x\",1]}},\n"
+      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k3\",\"ts\":3,\"dur\":1},\n"
+      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"c1\",\"ts\":4,\"dur\":1,\"args\":{\"Collective name\":\"allreduce\","
+      "\"dtype\":\"Float\",\"In msg nelems\":10,\"Out msg nelems\":11,\"Group size\":2,\"Seq\":4,"
+      "\"Process Group Name\":\"0\",\"Process Group Description\":\"default_pg\",\"Process Group Ranks\":[0,1],"
+      "\"In split size\":[1,1],\"Out split size\":[2,2]}},\n"
+      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"c2\",\"ts\":5,\"dur\":1,\"args\":{\"Collective "
+      "name\":\"broadcast\"}},\n"
+      "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":6,\"args\":{\"Bytes\":16,\"Total Allocated\":32,"
+      "\"Total Reserved\":64,\"Device Type\":1,\"Device Id\":2}},\n"
+      "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":7,\"args\":{\"Device Id\":3}},\n"
+      "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"s1\",\"ts\":8,\"dur\":1,\"args\":{\"Input Dims\":[[1]],"
+      "\"Input type\":[\"float\"]}},\n"
+      "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"s2\",\"ts\":9,\"dur\":1,\"args\":{\"Input Dims\":[[2]]}},\n"
+      "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"plain\",\"ts\":10,\"dur\":1}");
+  auto r = read_kineto_trace(dir.write("args.json", text));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const RankTrace& t = r.value();
+  ASSERT_EQ(t.events.size(), 10u);
+  EXPECT_EQ(t.events.correlation,
+            (std::vector<int64_t>{5, kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone}));
+  EXPECT_EQ(t.events.external_id[0], 9);
+  EXPECT_EQ(t.events.external_id[1], kNone);
+  EXPECT_EQ(t.events.stream[1], kNone);
+  // Every kernel has a device-args row: k1 with its values, k2 with the grid element read before
+  // the bad one (as before the reuse), k3 and the collectives with none.
+  const DeviceArgsTable& d = t.device_args;
+  ASSERT_EQ(d.size(), 5u);
+  EXPECT_EQ(d.device, (std::vector<int32_t>{3, -1, -1, -1, -1}));
+  EXPECT_EQ(d.grid_x, (std::vector<int32_t>{2, 8, -1, -1, -1}));
+  EXPECT_EQ(d.grid_y, (std::vector<int32_t>{3, -1, -1, -1, -1}));
+  EXPECT_EQ(d.block_z, (std::vector<int32_t>{7, -1, -1, -1, -1}));
+  EXPECT_EQ(d.registers_per_thread, (std::vector<int32_t>{32, -1, -1, -1, -1}));
+  EXPECT_EQ(d.shared_memory, (std::vector<int64_t>{128, -1, -1, -1, -1}));
+  EXPECT_EQ(d.bytes, (std::vector<int64_t>{64, -1, -1, -1, -1}));
+  EXPECT_DOUBLE_EQ(d.bandwidth_gbps[0], 1.5);
+  EXPECT_FLOAT_EQ(d.warps_per_sm[0], 2.5f);
+  EXPECT_FLOAT_EQ(d.occupancy_pct[0], 12.0f);
+  for (size_t i = 1; i < d.size(); ++i) {
+    EXPECT_TRUE(std::isnan(d.bandwidth_gbps[i])) << i;
+    EXPECT_TRUE(std::isnan(d.blocks_per_sm[i])) << i;
+    EXPECT_TRUE(std::isnan(d.warps_per_sm[i])) << i;
+    EXPECT_TRUE(std::isnan(d.occupancy_pct[i])) << i;
+  }
+  const CollectiveTable& c = t.collectives;
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(t.strings.view(c.collective_name[1]), "broadcast");
+  EXPECT_EQ(c.dtype[1], 0u);
+  EXPECT_EQ(c.in_msg_nelems, (std::vector<int64_t>{10, -1}));
+  EXPECT_EQ(c.out_msg_nelems, (std::vector<int64_t>{11, -1}));
+  EXPECT_EQ(c.group_size, (std::vector<int64_t>{2, -1}));
+  EXPECT_EQ(c.seq, (std::vector<int64_t>{4, -1}));
+  EXPECT_EQ(t.strings.view(c.process_group_ranks[0]), "[0,1]");
+  EXPECT_EQ(c.process_group_name[1], 0u);
+  EXPECT_EQ(c.process_group_desc[1], 0u);
+  EXPECT_EQ(c.process_group_ranks[1], 0u);
+  EXPECT_EQ(c.in_split_sizes[1], 0u);
+  EXPECT_EQ(c.out_split_sizes[1], 0u);
+  const MemoryTable& m = t.memory;
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m.bytes, (std::vector<int64_t>{16, 0}));
+  EXPECT_EQ(m.total_allocated, (std::vector<int64_t>{32, -1}));
+  EXPECT_EQ(m.total_reserved, (std::vector<int64_t>{64, -1}));
+  EXPECT_EQ(m.device_type, (std::vector<int32_t>{1, -1}));
+  EXPECT_EQ(m.device_id, (std::vector<int32_t>{2, 3}));
+  ASSERT_EQ(t.shapes.size(), 2u);
+  EXPECT_EQ(t.strings.view(t.shapes.input_dims[1]), "[[2]]");
+  EXPECT_EQ(t.shapes.input_types[1], 0u);
+}
+
 TEST(TraceSet, RanksFromDistributedInfoFileNamesAndOverrides) {
   TempDir dir;
   // Minified distributedInfo ("rank":3 with no space) is read as JSON, not by a text scan.
