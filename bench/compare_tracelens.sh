@@ -3,7 +3,7 @@
 # report on the same trace files, figure by figure (bench/tracelens_compare.py prints the tables;
 # docs/differences-from-tracelens.md explains every difference). Not part of CI or `make bench`.
 #
-# Usage: bench/compare_tracelens.sh [TRACELENS_SRC] [CASE ...]   cases: nccl nccl_pair trace_filter gloo
+# Usage: bench/compare_tracelens.sh [TRACELENS_SRC] [CASE ...]   cases: nccl nccl_pair alltoall_pair trace_filter gloo
 #   TRACELENS_SRC (or the env var of that name): TraceLens' source tree (with setup.py), or a git
 #   directory of it (e.g. what `fetch github:AMD-AGI/TraceLens` brings), whose HEAD is extracted.
 #   TraceLens is pip-installed from it into a venv of its own, .cache/venv-tracelens (its code is
@@ -36,7 +36,14 @@ if [ ! -f "$SRC/setup.py" ] && git -C "$SRC" rev-parse --verify -q HEAD >/dev/nu
   fi
   SRC=$tree
 else
-  commit=$(git -C "$SRC" rev-parse HEAD 2>/dev/null || echo unknown)
+  # Only a source tree that is itself a git checkout names its commit (an extracted tree inside
+  # some other repository would otherwise get that repository's HEAD); else the extract's name.
+  commit=unknown
+  if [ "$(git -C "$SRC" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$SRC" && pwd -P)" ]; then
+    commit=$(git -C "$SRC" rev-parse HEAD)
+  elif [[ $(basename "$SRC") =~ ^tracelens-src-([0-9a-f]{40})$ ]]; then
+    commit=${BASH_REMATCH[1]}
+  fi
 fi
 [ -f "$SRC/setup.py" ] || { echo "compare_tracelens: skipped: $SRC has no setup.py (not a TraceLens source)"; exit 0; }
 
@@ -46,7 +53,9 @@ stamp=$commit
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.tracelens-stamp" 2>/dev/null)" != "$stamp" ]; then
   rm -rf "$VENV"
   python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q "$SRC"
+  # TraceLens takes its version from git (setuptools-scm): an extracted tree inside this repository
+  # would be versioned by scaleprof's HEAD, and fail to build when that moves mid-install.
+  SETUPTOOLS_SCM_PRETEND_VERSION="0.0.0+${stamp:0:12}" "$VENV/bin/pip" install -q "$SRC"
   echo "$stamp" >"$VENV/.tracelens-stamp"
 fi
 "$VENV/bin/python" -c "import TraceLens" || { echo "compare_tracelens: TraceLens did not install into $VENV" >&2; exit 1; }

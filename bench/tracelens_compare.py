@@ -11,6 +11,11 @@ Cases (each skipped when its input is missing):
                 of the move, so the two ranks differ in start, duration and end as real ranks do;
                 ties (s = 0) included. The only shared input on which both tools see two ranks of
                 a collective with sizes.
+  alltoall_pair both ranks of nccl_pair written here (temporary) with every all-reduce made an
+                all_to_allv: kernel `ncclDevKernel_SendRecv`, `In/Out split size` in rows of
+                n / (8 r) elements (r = 2 + k mod 4 for the k-th kernel; rank 0 sends [r, 3r], rank 1
+                [2r, r + k mod 3], each rank's `Out split size` what the other sends it), so the ranks
+                send different amounts. No shared trace holds an all-to-all.
   trace_filter  ../shared trace_filter: ranks 0 and 1 of a 128-rank job, SendRecv kernels with no
                 collective metadata.
   gloo          2 ranks of real PyTorch over gloo (tests/python/gloo_collectives.py under torchrun),
@@ -80,6 +85,33 @@ def make_pair_rank(src, dst):
         shift = round(((k * 7) % 5 - 2) * 0.2 * e["dur"], 3)
         e["ts"] = round(e["ts"] + shift, 3)
         e["dur"] = round(e["dur"] - 0.9 * shift, 3)
+    with gzip.open(dst, "wt") as f:
+        json.dump(d, f)
+
+
+def make_alltoall_rank(src, dst, rank):
+    """Rank `rank` of alltoall_pair (see the module comment); rank 1 is also moved as in nccl_pair."""
+    d = load_json(src)
+    d["distributedInfo"] = dict(d["distributedInfo"], rank=rank)
+    kernels = sorted((e for e in d["traceEvents"] if e.get("cat") == "kernel" and e.get("name", "").startswith("nccl")),
+                     key=lambda e: e["ts"])
+    for k, e in enumerate(kernels):
+        if rank == 1:
+            shift = round(((k * 7) % 5 - 2) * 0.2 * e["dur"], 3)
+            e["ts"] = round(e["ts"] + shift, 3)
+            e["dur"] = round(e["dur"] - 0.9 * shift, 3)
+        a = e["args"]
+        if a.get("Collective name") != "allreduce":
+            continue
+        r = 2 + k % 4
+        row = max(1, a["In msg nelems"] // (8 * r))
+        splits = {0: [r, 3 * r], 1: [2 * r, r + k % 3]}
+        a["Collective name"] = "all_to_allv"
+        a["In split size"] = str(splits[rank])
+        a["Out split size"] = str([splits[0][rank], splits[1][rank]])
+        a["In msg nelems"] = sum(splits[rank]) * row
+        a["Out msg nelems"] = (splits[0][rank] + splits[1][rank]) * row
+        e["name"] = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"
     with gzip.open(dst, "wt") as f:
         json.dump(d, f)
 
@@ -337,6 +369,35 @@ def compare_stragglers(tl, sp, ours_calls, lines):
                      f"| {s.get('arrived_last', '-')} / {x.get('last', '-')} / {t.get('times_arrived_last', '-')} |")
 
 
+def compare_alltoall(tl, sp, lines):
+    """All-to-all(v): TraceLens' nccl_summary_all2allv (per group and dtype: calls, size_imbalance
+    mean and max, start skew mean and max) against scaleprof's `alltoall` and `collectives` rows."""
+    tl_rows = tl.get("nccl_summary_all2allv", [])
+    ours = sp.get("alltoall", [])
+    if not tl_rows and not ours:
+        return
+    skews = {(c["group"], c["position"]): c["skew_us"] for c in sp.get("collectives", []) if c["type"] == "alltoall"}
+    imb = [r["imbalance"] for r in ours if r["imbalance"] is not None]
+    sk = [skews[(r["group"], r["position"])] for r in ours if skews.get((r["group"], r["position"])) is not None]
+    lines.append("")
+    lines.append("| all-to-all(v) | scaleprof | TraceLens | agree (sizes: rel. 1e-9; times: 0.002 us) |")
+    lines.append("|---|---|---|---|")
+    t = tl_rows[0] if len(tl_rows) == 1 else {}
+    mean = (lambda v: sum(v) / len(v) if v else None)
+    for label, mine, key in (("calls", len(ours), "count"),
+                             ("size imbalance, mean", mean(imb), "size_imbalance_mean"),
+                             ("size imbalance, max", max(imb) if imb else None, "size_imbalance_max"),
+                             ("start skew us, mean", mean(sk), "skew in start time_mean"),
+                             ("start skew us, max", max(sk) if sk else None, "skew in start time_max")):
+        peer = fnum(t.get(key)) if t else None
+        limit = TIME_TOL_US if "skew" in label else 1e-9 * max(abs(mine or 0), abs(peer or 0))
+        agree = mine is not None and peer is not None and abs(mine - peer) <= limit
+        lines.append(f"| {label} | {show(mine) if mine is not None else '-'} | {show(peer) if peer is not None else '-'} "
+                     f"| {'yes' if agree else 'no'} |")
+    if len(tl_rows) > 1:
+        lines.append(f"TraceLens gave {len(tl_rows)} all2allv summary rows (one per group and dtype); compared only with one")
+
+
 def counts(tl, sp):
     status = {}
     for c in sp.get("collectives", []):
@@ -368,6 +429,7 @@ def report_case(name, files, tl_python, scaleprof, work):
             lines.append(f"| {fig} | {t['n']} | {t['agree']} | {show(t['max'])} | {ex} | {bad} |")
     compare_summary(tl, sp, lines)
     compare_stragglers(tl, sp, ours_calls, lines)
+    compare_alltoall(tl, sp, lines)
     print("\n".join(lines) + "\n", flush=True)
 
 
@@ -377,7 +439,7 @@ def main():
     p.add_argument("--scaleprof", required=True)
     p.add_argument("--shared", required=True)
     p.add_argument("--torch-python", default="")
-    p.add_argument("cases", nargs="*", default=["nccl", "nccl_pair", "trace_filter", "gloo"])
+    p.add_argument("cases", nargs="*", default=["nccl", "nccl_pair", "alltoall_pair", "trace_filter", "gloo"])
     args = p.parse_args()
     repo = Path(__file__).resolve().parents[1]
     shared = Path(args.shared)
@@ -391,6 +453,10 @@ def main():
             elif name == "nccl_pair":
                 make_pair_rank(nccl, work / "rank1.json.gz")
                 files = {0: nccl, 1: work / "rank1.json.gz"}
+            elif name == "alltoall_pair":
+                for r in (0, 1):
+                    make_alltoall_rank(nccl, work / f"rank{r}.json.gz", r)
+                files = {r: work / f"rank{r}.json.gz" for r in (0, 1)}
             elif name == "trace_filter":
                 files = {r: shared / "trace_filter" / f"sampled_rank-{r}.json.gz" for r in (0, 1)}
             elif name == "gloo":

@@ -406,12 +406,12 @@ TEST(CollectivesFromKinetoArgs, SeqPairsCallsAndSplitSizesGiveAllToAllVolumes) {
     std::ofstream(dir / fmt::format("rank-{}.json", rank)) << text;
   };
   // Rank 0 missed Seq 7. Seq 8: all-reduce of 1,024 floats. Seq 9: all-to-all-v of rows of 8 floats,
-  // rank 0 sending 1 row to itself and 3 to rank 1, rank 1 one row to each.
+  // rank 0 sending one row to each, rank 1 3 rows to rank 0 and 1 to itself.
   write_rank(0, {{8, "allreduce", 1024, 1024, "[]", "[]", 1000, 1100},
-                 {9, "all_to_allv", 32, 16, "[1, 3]", "[1, 1]", 2000, 2300}});
+                 {9, "all_to_allv", 16, 32, "[1, 1]", "[1, 3]", 2000, 2300}});
   write_rank(1, {{7, "allreduce", 1024, 1024, "[]", "[]", 500, 600},
                  {8, "allreduce", 1024, 1024, "[]", "[]", 1040, 1100},
-                 {9, "all_to_allv", 16, 32, "[1, 1]", "[3, 1]", 2100, 2300}});
+                 {9, "all_to_allv", 32, 16, "[3, 1]", "[1, 1]", 2100, 2300}});
   auto set = trace::load_traces({dir.string()});
   fs::remove_all(dir);
   ASSERT_TRUE(set.ok()) << set.error().message;
@@ -419,17 +419,18 @@ TEST(CollectivesFromKinetoArgs, SeqPairsCallsAndSplitSizesGiveAllToAllVolumes) {
   const trace::RankTrace& r0 = set.value().ranks[0];
   ASSERT_EQ(r0.collectives.size(), 2u);
   EXPECT_EQ(r0.collectives.seq[1], 9);
-  EXPECT_EQ(r0.strings.view(r0.collectives.in_split_sizes[1]), "[1, 3]");
-  EXPECT_EQ(r0.strings.view(r0.collectives.out_split_sizes[1]), "[1, 1]");
+  EXPECT_EQ(r0.strings.view(r0.collectives.in_split_sizes[1]), "[1, 1]");
+  EXPECT_EQ(r0.strings.view(r0.collectives.out_split_sizes[1]), "[1, 3]");
 
   std::vector<RankCollectives> ranks;
   for (const auto& r : set.value().ranks) ranks.push_back(extract_collectives(r));
   ASSERT_EQ(ranks[0].calls.size(), 2u);
   EXPECT_EQ(ranks[0].calls[0].seq, 8);
   EXPECT_EQ(ranks[0].calls[1].type, "alltoall");
-  EXPECT_EQ(ranks[0].calls[1].in_split_bytes, (std::vector<int64_t>{32, 96}));  // rows of 8 floats
-  EXPECT_EQ(ranks[0].calls[1].out_split_bytes, (std::vector<int64_t>{32, 32}));
-  EXPECT_EQ(ranks[1].calls[2].out_split_bytes, (std::vector<int64_t>{96, 32}));
+  EXPECT_EQ(ranks[0].calls[1].in_split_bytes, (std::vector<int64_t>{32, 32}));  // rows of 8 floats
+  EXPECT_EQ(ranks[0].calls[1].out_split_bytes, (std::vector<int64_t>{32, 96}));
+  EXPECT_EQ(ranks[1].calls[2].in_split_bytes, (std::vector<int64_t>{96, 32}));
+  EXPECT_EQ(ranks[1].calls[2].out_split_bytes, (std::vector<int64_t>{32, 32}));
 
   const CollectiveAnalysis a = match_collectives(ranks);
   int matched = 0;
@@ -447,8 +448,9 @@ TEST(CollectivesFromKinetoArgs, SeqPairsCallsAndSplitSizesGiveAllToAllVolumes) {
       EXPECT_EQ(m.bytes, 4096);
     } else {
       EXPECT_EQ(m.type, "alltoall");
-      EXPECT_EQ(m.send_min, 64);   // rank 1: 2 rows
-      EXPECT_EQ(m.send_max, 128);  // rank 0: 4 rows
+      EXPECT_EQ(m.bytes, 128);     // the largest message (rank 1's), not the first rank's
+      EXPECT_EQ(m.send_min, 64);   // rank 0: 2 rows
+      EXPECT_EQ(m.send_max, 128);  // rank 1: 4 rows
       EXPECT_EQ(m.recv_min, 64);
       EXPECT_EQ(m.recv_max, 128);
       EXPECT_DOUBLE_EQ(m.imbalance, 128.0 / 96.0);

@@ -253,6 +253,9 @@ CollectiveAnalysis match_collectives(const CollectiveRows& rows, const MatchOpti
         std::vector<int64_t> overflowed;  // ranks whose split sizes add up past int64
         for (const Entry& e : entries) {
           const CompactCall& c = call_at(e);
+          // all_to_allv: ranks send different amounts. The call's size is the largest message, the
+          // one its duration cannot be shorter than, and not whichever rank happens to come first.
+          m.bytes = std::max(m.bytes, c.bytes);
           const AlltoallVolume* v = rows.volume(c);
           if (v != nullptr && v->overflow) overflowed.push_back(ranks[e.rank_index].rank);
           const int64_t send = v != nullptr ? v->sent : c.bytes;
