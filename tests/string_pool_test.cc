@@ -45,5 +45,36 @@ TEST(StringPool, InterleavedLongAndShortStringsSurviveAMove) {
   EXPECT_EQ(moved.size(), all.size() + 1);
 }
 
+// The index hashes 8 bytes at a time and the tail as one overlapping word: strings of every length
+// that differ in one byte anywhere, or only in length, must all get ids of their own, and find the
+// same ids again after the index has grown many times.
+TEST(StringPool, StringsDifferingInOneByteOrInLengthKeepTheirOwnIds) {
+  StringPool pool;
+  std::vector<std::pair<std::string, StringId>> all;
+  for (size_t length = 1; length <= 40; ++length) {
+    const std::string base(length, 'a');
+    all.emplace_back(base, pool.intern(base));
+    for (size_t at = 0; at < length; ++at) {
+      std::string s = base;
+      s[at] = 'b';
+      all.emplace_back(s, pool.intern(s));
+    }
+  }
+  EXPECT_EQ(pool.size(), all.size() + 1);
+  for (const auto& [s, id] : all) {
+    ASSERT_EQ(pool.view(id), s);
+    ASSERT_EQ(pool.intern(s), id) << s;
+    StringId found = 0;
+    ASSERT_TRUE(pool.find(s, &found)) << s;
+    ASSERT_EQ(found, id) << s;
+  }
+  StringId found = 7;
+  EXPECT_FALSE(pool.find("c", &found));
+  EXPECT_FALSE(pool.find(std::string(41, 'a'), &found));
+  EXPECT_EQ(pool.intern(""), 0u);
+  ASSERT_TRUE(pool.find("", &found));
+  EXPECT_EQ(found, 0u);
+}
+
 }  // namespace
 }  // namespace scaleprof::trace

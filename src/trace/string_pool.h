@@ -4,13 +4,16 @@
 // Storage is a list of fixed-size heap blocks that are never resized: short strings are packed into
 // the current block, a long string gets an exact-size block of its own that nothing is appended to.
 // Id 0 is always the empty string.
+//
+// The index is an open-addressing table of ids (linear probing, at most half full) keyed by a
+// hash of the text: the reader interns every event's name, and std::unordered_map's node per
+// string, murmur hash and out-of-line compares were 7 % of its time on df_index_resolver.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace scaleprof::trace {
@@ -36,6 +39,16 @@ class StringPool {
 
  private:
   std::string_view store(std::string_view s);
+  // The slot holding `s`, or the empty slot where it would go.
+  size_t slot_of(std::string_view s, uint64_t hash) const;
+  void grow_index();
+
+  // One slot of the index: the id (0: empty, as the empty string is never stored in it) and the
+  // hash's high bits, compared before the text.
+  struct Slot {
+    StringId id = 0;
+    uint32_t tag = 0;
+  };
 
   // Heap blocks own the bytes; a block never grows, so views into it never dangle.
   std::vector<std::unique_ptr<char[]>> blocks_;
@@ -43,7 +56,7 @@ class StringPool {
   char* free_ = nullptr;    // next free byte of the block short strings are packed into
   size_t free_left_ = 0;    // bytes left there
   std::vector<std::string_view> views_;
-  std::unordered_map<std::string_view, StringId> index_;
+  std::vector<Slot> index_;  // size a power of two
 };
 
 }  // namespace scaleprof::trace
