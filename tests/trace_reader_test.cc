@@ -101,6 +101,49 @@ TEST(NumberParse, MicrosecondsBecomeExactNanoseconds) {
   EXPECT_EQ(parse_microseconds_as_ns("", &ns, &fractional), NumberParse::kInvalid);
 }
 
+// Kineto's form ([-]digits[.digits], at most 18 integer digits, no overflow) is read in one pass;
+// everything else by the general path. The two meet at 18/19 integer digits, at overflow, at a
+// fourth fraction digit, and at tokens that only start like Kineto's.
+TEST(NumberParse, MicrosecondsAtTheEdgesOfKinetosForm) {
+  struct Case {
+    const char* token;
+    NumberParse result;
+    int64_t ns;
+    bool fractional;
+  };
+  const Case cases[] = {
+      {"999999999999999", NumberParse::kOk, 999999999999999000, false},
+      {"999999999999999.9995", NumberParse::kOk, 1000000000000000000, true},
+      {"-999999999999999.9994", NumberParse::kOk, -999999999999999999, true},
+      {"1669783687471392", NumberParse::kOk, 1669783687471392000, false},
+      {"9223372036854775.807", NumberParse::kOk, INT64_MAX, true},
+      {"9223372036854775.808", NumberParse::kOverflow, 0, true},
+      {"0000000000000000001", NumberParse::kOk, 1000, false},
+      {"000000000000000001", NumberParse::kOk, 1000, false},
+      {"999999999999999999", NumberParse::kOverflow, 0, false},
+      {"9223372036854775", NumberParse::kOk, 9223372036854775000, false},
+      {"9223372036854776", NumberParse::kOverflow, 0, false},
+      {"12.3456", NumberParse::kOk, 12346, true},
+      {"12.3", NumberParse::kOk, 12300, true},
+      {"-0", NumberParse::kOk, 0, false},
+      {"1.5e3", NumberParse::kOk, 1500000, true},
+      {"1.5E-3", NumberParse::kOk, 2, true},
+      {"-", NumberParse::kInvalid, 0, false},
+      {".5", NumberParse::kInvalid, 0, false},
+      {"1.", NumberParse::kInvalid, 0, false},
+      {"1.5x", NumberParse::kInvalid, 0, false},
+      {"12 ", NumberParse::kInvalid, 0, false},
+      {"+1", NumberParse::kInvalid, 0, false},
+  };
+  for (const Case& c : cases) {
+    int64_t ns = 0;
+    bool fractional = false;
+    EXPECT_EQ(parse_microseconds_as_ns(c.token, &ns, &fractional), c.result) << c.token;
+    if (c.result == NumberParse::kOk) EXPECT_EQ(ns, c.ns) << c.token;
+    EXPECT_EQ(fractional, c.fractional) << c.token;
+  }
+}
+
 TEST(NumberParse, Integers) {
   int64_t v = 0;
   ASSERT_EQ(parse_int64("-9223372036854775808", &v), NumberParse::kOk);

@@ -68,9 +68,41 @@ NumberParse parse_with_exponent(std::string_view token, int64_t scale, int64_t* 
   return NumberParse::kOk;
 }
 
+// The form Kineto writes, `[-]digits[.digits]` with at most 18 integer digits (which cannot
+// overflow while they are accumulated; epoch times have 16), in one pass. False for anything else
+// and on overflow, which the general path below then reads and reports. Every event has a ts and
+// most a dur, and splitting then accumulating them was 5 % of the reader's time on
+// df_index_resolver.
+bool parse_plain_microseconds(std::string_view token, int64_t* ns, bool* fractional) {
+  const char* p = token.data();
+  const char* const end = p + token.size();
+  const bool negative = p < end && *p == '-';
+  if (negative) ++p;
+  const char* const integer = p;
+  int64_t value = 0;
+  for (; p < end && is_digit(*p); ++p) value = value * 10 + (*p - '0');
+  if (p == integer || p - integer > 18 || __builtin_mul_overflow(value, 1000, &value)) return false;
+  if (p < end && *p == '.') {
+    const char* const fraction = ++p;
+    while (p < end && is_digit(*p)) ++p;
+    const auto digits = static_cast<size_t>(p - fraction);
+    if (digits == 0 || p != end) return false;
+    int64_t sub = 0;
+    for (size_t k = 0; k < 3; ++k) sub = sub * 10 + (k < digits ? fraction[k] - '0' : 0);
+    if (digits > 3 && fraction[3] >= '5') ++sub;
+    if (__builtin_add_overflow(value, sub, &value)) return false;
+    *fractional = true;
+  } else if (p != end) {
+    return false;
+  }
+  *ns = negative ? -value : value;
+  return true;
+}
+
 }  // namespace
 
 NumberParse parse_microseconds_as_ns(std::string_view token, int64_t* ns, bool* fractional) {
+  if (parse_plain_microseconds(token, ns, fractional)) return NumberParse::kOk;
   NumberParts p;
   if (!split_number(token, &p)) return NumberParse::kInvalid;
   if (p.has_exponent) {
