@@ -644,6 +644,36 @@ TEST(KinetoReader, ArgumentsNeverCarryOverToTheNextEvent) {
   EXPECT_EQ(t.shapes.input_types[1], 0u);
 }
 
+// Integers are tried as plain JSON numbers first; every other form must still read as the slow
+// path reads it: numeric strings, integral decimals, exponents, labels, null, and numbers too
+// large for int64.
+TEST(KinetoReader, IntegersInEveryFormReadTheSame) {
+  TempDir dir;
+  std::string text = with_event(
+      "{\"ph\":\"X\",\"name\":\"a\",\"pid\":\"12\",\"tid\":3.0,\"ts\":1,\"dur\":1,"
+      "\"args\":{\"correlation\":\"5\",\"External id\":7.0,\"stream\":1e1}},\n"
+      "{\"ph\":\"X\",\"name\":\"b\",\"pid\":null,\"tid\":\"worker\",\"ts\":2,\"dur\":1,"
+      "\"args\":{\"correlation\":7.5,\"External id\":\"x\",\"stream\":-0}},\n"
+      "{\"ph\":\"X\",\"name\":\"c\",\"pid\":-4,\"tid\":9223372036854775807,\"ts\":3,\"dur\":1,"
+      "\"args\":{\"correlation\":18446744073709551615,\"External id\":-9223372036854775808}},\n"
+      "{\"ph\":\"X\",\"name\":\"d\",\"pid\":1,\"tid\":18446744073709551615,\"ts\":4,\"dur\":1},\n"
+      "{\"ph\":\"X\",\"name\":\"e\",\"pid\":1,\"tid\":[1],\"ts\":5,\"dur\":1}");
+  auto r = read_kineto_trace(dir.write("ints.json", text));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const RankTrace& t = r.value();
+  ASSERT_EQ(t.events.size(), 3u);
+  EXPECT_EQ(t.stats.rejected_events, 2u);  // tids d and e: neither a number in range nor a string
+  EXPECT_EQ(t.events.correlation, (std::vector<int64_t>{5, kNone, kNone}));
+  EXPECT_EQ(t.events.external_id, (std::vector<int64_t>{7, kNone, INT64_MIN}));
+  EXPECT_EQ(t.events.stream, (std::vector<int64_t>{10, 0, kNone}));
+  const TrackTable& k = t.tracks;
+  ASSERT_EQ(k.size(), 3u);
+  EXPECT_EQ(k.pid, (std::vector<int64_t>{12, kNone, -4}));
+  EXPECT_EQ(k.tid, (std::vector<int64_t>{3, kNone, INT64_MAX}));
+  EXPECT_EQ(k.pid_label[1], 0u);
+  EXPECT_EQ(t.strings.view(k.tid_label[1]), "worker");
+}
+
 TEST(TraceSet, RanksFromDistributedInfoFileNamesAndOverrides) {
   TempDir dir;
   // Minified distributedInfo ("rank":3 with no space) is read as JSON, not by a text scan.

@@ -169,6 +169,10 @@ bool read_string(od::value& v, std::string_view* out);
 
 // Reads a value that should hold an integer; a numeric string or an integral decimal is accepted.
 bool read_int(od::value& v, int64_t* out) {
+  // Nearly every integer is a plain number: try that first, without asking for the type. A failed
+  // get_int64() leaves the value unread (On-Demand advances only on success), so the slow path
+  // below sees it as before.
+  if (!v.get_int64().get(*out)) return true;
   od::json_type type;
   if (v.type().get(type)) return false;
   if (type == od::json_type::number) {
@@ -421,6 +425,7 @@ uint32_t Importer::track_for(const PidOrTid& pid, const PidOrTid& tid) {
 }
 
 bool Importer::read_pid_or_tid(od::value& v, PidOrTid* out) {
+  if (!v.get_int64().get(out->number)) return true;  // the common case first, as in read_int
   od::json_type type;
   if (v.type().get(type)) return false;
   if (type == od::json_type::number) {
