@@ -99,23 +99,25 @@ TEST_F(TraceHtaReports, ReportsHaveTheirTables) {
   EXPECT_DOUBLE_EQ(std::get<double>(kernels.tables[0].rows[0][1].value), 305584.0);
   // Top 2 plus "others" for computation; memory likewise; one communication kernel; per rank.
   int others = 0;
-  for (const auto& row : kernels.tables[2].rows) others += std::get<std::string>(row.back().value) == "others";
+  for (const auto& row : kernels.tables[2].all_rows()) others += std::get<std::string>(row.back().value) == "others";
   EXPECT_EQ(others, 4);
 
   const report::TraceReport idle = report::idle_report(loaded.value(), options);
   EXPECT_EQ(idle.keys, (std::vector<std::string>{"idle", "idle_gaps", "idle_streams"}));
-  EXPECT_EQ(idle.tables[0].rows.size(), 2u * 5u * 3u);  // ranks x streams x categories
-  ASSERT_EQ(idle.tables[2].rows.size(), 2u * 5u);       // ranks x streams
-  for (const auto& row : idle.tables[2].rows) {
+  EXPECT_EQ(idle.tables[0].all_rows().size(), 2u * 5u * 3u);  // ranks x streams x categories
+  const auto streams = idle.tables[2].all_rows();
+  ASSERT_EQ(streams.size(), 2u * 5u);  // ranks x streams
+  for (const auto& row : streams) {
     // events = 1 + gaps + overlaps on every stream
     EXPECT_EQ(std::get<int64_t>(row[3].value), 1 + std::get<int64_t>(row[4].value) + std::get<int64_t>(row[5].value));
   }
 
   options.ranks = {1};
   const report::TraceReport launch = report::launch_report(loaded.value(), options);
-  ASSERT_EQ(launch.tables[0].rows.size(), 3u);  // cpu, gpu, delay for rank 1
-  EXPECT_EQ(std::get<int64_t>(launch.tables[0].rows[0][2].value), 577);
-  EXPECT_EQ(launch.tables[1].rows.size(), 2u);
+  const auto launches = launch.tables[0].all_rows();
+  ASSERT_EQ(launches.size(), 3u);  // cpu, gpu, delay for rank 1
+  EXPECT_EQ(std::get<int64_t>(launches[0][2].value), 577);
+  EXPECT_EQ(launch.tables[1].all_rows().size(), 2u);
 }
 
 }  // namespace

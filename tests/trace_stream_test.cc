@@ -82,12 +82,12 @@ TEST_F(TraceStreamTest, UnrankedFilesAndRankSelectionMatchTheWholeSet) {
   trace::LoadOptions load;
   auto streamed = report::stream_report("summary", paths, load, options);
   ASSERT_TRUE(streamed.ok());
-  const report::Table& inputs = streamed.value().report.tables.at(0);
+  const auto inputs = streamed.value().report.tables.at(0).all_rows();
   ASSERT_EQ(streamed.value().report.keys.at(0), "inputs");
-  ASSERT_EQ(inputs.rows.size(), 2U);
-  EXPECT_EQ(std::get<int64_t>(inputs.rows[0][0].value), 0);
-  EXPECT_EQ(std::get<int64_t>(inputs.rows[1][0].value), 3);
-  EXPECT_NE(std::get<std::string>(inputs.rows[1][1].value).find("distributed_info_not_found"), std::string::npos);
+  ASSERT_EQ(inputs.size(), 2U);
+  EXPECT_EQ(std::get<int64_t>(inputs[0][0].value), 0);
+  EXPECT_EQ(std::get<int64_t>(inputs[1][0].value), 3);
+  EXPECT_NE(std::get<std::string>(inputs[1][1].value).find("distributed_info_not_found"), std::string::npos);
 }
 
 TEST_F(TraceStreamTest, RanksMatchingNoneReadAreReported) {

@@ -200,6 +200,12 @@ void Table::for_each_row(const RowVisitor& visit) const {
   if (row_source) row_source(visit);
 }
 
+std::vector<std::vector<Cell>> Table::all_rows() const {
+  std::vector<std::vector<Cell>> out;
+  for_each_row([&](const std::vector<Cell>& row) { out.push_back(row); });
+  return out;
+}
+
 void render_to(const Table& table, const RenderOptions& options, const TextSink& put) {
   switch (options.format) {
     case Format::kCsv:

@@ -52,6 +52,8 @@ struct Table {
   void add_row(std::vector<Cell> row) { rows.push_back(std::move(row)); }
   // Visits `rows`, then the rows of `row_source`.
   void for_each_row(const RowVisitor& visit) const;
+  // Every row, made and kept (for tests and small tables; rendering never calls it).
+  std::vector<std::vector<Cell>> all_rows() const;
 };
 
 struct RenderOptions {

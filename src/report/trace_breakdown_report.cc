@@ -9,7 +9,23 @@
 
 namespace scaleprof::report {
 
-TraceReport breakdown_tables(const std::vector<RankResults>& ranks) {
+namespace {
+
+std::vector<Cell> breakdown_row(const Cell& rank, const analysis::TemporalBreakdown& b) {
+  return {rank,
+          us_cell(b.kernel_time_ns),
+          us_cell(b.idle_ns),
+          us_cell(b.compute_ns),
+          us_cell(b.non_compute_ns),
+          pct_cell(b.idle_pct()),
+          pct_cell(b.compute_pct()),
+          pct_cell(b.non_compute_pct()),
+          b.device_events};
+}
+
+}  // namespace
+
+TraceReport breakdown_tables(const RankStore& ranks) {
   Table table;
   table.title = "Temporal breakdown of GPU time (kernel time = first to last device event)";
   table.columns = {{"rank", "Rank"},
@@ -21,30 +37,28 @@ TraceReport breakdown_tables(const std::vector<RankResults>& ranks) {
                    {"compute_pct", "Compute (%)"},
                    {"non_compute_pct", "Non-compute (%)"},
                    {"device_events", "Device events"}};
-  auto add = [&](const Cell& rank, const analysis::TemporalBreakdown& b) {
-    table.add_row({rank, us_cell(b.kernel_time_ns), us_cell(b.idle_ns), us_cell(b.compute_ns),
-                   us_cell(b.non_compute_ns), pct_cell(b.idle_pct()), pct_cell(b.compute_pct()),
-                   pct_cell(b.non_compute_pct()), b.device_events});
-  };
   analysis::TemporalBreakdown pooled;
   bool exact = true;  // the pooled sums fit in int64 ns
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    const analysis::TemporalBreakdown& b = ranks[i].breakdown.value();
-    add(ranks[i].rank, b);
+  ranks->for_each([&](const RankResults& r) {
+    const analysis::TemporalBreakdown& b = r.breakdown.value();
     pooled.device_events += b.device_events;
     exact = add_checked(&pooled.kernel_time_ns, b.kernel_time_ns) && exact;
     exact = add_checked(&pooled.idle_ns, b.idle_ns) && exact;
     exact = add_checked(&pooled.compute_ns, b.compute_ns) && exact;
     exact = add_checked(&pooled.non_compute_ns, b.non_compute_ns) && exact;
-  }
+  });
   // All ranks pooled (rank null): each share weighted by the rank's kernel time, i.e. the fraction
   // of all GPUs' time, which a mean of per-rank percentages is not when spans differ.
-  if (ranks.size() > 1 && exact) {
+  const bool pooled_row = ranks->size() > 1 && exact;
+  if (pooled_row) {
     table.title += "; last row: all ranks pooled";
-    add(Cell::null(), pooled);
-  } else if (ranks.size() > 1) {
+  } else if (ranks->size() > 1) {
     table.title += "; no pooled row: the ranks' times summed exceed 292 years of nanoseconds";
   }
+  table.row_source = [ranks, pooled, pooled_row](const RowVisitor& visit) {
+    ranks->for_each([&](const RankResults& r) { visit(breakdown_row(r.rank, r.breakdown.value())); });
+    if (pooled_row) visit(breakdown_row(Cell::null(), pooled));
+  };
   TraceReport report;
   report.add("breakdown", std::move(table));
   return report;

@@ -251,7 +251,7 @@ TraceReport collective_tables(analysis::CollectiveRows rows, const ReportSection
   if (sections.collectives) report = collectives_tables(matched);
   matched.reset();
   if (sections.stragglers) {
-    TraceReport more = stragglers_tables(stragglers);
+    TraceReport more = stragglers_tables(std::move(stragglers));
     for (size_t i = 0; i < more.tables.size(); ++i) report.add(std::move(more.keys[i]), std::move(more.tables[i]));
   }
   return report;

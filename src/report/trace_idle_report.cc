@@ -9,37 +9,54 @@
 
 namespace scaleprof::report {
 
-TraceReport idle_tables(const std::vector<RankResults>& ranks) {
+TraceReport idle_tables(const RankStore& ranks) {
   Table idle;
   idle.title = "Idle time per stream by cause";
   idle.columns = {{"rank", "Rank"},         {"device", "Device"},     {"stream", "Stream"},
                   {"category", "Category"}, {"idle_us", "Idle (us)"}, {"idle_pct", "Of stream idle (%)"},
                   {"gaps", "Gaps"}};
+  idle.row_source = [ranks](const RowVisitor& visit) {
+    ranks->for_each([&](const RankResults& r) {
+      for (const analysis::StreamIdle& s : r.idle.value()) {
+        for (int c = 0; c < analysis::kIdleCategoryCount; ++c) {
+          const auto category = static_cast<analysis::IdleCategory>(c);
+          visit({r.rank, s.device, s.stream, analysis::idle_category_name(category), us_cell(s.idle_ns[c]),
+                 pct_cell(100.0 * s.ratio(category)), s.gaps[c].count});
+        }
+      }
+    });
+  };
   Table gaps;
   gaps.title = "Idle gaps per stream and cause (us)";
   gaps.columns = {{"rank", "Rank"},   {"device", "Device"}, {"stream", "Stream"}, {"category", "Category"},
                   {"count", "Count"}, {"mean_us", "Mean"},  {"std_us", "Std"},    {"min_us", "Min"},
                   {"p25_us", "P25"},  {"p50_us", "P50"},    {"p75_us", "P75"},    {"max_us", "Max"}};
+  gaps.row_source = [ranks](const RowVisitor& visit) {
+    ranks->for_each([&](const RankResults& r) {
+      for (const analysis::StreamIdle& s : r.idle.value()) {
+        for (int c = 0; c < analysis::kIdleCategoryCount; ++c) {
+          const auto category = static_cast<analysis::IdleCategory>(c);
+          const analysis::Distribution& d = s.gaps[c];
+          visit({r.rank, s.device, s.stream, analysis::idle_category_name(category), d.count, us_stat_cell(d.mean),
+                 us_stat_cell(d.std), us_stat_cell(d.min), us_stat_cell(d.p25), us_stat_cell(d.p50),
+                 us_stat_cell(d.p75), us_stat_cell(d.max)});
+        }
+      }
+    });
+  };
   Table streams;
   streams.title = "Work per stream (overlaps: events that started before earlier work ended; not gaps)";
   streams.columns = {{"rank", "Rank"},     {"device", "Device"}, {"stream", "Stream"},
                      {"events", "Events"}, {"gaps", "Gaps"},     {"overlaps", "Overlaps"}};
-  for (const RankResults& r : ranks) {
-    for (const analysis::StreamIdle& s : r.idle.value()) {
-      int64_t gap_count = 0;
-      for (const analysis::Distribution& d : s.gaps) gap_count += d.count;
-      streams.add_row({r.rank, s.device, s.stream, s.events, gap_count, s.overlaps});
-      for (int c = 0; c < analysis::kIdleCategoryCount; ++c) {
-        const auto category = static_cast<analysis::IdleCategory>(c);
-        const analysis::Distribution& d = s.gaps[c];
-        idle.add_row({r.rank, s.device, s.stream, analysis::idle_category_name(category), us_cell(s.idle_ns[c]),
-                      pct_cell(100.0 * s.ratio(category)), d.count});
-        gaps.add_row({r.rank, s.device, s.stream, analysis::idle_category_name(category), d.count, us_stat_cell(d.mean),
-                      us_stat_cell(d.std), us_stat_cell(d.min), us_stat_cell(d.p25), us_stat_cell(d.p50),
-                      us_stat_cell(d.p75), us_stat_cell(d.max)});
+  streams.row_source = [ranks](const RowVisitor& visit) {
+    ranks->for_each([&](const RankResults& r) {
+      for (const analysis::StreamIdle& s : r.idle.value()) {
+        int64_t gap_count = 0;
+        for (const analysis::Distribution& d : s.gaps) gap_count += d.count;
+        visit({r.rank, s.device, s.stream, s.events, gap_count, s.overlaps});
       }
-    }
-  }
+    });
+  };
   TraceReport report;
   report.add("idle", std::move(idle));
   report.add("idle_gaps", std::move(gaps));

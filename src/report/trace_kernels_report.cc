@@ -20,35 +20,54 @@ double pct_of(int64_t part, int64_t whole) {
                    : std::numeric_limits<double>::quiet_NaN();
 }
 
-void add_partition_rows(Table* table, const std::vector<analysis::TypeShare>& partition, const Cell* rank) {
+void partition_rows(const std::vector<analysis::TypeShare>& partition, const Cell* rank, const RowVisitor& visit) {
   int64_t total = 0;
   for (const auto& s : partition) total += s.ns;
+  std::vector<Cell> row;
   for (const auto& s : partition) {
-    std::vector<Cell> row;
+    row.clear();
     if (rank != nullptr) row.push_back(*rank);
     row.insert(row.end(), {analysis::type_set_label(s.types), us_cell(s.ns), pct_cell(pct_of(s.ns, total))});
-    table->add_row(std::move(row));
+    visit(row);
+  }
+}
+
+void kernel_rows(const RankResults& r, const RowVisitor& visit) {
+  for (int t = 0; t < analysis::kKernelTypeCount; ++t) {
+    const auto type = static_cast<analysis::KernelType>(t);
+    const std::vector<analysis::KernelStats>& top = r.kernels->top[t];
+    int64_t type_total = 0;
+    for (const auto& k : top) type_total += k.duration.sum;
+    for (const auto& k : top) {
+      const analysis::RunningStats& d = k.duration;
+      visit({r.rank, analysis::kernel_type_name(type), d.count, us_cell(d.sum), pct_cell(pct_of(d.sum, type_total)),
+             us_stat_cell(d.mean), us_cell(d.min), us_cell(d.max), us_stat_cell(d.stddev()), k.kernels, k.name});
+    }
   }
 }
 
 }  // namespace
 
-TraceReport kernels_tables(const std::vector<RankResults>& ranks) {
+TraceReport kernels_tables(const RankStore& ranks) {
   std::vector<std::vector<analysis::TypeShare>> partitions;
-  partitions.reserve(ranks.size());
-  for (const RankResults& r : ranks) partitions.push_back(r.kernels->partition);
+  partitions.reserve(ranks->size());
+  ranks->for_each([&](const RankResults& r) { partitions.push_back(r.kernels->partition); });
   Table types;
   types.title = "Busy GPU time by kernel type, all selected ranks (overlaps split out)";
   types.columns = {{"kernel_type", "Kernel type"}, {"time_us", "Time (us)"}, {"pct", "Share (%)"}};
-  add_partition_rows(&types, analysis::merge_type_partitions(partitions), nullptr);
+  partition_rows(analysis::merge_type_partitions(partitions), nullptr,
+                 [&](const std::vector<Cell>& row) { types.add_row(row); });
+  partitions = {};
 
   Table per_rank;
   per_rank.title = "Busy GPU time by kernel type, per rank";
   per_rank.columns = {{"rank", "Rank"}, {"kernel_type", "Kernel type"}, {"time_us", "Time (us)"}, {"pct", "Share (%)"}};
-  for (const RankResults& r : ranks) {
-    const Cell rank(r.rank);
-    add_partition_rows(&per_rank, r.kernels->partition, &rank);
-  }
+  per_rank.row_source = [ranks](const RowVisitor& visit) {
+    ranks->for_each([&](const RankResults& r) {
+      const Cell rank(r.rank);
+      partition_rows(r.kernels->partition, &rank, visit);
+    });
+  };
 
   Table kernels;
   kernels.title = "Top kernels per rank and type by total time (others: the rest, folded)";
@@ -57,20 +76,9 @@ TraceReport kernels_tables(const std::vector<RankResults>& ranks) {
   kernels.columns = {{"rank", "Rank"},       {"kernel_type", "Type"},  {"count", "Count"},     {"sum_us", "Total (us)"},
                      {"pct", "Of type (%)"}, {"mean_us", "Mean (us)"}, {"min_us", "Min (us)"}, {"max_us", "Max (us)"},
                      {"std_us", "Std (us)"}, {"names", "Names"},       {"name", "Kernel"}};
-  for (const RankResults& r : ranks) {
-    for (int t = 0; t < analysis::kKernelTypeCount; ++t) {
-      const auto type = static_cast<analysis::KernelType>(t);
-      const std::vector<analysis::KernelStats>& top = r.kernels->top[t];
-      int64_t type_total = 0;
-      for (const auto& k : top) type_total += k.duration.sum;
-      for (const auto& k : top) {
-        const analysis::RunningStats& d = k.duration;
-        kernels.add_row({r.rank, analysis::kernel_type_name(type), d.count, us_cell(d.sum),
-                         pct_cell(pct_of(d.sum, type_total)), us_stat_cell(d.mean), us_cell(d.min), us_cell(d.max),
-                         us_stat_cell(d.stddev()), k.kernels, k.name});
-      }
-    }
-  }
+  kernels.row_source = [ranks](const RowVisitor& visit) {
+    ranks->for_each([&](const RankResults& r) { kernel_rows(r, visit); });
+  };
 
   TraceReport report;
   report.add("kernel_types", std::move(types));

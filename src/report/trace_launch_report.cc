@@ -12,19 +12,37 @@ namespace scaleprof::report {
 
 namespace {
 
-void add_summary_row(Table* t, int64_t rank, std::string_view metric, const analysis::Distribution& d) {
-  t->add_row({rank, metric, d.count, us_cell(d.sum), us_stat_cell(d.mean), us_stat_cell(d.min), us_stat_cell(d.p25),
-              us_stat_cell(d.p50), us_stat_cell(d.p75), us_stat_cell(d.p90), us_stat_cell(d.p99), us_stat_cell(d.max)});
+std::vector<Cell> summary_row(int64_t rank, std::string_view metric, const analysis::Distribution& d) {
+  return {rank,
+          metric,
+          d.count,
+          us_cell(d.sum),
+          us_stat_cell(d.mean),
+          us_stat_cell(d.min),
+          us_stat_cell(d.p25),
+          us_stat_cell(d.p50),
+          us_stat_cell(d.p75),
+          us_stat_cell(d.p90),
+          us_stat_cell(d.p99),
+          us_stat_cell(d.max)};
 }
 
 }  // namespace
 
-TraceReport launch_tables(const std::vector<RankResults>& ranks) {
+TraceReport launch_tables(const RankStore& ranks) {
   Table summary;
   summary.title = "Kernel launches: host call, device time and launch delay (us)";
   summary.columns = {{"rank", "Rank"},    {"metric", "Metric"}, {"count", "Launches"}, {"sum_us", "Total"},
                      {"mean_us", "Mean"}, {"min_us", "Min"},    {"p25_us", "P25"},     {"p50_us", "P50"},
                      {"p75_us", "P75"},   {"p90_us", "P90"},    {"p99_us", "P99"},     {"max_us", "Max"}};
+  summary.row_source = [ranks](const RowVisitor& visit) {
+    ranks->for_each([&](const RankResults& rank) {
+      const RankLaunches& r = rank.launch.value();
+      visit(summary_row(rank.rank, "cpu_duration", r.summary.cpu_duration));
+      visit(summary_row(rank.rank, "gpu_duration", r.summary.gpu_duration));
+      visit(summary_row(rank.rank, "launch_delay", r.summary.launch_delay));
+    });
+  };
   Table slowest;
   slowest.title = "Longest launch delays";
   slowest.columns = {{"rank", "Rank"},
@@ -34,16 +52,14 @@ TraceReport launch_tables(const std::vector<RankResults>& ranks) {
                      {"gpu_duration_us", "Device (us)"},
                      {"launch", "Launch call"},
                      {"kernel", "Device work"}};  // long kernel names last
-  for (const RankResults& rank : ranks) {
-    const RankLaunches& r = rank.launch.value();
-    add_summary_row(&summary, rank.rank, "cpu_duration", r.summary.cpu_duration);
-    add_summary_row(&summary, rank.rank, "gpu_duration", r.summary.gpu_duration);
-    add_summary_row(&summary, rank.rank, "launch_delay", r.summary.launch_delay);
-    for (const SlowLaunch& l : r.slowest) {
-      slowest.add_row({rank.rank, l.correlation, us_cell(l.launch_delay_ns), us_cell(l.cpu_duration_ns),
-                       us_cell(l.gpu_duration_ns), l.launch, l.kernel});
-    }
-  }
+  slowest.row_source = [ranks](const RowVisitor& visit) {
+    ranks->for_each([&](const RankResults& rank) {
+      for (const SlowLaunch& l : rank.launch->slowest) {
+        visit({rank.rank, l.correlation, us_cell(l.launch_delay_ns), us_cell(l.cpu_duration_ns),
+               us_cell(l.gpu_duration_ns), l.launch, l.kernel});
+      }
+    });
+  };
   TraceReport report;
   report.add("launch_summary", std::move(summary));
   report.add("launch_delays", std::move(slowest));

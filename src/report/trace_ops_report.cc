@@ -19,13 +19,13 @@ Cell avg_us(int64_t ns, int64_t calls) {
   return calls > 0 ? us_stat_cell(static_cast<double>(ns) / static_cast<double>(calls)) : Cell::null();
 }
 
-Table operators_table(const std::vector<RankResults>& ranks, int top) {
+Table operators_table(const RankStore& ranks, int top) {
   bool device = false, memory = false, device_memory = false;
-  for (const RankResults& r : ranks) {
+  ranks->for_each([&](const RankResults& r) {
     device |= r.ops->has_device_time;
     memory |= r.ops->has_memory;
     device_memory |= r.ops->has_device_memory;
-  }
+  });
   Table out;
   out.title = top > 0 ? fmt::format("Operators (top {} per rank, like torch key_averages().table())", top)
                       : "Operators (like torch key_averages().table())";
@@ -52,33 +52,35 @@ Table operators_table(const std::vector<RankResults>& ranks, int top) {
     }
   }
   out.columns.insert(out.columns.end(), {{"calls", "Calls"}, {"async", "Async"}});
-  for (const RankResults& r : ranks) {
-    for (const OperatorRow& row : r.ops->top) {
-      std::vector<Cell> cells = {r.rank,
-                                 row.name,
-                                 row.side == analysis::OpSide::kHost ? "host" : "device",
-                                 pct_cell(row.self_cpu_pct),
-                                 us_cell(row.self_cpu_ns),
-                                 pct_cell(row.cpu_total_pct),
-                                 us_cell(row.cpu_total_ns),
-                                 avg_us(row.cpu_total_ns, row.calls)};
-      if (device) {
-        cells.insert(cells.end(), {us_cell(row.self_device_ns), pct_cell(row.self_device_pct),
-                                   us_cell(row.device_total_ns), avg_us(row.device_total_ns, row.calls)});
+  out.row_source = [ranks, device, memory, device_memory](const RowVisitor& visit) {
+    ranks->for_each([&](const RankResults& r) {
+      for (const OperatorRow& row : r.ops->top) {
+        std::vector<Cell> cells = {r.rank,
+                                   row.name,
+                                   row.side == analysis::OpSide::kHost ? "host" : "device",
+                                   pct_cell(row.self_cpu_pct),
+                                   us_cell(row.self_cpu_ns),
+                                   pct_cell(row.cpu_total_pct),
+                                   us_cell(row.cpu_total_ns),
+                                   avg_us(row.cpu_total_ns, row.calls)};
+        if (device) {
+          cells.insert(cells.end(), {us_cell(row.self_device_ns), pct_cell(row.self_device_pct),
+                                     us_cell(row.device_total_ns), avg_us(row.device_total_ns, row.calls)});
+        }
+        if (memory) {
+          cells.insert(cells.end(), {Cell(row.cpu_memory_bytes), Cell(row.self_cpu_memory_bytes)});
+          if (device_memory)
+            cells.insert(cells.end(), {Cell(row.device_memory_bytes), Cell(row.self_device_memory_bytes)});
+        }
+        cells.insert(cells.end(), {Cell(row.calls), Cell(row.async ? "yes" : "no")});
+        visit(cells);
       }
-      if (memory) {
-        cells.insert(cells.end(), {Cell(row.cpu_memory_bytes), Cell(row.self_cpu_memory_bytes)});
-        if (device_memory)
-          cells.insert(cells.end(), {Cell(row.device_memory_bytes), Cell(row.self_device_memory_bytes)});
-      }
-      cells.insert(cells.end(), {Cell(row.calls), Cell(row.async ? "yes" : "no")});
-      out.add_row(std::move(cells));
-    }
-  }
+    });
+  };
   return out;
 }
 
-Table totals_table(const std::vector<RankResults>& ranks) {
+Table totals_table(const RankStore& ranks) {
   Table out;
   out.title = "Operator totals (the footers of torch's table)";
   out.columns = {{"rank", "Rank"},
@@ -90,26 +92,31 @@ Table totals_table(const std::vector<RankResults>& ranks) {
                  {"dup_nodes_removed", "Dup nodes removed"},
                  {"calls_ended_at_stop", "Calls ended at stop"},
                  {"unattributed_device_events", "Unattributed device events"}};
-  for (const RankResults& r : ranks) {
-    const RankOperators& t = r.ops.value();
-    out.add_row({r.rank, t.rows, t.calls, us_cell(t.sum_self_cpu_ns), us_cell(t.sum_self_device_ns), t.async_calls,
-                 t.dup_nodes_removed, t.calls_ended_at_stop, t.unattributed_device_events});
-  }
+  out.row_source = [ranks](const RowVisitor& visit) {
+    ranks->for_each([&](const RankResults& r) {
+      const RankOperators& t = r.ops.value();
+      visit({r.rank, t.rows, t.calls, us_cell(t.sum_self_cpu_ns), us_cell(t.sum_self_device_ns), t.async_calls,
+             t.dup_nodes_removed, t.calls_ended_at_stop, t.unattributed_device_events});
+    });
+  };
   return out;
 }
 
-void add_fraction_row(Table* out, std::optional<int64_t> rank, const analysis::ComputationFraction& f) {
+std::vector<Cell> fraction_row(std::optional<int64_t> rank, const analysis::ComputationFraction& f) {
   if (!f.exact) {  // a sum past int64 ns: empty cells, never a wrapped value
-    out->add_row({rank ? Cell(*rank) : Cell::null(), std::string(analysis::fraction_basis_name(f.basis)), Cell::null(),
-                  Cell::null(), Cell::null(), Cell::null()});
-    return;
+    return {rank ? Cell(*rank) : Cell::null(),
+            std::string(analysis::fraction_basis_name(f.basis)),
+            Cell::null(),
+            Cell::null(),
+            Cell::null(),
+            Cell::null()};
   }
-  out->add_row({rank ? Cell(*rank) : Cell::null(), std::string(analysis::fraction_basis_name(f.basis)),
-                us_cell(f.computation_ns), us_cell(f.total_ns), us_cell(f.profiler_step_ns),
-                pct_cell(100.0 * f.fraction)});
+  return {rank ? Cell(*rank) : Cell::null(), std::string(analysis::fraction_basis_name(f.basis)),
+          us_cell(f.computation_ns),         us_cell(f.total_ns),
+          us_cell(f.profiler_step_ns),       pct_cell(100.0 * f.fraction)};
 }
 
-Table fraction_table(const std::vector<RankResults>& ranks) {
+Table fraction_table(const RankStore& ranks) {
   Table out;
   out.title = "Computation fraction (itwinai: ATen/c10/autograd self time / (all self time - ProfilerStep*))";
   out.columns = {{"rank", "Rank"},
@@ -118,27 +125,29 @@ Table fraction_table(const std::vector<RankResults>& ranks) {
                  {"total_us", "Total self (us)"},
                  {"profiler_step_us", "ProfilerStep* (us)"},
                  {"fraction_pct", "Fraction (%)"}};
-  std::vector<analysis::FractionParts> all;
-  all.reserve(ranks.size());
-  for (const RankResults& r : ranks) {
-    add_fraction_row(&out, r.rank, r.ops->fraction);
-    all.push_back(r.ops->fraction_parts);
-  }
-  if (ranks.size() > 1) {
-    const analysis::ComputationFraction pooled = analysis::pooled_fraction(all);
-    if (pooled.exact) {
+  std::optional<analysis::ComputationFraction> pooled;
+  if (ranks->size() > 1) {
+    std::vector<analysis::FractionParts> all;
+    all.reserve(ranks->size());
+    ranks->for_each([&](const RankResults& r) { all.push_back(r.ops->fraction_parts); });
+    pooled = analysis::pooled_fraction(all);
+    if (pooled->exact) {
       out.title += "; last row: selected ranks pooled";
-      add_fraction_row(&out, std::nullopt, pooled);
     } else {
       out.title += "; no pooled row: the ranks' self times summed exceed 292 years of nanoseconds";
+      pooled.reset();
     }
   }
+  out.row_source = [ranks, pooled](const RowVisitor& visit) {
+    ranks->for_each([&](const RankResults& r) { visit(fraction_row(r.rank, r.ops->fraction)); });
+    if (pooled) visit(fraction_row(std::nullopt, *pooled));
+  };
   return out;
 }
 
 }  // namespace
 
-TraceReport ops_tables(const std::vector<RankResults>& ranks, const TraceReportOptions& options) {
+TraceReport ops_tables(const RankStore& ranks, const TraceReportOptions& options) {
   TraceReport report;
   report.add("operators", operators_table(ranks, options.top));
   report.add("operator_totals", totals_table(ranks));

@@ -20,6 +20,7 @@
 #include "analysis/collective_rows.h"
 #include "analysis/stragglers.h"
 #include "report/rank_results.h"
+#include "report/rank_results_store.h"
 #include "report/table.h"
 #include "trace/trace_set.h"
 
@@ -54,15 +55,20 @@ std::vector<const trace::RankTrace*> selected_ranks(const trace::TraceSet& set, 
 // Whether options.ranks selects `rank`.
 bool rank_selected(const TraceReportOptions& options, int64_t rank);
 
-// The tables of each section, from the selected ranks' results in rank order.
-TraceReport inputs_tables(const std::vector<RankResults>& ranks);
-TraceReport breakdown_tables(const std::vector<RankResults>& ranks);
-TraceReport kernels_tables(const std::vector<RankResults>& ranks);
-TraceReport idle_tables(const std::vector<RankResults>& ranks);
-TraceReport overlap_tables(const std::vector<RankResults>& ranks);
-TraceReport launch_tables(const std::vector<RankResults>& ranks);
-TraceReport ops_tables(const std::vector<RankResults>& ranks, const TraceReportOptions& options);
-TraceReport steps_tables(const std::vector<RankResults>& ranks);
+// The selected ranks' results in rank order. The tables with a row per rank keep it (shared) and
+// make those rows from it as they are rendered (Table::row_source), one rank at a time, so no rank's
+// cells are held; what a table needs of all ranks (pooled rows, column choices) is computed first.
+using RankStore = std::shared_ptr<const RankResultsStore>;
+
+// The tables of each section.
+TraceReport inputs_tables(const RankStore& ranks);
+TraceReport breakdown_tables(const RankStore& ranks);
+TraceReport kernels_tables(const RankStore& ranks);
+TraceReport idle_tables(const RankStore& ranks);
+TraceReport overlap_tables(const RankStore& ranks);
+TraceReport launch_tables(const RankStore& ranks);
+TraceReport ops_tables(const RankStore& ranks, const TraceReportOptions& options);
+TraceReport steps_tables(const RankStore& ranks);
 // Collectives and stragglers from one set of compact rows (matched once; the rows are freed before
 // the tables are rendered).
 TraceReport collective_tables(analysis::CollectiveRows rows, const ReportSections& sections,
@@ -70,8 +76,8 @@ TraceReport collective_tables(analysis::CollectiveRows rows, const ReportSection
 
 // Every table of `sections`, in summary's order: the per-rank sections from `ranks` (selected,
 // rank order), then collectives and stragglers from `rows` (the same ranks).
-TraceReport report_tables(const ReportSections& sections, const std::vector<RankResults>& ranks,
-                          analysis::CollectiveRows rows, const TraceReportOptions& options);
+TraceReport report_tables(const ReportSections& sections, const RankStore& ranks, analysis::CollectiveRows rows,
+                          const TraceReportOptions& options);
 // The report of subcommand `report` over the selected ranks of a set loaded whole.
 TraceReport trace_report(std::string_view report, const trace::TraceSet& set, const TraceReportOptions& options);
 
@@ -97,7 +103,7 @@ TraceReport stragglers_tables(analysis::CollectiveRows rows, const TraceReportOp
 // The tables of the matched calls (kept alive by the per-call-per-rank table, written row by row) and
 // of the stragglers found in them.
 TraceReport collectives_tables(const std::shared_ptr<const analysis::CollectiveAnalysis>& matched);
-TraceReport stragglers_tables(const analysis::StragglerAnalysis& stragglers);
+TraceReport stragglers_tables(analysis::StragglerAnalysis stragglers);
 // Everything above, plus what was read (events, ranks, devices), for every selected rank.
 TraceReport summary_report(const trace::TraceSet& set, const TraceReportOptions& options);
 

@@ -15,13 +15,13 @@ namespace scaleprof::report {
 
 namespace {
 
-Table steps_table(const std::vector<RankResults>& all) {
+Table steps_table(const RankStore& all) {
   bool kernels = false;
   int64_t origin = std::numeric_limits<int64_t>::max();
-  for (const RankResults& r : all) {
+  all->for_each([&](const RankResults& r) {
     kernels |= r.steps->has_kernels;
     for (const auto& w : r.steps->steps) origin = std::min(origin, w.start_ns);
-  }
+  });
   Table out;
   out.title = "ProfilerStep windows (start relative to the earliest step of the selected ranks)";
   out.columns = {{"rank", "Rank"}, {"step", "Step"}, {"start_us", "Start (us)"}, {"duration_us", "Duration (us)"}};
@@ -31,34 +31,38 @@ Table steps_table(const std::vector<RankResults>& all) {
                                            {"gpu_busy_pct", "GPU busy (% of step)"},
                                            {"kernel_sum_us", "Kernel sum (us)"}});
   }
-  for (const RankResults& r : all) {
-    for (const auto& w : r.steps->steps) {
-      std::vector<Cell> row = {r.rank, w.step, us_cell(w.start_ns - origin), us_cell(w.duration_ns())};
-      if (kernels) {
-        const double busy_pct = w.duration_ns() > 0
-                                    ? 100.0 * static_cast<double>(w.gpu_busy_ns) / static_cast<double>(w.duration_ns())
-                                    : std::numeric_limits<double>::quiet_NaN();
-        row.insert(row.end(), {Cell(w.kernels), us_cell(w.gpu_busy_ns), pct_cell(busy_pct), us_cell(w.kernel_sum_ns)});
+  out.row_source = [all, kernels, origin](const RowVisitor& visit) {
+    all->for_each([&](const RankResults& r) {
+      for (const auto& w : r.steps->steps) {
+        std::vector<Cell> row = {r.rank, w.step, us_cell(w.start_ns - origin), us_cell(w.duration_ns())};
+        if (kernels) {
+          const double busy_pct =
+              w.duration_ns() > 0 ? 100.0 * static_cast<double>(w.gpu_busy_ns) / static_cast<double>(w.duration_ns())
+                                  : std::numeric_limits<double>::quiet_NaN();
+          row.insert(row.end(),
+                     {Cell(w.kernels), us_cell(w.gpu_busy_ns), pct_cell(busy_pct), us_cell(w.kernel_sum_ns)});
+        }
+        visit(row);
       }
-      out.add_row(std::move(row));
-    }
-  }
+    });
+  };
   return out;
 }
 
 // Per step number: how much the ranks disagree. A step number seen twice on one rank (PyTorch 1.13
 // writes ProfilerStep#0 twice) contributes each window separately.
-Table spread_table(const std::vector<RankResults>& all) {
+Table spread_table(const RankStore& all) {
   struct Acc {
     int64_t windows = 0;
     int64_t min_ns = std::numeric_limits<int64_t>::max();
     int64_t max_ns = std::numeric_limits<int64_t>::min();
     int64_t sum_ns = 0;
     int64_t slowest_rank = -1;
-    std::vector<int64_t> ranks;
+    int64_t ranks = 0;  // distinct ranks with the step: they come in rank order, so the last one tells
+    int64_t last_rank = -1;
   };
   std::map<int64_t, Acc> by_step;
-  for (const RankResults& r : all) {
+  all->for_each([&](const RankResults& r) {
     for (const auto& w : r.steps->steps) {
       Acc& a = by_step[w.step];
       ++a.windows;
@@ -68,9 +72,12 @@ Table spread_table(const std::vector<RankResults>& all) {
         a.max_ns = w.duration_ns();
         a.slowest_rank = r.rank;
       }
-      if (std::find(a.ranks.begin(), a.ranks.end(), r.rank) == a.ranks.end()) a.ranks.push_back(r.rank);
+      if (a.ranks == 0 || a.last_rank != r.rank) {
+        ++a.ranks;
+        a.last_rank = r.rank;
+      }
     }
-  }
+  });
   Table out;
   out.title = "Step duration across ranks";
   out.columns = {{"step", "Step"},
@@ -84,15 +91,15 @@ Table spread_table(const std::vector<RankResults>& all) {
     const double mean = static_cast<double>(a.sum_ns) / static_cast<double>(a.windows);
     const double spread =
         mean > 0 ? 100.0 * static_cast<double>(a.max_ns - a.min_ns) / mean : std::numeric_limits<double>::quiet_NaN();
-    out.add_row({step, static_cast<int64_t>(a.ranks.size()), us_cell(a.min_ns), us_stat_cell(mean), us_cell(a.max_ns),
-                 pct_cell(spread), a.slowest_rank});
+    out.add_row(
+        {step, a.ranks, us_cell(a.min_ns), us_stat_cell(mean), us_cell(a.max_ns), pct_cell(spread), a.slowest_rank});
   }
   return out;
 }
 
 }  // namespace
 
-TraceReport steps_tables(const std::vector<RankResults>& ranks) {
+TraceReport steps_tables(const RankStore& ranks) {
   TraceReport report;
   report.add("steps", steps_table(ranks));
   report.add("step_spread", spread_table(ranks));

@@ -3,6 +3,10 @@
 // docs/trace-json.md.
 #include <fmt/format.h>
 
+#include <memory>
+#include <utility>
+#include <vector>
+
 #include "analysis/stragglers.h"
 #include "report/rank_analysis.h"
 #include "report/trace_report.h"
@@ -24,7 +28,7 @@ TraceReport stragglers_tables(analysis::CollectiveRows rows, const TraceReportOp
   return collective_tables(std::move(rows), sections, options);
 }
 
-TraceReport stragglers_tables(const analysis::StragglerAnalysis& s) {
+TraceReport stragglers_tables(analysis::StragglerAnalysis s) {
   Table per_rank;
   per_rank.title = "Stragglers: wait each rank imposed on the others at matched collectives";
   per_rank.columns = {{"rank", "Rank"},
@@ -34,13 +38,17 @@ TraceReport stragglers_tables(const analysis::StragglerAnalysis& s) {
                       {"own_wait_us", "Own wait (us)"},
                       {"mean_lag_when_last_us", "Mean lag when last (us)"}};
   bool inexact = false;
-  for (const auto& r : s.ranks) {
-    per_rank.add_row({r.rank, r.calls, r.arrived_last, r.wait_imposed_exact ? us_cell(r.wait_imposed_ns) : Cell::null(),
-                      r.own_wait_exact ? us_cell(r.own_wait_ns) : Cell::null(),
-                      r.arrived_last > 0 ? us_stat_cell(r.mean_lag_when_last_ns) : Cell::null()});
-    inexact |= !r.wait_imposed_exact || !r.own_wait_exact;
-  }
+  for (const auto& r : s.ranks) inexact |= !r.wait_imposed_exact || !r.own_wait_exact;
   if (inexact) per_rank.title += kPastInt64;
+  // A row per rank, made as it is rendered from the ranks' few numbers.
+  per_rank.row_source = [ranks = std::make_shared<const std::vector<analysis::RankStraggling>>(std::move(s.ranks))](
+                            const RowVisitor& visit) {
+    for (const auto& r : *ranks) {
+      visit({r.rank, r.calls, r.arrived_last, r.wait_imposed_exact ? us_cell(r.wait_imposed_ns) : Cell::null(),
+             r.own_wait_exact ? us_cell(r.own_wait_ns) : Cell::null(),
+             r.arrived_last > 0 ? us_stat_cell(r.mean_lag_when_last_ns) : Cell::null()});
+    }
+  };
 
   Table per_step;
   per_step.title =

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <utility>
@@ -13,10 +14,14 @@ Result<StreamedReport> stream_report(std::string_view report, const std::vector<
                                      const trace::LoadOptions& load, const TraceReportOptions& options) {
   const ReportSections sections = sections_of(report, options);
   std::mutex mutex;
-  std::vector<std::pair<size_t, RankResults>> results;  // file index -> results
-  analysis::CollectiveRows rows;                        // compact rows, in the order reading finished
-  std::vector<size_t> rows_file;                        // file index of each rank of `rows`
-  std::vector<std::pair<size_t, std::string>> notes;    // file index -> repair note
+  // Each rank's results go to a temporary file as they come (RankResultsStore), so what stays in
+  // memory per rank is an index entry.
+  std::shared_ptr<RankResultsStore> results =
+      sections.per_rank() ? RankResultsStore::spilled() : std::make_shared<RankResultsStore>();
+  std::vector<size_t> results_file;                   // file index of each entry of `results`
+  analysis::CollectiveRows rows;                      // compact rows, in the order reading finished
+  std::vector<size_t> rows_file;                      // file index of each rank of `rows`
+  std::vector<std::pair<size_t, std::string>> notes;  // file index -> repair note
   auto streamed = trace::stream_traces(paths, load, [&](size_t i, trace::RankTrace&& t) {
     // A rank known now is final; a file with none (-1) is numbered once all are read, so its results
     // are kept until then.
@@ -30,7 +35,10 @@ Result<StreamedReport> stream_report(std::string_view report, const std::vector<
       notes.emplace_back(
           i, fmt::format("{}: repaired {} invalid JSON spots written by old Kineto versions", t.path, t.stats.repairs));
     }
-    if (reduced) results.emplace_back(i, std::move(*reduced));
+    if (reduced) {
+      results->add(std::move(*reduced));
+      results_file.push_back(i);
+    }
     if (collectives) {
       rows.add(*collectives);
       rows_file.push_back(i);
@@ -51,17 +59,12 @@ Result<StreamedReport> stream_report(std::string_view report, const std::vector<
   for (auto& note : notes) out.repair_notes.push_back(std::move(note.second));
   if (!out.any_selected) return out;
 
-  std::vector<RankResults> ranks;
-  for (auto& [i, r] : results) {
-    r.rank = rank_of_file[i];
-    if (selected(r.rank)) ranks.push_back(std::move(r));
-  }
-  results = {};
-  std::sort(ranks.begin(), ranks.end(), [](const RankResults& a, const RankResults& b) { return a.rank < b.rank; });
+  for (size_t k = 0; k < results_file.size(); ++k) results->set_rank(k, rank_of_file[results_file[k]]);
+  results->keep_sorted(selected);
   // Rows were added in the order reading finished, with the rank the trace said: set the final ranks.
   for (size_t k = 0; k < rows_file.size(); ++k) rows.set_rank(k, rank_of_file[rows_file[k]]);
   rows.keep_sorted(selected);
-  out.report = report_tables(sections, ranks, std::move(rows), options);
+  out.report = report_tables(sections, results, std::move(rows), options);
   return out;
 }
 

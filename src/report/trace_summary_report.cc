@@ -21,17 +21,19 @@ std::vector<const trace::RankTrace*> selected_ranks(const trace::TraceSet& set, 
   return out;
 }
 
-TraceReport inputs_tables(const std::vector<RankResults>& ranks) {
+TraceReport inputs_tables(const RankStore& ranks) {
   Table t;
   t.title = "Inputs";
   t.columns = {{"rank", "Rank"},         {"file", "File"},       {"events", "Events"},     {"kept", "Kept"},
                {"rejected", "Rejected"}, {"repairs", "Repairs"}, {"json_mb", "JSON (MB)"}, {"devices", "Devices"}};
-  for (const RankResults& r : ranks) {
-    const trace::ReadStats& s = r.inputs.stats;
-    t.add_row({r.rank, r.inputs.path, s.events_total, s.events_kept, s.rejected_events, s.repairs,
-               Cell(static_cast<double>(s.json_bytes) / 1e6, 1),
-               r.inputs.devices.empty() ? Cell("none") : Cell(r.inputs.devices)});
-  }
+  t.row_source = [ranks](const RowVisitor& visit) {
+    ranks->for_each([&](const RankResults& r) {
+      const trace::ReadStats& s = r.inputs.stats;
+      visit({r.rank, r.inputs.path, s.events_total, s.events_kept, s.rejected_events, s.repairs,
+             Cell(static_cast<double>(s.json_bytes) / 1e6, 1),
+             r.inputs.devices.empty() ? Cell("none") : Cell(r.inputs.devices)});
+    });
+  };
   TraceReport report;
   report.add("inputs", std::move(t));
   return report;
@@ -51,8 +53,8 @@ const std::vector<std::string>& summary_analysis_names() {
   return kNames;
 }
 
-TraceReport report_tables(const ReportSections& sections, const std::vector<RankResults>& ranks,
-                          analysis::CollectiveRows rows, const TraceReportOptions& options) {
+TraceReport report_tables(const ReportSections& sections, const RankStore& ranks, analysis::CollectiveRows rows,
+                          const TraceReportOptions& options) {
   TraceReport report;
   if (sections.inputs) append(&report, inputs_tables(ranks));
   if (sections.breakdown) append(&report, breakdown_tables(ranks));
@@ -68,9 +70,12 @@ TraceReport report_tables(const ReportSections& sections, const std::vector<Rank
 
 TraceReport trace_report(std::string_view report, const trace::TraceSet& set, const TraceReportOptions& options) {
   const ReportSections sections = sections_of(report, options);
-  std::vector<RankResults> ranks;
+  auto ranks = std::make_shared<RankResultsStore>();
   if (sections.per_rank()) {
-    ranks = analyse_ranks(set, options, [&](const trace::RankTrace& t) { return reduce_rank(t, sections, options); });
+    for (RankResults& r :
+         analyse_ranks(set, options, [&](const trace::RankTrace& t) { return reduce_rank(t, sections, options); })) {
+      ranks->add(std::move(r));
+    }
   }
   analysis::CollectiveRows rows;
   if (sections.collective_rows()) rows = analysis::compact_rows(rank_collectives(set, options));

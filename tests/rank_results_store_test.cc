@@ -1,0 +1,196 @@
+// The per-rank results of a streamed report go to a temporary file and come back one rank at a time
+// (report/rank_results_store.h): every field must come back as it went in, in rank order, and a
+// damaged record must be refused, never read as other numbers.
+#include "report/rank_results_store.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "report/trace_report.h"
+#include "trace/trace_set.h"
+
+namespace scaleprof {
+namespace {
+
+namespace fs = std::filesystem;
+using report::RankResults;
+
+const fs::path kTraces = fs::path(SCALEPROF_SHARED_DIR) / "traces" / "hta";
+
+// Every section filled, no field at its default, strings with a NUL and longer than the small-string
+// buffer.
+RankResults sample(int64_t rank) {
+  RankResults r;
+  r.rank = rank;
+  r.inputs.path = "/runs/a/rank-" + std::to_string(rank) + ".json";
+  r.inputs.stats.events_total = 1000 + rank;
+  r.inputs.stats.repairs = 3;
+  r.inputs.stats.json_bytes = 123456789;
+  r.inputs.stats.fractional_timestamps = true;
+  r.inputs.devices = std::string("NVIDIA H100\0 80GB, NVIDIA H100 80GB", 35);
+  r.breakdown.emplace();
+  r.breakdown->idle_ns = 17 + rank;
+  r.breakdown->kernel_time_ns = 99;
+  r.kernels.emplace();
+  r.kernels->partition = {{1, 500}, {3, 25}};
+  analysis::KernelStats k;
+  k.name = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>";
+  k.type = analysis::KernelType::kCommunication;
+  k.others = true;
+  k.kernels = 7;
+  k.duration.add(10);
+  k.duration.add(31);
+  r.kernels->top[1] = {k, k};
+  r.idle.emplace(2);
+  (*r.idle)[1].stream = 7;
+  (*r.idle)[1].idle_ns[2] = 42;
+  (*r.idle)[1].gaps[2].p75 = 2.5;
+  r.overlap.emplace();
+  r.overlap->overlap_ns = 5;
+  r.launch.emplace();
+  r.launch->summary.launch_delay.p99 = 8.25;
+  r.launch->slowest = {{11, 12, 13, 14, "cudaLaunchKernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)"}};
+  r.ops.emplace();
+  analysis::OperatorRow op;
+  op.name = "aten::convolution_backward_overrideable";
+  op.side = analysis::OpSide::kDevice;
+  op.user_annotation = true;
+  op.async = true;
+  op.calls = 4;
+  op.self_device_memory_bytes = -512;
+  op.self_device_pct = 12.5;
+  r.ops->top = {op};
+  r.ops->has_memory = true;
+  r.ops->unattributed_device_events = 6;
+  r.ops->fraction.computation_ns = 77;
+  r.ops->fraction.basis = analysis::FractionBasis::kCpuSelf;
+  r.ops->fraction_parts.cpu.communication_ns = 88;
+  r.ops->fraction_parts.has_device_self = true;
+  r.steps.emplace();
+  r.steps->steps.resize(3);
+  r.steps->steps[2].step = 9;
+  r.steps->steps[2].last_kernel_end_ns = 1'000'000 + rank;
+  r.steps->has_kernels = true;
+  r.steps->kernels_outside_steps = 2;
+  return r;
+}
+
+TEST(RankResultsStore, EveryFieldComesBack) {
+  const RankResults in = sample(4);
+  const std::string bytes = report::encode_rank_results(in);
+  RankResults out;
+  ASSERT_TRUE(report::decode_rank_results(bytes, &out));
+  EXPECT_EQ(report::encode_rank_results(out), bytes);
+  EXPECT_EQ(out.rank, 4);
+  EXPECT_EQ(out.inputs.path, in.inputs.path);
+  EXPECT_EQ(out.inputs.devices, in.inputs.devices);
+  EXPECT_EQ(out.inputs.stats.json_bytes, 123456789U);
+  EXPECT_TRUE(out.inputs.stats.fractional_timestamps);
+  EXPECT_EQ(out.breakdown->idle_ns, 21);
+  ASSERT_EQ(out.kernels->partition.size(), 2U);
+  EXPECT_EQ(out.kernels->partition[1].ns, 25);
+  ASSERT_EQ(out.kernels->top[1].size(), 2U);
+  EXPECT_TRUE(out.kernels->top[0].empty());
+  const analysis::KernelStats& k = out.kernels->top[1][1];
+  EXPECT_EQ(k.name, in.kernels->top[1][1].name);
+  EXPECT_EQ(k.type, analysis::KernelType::kCommunication);
+  EXPECT_TRUE(k.others);
+  EXPECT_EQ(k.kernels, 7);
+  EXPECT_EQ(k.duration.max, 31);
+  EXPECT_DOUBLE_EQ(k.duration.stddev(), in.kernels->top[1][1].duration.stddev());
+  EXPECT_EQ((*out.idle)[1].stream, 7);
+  EXPECT_EQ((*out.idle)[1].idle_ns[2], 42);
+  EXPECT_EQ((*out.idle)[1].gaps[2].p75, 2.5);
+  EXPECT_EQ(out.overlap->overlap_ns, 5);
+  EXPECT_EQ(out.launch->summary.launch_delay.p99, 8.25);
+  ASSERT_EQ(out.launch->slowest.size(), 1U);
+  EXPECT_EQ(out.launch->slowest[0].gpu_duration_ns, 14);
+  EXPECT_EQ(out.launch->slowest[0].kernel, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)");
+  ASSERT_EQ(out.ops->top.size(), 1U);
+  const analysis::OperatorRow& op = out.ops->top[0];
+  EXPECT_EQ(op.name, "aten::convolution_backward_overrideable");
+  EXPECT_EQ(op.side, analysis::OpSide::kDevice);
+  EXPECT_TRUE(op.user_annotation);
+  EXPECT_TRUE(op.async);
+  EXPECT_EQ(op.calls, 4);
+  EXPECT_EQ(op.self_device_memory_bytes, -512);
+  EXPECT_EQ(op.self_device_pct, 12.5);
+  EXPECT_TRUE(std::isnan(op.self_cpu_pct));
+  EXPECT_TRUE(out.ops->has_memory);
+  EXPECT_FALSE(out.ops->has_device_time);
+  EXPECT_EQ(out.ops->unattributed_device_events, 6);
+  EXPECT_EQ(out.ops->fraction.computation_ns, 77);
+  EXPECT_EQ(out.ops->fraction.basis, analysis::FractionBasis::kCpuSelf);
+  EXPECT_EQ(out.ops->fraction_parts.cpu.communication_ns, 88);
+  EXPECT_TRUE(out.ops->fraction_parts.has_device_self);
+  ASSERT_EQ(out.steps->steps.size(), 3U);
+  EXPECT_EQ(out.steps->steps[2].step, 9);
+  EXPECT_EQ(out.steps->steps[2].last_kernel_end_ns, 1'000'004);
+  EXPECT_TRUE(out.steps->has_kernels);
+  EXPECT_EQ(out.steps->kernels_outside_steps, 2);
+
+  RankResults empty;  // no section: every optional stays empty
+  ASSERT_TRUE(report::decode_rank_results(report::encode_rank_results(RankResults{}), &empty));
+  EXPECT_FALSE(empty.kernels || empty.idle || empty.launch || empty.ops || empty.steps || empty.breakdown);
+}
+
+TEST(RankResultsStore, DamagedRecordsAreRefused) {
+  const std::string bytes = report::encode_rank_results(sample(2));
+  RankResults out;
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    EXPECT_FALSE(report::decode_rank_results(bytes.substr(0, n), &out)) << n;
+  }
+  EXPECT_FALSE(report::decode_rank_results(bytes + "x", &out));
+}
+
+// The ranks of every file are final only once all are read: results are renumbered, unselected ones
+// dropped, the rest visited in rank order, as often as a table asks, spilled or in memory alike.
+TEST(RankResultsStore, RenumberedSelectedAndInRankOrder) {
+  for (bool spill : {true, false}) {
+    SCOPED_TRACE(spill);
+    auto store = spill ? report::RankResultsStore::spilled() : std::make_shared<report::RankResultsStore>();
+    store->add(sample(-1));
+    store->add(sample(9));
+    store->add(sample(0));
+    store->set_rank(0, 6);
+    store->set_rank(1, 2);
+    store->set_rank(2, 0);
+    store->keep_sorted([](int64_t rank) { return rank != 0; });
+    ASSERT_EQ(store->size(), 2U);
+    for (int pass = 0; pass < 2; ++pass) {
+      std::vector<int64_t> ranks;
+      std::vector<std::string> paths;
+      store->for_each([&](const RankResults& r) {
+        ranks.push_back(r.rank);
+        paths.push_back(r.inputs.path);
+      });
+      EXPECT_EQ(ranks, (std::vector<int64_t>{2, 6}));
+      EXPECT_EQ(paths, (std::vector<std::string>{"/runs/a/rank-9.json", "/runs/a/rank--1.json"}));
+    }
+  }
+}
+
+// Real results: every section of `summary` reduced from the shared two-rank trace comes back whole.
+TEST(RankResultsStore, RealRanksComeBackWhole) {
+  if (!fs::is_directory(kTraces / "trace_filter")) GTEST_SKIP() << "shared traces not found";
+  auto loaded = trace::load_traces({(kTraces / "trace_filter").string()});
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  report::TraceReportOptions options;
+  const report::ReportSections sections = report::sections_of("summary", options);
+  for (const trace::RankTrace& t : loaded.value().ranks) {
+    const std::string bytes = report::encode_rank_results(report::reduce_rank(t, sections, options));
+    RankResults out;
+    ASSERT_TRUE(report::decode_rank_results(bytes, &out));
+    EXPECT_EQ(report::encode_rank_results(out), bytes);
+    EXPECT_FALSE(out.ops->top.empty());
+    EXPECT_FALSE(out.kernels->top[0].empty());
+    EXPECT_FALSE(out.launch->slowest.empty());
+  }
+}
+
+}  // namespace
+}  // namespace scaleprof
