@@ -2,9 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
 #include "analysis/analysis_window.h"
 #include "analysis/collective_calls.h"
 #include "analysis/collective_match.h"
+#include "analysis/collective_rows.h"
 #include "analysis/computation_fraction.h"
 #include "analysis/kernel_breakdown.h"
 #include "analysis/operator_table.h"
@@ -21,14 +26,12 @@ namespace {
 // only calls launched inside a ProfilerStep count, so that the sums are parts of the step time.
 // Sums across ranks are checked (core/checked_sum.h): false when one would pass int64, and then
 // nothing is added (the figures are left out, never wrapped).
-bool add_collective_metrics(const std::vector<RankCollectives>& rows, importers::RunData* run,
-                            importers::TraceSums* sums) {
+bool add_collective_metrics(const CollectiveRows& compact, importers::RunData* run, importers::TraceSums* sums) {
   importers::TraceSums s = *sums;
   bool exact = true;
-  for (const RankCollectives& r : rows) {
-    for (const StepRow& st : r.steps) exact = add_checked(&s.step_ns, st.end_ns - st.start_ns) && exact;
+  for (const CompactRank& r : compact.ranks()) {
+    for (const StepRow& st : compact.steps(r)) exact = add_checked(&s.step_ns, st.end_ns - st.start_ns) && exact;
   }
-  const CollectiveRows compact = compact_rows(rows);
   const CollectiveAnalysis matched = match_collectives(compact);
   std::vector<importers::CollectiveSample> samples;
   for (const MatchedCollective& m : matched.calls) {
@@ -56,68 +59,101 @@ bool add_collective_metrics(const std::vector<RankCollectives>& rows, importers:
   return true;
 }
 
+// What the trace stage keeps of one rank once its trace is freed: its GPU time split and the sums the
+// computation fraction pooled over ranks needs (its collective calls go to the compact rows).
+struct RankParts {
+  int64_t rank = 0;
+  importers::TraceSums sums;
+  FractionParts fraction;
+};
+
+// Reduces one rank (on the thread that read it), inside its analysis window.
+RankParts reduce_rank(const trace::RankTrace& rank, bool fraction) {
+  const AnalysisWindow window = compute_analysis_window(rank);
+  const TemporalBreakdown t = temporal_breakdown(rank, window.rows);
+  const KernelBreakdown k = kernel_breakdown(rank, window.rows);
+  int64_t comm = 0;
+  int64_t memory = 0;
+  for (const TypeShare& s : k.partition) {
+    if ((s.types & kCommunicationBit) != 0 && (s.types & kComputationBit) == 0) comm += s.ns;
+    if (s.types == kMemoryBit) memory += s.ns;
+  }
+  // One rank's parts are within the reader's bounds; their sum over ranks is checked.
+  RankParts out;
+  out.rank = rank.rank;
+  importers::TraceSums& one = out.sums;
+  one.ranks = 1;
+  one.span_ns = t.kernel_time_ns;
+  one.idle_ns = t.idle_ns;
+  one.computation_ns = t.compute_ns;
+  one.communication_ns = comm;
+  one.memory_ns = memory;
+  one.other_ns = t.kernel_time_ns - t.idle_ns - t.compute_ns - comm - memory;
+  if (fraction) out.fraction = fraction_parts(compute_operator_table(rank));
+  return out;
+}
+
 }  // namespace
 
+// Each run's traces are streamed (trace::stream_traces): a reading thread reads one rank, reduces it to
+// RankParts and its compact collective rows, and frees it before reading the next, so memory is
+// (threads x one trace) plus those, whatever the number of ranks (docs/scale.md). Sums over ranks are
+// made in rank order once every file is read, as over a set loaded whole.
 void add_trace_metrics(importers::ScalabilityData* data, const TraceStageOptions& options) {
   for (importers::RunData& run : data->runs) {
     if (run.trace_files.empty()) continue;
     trace::LoadOptions load;
     load.threads = options.threads;
     load.parse.lenient = true;
-    auto loaded = trace::load_traces(run.trace_files, load);
-    if (!loaded) {
-      data->errors.push_back(fmt::format("{}: traces not used: {}", run.path, loaded.error().message));
+    const bool want_fraction = !run.computation;
+    std::mutex mutex;
+    std::vector<RankParts> parts;
+    std::vector<size_t> parts_file;  // file index of each entry of `parts`
+    CollectiveRows rows;
+    auto streamed = trace::stream_traces(run.trace_files, load, [&](size_t i, trace::RankTrace&& rank) {
+      RankParts reduced = reduce_rank(rank, want_fraction);
+      const RankCollectives collectives = extract_collectives(rank);
+      std::lock_guard<std::mutex> lock(mutex);
+      parts.push_back(reduced);
+      parts_file.push_back(i);
+      rows.add(collectives);
+    });
+    if (!streamed) {
+      data->errors.push_back(fmt::format("{}: traces not used: {}", run.path, streamed.error().message));
       continue;
     }
-    const trace::TraceSet& set = loaded.value();
+    const trace::StreamedSet& set = streamed.value();
     for (const std::string& e : set.errors) data->errors.push_back(e);
-    if (set.ranks.empty()) continue;
+    if (parts.empty()) continue;
+    // Final ranks (files without one are numbered once all are read), then rank order.
+    for (size_t k = 0; k < parts.size(); ++k) {
+      parts[k].rank = set.rank_of_file[parts_file[k]];
+      rows.set_rank(k, parts[k].rank);
+    }
+    std::stable_sort(parts.begin(), parts.end(),
+                     [](const RankParts& a, const RankParts& b) { return a.rank < b.rank; });
+    rows.keep_sorted([](int64_t) { return true; });
+
     importers::TraceSums sums;
     bool exact = true;
-    std::vector<OperatorTable> tables;
-    tables.reserve(set.ranks.size());
-    std::vector<RankCollectives> collectives;
-    collectives.reserve(set.ranks.size());
-    for (const trace::RankTrace& rank : set.ranks) {
-      const AnalysisWindow window = compute_analysis_window(rank);
-      const TemporalBreakdown t = temporal_breakdown(rank, window.rows);
-      const KernelBreakdown k = kernel_breakdown(rank, window.rows);
-      int64_t comm = 0;
-      int64_t memory = 0;
-      for (const TypeShare& s : k.partition) {
-        if ((s.types & kCommunicationBit) != 0 && (s.types & kComputationBit) == 0) comm += s.ns;
-        if (s.types == kMemoryBit) memory += s.ns;
-      }
-      // One rank's parts are within the reader's bounds; their sum over ranks is checked.
-      importers::TraceSums one;
-      one.ranks = 1;
-      one.span_ns = t.kernel_time_ns;
-      one.idle_ns = t.idle_ns;
-      one.computation_ns = t.compute_ns;
-      one.communication_ns = comm;
-      one.memory_ns = memory;
-      one.other_ns = t.kernel_time_ns - t.idle_ns - t.compute_ns - comm - memory;
-      exact = importers::add_checked(&sums, one) && exact;
-      tables.push_back(compute_operator_table(rank));
-      collectives.push_back(extract_collectives(rank));
-    }
+    for (const RankParts& p : parts) exact = importers::add_checked(&sums, p.sums) && exact;
     if (!exact) {
       data->errors.push_back(
           fmt::format("{}: traces not used: the {} ranks' times summed exceed 292 years of nanoseconds (int64)",
-                      run.path, set.ranks.size()));
+                      run.path, parts.size()));
       continue;
     }
-    if (!add_collective_metrics(collectives, &run, &sums)) {
+    if (!add_collective_metrics(rows, &run, &sums)) {
       data->errors.push_back(fmt::format(
           "{}: collectives across ranks left out: their times summed over ranks pass int64 nanoseconds (292 years)",
           run.path));
     }
     run.traces = sums;
-    if (!run.computation) {
-      std::vector<const OperatorTable*> ptrs;
-      ptrs.reserve(tables.size());
-      for (const auto& t : tables) ptrs.push_back(&t);
-      const ComputationFraction f = computation_fraction(ptrs);
+    if (want_fraction) {
+      std::vector<FractionParts> fractions;
+      fractions.reserve(parts.size());
+      for (const RankParts& p : parts) fractions.push_back(p.fraction);
+      const ComputationFraction f = pooled_fraction(fractions);
       if (f.exact) {
         importers::ComputationSums c;
         c.basis = f.basis;
@@ -125,17 +161,17 @@ void add_trace_metrics(importers::ScalabilityData* data, const TraceStageOptions
         c.total_ns = f.total_ns;
         c.profiler_step_ns = f.profiler_step_ns;
         c.communication_ns = f.communication_ns;
-        c.ranks = static_cast<int64_t>(tables.size());
+        c.ranks = static_cast<int64_t>(parts.size());
         run.computation = c;
       } else {
         data->errors.push_back(fmt::format(
             "{}: computation fraction not used: the {} ranks' self times summed exceed 292 years of nanoseconds",
-            run.path, tables.size()));
+            run.path, parts.size()));
       }
     }
-    if (set.ranks.size() < static_cast<size_t>(run.workers)) {
+    if (parts.size() < static_cast<size_t>(run.workers)) {
       data->warnings.push_back(fmt::format("{}: traces of {} of {} ranks; fractions are over those ranks", run.path,
-                                           set.ranks.size(), run.workers));
+                                           parts.size(), run.workers));
     }
   }
 }

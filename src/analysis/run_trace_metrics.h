@@ -1,6 +1,8 @@
 // The trace stage of the scalability report: profiler traces found in run directories go through the
-// trace engine (trace::load_traces, the analysis window, temporal and kernel breakdowns, the operator
-// table), and each run gets its GPU time split (TraceSums) and itwinai's computation fraction.
+// trace engine one rank at a time (trace::stream_traces; the analysis window, temporal and kernel
+// breakdowns, the operator table, the compact collective rows), and each run gets its GPU time split
+// (TraceSums) and itwinai's computation fraction. Each rank is freed once reduced: memory is
+// (threads x one trace) plus a few numbers and the collective rows per rank.
 //
 // Per rank, inside the analysis window (complete ProfilerSteps), with span = first to last device
 // event (HTA's kernel time):
