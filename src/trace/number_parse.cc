@@ -80,8 +80,11 @@ bool parse_plain_microseconds(std::string_view token, int64_t* ns, bool* fractio
   if (negative) ++p;
   const char* const integer = p;
   int64_t value = 0;
-  for (; p < end && is_digit(*p); ++p) value = value * 10 + (*p - '0');
-  if (p == integer || p - integer > 18 || __builtin_mul_overflow(value, 1000, &value)) return false;
+  for (; p < end && is_digit(*p); ++p) {
+    if (p - integer == 18) return false;  // a 19th digit could overflow: the general path checks
+    value = value * 10 + (*p - '0');
+  }
+  if (p == integer || __builtin_mul_overflow(value, 1000, &value)) return false;
   if (p < end && *p == '.') {
     const char* const fraction = ++p;
     while (p < end && is_digit(*p)) ++p;
