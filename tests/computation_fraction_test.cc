@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 
 #include "host_trace_builder.h"
 
@@ -116,6 +117,29 @@ TEST(ComputationFraction, NothingMeasuredIsNaN) {
   OperatorTable empty;
   ComputationFraction f = computation_fraction(empty);
   EXPECT_TRUE(std::isnan(f.fraction));
+}
+
+// The four sums are one struct (SelfTimeSums) in a rank's sums, the pooled fraction and a run's
+// stored sums: adding is all or nothing, and the ratio is the one every caller shows.
+TEST(ComputationFraction, SelfTimeSumsAddAllOrNothing) {
+  SelfTimeSums a;
+  a.computation_ns = 30;
+  a.total_ns = 100;
+  a.profiler_step_ns = 40;
+  a.communication_ns = 5;
+  EXPECT_DOUBLE_EQ(a.computation_ratio(), 0.5);
+  SelfTimeSums past;
+  past.computation_ns = 1;
+  past.communication_ns = INT64_MAX;  // the last field overflows: nothing is added
+  SelfTimeSums b = a;
+  EXPECT_FALSE(b.add_checked(past));
+  EXPECT_EQ(b.computation_ns, 30);
+  EXPECT_EQ(b.communication_ns, 5);
+  EXPECT_TRUE(b.add_checked(a));
+  EXPECT_EQ(b.total_ns, 200);
+  EXPECT_EQ(b.communication_ns, 10);
+  b.profiler_step_ns = b.total_ns;  // nothing left but ProfilerStep*: no fraction
+  EXPECT_TRUE(std::isnan(b.computation_ratio()));
 }
 
 }  // namespace

@@ -42,15 +42,32 @@ bool is_communication_op_name(std::string_view name) {
   return false;
 }
 
+bool SelfTimeSums::add_checked(const SelfTimeSums& other) {
+  SelfTimeSums s = *this;
+  const bool exact = scaleprof::add_checked(&s.computation_ns, other.computation_ns) &&
+                     scaleprof::add_checked(&s.total_ns, other.total_ns) &&
+                     scaleprof::add_checked(&s.profiler_step_ns, other.profiler_step_ns) &&
+                     scaleprof::add_checked(&s.communication_ns, other.communication_ns);
+  if (exact) *this = s;
+  return exact;
+}
+
+double SelfTimeSums::computation_ratio() const {
+  const int64_t denominator = total_ns - profiler_step_ns;
+  return denominator > 0 ? static_cast<double>(computation_ns) / static_cast<double>(denominator)
+                         : std::numeric_limits<double>::quiet_NaN();
+}
+
 FractionParts fraction_parts(const OperatorTable& table) {
   FractionParts out;
   auto add = [](FractionSums* sums, const OperatorRow& row, int64_t v) {
     if (!sums->exact) return;
-    bool exact = add_checked(&sums->total_ns, v);
-    if (row.name == "ProfilerStep*") exact &= add_checked(&sums->profiler_step_ns, v);
-    if (is_computation_op_name(row.name)) exact &= add_checked(&sums->computation_ns, v);
-    if (is_communication_op_name(row.name)) exact &= add_checked(&sums->communication_ns, v);
-    sums->exact = exact;
+    SelfTimeSums one;
+    one.total_ns = v;
+    if (row.name == "ProfilerStep*") one.profiler_step_ns = v;
+    if (is_computation_op_name(row.name)) one.computation_ns = v;
+    if (is_communication_op_name(row.name)) one.communication_ns = v;
+    sums->exact = sums->add_checked(one);
   };
   for (const OperatorRow& row : table.rows) {
     if (row.self_device_ns > 0) out.has_device_self = true;
@@ -67,16 +84,12 @@ ComputationFraction pooled_fraction(std::span<const FractionParts> ranks) {
                   : FractionBasis::kCpuSelf;
   for (const FractionParts& p : ranks) {
     const FractionSums& s = out.basis == FractionBasis::kDeviceSelf ? p.device : p.cpu;
-    if (!s.exact || !add_checked(&out.total_ns, s.total_ns) ||
-        !add_checked(&out.profiler_step_ns, s.profiler_step_ns) ||
-        !add_checked(&out.computation_ns, s.computation_ns) ||
-        !add_checked(&out.communication_ns, s.communication_ns)) {
+    if (!s.exact || !out.add_checked(s)) {
       out.exact = false;
       return out;
     }
   }
-  const int64_t denominator = out.total_ns - out.profiler_step_ns;
-  if (denominator > 0) out.fraction = static_cast<double>(out.computation_ns) / static_cast<double>(denominator);
+  out.fraction = out.computation_ratio();
   return out;
 }
 

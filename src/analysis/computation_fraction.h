@@ -34,16 +34,28 @@ enum class FractionBasis : uint8_t {
 
 std::string_view fraction_basis_name(FractionBasis basis);  // "device_self_time" / "cpu_self_time"
 
-struct ComputationFraction {
-  FractionBasis basis = FractionBasis::kDeviceSelf;
+// The four operator self-time sums itwinai's rules are made of, under one basis (self device or self
+// CPU time). One rank's sums, the sums pooled over ranks (ComputationFraction) and a run's stored
+// sums (importers::ComputationSums) are all this struct, so a sum added here reaches all of them.
+struct SelfTimeSums {
   int64_t computation_ns = 0;    // self time of rows matching the ATen/c10/autograd rule
   int64_t total_ns = 0;          // self time of all rows
   int64_t profiler_step_ns = 0;  // self time of ProfilerStep* rows, excluded from the denominator
   // Self time of rows matching itwinai's deprecated communication rule (is_communication_op_name):
   // only its "computation vs communication" report (--include-communication) uses it.
   int64_t communication_ns = 0;
-  // computation / (total - profiler_step), in [0, 1]; NaN when the denominator is not positive.
-  double fraction = std::numeric_limits<double>::quiet_NaN();
+
+  // `*this += other`, field by field, all or nothing: false (and *this unchanged) when a sum would
+  // leave int64, so that sums over many ranks or runs are exact or absent, never wrapped.
+  bool add_checked(const SelfTimeSums& other);
+  // itwinai's computation fraction, computation / (total - profiler_step), in [0, 1]; NaN when the
+  // denominator is not positive.
+  double computation_ratio() const;
+};
+
+struct ComputationFraction : SelfTimeSums {
+  FractionBasis basis = FractionBasis::kDeviceSelf;
+  double fraction = std::numeric_limits<double>::quiet_NaN();  // computation_ratio() of the sums
   // False when a pooled sum would leave int64 ns (many ranks of huge traces): the sums and the
   // fraction are then not to be shown (fraction is NaN), never a wrapped value.
   bool exact = true;
@@ -59,11 +71,7 @@ bool is_computation_op_name(std::string_view name);
 bool is_communication_op_name(std::string_view name);
 
 // One table's sums under one basis; `exact` false when one would leave int64 ns.
-struct FractionSums {
-  int64_t computation_ns = 0;
-  int64_t total_ns = 0;
-  int64_t profiler_step_ns = 0;
-  int64_t communication_ns = 0;
+struct FractionSums : SelfTimeSums {
   bool exact = true;
 };
 

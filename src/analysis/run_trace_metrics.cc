@@ -156,11 +156,8 @@ void add_trace_metrics(importers::ScalabilityData* data, const TraceStageOptions
       const ComputationFraction f = pooled_fraction(fractions);
       if (f.exact) {
         importers::ComputationSums c;
+        static_cast<SelfTimeSums&>(c) = f;  // the sums, whatever fields they have
         c.basis = f.basis;
-        c.computation_ns = f.computation_ns;
-        c.total_ns = f.total_ns;
-        c.profiler_step_ns = f.profiler_step_ns;
-        c.communication_ns = f.communication_ns;
         c.ranks = static_cast<int64_t>(parts.size());
         run.computation = c;
       } else {

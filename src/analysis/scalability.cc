@@ -220,8 +220,7 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
       overflow_warning("operator self times", "computation fraction");
     }
     if (g.computation) {
-      const double denom = static_cast<double>(g.computation->total_ns - g.computation->profiler_step_ns);
-      g.computation_fraction = denom > 0 ? static_cast<double>(g.computation->computation_ns) / denom : kNaN;
+      g.computation_fraction = g.computation->computation_ratio();
       // itwinai adds 1e-10 s to its denominator; with no computation and no communication this is NaN
       // instead of its 0.
       const double comp_comm =

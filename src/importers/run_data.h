@@ -31,14 +31,10 @@ struct GpuSeries {
   double probing_interval_s = analysis::kNaN;
 };
 
-// itwinai's computation fraction inputs, summed over the ranks of a run (see
-// analysis/computation_fraction.h). Nanoseconds.
-struct ComputationSums {
+// itwinai's computation fraction inputs (the operator self-time sums of
+// analysis/computation_fraction.h), summed over the ranks of a run. Nanoseconds.
+struct ComputationSums : analysis::SelfTimeSums {
   analysis::FractionBasis basis = analysis::FractionBasis::kDeviceSelf;
-  int64_t computation_ns = 0;
-  int64_t total_ns = 0;
-  int64_t profiler_step_ns = 0;
-  int64_t communication_ns = 0;  // itwinai's deprecated communication rule (--include-communication)
   int64_t ranks = 0;
 };
 
@@ -82,11 +78,7 @@ inline bool add_checked(TraceSums* into, const TraceSums& from) {
 
 inline bool add_checked(ComputationSums* into, const ComputationSums& from) {
   ComputationSums s = *into;
-  const bool exact = scaleprof::add_checked(&s.computation_ns, from.computation_ns) &&
-                     scaleprof::add_checked(&s.total_ns, from.total_ns) &&
-                     scaleprof::add_checked(&s.profiler_step_ns, from.profiler_step_ns) &&
-                     scaleprof::add_checked(&s.communication_ns, from.communication_ns) &&
-                     scaleprof::add_checked(&s.ranks, from.ranks);
+  const bool exact = s.add_checked(from) && scaleprof::add_checked(&s.ranks, from.ranks);
   if (exact) *into = s;
   return exact;
 }
