@@ -192,8 +192,12 @@ TEST(RocmTrace, StepsCountKernelsAndCopiesOnStreamZero) {
   const OperatorTable table = compute_operator_table(t);
   EXPECT_EQ(table.unattributed_device_events, 0);
   for (const OperatorRow& row : table.rows) {
-    if (row.name == "aten::copy_" && row.side == OpSide::kHost) EXPECT_EQ(row.self_device_ns, 20'000);
-    if (row.name == "aten::add" && row.side == OpSide::kHost) EXPECT_EQ(row.self_device_ns, 50'000);
+    if (row.name == "aten::copy_" && row.side == OpSide::kHost) {
+      EXPECT_EQ(row.self_device_ns, 20'000);
+    }
+    if (row.name == "aten::add" && row.side == OpSide::kHost) {
+      EXPECT_EQ(row.self_device_ns, 50'000);
+    }
   }
 }
 

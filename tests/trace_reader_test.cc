@@ -139,7 +139,9 @@ TEST(NumberParse, MicrosecondsAtTheEdgesOfKinetosForm) {
     int64_t ns = 0;
     bool fractional = false;
     EXPECT_EQ(parse_microseconds_as_ns(c.token, &ns, &fractional), c.result) << c.token;
-    if (c.result == NumberParse::kOk) EXPECT_EQ(ns, c.ns) << c.token;
+    if (c.result == NumberParse::kOk) {
+      EXPECT_EQ(ns, c.ns) << c.token;
+    }
     EXPECT_EQ(fractional, c.fractional) << c.token;
   }
 }
