@@ -158,7 +158,9 @@ TEST(MtiaTrace, OverlapsAreNotGaps) {
   int64_t gaps = 0;
   for (const Distribution& d : s1->gaps) {
     gaps += d.count;
-    if (d.count > 0) EXPECT_GT(d.min, 0);  // no zero-length gap stands in for an overlap
+    if (d.count > 0) {  // no zero-length gap stands in for an overlap
+      EXPECT_GT(d.min, 0);
+    }
   }
   EXPECT_EQ(gaps, 8 - 1 - 2);
   // Every true gap here is 100 us or more: no kernel wait at all (HTA would count 2 of 0 us).

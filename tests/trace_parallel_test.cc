@@ -56,7 +56,9 @@ void expect_same(const RankTrace& a, const RankTrace& b, const std::string& what
   ASSERT_EQ(d.bandwidth_gbps.size(), e.bandwidth_gbps.size());
   for (size_t i = 0; i < d.bandwidth_gbps.size(); ++i) {
     EXPECT_EQ(std::isnan(d.bandwidth_gbps[i]), std::isnan(e.bandwidth_gbps[i]));
-    if (!std::isnan(d.bandwidth_gbps[i])) EXPECT_EQ(d.bandwidth_gbps[i], e.bandwidth_gbps[i]);
+    if (!std::isnan(d.bandwidth_gbps[i])) {
+      EXPECT_EQ(d.bandwidth_gbps[i], e.bandwidth_gbps[i]);
+    }
   }
   EXPECT_EQ(d.grid_x, e.grid_x);
   EXPECT_EQ(d.grid_y, e.grid_y);
