@@ -53,9 +53,10 @@ stamp=$commit
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.tracelens-stamp" 2>/dev/null)" != "$stamp" ]; then
   rm -rf "$VENV"
   python3 -m venv "$VENV"
-  # TraceLens takes its version from git (setuptools-scm): an extracted tree inside this repository
-  # would be versioned by scaleprof's HEAD, and fail to build when that moves mid-install.
-  SETUPTOOLS_SCM_PRETEND_VERSION="0.0.0+${stamp:0:12}" "$VENV/bin/pip" install -q "$SRC"
+  # TraceLens' setup.py names its version after `git rev-parse HEAD` in the current directory: an
+  # extracted tree inside this repository got scaleprof's HEAD, and pip failed when that moved
+  # mid-install. With no git repository to find, the version is its plain base version.
+  GIT_DIR=/nonexistent "$VENV/bin/pip" install -q "$SRC"
   echo "$stamp" >"$VENV/.tracelens-stamp"
 fi
 "$VENV/bin/python" -c "import TraceLens" || { echo "compare_tracelens: TraceLens did not install into $VENV" >&2; exit 1; }
