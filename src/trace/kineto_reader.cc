@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #include "core/time_bounds.h"
 #include "trace/byte_stream.h"
@@ -993,6 +994,17 @@ void append_column(std::vector<T>& into, const std::vector<T>& from) {
   into.insert(into.end(), from.begin(), from.end());
 }
 
+// Appends `from` with each value passed through `map`: a part's string ids and row numbers made the
+// rank's. Sized once and written in place (push_back per value was a measurable share of the thread
+// that merges).
+template <class T, class Map>
+void append_mapped(std::vector<T>& into, const std::vector<T>& from, Map map) {
+  const size_t at = into.size();
+  into.resize(at + from.size());
+  T* out = into.data() + at;
+  for (size_t i = 0; i < from.size(); ++i) out[i] = map(from[i]);
+}
+
 bool Importer::append_part(RankTrace& p, size_t part_dropped_warnings, const Summed& part_summed) {
   RankTrace& t = *out_;
   int64_t summed_dur = 0;
@@ -1022,23 +1034,25 @@ bool Importer::append_part(RankTrace& p, size_t part_dropped_warnings, const Sum
 
   const auto row0 = static_cast<uint32_t>(t.events.size());
   const auto index0 = static_cast<uint32_t>(t.stats.events_total);
+  const auto rank_string = [&](StringId id) { return sid[id]; };
+  const auto rank_row = [row0](uint32_t r) { return r + row0; };
   EventTable& e = t.events;
   const EventTable& q = p.events;
   append_column(e.ts, q.ts);
   append_column(e.dur, q.dur);
-  for (StringId id : q.name) e.name.push_back(sid[id]);
-  for (StringId id : q.cat_name) e.cat_name.push_back(sid[id]);
+  append_mapped(e.name, q.name, rank_string);
+  append_mapped(e.cat_name, q.cat_name, rank_string);
   append_column(e.cat, q.cat);
   append_column(e.phase, q.phase);
-  for (uint32_t tr : q.track) e.track.push_back(track[tr]);
+  append_mapped(e.track, q.track, [&](uint32_t tr) { return track[tr]; });
   append_column(e.correlation, q.correlation);
   append_column(e.external_id, q.external_id);
   append_column(e.stream, q.stream);
-  for (uint32_t fi : q.file_index) e.file_index.push_back(fi + index0);
+  append_mapped(e.file_index, q.file_index, [&](uint32_t fi) { return fi + index0; });
 
   DeviceArgsTable& d = t.device_args;
   const DeviceArgsTable& pd = p.device_args;
-  for (uint32_t r : pd.event) d.event.push_back(r + row0);
+  append_mapped(d.event, pd.event, rank_row);
   append_column(d.device, pd.device);
   append_column(d.bytes, pd.bytes);
   append_column(d.bandwidth_gbps, pd.bandwidth_gbps);
@@ -1056,22 +1070,22 @@ bool Importer::append_part(RankTrace& p, size_t part_dropped_warnings, const Sum
 
   CollectiveTable& c = t.collectives;
   const CollectiveTable& pc = p.collectives;
-  for (uint32_t r : pc.event) c.event.push_back(r + row0);
-  for (StringId id : pc.collective_name) c.collective_name.push_back(sid[id]);
-  for (StringId id : pc.dtype) c.dtype.push_back(sid[id]);
+  append_mapped(c.event, pc.event, rank_row);
+  append_mapped(c.collective_name, pc.collective_name, rank_string);
+  append_mapped(c.dtype, pc.dtype, rank_string);
   append_column(c.in_msg_nelems, pc.in_msg_nelems);
   append_column(c.out_msg_nelems, pc.out_msg_nelems);
   append_column(c.group_size, pc.group_size);
-  for (StringId id : pc.process_group_name) c.process_group_name.push_back(sid[id]);
-  for (StringId id : pc.process_group_desc) c.process_group_desc.push_back(sid[id]);
-  for (StringId id : pc.process_group_ranks) c.process_group_ranks.push_back(sid[id]);
+  append_mapped(c.process_group_name, pc.process_group_name, rank_string);
+  append_mapped(c.process_group_desc, pc.process_group_desc, rank_string);
+  append_mapped(c.process_group_ranks, pc.process_group_ranks, rank_string);
   append_column(c.seq, pc.seq);
-  for (StringId id : pc.in_split_sizes) c.in_split_sizes.push_back(sid[id]);
-  for (StringId id : pc.out_split_sizes) c.out_split_sizes.push_back(sid[id]);
+  append_mapped(c.in_split_sizes, pc.in_split_sizes, rank_string);
+  append_mapped(c.out_split_sizes, pc.out_split_sizes, rank_string);
 
   MemoryTable& m = t.memory;
   const MemoryTable& pm = p.memory;
-  for (uint32_t r : pm.event) m.event.push_back(r + row0);
+  append_mapped(m.event, pm.event, rank_row);
   append_column(m.bytes, pm.bytes);
   append_column(m.total_allocated, pm.total_allocated);
   append_column(m.total_reserved, pm.total_reserved);
@@ -1080,9 +1094,9 @@ bool Importer::append_part(RankTrace& p, size_t part_dropped_warnings, const Sum
 
   ShapesTable& sh = t.shapes;
   const ShapesTable& ps = p.shapes;
-  for (uint32_t r : ps.event) sh.event.push_back(r + row0);
-  for (StringId id : ps.input_dims) sh.input_dims.push_back(sid[id]);
-  for (StringId id : ps.input_types) sh.input_types.push_back(sid[id]);
+  append_mapped(sh.event, ps.event, rank_row);
+  append_mapped(sh.input_dims, ps.input_dims, rank_string);
+  append_mapped(sh.input_types, ps.input_types, rank_string);
 
   ReadStats& st = t.stats;
   const ReadStats& ps_ = p.stats;
@@ -1318,37 +1332,52 @@ constexpr std::string_view kNeedsWholeDocument = "needs whole-document parse";
 // again serially (which then reports any error exactly as it always does).
 constexpr std::string_view kNeedsSerial = "needs serial parse";
 
-// What a worker made of one window of whole events.
+// One window of whole events for a parsing thread: `text[begin, begin + size)` is `[e1,...,en]`,
+// followed inside `text` by simdjson's padding, zeroed as a padded string's (On-Demand reads its
+// first byte). The buffer is the one the window was inflated into, handed over rather than copied.
+struct WindowText {
+  std::vector<char> text;
+  size_t begin = 0;
+  size_t size = 0;
+  uint64_t offset = 0;  // file offset of text[begin]
+};
+
+// What a thread made of one window.
 struct ParsedWindow {
   RankTrace part;
-  // The window's text buffer, handed back for the next window (see WindowText).
+  // The window's buffer, handed back to be filled again.
   std::vector<char> text;
   size_t dropped_warnings = 0;
   Summed summed;
   bool ok = false;  // every byte was whole events and the array closed exactly at the window's end
 };
 
-// `text` holds the window's `size` bytes then simdjson's padding.
-ParsedWindow parse_window(std::string_view path, od::parser& parser, const std::vector<char>& text, size_t size,
-                          uint64_t offset) {
+ParsedWindow parse_window(std::string_view path, od::parser& parser, WindowText window) {
   ParsedWindow out;
+  const char* start = window.text.data() + window.begin;
+  reserve_parser(parser, window.size);
+  // The part's columns sized once for the window, not regrown from empty in every window.
+  reserve_for(window.size, &out.part);
   Importer importer(path, &out.part);
-  importer.set_window(text.data(), size, offset);
+  importer.set_window(start, window.size, window.offset);
   od::document doc;
-  if (parser.iterate(text.data(), size, text.size()).get(doc)) return out;
-  size_t array_end = 0;
-  auto resume = importer.import_window(doc, size - 1, &array_end);
-  out.ok = resume.ok() && resume.value() == size && array_end == size;
+  if (!parser.iterate(start, window.size, window.text.size() - window.begin).get(doc)) {
+    size_t array_end = 0;
+    auto resume = importer.import_window(doc, window.size - 1, &array_end);
+    out.ok = resume.ok() && resume.value() == window.size && array_end == window.size;
+  }
   out.dropped_warnings = importer.warnings_dropped();
   out.summed = importer.summed();
+  out.text = std::move(window.text);
   return out;
 }
 
-// A few threads parsing windows of one file; results come back as futures in submission order.
+// Threads that parse windows of one file beside the calling thread. Results come back as futures
+// in the order the windows were given.
 class WindowWorkers {
  public:
-  WindowWorkers(std::string_view path, unsigned threads) {
-    for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this, path] { run(path); });
+  WindowWorkers(std::string_view path, unsigned threads) : path_(path) {
+    for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
   }
   ~WindowWorkers() {
     {
@@ -1361,33 +1390,38 @@ class WindowWorkers {
   WindowWorkers(const WindowWorkers&) = delete;
   WindowWorkers& operator=(const WindowWorkers&) = delete;
 
-  // `text` holds `size` bytes of window then at least SIMDJSON_PADDING more; it comes back in the
-  // result.
-  std::future<ParsedWindow> submit(std::vector<char> text, size_t size, uint64_t offset) {
-    auto job = std::make_unique<Job>();
-    job->text = std::move(text);
-    job->size = size;
-    job->offset = offset;
-    std::future<ParsedWindow> result = job->result.get_future();
+  // Parses `window` on a worker, or on the calling thread at once when the workers already have
+  // enough windows waiting to stay busy meanwhile: the calling thread then parses the text it has
+  // just inflated, still in its cache, and never sits waiting on a worker while a core idles.
+  std::future<ParsedWindow> parse(WindowText window) {
+    std::promise<ParsedWindow> result;
+    std::future<ParsedWindow> future = result.get_future();
     {
-      std::lock_guard<std::mutex> lock(mu_);
-      jobs_.push_back(std::move(job));
+      std::unique_lock<std::mutex> lock(mu_);
+      if (threads_.empty() || jobs_.size() >= backlog()) {
+        lock.unlock();
+        result.set_value(parse_window(path_, own_parser_, std::move(window)));
+        return future;
+      }
+      jobs_.push_back(Job{std::move(window), std::move(result)});
     }
     cv_.notify_one();
-    return result;
+    return future;
   }
 
  private:
   struct Job {
-    std::vector<char> text;
-    size_t size = 0;
-    uint64_t offset = 0;
+    WindowText window;
     std::promise<ParsedWindow> result;
   };
-  void run(std::string_view path) {
+  // Windows waiting per worker before the calling thread parses one itself: two keep a worker busy
+  // for longer than the calling thread takes to parse one and inflate the next.
+  size_t backlog() const { return 2 * threads_.size(); }
+
+  void run() {
     od::parser parser;  // one per thread, reused across windows
     while (true) {
-      std::unique_ptr<Job> job;
+      Job job;
       {
         std::unique_lock<std::mutex> lock(mu_);
         cv_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
@@ -1395,16 +1429,15 @@ class WindowWorkers {
         job = std::move(jobs_.front());
         jobs_.pop_front();
       }
-      reserve_parser(parser, job->size);
-      ParsedWindow parsed = parse_window(path, parser, job->text, job->size, job->offset);
-      parsed.text = std::move(job->text);
-      job->result.set_value(std::move(parsed));
+      job.result.set_value(parse_window(path_, parser, std::move(job.window)));
     }
   }
 
+  std::string_view path_;
+  od::parser own_parser_;  // the calling thread's
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::unique_ptr<Job>> jobs_;
+  std::deque<Job> jobs_;
   bool stop_ = false;
   std::vector<std::thread> threads_;
 };
@@ -1556,12 +1589,16 @@ size_t StreamingParser::last_event_boundary(size_t* comma) const {
 }
 
 bool StreamingParser::parse_windows_in_parallel(Importer& importer) {
-  WindowWorkers workers(path_, options_.threads);
+  // The calling thread is one of the threads: it inflates, cuts, merges, and parses when the
+  // workers are ahead.
+  WindowWorkers workers(path_, options_.threads - 1);
   std::deque<std::future<ParsedWindow>> pending;
-  const size_t max_pending = 2 * static_cast<size_t>(options_.threads);
+  // Windows in flight, bounding memory: more than the workers' backlog, so the calling thread
+  // waits on a worker only when it is far ahead.
+  const size_t max_pending = 3 * static_cast<size_t>(options_.threads) + 2;
   bool ok = true;
-  // Window text buffers are reused, one per window in flight: allocating one per window let
-  // glibc's moving mmap threshold keep the freed ones on the heap (issue 12: 2-thread peak memory).
+  // Window buffers are reused, one per window in flight: allocating one per window let glibc's
+  // moving mmap threshold keep the freed ones on the heap (issue 12: 2-thread peak memory).
   std::vector<std::vector<char>> spare;
   auto merge_front = [&] {
     ParsedWindow w = pending.front().get();
@@ -1570,12 +1607,11 @@ bool StreamingParser::parse_windows_in_parallel(Importer& importer) {
     spare.push_back(std::move(w.text));
   };
   while (ok) {
-    // One window of text, cut after its last whole event: what follows the cut is part of one
-    // event, so moving it to the front of the buffer for the next window copies little. The last
-    // window (the data ends in it) is left to the serial loop, which reports any error. A window
-    // with no boundary (an event longer than it) is read on, up to 8 windows, until one comes; past
-    // that the serial loop reads the rest. A read error: the serial reader, reading again, reports
-    // it where it is (the serial loop would take the failed stream for ended).
+    // One window of text, cut after its last whole event. The last window (the data ends in it) is
+    // left to the serial loop, which reports any error. A window with no boundary (an event longer
+    // than it) is read on, up to 8 windows, until one comes; past that the serial loop reads the
+    // rest. A read error: the serial reader, reading again, reports it where it is (the serial loop
+    // would take the failed stream for ended).
     size_t comma = 0;
     size_t cut = 0;
     for (size_t want = kWindow; ok && cut == 0 && want <= 8 * kWindow; want *= 2) {
@@ -1588,21 +1624,29 @@ bool StreamingParser::parse_windows_in_parallel(Importer& importer) {
       }
     }
     if (!ok || cut == 0 || eof_) break;
-    // Whole events from pos_ to the comma after the last one, as `[e1,...,en]`.
-    const size_t size = comma - pos_ + 2;
-    std::vector<char> text;
+    // The buffer itself becomes the window `[e1,...,en]` (written over the byte before pos_ and the
+    // comma after the last event); only what follows the cut, part of one event, is copied to the
+    // next buffer.
+    std::vector<char> next;
     if (!spare.empty()) {
-      text = std::move(spare.back());
+      next = std::move(spare.back());
       spare.pop_back();
     }
-    if (text.size() < size + simdjson::SIMDJSON_PADDING) text.resize(size + simdjson::SIMDJSON_PADDING);
-    text[0] = '[';
-    std::memcpy(text.data() + 1, buf_.data() + pos_, comma - pos_);
-    text[size - 1] = ']';
-    // The padding as a padded string's: zeros (On-Demand reads the first padding byte).
-    std::memset(text.data() + size, 0, simdjson::SIMDJSON_PADDING);
-    pending.push_back(workers.submit(std::move(text), size, stream_offset(pos_) - 1));
-    pos_ = cut + 1;
+    const size_t tail = len_ - (cut + 1);
+    if (next.size() < tail + 2 + simdjson::SIMDJSON_PADDING) next.resize(tail + 2 + simdjson::SIMDJSON_PADDING);
+    std::memcpy(next.data() + 1, buf_.data() + cut + 1, tail);
+    WindowText window;
+    window.begin = pos_ - 1;
+    window.size = comma - pos_ + 2;
+    window.offset = stream_offset(pos_) - 1;
+    buf_[window.begin] = '[';
+    buf_[comma] = ']';
+    std::memset(buf_.data() + comma + 1, 0, simdjson::SIMDJSON_PADDING);
+    buf_offset_ += cut;  // next[1] is the byte after the cut
+    window.text = std::exchange(buf_, std::move(next));
+    pos_ = 1;
+    len_ = 1 + tail;
+    pending.push_back(workers.parse(std::move(window)));
     if (options_.on_bytes_read) options_.on_bytes_read(in_.compressed_bytes());
     while (!pending.empty() && (pending.size() >= max_pending ||
                                 pending.front().wait_for(std::chrono::seconds(0)) == std::future_status::ready)) {
