@@ -6,32 +6,6 @@ namespace scaleprof::analysis {
 
 using trace::Category;
 
-DeviceEventKind device_event_kind(Category c) {
-  switch (c) {
-    case Category::kKernel:
-      return DeviceEventKind::kKernel;
-    case Category::kGpuMemcpy:
-      return DeviceEventKind::kMemcpy;
-    case Category::kGpuMemset:
-      return DeviceEventKind::kMemset;
-    case Category::kMtiaCcpEvents:
-      return DeviceEventKind::kMtia;
-    case Category::kCudaSync:
-      return DeviceEventKind::kSync;
-    default:
-      return DeviceEventKind::kNotDevice;
-  }
-}
-
-bool is_device_work(Category c) {
-  return device_event_kind(c) != DeviceEventKind::kNotDevice;
-}
-
-bool is_stream_work(Category c) {
-  const DeviceEventKind k = device_event_kind(c);
-  return k != DeviceEventKind::kNotDevice && k != DeviceEventKind::kSync;
-}
-
 DeviceEvents select_device_events(const trace::RankTrace& trace, std::span<const uint32_t> rows) {
   const trace::EventTable& ev = trace.events;
   DeviceEvents out;

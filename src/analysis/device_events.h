@@ -29,14 +29,36 @@ enum class DeviceEventKind : uint8_t {
   kSync,       // cuda_sync: a host wait recorded on a stream, not work on it
 };
 
-DeviceEventKind device_event_kind(trace::Category c);
+// Inline: the analyses ask it of every one of millions of rows.
+inline DeviceEventKind device_event_kind(trace::Category c) {
+  using trace::Category;
+  switch (c) {
+    case Category::kKernel:
+      return DeviceEventKind::kKernel;
+    case Category::kGpuMemcpy:
+      return DeviceEventKind::kMemcpy;
+    case Category::kGpuMemset:
+      return DeviceEventKind::kMemset;
+    case Category::kMtiaCcpEvents:
+      return DeviceEventKind::kMtia;
+    case Category::kCudaSync:
+      return DeviceEventKind::kSync;
+    default:
+      return DeviceEventKind::kNotDevice;
+  }
+}
 
 // Kernels, copies, sets, sync records, MTIA device events.
-bool is_device_work(trace::Category c);
+inline bool is_device_work(trace::Category c) {
+  return device_event_kind(c) != DeviceEventKind::kNotDevice;
+}
 
 // Device work that occupies a stream: device work minus sync records, which mark a host wait on
 // the stream rather than work on it (HTA's idle-time analysis excludes them the same way, PR #149).
-bool is_stream_work(trace::Category c);
+inline bool is_stream_work(trace::Category c) {
+  const DeviceEventKind k = device_event_kind(c);
+  return k != DeviceEventKind::kNotDevice && k != DeviceEventKind::kSync;
+}
 
 // The device work among `rows` of one rank, sorted by start time (file order among equal starts),
 // with the kernel type of each.
