@@ -1,6 +1,7 @@
 // Issue 12: reading one file on several threads gives the same RankTrace, byte for byte, as the
 // serial reader: every column, string id, track, warning and counter, on every shared trace and on
 // windows small enough to cut everywhere.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -154,20 +155,31 @@ TEST(ParallelReader, SameAsSerialOnEverySharedTrace) {
 TEST(ParallelReader, SameAsSerialOnGeneratedTraceAndItsErrors) {
   std::string text = R"({"schemaVersion":1,"traceEvents":[)";
   text += "\n";
+  auto out = std::back_inserter(text);
   for (int i = 0; i < 3000; ++i) {
-    const std::string n = std::to_string(i);
-    text += R"(  {"ph":"X","cat":"kernel","name":"k)" + std::to_string(i % 37) + R"(","pid":0,"tid":)" +
-            std::to_string(7 + i % 3) + R"(,"ts":)" + n + R"(.5,"dur":3,"args":{"stream":7,"correlation":)" + n +
-            R"(,"grid":[1,2,3],"Collective name":"allreduce","dtype":"Float"}},)" + "\n";
-    text += R"(  {"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":1,"tid":1,"ts":)" + n +
-            R"(,"args":{"Bytes":)" + std::to_string(i % 5 - 2) + R"(,"Device Id":0}},)" + "\n";
-    text += R"(  {"ph":"s","id":1,"pid":1,"tid":"thread )" + std::to_string(i % 4) +
-            R"(","ts":1,"cat":"ac2g","name":"ac2g"},)" + "\n";
-    if (i % 500 == 7)
+    fmt::format_to(out,
+                   R"(  {{"ph":"X","cat":"kernel","name":"k{}","pid":0,"tid":{},"ts":{}.5,"dur":3,"args":{{"stream":7,)"
+                   R"("correlation":{},"grid":[1,2,3],"Collective name":"allreduce","dtype":"Float"}}}},)"
+                   "\n",
+                   i % 37, 7 + i % 3, i, i);
+    fmt::format_to(out,
+                   R"(  {{"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":1,"tid":1,"ts":{},)"
+                   R"("args":{{"Bytes":{},"Device Id":0}}}},)"
+                   "\n",
+                   i, i % 5 - 2);
+    fmt::format_to(out,
+                   R"(  {{"ph":"s","id":1,"pid":1,"tid":"thread {}","ts":1,"cat":"ac2g","name":"ac2g"}},)"
+                   "\n",
+                   i % 4);
+    if (i % 500 == 7) {
       text += R"(  {"ph":"X","name":"bad","pid":1,"tid":1,"ts":1,"dur":-5},)"
               "\n";
-    text += R"(  {"ph":"X","cat":"cpu_op","name":"aten::op)" + std::to_string(i % 11) + R"(","pid":1,"tid":"t)" +
-            std::to_string(i % 2) + R"(","ts":)" + n + R"(,"dur":2,"args":{"Input Dims":[[1,2]]}},)" + "\n";
+    }
+    fmt::format_to(out,
+                   R"(  {{"ph":"X","cat":"cpu_op","name":"aten::op{}","pid":1,"tid":"t{}","ts":{},"dur":2,)"
+                   R"("args":{{"Input Dims":[[1,2]]}}}},)"
+                   "\n",
+                   i % 11, i % 2, i);
   }
   text.resize(text.size() - 2);
   text += "\n],\"displayTimeUnit\":\"ms\"}";
