@@ -27,9 +27,10 @@ struct ParseOptions {
   // Bytes of JSON parsed at a time by the streaming reader (0: 512 KiB). Tests make it tiny to cut
   // windows everywhere.
   size_t window_bytes = 0;
-  // Threads that parse windows of this one file (1: the calling thread alone). With more, the
-  // calling thread inflates and cuts windows between two events, these threads parse them, and the
-  // rows are appended in file order: the result is the same, byte for byte, as with 1. A caller
+  // Threads that read this one file, the calling thread included (1: the calling thread alone).
+  // With more, the calling thread inflates and cuts windows between two events, the others parse
+  // them (the calling thread too when they are behind), and the rows are appended in file order:
+  // the result is the same, byte for byte, as with 1. A caller
   // reading several files at once divides its threads between them (see trace_set.cc) rather than
   // multiplying them.
   unsigned threads = 1;
