@@ -1409,6 +1409,20 @@ class WindowWorkers {
     return future;
   }
 
+  // Parses the oldest waiting window on the calling thread, rather than have it wait for a worker to
+  // reach it. False when none is waiting.
+  bool help() {
+    Job job;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (jobs_.empty()) return false;
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    job.result.set_value(parse_window(path_, own_parser_, std::move(job.window)));
+    return true;
+  }
+
  private:
   struct Job {
     WindowText window;
@@ -1601,6 +1615,9 @@ bool StreamingParser::parse_windows_in_parallel(Importer& importer) {
   // moving mmap threshold keep the freed ones on the heap (issue 12: 2-thread peak memory).
   std::vector<std::vector<char>> spare;
   auto merge_front = [&] {
+    // Waiting on a worker: first parse the windows still queued, so this core does not idle.
+    while (pending.front().wait_for(std::chrono::seconds(0)) != std::future_status::ready && workers.help()) {
+    }
     ParsedWindow w = pending.front().get();
     pending.pop_front();
     if (ok && !(w.ok && importer.append_part(w.part, w.dropped_warnings, w.summed))) ok = false;
