@@ -1,6 +1,6 @@
-// The per-rank results of a streamed report go to a temporary file and come back one rank at a time
-// (report/rank_results_store.h): every field must come back as it went in, in rank order, and a
-// damaged record must be refused, never read as other numbers.
+// The per-rank results of a streamed report go to a temporary file past a byte budget and come back
+// one rank at a time (report/rank_results_store.h): every field must come back as it went in, in rank
+// order, and a damaged record must be refused, never read as other numbers.
 #include "report/rank_results_store.h"
 
 #include <gtest/gtest.h>
@@ -152,13 +152,14 @@ TEST(RankResultsStore, DamagedRecordsAreRefused) {
 TEST(RankResultsStore, RenumberedSelectedAndInRankOrder) {
   for (bool spill : {true, false}) {
     SCOPED_TRACE(spill);
-    auto store = spill ? report::RankResultsStore::spilled() : std::make_shared<report::RankResultsStore>();
+    auto store = spill ? report::RankResultsStore::spilling(0) : std::make_shared<report::RankResultsStore>();
     store->add(sample(-1));
     store->add(sample(9));
     store->add(sample(0));
     store->set_rank(0, 6);
     store->set_rank(1, 2);
     store->set_rank(2, 0);
+    EXPECT_EQ(store->spilled(), spill);
     store->keep_sorted([](int64_t rank) { return rank != 0; });
     ASSERT_EQ(store->size(), 2U);
     for (int pass = 0; pass < 2; ++pass) {
@@ -172,6 +173,41 @@ TEST(RankResultsStore, RenumberedSelectedAndInRankOrder) {
       EXPECT_EQ(paths, (std::vector<std::string>{"/runs/a/rank-9.json", "/runs/a/rank--1.json"}));
     }
   }
+}
+
+// A spilling store holds results in memory until they pass its budget, then moves them all to its
+// file, and later ones go there directly; what comes back is what a store in memory gives, in the
+// same order. The budget here is two ranks' results.
+TEST(RankResultsStore, SpillsOnlyPastItsBudgetAndGivesTheSameResults) {
+  const size_t two = report::resident_bytes(sample(10)) + report::resident_bytes(sample(11));
+  auto spilling = report::RankResultsStore::spilling(two);
+  auto in_memory = std::make_shared<report::RankResultsStore>();
+  auto default_budget = report::RankResultsStore::spilling();
+  for (int64_t rank = 10; rank < 16; ++rank) {
+    for (const auto& store : {spilling, in_memory, default_budget}) store->add(sample(rank));
+    // Two ranks are exactly the budget, not past it.
+    EXPECT_EQ(spilling->spilled(), rank >= 12) << rank;
+    EXPECT_EQ(spilling->bytes_in_memory(), rank >= 12 ? 0 : report::resident_bytes(sample(rank)) * (rank - 9)) << rank;
+  }
+  EXPECT_FALSE(in_memory->spilled());
+  EXPECT_FALSE(default_budget->spilled());  // six ranks of a few KB are far below the default
+  EXPECT_GT(default_budget->bytes_in_memory(), two);
+  for (const auto& store : {spilling, in_memory}) {
+    for (size_t k = 0; k < 6; ++k) store->set_rank(k, 5 - static_cast<int64_t>(k));  // reversed
+    store->keep_sorted([](int64_t rank) { return rank != 3; });
+  }
+  std::vector<std::string> from_file;
+  std::vector<std::string> from_memory;
+  std::vector<std::string> paths;
+  spilling->for_each([&](const RankResults& r) {
+    from_file.push_back(report::encode_rank_results(r));
+    paths.push_back(r.inputs.path);
+  });
+  in_memory->for_each([&](const RankResults& r) { from_memory.push_back(report::encode_rank_results(r)); });
+  ASSERT_EQ(from_file.size(), 5U);
+  EXPECT_EQ(from_file, from_memory);
+  EXPECT_EQ(paths, (std::vector<std::string>{"/runs/a/rank-15.json", "/runs/a/rank-14.json", "/runs/a/rank-13.json",
+                                             "/runs/a/rank-11.json", "/runs/a/rank-10.json"}));
 }
 
 // Real results: every section of `summary` reduced from the shared two-rank trace comes back whole.

@@ -235,15 +235,42 @@ bool decode_rank_results(const std::string& bytes, RankResults* out) {
   return r.ok && r.at == bytes.size();
 }
 
-std::shared_ptr<RankResultsStore> RankResultsStore::spilled() {
-  auto store = std::make_shared<RankResultsStore>();
-  const char* dir = std::getenv("TMPDIR");
-  std::string name = fmt::format("{}/scaleprof-ranks-XXXXXX", dir != nullptr && *dir != '\0' ? dir : "/tmp");
-  const int fd = ::mkstemp(name.data());
-  if (fd >= 0) {
-    ::unlink(name.c_str());  // gone when closed, whatever happens to the process
-    store->fd_ = fd;
+namespace {
+
+// Heap bytes beyond the objects themselves.
+size_t heap_bytes(const std::string& s) {
+  static const size_t kInline = std::string().capacity();  // the small-string buffer
+  return s.capacity() > kInline ? s.capacity() + 1 : 0;
+}
+template <class T>
+size_t heap_bytes(const std::vector<T>& v) {
+  size_t n = v.capacity() * sizeof(T);
+  if constexpr (std::is_same_v<T, analysis::KernelStats> || std::is_same_v<T, analysis::OperatorRow>) {
+    for (const T& x : v) n += heap_bytes(x.name);
+  } else if constexpr (std::is_same_v<T, SlowLaunch>) {
+    for (const T& x : v) n += heap_bytes(x.launch) + heap_bytes(x.kernel);
   }
+  return n;
+}
+
+}  // namespace
+
+size_t resident_bytes(const RankResults& r) {
+  size_t n = sizeof(RankResults) + heap_bytes(r.inputs.path) + heap_bytes(r.inputs.devices);
+  if (r.kernels) {
+    n += heap_bytes(r.kernels->partition);
+    for (const auto& top : r.kernels->top) n += heap_bytes(top);
+  }
+  if (r.idle) n += heap_bytes(*r.idle);
+  if (r.launch) n += heap_bytes(r.launch->slowest);
+  if (r.ops) n += heap_bytes(r.ops->top);
+  if (r.steps) n += heap_bytes(r.steps->steps);
+  return n;
+}
+
+std::shared_ptr<RankResultsStore> RankResultsStore::spilling(size_t memory_budget) {
+  auto store = std::make_shared<RankResultsStore>();
+  store->memory_budget_ = memory_budget;
   return store;
 }
 
@@ -251,30 +278,54 @@ RankResultsStore::~RankResultsStore() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+bool RankResultsStore::write(const RankResults& results, Entry* entry) {
+  const std::string bytes = encode_rank_results(results);
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(file_size_ + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  entry->offset = file_size_;
+  entry->size = bytes.size();
+  entry->memory = -1;
+  file_size_ += bytes.size();
+  return true;
+}
+
+void RankResultsStore::spill() {
+  memory_budget_ = SIZE_MAX;  // one try: whatever happens, the rest stays where it is
+  const char* dir = std::getenv("TMPDIR");
+  std::string name = fmt::format("{}/scaleprof-ranks-XXXXXX", dir != nullptr && *dir != '\0' ? dir : "/tmp");
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0) return;      // no file: in memory, as a store without one
+  ::unlink(name.c_str());  // gone when closed, whatever happens to the process
+  fd_ = fd;
+  for (Entry& e : entries_) {
+    if (e.memory < 0) continue;
+    RankResults& results = memory_[static_cast<size_t>(e.memory)];
+    if (!write(results, &e)) return;  // a full disk: these results and the rest stay in memory
+    memory_bytes_ -= resident_bytes(results);
+    results = RankResults{};  // free it
+  }
+  memory_.clear();  // every entry is in the file
+  memory_bytes_ = 0;
+}
+
 void RankResultsStore::add(RankResults results) {
   Entry entry;
   entry.rank = results.rank;
-  if (fd_ >= 0) {
-    const std::string bytes = encode_rank_results(results);
-    size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t n = ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(file_size_ + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      done += static_cast<size_t>(n);
-    }
-    if (done == bytes.size()) {
-      entry.offset = file_size_;
-      entry.size = bytes.size();
-      file_size_ += bytes.size();
-      entries_.push_back(entry);
-      return;
-    }
-    // A full disk: this rank and the rest stay in memory (what a store without a file does).
+  // After a failed write (a full disk), this rank and the rest stay in memory.
+  if (fd_ >= 0 && memory_.empty() && write(results, &entry)) {
+    entries_.push_back(entry);
+    return;
   }
   entry.memory = static_cast<int64_t>(memory_.size());
+  memory_bytes_ += resident_bytes(results);
   memory_.push_back(std::move(results));
   entries_.push_back(entry);
+  if (memory_bytes_ > memory_budget_) spill();
 }
 
 void RankResultsStore::set_rank(size_t k, int64_t rank) {
@@ -290,7 +341,9 @@ void RankResultsStore::keep_sorted(const std::function<bool(int64_t)>& keep) {
     if (keep(e.rank)) {
       kept.push_back(e);
     } else if (e.memory >= 0) {
-      memory_[static_cast<size_t>(e.memory)] = RankResults{};  // free it
+      RankResults& results = memory_[static_cast<size_t>(e.memory)];
+      memory_bytes_ -= resident_bytes(results);
+      results = RankResults{};  // free it
     }
   }
   std::stable_sort(kept.begin(), kept.end(), [](const Entry& a, const Entry& b) { return a.rank < b.rank; });

@@ -14,10 +14,9 @@ Result<StreamedReport> stream_report(std::string_view report, const std::vector<
                                      const trace::LoadOptions& load, const TraceReportOptions& options) {
   const ReportSections sections = sections_of(report, options);
   std::mutex mutex;
-  // Each rank's results go to a temporary file as they come (RankResultsStore), so what stays in
-  // memory per rank is an index entry.
-  std::shared_ptr<RankResultsStore> results =
-      sections.per_rank() ? RankResultsStore::spilled() : std::make_shared<RankResultsStore>();
+  // Past a few MiB, the ranks' results go to a temporary file as they come (RankResultsStore), so
+  // what stays in memory per rank is an index entry.
+  std::shared_ptr<RankResultsStore> results = RankResultsStore::spilling();
   std::vector<size_t> results_file;                   // file index of each entry of `results`
   analysis::CollectiveRows rows;                      // compact rows, in the order reading finished
   std::vector<size_t> rows_file;                      // file index of each rank of `rows`
