@@ -16,6 +16,7 @@
 #include "analysis/stragglers.h"
 #include "analysis/temporal_breakdown.h"
 #include "core/checked_sum.h"
+#include "trace/streamed_order.h"
 #include "trace/trace_set.h"
 
 namespace scaleprof::analysis {
@@ -108,15 +109,15 @@ void add_trace_metrics(importers::ScalabilityData* data, const TraceStageOptions
     const bool want_fraction = !run.computation;
     std::mutex mutex;
     std::vector<RankParts> parts;
-    std::vector<size_t> parts_file;  // file index of each entry of `parts`
     CollectiveRows rows;
+    trace::StreamedOrder order;  // the file of each entry of `parts` and of `rows` (added together)
     auto streamed = trace::stream_traces(run.trace_files, load, [&](size_t i, trace::RankTrace&& rank) {
       RankParts reduced = reduce_rank(rank, want_fraction);
       const RankCollectives collectives = extract_collectives(rank);
       std::lock_guard<std::mutex> lock(mutex);
       parts.push_back(reduced);
-      parts_file.push_back(i);
       rows.add(collectives);
+      order.add(i);
     });
     if (!streamed) {
       data->errors.push_back(fmt::format("{}: traces not used: {}", run.path, streamed.error().message));
@@ -126,13 +127,9 @@ void add_trace_metrics(importers::ScalabilityData* data, const TraceStageOptions
     for (const std::string& e : set.errors) data->errors.push_back(e);
     if (parts.empty()) continue;
     // Final ranks (files without one are numbered once all are read), then rank order.
-    for (size_t k = 0; k < parts.size(); ++k) {
-      parts[k].rank = set.rank_of_file[parts_file[k]];
-      rows.set_rank(k, parts[k].rank);
-    }
-    std::stable_sort(parts.begin(), parts.end(),
-                     [](const RankParts& a, const RankParts& b) { return a.rank < b.rank; });
-    rows.keep_sorted([](int64_t) { return true; });
+    auto every_rank = [](int64_t) { return true; };
+    order.apply(set, every_rank, &parts);
+    order.apply(set, every_rank, &rows);
 
     importers::TraceSums sums;
     bool exact = true;

@@ -8,6 +8,8 @@
 #include <optional>
 #include <utility>
 
+#include "trace/streamed_order.h"
+
 namespace scaleprof::report {
 
 Result<StreamedReport> stream_report(std::string_view report, const std::vector<std::string>& paths,
@@ -17,9 +19,9 @@ Result<StreamedReport> stream_report(std::string_view report, const std::vector<
   // Past a few MiB, the ranks' results go to a temporary file as they come (RankResultsStore), so
   // what stays in memory per rank is an index entry.
   std::shared_ptr<RankResultsStore> results = RankResultsStore::spilling();
-  std::vector<size_t> results_file;                   // file index of each entry of `results`
+  trace::StreamedOrder results_order;                 // the file of each entry of `results`
   analysis::CollectiveRows rows;                      // compact rows, in the order reading finished
-  std::vector<size_t> rows_file;                      // file index of each rank of `rows`
+  trace::StreamedOrder rows_order;                    // the file of each rank of `rows`
   std::vector<std::pair<size_t, std::string>> notes;  // file index -> repair note
   auto streamed = trace::stream_traces(paths, load, [&](size_t i, trace::RankTrace&& t) {
     // A rank known now is final; a file with none (-1) is numbered once all are read, so its results
@@ -36,11 +38,11 @@ Result<StreamedReport> stream_report(std::string_view report, const std::vector<
     }
     if (reduced) {
       results->add(std::move(*reduced));
-      results_file.push_back(i);
+      results_order.add(i);
     }
     if (collectives) {
       rows.add(*collectives);
-      rows_file.push_back(i);
+      rows_order.add(i);
     }
   });
   if (!streamed) return streamed.error();
@@ -58,11 +60,9 @@ Result<StreamedReport> stream_report(std::string_view report, const std::vector<
   for (auto& note : notes) out.repair_notes.push_back(std::move(note.second));
   if (!out.any_selected) return out;
 
-  for (size_t k = 0; k < results_file.size(); ++k) results->set_rank(k, rank_of_file[results_file[k]]);
-  results->keep_sorted(selected);
-  // Rows were added in the order reading finished, with the rank the trace said: set the final ranks.
-  for (size_t k = 0; k < rows_file.size(); ++k) rows.set_rank(k, rank_of_file[rows_file[k]]);
-  rows.keep_sorted(selected);
+  // Results and rows were added in the order reading finished, with the rank the trace said.
+  results_order.apply(out.set, selected, results.get());
+  rows_order.apply(out.set, selected, &rows);
   out.report = report_tables(sections, results, std::move(rows), options);
   return out;
 }

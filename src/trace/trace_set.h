@@ -52,7 +52,8 @@ struct StreamedSet {
 // reading thread, then drops it: memory stays at (threads × one trace) plus what `consume` keeps.
 // The trace's rank is set when the override, distributedInfo or file name gives it (and is then
 // final); files with no rank have -1 and are numbered after all are read, in file order — use
-// rank_of_file for the final numbers.
+// rank_of_file for the final numbers (trace/streamed_order.h puts what was kept of each rank in that
+// order).
 // Fails only if the paths cannot be expanded or two files claim one rank.
 Result<StreamedSet> stream_traces(const std::vector<std::string>& paths, const LoadOptions& options,
                                   const std::function<void(size_t, RankTrace&&)>& consume);
