@@ -16,8 +16,8 @@ Result<StreamedReport> stream_report(std::string_view report, const std::vector<
                                      const trace::LoadOptions& load, const TraceReportOptions& options) {
   const ReportSections sections = sections_of(report, options);
   std::mutex mutex;
-  // Past a few MiB, the ranks' results go to a temporary file as they come (RankResultsStore), so
-  // what stays in memory per rank is an index entry.
+  // Past 512 KiB (RankResultsStore::kMemoryBudgetBytes), the ranks' results go to a temporary file
+  // as they come, so what stays in memory per rank is an index entry.
   std::shared_ptr<RankResultsStore> results = RankResultsStore::spilling();
   trace::StreamedOrder results_order;                 // the file of each entry of `results`
   analysis::CollectiveRows rows;                      // compact rows, in the order reading finished
