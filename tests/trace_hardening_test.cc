@@ -288,7 +288,9 @@ TEST(TraceHardening, PooledBreakdownNeverWraps) {
     ASSERT_EQ(trace.value().events.size(), 2U);
     set.ranks.push_back(std::move(trace.value()));
   }
-  const report::TraceReport one = report::breakdown_report(set, {.ranks = {0}});
+  report::TraceReportOptions rank0;
+  rank0.ranks = {0};
+  const report::TraceReport one = report::breakdown_report(set, rank0);
   const auto one_rows = one.tables.at(0).all_rows();
   ASSERT_EQ(one_rows.size(), 1U);
   EXPECT_EQ(std::get<double>(one_rows[0].at(1).value), static_cast<double>(INT64_C(7470000000000001000)) / 1e3);
