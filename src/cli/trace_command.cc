@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <map>
 #include <memory>
 #include <mutex>
 
@@ -16,6 +15,7 @@
 #include "report/partial_results.h"
 #include "report/trace_report.h"
 #include "report/trace_stream.h"
+#include "trace/streamed_order.h"
 
 namespace scaleprof::cli {
 
@@ -118,13 +118,15 @@ bool partial_exit(const trace::StreamedSet& set) {
 int run_shard(const TraceOptions& opt, const Subcommand& sub, const report::TraceReportOptions& report_options,
               const trace::LoadOptions& load) {
   std::mutex mutex;
-  std::map<size_t, analysis::RankCollectives> rows;  // file index -> rows
+  std::vector<analysis::RankCollectives> ranks;
+  trace::StreamedOrder order;
   auto wanted = [&](int64_t rank) { return report::rank_selected(report_options, rank); };
   auto streamed = trace::stream_traces(opt.paths, load, [&](size_t i, trace::RankTrace&& t) {
     // Ranks are final only once every file is read (unranked files are numbered then): keep all rows.
     analysis::RankCollectives r = analysis::extract_collectives(t);
     std::lock_guard<std::mutex> lock(mutex);
-    rows.emplace(i, std::move(r));
+    order.add(i);
+    ranks.push_back(std::move(r));
   });
   if (!streamed) {
     print_message(stderr, "error", streamed.error().message);
@@ -135,20 +137,15 @@ int run_shard(const TraceOptions& opt, const Subcommand& sub, const report::Trac
   if (!opt.quiet) {
     for (const std::string& w : set.warnings) print_message(stderr, "warning", w);
   }
-  if (rows.empty()) {
+  if (ranks.empty()) {
     print_message(stderr, "error", "no trace could be read");
     return kExitError;
   }
-  std::vector<analysis::RankCollectives> ranks;
-  for (auto& [i, r] : rows) {
-    r.rank = set.rank_of_file[i];
-    if (wanted(r.rank)) ranks.push_back(std::move(r));
-  }
+  order.apply(set, wanted, &ranks);
   if (ranks.empty()) {
     print_message(stderr, "error", fmt::format("--ranks {} matches none of the ranks read", opt.ranks));
     return kExitUsage;
   }
-  std::sort(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
   if (Status written = write_output_file(opt.partial, report::write_partial({sub.name, ranks})); !written) {
     print_message(stderr, "error", written.error().message);
     return kExitError;

@@ -10,6 +10,8 @@
 #include <optional>
 #include <thread>
 
+#include "trace/streamed_order.h"
+
 namespace scaleprof::trace {
 
 namespace fs = std::filesystem;
@@ -199,21 +201,21 @@ Result<StreamedSet> stream_traces(const std::vector<std::string>& paths, const L
 
 Result<TraceSet> load_traces(const std::vector<std::string>& paths, const LoadOptions& options) {
   std::mutex mutex;
-  std::map<size_t, RankTrace> read;  // file index -> trace
+  std::vector<RankTrace> read;
+  StreamedOrder order;
   auto streamed = stream_traces(paths, options, [&](size_t i, RankTrace&& trace) {
     std::lock_guard<std::mutex> lock(mutex);
-    read.emplace(i, std::move(trace));
+    order.add(i);
+    read.push_back(std::move(trace));
   });
   if (!streamed) return streamed.error();
   StreamedSet& s = streamed.value();
   TraceSet set;
   set.errors = std::move(s.errors);
   set.warnings = std::move(s.warnings);
-  for (auto& [i, trace] : read) {
-    trace.rank = s.rank_of_file[i];
-    set.ranks.push_back(std::move(trace));
-  }
-  std::sort(set.ranks.begin(), set.ranks.end(), [](const RankTrace& a, const RankTrace& b) { return a.rank < b.rank; });
+  order.apply(
+      s, [](int64_t) { return true; }, &read);
+  set.ranks = std::move(read);
   return set;
 }
 
