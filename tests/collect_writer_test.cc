@@ -173,6 +173,10 @@ TEST(RankRecorder, EightProcessesWritingAtOnceLoseAndInterleaveNothing) {
   TempDir dir("eight");
   constexpr int kProcs = 8, kEpochs = 1000;
   const std::string shared = dir.file("shared.csv");
+  // The shared file and its header exist before the children start: eight processes opening an
+  // empty file at once could each find it empty and each write the header (CsvAppender writes it
+  // when the file is empty; its contract is one process per file).
+  ASSERT_TRUE(CsvAppender::open(shared, "proc,i,payload").ok());
   std::vector<pid_t> children;
   for (int p = 0; p < kProcs; ++p) {
     pid_t pid = fork();
