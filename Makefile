@@ -16,6 +16,12 @@ APT_PACKAGES := cmake ninja-build g++ clang clang-format clang-tidy ccache pkg-c
   libclang-rt-14-dev libcurl4-openssl-dev libsqlite3-dev python3-venv python3-dev gnuplot-nox chromium \
   libyaml-cpp-dev slurm-wlm munge
 PIP_PACKAGES := torch==2.13.0 pytest numpy pybind11 scikit-build-core mlflow
+# itwinai 0.4.2 itself, to check that its own report reads what `scaleprof mlflow sync` sends
+# (tests/python/test_mlflow_itwinai.py). Its own venv: it needs pandas < 3. Only what its
+# `generate-scalability-report` imports (its full requirements pull in Ray, wandb and TensorBoard).
+ITWINAI_VENV ?= .venv-itwinai
+ITWINAI_PACKAGES := "pandas<3" typer hydra-core omegaconf validators seaborn click==8.1.8 mlflow rich tabulate \
+  pyyaml packaging
 # One CMake configuration serves the demo and the tests (the Python module included), so each source
 # is compiled once: `make demo` builds only the CLI and the module, `make test` the rest in the same
 # tree. A second tree of the same configuration elsewhere (the wheel that tools/run_tests.sh installs
@@ -37,8 +43,8 @@ demo: $(STAMPS)/venv
 	@cmake --build $(BUILD) -j $(JOBS) --target scaleprof _scaleprof
 	@BUILD=$(BUILD) bash examples/scaling_demo.sh
 
-test: build
-	bash tools/run_tests.sh
+test: build $(STAMPS)/venv-itwinai
+	SCALEPROF_ITWINAI=$(CURDIR)/$(ITWINAI_VENV)/bin/itwinai bash tools/run_tests.sh
 
 deps: $(STAMPS)/apt
 
@@ -54,6 +60,12 @@ $(STAMPS)/apt:
 $(STAMPS)/venv: $(STAMPS)/apt
 	@[ -x $(PY) ] || python3 -m venv $(VENV)
 	@$(PY) -m pip install -q $(PIP_PACKAGES)
+	@touch $@
+
+$(STAMPS)/venv-itwinai: $(STAMPS)/apt
+	@[ -x $(ITWINAI_VENV)/bin/python ] || python3 -m venv $(ITWINAI_VENV)
+	@$(ITWINAI_VENV)/bin/python -m pip install -q --no-deps --no-warn-conflicts itwinai==0.4.2
+	@$(ITWINAI_VENV)/bin/python -m pip install -q --no-warn-conflicts $(ITWINAI_PACKAGES)
 	@touch $@
 
 build: $(STAMPS)/venv
