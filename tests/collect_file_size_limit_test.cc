@@ -137,7 +137,8 @@ TEST(FileSizeLimit, ScaleprofRunOutlivesTheLimitAndReturnsTheCommandsExitCode) {
 TEST(FileSizeLimit, TheCommandKeepsTheSignalDispositionItWouldHaveWithoutScaleprofRun) {
   TempDir dir("fsize-child");
   dir.write("nvml.txt", "devices=1\n");
-  const std::vector<std::string> command = {"--no-gpu", "--", "sh", "-c", "head -c 100000 /dev/zero > big; exit $?"};
+  const std::vector<std::string> command = {
+      "--no-gpu", "--", "sh", "-c", "head -c 100000 /dev/zero > \"$0\"; exit $?", dir.file("big")};
   auto args = [&](const std::string& experiment) {
     std::vector<std::string> a = {"--root", dir.file("m"), "--experiment", experiment, "--run-name", "r"};
     a.insert(a.end(), command.begin(), command.end());
