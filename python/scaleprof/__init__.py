@@ -246,14 +246,15 @@ class Run:
     def _guarded_trace_handler(self, handler: Callable) -> Callable:
         """The profiler's trace export as a scaleprof write: past a file-size limit (`ulimit -f`) it
         fails with EFBIG instead of ending the process by SIGXFSZ (this thread only; the process's
-        own disposition is left as it is), and a trace that cannot be written (full disk, limit) is
-        a warning, counted in `trace_write_errors`, never an exception in the training's prof.step()."""
+        own disposition is left as it is), and a trace that cannot be written (full disk, limit, an
+        unusable folder; torch raises OSError or wraps it in RuntimeError) is a warning, counted in
+        `trace_write_errors`, never an exception in the training's prof.step()."""
 
         def write_trace(prof) -> None:
             try:
                 with _scaleprof.FileSizeSignalBlock():
                     handler(prof)
-            except OSError as e:
+            except Exception as e:  # noqa: BLE001 - torch wraps OSError (e.g. "Can't create directory")
                 self.trace_write_errors += 1
                 if self.trace_write_errors == 1:
                     print(f"scaleprof: warning: {self.traces_dir}: cannot write a profiler trace: {e}; training "

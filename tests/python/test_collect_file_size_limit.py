@@ -92,3 +92,32 @@ def test_scaleprof_run_under_a_file_size_limit_returns_the_trainings_exit_code(t
     (gpu_csv,) = (root / "lim" / "r").glob("node-*/gpu.csv")
     text = gpu_csv.read_text()
     assert 0 < len(text) <= 4096 and text.endswith("\n")
+
+
+UNWRITABLE_TRACE_TRAINING = r"""
+import os, sys, torch, scaleprof
+root = sys.argv[1]
+model = torch.nn.Linear(8, 1)
+x = torch.randn(16, 8)
+with scaleprof.Run(experiment="trace", run_name="r", root=root) as run:
+    # The traces folder becomes unusable (here a file in its place; a full disk does the same).
+    os.rmdir(run.traces_dir)
+    open(run.traces_dir, "w").close()
+    with run.torch_profiler(wait=0, warmup=1, active=1, repeat=1) as prof:
+        for step in range(4):
+            with run.epoch(step):
+                model(x).sum().backward()
+            prof.step()  # exports the trace at the end of the active step: must not raise
+    print("trained", run.trace_write_errors, flush=True)
+"""
+
+
+def test_a_profiler_trace_that_cannot_be_written_is_a_warning_not_an_exception(tmp_path):
+    proc = subprocess.run([sys.executable, "-c", UNWRITABLE_TRACE_TRAINING, str(tmp_path)], capture_output=True,
+                          text=True, timeout=300, env=child_env())
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "trained 1\n"
+    traces = tmp_path / "trace" / "r" / "rank-00000" / "traces"
+    assert f"scaleprof: warning: {traces}: cannot write a profiler trace: " in proc.stderr
+    (rank,) = scaleprof.read_run(str(tmp_path / "trace" / "r"))["ranks"]
+    assert [e["epoch"] for e in rank["epochs"]] == [0, 1, 2, 3]
