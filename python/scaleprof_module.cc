@@ -207,8 +207,13 @@ std::string interval_argument(py::handle value, const char* name) {
   std::string text;
   if (PyUnicode_Check(value.ptr())) {
     text = *text_argument(value, name);
-  } else if (!PyBool_Check(value.ptr()) && (PyLong_Check(value.ptr()) || PyFloat_Check(value.ptr()))) {
-    text = fmt::format("{}", value.cast<double>());
+  } else if (!PyBool_Check(value.ptr()) && (PyIndex_Check(value.ptr()) || PyFloat_Check(value.ptr()))) {
+    auto number = py::reinterpret_steal<py::object>(PyNumber_Float(value.ptr()));
+    if (!number) {  // an integer beyond a double's range
+      PyErr_Clear();
+      throw py::value_error(fmt::format("{} {} is out of range", name, shown(value)));
+    }
+    text = fmt::format("{}", PyFloat_AsDouble(number.ptr()));
   } else {
     throw py::type_error(fmt::format("{} must be a str like '1s' or a number of seconds, not {} ({})", name,
                                      type_name(value), shown(value)));

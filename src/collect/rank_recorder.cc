@@ -39,6 +39,7 @@ std::string RankRecorder::traces_dir() const {
 
 Result<std::unique_ptr<RankRecorder>> RankRecorder::open(const RunContext& context, const RankRecorderOptions& options,
                                                          const Environment& env) {
+  const FileSizeSignalBlock no_sigxfsz;  // its claims and its warnings: past `ulimit -f`, errors only
   if (Status s = check_context_names(context); !s) return s.error();
   if (context.rank < 0) return Error{fmt::format("rank {} is negative", context.rank)};
   RunContext ctx = context;

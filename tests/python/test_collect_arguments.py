@@ -59,6 +59,8 @@ BAD_RUN_ARGUMENTS = [
     ({"gpu_interval": float("nan")}, ValueError, r"^gpu_interval: 'nan' is not an interval"),
     ({"gpu_interval": True}, TypeError, r"^gpu_interval must be a str like '1s' or a number of seconds, not bool"),
     ({"gpu_interval": ""}, ValueError, r"^gpu_interval is empty"),
+    ({"gpu_interval": 10**400}, ValueError, r"^gpu_interval 1000000000000000000000000000000000000000000000000"),
+    ({"gpu_interval": 10**6}, ValueError, r"^gpu_interval: '1000000' is not an interval"),
 ]
 
 
@@ -87,7 +89,7 @@ def test_a_bad_environment_interval_is_a_value_error_naming_the_variable(tmp_pat
 
 def test_good_arguments_of_other_integer_and_path_types_are_taken(tmp_path):
     with scaleprof.Run(experiment="types", run_name="r", root=tmp_path, rank=np.int64(0), world_size=np.int32(1),
-                       gpu_interval=0.5) as run:
+                       gpu_interval=np.int64(2)) as run:
         with run.epoch(np.int64(0), samples=np.uint16(64)):
             with run.step(np.int8(0), samples=64):
                 pass
