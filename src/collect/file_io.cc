@@ -111,8 +111,6 @@ Status CsvAppender::append(const std::string& lines) {
 }
 
 bool MetricsFile::append(const std::string& lines) {
-  // The writes and the messages about them (stderr may be a file under the same limit).
-  const FileSizeSignalBlock no_sigxfsz;
   const bool kept = !pending_.empty();
   if (kept) pending_ += lines;
   const std::string& out = kept ? pending_ : lines;
@@ -128,6 +126,7 @@ bool MetricsFile::append(const std::string& lines) {
   if (csv_.is_open()) written = csv_.append(out);
   if (written) {
     if (failing_) {
+      const FileSizeSignalBlock no_sigxfsz;  // stderr may be a file under the same limit
       print_message(
           messages_, "scaleprof",
           fmt::format("{}: writing works again after {} failed write(s); kept records written", path_, failed_writes_));
@@ -140,6 +139,7 @@ bool MetricsFile::append(const std::string& lines) {
   ++failed_writes_;
   last_error_ = written.error().message;
   if (!failing_) {
+    const FileSizeSignalBlock no_sigxfsz;  // stderr may be a file under the same limit
     print_message(messages_, "scaleprof",
                   fmt::format("{}; training continues, the records are kept in memory and written at the next "
                               "record (reported once)",
