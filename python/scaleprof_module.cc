@@ -127,7 +127,13 @@ py::dict run_dict(const collect::RunData& r) {
 
 // repr() of a value for a message, cut to a readable length.
 std::string shown(py::handle value) {
-  std::string text = py::repr(value).cast<std::string>();
+  std::string text;
+  try {
+    text = py::repr(value).cast<std::string>();
+  } catch (const std::exception&) {  // a __repr__ that raises (or is not text): the message still comes
+    PyErr_Clear();
+    text = "<" + py::type::handle_of(value).attr("__name__").cast<std::string>() + " object>";
+  }
   if (text.size() > 80) text = text.substr(0, 77) + "...";
   return text;
 }

@@ -74,6 +74,20 @@ def test_a_bad_run_argument_raises_before_anything_is_created(tmp_path, kwargs, 
     assert scaleprof.current_run() is None
 
 
+class _BadRepr:
+    def __repr__(self):
+        raise RuntimeError("no repr")
+
+
+def test_a_value_whose_repr_raises_still_gets_the_message(tmp_path):
+    with pytest.raises(TypeError, match=r"^rank must be an integer, not _BadRepr \(<_BadRepr object>\)$"):
+        scaleprof.Run(rank=_BadRepr(), root=str(tmp_path))
+    with pytest.raises(TypeError, match=r"^samples must be an integer, not _BadRepr"):
+        with scaleprof.Run(run_name="r", root=str(tmp_path)) as run:
+            with run.epoch(0, samples=_BadRepr()):
+                pass
+
+
 def test_an_empty_root_does_not_record_into_the_current_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ValueError, match="^root is empty"):
