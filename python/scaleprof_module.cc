@@ -4,6 +4,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <fmt/format.h>
+
+#include <limits>
+#include <optional>
 #include <random>
 #include <stdexcept>
 
@@ -14,6 +18,7 @@
 #include "collect/run_names.h"
 #include "collect/run_reader.h"
 #include "collect/timers.h"
+#include "core/file_size_signal.h"
 
 namespace py = pybind11;
 namespace collect = scaleprof::collect;
@@ -114,33 +119,122 @@ py::dict run_dict(const collect::RunData& r) {
   return d;
 }
 
+// -- Arguments: conversion only. A Python value that is not of the argument's type is a TypeError, an
+// integer beyond int64 or text that is not text a ValueError, each naming the argument and the value
+// (never pybind11's "incompatible function arguments" dump); the range and content checks are the
+// library's (detect_run_context, check_given_text, check_record_arguments, parse_interval), raised as
+// ValueError.
+
+// repr() of a value for a message, cut to a readable length.
+std::string shown(py::handle value) {
+  std::string text;
+  try {
+    text = py::repr(value).cast<std::string>();
+  } catch (const std::exception&) {  // a __repr__ that raises (or is not text): the message still comes
+    PyErr_Clear();
+    text = "<" + py::type::handle_of(value).attr("__name__").cast<std::string>() + " object>";
+  }
+  if (text.size() > 80) text = text.substr(0, 77) + "...";
+  return text;
+}
+
+std::string type_name(py::handle value) {
+  return py::type::handle_of(value).attr("__name__").cast<std::string>();
+}
+
+// None -> nullopt; an int (or anything with __index__ but bool: numpy and torch integers) -> its value.
+std::optional<int64_t> int_argument(py::handle value, const char* name) {
+  if (value.is_none()) return std::nullopt;
+  if (PyBool_Check(value.ptr()) || !PyIndex_Check(value.ptr())) {
+    throw py::type_error(fmt::format("{} must be an integer, not {} ({})", name, type_name(value), shown(value)));
+  }
+  auto index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+  if (!index) throw py::error_already_set();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0) {
+    throw py::value_error(
+        fmt::format("{} {} is out of range (at most {})", name, shown(index), std::numeric_limits<int64_t>::max()));
+  }
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return static_cast<int64_t>(v);
+}
+
+// None -> nullopt; a str (or, for a path, an os.PathLike giving one) -> its UTF-8 text, checked by
+// check_given_text (an explicit "" is an error, not the default).
+std::optional<std::string> text_argument(py::handle value, const char* name, bool path = false) {
+  if (value.is_none()) return std::nullopt;
+  py::object text = py::reinterpret_borrow<py::object>(value);
+  if (path && !PyUnicode_Check(value.ptr()) && PyObject_HasAttrString(value.ptr(), "__fspath__")) {
+    text = py::module_::import("os").attr("fspath")(value);
+  }
+  if (!PyUnicode_Check(text.ptr())) {
+    throw py::type_error(fmt::format("{} must be a {}, not {} ({})", name, path ? "str or os.PathLike" : "str",
+                                     type_name(value), shown(value)));
+  }
+  Py_ssize_t size = 0;
+  const char* utf8 = PyUnicode_AsUTF8AndSize(text.ptr(), &size);
+  if (utf8 == nullptr) {
+    PyErr_Clear();
+    throw py::value_error(fmt::format("{} {} is not valid text (it cannot be written as UTF-8)", name, shown(value)));
+  }
+  std::string out(utf8, static_cast<size_t>(size));
+  if (auto s = collect::check_given_text(name, out); !s) throw py::value_error(s.error().message);
+  return out;
+}
+
 collect::RunContext detect_context(const py::dict& kw) {
   collect::ContextOverrides o;
-  auto int_of = [&](const char* key) -> std::optional<int64_t> {
-    if (!kw.contains(key) || kw[key].is_none()) return std::nullopt;
-    return kw[key].cast<int64_t>();
+  auto arg = [&](const char* key) -> py::object {
+    if (!kw.contains(key)) return py::none();
+    return kw[key];
   };
-  auto str_of = [&](const char* key) -> std::string {
-    if (!kw.contains(key) || kw[key].is_none()) return {};
-    return kw[key].cast<std::string>();
-  };
-  o.rank = int_of("rank");
-  o.local_rank = int_of("local_rank");
-  o.world_size = int_of("world_size");
-  o.node_rank = int_of("node_rank");
-  o.nodes = int_of("nodes");
-  o.job_id = str_of("job_id");
-  o.launcher = str_of("launcher");
-  o.root = str_of("root");
-  o.experiment = str_of("experiment");
-  o.run = str_of("run");
-  o.strategy = str_of("strategy");
-  o.gpu_monitor = str_of("gpu_monitor");
+  o.rank = int_argument(arg("rank"), "rank");
+  o.local_rank = int_argument(arg("local_rank"), "local_rank");
+  o.world_size = int_argument(arg("world_size"), "world_size");
+  o.node_rank = int_argument(arg("node_rank"), "node_rank");
+  o.nodes = int_argument(arg("nodes"), "nodes");
+  o.job_id = text_argument(arg("job_id"), "job_id").value_or("");
+  o.launcher = text_argument(arg("launcher"), "launcher").value_or("");
+  o.root = text_argument(arg("root"), "root", /*path=*/true).value_or("");
+  o.experiment = text_argument(arg("experiment"), "experiment").value_or("");
+  o.run = text_argument(arg("run_name"), "run_name").value_or("");
+  o.strategy = text_argument(arg("strategy"), "strategy").value_or("");
+  o.gpu_monitor = text_argument(arg("gpu_monitor"), "gpu_monitor").value_or("");
   // A bad argument or variable (Run(rank=-1), RANK=abc) is a ValueError, raised before any training.
   auto detected = collect::detect_run_context(collect::Environment::from_process(), o);
   if (!detected) throw py::value_error(detected.error().message);
   return std::move(detected).value();
 }
+
+// The GPU sampling interval of Run(gpu_interval=...): "1s", "100ms", or a number of seconds; checked
+// by the library's parse_interval. Returns the text RankRecorder.open takes.
+std::string interval_argument(py::handle value, const char* name) {
+  std::string text;
+  if (PyUnicode_Check(value.ptr())) {
+    text = *text_argument(value, name);
+  } else if (!PyBool_Check(value.ptr()) && (PyIndex_Check(value.ptr()) || PyFloat_Check(value.ptr()))) {
+    auto number = py::reinterpret_steal<py::object>(PyNumber_Float(value.ptr()));
+    if (!number) {  // an integer beyond a double's range
+      PyErr_Clear();
+      throw py::value_error(fmt::format("{} {} is out of range", name, shown(value)));
+    }
+    text = fmt::format("{}", PyFloat_AsDouble(number.ptr()));
+  } else {
+    throw py::type_error(fmt::format("{} must be a str like '1s' or a number of seconds, not {} ({})", name,
+                                     type_name(value), shown(value)));
+  }
+  if (auto parsed = collect::parse_interval(text); !parsed) {
+    throw py::value_error(fmt::format("{}: {}", name, parsed.error().message));
+  }
+  return text;
+}
+
+// Blocks SIGXFSZ in this thread for a `with` block (core/file_size_signal.h): for the writes the
+// Python side makes for scaleprof (the profiler's traces).
+struct FileSizeSignalScope {
+  std::optional<scaleprof::FileSizeSignalBlock> block;
+};
 
 }  // namespace
 
@@ -176,6 +270,34 @@ PYBIND11_MODULE(_scaleprof, m) {
       "detect_context", [](const py::kwargs& kw) { return detect_context(kw); },
       "Rank, world, node, job and launcher from the environment; keyword arguments override any field.");
   m.def(
+      "check_record",
+      [](const char* what, py::handle index, py::handle samples) {
+        const std::string index_name = what;
+        auto i = int_argument(index, index_name.c_str());
+        auto n = int_argument(samples, "samples");
+        if (auto s = collect::check_record_arguments(what, i, n); !s) throw py::value_error(s.error().message);
+        return py::make_tuple(i ? py::cast(*i) : py::none(), n ? py::cast(*n) : py::none());
+      },
+      py::arg("what"), py::arg("index"), py::arg("samples"),
+      "Checks and converts an epoch's or a step's index and sample count before the record starts: "
+      "(index, samples) as int or None; TypeError or ValueError naming the argument.");
+  m.def(
+      "check_interval", [](py::handle value, const char* name) { return interval_argument(value, name); },
+      py::arg("value"), py::arg("name"), "A GPU sampling interval checked; its text, or ValueError/TypeError.");
+  py::class_<FileSizeSignalScope>(m, "FileSizeSignalBlock",
+                                  "with-block in which a write past `ulimit -f` fails with EFBIG (OSError) "
+                                  "instead of ending the process (this thread only)")
+      .def(py::init<>())
+      .def("__enter__",
+           [](FileSizeSignalScope& s) -> FileSizeSignalScope& {
+             s.block.emplace();
+             return s;
+           })
+      .def("__exit__", [](FileSizeSignalScope& s, const py::args&) {
+        s.block.reset();
+        return false;
+      });
+  m.def(
       "derived_run_name",
       [](const collect::RunContext& c) { return collect::derived_run_name(c, collect::Environment::from_process()); },
       "The run name every rank derives from the launcher (SLURM step, torchrun rendezvous id), or ''.");
@@ -203,22 +325,21 @@ PYBIND11_MODULE(_scaleprof, m) {
           },
           py::arg("context"), py::arg("torch_version") = "", py::arg("command") = std::vector<std::string>{},
           py::arg("gpu_interval") = "1s")
-      .def("begin_epoch", [](collect::RankRecorder& r, int64_t epoch) { check(r.begin_epoch(epoch)); })
+      // Arguments were converted and checked by check_record before (the Python API does it first).
       .def(
-          "end_epoch",
-          [](collect::RankRecorder& r, std::optional<int64_t> samples) {
-            return epoch_dict(unwrap(r.end_epoch(samples)));
+          "begin_epoch",
+          [](collect::RankRecorder& r, int64_t epoch, std::optional<int64_t> samples) {
+            check(r.begin_epoch(epoch, samples));
           },
-          py::arg("samples") = py::none())
+          py::arg("epoch"), py::arg("samples") = py::none())
+      .def("end_epoch", [](collect::RankRecorder& r) { return epoch_dict(unwrap(r.end_epoch())); })
       .def(
-          "begin_step", [](collect::RankRecorder& r, std::optional<int64_t> step) { check(r.begin_step(step)); },
-          py::arg("step") = py::none())
-      .def(
-          "end_step",
-          [](collect::RankRecorder& r, std::optional<int64_t> samples) {
-            return step_dict(unwrap(r.end_step(samples)));
+          "begin_step",
+          [](collect::RankRecorder& r, std::optional<int64_t> step, std::optional<int64_t> samples) {
+            check(r.begin_step(step, samples));
           },
-          py::arg("samples") = py::none())
+          py::arg("step") = py::none(), py::arg("samples") = py::none())
+      .def("end_step", [](collect::RankRecorder& r) { return step_dict(unwrap(r.end_step())); })
       .def("abandon_epoch", &collect::RankRecorder::abandon_epoch)
       .def("abandon_step", &collect::RankRecorder::abandon_step)
       // Monitoring never kills training: a failed final write is reported on stderr by the recorder

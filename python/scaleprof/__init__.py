@@ -76,12 +76,20 @@ class Run:
                  rank: Optional[int] = None, local_rank: Optional[int] = None,
                  world_size: Optional[int] = None, gpu_interval: Optional[Union[str, float]] = None,
                  gpu_monitor: Optional[str] = None):
+        # Every argument is checked here, before anything is created or timed: a value of the wrong
+        # type is a TypeError, a bad value a ValueError, each naming the argument (the checks are the
+        # C++ library's; the binding converts).
         self._context = _scaleprof.detect_context(
-            experiment=experiment, strategy=strategy, run=run_name, root=root, rank=rank,
+            experiment=experiment, strategy=strategy, run_name=run_name, root=root, rank=rank,
             local_rank=local_rank, world_size=world_size, gpu_monitor=gpu_monitor)
         # "1s", "100ms", or a number of seconds.
-        self._gpu_interval = str(gpu_interval) if gpu_interval is not None else os.environ.get(
-            "SCALEPROF_GPU_INTERVAL", "1s")
+        if gpu_interval is not None:
+            self._gpu_interval = _scaleprof.check_interval(gpu_interval, "gpu_interval")
+        else:
+            self._gpu_interval = _scaleprof.check_interval(os.environ.get("SCALEPROF_GPU_INTERVAL") or "1s",
+                                                           "SCALEPROF_GPU_INTERVAL")
+        # Profiler traces that could not be written (a full disk, a file-size limit); see torch_profiler.
+        self.trace_write_errors = 0
         self._recorder: Optional[_scaleprof.RankRecorder] = None
         self._started = False
         self._finished = False
@@ -123,33 +131,46 @@ class Run:
     # -- recording ---------------------------------------------------------------------------------
     @contextlib.contextmanager
     def epoch(self, index: int, samples: Optional[int] = None) -> Iterator[None]:
-        """Times one epoch; the line is written when the block ends without an exception."""
+        """Times one epoch; the line is written when the block ends without an exception.
+
+        `index` and `samples` are checked before the block runs: a non-integer is a TypeError, a
+        negative or out-of-range value a ValueError naming the argument."""
+        index, samples = _scaleprof.check_record("epoch", index, samples)
         rec = self._recorder_for_record()
         if rec is None:
             yield
             return
-        rec.begin_epoch(int(index))
+        rec.begin_epoch(index, samples)
+        ended = False
         try:
             yield
-        except BaseException:
-            rec.abandon_epoch()  # an epoch that raised is not a finished epoch
-            raise
-        self.last_epoch = rec.end_epoch(None if samples is None else int(samples))
+            ended = True
+        finally:
+            # The epoch is closed on every path, so a later epoch() always works.
+            if ended:
+                self.last_epoch = rec.end_epoch()
+            else:
+                rec.abandon_epoch()  # an epoch that raised is not a finished epoch
 
     @contextlib.contextmanager
     def step(self, step: Optional[int] = None, samples: Optional[int] = None) -> Iterator[None]:
-        """Times one step (numbered from 0 in each epoch unless `step` is given)."""
+        """Times one step (numbered from 0 in each epoch unless `step` is given). Arguments are
+        checked before the block runs, as for epoch()."""
+        step, samples = _scaleprof.check_record("step", step, samples)
         rec = self._recorder_for_record()
         if rec is None:
             yield
             return
-        rec.begin_step(None if step is None else int(step))
+        rec.begin_step(step, samples)
+        ended = False
         try:
             yield
-        except BaseException:
-            rec.abandon_step()
-            raise
-        rec.end_step(None if samples is None else int(samples))
+            ended = True
+        finally:
+            if ended:
+                rec.end_step()
+            else:
+                rec.abandon_step()
 
     def torch_profiler(self, skip_first: int = 0, wait: int = 1, warmup: int = 1, active: int = 3,
                        repeat: int = 1, **kwargs: Any):
@@ -167,8 +188,9 @@ class Run:
                 activities.append(ProfilerActivity.CUDA)
             kwargs["activities"] = activities
         worker = f"rank-{self.rank:05d}.{self._context.host}.{os.getpid()}"
-        kwargs.setdefault("on_trace_ready", tensorboard_trace_handler(rec.traces_dir, worker_name=worker,
-                                                                      use_gzip=True))
+        if "on_trace_ready" not in kwargs:
+            kwargs["on_trace_ready"] = self._guarded_trace_handler(
+                tensorboard_trace_handler(rec.traces_dir, worker_name=worker, use_gzip=True))
         kwargs.setdefault("schedule", schedule(skip_first=skip_first, wait=wait, warmup=warmup,
                                                active=active, repeat=repeat))
         return profile(**kwargs)
@@ -221,6 +243,26 @@ class Run:
         return self._opened().gpu_summary()
 
     # -- internals ---------------------------------------------------------------------------------
+    def _guarded_trace_handler(self, handler: Callable) -> Callable:
+        """The profiler's trace export as a scaleprof write: past a file-size limit (`ulimit -f`) it
+        fails with EFBIG instead of ending the process by SIGXFSZ (this thread only; the process's
+        own disposition is left as it is), and a trace that cannot be written (full disk, limit, an
+        unusable folder; torch raises OSError or wraps it in RuntimeError) is a warning, counted in
+        `trace_write_errors`, never an exception in the training's prof.step()."""
+
+        def write_trace(prof) -> None:
+            try:
+                with _scaleprof.FileSizeSignalBlock():
+                    handler(prof)
+            except Exception as e:  # noqa: BLE001 - torch wraps OSError (e.g. "Can't create directory")
+                self.trace_write_errors += 1
+                if self.trace_write_errors == 1:
+                    print(f"scaleprof: warning: {self.traces_dir}: cannot write a profiler trace: {e}; training "
+                          "continues (reported once, counted in run.trace_write_errors)", file=sys.stderr,
+                          flush=True)
+
+        return write_trace
+
     def _agreed_name(self) -> Optional[str]:
         ctx = self._context
         if ctx.run:

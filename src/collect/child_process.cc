@@ -31,8 +31,21 @@ class MaskGuard {
 
 }  // namespace
 
+IgnoredSignal::IgnoredSignal(int signal) {
+  previous_.signal = signal;
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(signal, &ignore, &previous_.action);
+}
+
+IgnoredSignal::~IgnoredSignal() {
+  sigaction(previous_.signal, &previous_.action, nullptr);
+}
+
 Result<ChildExit> run_child(const std::vector<std::string>& argv, const Environment& env,
-                            const std::function<void(pid_t)>& started, int* exec_errno) {
+                            const std::function<void(pid_t)>& started, int* exec_errno,
+                            const std::vector<ChildSignal>& child_signals) {
   *exec_errno = 0;
   if (argv.empty()) return Error{"no command given"};
   sigset_t waited;
@@ -71,6 +84,7 @@ Result<ChildExit> run_child(const std::vector<std::string>& argv, const Environm
     if (getppid() != wrapper) _exit(128 + SIGTERM);
     for (int s : kForwarded) signal(s, SIG_DFL);
     signal(SIGCHLD, SIG_DFL);
+    for (const ChildSignal& s : child_signals) sigaction(s.signal, &s.action, nullptr);
     sigprocmask(SIG_SETMASK, &mask.old(), nullptr);
     // execvpe searches this process's PATH; the wrapper hands the child the same PATH.
     execvpe(c_argv[0], c_argv.data(), c_env.data());

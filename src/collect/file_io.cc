@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/file_size_signal.h"
 #include "core/output_file.h"
 #include "core/terminal_text.h"
 
@@ -41,6 +42,7 @@ Status replace_file(const std::string& path, const std::string& text) {
 }
 
 Result<bool> create_new_file(const std::string& path, const std::string& text) {
+  const FileSizeSignalBlock no_sigxfsz;  // past `ulimit -f`: EFBIG, never the end of the training
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) {
     if (errno == EEXIST) return false;
@@ -96,6 +98,7 @@ Result<CsvAppender> CsvAppender::open(const std::string& path, const std::string
 
 Status CsvAppender::append(const std::string& lines) {
   if (fd_ < 0) return Error{fmt::format("{}: not open", path_)};
+  const FileSizeSignalBlock no_sigxfsz;  // past `ulimit -f`: EFBIG, counted; never the end of the training
   // One process appends to each file (the rank folders are claimed exclusively), so the end before
   // the write is where a failed write's fragment starts.
   const off_t before = ::lseek(fd_, 0, SEEK_END);
@@ -123,6 +126,7 @@ bool MetricsFile::append(const std::string& lines) {
   if (csv_.is_open()) written = csv_.append(out);
   if (written) {
     if (failing_) {
+      const FileSizeSignalBlock no_sigxfsz;  // stderr may be a file under the same limit
       print_message(
           messages_, "scaleprof",
           fmt::format("{}: writing works again after {} failed write(s); kept records written", path_, failed_writes_));
@@ -135,6 +139,7 @@ bool MetricsFile::append(const std::string& lines) {
   ++failed_writes_;
   last_error_ = written.error().message;
   if (!failing_) {
+    const FileSizeSignalBlock no_sigxfsz;  // stderr may be a file under the same limit
     print_message(messages_, "scaleprof",
                   fmt::format("{}; training continues, the records are kept in memory and written at the next "
                               "record (reported once)",

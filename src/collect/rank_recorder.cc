@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <set>
 
 #include "collect/run_names.h"
+#include "core/file_size_signal.h"
 #include "core/terminal_text.h"
 
 namespace scaleprof::collect {
@@ -37,6 +39,7 @@ std::string RankRecorder::traces_dir() const {
 
 Result<std::unique_ptr<RankRecorder>> RankRecorder::open(const RunContext& context, const RankRecorderOptions& options,
                                                          const Environment& env) {
+  const FileSizeSignalBlock no_sigxfsz;  // its claims and its warnings: past `ulimit -f`, errors only
   if (Status s = check_context_names(context); !s) return s.error();
   if (context.rank < 0) return Error{fmt::format("rank {} is negative", context.rank)};
   RunContext ctx = context;
@@ -171,13 +174,21 @@ Status RankRecorder::write_run_json() {
   return replace_file((fs::path(run_dir()) / kRunJson).string(), to_json(run_info_));
 }
 
-Status RankRecorder::begin_epoch(int64_t epoch) {
+Status check_record_arguments(const char* what, std::optional<int64_t> index, std::optional<int64_t> samples) {
+  if (index && *index < 0) return Error{fmt::format("{} {} is negative", what, *index)};
+  if (samples && *samples < 0) return Error{fmt::format("samples {} is negative", *samples)};
+  return Ok{};
+}
+
+Status RankRecorder::begin_epoch(int64_t epoch, std::optional<int64_t> samples) {
+  if (Status s = check_record_arguments("epoch", epoch, samples); !s) return s;
   std::lock_guard<std::mutex> lock(mutex_);
   if (finished_) return Error{"the run has finished; no more epochs can be recorded"};
   if (epoch_timer_.running()) {
     return Error{fmt::format("epoch {} started while epoch {} is still running", epoch, current_epoch_)};
   }
   current_epoch_ = epoch;
+  epoch_samples_ = samples;
   next_step_ = 0;
   epoch_timer_.start();
   return Ok{};
@@ -186,18 +197,24 @@ Status RankRecorder::begin_epoch(int64_t epoch) {
 Result<EpochRecord> RankRecorder::end_epoch(std::optional<int64_t> samples) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!epoch_timer_.running()) return Error{"end of an epoch that was not started"};
-  Interval t = epoch_timer_.stop();
-  EpochRecord record{current_epoch_, t.start_unix_ns, t.end_unix_ns, t.duration_s, samples};
+  Interval t = epoch_timer_.stop();  // first: whatever follows, the epoch is over
+  if (Status s = check_record_arguments("epoch", std::nullopt, samples); !s) {
+    return Error{fmt::format("epoch {} not recorded: {}", current_epoch_, s.error().message)};
+  }
+  EpochRecord record{current_epoch_, t.start_unix_ns, t.end_unix_ns, t.duration_s, samples ? samples : epoch_samples_};
   after_append(epochs_.append(csv_line(record)));
   return record;
 }
 
-Status RankRecorder::begin_step(std::optional<int64_t> step) {
+Status RankRecorder::begin_step(std::optional<int64_t> step, std::optional<int64_t> samples) {
+  if (Status s = check_record_arguments("step", step, samples); !s) return s;
   std::lock_guard<std::mutex> lock(mutex_);
   if (finished_) return Error{"the run has finished; no more steps can be recorded"};
   if (step_timer_.running()) return Error{fmt::format("step started while step {} is still running", current_step_)};
   current_step_ = step.value_or(next_step_);
-  next_step_ = current_step_ + 1;
+  step_samples_ = samples;
+  // Saturating: a step numbered INT64_MAX must not overflow into a negative default for the next one.
+  next_step_ = current_step_ < std::numeric_limits<int64_t>::max() ? current_step_ + 1 : current_step_;
   step_timer_.start();
   return Ok{};
 }
@@ -205,9 +222,13 @@ Status RankRecorder::begin_step(std::optional<int64_t> step) {
 Result<StepRecord> RankRecorder::end_step(std::optional<int64_t> samples) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!step_timer_.running()) return Error{"end of a step that was not started"};
-  Interval t = step_timer_.stop();
+  Interval t = step_timer_.stop();  // first: whatever follows, the step is over
+  if (Status s = check_record_arguments("step", std::nullopt, samples); !s) {
+    return Error{fmt::format("step {} not recorded: {}", current_step_, s.error().message)};
+  }
   // steps.csv is created on the first step: runs that time only epochs get no empty steps.csv.
-  StepRecord record{std::max<int64_t>(current_epoch_, 0), current_step_, t.start_unix_ns, t.duration_s, samples};
+  StepRecord record{std::max<int64_t>(current_epoch_, 0), current_step_, t.start_unix_ns, t.duration_s,
+                    samples ? samples : step_samples_};
   after_append(steps_.append(csv_line(record)));
   return record;
 }
@@ -224,6 +245,7 @@ void RankRecorder::abandon_step() {
 }
 
 Status RankRecorder::finish(bool success) {
+  const FileSizeSignalBlock no_sigxfsz;  // its files and its message: past `ulimit -f`, errors only
   std::lock_guard<std::mutex> lock(mutex_);
   if (finished_) return Ok{};
   finished_ = true;

@@ -27,6 +27,11 @@ struct RankRecorderOptions {
   FILE* messages = stderr;  // where failing writes are reported (once each; see MetricsFile)
 };
 
+// The one check of a record's arguments, for every front-end, before the record starts (the Python
+// API calls it before the training's block runs, so a bad value is never found after the work): an
+// epoch or step index and a sample count are never negative. `what` is "epoch" or "step".
+Status check_record_arguments(const char* what, std::optional<int64_t> index, std::optional<int64_t> samples);
+
 class RankRecorder {
  public:
   // Creates the rank folder (the context must have its run name), claims rank.json ("running") with an
@@ -40,14 +45,18 @@ class RankRecorder {
   RankRecorder& operator=(const RankRecorder&) = delete;
   ~RankRecorder();  // finishes as "failed" if finish() was not called
 
-  // Usage errors (an epoch ended that was not started, ...) are errors; a write that fails is not:
-  // monitoring never kills training. It is reported once on `messages`, counted in rank.json
-  // ("write_errors", "last_write_error"), and the record is kept and written with the next one.
-  Status begin_epoch(int64_t epoch);
-  // Appends the epoch line (one write) and returns what was recorded.
+  // Usage errors (an epoch ended that was not started, ...) and bad arguments (check_record_arguments,
+  // checked before anything starts) are errors; a write that fails is not: monitoring never kills
+  // training. It is reported once on `messages`, counted in rank.json ("write_errors",
+  // "last_write_error"), and the record is kept and written with the next one.
+  // `samples` given at the beginning is what the record gets unless end_epoch() gives another.
+  Status begin_epoch(int64_t epoch, std::optional<int64_t> samples = std::nullopt);
+  // Appends the epoch line (one write) and returns what was recorded. The epoch is over whatever
+  // happens: a bad `samples` here is an error and the epoch is dropped, never left running (the next
+  // begin_epoch works).
   Result<EpochRecord> end_epoch(std::optional<int64_t> samples = std::nullopt);
   // Steps inside an epoch; `step` defaults to the next index within the current epoch.
-  Status begin_step(std::optional<int64_t> step = std::nullopt);
+  Status begin_step(std::optional<int64_t> step = std::nullopt, std::optional<int64_t> samples = std::nullopt);
   Result<StepRecord> end_step(std::optional<int64_t> samples = std::nullopt);
 
   // Drops a running epoch or step without writing it (the training raised inside it).
@@ -87,6 +96,8 @@ class RankRecorder {
   IntervalTimer step_timer_;
   int64_t current_epoch_ = -1;
   int64_t current_step_ = -1;
+  std::optional<int64_t> epoch_samples_;  // given at begin_epoch / begin_step
+  std::optional<int64_t> step_samples_;
   int64_t next_step_ = 0;
   bool finished_ = false;
   std::unique_ptr<GpuMonitor> gpu_;

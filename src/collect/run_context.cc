@@ -79,6 +79,13 @@ std::string local_host_name() {
   return name;
 }
 
+Status check_given_text(std::string_view argument, std::string_view value) {
+  if (value.empty())
+    return Error{fmt::format("{} is empty: give a value or leave it out (None) for the default", argument)};
+  if (value.find('\0') != std::string_view::npos) return Error{fmt::format("{} contains a NUL byte", argument)};
+  return Ok{};
+}
+
 Result<RunContext> detect_run_context(const Environment& env, const ContextOverrides& overrides) {
   RunContext ctx;
   for (auto [what, value] : {std::pair<const char*, std::optional<int64_t>>{"rank", overrides.rank},
@@ -134,6 +141,8 @@ Result<RunContext> detect_run_context(const Environment& env, const ContextOverr
   ctx.job_id = pick(overrides.job_id, {"SCALEPROF_JOB_ID", "SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID"}, "");
   ctx.host = pick(overrides.host, {"SCALEPROF_HOST"}, local_host_name());
   ctx.root = pick(overrides.root, {kEnvRoot}, kDefaultRoot);
+  // The folder would end at the NUL byte: records would land somewhere else than asked.
+  if (Status s = check_given_text("root", ctx.root); !s) return s.error();
   ctx.experiment = pick(overrides.experiment, {kEnvExperiment}, "default");
   ctx.run = pick(overrides.run, {kEnvRun}, "");
   ctx.strategy = pick(overrides.strategy, {kEnvStrategy}, "");

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collect/environment.h"
@@ -52,6 +53,11 @@ struct RunContext {
   std::vector<std::string> visible_devices;  // CUDA_/ROCR_/HIP_VISIBLE_DEVICES; empty: not restricted
   bool devices_restricted = false;           // a *_VISIBLE_DEVICES variable was set
 };
+
+// A text argument a front-end was given explicitly (the Python API's Run(root="")), where "not
+// given" and "" differ: "" is an error naming `argument`, never silently the default, and so is a NUL
+// byte (a path would end there). Front-ends where "" means "not given" (CLI options) do not call it.
+Status check_given_text(std::string_view argument, std::string_view value);
 
 Result<RunContext> detect_run_context(const Environment& env, const ContextOverrides& overrides = {});
 

@@ -1,6 +1,7 @@
 #include "collect/wrapper.h"
 
 #include <fmt/format.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -81,6 +82,11 @@ std::pair<int64_t, int64_t> torchrun_world(const std::vector<std::string>& comma
 
 Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environment& env) {
   if (options.command.empty()) return Error{"no command given: scaleprof run [options] -- CMD ARGS..."};
+  // Under a file-size limit (`ulimit -f`) a write past it raises SIGXFSZ, whose default action would
+  // end the wrapper and with it the command (PR_SET_PDEATHSIG). Ignored here, for every write of this
+  // process (gpu.csv, run.json, its messages), so such a write fails with EFBIG and is counted; the
+  // command gets the disposition the process had before, as it would without `scaleprof run`.
+  const IgnoredSignal ignored_sigxfsz(SIGXFSZ);
   auto detected = detect_run_context(env, options.overrides);
   if (!detected) return detected.error();
   RunContext ctx = detected.value();
@@ -173,7 +179,7 @@ Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environme
   };
   int exec_errno = 0;
   const int64_t start_mono = monotonic_now_ns();
-  auto child = run_child(options.command, child_env, start_monitor, &exec_errno);
+  auto child = run_child(options.command, child_env, start_monitor, &exec_errno, {ignored_sigxfsz.for_child()});
   const int64_t elapsed = monotonic_now_ns() - start_mono;
   if (!gpu_note.empty()) print_message(options.messages, "scaleprof run", gpu_note);
   Status gpu_status = monitor ? monitor->stop() : Status(Ok{});

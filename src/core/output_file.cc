@@ -13,6 +13,8 @@
 #include <iostream>
 #include <memory>
 
+#include "core/file_size_signal.h"
+
 namespace scaleprof {
 
 namespace {
@@ -161,6 +163,7 @@ Status write_produced_to_stream(FILE* stream, const std::function<void(const Tex
 }  // namespace
 
 Status write_stream(FILE* stream, std::string_view text, std::string_view what) {
+  const FileSizeSignalBlock no_sigxfsz;  // past `ulimit -f`: an error (EFBIG), not the end of the process
   return write_produced_to_stream(
       stream, [text](const TextSink& put) { put(text); }, what);
 }
@@ -170,6 +173,7 @@ Status write_output_file(const std::string& path, std::string_view text) {
 }
 
 Status write_output_file(const std::string& path, const std::function<void(const TextSink&)>& produce) {
+  const FileSizeSignalBlock no_sigxfsz;  // past `ulimit -f`: an error (EFBIG), not the end of the process
   if (path.empty() || path == "-") return write_produced_to_stream(stdout, produce, "standard output");
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {

@@ -24,6 +24,9 @@ namespace scaleprof {
 //    replaced atomically in the target's own folder (the link stays a link); a missing target
 //    (a dangling link) is refused with an error, so a planted link cannot create files elsewhere.
 //  - A folder, or anything else, is refused with an error naming `path`.
+//  - A write past a file-size limit (`ulimit -f`) is an error naming `path` ("File too large"),
+//    never the end of the process by SIGXFSZ (core/file_size_signal.h); the same holds for
+//    write_stream below.
 Status write_output_file(const std::string& path, std::string_view text);
 
 // Takes the output one piece at a time. A failed write is remembered by the writer and returned

@@ -33,8 +33,9 @@ def test_errors_arrive_with_the_cpp_message(tmp_path):
             scaleprof.Run(root=str(tmp_path))
         finally:
             del os.environ["SCALEPROF_RANK"]
-    with pytest.raises(scaleprof.ScaleprofError, match="below the minimum of 10ms"):
-        scaleprof.Run(root=str(tmp_path), gpu_interval="1ms").start()
+    # A bad argument is found at Run(), before anything is created (test_collect_arguments.py has them all).
+    with pytest.raises(ValueError, match="^gpu_interval: interval '1ms' is below the minimum of 10ms$"):
+        scaleprof.Run(root=str(tmp_path), gpu_interval="1ms")
 
 
 def test_epoch_that_raises_is_not_recorded_and_the_run_fails(tmp_path):
