@@ -128,3 +128,51 @@ def test_server_database_read_directly(scaleprof_cli, mlflow_server, tmp_path):
     assert "'mlflow-artifacts:' artifact URIs, which cannot be read here" in warnings[0]
     assert "(worker_0 (main))" in warnings[0]
     assert "error" not in err, err
+
+
+def test_file_store_bad_items_cost_only_themselves(scaleprof_cli, tmp_path, monkeypatch):
+    """Finding 13 on a file store MLflow itself wrote: a garbage metric line, an unterminated quote in a
+    run's meta.yaml, an s3:// artifact root and `params/strategy -> a secret file` cost only those items:
+    exit code 3, each named, every other table reported, the secret never printed."""
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow 3 keeps its file store behind this switch
+    store = tmp_path / "mllogs" / "mlflow"
+    log_itwinai_runs(store.as_uri(), tmp_path / "prof", experiment="bad-items")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-TOKEN\n")
+    runs = {}
+    for meta in store.glob("*/*/meta.yaml"):
+        name = next(line.split(": ", 1)[1] for line in meta.read_text().splitlines() if line.startswith("run_name:"))
+        parent = meta.parent / "tags" / "mlflow.parentRunId"
+        runs.setdefault(name.strip("'\""), []).append((meta.parent, parent.read_text() if parent.exists() else ""))
+    by_id = {d.name: n for n, entries in runs.items() for d, _ in entries}
+    worker = {}  # (training, worker name) -> folder
+    for n, entries in runs.items():
+        for d, parent in entries:
+            worker[(by_id.get(parent, ""), n)] = d
+    ddp1 = worker[("ddp-1", "worker_0 (main)")]
+    with open(ddp1 / "metrics" / "epoch_time_s", "a") as f:
+        f.write("this is not a metric line\n")
+    ddp2_w1 = worker[("ddp-2", "worker_1")]
+    (ddp2_w1 / "params" / "strategy").unlink()
+    (ddp2_w1 / "params" / "strategy").symlink_to(secret)
+    prof = worker[("ddp-2-prof", "worker_1")]
+    meta = prof / "meta.yaml"
+    meta.write_text(meta.read_text().replace("run_name:", "run_name: 'unterminated\nold_name:"))
+    prof1 = worker[("ddp-1-prof", "worker_0 (main)")]
+    meta = prof1 / "meta.yaml"
+    lines = [line for line in meta.read_text().splitlines() if not line.startswith("artifact_uri:")]
+    meta.write_text("\n".join(lines + ["artifact_uri: s3://bucket/1/x/artifacts"]) + "\n")
+
+    doc, err = report_json(scaleprof_cli, "--tracking-uri", str(store), "--experiment-name", "bad-items", ok=(3,))
+    assert "TOP-SECRET" not in err and "TOP-SECRET" not in json.dumps(doc)
+    assert f"{ddp1 / 'metrics' / 'epoch_time_s'}:4: expected 'timestamp value step'; line skipped" in err
+    assert f"{ddp2_w1 / 'params' / 'strategy'}: a symbolic link, not followed; skipped" in err
+    assert f"{prof / 'meta.yaml'}:" in err and "unterminated quoted value" in err
+    assert "1 run with 's3:' artifact URIs, which cannot be read here" in err
+    epoch = by_config(doc, "epoch_time")
+    assert epoch[("ddp", 1)]["mean_s"] == pytest.approx(26 / 3, abs=5e-4)  # the 3 good lines
+    assert epoch[("horovod", 2)]["mean_s"] == pytest.approx(17 / 3, abs=5e-4)
+    # ddp-2's worker_1 lost only its strategy param (its GPU run is skipped, named); ddp-2-prof's worker_0
+    # still gives the 2-worker fraction: 500 / (1100 - 100).
+    assert "run skipped" in err
+    assert by_config(doc, "computation_fraction")[("ddp", 2)]["computation_fraction_pct"] == pytest.approx(50.0)
