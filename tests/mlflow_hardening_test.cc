@@ -36,7 +36,7 @@ class Scratch {
   Scratch& operator=(const Scratch&) = delete;
   const fs::path& path() const { return path_; }
   fs::path write(const std::string& rel, const std::string& text) const {
-    const fs::path p = path_ / rel;
+    fs::path p = path_ / rel;
     fs::create_directories(p.parent_path());
     std::ofstream(p, std::ios::binary) << text;
     return p;
@@ -290,7 +290,7 @@ constexpr const char* kRunsTable =
 
 // A database in MLflow's schema (the columns read) with `sql` run after it.
 fs::path make_db(const Scratch& s, const std::string& sql, bool runs_table = true) {
-  const fs::path path = s.path() / "mlflow.db";
+  fs::path path = s.path() / "mlflow.db";
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   exec(db, kMlflowSchema);

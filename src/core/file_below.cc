@@ -66,7 +66,8 @@ Result<Opened> open_folder(const std::string& base, std::string_view relative, F
   std::string so_far;
   for (std::string_view part : components(relative)) {
     const std::string name(part);
-    so_far = so_far.empty() ? name : so_far + "/" + name;
+    if (!so_far.empty()) so_far += '/';
+    so_far += name;
     struct stat st {};
     if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno == ENOENT || errno == ENOTDIR) return Opened::kMissing;
