@@ -61,14 +61,8 @@ inline std::vector<std::string_view> split_parts(std::string_view input, size_t 
   return parts;
 }
 
-// Reads `root` and renders the report every way but plots; traps on any broken guarantee.
-inline void report_everything(const std::string& root, int64_t gpus_per_node) {
-  importers::ScalabilityReadOptions read;
-  read.root = root;
-  read.gpus_per_node = gpus_per_node;
-  auto loaded = importers::read_scalability_data(read);
-  if (!loaded) return;
-  const importers::ScalabilityData& data = loaded.value();
+// Renders the report of `data` (read from `root`) every way but plots; traps on any broken guarantee.
+inline void render_everything(const importers::ScalabilityData& data, const std::string& root) {
   for (const importers::RunData& r : data.runs) {
     if (r.workers < 1 || r.workers > importers::kMaxWorkers) __builtin_trap();
   }
@@ -95,6 +89,16 @@ inline void report_everything(const std::string& root, int64_t gpus_per_node) {
   html.root = root;
   const std::string page = report::render_scalability_html(result, sections, {}, html);
   if (!simdjson::validate_utf8(page.data(), page.size())) __builtin_trap();
+}
+
+// Reads `root` and renders the report every way but plots; traps on any broken guarantee.
+inline void report_everything(const std::string& root, int64_t gpus_per_node) {
+  importers::ScalabilityReadOptions read;
+  read.root = root;
+  read.gpus_per_node = gpus_per_node;
+  auto loaded = importers::read_scalability_data(read);
+  if (!loaded) return;
+  render_everything(loaded.value(), root);
 }
 
 }  // namespace scaleprof::fuzzing

@@ -80,15 +80,30 @@ TEST(MlflowMeta, QuotedScalarsAndMetricLines) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, "m.yaml:2: unterminated quoted value of 'name'");
 
-  auto points = parse_mlflow_metric_file("1700000000000 1.5 0\n1700000001000 nan 1\n17 3\n", "metrics/x");
-  ASSERT_TRUE(points.ok());
-  ASSERT_EQ(points.value().size(), 3u);
-  EXPECT_EQ(points.value()[0].value, 1.5);
-  EXPECT_TRUE(std::isnan(points.value()[1].value));
-  EXPECT_EQ(points.value()[2].step, 0);
-  auto torn = parse_mlflow_metric_file("1 2 3\n4 five 6\n", "metrics/y");
-  ASSERT_FALSE(torn.ok());
-  EXPECT_EQ(torn.error().message, "metrics/y:2: expected 'timestamp value step'");
+  auto file = parse_mlflow_metric_file("1700000000000 1.5 0\n1700000001000 nan 1\n17 3\n", "metrics/x");
+  ASSERT_TRUE(file.ok());
+  const std::vector<MetricPoint>& points = file.value().points;
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[0].value, 1.5);
+  EXPECT_TRUE(std::isnan(points[1].value));
+  EXPECT_EQ(points[2].step, 0);
+  EXPECT_TRUE(file.value().problems.empty());
+  // A bad line costs that line only; after five messages, one line counts the rest.
+  auto torn = parse_mlflow_metric_file("1 2 3\n4 five 6\n7 8 9\n", "metrics/y");
+  ASSERT_TRUE(torn.ok());
+  EXPECT_EQ(torn.value().points.size(), 2u);
+  EXPECT_EQ(torn.value().problems,
+            (std::vector<std::string>{"metrics/y:2: expected 'timestamp value step'; line skipped"}));
+  std::string garbage;
+  for (int i = 0; i < 8; ++i) garbage += "x\n";
+  auto many = parse_mlflow_metric_file(garbage, "m");
+  ASSERT_TRUE(many.ok());
+  ASSERT_EQ(many.value().problems.size(), 6u);
+  EXPECT_EQ(many.value().problems[5], "m: 3 more malformed line(s) skipped");
+  // A metric is read whole or not at all.
+  auto capped = parse_mlflow_metric_file("1 2 3\n4 5 6\n", "m", 1);
+  ASSERT_FALSE(capped.ok());
+  EXPECT_EQ(capped.error().message, "m: more than 1 points; metric not read");
 }
 
 TEST(MlflowUri, KindsAndRedaction) {

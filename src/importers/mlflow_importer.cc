@@ -10,8 +10,10 @@
 #include <tuple>
 
 #include "importers/csv.h"
+#include "importers/mlflow_meta.h"
 #include "importers/profiling_averages.h"
 #include "importers/run_data_reader.h"
+#include "importers/value_checks.h"
 
 namespace scaleprof::importers {
 
@@ -68,12 +70,18 @@ class Importer {
 
   Result<ScalabilityData> read() {
     auto id = store_.experiment_id(opt_.experiment_name);
+    collect_problems();
     if (!id) return id.error();
     if (!id.value()) {
-      return Error{
-          fmt::format("Experiment '{}' does not exist in MLflow at '{}'", opt_.experiment_name, store_.describe())};
+      std::string skipped;
+      if (!data_.errors.empty()) {
+        skipped = fmt::format(" ({} item(s) could not be read, the first: {})", data_.errors.size(), data_.errors[0]);
+      }
+      return Error{fmt::format("Experiment '{}' does not exist in MLflow at '{}'{}", opt_.experiment_name,
+                               store_.describe(), skipped)};
     }
     auto runs = store_.runs(*id.value());
+    collect_problems();
     if (!runs) return runs.error();
     runs_ = std::move(runs).value();
     // Stores list runs in different orders (a server newest first, a file store by id): sort by
@@ -103,16 +111,62 @@ class Importer {
       }
     }
     for (const MlflowRun* top : tops) {
-      for (const Training& t : trainings(top)) {
-        auto status = read_training(t);
-        if (!status) return status.error();
-      }
+      for (const Training& t : trainings(top)) read_training(t);
     }
     note_joins();
+    warn_unreadable_artifacts();
     return std::move(data_);
   }
 
  private:
+  // The store's skipped items are the report's input errors (exit code 3), as the run-directory
+  // reader's skipped lines are.
+  void collect_problems() {
+    for (std::string& p : store_.take_problems()) data_.errors.push_back(std::move(p));
+  }
+
+  std::string where(const MlflowRun& w) const {
+    return fmt::format("{} run {} ({})", store_.describe(), w.run_id, w.name);
+  }
+
+  // One metric's history, or nothing with one error naming the run (the rest of the run and the
+  // other runs are still read). Points the store skipped are reported too.
+  std::optional<std::vector<MetricPoint>> history(const MlflowRun& w, const char* key) {
+    auto h = store_.metric_history(w, key);
+    collect_problems();
+    if (!h) {
+      data_.errors.push_back(fmt::format("{}: metric {}: {}; metric skipped", where(w), key, h.error().message));
+      return std::nullopt;
+    }
+    return std::move(h).value();
+  }
+
+  // Points rejected by the value checks of every reader (importers/value_checks.h): at most
+  // kProblemsPerItem messages per run and metric, then one line with the count.
+  class PointErrors {
+   public:
+    PointErrors(Importer& in, const MlflowRun& w, const char* key) : in_(in), w_(w), key_(key) {}
+    PointErrors(const PointErrors&) = delete;
+    PointErrors& operator=(const PointErrors&) = delete;
+    ~PointErrors() {
+      if (count_ > static_cast<int64_t>(kProblemsPerItem)) {
+        in_.data_.errors.push_back(fmt::format("{}: {} more {} value(s) rejected", in_.where(w_),
+                                               count_ - static_cast<int64_t>(kProblemsPerItem), key_));
+      }
+    }
+    void add(int64_t step, const std::string& why, const char* what) {
+      if (++count_ <= static_cast<int64_t>(kProblemsPerItem)) {
+        in_.data_.errors.push_back(fmt::format("{}: {} at step {}; {}", in_.where(w_), why, step, what));
+      }
+    }
+
+   private:
+    Importer& in_;
+    const MlflowRun& w_;
+    const char* key_;
+    int64_t count_ = 0;
+  };
+
   const std::vector<const MlflowRun*>& children(const MlflowRun* run) {
     static const std::vector<const MlflowRun*> kNone;
     auto it = children_.find(run->run_id);
@@ -137,7 +191,7 @@ class Importer {
     return out;
   }
 
-  Status read_training(const Training& t) {
+  void read_training(const Training& t) {
     // One RunData per (strategy, world size) among the workers (normally exactly one).
     std::map<std::pair<std::string, int64_t>, RunData> by_config;
     std::map<std::pair<std::string, int64_t>, std::map<int64_t, double>> epochs;  // step -> slowest worker
@@ -164,40 +218,37 @@ class Importer {
       if (size_text.empty()) size_text = param(*t.run, "global_world_size");
       int64_t world = 0;
       const bool wants = has_metric(*w, kEpochTime) || has_metric(*w, kGpuPower) || has_metric(*w, kGpuUtilization);
-      if (strategy.empty() || !parse_int(size_text, &world) || world <= 0) {
+      if (strategy.empty() || !parse_int(size_text, &world) || world <= 0 || world > kMaxWorkers) {
         if (wants) {
-          data_.errors.push_back(
-              fmt::format("{} run {} ({}): params strategy and global_world_size are missing or not valid; run skipped",
-                          store_.describe(), w->run_id, w->name));
+          data_.errors.push_back(fmt::format(
+              "{}: params strategy and global_world_size are missing or not valid; run skipped", where(*w)));
         }
         // Its profiling artifact names strategy and num_gpus itself.
-        auto st = read_profiling(*w, run_for);
-        if (!st) return st;
+        read_profiling(*w, run_for);
         continue;
       }
       RunData& run = run_for(strategy, world);
       if (has_metric(*w, kEpochTime)) {
-        auto history = store_.metric_history(*w, kEpochTime);
-        if (!history) return history.error();
-        auto& steps = epochs[{strategy, world}];
-        for (const MetricPoint& p : history.value()) {
-          if (!std::isfinite(p.value) || p.value < 0) {
-            data_.errors.push_back(fmt::format("{} run {} ({}): {} at step {} is {}; point skipped", store_.describe(),
-                                               w->run_id, w->name, kEpochTime, p.step, p.value));
-            continue;
+        if (auto points = history(*w, kEpochTime)) {
+          auto& steps = epochs[{strategy, world}];
+          PointErrors bad(*this, *w, kEpochTime);
+          for (const MetricPoint& p : *points) {
+            const std::string why = std::isnan(p.value)
+                                        ? fmt::format("{} is NaN", kEpochTime)
+                                        : implausible_value(Quantity::kEpochSeconds, kEpochTime, p.value);
+            if (!why.empty()) {
+              bad.add(p.step, why, "point skipped");
+              continue;
+            }
+            auto [it, inserted] = steps.try_emplace(p.step, p.value);
+            if (!inserted) it->second = std::max(it->second, p.value);  // the epoch ends with the slowest worker
           }
-          auto [it, inserted] = steps.try_emplace(p.step, p.value);
-          if (!inserted) it->second = std::max(it->second, p.value);  // the epoch ends with the slowest worker
         }
       }
       bool gpu = false;
       for (const std::string& k : w->metric_keys) gpu |= k.find("gpu") != std::string::npos;
-      if (gpu) {
-        auto st = read_gpu(*w, &run);
-        if (!st) return st;
-      }
-      auto st = read_profiling(*w, run_for);
-      if (!st) return st;
+      if (gpu) read_gpu(*w, &run);
+      read_profiling(*w, run_for);
     }
     for (auto& [key, run] : by_config) {
       auto it = epochs.find(key);
@@ -206,22 +257,47 @@ class Importer {
       }
       data_.runs.push_back(std::move(run));
     }
-    return Ok{};
   }
 
-  Status read_gpu(const MlflowRun& w, RunData* run) {
+  void read_gpu(const MlflowRun& w, RunData* run) {
     // Samples keyed by step (itwinai logs utilization and power with the same sample index).
-    std::map<int64_t, std::tuple<double, double, int64_t>> samples;  // step -> util, power, timestamp
+    struct Sample {
+      double util = analysis::kNaN;
+      double power = analysis::kNaN;
+      int64_t timestamp_ms = 0;
+    };
+    std::map<int64_t, Sample> samples;
     for (const char* key : {kGpuUtilization, kGpuPower}) {
       if (!has_metric(w, key)) continue;
-      auto history = store_.metric_history(w, key);
-      if (!history) return history.error();
-      for (const MetricPoint& p : history.value()) {
-        auto [it, inserted] = samples.try_emplace(p.step, analysis::kNaN, analysis::kNaN, p.timestamp_ms);
-        (key == kGpuPower ? std::get<1>(it->second) : std::get<0>(it->second)) = p.value;
+      auto points = history(w, key);
+      if (!points) continue;
+      const bool power = key == kGpuPower;
+      PointErrors bad(*this, w, key);
+      for (const MetricPoint& p : *points) {
+        // Every store's timestamps are checked here too (a server's as well), so that two can always
+        // be subtracted.
+        if (!metric_timestamp_in_bounds(p.timestamp_ms)) {
+          bad.add(p.step, fmt::format("{} timestamp {} ms is out of range", key, p.timestamp_ms), "point skipped");
+          continue;
+        }
+        double value = p.value;
+        const std::string why = implausible_value(power ? Quantity::kPowerW : Quantity::kUtilizationPct, key, value);
+        if (!why.empty()) {
+          bad.add(p.step, why, "value ignored");
+          value = analysis::kNaN;
+        }
+        auto [it, inserted] = samples.try_emplace(p.step, Sample{analysis::kNaN, analysis::kNaN, p.timestamp_ms});
+        (power ? it->second.power : it->second.util) = value;
       }
     }
-    if (samples.empty()) return Ok{};
+    if (samples.empty()) return;
+    // In time order, as the run-directory reader orders its samples: a clock that stepped back
+    // must not make a negative interval.
+    std::vector<const Sample*> ordered;
+    ordered.reserve(samples.size());
+    for (const auto& [step, sample] : samples) ordered.push_back(&sample);
+    std::stable_sort(ordered.begin(), ordered.end(),
+                     [](const Sample* a, const Sample* b) { return a->timestamp_ms < b->timestamp_ms; });
     GpuSeries s;
     s.source = fmt::format("{} run {}", store_.describe(), w.run_id);
     const std::string rank = param(w, "global_rank");
@@ -233,33 +309,43 @@ class Importer {
     // over the timestamps), not the rectangle rule.
     const bool synced = w.tags.count("scaleprof.sync_id") != 0;
     if (!probe.empty() && !synced) {
-      if (parse_double(probe, &interval) && interval > 0) {
+      if (parse_double(probe, &interval) && interval > 0 && std::isfinite(interval)) {
         s.probing_interval_s = interval;
       } else {
-        data_.errors.push_back(fmt::format("{} run {} ({}): probing_interval '{}' is not a positive number",
-                                           store_.describe(), w.run_id, w.name, probe));
+        data_.errors.push_back(fmt::format("{}: probing_interval '{}' is not a positive number", where(w), probe));
       }
     }
-    const int64_t t0 = std::get<2>(samples.begin()->second);
-    for (const auto& [step, sample] : samples) {
-      const auto& [util, power, ts] = sample;
-      s.time_s.push_back(static_cast<double>(ts - t0) / 1000.0);
-      s.utilization_pct.push_back(util);
-      s.power_w.push_back(power);
+    // Within core/time_bounds.h (checked above): the difference cannot overflow.
+    const int64_t t0 = ordered.front()->timestamp_ms;
+    for (const Sample* sample : ordered) {
+      s.time_s.push_back(static_cast<double>(sample->timestamp_ms - t0) / 1000.0);
+      s.utilization_pct.push_back(sample->util);
+      s.power_w.push_back(sample->power);
       s.energy_j.push_back(analysis::kNaN);
     }
     run->gpus.push_back(std::move(s));
-    return Ok{};
   }
 
+  // The profiling averages are optional: an artifact root this store cannot read (a server's
+  // mlflow-artifacts:, s3:, ... read from its database) leaves them out with one warning per run; an
+  // artifact that cannot be read is an error; neither stops the rest of the report.
   template <class RunFor>
-  Status read_profiling(const MlflowRun& w, RunFor& run_for) {
+  void read_profiling(const MlflowRun& w, RunFor& run_for) {
+    if (const std::string scheme = store_.unreadable_artifact_scheme(w); !scheme.empty()) {
+      unreadable_artifacts_[scheme].push_back(fmt::format("{} ({})", w.run_id, w.name));
+      return;
+    }
     auto text = store_.artifact(w, kProfilingArtifact);
-    if (!text) return text.error();
-    if (!text.value()) return Ok{};
-    const std::string where = fmt::format("{} run {} artifact {}", store_.describe(), w.run_id, kProfilingArtifact);
-    CsvFile csv = parse_csv(*text.value(), where, false, &data_.warnings, &data_.errors);
-    if (!has_profiling_columns(csv, &data_.errors)) return Ok{};
+    collect_problems();
+    if (!text) {
+      data_.errors.push_back(fmt::format("{}: artifact {}: {}; profiling averages skipped", where(w),
+                                         kProfilingArtifact, text.error().message));
+      return;
+    }
+    if (!text.value()) return;
+    const std::string file = fmt::format("{} run {} artifact {}", store_.describe(), w.run_id, kProfilingArtifact);
+    CsvFile csv = parse_csv(*text.value(), file, false, &data_.warnings, &data_.errors);
+    if (!has_profiling_columns(csv, &data_.errors)) return;
     add_profiling_rows(
         csv,
         [&](const ProfilingRowKey& key) -> ComputationSums& {
@@ -268,7 +354,25 @@ class Importer {
           return *run.computation;
         },
         &data_.errors);
-    return Ok{};
+  }
+
+  // One warning per artifact scheme this store cannot read, naming the runs (the first few) and the
+  // scheme, never the URI (it may hold a bucket's credentials).
+  void warn_unreadable_artifacts() {
+    constexpr size_t kNamed = 3;
+    for (const auto& [scheme, runs] : unreadable_artifacts_) {
+      std::string names;
+      for (size_t i = 0; i < runs.size() && i < kNamed; ++i) names += (i == 0 ? "" : ", ") + runs[i];
+      if (runs.size() > kNamed) names += fmt::format(" and {} more", runs.size() - kNamed);
+      const std::string location = scheme == "empty"           ? "no artifact location"
+                                   : scheme == "relative path" ? "a relative artifact path"
+                                                               : fmt::format("'{}:' artifact URIs", scheme);
+      data_.warnings.push_back(
+          fmt::format("{}: {} run{} with {}, which cannot be read here: {}; their profiling averages (computation "
+                      "fraction) are left out, the rest is reported (read them through the tracking server to have "
+                      "them)",
+                      store_.describe(), runs.size(), runs.size() == 1 ? "" : "s", location, names));
+    }
   }
 
   // Trainings of one (strategy, world size) that bring different pieces are joined by the report's
@@ -296,6 +400,7 @@ class Importer {
   const MlflowReadOptions& opt_;
   std::vector<MlflowRun> runs_;
   std::map<std::string, std::vector<const MlflowRun*>> children_;
+  std::map<std::string, std::vector<std::string>> unreadable_artifacts_;  // scheme -> "id (name)" of its runs
   ScalabilityData data_;
 };
 

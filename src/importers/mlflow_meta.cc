@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/time_bounds.h"
+
 namespace scaleprof::importers {
 
 namespace {
@@ -102,9 +104,14 @@ Result<std::map<std::string, std::string>> parse_mlflow_meta(std::string_view te
   return out;
 }
 
-Result<std::vector<MetricPoint>> parse_mlflow_metric_file(std::string_view text, const std::string& path) {
-  std::vector<MetricPoint> out;
+bool metric_timestamp_in_bounds(int64_t timestamp_ms) {
+  return timestamp_ms >= kMinTimeNs / 1000000 && timestamp_ms <= kMaxTimeNs / 1000000;
+}
+
+Result<MetricFile> parse_mlflow_metric_file(std::string_view text, const std::string& path, size_t max_points) {
+  MetricFile out;
   int64_t line_no = 0;
+  int64_t skipped = 0;
   size_t pos = 0;
   while (pos < text.size()) {
     size_t nl = text.find('\n', pos);
@@ -129,11 +136,27 @@ Result<std::vector<MetricPoint>> parse_mlflow_metric_file(std::string_view text,
       start = end;
     }
     MetricPoint p;
+    const char* why = nullptr;
     if (n < 2 || n > 3 || !parse_int(fields[0], &p.timestamp_ms) || !parse_number(fields[1], &p.value) ||
         (n == 3 && !parse_int(fields[2], &p.step))) {
-      return Error{fmt::format("{}:{}: expected 'timestamp value step'", path, line_no)};
+      why = "expected 'timestamp value step'";
+    } else if (!metric_timestamp_in_bounds(p.timestamp_ms)) {
+      why = "timestamp out of range";
     }
-    out.push_back(p);
+    if (why != nullptr) {
+      if (++skipped <= static_cast<int64_t>(kProblemsPerItem)) {
+        out.problems.push_back(fmt::format("{}:{}: {}; line skipped", path, line_no, why));
+      }
+      continue;
+    }
+    if (out.points.size() >= max_points) {
+      return Error{fmt::format("{}: more than {} points; metric not read", path, max_points)};
+    }
+    out.points.push_back(p);
+  }
+  if (skipped > static_cast<int64_t>(kProblemsPerItem)) {
+    out.problems.push_back(
+        fmt::format("{}: {} more malformed line(s) skipped", path, skipped - static_cast<int64_t>(kProblemsPerItem)));
   }
   return out;
 }

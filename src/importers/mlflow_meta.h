@@ -18,8 +18,26 @@ namespace scaleprof::importers {
 // quote.
 Result<std::map<std::string, std::string>> parse_mlflow_meta(std::string_view text, const std::string& path);
 
-// A metric file: "timestamp value step" per line (older files: "timestamp value"). Fails naming the
-// file and line of the first malformed line. MLflow writes NaN and +-Inf as nan / inf / -inf.
-Result<std::vector<MetricPoint>> parse_mlflow_metric_file(std::string_view text, const std::string& path);
+// A metric file as read: its points, and one line per line that was skipped.
+struct MetricFile {
+  std::vector<MetricPoint> points;
+  std::vector<std::string> problems;  // "path:line: why; line skipped", the first few, then a count
+};
+
+// A metric file: "timestamp value step" per line (older files: "timestamp value"). A malformed line
+// (not three numbers, a timestamp or step outside int64, a timestamp outside the times every input
+// may carry, core/time_bounds.h) is skipped and named in `problems`; the other lines are kept.
+// MLflow writes NaN and +-Inf as nan / inf / -inf. Fails (naming the file) only when the file holds
+// more than `max_points` points: a metric is read whole or not at all.
+Result<MetricFile> parse_mlflow_metric_file(std::string_view text, const std::string& path,
+                                            size_t max_points = MlflowReadLimits{}.max_points_per_metric);
+
+// MLflow's timestamps are milliseconds; those whose nanoseconds stay within core/time_bounds.h, so
+// that any two can be subtracted. Every MLflow reader checks its points with it.
+bool metric_timestamp_in_bounds(int64_t timestamp_ms);
+
+// At most this many messages per file or metric about skipped lines or points; the rest are counted
+// in one more line.
+inline constexpr size_t kProblemsPerItem = 5;
 
 }  // namespace scaleprof::importers

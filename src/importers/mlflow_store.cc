@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "core/file_below.h"
 
 namespace scaleprof::importers {
 
@@ -92,29 +92,38 @@ std::optional<std::string> local_artifact_dir(const std::string& artifact_uri) {
   return std::nullopt;
 }
 
-Result<std::optional<std::string>> read_local_artifact(const std::string& artifact_uri, const std::string& path) {
+std::string remote_artifact_scheme(const std::string& artifact_uri) {
+  if (local_artifact_dir(artifact_uri)) return {};
+  // RFC 3986: a letter, then letters, digits, '+', '-', '.', up to the ':'.
+  size_t end = 0;
+  while (end < artifact_uri.size() && end < 32) {
+    const char c = artifact_uri[end];
+    const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    const bool other = (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
+    if (!(letter || (end > 0 && other))) break;
+    ++end;
+  }
+  if (end > 0 && end < artifact_uri.size() && artifact_uri[end] == ':') return artifact_uri.substr(0, end);
+  return artifact_uri.empty() ? "empty" : "relative path";
+}
+
+Result<std::optional<std::string>> read_local_artifact(const std::string& artifact_uri, const std::string& path,
+                                                       size_t max_bytes) {
   auto dir = local_artifact_dir(artifact_uri);
   if (!dir) {
-    return Error{
-        fmt::format("artifact root '{}' is not a local folder; read this store through its server", artifact_uri)};
+    return Error{fmt::format("artifact root is not a local folder ({}); read this store through its server",
+                             remote_artifact_scheme(artifact_uri))};
   }
   const fs::path relative(path);
   for (const fs::path& part : relative) {
     if (part == "..") return Error{fmt::format("artifact path '{}' leaves the run's artifact folder", path)};
   }
   if (relative.is_absolute()) return Error{fmt::format("artifact path '{}' is absolute", path)};
-  const fs::path file = fs::path(*dir) / relative;
-  std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) return std::optional<std::string>{};
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot open", file.string())};
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Error{fmt::format("{}: read error", file.string())};
-  return std::optional<std::string>{text.str()};
+  return read_file_below(*dir, path, max_bytes);
 }
 
-Result<std::unique_ptr<MlflowStore>> open_mlflow_store(const std::string& tracking_uri) {
+Result<std::unique_ptr<MlflowStore>> open_mlflow_store(const std::string& tracking_uri,
+                                                       const MlflowReadLimits& limits) {
   auto parsed = parse_tracking_uri(tracking_uri);
   if (!parsed) return parsed.error();
   const TrackingUri& t = parsed.value();
@@ -122,9 +131,9 @@ Result<std::unique_ptr<MlflowStore>> open_mlflow_store(const std::string& tracki
     case TrackingKind::kServer:
       return open_mlflow_server_store(t.location);
     case TrackingKind::kSqlite:
-      return open_mlflow_sqlite_store(t.location);
+      return open_mlflow_sqlite_store(t.location, limits);
     case TrackingKind::kFileStore:
-      return open_mlflow_file_store(t.location);
+      return open_mlflow_file_store(t.location, limits);
   }
   return Error{"unknown tracking URI kind"};
 }

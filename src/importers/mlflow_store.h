@@ -9,6 +9,8 @@
 //   file:///abs/dir, a plain path       a file store directory (itwinai's default: mllogs/mlflow)
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -37,6 +39,25 @@ struct MetricPoint {
   double value = 0;
 };
 
+// What one reader reads at most, so that no store (a hostile file, a corrupt database, a planted
+// tree) can make the report allocate without bound or run forever. A store that exceeds a bound
+// skips that item with one line in problems(); it never truncates silently.
+struct MlflowReadLimits {
+  size_t max_runs = 100000;                          // runs of one experiment (the listing fails beyond it)
+  size_t max_keys_per_run = 10000;                   // params, tags or metric keys of one run
+  size_t max_points_per_metric = 5000000;            // one metric's history (the metric is skipped beyond it)
+  size_t max_value_bytes = 65536;                    // one param or tag value (MLflow's own limit is 8000)
+  size_t max_meta_bytes = 1 << 20;                   // one meta.yaml
+  size_t max_metric_file_bytes = size_t{256} << 20;  // one file store metric file
+  size_t max_artifact_bytes = size_t{64} << 20;      // one artifact read as text
+  std::chrono::milliseconds query_deadline{std::chrono::minutes(5)};  // one SQLite query
+};
+
+// A reason an artifact cannot be read here, for artifact URIs that are not local folders
+// (mlflow-artifacts:, s3:, gs:, http: ...): their scheme, e.g. "mlflow-artifacts". Empty for local
+// ones (file:, plain paths).
+std::string remote_artifact_scheme(const std::string& artifact_uri);
+
 class MlflowStore {
  public:
   virtual ~MlflowStore() = default;
@@ -53,7 +74,32 @@ class MlflowStore {
   // The full history of one metric, in the order the store gives it.
   virtual Result<std::vector<MetricPoint>> metric_history(const MlflowRun& run, const std::string& key) = 0;
   // The text of an artifact (path relative to the run's artifact root); empty optional when absent.
+  // An artifact root this store cannot read (remote_artifact_scheme() not empty, on a store without
+  // a server) is an error the importer turns into a warning: artifacts are optional.
   virtual Result<std::optional<std::string>> artifact(const MlflowRun& run, const std::string& path) = 0;
+
+  // The scheme of the run's artifact root when this store cannot read it ("mlflow-artifacts", "s3",
+  // ...), else empty. A server reads every root it serves.
+  virtual std::string unreadable_artifact_scheme(const MlflowRun& run) const {
+    (void)run;
+    return {};
+  }
+
+  // The items the last calls skipped (a run whose meta.yaml is corrupt, a metric line or a database
+  // row that is not a number, a value above a limit, a symbolic link), one line each naming the file
+  // or table and the place, and cleared. The importer reports them as errors (exit code 3), the way
+  // the run-directory reader reports the lines it skips.
+  std::vector<std::string> take_problems() {
+    std::vector<std::string> out;
+    out.swap(problems_);
+    return out;
+  }
+
+ protected:
+  void problem(std::string message) { problems_.push_back(std::move(message)); }
+
+ private:
+  std::vector<std::string> problems_;
 };
 
 enum class TrackingKind { kServer, kSqlite, kFileStore };
@@ -70,14 +116,20 @@ Result<TrackingUri> parse_tracking_uri(const std::string& uri);
 // remote ones (mlflow-artifacts:, s3:, ...).
 std::optional<std::string> local_artifact_dir(const std::string& artifact_uri);
 
-// Reads a local artifact below `artifact_uri`; refuses paths that climb out of it ("..").
-Result<std::optional<std::string>> read_local_artifact(const std::string& artifact_uri, const std::string& path);
+// Reads a local artifact below `artifact_uri` (core/file_below.h: no symbolic link below the artifact
+// folder is followed, at most `max_bytes`); refuses paths that climb out of it (".."). An artifact
+// URI that is not local is an error naming its scheme.
+Result<std::optional<std::string>> read_local_artifact(const std::string& artifact_uri, const std::string& path,
+                                                       size_t max_bytes = MlflowReadLimits{}.max_artifact_bytes);
 
 // Opens the store; fails with a one-line message when it cannot be opened at all.
-Result<std::unique_ptr<MlflowStore>> open_mlflow_store(const std::string& tracking_uri);
+Result<std::unique_ptr<MlflowStore>> open_mlflow_store(const std::string& tracking_uri,
+                                                       const MlflowReadLimits& limits = {});
 
-Result<std::unique_ptr<MlflowStore>> open_mlflow_file_store(const std::string& directory);
-Result<std::unique_ptr<MlflowStore>> open_mlflow_sqlite_store(const std::string& path);
+Result<std::unique_ptr<MlflowStore>> open_mlflow_file_store(const std::string& directory,
+                                                            const MlflowReadLimits& limits = {});
+Result<std::unique_ptr<MlflowStore>> open_mlflow_sqlite_store(const std::string& path,
+                                                              const MlflowReadLimits& limits = {});
 Result<std::unique_ptr<MlflowStore>> open_mlflow_server_store(const std::string& base_url);
 
 }  // namespace scaleprof::importers

@@ -38,6 +38,7 @@ bool parse_int(std::string_view text, int64_t* out) {
 }
 
 constexpr const char* kColumns[] = {"name", "self_cuda_time_total", "strategy", "num_gpus", "global_rank"};
+constexpr const char* kSelfCpuColumn = "self_cpu_time_total";
 
 }  // namespace
 
@@ -55,30 +56,48 @@ void add_profiling_rows(const CsvFile& csv, const std::function<ComputationSums&
                         std::vector<std::string>* errors) {
   int c[5];
   for (int i = 0; i < 5; ++i) c[i] = csv.column(kColumns[i]);
+  // scaleprof's artifact (mlflow_sync/profiling_artifact.h) adds self CPU time: the basis of the
+  // fraction of CPU-only runs, as the trace engine computes it from their traces.
+  const int cpu_column = csv.column(kSelfCpuColumn);
   std::set<std::tuple<std::string, int64_t, int64_t>> ranks_seen;
   for (size_t r = 0; r < csv.rows.size(); ++r) {
     const auto& row = csv.rows[r];
     double self_us = 0;
+    double cpu_us = 0;
     int64_t gpus = 0;
     int64_t rank = 0;
     if (!parse_double(row[c[1]], &self_us) || !std::isfinite(self_us) || !parse_int(row[c[3]], &gpus) || gpus <= 0 ||
-        !parse_int(row[c[4]], &rank)) {
-      errors->push_back(
-          fmt::format("{}:{}: self_cuda_time_total, num_gpus or global_rank is not a valid number; line skipped",
-                      csv.path, csv.lines[r]));
+        !parse_int(row[c[4]], &rank) ||
+        (cpu_column >= 0 && (!parse_double(row[cpu_column], &cpu_us) || !std::isfinite(cpu_us)))) {
+      errors->push_back(fmt::format(
+          "{}:{}: self_cuda_time_total, num_gpus, global_rank or self_cpu_time_total is not a valid number; line "
+          "skipped",
+          csv.path, csv.lines[r]));
       continue;
     }
-    if (!(self_us >= 0 && self_us <= kMaxSelfTimeUs) || gpus > kMaxWorkers) {
-      errors->push_back(fmt::format(
-          "{}:{}: {} is out of range ({}); line skipped", csv.path, csv.lines[r],
-          gpus > kMaxWorkers ? fmt::format("num_gpus {}", gpus) : fmt::format("self_cuda_time_total {}", self_us),
-          gpus > kMaxWorkers ? fmt::format("1 to {}", kMaxWorkers) : "0 to 1e12 us"));
+    const bool cpu_out = !(cpu_us >= 0 && cpu_us <= kMaxSelfTimeUs);
+    if (!(self_us >= 0 && self_us <= kMaxSelfTimeUs) || cpu_out || gpus > kMaxWorkers) {
+      errors->push_back(fmt::format("{}:{}: {} is out of range ({}); line skipped", csv.path, csv.lines[r],
+                                    gpus > kMaxWorkers ? fmt::format("num_gpus {}", gpus)
+                                    : cpu_out          ? fmt::format("self_cpu_time_total {}", cpu_us)
+                                                       : fmt::format("self_cuda_time_total {}", self_us),
+                                    gpus > kMaxWorkers ? fmt::format("1 to {}", kMaxWorkers) : "0 to 1e12 us"));
       continue;
     }
     ProfilingRowKey key{std::string(trim(row[c[2]])), gpus};
     ComputationSums& sums = sums_for(key);
-    // Exact: self_us <= 1e12, so ns <= 1e15 < 2^53. The sums are checked all the same.
-    const auto ns = static_cast<int64_t>(std::llround(self_us * 1000.0));
+    // The basis, as analysis::pooled_fraction chooses it over a run's ranks: device self time as soon
+    // as any row has some (sums in CPU time so far are dropped: every row before had no device time,
+    // so the device sums are what they would have been), else self CPU time where the file has it.
+    if (self_us > 0 && sums.basis == analysis::FractionBasis::kCpuSelf) {
+      static_cast<analysis::SelfTimeSums&>(sums) = analysis::SelfTimeSums{};
+      sums.basis = analysis::FractionBasis::kDeviceSelf;
+    } else if (self_us == 0 && cpu_us > 0 && sums.basis == analysis::FractionBasis::kDeviceSelf && sums.total_ns == 0) {
+      sums.basis = analysis::FractionBasis::kCpuSelf;
+    }
+    const double used_us = sums.basis == analysis::FractionBasis::kDeviceSelf ? self_us : cpu_us;
+    // Exact: used_us <= 1e12, so ns <= 1e15 < 2^53. The sums are checked all the same.
+    const auto ns = static_cast<int64_t>(std::llround(used_us * 1000.0));
     const std::string& name = row[c[0]];
     ComputationSums row_sums;
     row_sums.total_ns = ns;

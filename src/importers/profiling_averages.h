@@ -24,7 +24,10 @@ bool has_profiling_columns(const CsvFile& csv, std::vector<std::string>* errors)
 
 // Adds every row to the sums `sums_for(strategy, num_gpus)` returns (self device time in µs as ns;
 // ProfilerStep* rows as the profiler's own time; ATen/c10/autograd rows as computation) and counts
-// each (strategy, num_gpus, global_rank) once as a rank. Rows with bad numbers are errors naming the
+// each (strategy, num_gpus, global_rank) once as a rank. Files with a self_cpu_time_total column
+// (scaleprof's artifact) give CPU-only runs the trace engine's fallback: while no row of the sums
+// has self device time, they hold self CPU time (basis kCpuSelf), so a gloo run read back from
+// MLflow has the computation fraction its run directory has. Rows with bad numbers are errors naming the
 // line, and skipped (itwinai drops them the same way).
 void add_profiling_rows(const CsvFile& csv, const std::function<ComputationSums&(const ProfilingRowKey&)>& sums_for,
                         std::vector<std::string>* errors);

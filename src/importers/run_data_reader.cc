@@ -253,15 +253,10 @@ class Reader {
   // kReadingWarningsPerFile warnings per file, take() adds one line with the count.
   static constexpr int kReadingWarningsPerFile = 5;
   double checked_reading(double value, std::string_view column, const std::string& file, int64_t line) {
-    if (std::isnan(value)) return value;
-    std::string why;
-    if (column.starts_with("utilization")) {
-      if (!(value >= 0 && value <= 100)) why = fmt::format("{} {} is outside 0 to 100", column, value);
-    } else if (value < 0) {
-      why = fmt::format("{} {} is negative", column, value);
-    } else if (column.starts_with("power") && value > kMaxGpuPowerW) {
-      why = fmt::format("{} {} is above {} W", column, value, kMaxGpuPowerW);
-    }
+    const Quantity quantity = column.starts_with("utilization") ? Quantity::kUtilizationPct
+                              : column.starts_with("power")     ? Quantity::kPowerW
+                                                                : Quantity::kEnergyJ;
+    const std::string why = implausible_value(quantity, column, value);
     if (why.empty()) return value;
     if (++bad_readings_[file] <= kReadingWarningsPerFile)
       warn(fmt::format("{}:{}: {}; value ignored", file, line, why));
@@ -348,8 +343,10 @@ class Reader {
       // would otherwise be merged by max and inflate every figure; the first record is kept.
       std::map<int64_t, int64_t> first_line;  // epoch -> line of its first record
       for (const collect::EpochRecord& e : r.epochs) {
-        if (!(e.duration_s >= 0) || !std::isfinite(e.duration_s)) {
-          error(fmt::format("{}/epochs.csv: epoch {} has duration_s {}; epoch ignored", r.dir, e.epoch, e.duration_s));
+        if (std::isnan(e.duration_s) ||
+            !implausible_value(Quantity::kEpochSeconds, "duration_s", e.duration_s).empty()) {
+          error(fmt::format("{}/epochs.csv:{}: epoch {} has duration_s {}; epoch ignored", r.dir, e.line, e.epoch,
+                            e.duration_s));
           continue;
         }
         auto [seen, first] = first_line.try_emplace(e.epoch, e.line);
@@ -489,6 +486,10 @@ class Reader {
         if (nodes > max_nodes) {
           error(fmt::format("{}:{}: nodes {} is out of range (1 to {} with --gpus-per-node {}); line skipped", csv.path,
                             csv.lines[r], nodes, max_nodes, per_node_bound));
+          continue;
+        }
+        if (const std::string why = implausible_value(Quantity::kEpochSeconds, "time", seconds); !why.empty()) {
+          error(fmt::format("{}:{}: {}; line skipped", csv.path, csv.lines[r], why));
           continue;
         }
         epoch_rows[{std::string(trim(row[c[2]])), nodes}].push_back({epoch, seconds});

@@ -16,7 +16,9 @@
 //  * an epoch recorded twice by one rank (a restarted process appending to the same epochs.csv)
 //    keeps its first record, with a warning naming file and line of the repeat;
 //  * a GPU sample's utilization outside 0..100 %, a negative (or above kMaxGpuPowerW) power, or a
-//    negative energy is ignored (that value only) with a warning naming file and line;
+//    negative energy is ignored (that value only) with a warning naming file and line; an epoch
+//    time outside 0..kMaxEpochSeconds is an error and the epoch is skipped (importers/value_checks.h,
+//    the checks the MLflow reader applies too);
 //  * an itwinai self CUDA time outside 0..kMaxSelfTimeUs is an error and the line is skipped.
 #pragma once
 
@@ -26,6 +28,7 @@
 
 #include "core/result.h"
 #include "importers/run_data.h"
+#include "importers/value_checks.h"  // kMaxGpuPowerW, kMaxEpochSeconds: the checks shared by every reader
 
 namespace scaleprof::importers {
 
@@ -36,8 +39,6 @@ inline constexpr int64_t kMaxWorkers = int64_t{1} << 24;
 // Upper bound of one itwinai operator row's self CUDA time: 1e12 us (11.6 days). Larger is corrupt,
 // and this keeps the conversion to int64 nanoseconds exact and its sums far from overflow.
 inline constexpr double kMaxSelfTimeUs = 1e12;
-// Upper bound of one GPU's power draw: 100 kW.
-inline constexpr double kMaxGpuPowerW = 1e5;
 
 struct ScalabilityReadOptions {
   std::string root = "scalability-metrics";

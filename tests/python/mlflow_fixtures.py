@@ -111,7 +111,7 @@ PROF = [("aten::mm", 600), ("ProfilerStep#1", 100), ("cudaStreamSynchronize", 30
 PROF_2 = [("aten::mm", 500), ("ProfilerStep#1", 100), ("nccl:all_reduce", 500)]
 
 
-def log_itwinai_runs(tracking_uri: str, tmp: Path, artifact_location: str | None = None):
+def log_itwinai_runs(tracking_uri: str, tmp: Path, artifact_location: str | None = None, experiment: str = EXPERIMENT):
     """The experiment every MLflow test reads (numbers worked out by hand in test_mlflow_report.py):
 
     ddp-1  train run, 1 worker:  epoch_time_s 10, 8, 8; GPU util 50, 70 %, power 100, 200 W (1 s)
@@ -122,7 +122,7 @@ def log_itwinai_runs(tracking_uri: str, tmp: Path, artifact_location: str | None
     tune-hvd  Ray-style: tune run -> trial_0 -> worker_0 (main), worker_1; horovod, 2 workers: 7, 5, 5
     """
     client = MlflowClient(tracking_uri=tracking_uri)
-    exp_id = client.create_experiment(EXPERIMENT, artifact_location=artifact_location)
+    exp_id = client.create_experiment(experiment, artifact_location=artifact_location)
 
     def train(name):
         return client.create_run(exp_id, run_name=name).info.run_id
