@@ -154,7 +154,15 @@ std::string render_job_script(const LaunchConfig& c, const JobPlan& job) {
   if (torchrun) {
     s += "\n# torchrun's c10d rendezvous on the first node of the allocation\n";
     s += "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
-    s += fmt::format("MASTER_PORT={}\n", c.rdzv_port);
+    if (c.rdzv_port > 0) {
+      s += fmt::format("MASTER_PORT={}  # rdzv_port\n", c.rdzv_port);
+    } else {
+      s += fmt::format(
+          "# A port per job, so jobs sharing a node never collide: {} + job id % {} ({}-{}).\n"
+          "MASTER_PORT=$(({} + SLURM_JOB_ID % {}))\n",
+          kRdzvPortBase, kRdzvPortCount, kRdzvPortBase, kRdzvPortBase + kRdzvPortCount - 1, kRdzvPortBase,
+          kRdzvPortCount);
+    }
     s += "export MASTER_ADDR MASTER_PORT\n";
   }
 
