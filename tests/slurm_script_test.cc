@@ -583,6 +583,27 @@ TEST(SlurmCommand, HugeRecordsAreSkippedAndOutOfMemoryNamesTheInput) {
   fs::remove_all(dir);
 }
 
+// Every script repeats the configuration: 2,000 jobs of a long configuration would be gigabytes.
+TEST(SlurmScript, ScriptSetSizeIsBounded) {
+  config::Config cfg = base_config("mode: scaling-test\nstrategies: [ddp, fsdp]\nrepetitions: 100\n");
+  ASSERT_TRUE(cfg.set_override("--scalability_nodes", "1,2,3,4,5,6,7,8,9,10"));
+  ASSERT_TRUE(cfg.set_override("--env", "BIG=" + std::string(60'000, 'x')));
+  const LaunchConfig c = make(cfg);
+  const std::vector<JobPlan> jobs = plan_jobs(c);
+  ASSERT_EQ(jobs.size(), 2000u);
+  auto scripts = render_job_scripts(c, jobs);
+  ASSERT_FALSE(scripts);
+  const size_t each = render_job_script(c, jobs[0]).size();
+  EXPECT_EQ(scripts.error().message,
+            "the 2000 scripts would hold about " + std::to_string((each * 2000) >> 20) + " MiB (" +
+                std::to_string(each) +
+                " bytes each); at most 64 MiB: shorten pre_exec, env or training_cmd, or plan fewer jobs");
+  ASSERT_TRUE(cfg.set_override("--repetitions", "10"));
+  auto fewer = render_job_scripts(make(cfg), plan_jobs(make(cfg)));
+  ASSERT_TRUE(fewer) << fewer.error().message;
+  EXPECT_EQ(fewer.value().size(), 200u);
+}
+
 // Issue 19: every job used port 29500, so jobs sharing a node failed with EADDRINUSE. The port now
 // comes from the job id, computed by the script when it runs; rdzv_port still overrides it.
 TEST(SlurmScript, ConcurrentJobsGetTheirOwnRendezvousPort) {

@@ -161,7 +161,12 @@ int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides
   *doing = "generating the scripts";
   launch::SubmitPlan plan;
   plan.jobs = launch::plan_jobs(c);
-  for (const launch::JobPlan& j : plan.jobs) plan.scripts.push_back(launch::render_job_script(c, j));
+  auto scripts = launch::render_job_scripts(c, plan.jobs);
+  if (!scripts) {
+    print_message(stderr, "error", scripts.error().message);
+    return kExitUsage;
+  }
+  plan.scripts = std::move(scripts).value();
   plan.report_script = launch::render_report_script(c);
   const bool save = !opt.no_save, submit = !opt.no_submit;
 

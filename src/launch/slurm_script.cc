@@ -209,6 +209,24 @@ std::string render_job_script(const LaunchConfig& c, const JobPlan& job) {
   return s;
 }
 
+Result<std::vector<std::string>> render_job_scripts(const LaunchConfig& c, const std::vector<JobPlan>& jobs) {
+  std::vector<std::string> scripts;
+  size_t total = 0;
+  for (const JobPlan& job : jobs) {
+    scripts.push_back(render_job_script(c, job));
+    total += scripts.back().size();
+    // Scripts differ only in a few names, so the first one's size times the job count is the total.
+    const size_t expected = std::max(total, scripts.front().size() * jobs.size());
+    if (expected > kMaxScriptSetBytes) {
+      return Error{fmt::format(
+          "the {} scripts would hold about {} MiB ({} bytes each); at most {} MiB: shorten pre_exec, env or "
+          "training_cmd, or plan fewer jobs",
+          jobs.size(), expected >> 20, scripts.front().size(), kMaxScriptSetBytes >> 20)};
+    }
+  }
+  return scripts;
+}
+
 std::string render_report_script(const LaunchConfig& c) {
   std::string s;
   sbatch_header(s, c, c.job_name + "-report");
