@@ -1,6 +1,8 @@
 // Fuzzes the configuration mechanism and the script generator: the input is a YAML file, then after a
-// NUL byte lines of "--field value" overrides. Whatever the input, the result is an error message or
-// scripts, never a crash, a hang or a value with a control character in a script.
+// NUL byte lines of "--field value" overrides. Whatever the input — alias bombs included (seeds in
+// fuzz/corpus/config/alias-*) — the result is an error message or scripts, never a crash, a hang,
+// memory beyond the configuration's limits, or a script holding a character the terminal sanitiser
+// escapes (control, C1, bidirectional or invisible format characters, invalid UTF-8).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -8,6 +10,7 @@
 #include <string_view>
 
 #include "config/config.h"
+#include "core/terminal_text.h"
 #include "launch/launch_config.h"
 #include "launch/slurm_script.h"
 
@@ -36,9 +39,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& job : jobs) {
     if (++rendered > 16) break;  // a scaling test may plan thousands of jobs; the text of a few is enough
     const std::string script = scaleprof::launch::render_job_script(launch.value(), job);
-    // The only control character a script may hold is the line break the generator writes.
-    for (char c : script) {
-      if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7f) std::abort();
+    // The only such character a script may hold is the line break the generator writes.
+    std::string_view rest = script;
+    while (auto c = scaleprof::first_unsafe_character(rest)) {
+      if (!c->valid_utf8 || c->code_point != '\n') std::abort();
+      rest.remove_prefix(c->byte_offset + 1);
     }
   }
   (void)scaleprof::launch::render_report_script(launch.value());

@@ -175,5 +175,155 @@ TEST(Config, ClosestName) {
   EXPECT_EQ(closest_name("xyz", names), "");
 }
 
+// --- issue 18: hostile characters, sizes and YAML amplification -----------------------------------
+
+TEST(Config, EveryTerminalControlIsRejectedAndNamed) {
+  auto problem = [](const std::string& value) {
+    Config c = launch_config();
+    auto r = c.set_override("--training_cmd", value);
+    return r ? std::string("accepted") : r.error().message;
+  };
+  const std::string tail = " is not allowed (values end up in scripts and file names)";
+  EXPECT_EQ(problem(std::string("ab\0c", 4)), "--training_cmd: a NUL byte at character 3" + tail);
+  EXPECT_EQ(problem("a\tb"), "--training_cmd: a tab at character 2" + tail);
+  EXPECT_EQ(problem("python \xC2\x9B"
+                    "2J"),
+            "--training_cmd: the control character U+009B at character 8" + tail);
+  // "python train.py '<U+202E>txt.exe'": the script would read differently from what it runs.
+  EXPECT_EQ(problem("python 't\xE2\x80\xAEyp.niart'"),
+            "--training_cmd: the bidirectional control U+202E at character 10" + tail);
+  EXPECT_EQ(problem("a\xE2\x81\xA6"
+                    "b"),
+            "--training_cmd: the bidirectional control U+2066 at character 2" + tail);
+  EXPECT_EQ(problem("a\xE2\x80\x8F"), "--training_cmd: the bidirectional control U+200F at character 2" + tail);
+  EXPECT_EQ(problem("a\xD8\x9C"), "--training_cmd: the bidirectional control U+061C at character 2" + tail);
+  EXPECT_EQ(problem("a\xE2\x80\x8B"), "--training_cmd: the invisible format character U+200B at character 2" + tail);
+  EXPECT_EQ(problem("a\xE2\x80\xA8"), "--training_cmd: the invisible format character U+2028 at character 2" + tail);
+  EXPECT_EQ(problem("caf\xC3\xA9 \xff"), "--training_cmd: the byte 0xff (not valid UTF-8) at character 6" + tail);
+  EXPECT_EQ(problem("caf\xC3\xA9 \xE6\x97\xA5"), "accepted");  // other UTF-8 is fine
+
+  // The same through a YAML file (an escaped NUL in a double-quoted string) and a mapping value.
+  Config c = launch_config();
+  auto nul = c.merge_text("training_cmd: \"python\\0x\"\n", "s.yaml");
+  ASSERT_FALSE(nul);
+  EXPECT_EQ(nul.error().message, "s.yaml:1:15: training_cmd: a NUL byte at character 7" + tail);
+  auto bidi = c.merge_text("env: {A: \"x\\u202Ey\"}\n", "s.yaml");
+  ASSERT_FALSE(bidi);
+  EXPECT_EQ(bidi.error().message, "s.yaml:1:7: env: the bidirectional control U+202E at character 2" + tail);
+}
+
+// A raw NUL byte in the file: yaml-cpp hands it on as a tab ("a tab at character 3" before); YAML
+// forbids it, and the message names it where it is.
+TEST(Config, RawNulByteInTheFileIsNamed) {
+  Config c = launch_config();
+  const std::string text("num_nodes: 2\ntraining_cmd: py\0thon\n", 35);
+  auto r = c.merge_text(text, "s.yaml");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, "s.yaml:2:17: a NUL byte is not allowed in a YAML file");
+  const std::string path = write_temp("nul.yaml", text);
+  auto file = c.merge_file(path);
+  ASSERT_FALSE(file);
+  EXPECT_EQ(file.error().message, path + ":2:17: a NUL byte is not allowed in a YAML file");
+}
+
+TEST(Config, SecondDocumentIsAnError) {
+  Config c = launch_config();
+  auto r = c.merge_text("num_nodes: 2\n---\nnum_nodes: 3\n", "s.yaml");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, "s.yaml:2:1: a second YAML document ('---'); a configuration file holds one");
+  EXPECT_EQ(c.integer("num_nodes"), 1);                             // nothing changed
+  EXPECT_TRUE(c.merge_text("---\nnum_nodes: 2\n...\n", "s.yaml"));  // one document, explicitly marked
+  EXPECT_EQ(c.integer("num_nodes"), 2);
+}
+
+// Aliases repeat a node without repeating its text: a small file must not expand to gigabytes
+// (a 220 kB file of 5,000 aliases to a 200 kB string took 20 GB before it was counted).
+TEST(Config, AliasExpansionIsCountedBeforeAnythingIsBuilt) {
+  const std::string big(60'000, 'x');
+  std::string text = "python_venv: &a " + big + "\npre_exec: [";
+  for (int i = 0; i < 100; ++i) text += (i ? ", " : "") + std::string("*a");
+  text += "]\n";
+  Config c = launch_config();
+  auto bytes = c.merge_text(text, "bomb.yaml");
+  ASSERT_FALSE(bytes);
+  EXPECT_EQ(bytes.error().message,
+            "bomb.yaml:2:" + std::to_string(12 + 4 * 68) +  // the 69th alias passes 4 MiB
+                ": with its aliases expanded, the file holds more than 4 MiB of text (the limit)");
+
+  // Nested lists of aliases ("billion laughs"): 10^9 values from 200 bytes.
+  std::string laughs = "pre_exec: &l0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 9; ++i) {
+    laughs += "env" + std::to_string(i) + ": &l" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) laughs += (k ? ", " : "") + std::string("*l") + std::to_string(i - 1);
+    laughs += "]\n";
+  }
+  auto values = c.merge_text(laughs, "laughs.yaml");
+  ASSERT_FALSE(values);
+  EXPECT_NE(
+      values.error().message.find("with its aliases expanded, the file holds more than 100000 values (the limit)"),
+      std::string::npos)
+      << values.error().message;
+  EXPECT_EQ(values.error().message.rfind("laughs.yaml:5:", 0), 0u) << values.error().message;
+
+  auto recursive = c.merge_text("pre_exec: &r [a, *r]\n", "r.yaml");
+  ASSERT_FALSE(recursive);
+  EXPECT_EQ(recursive.error().message, "r.yaml:1:18: an alias inside the node it names (a recursive alias)");
+
+  // Ordinary aliases still work.
+  ASSERT_TRUE(c.merge_text("python_venv: &v /opt/venv\ncontainer: *v\n", "ok.yaml"));
+  EXPECT_EQ(c.str("container"), "/opt/venv");
+  // And overrides given as YAML lists pass the same counter.
+  auto flag =
+      c.set_override("--pre_exec", "[&a " + big +
+                                       ", *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, "
+                                       "*a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, "
+                                       "*a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, "
+                                       "*a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, *a, "
+                                       "*a, *a, *a, *a]");
+  ASSERT_FALSE(flag);
+  EXPECT_NE(flag.error().message.find("more than 4 MiB of text (the limit)"), std::string::npos);
+}
+
+TEST(Config, FileValueAndListSizesAreBounded) {
+  Config c = launch_config();
+  auto value = c.set_override("--training_cmd", std::string(70'000, 'x'));
+  ASSERT_FALSE(value);
+  EXPECT_EQ(value.error().message, "--training_cmd: a value of 70000 bytes; at most 64 KiB");
+  std::string list = "pre_exec: [";
+  for (int i = 0; i < 1001; ++i) list += (i ? ", " : "") + std::string("a");
+  auto entries = c.merge_text(list + "]\n", "l.yaml");
+  ASSERT_FALSE(entries);
+  EXPECT_EQ(entries.error().message, "l.yaml:1:11: pre_exec: a list of 1001 entries; at most 1000");
+  std::string nodes;
+  for (int i = 1; i <= 1001; ++i) nodes += (i > 1 ? "," : "") + std::to_string(i);
+  auto flag_list = c.set_override("--scalability_nodes", nodes);
+  ASSERT_FALSE(flag_list);
+  EXPECT_EQ(flag_list.error().message, "--scalability_nodes: more than 1000 entries");
+  const std::string path = write_temp("huge.yaml", "# " + std::string(2u << 20, 'x') + "\n");
+  auto file = c.merge_file(path);
+  ASSERT_FALSE(file);
+  EXPECT_EQ(file.error().message, path + ": larger than 1 MiB; a configuration file is never that large");
+  // /dev/zero is refused after reading one byte past the limit, not read for ever.
+  auto zero = c.merge_file("/dev/zero");
+  ASSERT_FALSE(zero);
+  EXPECT_EQ(zero.error().message, "/dev/zero: larger than 1 MiB; a configuration file is never that large");
+}
+
+TEST(Config, JobCountOfALaunchIsBounded) {
+  Config c = launch_config();
+  ASSERT_TRUE(c.merge_text("training_cmd: python t.py\nmode: scaling-test\nrepetitions: 1000\n", "big.yaml"));
+  std::string nodes;
+  for (int i = 1; i <= 100; ++i) nodes += (i > 1 ? "," : "") + std::to_string(i);
+  ASSERT_TRUE(c.set_override("--scalability_nodes", nodes));
+  auto l = launch::make_launch_config(c, "/w", "/s");
+  ASSERT_FALSE(l);
+  EXPECT_EQ(l.error().message,
+            "scaling-test would submit 400000 jobs (100 node counts x 4 strategies x 1000 repetitions, from "
+            "--scalability_nodes, default and big.yaml:3); at most 2000 per launch: split it into several "
+            "experiments");
+  ASSERT_TRUE(c.set_override("--repetitions", "5"));
+  EXPECT_TRUE(launch::make_launch_config(c, "/w", "/s"));  // 2,000 jobs: the limit itself is allowed
+}
+
 }  // namespace
 }  // namespace scaleprof::config

@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 #include <malloc.h>
 #include <CLI/CLI.hpp>
+#include <new>
+#include <string>
 
 #include "cli/exit_codes.h"
 #include "cli/mlflow_command.h"
@@ -42,6 +44,20 @@ int run(int argc, char** argv) {
   return exit_code;
 }
 
+// The command line as an out-of-memory message shows it: it names the inputs the command was
+// reading. An argument holding a URL shows only its scheme (it may carry a user and password), and
+// each argument and the whole line are kept short.
+std::string command_line_for_message(int argc, char** argv) {
+  std::string line = "scaleprof";
+  for (int i = 1; i < argc && line.size() < 400; ++i) {
+    std::string arg = argv[i];
+    if (const size_t scheme = arg.find("://"); scheme != std::string::npos) arg = arg.substr(0, scheme + 3) + "...";
+    if (arg.size() > 120) arg = arg.substr(0, 120) + "...";
+    line += " " + arg;
+  }
+  return line;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -56,6 +72,11 @@ int main(int argc, char** argv) {
   int code = scaleprof::cli::kExitError;
   try {
     code = run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    // Commands that know which input they were reading say so themselves (e.g. scaleprof slurm);
+    // this is the boundary for everything else.
+    scaleprof::print_message(stderr, "error",
+                             fmt::format("out of memory running `{}`", command_line_for_message(argc, argv)));
   } catch (const std::exception& e) {
     scaleprof::print_message(stderr, "error", e.what());
   } catch (...) {

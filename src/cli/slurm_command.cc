@@ -1,10 +1,16 @@
 #include "cli/slurm_command.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <new>
 
 #include "cli/exit_codes.h"
 #include "cli/output.h"
@@ -27,6 +33,7 @@ struct SlurmOptions {
 
 struct StatusOptions {
   std::string script_dir = "slurm-scripts";
+  int64_t timeout_s = launch::kDefaultClientTimeoutS;
   std::string format = "table";
   std::string output;
 };
@@ -49,19 +56,72 @@ Status apply_overrides(const std::vector<std::string>& args, config::Config* con
   return Ok{};
 }
 
+// Values are aligned in a column up to this width; a longer line gets its comment two spaces after
+// it, so one long value never pads every other line.
+constexpr size_t kPrintConfigColumn = 48;
+
 std::string print_config(const config::Config& config) {
   std::string out = "# effective configuration of scaleprof slurm; after '#' where each value came from\n";
   size_t width = 0;
   std::vector<std::string> lines;
   for (const config::FieldSpec& f : config.schema()) {
-    lines.push_back(fmt::format("{}: {}", f.name, config::format_value(config.entry(f.name).value)));
-    width = std::max(width, lines.back().size());
+    // Values hold no control characters (the configuration refuses them); the sanitiser is the
+    // guarantee for the terminal all the same.
+    lines.push_back(terminal_safe(fmt::format("{}: {}", f.name, config::format_value(config.entry(f.name).value))));
+    if (lines.back().size() <= kPrintConfigColumn) width = std::max(width, lines.back().size());
   }
   for (size_t i = 0; i < lines.size(); ++i) {
     const config::FieldSpec& f = config.schema()[i];
-    out += fmt::format("{:<{}}  # {}\n", lines[i], width, config.entry(f.name).source);
+    out += fmt::format("{:<{}}  # {}\n", lines[i], width, terminal_safe(config.entry(f.name).source));
   }
   return out;
+}
+
+// Why `path` may not be written, or "" when it may: a missing path may; an existing regular file
+// only with --force; a symbolic link (dangling or not), a folder or anything else never.
+std::string write_refusal(const std::string& path, bool force) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    return errno == ENOENT ? std::string() : fmt::format("{}: cannot check: {}", path, std::strerror(errno));
+  }
+  if (S_ISLNK(st.st_mode)) return fmt::format("{} is a symbolic link; not replaced (remove it first)", path);
+  if (!S_ISREG(st.st_mode)) return fmt::format("{} exists and is not a regular file", path);
+  if (!force) return fmt::format("{} exists already; --force overwrites it", path);
+  return {};
+}
+
+// Writes every script or none: each goes into a hidden staging folder inside script_dir first, and
+// only when all are written are they renamed into place (a rename replaces a file, never follows a
+// link). Every path was checked before.
+Status write_script_set(const std::string& script_dir, const std::vector<std::pair<std::string, std::string>>& files) {
+  std::string staging = script_dir + "/.scaleprof-staging-XXXXXX";
+  if (::mkdtemp(staging.data()) == nullptr) {
+    return Error{fmt::format("{}: cannot create a staging folder: {}", script_dir, std::strerror(errno))};
+  }
+  std::vector<std::string> staged;
+  auto clean = [&] {
+    for (const std::string& f : staged) ::unlink(f.c_str());
+    ::rmdir(staging.c_str());
+  };
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string path = fmt::format("{}/{}", staging, i);
+    if (auto ok = write_output_file(path, files[i].second); !ok) {
+      clean();
+      return Error{fmt::format("{} (writing {}); nothing was written", ok.error().message, files[i].first)};
+    }
+    staged.push_back(path);
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (::rename(staged[i].c_str(), files[i].first.c_str()) != 0) {
+      const std::string why = std::strerror(errno);
+      clean();
+      return Error{fmt::format("{}: cannot write: {} ({} of {} scripts were written before)", files[i].first, why, i,
+                               files.size())};
+    }
+  }
+  staged.clear();
+  clean();
+  return Ok{};
 }
 
 std::string self_executable() {
@@ -70,19 +130,23 @@ std::string self_executable() {
   return ec ? std::string("scaleprof") : path.string();
 }
 
-int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides) {
+// `doing` always says what the command is doing, for the one-line error when memory runs out.
+int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides, std::string* doing) {
   config::Config config(launch::launch_fields());
   for (const std::string& file : opt.config_files) {
+    *doing = fmt::format("reading the configuration {}", file);
     if (auto ok = config.merge_file(file); !ok) {
       print_message(stderr, "error", ok.error().message);
       return kExitUsage;
     }
   }
+  *doing = "reading the command line's --FIELD VALUE overrides";
   if (auto ok = apply_overrides(overrides, &config); !ok) {
     print_message(stderr, "error", ok.error().message);
     return kExitUsage;
   }
   if (opt.print_config) {
+    *doing = "printing the configuration";
     fmt::print("{}", print_config(config));
     return kExitOk;
   }
@@ -94,50 +158,53 @@ int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides
     return kExitUsage;
   }
   const launch::LaunchConfig& c = launch.value();
+  *doing = "generating the scripts";
   launch::SubmitPlan plan;
   plan.jobs = launch::plan_jobs(c);
-  for (const launch::JobPlan& j : plan.jobs) plan.scripts.push_back(launch::render_job_script(c, j));
+  auto scripts = launch::render_job_scripts(c, plan.jobs);
+  if (!scripts) {
+    print_message(stderr, "error", scripts.error().message);
+    return kExitUsage;
+  }
+  plan.scripts = std::move(scripts).value();
   plan.report_script = launch::render_report_script(c);
   const bool save = !opt.no_save, submit = !opt.no_submit;
 
   if (!save && !submit) {  // preview: print and do nothing else
+    // Through the sanitiser (line breaks kept): a preview shows exactly what the script holds.
     for (size_t i = 0; i < plan.jobs.size(); ++i) {
-      fmt::print("#################### {} ####################\n{}\n", plan.jobs[i].script_name, plan.scripts[i]);
+      fmt::print("#################### {} ####################\n{}\n", terminal_safe(plan.jobs[i].script_name),
+                 terminal_safe_lines(plan.scripts[i]));
     }
-    if (c.report)
-      fmt::print("#################### {} ####################\n{}", launch::kReportScriptName, plan.report_script);
+    if (c.report) {
+      fmt::print("#################### {} ####################\n{}", launch::kReportScriptName,
+                 terminal_safe_lines(plan.report_script));
+    }
     return kExitOk;
   }
   plan.script_paths.assign(plan.jobs.size(), std::string());
   if (save) {
     for (size_t i = 0; i < plan.jobs.size(); ++i) plan.script_paths[i] = c.script_dir + "/" + plan.jobs[i].script_name;
     if (c.report) plan.report_path = c.script_dir + "/" + std::string(launch::kReportScriptName);
-    // Refuse before writing anything, so a refused call leaves no half-written set.
-    if (!opt.force) {
-      std::vector<std::string> all = plan.script_paths;
-      if (!plan.report_path.empty()) all.push_back(plan.report_path);
-      for (const std::string& p : all) {
-        if (std::filesystem::exists(p, ec)) {
-          print_message(stderr, "error", fmt::format("{} exists already; --force overwrites it", p));
-          return kExitError;
-        }
+    // Every path is checked before anything is written, and the set is written whole or not at
+    // all, so a refused or failed call leaves no half-written set.
+    std::vector<std::pair<std::string, std::string>> files;
+    for (size_t i = 0; i < plan.jobs.size(); ++i) files.emplace_back(plan.script_paths[i], plan.scripts[i]);
+    if (!plan.report_path.empty()) files.emplace_back(plan.report_path, plan.report_script);
+    for (const auto& file : files) {
+      if (std::string refusal = write_refusal(file.first, opt.force); !refusal.empty()) {
+        print_message(stderr, "error", refusal);
+        return kExitError;
       }
     }
+    *doing = fmt::format("writing the scripts into {}", c.script_dir);
     if (auto ok = collect::make_directories(c.script_dir); !ok) {
       print_message(stderr, "error", ok.error().message);
       return kExitError;
     }
-    for (size_t i = 0; i < plan.jobs.size(); ++i) {
-      if (auto ok = write_output_file(plan.script_paths[i], plan.scripts[i]); !ok) {
-        print_message(stderr, "error", ok.error().message);
-        return kExitError;
-      }
-    }
-    if (!plan.report_path.empty()) {
-      if (auto ok = write_output_file(plan.report_path, plan.report_script); !ok) {
-        print_message(stderr, "error", ok.error().message);
-        return kExitError;
-      }
+    if (auto ok = write_script_set(c.script_dir, files); !ok) {
+      print_message(stderr, "error", ok.error().message);
+      return kExitError;
     }
     if (!submit) {
       fmt::print("saved {} script(s) in {}/ (not submitted):\n", plan.jobs.size() + (c.report ? 1 : 0), c.script_dir);
@@ -146,6 +213,7 @@ int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides
       return kExitOk;
     }
   }
+  *doing = "submitting the jobs with sbatch";
   std::vector<launch::SubmittedJob> submitted;
   auto status = launch::submit_all(c, plan, &submitted, [](const launch::SubmittedJob& j) {
     if (j.kind == "report") {
@@ -174,7 +242,7 @@ std::string elapsed_text(const std::optional<int64_t>& s) {
   return fmt::format("{}:{:02}:{:02}", *s / 3600, (*s / 60) % 60, *s % 60);
 }
 
-int run_status(const StatusOptions& opt) {
+int run_status(const StatusOptions& opt, std::string* doing) {
   report::RenderOptions render;
   if (!report::parse_format(opt.format, &render.format)) {
     print_message(stderr, "error", fmt::format("--format must be table, csv or json (got '{}')", opt.format));
@@ -182,6 +250,7 @@ int run_status(const StatusOptions& opt) {
   }
   std::vector<std::string> warnings;
   const std::string path = opt.script_dir + "/" + std::string(launch::kSubmittedFile);
+  *doing = fmt::format("reading {}", path);
   auto jobs = launch::read_submitted(path, &warnings);
   if (!jobs) {
     print_message(stderr, "error",
@@ -190,7 +259,11 @@ int run_status(const StatusOptions& opt) {
   }
   for (const std::string& w : warnings) print_message(stderr, "warning", w);
   std::vector<std::string> notes;
-  const std::vector<launch::JobStatus> statuses = launch::job_statuses(jobs.value(), &notes);
+  *doing = fmt::format("asking SLURM about the {} job(s) of {}", jobs.value().size(), path);
+  launch::StatusQuery query;
+  query.limits.deadline = std::chrono::seconds(opt.timeout_s);
+  const std::vector<launch::JobStatus> statuses = launch::job_statuses(jobs.value(), &notes, query);
+  *doing = "printing the job table";
   report::Table table;
   table.title = fmt::format("Jobs submitted from {}", opt.script_dir);
   table.columns = {{"job_id", "Job"},
@@ -223,6 +296,18 @@ int run_status(const StatusOptions& opt) {
   return kExitOk;
 }
 
+// Runs a command; when memory runs out, one line says what it was doing (which file it was reading)
+// instead of a bare "std::bad_alloc".
+int with_memory_guard(const std::function<int(std::string*)>& command) {
+  std::string doing = "starting";
+  try {
+    return command(&doing);
+  } catch (const std::bad_alloc&) {
+    print_message(stderr, "error", fmt::format("out of memory while {}", doing));
+    return kExitError;
+  }
+}
+
 }  // namespace
 
 void setup_slurm_command(CLI::App& app, int* exit_code) {
@@ -250,11 +335,18 @@ void setup_slurm_command(CLI::App& app, int* exit_code) {
   status->add_option("--script-dir", status_opt->script_dir, "Folder with submitted.jsonl")->capture_default_str();
   status->add_option("--format", status_opt->format, "Output format: table, csv or json")->capture_default_str();
   status->add_option("-o,--output", status_opt->output, "Write to FILE instead of standard output");
-  status->callback([status_opt, exit_code] { *exit_code = run_status(*status_opt); });
+  status
+      ->add_option("--timeout", status_opt->timeout_s,
+                   "Seconds each squeue, scontrol or sacct call may take before it is stopped")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, launch::kMaxClientTimeoutS));
+  status->callback([status_opt, exit_code] {
+    *exit_code = with_memory_guard([&](std::string* doing) { return run_status(*status_opt, doing); });
+  });
 
   cmd->callback([opt, exit_code, cmd, status] {
     if (status->parsed()) return;
-    *exit_code = run_slurm(*opt, cmd->remaining());
+    *exit_code = with_memory_guard([&](std::string* doing) { return run_slurm(*opt, cmd->remaining(), doing); });
   });
 }
 

@@ -1,6 +1,8 @@
 #include "config/config.h"
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -10,6 +12,8 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+
+#include "core/terminal_text.h"
 
 namespace scaleprof::config {
 
@@ -45,15 +49,135 @@ std::string kind_name(Kind kind) {
   return "a value";
 }
 
-// Shortens a value quoted in a message so one bad value cannot flood the terminal.
+// Shortens a value quoted in a message so one bad value cannot flood the terminal; the terminal
+// sanitiser makes whatever it holds visible.
 std::string shown(std::string_view text) {
-  std::string out;
-  for (char c : text.substr(0, 60)) {
-    const auto u = static_cast<unsigned char>(c);
-    out += (u < 0x20 || u == 0x7f) ? fmt::format("\\x{:02x}", u) : std::string(1, c);
-  }
+  std::string out = terminal_safe(text.substr(0, 60));
   if (text.size() > 60) out += "...";
   return out;
+}
+
+std::string size_text(size_t bytes) {
+  if (bytes >= (size_t{1} << 20) && bytes % (size_t{1} << 20) == 0) return fmt::format("{} MiB", bytes >> 20);
+  if (bytes >= 1024 && bytes % 1024 == 0) return fmt::format("{} KiB", bytes >> 10);
+  return fmt::format("{} bytes", bytes);
+}
+
+// Thrown by the expansion counter to stop yaml-cpp's parser; carries the place.
+struct YamlLimit {
+  YAML::Mark mark;
+  std::string message;
+};
+
+// Walks the YAML events of a text before any node is built, counting every value as often as
+// aliases repeat it, and stops at the first limit passed: more values or more text than
+// kMaxExpandedValues / kMaxExpandedBytes, an alias inside the node it names, a second document.
+class ExpansionCounter : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++documents_ > 1) {
+      throw YamlLimit{mark, "a second YAML document ('---'); a configuration file holds one"};
+    }
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { leaf(mark, anchor, 0); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    for (const Frame& f : stack_) {
+      if (f.anchor == anchor && anchor != YAML::NullAnchor) {
+        throw YamlLimit{mark, "an alias inside the node it names (a recursive alias)"};
+      }
+    }
+    const auto it = sizes_.find(anchor);
+    const Size size = it == sizes_.end() ? Size{1, 0} : it->second;
+    add(mark, size);
+  }
+  void OnScalar(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t anchor,
+                const std::string& value) override {
+    leaf(mark, anchor, value.size());
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value /*style*/) override {
+    open(mark, anchor);
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value /*style*/) override {
+    open(mark, anchor);
+  }
+  void OnMapEnd() override { close(); }
+
+ private:
+  struct Size {
+    size_t values = 0, bytes = 0;
+  };
+  struct Frame {
+    YAML::anchor_t anchor = YAML::NullAnchor;
+    Size size;
+  };
+  void add(const YAML::Mark& mark, Size size) {
+    total_.values += size.values;
+    total_.bytes += size.bytes;
+    if (!stack_.empty()) {
+      stack_.back().size.values += size.values;
+      stack_.back().size.bytes += size.bytes;
+    }
+    if (total_.values > kMaxExpandedValues) {
+      throw YamlLimit{mark, fmt::format("with its aliases expanded, the file holds more than {} values (the limit)",
+                                        kMaxExpandedValues)};
+    }
+    if (total_.bytes > kMaxExpandedBytes) {
+      throw YamlLimit{mark, fmt::format("with its aliases expanded, the file holds more than {} of text (the limit)",
+                                        size_text(kMaxExpandedBytes))};
+    }
+  }
+  void leaf(const YAML::Mark& mark, YAML::anchor_t anchor, size_t bytes) {
+    add(mark, Size{1, bytes});
+    if (anchor != YAML::NullAnchor) sizes_[anchor] = Size{1, bytes};
+  }
+  void open(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    add(mark, Size{1, 0});
+    stack_.push_back(Frame{anchor, Size{1, 0}});
+  }
+  void close() {
+    if (stack_.empty()) return;
+    const Frame f = stack_.back();
+    stack_.pop_back();
+    // The frame's own count was added to the totals as it grew; the parent frame learns its size.
+    if (!stack_.empty()) {
+      stack_.back().size.values += f.size.values - 1;
+      stack_.back().size.bytes += f.size.bytes;
+    }
+    if (f.anchor != YAML::NullAnchor) sizes_[f.anchor] = f.size;
+  }
+
+  int documents_ = 0;
+  Size total_;
+  std::vector<Frame> stack_;
+  std::map<YAML::anchor_t, Size> sizes_;
+};
+
+// The one way YAML text becomes nodes: the limits above first, then yaml-cpp's loader.
+Result<YAML::Node> load_yaml(const std::string& text, const std::string& source_name) {
+  // yaml-cpp reads a raw NUL byte as a tab: found here, it is named for what it is.
+  if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    const size_t line_start = text.rfind('\n', nul);
+    const size_t line =
+        1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(nul), '\n'));
+    const size_t column = line_start == std::string_view::npos ? nul + 1 : nul - line_start;
+    return Error{fmt::format("{}:{}:{}: a NUL byte is not allowed in a YAML file", source_name, line, column)};
+  }
+  try {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    ExpansionCounter counter;
+    while (parser.HandleNextDocument(counter)) {
+    }
+    return YAML::Load(text);
+  } catch (const YamlLimit& e) {
+    return Error{fmt::format("{}:{}:{}: {}", source_name, e.mark.line + 1, e.mark.column + 1, e.message)};
+  } catch (const YAML::Exception& e) {
+    return Error{fmt::format("{}:{}:{}: invalid YAML: {}", source_name, e.mark.line + 1, e.mark.column + 1, e.msg)};
+  }
 }
 
 std::string lower(std::string_view s) {
@@ -97,6 +221,9 @@ bool parse_bool(std::string_view text, bool* out) {
 
 // Converts scalar text to a field's kind; `where` prefixes messages ("slurm.yaml:3:12: num_nodes").
 Result<Value> scalar_value(const FieldSpec& field, std::string_view text, const std::string& where) {
+  if (text.size() > kMaxValueBytes) {
+    return Error{fmt::format("{}: a value of {} bytes; at most {}", where, text.size(), size_text(kMaxValueBytes))};
+  }
   if (std::string problem = control_character_problem(text); !problem.empty()) {
     return Error{fmt::format("{}: {}", where, problem)};
   }
@@ -136,6 +263,9 @@ Result<Value> scalar_value(const FieldSpec& field, std::string_view text, const 
       std::vector<int64_t> list;
       std::string_view rest = text;
       while (true) {
+        if (list.size() >= kMaxListEntries) {
+          return Error{fmt::format("{}: more than {} entries", where, kMaxListEntries)};
+        }
         const size_t comma = rest.find(',');
         int64_t v = 0;
         if (auto ok = check_int(rest.substr(0, comma), &v); !ok) return ok.error();
@@ -183,6 +313,9 @@ Result<Value> node_value(const FieldSpec& field, const YAML::Node& node, const s
     if (field.kind != Kind::kIntList && field.kind != Kind::kStringList) {
       return Error{fmt::format("{}: expected {}, got a list", where, kind_name(field.kind))};
     }
+    if (node.size() > kMaxListEntries) {
+      return Error{fmt::format("{}: a list of {} entries; at most {}", where, node.size(), kMaxListEntries)};
+    }
     std::vector<int64_t> ints;
     std::vector<std::string> strings;
     for (const YAML::Node& item : node) {
@@ -212,6 +345,9 @@ Result<Value> node_value(const FieldSpec& field, const YAML::Node& node, const s
     if (field.kind != Kind::kStringMap) {
       return Error{fmt::format("{}: expected {}, got a mapping", where, kind_name(field.kind))};
     }
+    if (node.size() > kMaxListEntries) {
+      return Error{fmt::format("{}: a mapping of {} entries; at most {}", where, node.size(), kMaxListEntries)};
+    }
     StringMap map;
     for (auto it = node.begin(); it != node.end(); ++it) {
       const YAML::Node key_node = it->first;  // copies: the iterator's pair is a temporary
@@ -223,6 +359,10 @@ Result<Value> node_value(const FieldSpec& field, const YAML::Node& node, const s
       const std::string& key = key_node.Scalar();
       const std::string value = value_node.IsNull() ? std::string() : value_node.Scalar();
       for (std::string_view part : {std::string_view(key), std::string_view(value)}) {
+        if (part.size() > kMaxValueBytes) {
+          return Error{
+              fmt::format("{}: a value of {} bytes; at most {}", key_where, part.size(), size_text(kMaxValueBytes))};
+        }
         if (std::string problem = control_character_problem(part); !problem.empty()) {
           return Error{fmt::format("{}: {}", key_where, problem)};
         }
@@ -284,19 +424,26 @@ std::vector<std::string> Config::all_names() const {
 Status Config::merge_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{fmt::format("{}: cannot read: {}", path, std::strerror(errno))};
-  std::ostringstream text;
-  text << in.rdbuf();
+  // At most one byte past the limit is read: a huge file (or /dev/zero) is refused, not loaded.
+  std::string text(kMaxFileBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad()) return Error{fmt::format("{}: read error", path)};
-  return merge_text(text.str(), path);
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxFileBytes) {
+    return Error{
+        fmt::format("{}: larger than {}; a configuration file is never that large", path, size_text(kMaxFileBytes))};
+  }
+  return merge_text(text, path);
 }
 
 Status Config::merge_text(std::string_view text, const std::string& source_name) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return Error{fmt::format("{}:{}:{}: invalid YAML: {}", source_name, e.mark.line + 1, e.mark.column + 1, e.msg)};
+  if (text.size() > kMaxFileBytes) {
+    return Error{fmt::format("{}: larger than {}; a configuration file is never that large", source_name,
+                             size_text(kMaxFileBytes))};
   }
+  auto loaded = load_yaml(std::string(text), source_name);
+  if (!loaded) return loaded.error();
+  const YAML::Node root = loaded.value();
   if (root.IsNull()) return Ok{};  // an empty file sets nothing
   if (!root.IsMap()) {
     return Error{
@@ -343,7 +490,10 @@ Status Config::set_override(std::string_view flag, std::string_view text) {
     if (eq == std::string_view::npos || eq == 0) {
       return Error{fmt::format("{}: expected NAME=VALUE, got '{}'", where, shown(text))};
     }
-    for (std::string_view part : {text}) {
+    for (std::string_view part : {text.substr(0, eq), text.substr(eq + 1)}) {
+      if (part.size() > kMaxValueBytes) {
+        return Error{fmt::format("{}: a value of {} bytes; at most {}", where, part.size(), size_text(kMaxValueBytes))};
+      }
       if (std::string problem = control_character_problem(part); !problem.empty()) {
         return Error{fmt::format("{}: {}", where, problem)};
       }
@@ -351,17 +501,18 @@ Status Config::set_override(std::string_view flag, std::string_view text) {
     value = Value{StringMap{{std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))}}};
   } else if ((field->kind == Kind::kIntList || field->kind == Kind::kStringList) && !text.empty() &&
              text.front() == '[') {
-    try {
-      value = node_value(*field, YAML::Load(std::string(text)), where);
-    } catch (const YAML::Exception& e) {
-      return Error{fmt::format("{}: invalid list '{}': {}", where, shown(text), e.msg)};
-    }
+    auto list = load_yaml(std::string(text), where);
+    if (!list) return list.error();
+    value = node_value(*field, list.value(), where);
     if (!value) return Error{fmt::format("{}", value.error().message)};
   } else if (field->kind == Kind::kStringList) {
     // "a,b" on the command line is two entries (itwinai's comma lists).
     std::vector<std::string> list;
     std::string_view rest = text;
     while (true) {
+      if (list.size() >= kMaxListEntries) {
+        return Error{fmt::format("{}: more than {} entries", where, kMaxListEntries)};
+      }
       const size_t comma = rest.find(',');
       auto one = scalar_value(*field, rest.substr(0, comma), fmt::format("{}: {}", where, field->name));
       if (!one) return one.error();
@@ -479,17 +630,10 @@ std::string closest_name(std::string_view key, const std::vector<std::string>& n
 }
 
 std::string control_character_problem(std::string_view text) {
-  for (size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7f) {
-      const char* what = c == '\n'   ? "a newline"
-                         : c == '\r' ? "a carriage return"
-                         : c == '\t' ? "a tab"
-                                     : "a control character";
-      return fmt::format("{} at character {} is not allowed (values end up in scripts and file names)", what, i + 1);
-    }
-  }
-  return {};
+  const std::optional<UnsafeCharacter> c = first_unsafe_character(text);
+  if (!c) return {};
+  return fmt::format("{} at character {} is not allowed (values end up in scripts and file names)",
+                     describe_character(*c), c->character_number);
 }
 
 }  // namespace scaleprof::config

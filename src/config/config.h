@@ -4,10 +4,17 @@
 //
 // Errors name the file, line and column, the key, and what was expected: unknown keys come with the
 // closest valid key ("did you mean 'num_nodes'?"), wrong types and out-of-range values with the
-// allowed range or choices. Strings never carry control characters (newlines included): every value
-// may end up in a shell script or a folder name, and a newline there is never what the user meant.
+// allowed range or choices. Strings never carry control characters (newlines included), C1 controls,
+// bidirectional or invisible format characters, or bytes that are not UTF-8: every value may end up
+// in a shell script or a folder name, where such a character is never what the user meant and can
+// make the script read differently from what it runs.
+//
+// Sizes are bounded (the numbers below), so no input can make the configuration take more than a
+// few megabytes: a file, each value, each list, one document per file, and what YAML aliases expand
+// to (an alias repeats a whole node; "billion laughs" files expand a kilobyte to gigabytes).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -20,6 +27,12 @@
 #include "core/result.h"
 
 namespace scaleprof::config {
+
+inline constexpr size_t kMaxFileBytes = size_t{1} << 20;      // one YAML file
+inline constexpr size_t kMaxValueBytes = size_t{64} << 10;    // one string value or list entry
+inline constexpr size_t kMaxListEntries = 1000;               // entries of one list or mapping
+inline constexpr size_t kMaxExpandedValues = 100'000;         // YAML values, aliases expanded
+inline constexpr size_t kMaxExpandedBytes = size_t{4} << 20;  // their text, aliases expanded
 
 enum class Kind { kString, kInt, kBool, kIntList, kStringList, kStringMap };
 
@@ -87,7 +100,8 @@ std::string format_value(const Value& value);
 // The valid name closest to `key` (edit distance, at most a third of its length), or "" when none is.
 std::string closest_name(std::string_view key, const std::vector<std::string>& names);
 
-// "" when `text` has no control characters, else a sentence naming the first one's position.
+// "" when `text` has none of the characters terminal_safe() escapes (core/terminal_text.h), else a
+// sentence naming the first one and its position: "a NUL byte at character 3 is not allowed ...".
 std::string control_character_problem(std::string_view text);
 
 }  // namespace scaleprof::config

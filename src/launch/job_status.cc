@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
 #include "collect/run_reader.h"
+#include "core/time_bounds.h"
 #include "launch/captured_command.h"
 
 namespace scaleprof::launch {
@@ -28,8 +30,11 @@ std::string trim(std::string s) {
   return s.substr(i);
 }
 
+// The first line of a client's message, at most 300 bytes of it: a note, not a flood.
 std::string first_line(const std::string& s) {
-  return trim(s.substr(0, s.find('\n')));
+  std::string line = trim(s.substr(0, std::min(s.find('\n'), size_t{300})));
+  if (s.find('\n') > 300 && s.size() > 300) line += "...";
+  return line;
 }
 
 }  // namespace
@@ -37,36 +42,116 @@ std::string first_line(const std::string& s) {
 std::optional<int64_t> parse_slurm_duration(const std::string& text) {
   std::string t = trim(text);
   int64_t days = 0;
+  bool has_days = false;
+  auto digits = [](const std::string& d) {
+    return !d.empty() && d.size() <= 6 && d.find_first_not_of("0123456789") == std::string::npos;
+  };
   if (const size_t dash = t.find('-'); dash != std::string::npos) {
     const std::string d = t.substr(0, dash);
-    if (d.empty() || d.find_first_not_of("0123456789") != std::string::npos || d.size() > 6) return std::nullopt;
+    if (!digits(d)) return std::nullopt;
     days = std::stoll(d);
+    has_days = true;
     t = t.substr(dash + 1);
   }
   const std::vector<std::string> parts = split(t, ':');
   if (parts.empty() || parts.size() > 3) return std::nullopt;
-  int64_t total = 0;
+  std::vector<int64_t> values;
   for (const std::string& p : parts) {
-    if (p.empty() || p.size() > 6 || p.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-    total = total * 60 + std::stoll(p);
+    if (!digits(p)) return std::nullopt;
+    values.push_back(std::stoll(p));
   }
-  if (parts.size() == 1) total *= 60;  // a lone number is minutes in SLURM's formats... except M:SS
-  return days * 86400 + total;
+  // Every field after the first is minutes or seconds; after days, the first is hours.
+  for (size_t i = 1; i < values.size(); ++i) {
+    if (values[i] >= 60) return std::nullopt;
+  }
+  if (has_days && values[0] >= 24) return std::nullopt;
+  int64_t seconds = 0;
+  if (has_days) {  // D-HH, D-HH:MM, D-HH:MM:SS
+    const int64_t hms[3] = {3600, 60, 1};
+    for (size_t i = 0; i < values.size(); ++i) seconds += values[i] * hms[i];
+  } else if (values.size() == 3) {  // HH:MM:SS
+    seconds = values[0] * 3600 + values[1] * 60 + values[2];
+  } else if (values.size() == 2) {  // MM:SS (squeue's M:SS)
+    seconds = values[0] * 60 + values[1];
+  } else {  // a lone number is minutes
+    seconds = values[0] * 60;
+  }
+  return days * 86400 + seconds;
 }
 
 std::string state_class(const std::string& s) {
-  // SLURM may append a reason (e.g. "CANCELLED by 0"); the first word decides.
-  const std::string w = s.substr(0, s.find(' '));
-  if (w == "PENDING" || w == "REQUEUED" || w == "REQUEUE_HOLD" || w == "RESV_DEL_HOLD" || w == "SUSPENDED") {
-    return "pending";
+  // SLURM may append a reason (sacct: "CANCELLED by 0") or a '+' (sacct's truncation mark).
+  std::string w = s.substr(0, s.find(' '));
+  while (!w.empty() && w.back() == '+') w.pop_back();
+  static const std::map<std::string, std::string, std::less<>> kClasses = {
+      // Base states (long names, then squeue's short codes).
+      {"PENDING", "pending"},
+      {"PD", "pending"},
+      {"RUNNING", "running"},
+      {"R", "running"},
+      {"SUSPENDED", "suspended"},
+      {"S", "suspended"},
+      {"COMPLETED", "completed"},
+      {"CD", "completed"},
+      {"CANCELLED", "cancelled"},
+      {"CA", "cancelled"},
+      {"FAILED", "failed"},
+      {"F", "failed"},
+      {"TIMEOUT", "failed"},
+      {"TO", "failed"},
+      {"NODE_FAIL", "failed"},
+      {"NF", "failed"},
+      {"PREEMPTED", "failed"},
+      {"PR", "failed"},
+      {"BOOT_FAIL", "failed"},
+      {"BF", "failed"},
+      {"DEADLINE", "failed"},
+      {"DL", "failed"},
+      {"OUT_OF_MEMORY", "failed"},
+      {"OOM", "failed"},
+      // State flags, shown instead of the base state when set.
+      {"COMPLETING", "running"},
+      {"CG", "running"},
+      {"CONFIGURING", "running"},
+      {"CF", "running"},
+      {"POWER_UP_NODE", "running"},
+      {"PU", "running"},  // not in squeue's short list; harmless
+      {"STAGE_OUT", "running"},
+      {"SO", "running"},
+      {"SIGNALING", "running"},
+      {"SI", "running"},
+      {"RESIZING", "running"},
+      {"RS", "running"},
+      {"STOPPED", "suspended"},
+      {"ST", "suspended"},
+      {"REQUEUED", "pending"},
+      {"RQ", "pending"},
+      {"REQUEUE_HOLD", "pending"},
+      {"RH", "pending"},
+      {"REQUEUE_FED", "pending"},
+      {"RF", "pending"},
+      {"RESV_DEL_HOLD", "pending"},
+      {"RD", "pending"},
+      {"SPECIAL_EXIT", "pending"},
+      {"SE", "pending"},
+      {"EXPEDITING", "pending"},
+      {"LAUNCH_FAILED", "failed"},
+      {"RECONFIG_FAIL", "failed"},
+      {"REVOKED", "cancelled"},
+      {"RV", "cancelled"},
+      {"UPDATE_DB", "unknown"},
+  };
+  const auto it = kClasses.find(w);
+  return it == kClasses.end() ? "unknown" : it->second;
+}
+
+std::optional<int64_t> elapsed_between(std::optional<int64_t> start_unix_ns, std::optional<int64_t> end_unix_ns) {
+  if (!start_unix_ns || !end_unix_ns) return std::nullopt;
+  // Both bounded, their difference cannot overflow.
+  if (!time_in_bounds(*start_unix_ns) || !time_in_bounds(*end_unix_ns) || *end_unix_ns < *start_unix_ns) {
+    return std::nullopt;
   }
-  if (w == "RUNNING" || w == "CONFIGURING" || w == "COMPLETING" || w == "STAGE_OUT" || w == "SIGNALING" ||
-      w == "RESIZING") {
-    return "running";
-  }
-  if (w == "COMPLETED") return "completed";
-  if (w.empty()) return "unknown";
-  return "failed";  // FAILED, TIMEOUT, CANCELLED, NODE_FAIL, OUT_OF_MEMORY, PREEMPTED, BOOT_FAIL, DEADLINE
+  return (*end_unix_ns - *start_unix_ns) / 1'000'000'000;
 }
 
 std::map<std::string, SlurmJobInfo> parse_squeue(const std::string& out) {
@@ -96,6 +181,33 @@ std::optional<SlurmJobInfo> parse_scontrol_job(const std::string& out) {
   return info;
 }
 
+std::map<std::string, SlurmJobInfo> parse_scontrol_jobs(const std::string& out) {
+  std::map<std::string, SlurmJobInfo> jobs;
+  std::istringstream in(out);
+  std::string word, id;
+  SlurmJobInfo info;
+  auto flush = [&] {
+    if (!id.empty() && !info.state.empty()) jobs[id] = info;
+    id.clear();
+    info = SlurmJobInfo{};
+    info.source = "scontrol";
+  };
+  flush();
+  while (in >> word) {
+    if (word.rfind("JobId=", 0) == 0) {
+      flush();
+      id = word.substr(6);
+      if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos) id.clear();
+    } else if (word.rfind("JobState=", 0) == 0) {
+      info.state = word.substr(9);
+    } else if (word.rfind("RunTime=", 0) == 0) {
+      info.elapsed_s = parse_slurm_duration(word.substr(8));
+    }
+  }
+  flush();
+  return jobs;
+}
+
 std::map<std::string, SlurmJobInfo> parse_sacct(const std::string& out) {
   std::map<std::string, SlurmJobInfo> jobs;
   std::istringstream in(out);
@@ -108,43 +220,60 @@ std::map<std::string, SlurmJobInfo> parse_sacct(const std::string& out) {
   return jobs;
 }
 
-std::vector<JobStatus> job_statuses(const std::vector<SubmittedJob>& jobs, std::vector<std::string>* notes) {
+std::vector<JobStatus> job_statuses(const std::vector<SubmittedJob>& jobs, std::vector<std::string>* notes,
+                                    const StatusQuery& query) {
   std::vector<JobStatus> out;
   if (jobs.empty()) return out;
-  std::string ids;
-  for (const SubmittedJob& j : jobs) ids += (ids.empty() ? "" : ",") + j.job_id;
+  // What a client said when it failed: its error, else the first line of what it printed.
+  auto failure = [](const Result<Captured>& r) -> std::string {
+    if (!r) return r.error().message;
+    const std::string why = first_line(r.value().err.empty() ? r.value().out : r.value().err);
+    return why.empty() ? fmt::format("exit code {}", r.value().exit_code) : why;
+  };
+  auto missing_ids = [&jobs](const std::map<std::string, SlurmJobInfo>& known) {
+    std::vector<std::string> missing;
+    std::set<std::string> seen;
+    for (const SubmittedJob& j : jobs) {
+      if (known.count(j.job_id) == 0 && seen.insert(j.job_id).second) missing.push_back(j.job_id);
+    }
+    return missing;
+  };
 
   std::map<std::string, SlurmJobInfo> known;
-  if (auto q = run_captured({"squeue", "--noheader", "--states=all", "--format=%i|%T|%M"}); !q) {
-    notes->push_back(fmt::format("squeue: {}", q.error().message));
-  } else if (q.value().exit_code != 0) {
-    notes->push_back(fmt::format("squeue: {}", first_line(q.value().err)));
-  } else {
+  const auto q = run_captured({"squeue", "--noheader", "--states=all", "--format=%i|%T|%M"}, {}, query.limits);
+  const bool controller_answered = q && q.value().exit_code == 0;
+  if (controller_answered) {
     known = parse_squeue(q.value().out);
+  } else {
+    notes->push_back(fmt::format("squeue: {}", failure(q)));
   }
-  // Jobs squeue did not list: the controller may still have them (scontrol), accounting may (sacct).
-  std::vector<std::string> missing;
-  for (const SubmittedJob& j : jobs) {
-    if (known.count(j.job_id) == 0) missing.push_back(j.job_id);
-  }
-  for (const std::string& id : missing) {
-    auto s = run_captured({"scontrol", "show", "job", id});
+  // Jobs squeue did not list: the controller may still have them (scontrol; asked once, for every
+  // job, and only when squeue reached the controller: both talk to it), accounting may (sacct).
+  if (controller_answered && !missing_ids(known).empty()) {
+    const auto s = run_captured({"scontrol", "--oneliner", "show", "job"}, {}, query.limits);
     if (s && s.value().exit_code == 0) {
-      if (auto info = parse_scontrol_job(s.value().out)) known[id] = *info;
+      for (auto& [id, info] : parse_scontrol_jobs(s.value().out)) known.emplace(id, info);
     }
   }
-  bool need_sacct = false;
-  for (const std::string& id : missing) need_sacct = need_sacct || known.count(id) == 0;
-  if (need_sacct) {
-    auto a = run_captured({"sacct", "--noheader", "--parsable2", "--format=JobID,State,Elapsed", "--jobs=" + ids});
-    if (!a) {
-      notes->push_back(fmt::format("sacct: {}", a.error().message));
-    } else if (a.value().exit_code != 0 || a.value().out.empty()) {
-      const std::string why = first_line(a.value().err.empty() ? a.value().out : a.value().err);
-      notes->push_back(fmt::format("sacct: {}", why.empty() ? "no records" : why));
-    } else {
-      for (auto& [id, info] : parse_sacct(a.value().out)) known.emplace(id, info);
+  const std::vector<std::string> missing = missing_ids(known);
+  const size_t batch = std::max<size_t>(1, query.sacct_batch);
+  for (size_t first = 0; first < missing.size(); first += batch) {
+    std::string ids;
+    for (size_t i = first; i < std::min(missing.size(), first + batch); ++i) {
+      ids += (ids.empty() ? "" : ",") + missing[i];
     }
+    const auto a = run_captured({"sacct", "--noheader", "--parsable2", "--format=JobID,State,Elapsed", "--jobs=" + ids},
+                                {}, query.limits);
+    if (!a || a.value().exit_code != 0) {
+      notes->push_back(fmt::format("sacct: {}", failure(a)));
+      break;  // accounting is off or unreachable: the next batch would say the same
+    }
+    if (a.value().out.empty()) {
+      const std::string why = first_line(a.value().err);
+      notes->push_back(fmt::format("sacct: {}", why.empty() ? "no records" : why));
+      break;
+    }
+    for (auto& [id, info] : parse_sacct(a.value().out)) known.emplace(id, info);
   }
 
   // Run directories: <root>/<experiment>/<run_prefix>-slurm<job id>.
@@ -177,9 +306,7 @@ std::vector<JobStatus> job_statuses(const std::vector<SubmittedJob>& jobs, std::
         if (st.state == "unknown" && (r.status == "completed" || r.status == "failed")) {
           st.state = r.status;
           st.source = "run directory";
-          if (r.info && r.info->start_unix_ns && r.info->end_unix_ns) {
-            st.elapsed_s = (*r.info->end_unix_ns - *r.info->start_unix_ns) / 1'000'000'000;
-          }
+          if (r.info) st.elapsed_s = elapsed_between(r.info->start_unix_ns, r.info->end_unix_ns);
         }
       }
     }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "launch/captured_command.h"
 #include "launch/submission.h"
 
 namespace scaleprof::launch {
@@ -21,7 +22,7 @@ struct SlurmJobInfo {
 
 struct JobStatus {
   SubmittedJob job;
-  std::string state;        // pending | running | completed | failed | unknown
+  std::string state;        // a state_class(): pending | running | suspended | completed | failed | cancelled | unknown
   std::string slurm_state;  // SLURM's own word, "" when SLURM does not know the job any more
   std::optional<int64_t> elapsed_s;
   std::string run;         // run directory name when the job wrote one
@@ -34,15 +35,39 @@ struct JobStatus {
 std::map<std::string, SlurmJobInfo> parse_squeue(const std::string& out);
 // scontrol show job ID (one job)
 std::optional<SlurmJobInfo> parse_scontrol_job(const std::string& out);
+// scontrol --oneliner show job (every job the controller remembers; each record starts at JobId=)
+std::map<std::string, SlurmJobInfo> parse_scontrol_jobs(const std::string& out);
 // sacct --noheader --parsable2 --format=JobID,State,Elapsed (steps like 12.batch are ignored)
 std::map<std::string, SlurmJobInfo> parse_sacct(const std::string& out);
-// SLURM durations: [D-]HH:MM:SS, MM:SS, M:SS; nullopt for INVALID or malformed text.
+// SLURM durations: [D-]HH:MM:SS, [D-]HH:MM, MM:SS, M:SS, D-HH; nullopt for INVALID or malformed text
+// (minutes and seconds after the first field must be below 60).
 std::optional<int64_t> parse_slurm_duration(const std::string& text);
-// pending | running | completed | failed for a SLURM state word.
+// The class of a SLURM job state, long name (squeue %T, sacct, scontrol) or short code (squeue %t),
+// after SLURM's list of base states and state flags (slurm.schedmd.com/job_state_codes.html):
+//   pending    PENDING REQUEUED REQUEUE_HOLD REQUEUE_FED RESV_DEL_HOLD SPECIAL_EXIT EXPEDITING
+//   running    RUNNING CONFIGURING POWER_UP_NODE COMPLETING STAGE_OUT SIGNALING RESIZING
+//   suspended  SUSPENDED STOPPED (resources kept, not executing)
+//   completed  COMPLETED
+//   failed     FAILED TIMEOUT NODE_FAIL OUT_OF_MEMORY BOOT_FAIL DEADLINE PREEMPTED LAUNCH_FAILED RECONFIG_FAIL
+//   cancelled  CANCELLED REVOKED (a federation sibling runs it elsewhere)
+//   unknown    UPDATE_DB (a transient flag that hides the state), "" and any word SLURM may add later
+// A word this does not know is never called failed.
 std::string state_class(const std::string& slurm_state);
 
-// Asks SLURM (and the run directories) about every job; `notes` receives one line per source that
-// could not answer (e.g. "sacct: Slurm accounting storage is disabled").
-std::vector<JobStatus> job_statuses(const std::vector<SubmittedJob>& jobs, std::vector<std::string>* notes);
+// Elapsed seconds between two times of a run.json, or nullopt when either is outside the times any
+// input may carry (core/time_bounds.h) or the end is before the start.
+std::optional<int64_t> elapsed_between(std::optional<int64_t> start_unix_ns, std::optional<int64_t> end_unix_ns);
+
+struct StatusQuery {
+  CaptureLimits limits;       // for each squeue, scontrol and sacct call
+  size_t sacct_batch = 1000;  // job ids per sacct call: the argument list stays short whatever the job count
+};
+
+// Asks SLURM (and the run directories) about every job: one squeue, one scontrol (when squeue
+// answered and missed some), sacct in batches for those still missing. `notes` receives one line per
+// source that could not answer (e.g. "sacct: Slurm accounting storage is disabled"); a source that
+// failed once is not asked again.
+std::vector<JobStatus> job_statuses(const std::vector<SubmittedJob>& jobs, std::vector<std::string>* notes,
+                                    const StatusQuery& query = {});
 
 }  // namespace scaleprof::launch

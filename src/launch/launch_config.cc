@@ -90,9 +90,16 @@ std::vector<FieldSpec> launch_fields() {
   add("gpu_interval", Kind::kString, std::string("1s"), "GPU sampling interval of scaleprof run");
   add("profiler", Kind::kBool, false, "exports SCALEPROF_PROFILER=on|off for the training (torch.profiler traces)");
   add("nsys", Kind::kBool, false, "wrap each rank in nsys profile -t cuda,nvtx,osrt; reports in <run dir>/nsys/");
-  FieldSpec& port = add("rdzv_port", Kind::kInt, int64_t{29500}, "torchrun c10d rendezvous port on the first node");
-  port.min = 1;
+  FieldSpec& port = add("rdzv_port", Kind::kInt, int64_t{0},
+                        fmt::format("torchrun c10d rendezvous port on the first node; 0: {} + job id % {} ({} to {}), "
+                                    "so jobs sharing a node never collide",
+                                    kRdzvPortBase, kRdzvPortCount, kRdzvPortBase, kRdzvPortBase + kRdzvPortCount - 1));
+  port.min = 0;
   port.max = 65535;
+  FieldSpec& timeout = add("slurm_timeout", Kind::kInt, int64_t{kDefaultClientTimeoutS},
+                           "seconds each sbatch call may take before it is stopped (a hung controller)");
+  timeout.min = 1;
+  timeout.max = kMaxClientTimeoutS;
   add("script_dir", Kind::kString, std::string("slurm-scripts"), "where scripts and submitted.jsonl are written")
       .aliases = {"save_dir"};
   add("report", Kind::kBool, true, "after submitting, submit a report job that runs when every job has ended");
@@ -213,6 +220,7 @@ Result<LaunchConfig> make_launch_config(const config::Config& c, const std::stri
   l.cpus_per_task = c.integer("cpus_per_task");
   l.repetitions = c.integer("repetitions");
   l.rdzv_port = c.integer("rdzv_port");
+  l.slurm_timeout_s = c.integer("slurm_timeout");
   l.exclusive = c.boolean("exclusive");
   l.profiler = c.boolean("profiler");
   l.nsys = c.boolean("nsys");
@@ -231,6 +239,23 @@ Result<LaunchConfig> make_launch_config(const config::Config& c, const std::stri
     std::sort(n.begin(), n.end());
     if (std::adjacent_find(n.begin(), n.end()) != n.end()) {
       return Error{fmt::format("{}: a node count is listed twice", origin(c, "scalability_nodes"))};
+    }
+  }
+  {
+    // Every job is a script on disk, a line of submitted.jsonl and a job in the queue: a typo in
+    // repetitions or node counts must not become 400,000 of them.
+    const auto strategies = static_cast<int64_t>(l.strategies.size());
+    const auto node_counts = static_cast<int64_t>(l.scalability_nodes.size());
+    if (l.mode == "runall" && strategies > kMaxJobs) {
+      return Error{fmt::format("{}: runall would submit {} jobs; at most {} per launch", origin(c, "strategies"),
+                               strategies, kMaxJobs)};
+    }
+    if (l.mode == "scaling-test" && strategies * node_counts * l.repetitions > kMaxJobs) {
+      return Error{fmt::format(
+          "scaling-test would submit {} jobs ({} node counts x {} strategies x {} repetitions, from {}, {} and {}); "
+          "at most {} per launch: split it into several experiments",
+          strategies * node_counts * l.repetitions, node_counts, strategies, l.repetitions,
+          c.entry("scalability_nodes").source, c.entry("strategies").source, c.entry("repetitions").source, kMaxJobs)};
     }
   }
   if (c.str("training_cmd").empty()) {
@@ -276,6 +301,15 @@ Result<LaunchConfig> make_launch_config(const config::Config& c, const std::stri
   l.report_html = c.str("report_html");
   if (l.report_html.empty()) l.report_html = fmt::format("{}/{}-report.html", l.script_dir, l.experiment);
   if (l.report_html.front() != '/') l.report_html = cwd + "/" + l.report_html;
+  // Paths completed from the current folder or this executable reach the scripts too: held to the
+  // same characters as values (a bidi override in a folder name would make a script read differently).
+  for (const auto& [name, value] : {std::pair<const char*, const std::string*>{"root", &l.root},
+                                    {"report_html", &l.report_html},
+                                    {"scaleprof_bin", &l.scaleprof_bin}}) {
+    if (std::string problem = config::control_character_problem(*value); !problem.empty()) {
+      return Error{fmt::format("{}: {}", origin(c, name), problem)};
+    }
+  }
   return l;
 }
 

@@ -9,8 +9,16 @@
 
 #include "config/config.h"
 #include "core/result.h"
+#include "launch/captured_command.h"
 
 namespace scaleprof::launch {
+
+// Jobs one launch may plan (scripts written, jobs submitted).
+inline constexpr int64_t kMaxJobs = 2000;
+// The rendezvous port of a job when rdzv_port is 0: kRdzvPortBase + SLURM_JOB_ID % kRdzvPortCount,
+// computed by the script at run time: 20000 to 31999, below Linux's ephemeral ports (32768 up).
+inline constexpr int64_t kRdzvPortBase = 20000;
+inline constexpr int64_t kRdzvPortCount = 12000;
 
 // Every field, its default and its help text (docs/launch.md lists the same).
 std::vector<config::FieldSpec> launch_fields();
@@ -18,7 +26,9 @@ std::vector<config::FieldSpec> launch_fields();
 struct LaunchConfig {
   std::string mode;  // single | runall | scaling-test
   std::string job_name, account, partition, qos, reservation, time, mem, constraint, std_out, std_err;
-  int64_t num_nodes = 1, gpus_per_node = 0, cpus_per_task = 0, repetitions = 1, rdzv_port = 29500;
+  int64_t num_nodes = 1, gpus_per_node = 0, cpus_per_task = 0, repetitions = 1;
+  int64_t rdzv_port = 0;          // 0: derived from the job id at run time (kRdzvPortBase + id % kRdzvPortCount)
+  int64_t slurm_timeout_s = 120;  // deadline of each sbatch call
   bool exclusive = false, profiler = false, nsys = false, report = true;
   std::string dist_strategy;
   std::vector<std::string> strategies;

@@ -154,7 +154,15 @@ std::string render_job_script(const LaunchConfig& c, const JobPlan& job) {
   if (torchrun) {
     s += "\n# torchrun's c10d rendezvous on the first node of the allocation\n";
     s += "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
-    s += fmt::format("MASTER_PORT={}\n", c.rdzv_port);
+    if (c.rdzv_port > 0) {
+      s += fmt::format("MASTER_PORT={}  # rdzv_port\n", c.rdzv_port);
+    } else {
+      s += fmt::format(
+          "# A port per job, so jobs sharing a node never collide: {} + job id % {} ({}-{}).\n"
+          "MASTER_PORT=$(({} + SLURM_JOB_ID % {}))\n",
+          kRdzvPortBase, kRdzvPortCount, kRdzvPortBase, kRdzvPortBase + kRdzvPortCount - 1, kRdzvPortBase,
+          kRdzvPortCount);
+    }
     s += "export MASTER_ADDR MASTER_PORT\n";
   }
 
@@ -199,6 +207,24 @@ std::string render_job_script(const LaunchConfig& c, const JobPlan& job) {
                      per_node * job.nodes, shell_quote(task));
   }
   return s;
+}
+
+Result<std::vector<std::string>> render_job_scripts(const LaunchConfig& c, const std::vector<JobPlan>& jobs) {
+  std::vector<std::string> scripts;
+  size_t total = 0;
+  for (const JobPlan& job : jobs) {
+    scripts.push_back(render_job_script(c, job));
+    total += scripts.back().size();
+    // Scripts differ only in a few names, so the first one's size times the job count is the total.
+    const size_t expected = std::max(total, scripts.front().size() * jobs.size());
+    if (expected > kMaxScriptSetBytes) {
+      return Error{fmt::format(
+          "the {} scripts would hold about {} MiB ({} bytes each); at most {} MiB: shorten pre_exec, env or "
+          "training_cmd, or plan fewer jobs",
+          jobs.size(), expected >> 20, scripts.front().size(), kMaxScriptSetBytes >> 20)};
+    }
+  }
+  return scripts;
 }
 
 std::string render_report_script(const LaunchConfig& c) {

@@ -3,11 +3,13 @@
 // and every configured value is shell-quoted.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/result.h"
 #include "launch/launch_config.h"
 
 namespace scaleprof::launch {
@@ -26,6 +28,12 @@ std::vector<JobPlan> plan_jobs(const LaunchConfig& config);
 
 // The sbatch script of one job.
 std::string render_job_script(const LaunchConfig& config, const JobPlan& job);
+
+// The scripts of all `jobs`, or an error stating the sizes when together they would hold more than
+// kMaxScriptSetBytes: every script repeats the configuration's text, so 2,000 jobs of a 4 MiB
+// configuration would be 8 GB of scripts. Checked on the first script before the others are made.
+inline constexpr size_t kMaxScriptSetBytes = size_t{64} << 20;
+Result<std::vector<std::string>> render_job_scripts(const LaunchConfig& config, const std::vector<JobPlan>& jobs);
 
 // The report job's script: `scaleprof report --html` over the experiment (submitted with
 // --dependency=afterany on every job, so it runs when the last one has ended).

@@ -5,6 +5,7 @@
 #include <simdjson.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -54,18 +55,29 @@ std::string log_folder(const std::string& pattern) {
   return folder;
 }
 
+// At most the first 2,000 bytes of a client's message, without trailing blanks.
+std::string message_of(const std::string& text) {
+  std::string m = text.substr(0, 2000);
+  while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
+  if (text.size() > 2000) m += "...";
+  return m;
+}
+
 Status sbatch(const std::vector<std::string>& args, const std::string& path, const std::string& text,
-              const std::string& what, std::string* job_id) {
+              const std::string& what, const CaptureLimits& limits, std::string* job_id) {
   std::vector<std::string> argv = {"sbatch", "--parsable"};
   argv.insert(argv.end(), args.begin(), args.end());
   if (!path.empty()) argv.push_back(path);
-  auto r = run_captured(argv, path.empty() ? text : std::string());
-  if (!r) return r.error();
+  auto r = run_captured(argv, path.empty() ? text : std::string(), limits);
+  if (!r) {
+    // Stopped (no answer, endless output): the controller may have queued the job all the same.
+    return Error{fmt::format("{} (submitting {}); the job may be queued all the same: check with squeue --me",
+                             r.error().message, what)};
+  }
   *job_id = parse_job_id(r.value().out);
   if (r.value().exit_code != 0 || job_id->empty()) {
-    std::string err = r.value().err;
-    while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
-    if (err.empty()) err = r.value().out.empty() ? "no output" : r.value().out;
+    std::string err = message_of(r.value().err);
+    if (err.empty()) err = r.value().out.empty() ? "no output" : message_of(r.value().out);
     return Error{fmt::format("sbatch failed for {} (exit code {}): {}", what, r.value().exit_code, err)};
   }
   return Ok{};
@@ -87,15 +99,14 @@ Result<std::vector<SubmittedJob>> read_submitted(const std::string& path, std::v
   if (!in) return Error{fmt::format("{}: cannot read: {}", path, std::strerror(errno))};
   std::vector<SubmittedJob> jobs;
   simdjson::dom::parser parser;
-  std::string line;
   int64_t number = 0;
-  while (std::getline(in, line)) {
+  auto take = [&](const std::string& line) {
     ++number;
-    if (line.empty()) continue;
+    if (line.empty()) return;
     simdjson::dom::object o;
     if (parser.parse(line).get_object().get(o) != simdjson::SUCCESS) {
       warnings->push_back(fmt::format("{}:{}: not a JSON object; line skipped", path, number));
-      continue;
+      return;
     }
     SubmittedJob j;
     auto str = [&o](const char* key) {
@@ -119,9 +130,43 @@ Result<std::vector<SubmittedJob>> read_submitted(const std::string& path, std::v
     j.submitted_unix_ns = num("submitted_unix_ns");
     if (j.job_id.empty() || j.job_id.find_first_not_of("0123456789") != std::string::npos) {
       warnings->push_back(fmt::format("{}:{}: no valid job_id; line skipped", path, number));
-      continue;
+      return;
     }
     jobs.push_back(std::move(j));
+  };
+  // Read in blocks, so a line never grows past kMaxSubmittedLine (a record is a few hundred bytes):
+  // a longer one is skipped with a warning instead of being held whole.
+  std::string line;
+  bool too_long = false;
+  std::vector<char> block(1 << 16);
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    const auto got = static_cast<size_t>(in.gcount());
+    for (size_t i = 0; i < got;) {
+      const char* start = block.data() + i;
+      const auto* newline = static_cast<const char*>(std::memchr(start, '\n', got - i));
+      const size_t piece = newline != nullptr ? static_cast<size_t>(newline - start) : got - i;
+      const size_t room = kMaxSubmittedLine - std::min(line.size(), kMaxSubmittedLine);
+      line.append(start, std::min(piece, room));
+      too_long = too_long || piece > room;
+      i += piece;
+      if (newline == nullptr) break;
+      ++i;  // the line break
+      if (too_long) {
+        ++number;
+        warnings->push_back(fmt::format("{}:{}: longer than {} bytes; line skipped", path, number, kMaxSubmittedLine));
+      } else {
+        take(line);
+      }
+      line.clear();
+      too_long = false;
+    }
+  }
+  if (in.bad()) return Error{fmt::format("{}: read error after line {}", path, number)};
+  if (too_long) {
+    warnings->push_back(fmt::format("{}:{}: longer than {} bytes; line skipped", path, number + 1, kMaxSubmittedLine));
+  } else if (!line.empty()) {
+    take(line);  // a last line without its line break (a torn write): parsed like the others
   }
   return jobs;
 }
@@ -144,6 +189,8 @@ Status submit_all(const LaunchConfig& c, const SubmitPlan& plan, std::vector<Sub
     }
   }
   const std::string record_path = c.script_dir + "/" + std::string(kSubmittedFile);
+  CaptureLimits limits;
+  limits.deadline = std::chrono::seconds(c.slurm_timeout_s);
   std::vector<std::string> ids;
   auto record = [&](SubmittedJob job) -> Status {
     job.experiment = c.experiment;
@@ -158,7 +205,7 @@ Status submit_all(const LaunchConfig& c, const SubmitPlan& plan, std::vector<Sub
     const JobPlan& p = plan.jobs[i];
     std::string id;
     const std::string what = plan.script_paths[i].empty() ? p.script_name : plan.script_paths[i];
-    if (auto ok = sbatch({}, plan.script_paths[i], plan.scripts[i], what, &id); !ok) return ok.error();
+    if (auto ok = sbatch({}, plan.script_paths[i], plan.scripts[i], what, limits, &id); !ok) return ok.error();
     ids.push_back(id);
     SubmittedJob job;
     job.job_id = id;
@@ -175,7 +222,7 @@ Status submit_all(const LaunchConfig& c, const SubmitPlan& plan, std::vector<Sub
     for (const std::string& id : ids) dependency += ":" + id;
     std::string id;
     const std::string what = plan.report_path.empty() ? std::string(kReportScriptName) : plan.report_path;
-    if (auto ok = sbatch({dependency}, plan.report_path, plan.report_script, what, &id); !ok) return ok.error();
+    if (auto ok = sbatch({dependency}, plan.report_path, plan.report_script, what, limits, &id); !ok) return ok.error();
     SubmittedJob job;
     job.kind = "report";
     job.job_id = id;

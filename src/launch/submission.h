@@ -2,6 +2,7 @@
 // <script_dir>/submitted.jsonl, one JSON object per job, appended as soon as sbatch answers.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -25,8 +26,10 @@ struct SubmittedJob {
 // One line of submitted.jsonl (ending in '\n').
 std::string submitted_line(const SubmittedJob& job);
 
-// Reads submitted.jsonl. Lines that are not whole records (a torn last line, hand edits) are skipped
-// with a warning "file:line: ..." in *warnings.
+// Reads submitted.jsonl. Lines that are not whole records (a torn last line, hand edits) or longer
+// than kMaxSubmittedLine are skipped with a warning "file:line: ..." in *warnings; a read error is an
+// error, never a shorter list.
+inline constexpr size_t kMaxSubmittedLine = 64 * 1024;
 Result<std::vector<SubmittedJob>> read_submitted(const std::string& path, std::vector<std::string>* warnings);
 
 // The job id in `sbatch --parsable` output ("123" or "123;cluster"), or "" when there is none.

@@ -6,6 +6,8 @@
 #    sacct is disabled); the jobs run one at a time (a 2-core machine), then the dependent report job;
 #  - `scaleprof report` shows the three runs with 1, 2 and 4 nodes and workers; the report job's HTML exists;
 #  - the 8- and 16-node scripts pass `sbatch --test-only` against the same cluster;
+#  - the same scaling test submitted at once: the three jobs run together on the machine's one
+#    network namespace, each with its own rendezvous port (from its job id), and all complete;
 #  - a failing sbatch (more nodes than exist) exits non-zero with sbatch's message, and the job
 #    submitted before it stays recorded.
 # Skips (exit 0, one line saying why) only where SLURM cannot start. Every daemon is stopped by pid.
@@ -76,8 +78,8 @@ cat >"$work/train.yaml" <<YAML
 training_cmd: $PY $REPO/examples/ddp_train.py --epochs 3 --steps-per-epoch 4 --batch-size 8 --profile-epoch -1 --strategy {strategy}
 gpu_interval: 100ms
 YAML
-port=$(free_port_base 1)
-cfg=(-c "$work/base.yaml" -c "$work/train.yaml" --mode scaling-test --scalability_nodes 1,2,4 --rdzv_port "$port")
+# No rdzv_port: each job's rendezvous port comes from its job id (20000 + id % 12000).
+cfg=(-c "$work/base.yaml" -c "$work/train.yaml" --mode scaling-test --scalability_nodes 1,2,4)
 
 # The effective configuration says where each value came from.
 "$SCALEPROF" slurm "${cfg[@]}" --print-config >"$work/config.txt"
@@ -152,6 +154,39 @@ for n in 1 2 4; do
 done
 grep -q "ddp" "$work/scripts/slurm-it-report.html" || fail "the report job's HTML does not show the runs"
 say "report: $(head -5 "$work/report.csv" | tr '\n' ' ')"
+
+# --- the same scaling test submitted at once ---------------------------------------------------
+# All nodes share this machine's one network namespace, as the jobs on one node of a real cluster
+# do: with one fixed rendezvous port, jobs running together failed with EADDRINUSE (issue 19).
+"$SCALEPROF" slurm "${cfg[@]}" --experiment slurm-it-together --script_dir "$work/together" --report false \
+  >"$work/together.out" 2>&1 || fail "submit at once: $(cat "$work/together.out")"
+mapfile -t together < <(sed -n 's/^submitted job \([0-9]*\): ddp.*/\1/p' "$work/together.out")
+[ ${#together[@]} = 3 ] || fail "expected 3 jobs submitted at once: $(cat "$work/together.out")"
+for id in "${together[@]}"; do
+  say "job $id: rendezvous port $((20000 + id % 12000))"
+done
+tstatus() { "$SCALEPROF" slurm status --script-dir "$work/together" --format csv 2>>"$work/status.err"; }
+most_running=0
+for ((i = 0; i < 300 * 2; i++)); do
+  out=$(tstatus)
+  running=$(awk -F, 'NR>1 && $6=="running"' <<<"$out" | wc -l)
+  done_count=$(awk -F, 'NR>1 && ($6=="completed" || $6=="failed" || $6=="cancelled")' <<<"$out" | wc -l)
+  [ "$running" -gt "$most_running" ] && most_running=$running
+  [ "$done_count" = 3 ] && break
+  sleep 0.5
+done
+say "submitted at once: at most $most_running running together; $(tstatus | cut -d, -f1,6,7 | tr '\n' ' ')"
+[ "$done_count" = 3 ] || fail "the jobs submitted at once did not end in 300 s"
+[ "$most_running" = 3 ] || fail "the three jobs never ran at the same time (at most $most_running)"
+if grep -il "EADDRINUSE\|address already in use" "$work"/logs/it-ddp-*.err >/dev/null 2>&1; then
+  fail "port collision: $(grep -il "EADDRINUSE\|address already in use" "$work"/logs/it-ddp-*.err)"
+fi
+"$SCALEPROF" runs --root "$work/metrics" --experiment slurm-it-together --format csv >"$work/together-runs.csv"
+for n in 1 2 4; do
+  grep -q "^slurm-it-together,ddp-n$n-r1-slurm[0-9]*,ddp,$n,$n,3,completed," "$work/together-runs.csv" ||
+    fail "submitted at once: no completed $n-node run: $(cat "$work/together-runs.csv")"
+done
+say "submitted at once: 3 of 3 jobs completed, no port collision"
 
 # --- 8 and 16 nodes: sbatch --test-only against the same cluster -------------------------------
 "$SCALEPROF" slurm "${cfg[@]}" --scalability_nodes 8,16 --script_dir "$work/big" --no-submit-job >/dev/null
