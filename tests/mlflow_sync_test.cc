@@ -248,10 +248,15 @@ TEST_F(SyncFiles, SecondSyncOfOneRootAndServerFindsTheLockHeld) {
   auto other = SyncLock::acquire(default_lock_path(dir_.string(), "http://127.0.0.1:5001"), false);
   ASSERT_TRUE(other);
   EXPECT_TRUE(other.value().held());
-  first = SyncLock();  // released
+  first = SyncLock();  // released: the file is removed with it
+  EXPECT_FALSE(fs::exists(path));
   auto third = SyncLock::acquire(path, false);
   ASSERT_TRUE(third);
   EXPECT_TRUE(third.value().held());
+  // A sync that failed leaves the root as it found it: no lock file, no empty state folder.
+  third.value() = SyncLock();
+  other.value() = SyncLock();
+  EXPECT_FALSE(fs::exists(dir_ / ".scaleprof-sync"));
   // A link planted at the lock's name is not followed.
   const std::string planted = (dir_ / "planted.lock").string();
   fs::create_symlink(dir_ / "elsewhere", planted);

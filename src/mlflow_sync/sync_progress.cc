@@ -153,7 +153,7 @@ std::string default_progress_path(const std::string& root, const std::string& se
   std::string name;
   for (char c : host) name += (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-') ? c : '_';
   if (name.empty() || name.front() == '.') name = "server" + name;
-  return (fs::path(root) / ".scaleprof-sync" / (name + ".json")).string();
+  return (fs::path(root) / kStateDir / (name + ".json")).string();
 }
 
 }  // namespace scaleprof::mlflow_sync

@@ -19,6 +19,8 @@
 namespace scaleprof::mlflow_sync {
 
 inline constexpr int kProgressVersion = 1;
+// The sync's folder below the root: progress records and locks, one per server.
+inline constexpr const char* kStateDir = ".scaleprof-sync";
 
 struct RunProgress {
   std::string run_id;         // the server's run
