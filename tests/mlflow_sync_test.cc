@@ -4,14 +4,21 @@
 // The REST calls themselves are tested against a real server in tests/python/test_mlflow_sync.py.
 #include <gtest/gtest.h>
 #include <simdjson.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 
+#include "collect/run_file.h"
 #include "collect/run_reader.h"
 #include "importers/mlflow_json.h"
+#include "mlflow_sync/sync_lock.h"
 #include "mlflow_sync/sync_payload.h"
 #include "mlflow_sync/sync_plan.h"
 #include "mlflow_sync/sync_progress.h"
@@ -171,27 +178,92 @@ TEST_F(SyncFiles, ProgressRoundTripAndAtomicReplace) {
   const std::string path = default_progress_path(dir_.string(), "http://user:secret@127.0.0.1:5000/prefix");
   EXPECT_EQ(path, (dir_ / ".scaleprof-sync" / "127.0.0.1_5000.json").string());  // no credentials in the name
   ASSERT_TRUE(save_progress(path, p));
-  auto back = load_progress(path);
-  ASSERT_TRUE(back) << back.error().message;
-  EXPECT_EQ(back.value().server, p.server);
-  ASSERT_EQ(back.value().runs.size(), 2u);
-  EXPECT_EQ(back.value().runs.at("e/r").run_id, "abc");
-  EXPECT_TRUE(back.value().runs.at("e/r").metrics_done);
-  EXPECT_FALSE(back.value().runs.at("e/r").complete);
-  EXPECT_EQ(back.value().runs.at("e/r/rank-00001").run_id, "def\"x");
+  auto loaded = load_progress(path);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_TRUE(loaded.value().set_aside.empty());
+  const SyncProgress& back = loaded.value().progress;
+  EXPECT_EQ(back.server, p.server);
+  ASSERT_EQ(back.runs.size(), 2u);
+  EXPECT_EQ(back.runs.at("e/r").run_id, "abc");
+  EXPECT_TRUE(back.runs.at("e/r").metrics_done);
+  EXPECT_FALSE(back.runs.at("e/r").complete);
+  EXPECT_EQ(back.runs.at("e/r/rank-00001").run_id, "def\"x");
   // Replaced, not appended; no temporary file left beside it.
   p.runs.erase("e/r/rank-00001");
   ASSERT_TRUE(save_progress(path, p));
-  EXPECT_EQ(load_progress(path).value().runs.size(), 1u);
+  EXPECT_EQ(load_progress(path).value().progress.runs.size(), 1u);
   EXPECT_EQ(std::distance(fs::directory_iterator(fs::path(path).parent_path()), fs::directory_iterator()), 1);
-  // A missing file is an empty record; junk is an error naming the file.
-  EXPECT_TRUE(load_progress((dir_ / "none.json").string()).value().runs.empty());
-  write(dir_ / "junk.json", "{\"version\":1,\"runs\":{\"x\":{}}}");
-  auto junk = load_progress((dir_ / "junk.json").string());
-  ASSERT_FALSE(junk);
-  EXPECT_NE(junk.error().message.find("junk.json: not a sync progress file"), std::string::npos);
+  // A missing file is an empty record.
+  EXPECT_TRUE(load_progress((dir_ / "none.json").string()).value().progress.runs.empty());
   EXPECT_FALSE(parse_progress("[1]", "x"));
   EXPECT_FALSE(parse_progress("{\"version\":2,\"runs\":{}}", "x"));
+}
+
+// A record cut short (a full disk, a kill during a copy) or edited into junk used to stop every sync
+// until deleted by hand. It is set aside, every byte kept under a new name, and the sync goes on
+// from an empty record (the server is the truth).
+TEST_F(SyncFiles, TruncatedOrCorruptProgressIsSetAsideNotDeleted) {
+  SyncProgress p;
+  p.server = "http://127.0.0.1:5000";
+  p.runs["e/r"] = {"abc", true, true};
+  const std::string whole = progress_json(p);
+  const std::string path = (dir_ / "p.json").string();
+  for (const std::string& bad : {whole.substr(0, whole.size() / 2), std::string("{\"version\":1,\"runs\":{\"x\":{}}}"),
+                                 std::string("\0\0\0", 3), std::string("{\"version\":9,\"runs\":{}}")}) {
+    write(path, bad);
+    auto loaded = load_progress(path);
+    ASSERT_TRUE(loaded) << loaded.error().message;
+    const LoadedProgress& l = loaded.value();
+    EXPECT_TRUE(l.progress.runs.empty());
+    ASSERT_FALSE(l.set_aside.empty());
+    EXPECT_TRUE(l.set_aside.starts_with(path + ".bad-")) << l.set_aside;
+    EXPECT_FALSE(fs::exists(path));
+    std::ifstream in(l.set_aside, std::ios::binary);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()), bad);
+    EXPECT_NE(l.problem.find("p.json: not a sync progress file"), std::string::npos) << l.problem;
+    EXPECT_NE(l.problem.find("moved to " + l.set_aside), std::string::npos) << l.problem;
+  }
+  // Four files set aside within the same second or not: four distinct names, none overwritten.
+  size_t kept = 0;
+  for (const auto& e : fs::directory_iterator(dir_)) kept += e.path().filename().string().starts_with("p.json.bad-");
+  EXPECT_EQ(kept, 4u);
+  EXPECT_EQ(set_aside_name("/x/p.json", 0, 0), "/x/p.json.bad-19700101T000000Z");
+  EXPECT_EQ(set_aside_name("/x/p.json", 0, 2), "/x/p.json.bad-19700101T000000Z-2");
+}
+
+// Two syncs of one root and server: the second finds the lock taken (flock locks belong to an open
+// file, so a second open in this process conflicts as another process would) and learns who holds it.
+TEST_F(SyncFiles, SecondSyncOfOneRootAndServerFindsTheLockHeld) {
+  const std::string path = default_lock_path(dir_.string(), "http://u:pw@127.0.0.1:5000");
+  EXPECT_EQ(path, (dir_ / ".scaleprof-sync" / "127.0.0.1_5000.lock").string());
+  auto first = SyncLock::acquire(path, false);
+  ASSERT_TRUE(first) << first.error().message;
+  ASSERT_TRUE(first.value().held());
+  auto second = SyncLock::acquire(path, false);
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_FALSE(second.value().held());
+  EXPECT_TRUE(second.value().holder().starts_with("pid " + std::to_string(::getpid()) + " on "))
+      << second.value().holder();
+  // Another server (or root) is another lock.
+  auto other = SyncLock::acquire(default_lock_path(dir_.string(), "http://127.0.0.1:5001"), false);
+  ASSERT_TRUE(other);
+  EXPECT_TRUE(other.value().held());
+  first = SyncLock();  // released: the file is removed with it
+  EXPECT_FALSE(fs::exists(path));
+  auto third = SyncLock::acquire(path, false);
+  ASSERT_TRUE(third);
+  EXPECT_TRUE(third.value().held());
+  // A sync that failed leaves the root as it found it: no lock file, no empty state folder.
+  third.value() = SyncLock();
+  other.value() = SyncLock();
+  EXPECT_FALSE(fs::exists(dir_ / ".scaleprof-sync"));
+  // A link planted at the lock's name is not followed.
+  const std::string planted = (dir_ / "planted.lock").string();
+  fs::create_symlink(dir_ / "elsewhere", planted);
+  auto linked = SyncLock::acquire(planted, false);
+  ASSERT_FALSE(linked);
+  EXPECT_NE(linked.error().message.find("symbolic link"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir_ / "elsewhere"));
 }
 
 TEST_F(SyncFiles, PlanOfARecordedRun) {
@@ -236,7 +308,10 @@ TEST_F(SyncFiles, PlanOfARecordedRun) {
   std::map<std::string, std::vector<std::tuple<int64_t, double, int64_t>>> series;
   for (const MetricValue& m : plan.workers[1].metrics) series[m.key].emplace_back(m.step, m.value, m.timestamp_ms);
   using P = std::tuple<int64_t, double, int64_t>;
-  EXPECT_EQ(series.at("epoch_time_s"), (std::vector<P>{{0, 60.5, 1763767260500}, {1, 40.000000001, 1763767300500}}));
+  // A worker's own epoch times; itwinai's epoch_time_s is on the main worker only.
+  EXPECT_EQ(series.at("worker_epoch_time_s"),
+            (std::vector<P>{{0, 60.5, 1763767260500}, {1, 40.000000001, 1763767300500}}));
+  EXPECT_EQ(series.count("epoch_time_s"), 0u);
   EXPECT_EQ(series.at("epoch_samples"), (std::vector<P>{{0, 100.0, 1763767260500}}));
   EXPECT_EQ(series.at("gpu_utilization_percent"), (std::vector<P>{{0, 50.0, 1763767200000}, {1, 70.0, 1763767201000}}));
   EXPECT_EQ(series.at("gpu_power_W"), (std::vector<P>{{0, 100.0, 1763767200000}, {1, 200.0, 1763767201000}}));
@@ -251,6 +326,147 @@ TEST_F(SyncFiles, PlanOfARecordedRun) {
   EXPECT_EQ(again.workers[1].metrics.size(), plan.workers[1].metrics.size());
   EXPECT_EQ(mlflow_status("failed"), "FAILED");
   EXPECT_EQ(mlflow_status("interrupted"), "KILLED");
+}
+
+// itwinai 0.4.2's trainer logs epoch_time_s on the main worker (global rank 0) only, step = epoch;
+// its report takes two workers with the metric for a Ray search of two trials ("Ray HPO was used")
+// and averages them. The sync logs the training's epoch time there alone: per epoch the slowest
+// rank's, the rule of scaleprof's report over the run directory, so both tools print one table.
+TEST_F(SyncFiles, EpochTimeIsTheSlowestRanksOnTheMainWorkerOnly) {
+  const fs::path run = dir_ / "exp" / "w3";
+  const char* durations[3][2] = {{"1.70", "2.00"}, {"1.71", "1.90"}, {"1.69", "2.05"}};
+  for (int r = 0; r < 3; ++r) {
+    const fs::path rank = run / collect::rank_dir_name(r);
+    write(rank / "rank.json", "{\"schema_version\":1,\"rank\":" + std::to_string(r) +
+                                  ",\"world_size\":3,\"status\":\"completed\",\"strategy\":\"ddp\"}\n");
+    // Rank 2 also has a repeated epoch 0 (a restarted process appending): its first record counts.
+    write(rank / "epochs.csv", std::string(collect::kEpochsHeader) + "\n0,0," + std::to_string(1000 + r) + "," +
+                                   durations[r][0] + ",\n1,0," + std::to_string(3000 + r) + "," + durations[r][1] +
+                                   ",\n" + (r == 2 ? "0,0,9000,9.5,\n" : ""));
+  }
+  auto data = collect::read_run(run.string());
+  ASSERT_TRUE(data) << data.error().message;
+  const TrainingPlan plan = plan_training(data.value());
+  ASSERT_EQ(plan.workers.size(), 3u);
+  auto points = [](const RunPlan& p, const std::string& key) {
+    std::vector<std::tuple<int64_t, double, int64_t>> out;
+    for (const MetricValue& m : p.metrics) {
+      if (m.key == key) out.emplace_back(m.step, m.value, m.timestamp_ms);
+    }
+    return out;
+  };
+  using P = std::tuple<int64_t, double, int64_t>;
+  // Epoch 0: rank 1's 1.71 s (ended at 1001 ns -> 0 ms); epoch 1: rank 2's 2.05 s.
+  EXPECT_EQ(points(plan.workers[0], "epoch_time_s"), (std::vector<P>{{0, 1.71, 0}, {1, 2.05, 0}}));
+  EXPECT_TRUE(points(plan.workers[1], "epoch_time_s").empty());
+  EXPECT_TRUE(points(plan.workers[2], "epoch_time_s").empty());
+  EXPECT_TRUE(points(plan.parent, "epoch_time_s").empty());
+  EXPECT_EQ(points(plan.workers[1], "worker_epoch_time_s"), (std::vector<P>{{0, 1.71, 0}, {1, 1.90, 0}}));
+  EXPECT_EQ(points(plan.workers[2], "worker_epoch_time_s").size(), 3u);  // every record kept as recorded
+}
+
+// Two run folders whose run.json name one run: two runs for `scaleprof runs` and the report, so two
+// runs on the server. The identity is the folder, not the name.
+TEST_F(SyncFiles, TwoFoldersWithOneRunNameAreTwoSyncIds) {
+  for (const char* folder : {"same", "same-copy"}) {
+    write(dir_ / "exp" / folder / "run.json",
+          R"({"schema_version":1,"experiment":"exp","run":"same","strategy":"ddp","world_size":1,"status":"completed"})"
+          "\n");
+    write(dir_ / "exp" / folder / "rank-00000" / "rank.json",
+          "{\"schema_version\":1,\"rank\":0,\"world_size\":1,\"status\":\"completed\"}\n");
+  }
+  auto runs = collect::read_runs(dir_.string());
+  ASSERT_TRUE(runs) << runs.error().message;
+  ASSERT_EQ(runs.value().size(), 2u);
+  std::set<std::string> ids;
+  for (const collect::RunData& r : runs.value()) {
+    const TrainingPlan plan = plan_training(r);
+    EXPECT_EQ(plan.parent.name, "same");
+    ids.insert(plan.parent.sync_id);
+    ids.insert(plan.workers.at(0).sync_id);
+  }
+  EXPECT_EQ(ids,
+            (std::set<std::string>{"exp/same", "exp/same/rank-00000", "exp/same-copy", "exp/same-copy/rank-00000"}));
+}
+
+// A member of the run folder's group plants links to a colleague's files: nothing below the run
+// folder is followed, each link is one warning naming it, and the plan uploads none of them.
+TEST_F(SyncFiles, SymbolicLinksBelowARunFolderAreNotFollowed) {
+  const fs::path secret = dir_ / "home" / ".netrc";
+  write(secret, "machine example.org login alice password s3cr3t\n");
+  write(dir_ / "home" / "trace.pt.trace.json", "{\"traceEvents\":[]}\n");
+  write(dir_ / "home" / "rank-00005" / "rank.json", "{\"schema_version\":1,\"rank\":5,\"status\":\"completed\"}\n");
+  const fs::path run = dir_ / "root" / "exp" / "r";
+  write(run / "run.json", R"({"schema_version":1,"experiment":"exp","run":"r","world_size":1,"status":"completed"})"
+                          "\n");
+  const fs::path rank = run / "rank-00000";
+  write(rank / "rank.json", "{\"schema_version\":1,\"rank\":0,\"world_size\":1,\"status\":\"completed\"}\n");
+  write(rank / "epochs.csv", std::string(collect::kEpochsHeader) + "\n0,0,1000,1.5,\n");
+  fs::create_symlink(secret, rank / "gpu.csv");
+  fs::create_symlink(secret, rank / "steps.csv");
+  fs::create_directories(rank / "traces");
+  fs::create_symlink(dir_ / "home" / "trace.pt.trace.json", rank / "traces" / "stolen.pt.trace.json");
+  fs::create_symlink(dir_ / "home" / "rank-00005", run / "rank-00005");
+  fs::create_directories(run / "node-n1");
+  fs::create_symlink(secret, run / "node-n1" / "gpu.csv");
+  auto data = collect::read_run(run.string());
+  ASSERT_TRUE(data) << data.error().message;
+  const collect::RunData& d = data.value();
+  ASSERT_EQ(d.ranks.size(), 1u);  // the linked rank-00005 folder is not walked
+  EXPECT_TRUE(d.ranks[0].trace_files.empty());
+  EXPECT_TRUE(d.ranks[0].gpu.empty());
+  EXPECT_EQ(d.ranks[0].epochs.size(), 1u);
+  for (const fs::path& link : {rank / "gpu.csv", rank / "steps.csv", rank / "traces" / "stolen.pt.trace.json",
+                               run / "rank-00005", run / "node-n1" / "gpu.csv"}) {
+    const std::string want = link.string() + ": a symbolic link; not followed (skipped)";
+    EXPECT_NE(std::find(d.warnings.begin(), d.warnings.end(), want), d.warnings.end()) << want;
+  }
+  const TrainingPlan plan = plan_training(d);
+  std::vector<std::string> uploaded;
+  for (const RunPlan* p : {&plan.parent, &plan.workers[0]}) {
+    for (const ArtifactFile& a : p->artifacts) uploaded.push_back(a.local_path);
+  }
+  for (const std::string& path : uploaded) {
+    EXPECT_FALSE(fs::is_symlink(path)) << path;
+  }
+  EXPECT_EQ(uploaded.size(), 3u);  // run.json, rank.json, epochs.csv
+  EXPECT_FALSE(plan.workers[0].profiling);
+  // The opener itself: a link is refused even when it points at a regular file; the file is not.
+  auto linked = collect::open_run_file((rank / "gpu.csv").string());
+  ASSERT_FALSE(linked);
+  EXPECT_EQ(linked.error().message, (rank / "gpu.csv").string() + ": a symbolic link; not followed (skipped)");
+  EXPECT_TRUE(collect::open_run_file((rank / "epochs.csv").string()));
+  ::mkfifo((rank / "fifo.csv").c_str(), 0600);
+  auto fifo = collect::open_run_file((rank / "fifo.csv").string());  // returns at once, refused
+  ASSERT_FALSE(fifo);
+  EXPECT_NE(fifo.error().message.find("not a regular file"), std::string::npos);
+}
+
+TEST(SyncPlanDigest, StableAndChangesWithWhatIsSent) {
+  TrainingPlan plan;
+  plan.experiment = "e";
+  plan.parent.sync_id = "e/r";
+  plan.parent.name = "r";
+  plan.workers.push_back({});
+  plan.workers[0].sync_id = "e/r/rank-00000";
+  plan.workers[0].metrics = {{"epoch_time_s", 1.5, 10, 0}};
+  const std::string d = plan_digest(plan);
+  EXPECT_EQ(d.size(), 16u);
+  EXPECT_EQ(plan_digest(plan), d);
+  TrainingPlan more = plan;
+  more.workers[0].metrics.push_back({"epoch_time_s", 1.25, 11, 1});
+  EXPECT_NE(plan_digest(more), d);
+  TrainingPlan other_value = plan;
+  other_value.workers[0].metrics[0].value = std::nextafter(1.5, 2.0);  // one ulp
+  EXPECT_NE(plan_digest(other_value), d);
+  EXPECT_EQ(metric_points(more), 2);
+}
+
+TEST(SyncPayload, SearchForOneSyncId) {
+  EXPECT_EQ(search_sync_id_json("7", "cnn/ddp-w2"),
+            R"({"experiment_ids":["7"],"filter":"tags.`scaleprof.sync_id` = 'cnn/ddp-w2'","max_results":100,)"
+            R"("run_view_type":"ACTIVE_ONLY"})");
+  EXPECT_EQ(search_sync_id_json("7", "it's"), "");  // cannot be quoted: the whole search is used
 }
 
 TEST_F(SyncFiles, RequeuedAttemptIsARunOfItsOwn) {

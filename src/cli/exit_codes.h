@@ -10,5 +10,8 @@ inline constexpr int kExitPartial = 3;  // results printed, but some input was u
 // report: everything was read and the tables written, but the plots could not be drawn (gnuplot
 // failed). Not an input problem; input problems (3) take precedence.
 inline constexpr int kExitPlotsFailed = 4;
+// mlflow sync: another sync of the same root and server is running (it holds the lock); nothing was
+// done. Run again later, or with --wait.
+inline constexpr int kExitBusy = 5;
 
 }  // namespace scaleprof::cli

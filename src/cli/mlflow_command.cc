@@ -9,6 +9,7 @@
 
 #include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "cli/tracking_uri_option.h"
 #include "collect/run_context.h"
 #include "collect/run_records.h"
 #include "importers/http_client.h"
@@ -41,12 +42,30 @@ std::vector<std::string> split_names(const std::string& text) {
   return out;
 }
 
+// The server to sync to: --tracking-uri, else MLflow's own MLFLOW_TRACKING_URI (the flag wins); only
+// an http(s) server takes writes, anything else is a bad command line (exit 2).
+bool resolve_tracking_uri(std::string* uri) {
+  if (uri->empty()) *uri = tracking_uri_from_environment();
+  if (uri->empty()) {
+    print_message(stderr, "error", "no MLflow server: give --tracking-uri http://HOST:PORT or set MLFLOW_TRACKING_URI");
+    return false;
+  }
+  auto checked = checked_tracking_uri(*uri, true);
+  if (!checked) {
+    print_message(stderr, "error", checked.error().message);
+    return false;
+  }
+  *uri = checked.value();
+  return true;
+}
+
 int run_sync(SyncCommandOptions opt) {
   report::RenderOptions render;
   if (!report::parse_format(opt.format, &render.format)) {
     print_message(stderr, "error", fmt::format("--format must be table, csv or json (got '{}')", opt.format));
     return kExitUsage;
   }
+  if (!resolve_tracking_uri(&opt.sync.tracking_uri)) return kExitUsage;
   if (opt.sync.root.empty()) {
     auto ctx = collect::detect_run_context(collect::Environment::from_process(), {});
     opt.sync.root = ctx ? ctx.value().root : collect::kDefaultRoot;
@@ -62,10 +81,22 @@ int run_sync(SyncCommandOptions opt) {
   auto progress = [&opt](std::string_view line) {
     if (!opt.quiet) print_message(stderr, "sync", line);
   };
+  if (opt.sync.wait_for_lock && !opt.quiet) {
+    // Said before waiting, so a sync that waits is not taken for a hung one.
+    print_message(stderr, "sync", "--wait: waiting for any other sync of this root and server to end");
+  }
   auto summary = mlflow_sync::sync_runs(opt.sync, progress);
   if (!summary) {
     print_message(stderr, "error", summary.error().message);
     return kExitError;
+  }
+  if (!summary.value().busy.empty()) {
+    print_message(stderr, "error",
+                  fmt::format("another sync of {} to {} is running ({}; lock {}): nothing done. Run again when it "
+                              "has ended, or add --wait (exit code {})",
+                              opt.sync.root, importers::redact_url(opt.sync.tracking_uri), summary.value().busy,
+                              summary.value().lock_path, kExitBusy));
+    return kExitBusy;
   }
   if (!opt.quiet) {
     for (const std::string& w : summary.value().warnings) print_message(stderr, "warning", w);
@@ -105,8 +136,8 @@ void setup_mlflow_command(CLI::App& app, int* exit_code) {
       "Push recorded runs to an MLflow server: one run per scaleprof run, one child run per rank "
       "(worker_<rank>, as itwinai names them), params, metrics, tags and artifacts. Idempotent and "
       "resumable: run it again after a failure or a kill; nothing is sent twice. See docs/mlflow.md");
-  sync->add_option("--tracking-uri", opt->sync.tracking_uri, "MLflow server, http://HOST:PORT or https://...")
-      ->required();
+  sync->add_option("--tracking-uri", opt->sync.tracking_uri,
+                   "MLflow server, http://HOST:PORT or https://... (default: $MLFLOW_TRACKING_URI)");
   sync->add_option("--root", opt->sync.root,
                    "Where runs are stored (default: $SCALEPROF_ROOT or ./scalability-metrics)");
   sync->add_option("--experiment", opt->sync.experiment, "Only runs of this scaleprof experiment");
@@ -119,6 +150,12 @@ void setup_mlflow_command(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   sync->add_flag("--no-artifacts", opt->no_artifacts, "Do not upload the run's files and profiler traces");
+  sync->add_flag("--wait", opt->sync.wait_for_lock,
+                 "When another sync of this root and server is running, wait for it to end (default: stop at once "
+                 "with exit code 5)");
+  sync->add_flag("--verify", opt->sync.verify,
+                 "Also check runs the server holds complete: read their metric histories and artifact lists and "
+                 "send what is missing");
   sync->add_option("--format", opt->format, "Summary format: table, csv or json")->capture_default_str();
   sync->add_option("-o,--output", opt->output, "Write the summary to FILE instead of standard output");
   sync->add_flag("-q,--quiet", opt->quiet, "No progress lines or warnings on standard error");

@@ -13,6 +13,7 @@
 #include "analysis/scalability.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "cli/tracking_uri_option.h"
 #include "importers/http_client.h"
 #include "importers/mlflow_importer.h"
 #include "importers/run_data_reader.h"
@@ -123,6 +124,80 @@ std::string backup_dir(const ReportOptions& opt) {
   return opt.backup_root_dir + "/" + names + stamp;
 }
 
+// Where the report reads, first that applies: --tracking-uri; --root/--log-dir; $MLFLOW_TRACKING_URI
+// (MLflow's own default); $SCALEPROF_ROOT or ./scalability-metrics; for generate-scalability-report,
+// itwinai's mllogs/mlflow. When a default was chosen while another source is here too, `note` says
+// which is read and how to choose the other. docs/mlflow.md, "Which store is read".
+struct Source {
+  std::string tracking_uri;  // empty: the run-directory folder
+  std::string note;
+};
+
+constexpr const char* kItwinaiMlflowDir = "mllogs/mlflow";
+constexpr const char* kUsagePrefix = "usage: ";
+
+int source_error_exit(const Error& e) {
+  return e.message.starts_with(kUsagePrefix) ? kExitUsage : kExitError;
+}
+
+Result<Source> choose_source(const ReportOptions& opt, const std::string& root) {
+  Source out;
+  auto checked = [](const std::string& uri) -> Result<std::string> {
+    auto c = checked_tracking_uri(uri, false);
+    if (!c) return Error{kUsagePrefix + c.error().message};
+    return c;
+  };
+  std::error_code ec;
+  const bool root_given = !opt.root.empty();
+  const char* root_env = std::getenv("SCALEPROF_ROOT");
+  const bool root_from_env = !root_given && root_env != nullptr && root_env[0] != '\0';
+  const std::string root_flag = opt.itwinai ? "--log-dir" : "--root";
+  if (!opt.tracking_uri.empty()) {
+    auto uri = checked(opt.tracking_uri);
+    if (!uri) return uri.error();
+    out.tracking_uri = uri.value();
+    return out;
+  }
+  if (root_given) return out;
+  const bool root_here = std::filesystem::is_directory(root, ec);
+  if (const std::string env = tracking_uri_from_environment(); !env.empty()) {
+    auto uri = checked(env);
+    if (!uri) return Error{fmt::format("{}(from MLFLOW_TRACKING_URI)", uri.error().message + " ")};
+    out.tracking_uri = uri.value();
+    if (root_here) {
+      out.note = fmt::format(
+          "reading MLflow at {} (MLFLOW_TRACKING_URI); the run folder {} is not read: pass {} {} to read it, or "
+          "--tracking-uri to choose another store",
+          importers::redact_url(out.tracking_uri), root, root_flag, root);
+    }
+    return out;
+  }
+  const bool mlflow_here = opt.itwinai && std::filesystem::is_directory(kItwinaiMlflowDir, ec);
+  if (root_here) {
+    if (mlflow_here) {
+      out.note = fmt::format(
+          "reading {} (run folders or itwinai CSVs); itwinai's MLflow store {} is here too and is not read: pass "
+          "--tracking-uri {} to read it instead",
+          root, kItwinaiMlflowDir, kItwinaiMlflowDir);
+    }
+    return out;
+  }
+  // itwinai's report reads its MLflow store (mllogs/mlflow) unless told otherwise; do the same when
+  // that is the only data here.
+  if (mlflow_here && !root_from_env) {
+    out.tracking_uri = kItwinaiMlflowDir;
+    return out;
+  }
+  return Error{fmt::format(
+      "no data to read: {} does not exist{}. Pass {} DIR (scaleprof run folders or itwinai CSVs) or --tracking-uri "
+      "URI (an MLflow server, sqlite:///file.db or a file store folder; or set MLFLOW_TRACKING_URI)",
+      root,
+      root_from_env ? " ($SCALEPROF_ROOT)"
+      : opt.itwinai ? fmt::format(" and neither does {}", kItwinaiMlflowDir)
+                    : "",
+      root_flag)};
+}
+
 int run_report(const ReportOptions& opt) {
   report::RenderOptions render;
   if (!report::parse_format(opt.format, &render.format)) {
@@ -147,14 +222,13 @@ int run_report(const ReportOptions& opt) {
   read.experiment = opt.experiment;
   read.run_names = split_commas(opt.run_names);
   read.gpus_per_node = opt.gpus_per_node;
-  std::string tracking_uri = opt.tracking_uri;
-  // itwinai's report reads its MLflow store (mllogs/mlflow) unless told otherwise; do the same when
-  // that is the only data here.
-  std::error_code ec;
-  if (opt.itwinai && tracking_uri.empty() && opt.root.empty() && std::getenv("SCALEPROF_ROOT") == nullptr &&
-      std::filesystem::is_directory("mllogs/mlflow", ec) && !std::filesystem::is_directory(read.root, ec)) {
-    tracking_uri = "mllogs/mlflow";
+  auto source = choose_source(opt, read.root);
+  if (!source) {
+    print_message(stderr, "error", source.error().message);
+    return source_error_exit(source.error());
   }
+  const std::string tracking_uri = source.value().tracking_uri;
+  if (!source.value().note.empty() && !opt.no_warnings) print_message(stderr, "note", source.value().note);
   Result<importers::ScalabilityData> loaded = Error{""};
   if (!tracking_uri.empty()) {
     importers::MlflowReadOptions mlflow;
@@ -313,7 +387,7 @@ void setup_report_command(CLI::App& app, int* exit_code) {
     cmd->add_option("--run-names", opt->run_names, "Only these runs, comma separated (default: all)");
     cmd->add_option("--tracking-uri", opt->tracking_uri,
                     "Read MLflow runs instead: http(s)://server, sqlite:///file.db, or a file store folder "
-                    "(itwinai: mllogs/mlflow)");
+                    "(itwinai: mllogs/mlflow; default: $MLFLOW_TRACKING_URI unless --root is given)");
     cmd->add_option("--experiment-name", opt->mlflow_experiment,
                     "MLflow experiment to read with --tracking-uri (default: unnamed-experiment)");
     add_plot_options(cmd, *opt);
@@ -333,7 +407,8 @@ void setup_report_command(CLI::App& app, int* exit_code) {
                     "Data folder (itwinai's --log-dir; default: $SCALEPROF_ROOT or ./scalability-metrics)");
     cmd->add_option("--tracking-uri", opt->tracking_uri,
                     "MLflow store to read: http(s)://server, sqlite:///file.db or a file store folder (default: "
-                    "mllogs/mlflow when it exists and --log-dir does not)");
+                    "$MLFLOW_TRACKING_URI unless --log-dir is given, else mllogs/mlflow when it exists and "
+                    "./scalability-metrics does not)");
     cmd->add_option("--experiment-name", opt->experiment,
                     "MLflow experiment (default: unnamed-experiment); with --log-dir only this experiment");
     cmd->add_option("--run-names,--run-ids", opt->run_names, "Only these runs, comma separated");

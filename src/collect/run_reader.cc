@@ -9,16 +9,21 @@
 #include <cerrno>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <set>
-#include <sstream>
+
+#include "collect/run_file.h"
 
 namespace scaleprof::collect {
 
 namespace fs = std::filesystem;
 
 namespace {
+
+// What a run's files may weigh when read whole: a CSV of a long run (a sample a second on 8 GPUs for
+// weeks is a few hundred MB), a JSON record written by scaleprof (a few kB).
+constexpr size_t kMaxCsvBytes = size_t{2} << 30;
+constexpr size_t kMaxJsonBytes = size_t{16} << 20;
 
 std::vector<std::string> split_commas(std::string_view line) {
   std::vector<std::string> out;
@@ -62,7 +67,7 @@ template <class T, class Fill>
 std::vector<T> read_records(const std::string& path, std::vector<std::string>* warnings, Fill fill) {
   std::vector<T> out;
   std::error_code ec;
-  if (!fs::exists(path, ec)) return out;
+  if (!fs::exists(fs::symlink_status(path, ec))) return out;
   auto table = read_csv(path, warnings);
   if (!table) {
     warnings->push_back(table.error().message);
@@ -159,8 +164,10 @@ std::vector<std::string> json_strings(simdjson::dom::object o, const char* key) 
 }
 
 Result<simdjson::dom::object> load_json_object(simdjson::dom::parser& parser, const std::string& path) {
+  auto text = read_run_file(path, kMaxJsonBytes);
+  if (!text) return text.error();
   simdjson::dom::element doc;
-  if (auto error = parser.load(path).get(doc); error != simdjson::SUCCESS) {
+  if (auto error = parser.parse(simdjson::padded_string(text.value())).get(doc); error != simdjson::SUCCESS) {
     return Error{fmt::format("{}: unreadable JSON: {}", path, simdjson::error_message(error))};
   }
   simdjson::dom::object o;
@@ -242,14 +249,18 @@ bool is_trace_name(const std::string& name) {
 // For files a caller chose not to parse: still report a torn last line, with its line number,
 // scanning the bytes without parsing them.
 void check_torn_tail(const std::string& path, std::vector<std::string>* warnings) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return;
+  if (is_symlink(path)) {
+    warnings->push_back(fmt::format("{}: a symbolic link; not followed (skipped)", path));
+    return;
+  }
+  auto file = open_run_file(path);
+  if (!file) return;
   char buffer[1 << 16];
   int64_t newlines = 0;
   char last = '\n';
-  while (in) {
-    in.read(buffer, sizeof(buffer));
-    const std::streamsize n = in.gcount();
+  while (true) {
+    const ssize_t n = ::read(file.value().fd(), buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     newlines += std::count(buffer, buffer + n, '\n');
     last = buffer[n - 1];
@@ -285,11 +296,9 @@ int CsvTable::column(std::string_view name) const {
 }
 
 Result<CsvTable> read_csv(const std::string& path, std::vector<std::string>* warnings) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot open: {}", path, std::strerror(errno))};
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  auto loaded = read_run_file(path, kMaxCsvBytes);
+  if (!loaded) return loaded.error();
+  const std::string& text = loaded.value();
   CsvTable table;
   table.path = path;
   // A UTF-8 byte order mark (spreadsheet programs write one) is not part of the first column's name.
@@ -408,8 +417,10 @@ namespace {
 
 // The subdirectories of `dir` whose names start with `prefix`, sorted. An entry whose type cannot be
 // read (a symbolic link loop, no permission) is one line in *problems and is skipped.
+// Inside a run folder (`in_run`), a symbolic link is not followed: it is one line in *problems and
+// skipped (collect/run_file.h says why).
 std::vector<fs::path> subdirectories(const fs::path& dir, std::string_view prefix, std::vector<std::string>* problems,
-                                     std::error_code* list_error) {
+                                     std::error_code* list_error, bool in_run = false) {
   std::vector<fs::path> out;
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
@@ -417,6 +428,10 @@ std::vector<fs::path> subdirectories(const fs::path& dir, std::string_view prefi
     const std::string name = it->path().filename().string();
     if (!name.starts_with(prefix)) continue;
     std::error_code type_error;
+    if (in_run && it->is_symlink(type_error)) {
+      problems->push_back(fmt::format("{}: a symbolic link; not followed (skipped)", it->path().string()));
+      continue;
+    }
     const bool is_dir = it->is_directory(type_error);
     if (type_error) {
       problems->push_back(fmt::format("{}: {}; skipped", it->path().string(), type_error.message()));
@@ -436,7 +451,7 @@ RunData read_attempt(const fs::path& dir, const ReadOptions& options, const std:
   run.dir = dir.string();
   std::error_code ec;
   const std::string run_json = (dir / kRunJson).string();
-  if (fs::exists(run_json, ec)) {
+  if (fs::exists(fs::symlink_status(run_json, ec))) {
     auto info = read_run_json(parser, run_json);
     if (info) {
       run.info = std::move(info.value());
@@ -444,7 +459,7 @@ RunData read_attempt(const fs::path& dir, const ReadOptions& options, const std:
       run.warnings.push_back(info.error().message);
     }
   }
-  for (const fs::path& p : subdirectories(dir, "rank-", &run.warnings, nullptr)) {
+  for (const fs::path& p : subdirectories(dir, "rank-", &run.warnings, nullptr, true)) {
     const std::string name = p.filename().string();
     auto folder_rank = parse_int(std::string_view(name).substr(5));
     if (!folder_rank) continue;
@@ -452,7 +467,7 @@ RunData read_attempt(const fs::path& dir, const ReadOptions& options, const std:
     rank.dir = p.string();
     rank.rank = *folder_rank;
     const std::string rank_json = (p / kRankJson).string();
-    if (fs::exists(rank_json, ec)) {
+    if (fs::exists(fs::symlink_status(rank_json, ec))) {
       auto info = read_rank_json(parser, rank_json);
       if (info) {
         rank.info = std::move(info.value());
@@ -476,11 +491,18 @@ RunData read_attempt(const fs::path& dir, const ReadOptions& options, const std:
     } else {
       check_torn_tail((p / kGpuCsv).string(), &run.warnings);
     }
-    fs::directory_iterator traces(p / kTracesDir, ec);
-    for (; !ec && traces != fs::directory_iterator(); traces.increment(ec)) {
-      std::error_code type_error;
-      if (traces->is_regular_file(type_error) && is_trace_name(traces->path().filename().string())) {
-        rank.trace_files.push_back(traces->path().string());
+    if (is_symlink((p / kTracesDir).string())) {
+      run.warnings.push_back(fmt::format("{}: a symbolic link; not followed (skipped)", (p / kTracesDir).string()));
+    } else {
+      fs::directory_iterator traces(p / kTracesDir, ec);
+      for (; !ec && traces != fs::directory_iterator(); traces.increment(ec)) {
+        if (!is_trace_name(traces->path().filename().string())) continue;
+        std::error_code type_error;
+        if (traces->is_symlink(type_error)) {
+          run.warnings.push_back(fmt::format("{}: a symbolic link; not followed (skipped)", traces->path().string()));
+        } else if (traces->is_regular_file(type_error)) {
+          rank.trace_files.push_back(traces->path().string());
+        }
       }
     }
     ec.clear();
@@ -488,7 +510,7 @@ RunData read_attempt(const fs::path& dir, const ReadOptions& options, const std:
     rank.status = rank_status(rank, local_host);
     run.ranks.push_back(std::move(rank));
   }
-  for (const fs::path& p : subdirectories(dir, "node-", &run.warnings, nullptr)) {
+  for (const fs::path& p : subdirectories(dir, "node-", &run.warnings, nullptr, true)) {
     NodeData node;
     node.dir = p.string();
     node.host = p.filename().string().substr(5);
@@ -522,7 +544,7 @@ Result<RunData> read_run(const std::string& run_dir, const ReadOptions& options)
   simdjson::dom::parser parser;
   std::vector<std::string> problems;
   std::error_code list_error;
-  std::vector<fs::path> attempt_dirs = subdirectories(dir, kAttemptDirPrefix, &problems, &list_error);
+  std::vector<fs::path> attempt_dirs = subdirectories(dir, kAttemptDirPrefix, &problems, &list_error, true);
   if (list_error) return Error{fmt::format("{}: cannot list: {}", run_dir, list_error.message())};
 
   RunData first = read_attempt(dir, options, local_host, parser);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <tuple>
@@ -12,6 +13,7 @@
 #include "importers/mlflow_store.h"
 #include "mlflow_sync/mlflow_writer.h"
 #include "mlflow_sync/profiling_artifact.h"
+#include "mlflow_sync/sync_lock.h"
 #include "mlflow_sync/sync_payload.h"
 #include "mlflow_sync/sync_plan.h"
 #include "mlflow_sync/sync_progress.h"
@@ -40,7 +42,8 @@ class Syncer {
   Status load() {
     auto p = load_progress(progress_path_);
     if (!p) return p.error();
-    progress_ = std::move(p.value());
+    if (!p.value().problem.empty()) warnings_.push_back(p.value().problem);
+    progress_ = std::move(p.value().progress);
     progress_.server = writer_.shown_url();
     return Ok{};
   }
@@ -53,8 +56,10 @@ class Syncer {
     if (experiments_.count(name) != 0) return Ok{};
     auto id = writer_.experiment_id(name);
     if (!id) return id.error();
-    auto runs = writer_.synced_runs(id.value());
+    std::vector<std::string> duplicates;
+    auto runs = writer_.synced_runs(id.value(), &duplicates);
     if (!runs) return runs.error();
+    for (std::string& d : duplicates) warn_once(std::move(d));
     experiments_[name] = {id.value(), std::move(runs.value())};
     return Ok{};
   }
@@ -66,11 +71,14 @@ class Syncer {
     out.experiment = experiment_name;
     out.run = plan.parent.name;
     out.workers = static_cast<int64_t>(plan.workers.size());
+    const std::string digest = plan_digest(plan);
+    bool was_complete = false;
     const auto found = exp.runs.find(plan.parent.sync_id);
     if (found != exp.runs.end()) {
       out.run_id = found->second.run_id;
-      auto complete = found->second.tags.find(kSyncCompleteTag);
-      if (complete != found->second.tags.end() && complete->second == "true") {
+      was_complete = tag(found->second, kSyncCompleteTag) == "true";
+      if (was_complete && !options_.verify && tag(found->second, kSyncDigestTag) == digest &&
+          all_on_server(exp, plan)) {
         out.action = "unchanged";
         RunProgress& p = progress_.runs[plan.parent.sync_id];
         if (!p.complete || p.run_id != out.run_id) {
@@ -92,10 +100,15 @@ class Syncer {
       if (Status s = fill_run(worker, child.value(), &out); !s) return s.error();
     }
     if (Status s = fill_run(plan.parent, parent.value(), &out); !s) return s.error();
-    // Last: the mark that every child, point and artifact is there. A sync stopped before it resumes.
+    // Last: the mark that every child, point and artifact is there, for exactly this plan. A sync
+    // stopped before it resumes; a run marked for another plan (recorded files changed, a newer
+    // scaleprof) is checked against the server again.
     LogBatch mark;
-    mark.tags = {{kSyncCompleteTag, "true"}};
+    mark.tags = {{kSyncCompleteTag, "true"}, {kSyncDigestTag, digest}};
     if (Status s = writer_.log_batch(out.run_id, mark); !s) return s.error();
+    exp.runs[plan.parent.sync_id].tags[kSyncCompleteTag] = "true";
+    exp.runs[plan.parent.sync_id].tags[kSyncDigestTag] = digest;
+    if (was_complete) out.action = out.metric_points > 0 || out.artifacts > 0 ? "repaired" : "unchanged";
     return out;
   }
 
@@ -105,12 +118,37 @@ class Syncer {
     std::map<std::string, importers::MlflowRun> runs;  // by sync id
   };
 
+  static std::string tag(const importers::MlflowRun& run, const char* name) {
+    auto it = run.tags.find(name);
+    return it == run.tags.end() ? std::string() : it->second;
+  }
+
+  // What the experiment's search showed: every run of the plan with every metric key it should have.
+  // (A worker deleted on the server, or a metric missing, makes the run be checked in full.)
+  static bool all_on_server(const Experiment& exp, const TrainingPlan& plan) {
+    auto has = [&](const RunPlan& p) {
+      auto it = exp.runs.find(p.sync_id);
+      if (it == exp.runs.end()) return false;
+      const std::vector<std::string>& keys = it->second.metric_keys;
+      return std::all_of(p.metrics.begin(), p.metrics.end(),
+                         [&](const MetricValue& m) { return std::binary_search(keys.begin(), keys.end(), m.key); });
+    };
+    return has(plan.parent) && std::all_of(plan.workers.begin(), plan.workers.end(), has);
+  }
+
   Status save() { return save_progress(progress_path_, progress_); }
 
-  // The server's run for this plan: found by its sync id, or created (and recorded at once, so a
-  // crash right after still knows it; the server search would find it too).
+  // The server's run for this plan: found by its sync id (in the experiment's search, else by a
+  // search for this id right now, which finds a run another sync made since), or created (and
+  // recorded at once).
   Result<importers::MlflowRun> ensure_run(Experiment& exp, const RunPlan& plan, Tags tags) {
-    if (auto it = exp.runs.find(plan.sync_id); it != exp.runs.end()) {
+    auto it = exp.runs.find(plan.sync_id);
+    if (it == exp.runs.end()) {
+      auto now = writer_.runs_with_sync_id(exp.id, plan.sync_id);
+      if (!now) return now.error();
+      if (!now.value().empty()) it = exp.runs.emplace(plan.sync_id, now.value().front()).first;
+    }
+    if (it != exp.runs.end()) {
       RunProgress& p = progress_.runs[plan.sync_id];
       if (p.run_id != it->second.run_id) p = {it->second.run_id, false, false};
       return it->second;
@@ -126,73 +164,136 @@ class Syncer {
     return created;
   }
 
-  // Params, tags, metric points, artifacts and the final status of one run.
+  // Params, tags, metric points, artifacts and the final status of one run: whatever the server
+  // lacks, whatever the progress record says (the server is the truth).
   Status fill_run(const RunPlan& plan, const importers::MlflowRun& run, RunOutcome* out) {
-    RunProgress& p = progress_.runs[plan.sync_id];
-    if (p.complete) return Ok{};
+    const bool fresh = created_.count(run.run_id) != 0;
     std::vector<MetricValue> metrics;
-    if (!p.metrics_done) {
-      auto missing = missing_points(plan, run);
-      if (!missing) return missing.error();
-      metrics = std::move(missing.value());
+    auto missing = missing_points(plan, run);
+    if (!missing) return missing.error();
+    metrics = std::move(missing.value());
+    // A param cannot change once logged: send the ones the server lacks; one it holds with another
+    // value is left and said.
+    std::vector<std::pair<std::string, std::string>> params;
+    for (const auto& [key, value] : plan.params) {
+      auto it = run.params.find(key);
+      if (fresh || it == run.params.end()) {
+        params.emplace_back(key, value);
+      } else if (it->second != value) {
+        warn_once(
+            fmt::format("{}: the server's run {} holds param {} = '{}' where the run directory says '{}'; "
+                        "left as it is",
+                        plan.sync_id, run.run_id, key, it->second, value));
+      }
     }
     BatchLimits limits;
     limits.max_metrics = std::clamp<size_t>(options_.batch_metrics, 1, limits.max_metrics);
-    for (const LogBatch& batch : split_batches(plan.params, plan.tags, metrics, limits)) {
+    for (const LogBatch& batch : split_batches(params, plan.tags, metrics, limits)) {
       if (Status s = writer_.log_batch(run.run_id, batch); !s) return s.error();
       out->metric_points += static_cast<int64_t>(batch.metrics.size());
     }
-    if (!p.metrics_done) {
-      progress_.runs[plan.sync_id].metrics_done = true;
-      if (Status s = save(); !s) return s.error();
-    }
+    progress_.runs[plan.sync_id].metrics_done = true;
+    if (Status s = save(); !s) return s.error();
     if (options_.artifacts && (!plan.artifacts.empty() || plan.profiling)) {
-      const std::string root = proxied_artifact_root(run.artifact_uri);
-      if (root.empty()) {
-        warn_once(
-            fmt::format("{}: the runs' artifact root '{}' is not served by the server (start it with "
-                        "--serve-artifacts); artifacts not uploaded",
-                        writer_.shown_url(), run.artifact_uri));
-      } else {
-        for (const ArtifactFile& file : plan.artifacts) {
-          if (Status s = writer_.upload_artifact(root, file); !s) return s.error();
-          ++out->artifacts;
-        }
-        if (plan.profiling) {
-          // A trace the operator table cannot read is a warning: the trace itself is uploaded.
-          auto csv = profiling_averages_csv(*plan.profiling);
-          if (!csv) {
-            warn_once(fmt::format("{}: no {}: {}", plan.sync_id, kProfilingArtifactPath, csv.error().message));
-          } else {
-            if (Status s = writer_.upload_bytes(root, kProfilingArtifactPath, csv.value()); !s) return s.error();
-            ++out->artifacts;
-          }
-        }
-      }
+      if (Status s = upload_artifacts(plan, run, fresh, out); !s) return s;
     }
     if (Status s = writer_.update_run(run.run_id, plan); !s) return s.error();
     progress_.runs[plan.sync_id].complete = true;
     return save();
   }
 
-  // The plan's points not yet on the server. A run created by this sync holds none; a run found on
-  // the server may hold some (a sync stopped part way), so their history is read first.
+  Status upload_artifacts(const RunPlan& plan, const importers::MlflowRun& run, bool fresh, RunOutcome* out) {
+    const std::string root = proxied_artifact_root(run.artifact_uri);
+    if (root.empty()) {
+      warn_once(
+          fmt::format("{}: the runs' artifact root '{}' is not served by the server (start it with "
+                      "--serve-artifacts); artifacts not uploaded",
+                      writer_.shown_url(), run.artifact_uri));
+      return Ok{};
+    }
+    // A run that was on the server before: what it holds already (same path and size) is not sent again.
+    std::map<std::string, int64_t> present;
+    if (!fresh) {
+      std::set<std::string> folders;
+      for (const ArtifactFile& file : plan.artifacts) folders.insert(parent_folder(file.artifact_path));
+      if (plan.profiling) folders.insert(parent_folder(kProfilingArtifactPath));
+      for (const std::string& folder : folders) {
+        auto listed = writer_.artifact_sizes(run.run_id, folder);
+        if (!listed) return listed.error();
+        present.insert(listed.value().begin(), listed.value().end());
+      }
+    }
+    for (const ArtifactFile& file : plan.artifacts) {
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(file.local_path, ec);
+      auto it = present.find(file.artifact_path);
+      if (!ec && it != present.end() && static_cast<uintmax_t>(it->second) == size) continue;
+      if (Status s = writer_.upload_artifact(root, file); !s) return s.error();
+      ++out->artifacts;
+    }
+    if (plan.profiling && present.count(kProfilingArtifactPath) == 0) {
+      // A trace the operator table cannot read is a warning: the trace itself is uploaded.
+      auto csv = profiling_averages_csv(*plan.profiling);
+      if (!csv) {
+        warn_once(fmt::format("{}: no {}: {}", plan.sync_id, kProfilingArtifactPath, csv.error().message));
+      } else {
+        if (Status s = writer_.upload_bytes(root, kProfilingArtifactPath, csv.value()); !s) return s.error();
+        ++out->artifacts;
+      }
+    }
+    return Ok{};
+  }
+
+  static std::string parent_folder(const std::string& artifact_path) {
+    const size_t slash = artifact_path.rfind('/');
+    return slash == std::string::npos ? std::string() : artifact_path.substr(0, slash);
+  }
+
+  // The plan's points not yet on the server, each exactly once. A run created by this sync holds
+  // none; a run found on the server may hold some (a sync stopped part way, an older sync), so their
+  // histories are read first. Per metric and step, the server is sent at most what the plan has
+  // more than it holds there: a point the server holds with another value (an older sync's layout)
+  // is not sent a second time beside it, but said.
   Result<std::vector<MetricValue>> missing_points(const RunPlan& plan, const importers::MlflowRun& run) {
     if (created_.count(run.run_id) != 0 || plan.metrics.empty()) return plan.metrics;
     std::set<std::string> keys;
     for (const MetricValue& m : plan.metrics) keys.insert(m.key);
-    std::set<PointKey> present;
+    std::multiset<PointKey> present;
+    std::map<std::pair<std::string, int64_t>, int64_t> at_step;  // (key, step) -> points the server holds
     for (const std::string& key : keys) {
       if (!std::binary_search(run.metric_keys.begin(), run.metric_keys.end(), key)) continue;
       auto history = writer_.metric_history(run.run_id, key);
       if (!history) return history.error();
       for (const importers::MetricPoint& point : history.value()) {
         present.emplace(key, point.step, point.timestamp_ms, bits(point.value));
+        ++at_step[{key, point.step}];
       }
     }
+    std::map<std::pair<std::string, int64_t>, int64_t> planned;  // (key, step) -> points of the plan
+    for (const MetricValue& m : plan.metrics) ++planned[{m.key, m.step}];
     std::vector<MetricValue> out;
+    std::map<std::pair<std::string, int64_t>, int64_t> room;  // how many more the server may get
+    for (const auto& [ks, n] : planned) room[ks] = n - (at_step.count(ks) != 0 ? at_step[ks] : 0);
+    int64_t differing = 0;
     for (const MetricValue& m : plan.metrics) {
-      if (present.count({m.key, m.step, m.timestamp_ms, bits(m.value)}) == 0) out.push_back(m);
+      auto exact = present.find({m.key, m.step, m.timestamp_ms, bits(m.value)});
+      if (exact != present.end()) {
+        present.erase(exact);  // this one is there; a second equal point in the plan is not
+        continue;
+      }
+      int64_t& left = room[{m.key, m.step}];
+      if (left > 0) {
+        out.push_back(m);
+        --left;
+      } else {
+        ++differing;
+      }
+    }
+    if (differing > 0) {
+      warn_once(
+          fmt::format("{}: the server's run {} holds {} metric point(s) with other values or times than the "
+                      "run directory at the same steps; they are left as they are, nothing is sent twice",
+                      plan.sync_id, run.run_id, differing));
     }
     return out;
   }
@@ -222,11 +323,34 @@ Result<SyncSummary> sync_runs(const SyncOptions& options, const std::function<vo
                     importers::redact_url(options.tracking_uri))};
   }
   SyncSummary summary;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(options.root, ec)) {
+    return Error{fmt::format("{}: no such directory (nothing recorded yet?)", options.root)};
+  }
+  // One sync per root and server (sync_lock.h). A root this user cannot write (a colleague's runs,
+  // read-only storage) with --progress-file elsewhere: the lock goes beside that file instead.
+  summary.lock_path = default_lock_path(options.root, uri.value().location);
+  auto lock = SyncLock::acquire(summary.lock_path, options.wait_for_lock);
+  if (!lock && !options.progress_path.empty()) {
+    const std::string why = lock.error().message;
+    summary.lock_path = options.progress_path + ".lock";
+    lock = SyncLock::acquire(summary.lock_path, options.wait_for_lock);
+    if (lock) {
+      summary.warnings.push_back(fmt::format(
+          "{}; the sync lock is {} instead, so only syncs with this --progress-file are kept from running at once", why,
+          summary.lock_path));
+    }
+  }
+  if (!lock) return lock.error();
+  if (!lock.value().held()) {
+    summary.busy = lock.value().holder();
+    return summary;
+  }
   std::vector<std::string> problems;
   collect::ReadOptions read;
   auto runs = collect::read_runs(options.root, options.experiment, read, &problems);
   if (!runs) return runs.error();
-  summary.warnings = problems;
+  summary.warnings.insert(summary.warnings.end(), problems.begin(), problems.end());
   if (!options.experiment.empty() && runs.value().empty()) {
     return Error{fmt::format("{}: no runs of experiment '{}'", options.root, options.experiment)};
   }
@@ -249,6 +373,9 @@ Result<SyncSummary> sync_runs(const SyncOptions& options, const std::function<vo
   size_t index = 0;
   for (const collect::RunData* run : selected) {
     ++index;
+    // What the reader said about the run (a symbolic link not followed, a torn line): the sync
+    // sends what could be read, and says so.
+    summary.warnings.insert(summary.warnings.end(), run->warnings.begin(), run->warnings.end());
     TrainingPlan plan = plan_training(*run);
     const std::string experiment = options.experiment_name.empty() ? plan.experiment : options.experiment_name;
     RunOutcome outcome;

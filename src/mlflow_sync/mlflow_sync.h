@@ -3,14 +3,17 @@
 // params, metric points in runs/log-batch calls, tags, and the run's files as artifacts.
 //
 // Guarantees (tests/python/test_mlflow_sync.py proves them against a real server):
-//  * idempotent: every run is tagged with a stable sync id and searched for before it is created;
-//    a run already complete on the server is left alone; params and tags are sent with the same
-//    values again (MLflow accepts an identical param), artifacts overwrite themselves;
-//  * resumable: after a crash or SIGKILL at any point, the next sync finishes what is missing, and a
-//    run that may already hold metric points (it existed before this sync and is not recorded as
-//    done) first reads their history, so no point is sent twice;
-//  * the recorded files are only read; the progress record (sync_progress.h) is the only file
-//    written, and only after the server accepted something;
+//  * one sync at a time per root and server (sync_lock.h): a second one waits or stops at once;
+//  * idempotent: every run is tagged with a stable sync id (unique per run folder) and searched for
+//    right before it is created; a run the server holds complete, for this very plan (the digest
+//    tag) and with every worker and metric, is left alone; params the server has are not sent again,
+//    tags are, artifacts the server has with the same size are not uploaded again;
+//  * the server is the truth: a run found on the server, complete or not, gets its metric histories
+//    read and only the points it lacks sent (each point exactly once); the progress file is never
+//    taken over the server, and one that cannot be read is set aside and rebuilt;
+//  * resumable: after a crash or SIGKILL at any point, the next sync finishes what is missing;
+//  * the recorded files are only read, never through a symbolic link (collect/run_file.h); the
+//    progress record and the lock file beside it are the only files written;
 //  * the first failure stops the sync with a one-line error; what was done stays recorded.
 #pragma once
 
@@ -34,13 +37,15 @@ struct SyncOptions {
   std::string progress_path;           // empty: default_progress_path(root, tracking_uri)
   bool artifacts = true;               // upload the run's files and traces
   size_t batch_metrics = 1000;         // metric points per runs/log-batch call (MLflow's limit: 1000)
+  bool wait_for_lock = false;          // another sync of this root and server runs: wait (else stop)
+  bool verify = false;                 // read back every run, complete ones too (histories, artifacts)
   int64_t kill_after_requests = 0;     // tests only, see MlflowWriter
 };
 
 struct RunOutcome {
   std::string experiment;  // the MLflow experiment
   std::string run;         // the scaleprof run name
-  std::string action;      // synced, resumed, unchanged, skipped
+  std::string action;      // synced, resumed, repaired, unchanged, skipped
   std::string detail;      // why skipped
   std::string run_id;      // the parent run on the server
   int64_t workers = 0;
@@ -49,6 +54,10 @@ struct RunOutcome {
 };
 
 struct SyncSummary {
+  // Not empty: another sync of this root and server holds the lock (who, as its lock file says);
+  // nothing was sent or written.
+  std::string busy;
+  std::string lock_path;
   std::vector<RunOutcome> runs;
   std::vector<std::string> warnings;
   std::string progress_path;

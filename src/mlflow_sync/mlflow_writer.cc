@@ -4,6 +4,7 @@
 
 #include <csignal>
 
+#include "collect/run_file.h"
 #include "importers/mlflow_json.h"
 
 namespace scaleprof::mlflow_sync {
@@ -64,7 +65,8 @@ Result<std::string> MlflowWriter::experiment_id(const std::string& name) {
   return Error{fmt::format("{}: experiment '{}' could be neither found nor created", http_.shown_url(), name)};
 }
 
-Result<std::map<std::string, importers::MlflowRun>> MlflowWriter::synced_runs(const std::string& experiment_id) {
+Result<std::map<std::string, importers::MlflowRun>> MlflowWriter::synced_runs(const std::string& experiment_id,
+                                                                              std::vector<std::string>* duplicates) {
   std::map<std::string, importers::MlflowRun> out;
   std::string token;
   for (int page = 0; page < kMaxPages; ++page) {
@@ -77,12 +79,52 @@ Result<std::map<std::string, importers::MlflowRun>> MlflowWriter::synced_runs(co
       if (it == run.tags.end() || it->second.empty()) continue;
       // Two runs with one id (a sync of an older version racing another): keep the first, as every
       // sync does, so they all add to the same one.
-      out.emplace(it->second, std::move(run));
+      auto [kept, fresh] = out.emplace(it->second, run);
+      if (!fresh && duplicates != nullptr) {
+        duplicates->push_back(fmt::format(
+            "{}: runs {} and {} both hold '{}' (left by two syncs at once); {} is used, delete the other one",
+            http_.shown_url(), kept->second.run_id, run.run_id, it->second, kept->second.run_id));
+      }
     }
     token = parsed.value().next_page_token;
     if (token.empty()) return out;
   }
   return Error{fmt::format("{}: runs/search: more than {} pages", http_.shown_url(), kMaxPages)};
+}
+
+Result<std::vector<importers::MlflowRun>> MlflowWriter::runs_with_sync_id(const std::string& experiment_id,
+                                                                          const std::string& sync_id) {
+  const std::string body = search_sync_id_json(experiment_id, sync_id);
+  std::vector<importers::MlflowRun> out;
+  if (body.empty()) {  // an id the filter cannot quote: the whole search, then pick
+    auto all = synced_runs(experiment_id);
+    if (!all) return all.error();
+    if (auto it = all.value().find(sync_id); it != all.value().end()) out.push_back(it->second);
+    return out;
+  }
+  auto r = post("runs/search", body);
+  if (!r) return r.error();
+  auto parsed = importers::parse_search_runs_response(r.value().body);
+  if (!parsed) return Error{fmt::format("{}: {}", http_.shown_url(), parsed.error().message)};
+  for (importers::MlflowRun& run : parsed.value().runs) {
+    auto it = run.tags.find(kSyncIdTag);
+    if (it != run.tags.end() && it->second == sync_id) out.push_back(std::move(run));
+  }
+  return out;
+}
+
+Result<std::map<std::string, int64_t>> MlflowWriter::artifact_sizes(const std::string& run_id,
+                                                                    const std::string& folder) {
+  auto r = get("artifacts/list?run_id=" + http_.escape(run_id) + "&path=" + http_.escape(folder));
+  if (!r) return r.error();
+  if (r.value().status != 200) return Error{importers::http_failure(http_, "artifacts/list", r.value())};
+  auto parsed = importers::parse_artifact_list_response(r.value().body);
+  if (!parsed) return Error{fmt::format("{}: {}", http_.shown_url(), parsed.error().message)};
+  std::map<std::string, int64_t> out;
+  for (const importers::ArtifactEntry& e : parsed.value()) {
+    if (!e.is_dir) out[e.path] = e.file_size;
+  }
+  return out;
 }
 
 Result<importers::MlflowRun> MlflowWriter::create_run(const std::string& experiment_id, const RunPlan& run,
@@ -143,7 +185,11 @@ std::string MlflowWriter::artifact_url_path(const std::string& proxied_root, con
 }
 
 Status MlflowWriter::upload_artifact(const std::string& proxied_root, const ArtifactFile& file) {
-  auto r = http_.put_file(artifact_url_path(proxied_root, file.artifact_path), file.local_path);
+  // Opened here without following a symbolic link (collect/run_file.h), then streamed from that open
+  // file: a link planted at the path, before or during the sync, is never uploaded.
+  auto opened = collect::open_run_file(file.local_path);
+  if (!opened) return opened.error();
+  auto r = http_.put_file(artifact_url_path(proxied_root, file.artifact_path), opened.value().proc_path());
   count_request();
   if (!r) return r.error();
   if (r.value().status != 200) return Error{importers::http_failure(http_, "mlflow-artifacts upload", r.value())};

@@ -28,8 +28,17 @@ class MlflowWriter {
 
   // The id of the experiment, created when missing.
   Result<std::string> experiment_id(const std::string& name);
-  // Every active run of the experiment that carries the sync id tag, by that id.
-  Result<std::map<std::string, importers::MlflowRun>> synced_runs(const std::string& experiment_id);
+  // Every active run of the experiment that carries the sync id tag, by that id. Where the server
+  // holds several runs with one id (left by syncs of an older version racing each other), the first
+  // found is used and `duplicates` gets one line naming the others.
+  Result<std::map<std::string, importers::MlflowRun>> synced_runs(const std::string& experiment_id,
+                                                                  std::vector<std::string>* duplicates = nullptr);
+  // The active runs tagged with one sync id: asked right before a run is created, so a run another
+  // sync created since the experiment was first searched is adopted instead of made twice.
+  Result<std::vector<importers::MlflowRun>> runs_with_sync_id(const std::string& experiment_id,
+                                                              const std::string& sync_id);
+  // The files directly in one artifact folder of a run: path -> size in bytes.
+  Result<std::map<std::string, int64_t>> artifact_sizes(const std::string& run_id, const std::string& folder);
   Result<importers::MlflowRun> create_run(const std::string& experiment_id, const RunPlan& run,
                                           const std::vector<std::pair<std::string, std::string>>& tags);
   Status log_batch(const std::string& run_id, const LogBatch& batch);

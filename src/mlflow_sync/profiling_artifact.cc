@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "analysis/operator_table.h"
+#include "collect/run_file.h"
 #include "core/csv_cell.h"
 #include "trace/kineto_reader.h"
 
@@ -26,8 +27,18 @@ Result<std::string> profiling_averages_csv(const ProfilingInput& input) {
   std::map<Key, size_t> index;
   std::vector<analysis::OperatorRow> rows;
   for (const std::string& path : input.trace_files) {
-    auto trace = trace::read_kineto_trace(path);
-    if (!trace) return trace.error();
+    // Through the file as opened without following a link (collect/run_file.h); messages name the trace.
+    auto file = collect::open_run_file(path);
+    if (!file) return file.error();
+    const std::string opened = file.value().proc_path();
+    auto trace = trace::read_kineto_trace(opened);
+    if (!trace) {
+      std::string message = trace.error().message;
+      for (size_t at = message.find(opened); at != std::string::npos; at = message.find(opened, at + path.size())) {
+        message.replace(at, opened.size(), path);
+      }
+      return Error{message};
+    }
     const analysis::OperatorTable table = analysis::compute_operator_table(trace.value());
     for (const analysis::OperatorRow& row : table.rows) {
       const Key key{row.name, row.side, row.user_annotation};

@@ -116,6 +116,13 @@ std::string search_synced_runs_json(const std::string& experiment_id, const std:
   return out + "}";
 }
 
+std::string search_sync_id_json(const std::string& experiment_id, const std::string& sync_id) {
+  if (sync_id.find_first_of("'\\") != std::string::npos) return {};
+  return "{\"experiment_ids\":[" + json_quote(experiment_id) +
+         "],\"filter\":" + json_quote(fmt::format("tags.`{}` = '{}'", kSyncIdTag, sync_id)) +
+         ",\"max_results\":100,\"run_view_type\":\"ACTIVE_ONLY\"}";
+}
+
 std::string proxied_artifact_root(const std::string& artifact_uri) {
   constexpr std::string_view kScheme = "mlflow-artifacts:";
   if (artifact_uri.rfind(kScheme, 0) != 0) return {};

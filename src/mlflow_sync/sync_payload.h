@@ -52,6 +52,10 @@ std::string create_experiment_json(const std::string& name);
 // runs/search for every run of an experiment that carries the sync id tag, one page.
 std::string search_synced_runs_json(const std::string& experiment_id, const std::string& page_token);
 
+// runs/search for the runs of an experiment tagged with one sync id (active ones); empty when the id
+// holds a character MLflow's filter strings cannot quote (' or \\), then only the whole search helps.
+std::string search_sync_id_json(const std::string& experiment_id, const std::string& sync_id);
+
 // The path below the artifact proxy (PUT /api/2.0/mlflow-artifacts/artifacts/<path>) of a run's
 // artifact root "mlflow-artifacts:/1/<run>/artifacts" (or "mlflow-artifacts://host:port/..."); empty
 // when the root is not served by the server (a local path, s3://, ...).

@@ -3,9 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
+
+#include "collect/run_file.h"
 
 namespace scaleprof::mlflow_sync {
 
@@ -31,10 +35,10 @@ void add_param(RunPlan* plan, std::string key, std::optional<int64_t> value) {
   if (value) add_param(plan, std::move(key), std::to_string(*value));
 }
 
+// Only a regular file itself: a symbolic link is never uploaded (the reader warned about it).
 void add_file(RunPlan* plan, const std::string& dir, const char* name, const std::string& artifact_dir) {
   const std::string path = dir + "/" + name;
-  std::error_code ec;
-  if (fs::is_regular_file(path, ec)) plan->artifacts.push_back({path, artifact_dir + "/" + name});
+  if (collect::is_plain_file(path)) plan->artifacts.push_back({path, artifact_dir + "/" + name});
 }
 
 // itwinai's `probing_interval` param (seconds, as its GPU monitor logs it: "1", "0.5") of a run that
@@ -127,9 +131,11 @@ RunPlan plan_worker(const collect::RunData& run, const collect::RankData& rank, 
     add_param(&p, "devices", devices);
   }
   p.tags = {{"scaleprof.rank", std::to_string(rank.rank)}, {"scaleprof.status", rank.status}};
+  // This worker's own epoch times; itwinai's `epoch_time_s` is the training's, on the main worker
+  // only (add_training_epoch_times).
   for (const collect::EpochRecord& e : rank.epochs) {
     const int64_t ts = ns_to_ms(e.end_unix_ns);
-    p.metrics.push_back({"epoch_time_s", e.duration_s, ts, e.epoch});
+    p.metrics.push_back({kWorkerEpochTimeMetric, e.duration_s, ts, e.epoch});
     if (e.samples) p.metrics.push_back({"epoch_samples", static_cast<double>(*e.samples), ts, e.epoch});
   }
   int64_t step_index = 0;
@@ -151,7 +157,102 @@ RunPlan plan_worker(const collect::RunData& run, const collect::RankData& rank, 
   return p;
 }
 
+// itwinai 0.4.2's TorchTrainer logs `epoch_time_s` from the main worker only (global rank 0, run
+// `worker_0 (main)`), once per epoch, step = epoch; its report reads the metric from every worker
+// run that has it and takes a run with more than one such worker for a Ray search of several
+// trials. So the training's epoch time goes to the main worker alone: per epoch the slowest rank's
+// time (the first record of each rank, finite and not negative), the rule scaleprof's report applies
+// to the run directory (importers/run_data_reader.cc), so both tools print the same table. Its
+// timestamp is the slowest rank's epoch end.
+void add_training_epoch_times(const collect::RunData& run, RunPlan* main_worker) {
+  struct Slowest {
+    double seconds = 0;
+    int64_t end_ns = 0;
+  };
+  std::map<int64_t, Slowest> epochs;
+  for (const collect::RankData& r : run.ranks) {
+    std::map<int64_t, bool> seen;
+    for (const collect::EpochRecord& e : r.epochs) {
+      if (!(e.duration_s >= 0) || !std::isfinite(e.duration_s)) continue;
+      if (!seen.emplace(e.epoch, true).second) continue;  // a repeat: the first record counts
+      auto [it, fresh] = epochs.try_emplace(e.epoch, Slowest{e.duration_s, e.end_unix_ns});
+      if (!fresh && e.duration_s > it->second.seconds) it->second = {e.duration_s, e.end_unix_ns};
+    }
+  }
+  for (const auto& [epoch, slowest] : epochs) {
+    main_worker->metrics.push_back({kEpochTimeMetric, slowest.seconds, ns_to_ms(slowest.end_ns), epoch});
+  }
+}
+
+// FNV-1a, 64 bits: stable across builds and platforms (std::hash is not).
+class Fnv1a {
+ public:
+  void add(std::string_view bytes) {
+    for (unsigned char c : bytes) {
+      hash_ ^= c;
+      hash_ *= 0x100000001b3ULL;
+    }
+    add_separator();
+  }
+  void add(int64_t v) { add(std::to_string(v)); }
+  void add_double(double v) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof(bits));
+    add(fmt::format("{:016x}", bits));
+  }
+  uint64_t value() const { return hash_; }
+
+ private:
+  void add_separator() {
+    hash_ ^= 0xffU;
+    hash_ *= 0x100000001b3ULL;
+  }
+  uint64_t hash_ = 0xcbf29ce484222325ULL;
+};
+
+void add_run(Fnv1a* h, const RunPlan& p) {
+  h->add(p.sync_id);
+  h->add(p.name);
+  h->add(p.start_time_ms);
+  h->add(p.end_time_ms);
+  h->add(p.status);
+  for (const auto& [k, v] : p.params) {
+    h->add(k);
+    h->add(v);
+  }
+  h->add("tags");
+  for (const auto& [k, v] : p.tags) {
+    h->add(k);
+    h->add(v);
+  }
+  h->add("metrics");
+  for (const MetricValue& m : p.metrics) {
+    h->add(m.key);
+    h->add_double(m.value);
+    h->add(m.timestamp_ms);
+    h->add(m.step);
+  }
+  h->add("artifacts");
+  for (const ArtifactFile& a : p.artifacts) h->add(a.artifact_path);
+  h->add(p.profiling ? "profiling" : "-");
+}
+
 }  // namespace
+
+std::string plan_digest(const TrainingPlan& plan) {
+  Fnv1a h;
+  h.add("scaleprof-sync-plan-1");
+  h.add(plan.experiment);
+  add_run(&h, plan.parent);
+  for (const RunPlan& w : plan.workers) add_run(&h, w);
+  return fmt::format("{:016x}", h.value());
+}
+
+int64_t metric_points(const TrainingPlan& plan) {
+  int64_t n = static_cast<int64_t>(plan.parent.metrics.size());
+  for (const RunPlan& w : plan.workers) n += static_cast<int64_t>(w.metrics.size());
+  return n;
+}
 
 std::string worker_run_name(int64_t rank) {
   return rank == 0 ? std::string("worker_0 (main)") : fmt::format("worker_{}", rank);
@@ -169,10 +270,13 @@ TrainingPlan plan_training(const collect::RunData& run) {
   plan.experiment = info != nullptr && !info->experiment.empty() ? info->experiment : run.experiment;
   const std::string run_name = info != nullptr && !info->run.empty() ? info->run : run.run;
   RunPlan& p = plan.parent;
+  // The identity is the run's folder (<experiment folder>/<run folder>), not the names run.json
+  // gives: two folders whose run.json say the same run are two runs, as `scaleprof runs` and the
+  // report count them. (Folders are named after the run, so for runs as recorded the two agree.)
   // A SLURM requeue's later attempt is a run of its own on the server: its data are not attempt 0's.
-  p.sync_id = run.attempt > 0
-                  ? fmt::format("{}/{}/{}{}", plan.experiment, run_name, collect::kAttemptDirPrefix, run.attempt)
-                  : fmt::format("{}/{}", plan.experiment, run_name);
+  const std::string folder_id = fmt::format("{}/{}", run.experiment.empty() ? plan.experiment : run.experiment,
+                                            run.run.empty() ? run_name : run.run);
+  p.sync_id = run.attempt > 0 ? fmt::format("{}/{}{}", folder_id, collect::kAttemptDirPrefix, run.attempt) : folder_id;
   p.name = run_name;
   p.status = mlflow_status(run.status);
   // run.json's times when it has them, else the span of the ranks.
@@ -211,6 +315,7 @@ TrainingPlan plan_training(const collect::RunData& run) {
             {"mlflow.source.name", "scaleprof"}};
   add_file(&p, run.dir, collect::kRunJson, "scaleprof");
   for (const collect::RankData& rank : run.ranks) plan.workers.push_back(plan_worker(run, rank, p.sync_id));
+  if (!plan.workers.empty()) add_training_epoch_times(run, &plan.workers.front());  // ranks are sorted
   // A node's GPU samples (`scaleprof run` samples every GPU of the node once) go to the lowest rank
   // on that host, where itwinai's report looks for GPU data; without such a rank, to the parent.
   for (const collect::NodeData& node : run.nodes) {

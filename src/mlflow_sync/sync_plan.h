@@ -18,13 +18,21 @@
 
 namespace scaleprof::mlflow_sync {
 
-// The tag that identifies what scaleprof synced: "<experiment>/<run>" for the parent (plus
+// The tag that identifies what scaleprof synced: "<experiment folder>/<run folder>" for the parent (plus
 // "/attempt-N" for a SLURM requeue's attempt N > 0, the attempt the reader uses) and
 // "<parent id>/rank-NNNNN" for a rank. Searching for it before creating a run is what keeps
 // a second sync from making a second copy.
 inline constexpr const char* kSyncIdTag = "scaleprof.sync_id";
 // Set on the parent last, when every child, metric point and artifact is on the server.
 inline constexpr const char* kSyncCompleteTag = "scaleprof.sync_complete";
+// Set with it: plan_digest() of what was sent. A run whose complete tag carries another digest (or
+// none) is checked against the server again instead of being taken as done.
+inline constexpr const char* kSyncDigestTag = "scaleprof.sync_digest";
+
+// The training's epoch time (itwinai's name), logged on the main worker only; each worker's own epoch
+// times go under kWorkerEpochTimeMetric. docs/mlflow.md, "What goes where".
+inline constexpr const char* kEpochTimeMetric = "epoch_time_s";
+inline constexpr const char* kWorkerEpochTimeMetric = "worker_epoch_time_s";
 
 struct MetricValue {
   std::string key;
@@ -67,5 +75,12 @@ std::string mlflow_status(const std::string& scaleprof_status);
 
 // The plan of one run. Runs still running are not planned by the caller (their data still grow).
 TrainingPlan plan_training(const collect::RunData& run);
+
+// A digest (16 hex digits) of everything the plan puts on the server: ids, names, params, tags, metric
+// points bit for bit, artifact paths. The same plan gives the same digest in every build.
+std::string plan_digest(const TrainingPlan& plan);
+
+// Metric points of the parent and all workers.
+int64_t metric_points(const TrainingPlan& plan);
 
 }  // namespace scaleprof::mlflow_sync

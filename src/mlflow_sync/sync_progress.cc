@@ -3,6 +3,13 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
 #include <filesystem>
 
 #include "core/json_string.h"
@@ -65,15 +72,68 @@ Result<SyncProgress> parse_progress(std::string_view text, std::string_view what
   return out;
 }
 
-Result<SyncProgress> load_progress(const std::string& path) {
+std::string set_aside_name(const std::string& path, int64_t unix_seconds, int n) {
+  std::tm tm{};
+  const std::time_t t = static_cast<std::time_t>(unix_seconds);
+  gmtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+  return n == 0 ? fmt::format("{}.bad-{}", path, stamp) : fmt::format("{}.bad-{}-{}", path, stamp, n);
+}
+
+Result<LoadedProgress> load_progress(const std::string& path) {
+  LoadedProgress out;
   std::error_code ec;
-  if (!fs::exists(path, ec)) return SyncProgress{};
-  const auto size = fs::file_size(path, ec);
-  if (ec) return Error{fmt::format("{}: cannot read: {}", path, ec.message())};
-  if (size > kMaxProgressBytes) return Error{fmt::format("{}: not a sync progress file: {} bytes", path, size)};
-  auto text = simdjson::padded_string::load(path);
-  if (text.error() != simdjson::SUCCESS) return Error{fmt::format("{}: cannot read", path)};
-  return parse_progress(std::string_view(text.value()), path);
+  const fs::file_status st = fs::symlink_status(path, ec);
+  if (!fs::exists(st)) return out;
+  std::string why;
+  if (!fs::is_regular_file(st)) {
+    why = "not a regular file";
+  } else {
+    const auto size = fs::file_size(path, ec);
+    if (ec) return Error{fmt::format("{}: cannot read: {}", path, ec.message())};
+    if (size > kMaxProgressBytes) {
+      why = fmt::format("{} bytes", size);
+    } else {
+      auto text = simdjson::padded_string::load(path);
+      if (text.error() != simdjson::SUCCESS) return Error{fmt::format("{}: cannot read", path)};
+      auto parsed = parse_progress(std::string_view(text.value()), path);
+      if (parsed) {
+        out.progress = std::move(parsed.value());
+        return out;
+      }
+      why = parsed.error().message;
+      const std::string prefix = path + ": not a sync progress file: ";
+      if (why.starts_with(prefix)) why = why.substr(prefix.size());
+    }
+  }
+  // Set aside under a name no one has: rename() would replace an existing file, link() does not.
+  const int64_t now =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  auto cannot_move = [&](int err) {
+    return Error{fmt::format("{}: not a sync progress file ({}), and it cannot be moved aside: {}", path, why,
+                             std::strerror(err))};
+  };
+  for (int n = 0; n < 1000; ++n) {
+    const std::string target = set_aside_name(path, now, n);
+    if (::link(path.c_str(), target.c_str()) == 0) {
+      if (::unlink(path.c_str()) != 0) return cannot_move(errno);
+    } else if (errno == EEXIST) {
+      continue;
+    } else if (errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP || errno == ENOSYS) {
+      // A file system without hard links: rename, to a name checked to be free (the sync lock is held).
+      struct stat taken {};
+      if (::lstat(target.c_str(), &taken) == 0) continue;
+      if (::rename(path.c_str(), target.c_str()) != 0) return cannot_move(errno);
+    } else {
+      return cannot_move(errno);
+    }
+    out.set_aside = target;
+    out.problem = fmt::format("{}: not a sync progress file ({}); moved to {} and the record rebuilt from the server",
+                              path, why, target);
+    return out;
+  }
+  return Error{fmt::format("{}: not a sync progress file ({}), and no free name to move it to", path, why)};
 }
 
 Status save_progress(const std::string& path, const SyncProgress& progress) {
@@ -93,7 +153,7 @@ std::string default_progress_path(const std::string& root, const std::string& se
   std::string name;
   for (char c : host) name += (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-') ? c : '_';
   if (name.empty() || name.front() == '.') name = "server" + name;
-  return (fs::path(root) / ".scaleprof-sync" / (name + ".json")).string();
+  return (fs::path(root) / kStateDir / (name + ".json")).string();
 }
 
 }  // namespace scaleprof::mlflow_sync
