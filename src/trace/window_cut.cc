@@ -1,0 +1,144 @@
+#include "trace/window_cut.h"
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace scaleprof::trace {
+
+namespace {
+
+// One bit per byte of a 64-byte block.
+struct BlockMasks {
+  uint64_t quote = 0;
+  uint64_t backslash = 0;
+  uint64_t open = 0;   // '{' or '['
+  uint64_t close = 0;  // '}' or ']'
+  uint64_t comma = 0;
+};
+
+// '{' and '[' differ only in bit 5 (0x7B, 0x5B), as do '}' and ']' (0x7D, 0x5D): one comparison
+// after setting that bit finds both.
+#if defined(__SSE2__)
+BlockMasks classify(const char* p) {
+  BlockMasks m;
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i open = _mm_set1_epi8('{');
+  const __m128i close = _mm_set1_epi8('}');
+  const __m128i comma = _mm_set1_epi8(',');
+  const __m128i bit5 = _mm_set1_epi8(0x20);
+  auto bits = [](__m128i eq, int k) {
+    return static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(eq))) << (16 * k);
+  };
+  for (int k = 0; k < 4; ++k) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+    const __m128i folded = _mm_or_si128(v, bit5);
+    m.quote |= bits(_mm_cmpeq_epi8(v, quote), k);
+    m.backslash |= bits(_mm_cmpeq_epi8(v, backslash), k);
+    m.open |= bits(_mm_cmpeq_epi8(folded, open), k);
+    m.close |= bits(_mm_cmpeq_epi8(folded, close), k);
+    m.comma |= bits(_mm_cmpeq_epi8(v, comma), k);
+  }
+  return m;
+}
+#else
+BlockMasks classify(const char* p) {
+  BlockMasks m;
+  for (int i = 0; i < 64; ++i) {
+    const uint64_t bit = uint64_t{1} << i;
+    const char c = p[i];
+    const char folded = static_cast<char>(c | 0x20);
+    if (c == '"') m.quote |= bit;
+    if (c == '\\') m.backslash |= bit;
+    if (folded == '{') m.open |= bit;
+    if (folded == '}') m.close |= bit;
+    if (c == ',') m.comma |= bit;
+  }
+  return m;
+}
+#endif
+
+// The bytes a backslash escapes: each backslash escapes the next byte unless it is itself escaped
+// (simdjson's rule, applied everywhere, in strings or not). `carry`: the block's first byte is
+// escaped; updated for the next block. Backslashes are rare in traces: a plain loop is enough.
+uint64_t escaped_bytes(uint64_t backslash, bool* carry) {
+  if (backslash == 0 && !*carry) return 0;
+  uint64_t escaped = 0;
+  bool escape_next = *carry;
+  for (int i = 0; i < 64; ++i) {
+    const uint64_t bit = uint64_t{1} << i;
+    if (escape_next) {
+      escaped |= bit;
+      escape_next = false;
+    } else if ((backslash & bit) != 0) {
+      escape_next = true;
+    }
+  }
+  *carry = escape_next;
+  return escaped;
+}
+
+// Bit i set: byte i is inside a string (its opening quote counts as inside, its closing one not).
+uint64_t prefix_xor(uint64_t x) {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
+}
+
+}  // namespace
+
+WindowCut find_window_cut(std::string_view text) {
+  WindowCut cut;
+  bool escape_carry = false;
+  uint64_t in_string_carry = 0;  // all ones while a string runs past the block
+  int64_t depth = 0;             // brackets open inside the current element
+  char tail[64];
+  for (size_t at = 0; at < text.size(); at += 64) {
+    const char* block = text.data() + at;
+    if (text.size() - at < 64) {
+      std::memset(tail, ' ', sizeof tail);
+      std::memcpy(tail, block, text.size() - at);
+      block = tail;
+    }
+    const BlockMasks m = classify(block);
+    const uint64_t quotes = m.quote & ~escaped_bytes(m.backslash, &escape_carry);
+    const uint64_t in_string = prefix_xor(quotes) ^ in_string_carry;
+    in_string_carry = static_cast<uint64_t>(static_cast<int64_t>(in_string) >> 63);
+    const uint64_t open = m.open & ~in_string;
+    const uint64_t close = m.close & ~in_string;
+    const uint64_t comma = m.comma & ~in_string;
+    const int closes = std::popcount(close);
+    if (depth > closes) {
+      // Inside an element for the whole block: no separator, and the array cannot close here.
+      depth += std::popcount(open) - closes;
+      continue;
+    }
+    for (uint64_t left = open | close | comma; left != 0; left &= left - 1) {
+      const uint64_t bit = left & (~left + 1);
+      const size_t index = at + static_cast<size_t>(std::countr_zero(left));
+      if ((open & bit) != 0) {
+        ++depth;
+      } else if ((close & bit) != 0) {
+        if (--depth < 0) {
+          cut.array_closed = true;
+          cut.array_close = index;
+          return cut;
+        }
+      } else if (depth == 0) {
+        cut.element_end = index;
+      }
+    }
+  }
+  return cut;
+}
+
+}  // namespace scaleprof::trace
