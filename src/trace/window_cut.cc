@@ -24,7 +24,7 @@ struct BlockMasks {
 // '{' and '[' differ only in bit 5 (0x7B, 0x5B), as do '}' and ']' (0x7D, 0x5D): one comparison
 // after setting that bit finds both.
 #if defined(__SSE2__)
-BlockMasks classify(const char* p) {
+[[gnu::always_inline]] inline BlockMasks classify(const char* p) {
   BlockMasks m;
   const __m128i quote = _mm_set1_epi8('"');
   const __m128i backslash = _mm_set1_epi8('\\');
@@ -46,8 +46,33 @@ BlockMasks classify(const char* p) {
   }
   return m;
 }
+#if defined(__GNUC__) && defined(__x86_64__)
+#define SCALEPROF_WINDOW_CUT_AVX2 1
+#include <immintrin.h>
+// The same on 32 bytes at a time, for CPUs with AVX2 (chosen at run time, see find_window_cut).
+[[gnu::target("avx2,popcnt")]] BlockMasks classify_avx2(const char* p) {
+  BlockMasks m;
+  const __m256i quote = _mm256_set1_epi8('"');
+  const __m256i backslash = _mm256_set1_epi8('\\');
+  const __m256i open = _mm256_set1_epi8('{');
+  const __m256i close = _mm256_set1_epi8('}');
+  const __m256i comma = _mm256_set1_epi8(',');
+  const __m256i bit5 = _mm256_set1_epi8(0x20);
+  for (int k = 0; k < 2; ++k) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * k));
+    const __m256i folded = _mm256_or_si256(v, bit5);
+    const int shift = 32 * k;
+    m.quote |= uint64_t{static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, quote)))} << shift;
+    m.backslash |= uint64_t{static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, backslash)))} << shift;
+    m.open |= uint64_t{static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(folded, open)))} << shift;
+    m.close |= uint64_t{static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(folded, close)))} << shift;
+    m.comma |= uint64_t{static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, comma)))} << shift;
+  }
+  return m;
+}
+#endif
 #else
-BlockMasks classify(const char* p) {
+[[gnu::always_inline]] inline BlockMasks classify(const char* p) {
   BlockMasks m;
   for (int i = 0; i < 64; ++i) {
     const uint64_t bit = uint64_t{1} << i;
@@ -66,7 +91,7 @@ BlockMasks classify(const char* p) {
 // The bytes a backslash escapes: each backslash escapes the next byte unless it is itself escaped
 // (simdjson's rule, applied everywhere, in strings or not). `carry`: the block's first byte is
 // escaped; updated for the next block. Backslashes are rare in traces: a plain loop is enough.
-uint64_t escaped_bytes(uint64_t backslash, bool* carry) {
+[[gnu::always_inline]] inline uint64_t escaped_bytes(uint64_t backslash, bool* carry) {
   if (backslash == 0 && !*carry) return 0;
   uint64_t escaped = 0;
   bool escape_next = *carry;
@@ -84,7 +109,7 @@ uint64_t escaped_bytes(uint64_t backslash, bool* carry) {
 }
 
 // Bit i set: byte i is inside a string (its opening quote counts as inside, its closing one not).
-uint64_t prefix_xor(uint64_t x) {
+[[gnu::always_inline]] inline uint64_t prefix_xor(uint64_t x) {
   x ^= x << 1;
   x ^= x << 2;
   x ^= x << 4;
@@ -95,24 +120,14 @@ uint64_t prefix_xor(uint64_t x) {
 }
 
 // The commas of `comma` at bits [from, to).
-uint64_t commas_between(uint64_t comma, unsigned from, unsigned to) {
+[[gnu::always_inline]] inline uint64_t commas_between(uint64_t comma, unsigned from, unsigned to) {
   const uint64_t below_to = to >= 64 ? ~uint64_t{0} : (uint64_t{1} << to) - 1;
   const uint64_t below_from = from >= 64 ? ~uint64_t{0} : (uint64_t{1} << from) - 1;
   return comma & below_to & ~below_from;
 }
 
-// Built a second time for CPUs with POPCNT where the compiler supports it: the baseline x86-64
-// target counts bits in a libgcc call (3 % of a two-thread read of small events, perf).
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && \
-    (defined(__clang__) ? __clang_major__ >= 14 : __GNUC__ >= 6)
-#define SCALEPROF_POPCNT_CLONES __attribute__((target_clones("popcnt", "default")))
-#else
-#define SCALEPROF_POPCNT_CLONES
-#endif
-
-}  // namespace
-
-SCALEPROF_POPCNT_CLONES WindowCut find_window_cut(std::string_view text) {
+template <BlockMasks (*Classify)(const char*)>
+[[gnu::always_inline]] inline WindowCut scan(std::string_view text) {
   WindowCut cut;
   bool escape_carry = false;
   uint64_t in_string_carry = 0;  // all ones while a string runs past the block
@@ -125,7 +140,7 @@ SCALEPROF_POPCNT_CLONES WindowCut find_window_cut(std::string_view text) {
       std::memcpy(tail, block, text.size() - at);
       block = tail;
     }
-    const BlockMasks m = classify(block);
+    const BlockMasks m = Classify(block);
     const uint64_t quotes = m.quote & ~escaped_bytes(m.backslash, &escape_carry);
     const uint64_t in_string = prefix_xor(quotes) ^ in_string_carry;
     in_string_carry = static_cast<uint64_t>(static_cast<int64_t>(in_string) >> 63);
@@ -164,6 +179,25 @@ SCALEPROF_POPCNT_CLONES WindowCut find_window_cut(std::string_view text) {
     }
   }
   return cut;
+}
+
+#if defined(SCALEPROF_WINDOW_CUT_AVX2)
+[[gnu::target("avx2,popcnt")]] WindowCut scan_avx2(std::string_view text) {
+  return scan<classify_avx2>(text);
+}
+#endif
+
+}  // namespace
+
+// The bytes are classified 32 at a time with AVX2 where the CPU has it (the scan is a pass over
+// every byte of the events, beside simdjson's own: 16 at a time cost 30 % more user time on one
+// thread than cutting at line breaks did), else 16 at a time with SSE2 (the x86-64 baseline).
+WindowCut find_window_cut(std::string_view text) {
+#if defined(SCALEPROF_WINDOW_CUT_AVX2)
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+  if (avx2) return scan_avx2(text);
+#endif
+  return scan<classify>(text);
 }
 
 }  // namespace scaleprof::trace
