@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "trace/byte_stream.h"
 #include "trace/kineto_reader.h"
 #include "trace/number_parse.h"
 #include "trace/trace_set.h"
@@ -395,7 +396,8 @@ TEST(KinetoReader, FlowEventCutByTheWindowIsReadWhole) {
 }
 
 TEST(KinetoReader, MinifiedTraceWithoutLineBreaks) {
-  // One line: the streaming reader cannot cut windows and reads the document whole.
+  // One line: the streaming reader cuts its windows from the JSON's structure, not at line breaks,
+  // so it reads the document in windows too (issue 18; it used to need the whole document).
   TempDir dir;
   std::string text = modern_trace();
   std::erase(text, '\n');
@@ -405,6 +407,10 @@ TEST(KinetoReader, MinifiedTraceWithoutLineBreaks) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r.value().events.size(), 8u);
   EXPECT_EQ(r.value().rank, 0);
+  auto in = memory_stream("min.json", text);
+  auto streamed = parse_kineto_stream("min.json", *in, options);
+  ASSERT_TRUE(streamed.ok()) << streamed.error().message;
+  EXPECT_EQ(streamed.value().events.ts, r.value().events.ts);
 }
 
 TEST(KinetoReader, LegacyArrayAndOldCategories) {

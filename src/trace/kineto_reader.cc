@@ -21,6 +21,7 @@
 #include "trace/envelope_scanner.h"
 #include "trace/json_repair.h"
 #include "trace/number_parse.h"
+#include "trace/window_cut.h"
 
 namespace scaleprof::trace {
 
@@ -264,8 +265,8 @@ bool read_triple(od::value& v, int64_t out[3]) {
 }
 
 // True if `text` (trailing white space allowed) is exactly one JSON value: an object or array by
-// bracket balance, strings and escapes respected; a scalar always (windows are cut at line breaks,
-// which no scalar token holds).
+// bracket balance, strings and escapes respected; a scalar always (windows are cut at a ',' or just
+// after the array's ']', outside strings: never inside a scalar token).
 bool whole_value(std::string_view text) {
   while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\r' || text.back() == '\t')) {
     text.remove_suffix(1);
@@ -1324,8 +1325,8 @@ void reserve_parser(od::parser& parser, size_t size) {
   (void)ignored;
 }
 
-// Raised by the streaming reader for files it cannot split into windows (no line breaks); the
-// caller then parses the whole document at once.
+// Raised by the streaming reader when one element of the array is larger than the largest window
+// (kMaxWindow); the caller then parses the whole document at once.
 constexpr std::string_view kNeedsWholeDocument = "needs whole-document parse";
 
 // Raised by the parallel phase when a window did not parse on its own: the caller reads the file
@@ -1456,9 +1457,10 @@ class WindowWorkers {
   std::vector<std::thread> threads_;
 };
 
-// Reads the traceEvents array in windows of a few MB cut at line breaks (never inside a JSON
-// string), each parsed in place as `[e1, e2, ...]` by writing '[' before it and ']' over the line
-// break after it. Memory stays bounded by the window whatever the trace's size.
+// Reads the traceEvents array in windows of 512 KiB cut at a ',' outside strings, found from the
+// JSON's structure (trace/window_cut.h), each parsed in place as `[e1, e2, ...]` by writing '['
+// before it and ']' over that ','. Memory stays bounded by the window whatever the trace's size
+// and layout.
 class StreamingParser {
  public:
   // `parallel`: the caller can read the input again if the parallel phase gives up (kNeedsSerial).
@@ -1488,9 +1490,13 @@ class StreamingParser {
   // window the data ends in is left to the serial loop. False: a window did not parse on its own,
   // or the stream failed, and the file must be read serially.
   bool parse_windows_in_parallel(Importer& importer);
-  // The last line break in the unread bytes that lies between two events (`},` before it, `{` after
-  // it), with the comma's index in *comma; 0 if none.
-  size_t last_event_boundary(size_t* comma) const;
+  // Where the serial loop cuts the unread bytes (pos_ at an element): just after the array's ']' if
+  // it is there, else at the last ',' between two elements; 0 if none (the first element is longer
+  // than the bytes read). Found from the JSON's structure, so windows stay bounded whatever the
+  // layout, and a window never ends inside an element (issue 18: cut at a line break inside an
+  // event, a window whose ']' closed a list spread over lines read as the end of traceEvents, and
+  // the file was read again whole).
+  size_t serial_cut() const;
   // Feeds the bytes from pos_ to `scanner`, importing each top-level member as it ends, until the
   // events array opens (*events_found, pos_ just after its '[') or the data ends.
   Status scan_envelope(EnvelopeScanner& scanner, Importer& importer, od::parser& parser, RankTrace* trace,
@@ -1581,24 +1587,10 @@ Status StreamingParser::scan_envelope(EnvelopeScanner& scanner, Importer& import
   }
 }
 
-size_t StreamingParser::last_event_boundary(size_t* comma) const {
-  const char* base = buf_.data();
-  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
-  for (size_t end = len_; end > pos_;) {
-    const void* nl = memrchr(base + pos_, '\n', end - pos_);
-    if (nl == nullptr) return 0;
-    const auto p = static_cast<size_t>(static_cast<const char*>(nl) - base);
-    end = p;
-    size_t b = p;
-    while (b > pos_ && blank(base[b - 1])) --b;
-    if (b < pos_ + 2 || base[b - 1] != ',' || base[b - 2] != '}') continue;
-    size_t a = p + 1;
-    while (a < len_ && blank(base[a])) ++a;
-    if (a < len_ && base[a] == '{') {
-      *comma = b - 1;
-      return p;
-    }
-  }
+size_t StreamingParser::serial_cut() const {
+  const WindowCut c = find_window_cut(std::string_view(buf_.data() + pos_, len_ - pos_));
+  if (c.array_closed) return pos_ + c.array_close + 1;
+  if (c.element_end != 0) return pos_ + c.element_end;
   return 0;
 }
 
@@ -1629,29 +1621,34 @@ bool StreamingParser::parse_windows_in_parallel(Importer& importer) {
     // than it) is read on, up to 8 windows, until one comes; past that the serial loop reads the
     // rest. A read error: the serial reader, reading again, reports it where it is (the serial loop
     // would take the failed stream for ended).
+    // The cut is the last ',' between two elements, found from the JSON's structure (depth and
+    // strings), so it is exact whatever the layout; once the array's ']' is in the bytes read, the
+    // rest is the serial loop's.
     size_t comma = 0;
-    size_t cut = 0;
-    for (size_t want = kWindow; ok && cut == 0 && want <= 8 * kWindow; want *= 2) {
+    bool array_closed = false;
+    for (size_t want = kWindow; ok && comma == 0 && !array_closed && want <= 8 * kWindow; want *= 2) {
       if (!fill(want)) {
         ok = false;
       } else if (!eof_) {
-        cut = last_event_boundary(&comma);
+        const WindowCut c = find_window_cut(std::string_view(buf_.data() + pos_, len_ - pos_));
+        if (c.element_end != 0) comma = pos_ + c.element_end;
+        array_closed = c.array_closed;
       } else {
         break;
       }
     }
-    if (!ok || cut == 0 || eof_) break;
+    if (!ok || comma == 0 || eof_) break;
     // The buffer itself becomes the window `[e1,...,en]` (written over the byte before pos_ and the
-    // comma after the last event); only what follows the cut, part of one event, is copied to the
+    // comma after the last event); only what follows the comma, part of one event, is copied to the
     // next buffer.
     std::vector<char> next;
     if (!spare.empty()) {
       next = std::move(spare.back());
       spare.pop_back();
     }
-    const size_t tail = len_ - (cut + 1);
+    const size_t tail = len_ - (comma + 1);
     if (next.size() < tail + 2 + simdjson::SIMDJSON_PADDING) next.resize(tail + 2 + simdjson::SIMDJSON_PADDING);
-    std::memcpy(next.data() + 1, buf_.data() + cut + 1, tail);
+    std::memcpy(next.data() + 1, buf_.data() + comma + 1, tail);
     WindowText window;
     window.begin = pos_ - 1;
     window.size = comma - pos_ + 2;
@@ -1659,7 +1656,7 @@ bool StreamingParser::parse_windows_in_parallel(Importer& importer) {
     buf_[window.begin] = '[';
     buf_[comma] = ']';
     std::memset(buf_.data() + comma + 1, 0, simdjson::SIMDJSON_PADDING);
-    buf_offset_ += cut;  // next[1] is the byte after the cut
+    buf_offset_ += comma;  // next[1] is the byte after the comma
     window.text = std::exchange(buf_, std::move(next));
     pos_ = 1;
     len_ = 1 + tail;
@@ -1742,17 +1739,16 @@ Result<RankTrace> StreamingParser::parse() {
     }
     if (comma_due) return separator_error();
     if (len_ - pos_ < window && !eof_ && !fill(window)) return stream_error();
-    // Cut after the last line break; at the end of the data the whole rest is one window.
+    // At the end of the data the whole rest is one window.
     size_t cut = len_;
     if (!eof_) {
-      const void* nl = memrchr(buf_.data() + pos_, '\n', len_ - pos_);
-      if (nl == nullptr) {
+      cut = serial_cut();
+      if (cut == 0) {
         if (window >= kMaxWindow) return Error{std::string(kNeedsWholeDocument)};
         window *= 2;
         if (!fill(window)) return stream_error();
         continue;
       }
-      cut = static_cast<size_t>(static_cast<const char*>(nl) - buf_.data());
     }
     // The window is parsed in place as `[...]`. The byte after its ']' is set as a padded copy's
     // would be: On-Demand reads it (a ']' there makes it check the brackets' balance, issue 1834 of
@@ -1896,7 +1892,7 @@ Result<RankTrace> read_kineto_trace(const std::string& path, const ParseOptions&
 namespace {
 
 // After a streaming read of `path`: the result, or when that failed with JSON lenient mode may
-// repair (or text without line breaks), the whole-document parse.
+// repair (or an element larger than the largest window), the whole-document parse.
 Result<RankTrace> finish_read(const std::string& path, const ParseOptions& options, bool replayable,
                               const StreamingParser& streaming, std::unique_ptr<ByteStream> in,
                               Result<RankTrace> streamed) {
@@ -1909,7 +1905,7 @@ Result<RankTrace> finish_read(const std::string& path, const ParseOptions& optio
   if (!json_problem || streaming.ended_early() || (message != kNeedsWholeDocument && !options.lenient)) {
     return streamed;
   }
-  // A file with no line breaks, or one lenient mode may repair: parse the whole document at once.
+  // An element over 256 MiB, or JSON lenient mode may repair: parse the whole document at once.
   if (replayable) {
     in = open_trace_stream(path, &error);
   } else if (in = replay_recording(std::move(in), &error); !in) {

@@ -28,7 +28,8 @@ struct ParseOptions {
   // windows everywhere.
   size_t window_bytes = 0;
   // Threads that read this one file, the calling thread included (1: the calling thread alone).
-  // With more, the calling thread inflates and cuts windows between two events, the others parse
+  // With more, the calling thread inflates and cuts windows between two elements of traceEvents
+  // (found from the JSON's depth and strings, whatever the layout), the others parse
   // them (the calling thread too when they are behind), and the rows are appended in file order:
   // the result is the same, byte for byte, as with 1. A caller
   // reading several files at once divides its threads between them (see trace_set.cc) rather than
@@ -55,9 +56,10 @@ using StreamOpener = std::function<std::unique_ptr<ByteStream>(std::string* erro
 // that does not parse on its own) the input is opened again and read serially.
 Result<RankTrace> parse_kineto_stream(std::string_view path, const StreamOpener& open, const ParseOptions& options);
 
-// Reads the file as a stream (inflating gzip on the fly) and parses it. Falls back to reading the
-// whole document when the file has no line breaks to cut windows at, or when lenient mode has
-// invalid JSON to repair.
+// Reads the file as a stream (inflating gzip on the fly) and parses it, in windows cut from the
+// JSON's structure whatever its layout. Falls back to reading the whole document when one element
+// of traceEvents is larger than the largest window (256 MiB), or when lenient mode has invalid JSON
+// to repair.
 Result<RankTrace> read_kineto_trace(const std::string& path, const ParseOptions& options = {});
 
 }  // namespace scaleprof::trace
