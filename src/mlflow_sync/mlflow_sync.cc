@@ -152,7 +152,7 @@ class Syncer {
         warn_once(
             fmt::format("{}: the runs' artifact root '{}' is not served by the server (start it with "
                         "--serve-artifacts); artifacts not uploaded",
-                        writer_.shown_url(), run.artifact_uri));
+                        writer_.shown_url(), importers::redact_url(run.artifact_uri)));
       } else {
         for (const ArtifactFile& file : plan.artifacts) {
           if (Status s = writer_.upload_artifact(root, file); !s) return s.error();
