@@ -139,8 +139,10 @@ TEST(CredentialRedaction, KnownSecretsAnywhereInServerText) {
   EXPECT_EQ(redact_credentials("password pa ss/w@rd is wrong", secrets), "password *** is wrong");
   // Percent-encoded, as a proxy may echo a query string.
   EXPECT_EQ(redact_credentials("GET /?p=pa%20ss%2Fw%40rd", secrets), "GET /?p=***");
-  // An empty secret hides nothing.
+  // An empty secret hides nothing; a short one only where it stands alone.
   EXPECT_EQ(redact_credentials("abc", std::vector<std::string>{""}), "abc");
+  EXPECT_EQ(redact_credentials("experiments/get x: x!", std::vector<std::string>{"x"}), "experiments/get ***: ***!");
+  EXPECT_EQ(redact_credentials("bad token: abc12", std::vector<std::string>{"abc12"}), "bad token: ***");
 }
 
 TEST(CredentialRedaction, SecretLookingValuesWithoutKnowingThem) {

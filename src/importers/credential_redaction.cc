@@ -74,13 +74,20 @@ std::string percent_encoded(std::string_view text) {
   return out;
 }
 
+// Every occurrence of `secret` -> "***". A short secret (under 6 bytes) only where it stands alone,
+// not inside a longer word: a token "x" must not turn "experiments" into "e***periments".
 std::string replace_all(std::string_view text, std::string_view secret) {
+  const bool whole_words_only = secret.size() < 6;
+  const auto alnum_at = [&](size_t i) { return std::isalnum(static_cast<unsigned char>(text[i])) != 0; };
   std::string out;
   size_t from = 0;
-  for (size_t hit = text.find(secret); hit != std::string_view::npos; hit = text.find(secret, from)) {
+  for (size_t hit = text.find(secret); hit != std::string_view::npos; hit = text.find(secret, hit + 1)) {
+    if (hit < from) continue;
+    const size_t end = hit + secret.size();
+    if (whole_words_only && ((hit > 0 && alnum_at(hit - 1)) || (end < text.size() && alnum_at(end)))) continue;
     out.append(text.substr(from, hit - from));
     out.append(kHidden);
-    from = hit + secret.size();
+    from = end;
   }
   out.append(text.substr(from));
   return out;

@@ -19,7 +19,8 @@ namespace scaleprof::importers {
 //    the word's LAST '@' ("http://u:p/w@host/x" -> "http://host/x", "u:p@host:5000" -> "host:5000");
 //    words are separated by white space only, so quotes and brackets inside passwords do not end them;
 //  - every occurrence of each non-empty string in `secrets` (the configured password or token, as is
-//    and percent-encoded) -> "***";
+//    and percent-encoded) -> "***"; one shorter than 6 bytes only where no letter or digit touches it
+//    (a token "x" leaves "experiments" alone);
 //  - the value of an Authorization header and of "Bearer <token>";
 //  - the value of key=value / key: value / "key": "value" pairs whose key ends in token, password,
 //    passwd, pwd, secret, apikey or api_key (any case) -> "***".

@@ -353,6 +353,9 @@ std::string HttpClient::transfer_failure(int code, bool over_cap, const Transfer
         return fmt::format("the response is larger than the cap of {} bytes; not read further", limits_.max_body_bytes);
       }
       return fmt::format("cannot keep the response ({})", detail);
+    case CURLE_URL_MALFORMAT:
+      return "the server's URL is malformed (a user name or password holding a slash, an at sign, a colon or a "
+             "hash must be percent-encoded, or given as MLFLOW_TRACKING_USERNAME / MLFLOW_TRACKING_PASSWORD)";
     case CURLE_GOT_NOTHING:
       return "the server closed the connection without answering";
     case CURLE_SEND_ERROR:
