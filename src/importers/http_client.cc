@@ -5,6 +5,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <array>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -84,10 +87,84 @@ std::string env(const char* name) {
   return v == nullptr ? std::string() : std::string(v);
 }
 
+// The response body, kept up to a cap: past it the callback refuses the bytes, which ends the
+// transfer (CURLE_WRITE_ERROR), so an endless body costs at most the cap.
+struct BodySink {
+  std::string* body = nullptr;
+  size_t cap = 0;
+  bool over_cap = false;
+};
+
 size_t append_body(char* data, size_t size, size_t count, void* user) {
-  auto* body = static_cast<std::string*>(user);
-  body->append(data, size * count);
-  return size * count;
+  auto* sink = static_cast<BodySink*>(user);
+  const size_t n = size * count;
+  if (n > sink->cap - std::min(sink->cap, sink->body->size())) {
+    sink->over_cap = true;
+    return 0;
+  }
+  sink->body->append(data, n);
+  return n;
+}
+
+std::string base64(std::string_view bytes) {
+  static constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t v = static_cast<uint32_t>(static_cast<unsigned char>(bytes[i])) << 16;
+    if (i + 1 < bytes.size()) v |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8;
+    if (i + 2 < bytes.size()) v |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[i + 2]));
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += i + 1 < bytes.size() ? kAlphabet[(v >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? kAlphabet[v & 63] : '=';
+  }
+  return out;
+}
+
+std::string percent_decoded(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size() && std::isxdigit(static_cast<unsigned char>(text[i + 1])) != 0 &&
+        std::isxdigit(static_cast<unsigned char>(text[i + 2])) != 0) {
+      out += static_cast<char>(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16));
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+// What a message must never show: the configured token and password, the user information of the
+// base URL (as typed and decoded), and the Basic authorization value they make.
+std::vector<std::string> known_secrets(const std::string& base_url, const HttpCredentials& c) {
+  std::vector<std::string> secrets = {c.token, c.password};
+  if (!c.username.empty() || !c.password.empty()) secrets.push_back(base64(c.username + ":" + c.password));
+  const std::string userinfo = url_userinfo(base_url);
+  if (!userinfo.empty()) {
+    const std::string decoded = percent_decoded(userinfo);
+    secrets.push_back(userinfo);
+    secrets.push_back(decoded);
+    secrets.push_back(base64(decoded));
+    const size_t colon = userinfo.find(':');
+    if (colon != std::string::npos) {
+      secrets.push_back(userinfo.substr(colon + 1));
+      secrets.push_back(percent_decoded(userinfo.substr(colon + 1)));
+    }
+  }
+  std::erase(secrets, std::string());
+  // Longest first, so a secret that contains another is hidden whole.
+  std::sort(secrets.begin(), secrets.end(), [](const std::string& a, const std::string& b) {
+    return a.size() != b.size() ? a.size() > b.size() : a < b;
+  });
+  secrets.erase(std::unique(secrets.begin(), secrets.end()), secrets.end());
+  return secrets;
+}
+
+std::string describe_bytes(int64_t n) {
+  if (n < 10'000) return fmt::format("{} bytes", n);
+  if (n < 10'000'000) return fmt::format("{:.1f} kB", static_cast<double>(n) / 1e3);
+  return fmt::format("{:.1f} MB", static_cast<double>(n) / 1e6);
 }
 
 }  // namespace
@@ -102,20 +179,23 @@ HttpCredentials credentials_from_environment() {
   return c;
 }
 
-std::string redact_url(std::string_view url) {
-  const size_t scheme = url.find("://");
-  if (scheme == std::string_view::npos) return std::string(url);
-  const size_t host = scheme + 3;
-  size_t end = url.find_first_of("/?#", host);
-  if (end == std::string_view::npos) end = url.size();
-  const size_t at = url.substr(host, end - host).rfind('@');
-  if (at == std::string_view::npos) return std::string(url);
-  return std::string(url.substr(0, host)) + std::string(url.substr(host + at + 1));
+HttpClient::HttpClient(std::string base_url, HttpCredentials credentials, HttpLimits limits)
+    : base_url_(std::move(base_url)),
+      credentials_(std::move(credentials)),
+      limits_(limits),
+      secrets_(known_secrets(base_url_, credentials_)) {
+  shown_url_ = redact_credentials(redact_url(base_url_), secrets_);
+  if (curl().error.empty()) curl_ = curl().easy_init();
 }
 
-HttpClient::HttpClient(std::string base_url, HttpCredentials credentials)
-    : base_url_(std::move(base_url)), shown_url_(redact_url(base_url_)), credentials_(std::move(credentials)) {
-  if (curl().error.empty()) curl_ = curl().easy_init();
+std::string HttpClient::redact(std::string_view text) const {
+  return redact_credentials(text, secrets_);
+}
+
+Error HttpClient::failure(std::string_view what) const {
+  // Named once: a message from this client already starts with the server.
+  if (what.starts_with(shown_url_ + ": ")) return Error{redact(what)};
+  return Error{redact(fmt::format("{}: {}", shown_url_, what))};
 }
 
 HttpClient::~HttpClient() {
@@ -157,7 +237,7 @@ Result<HttpResponse> HttpClient::put_bytes(const std::string& path, std::string_
   std::string copy(bytes);
   // A read-only stream over the bytes, so the upload path is the same as for a file.
   FILE* memory = copy.empty() ? std::fopen("/dev/null", "rb") : fmemopen(copy.data(), copy.size(), "rb");
-  if (memory == nullptr) return Error{fmt::format("{}: cannot buffer an upload: {}", shown_url_, std::strerror(errno))};
+  if (memory == nullptr) return failure(fmt::format("cannot buffer an upload: {}", std::strerror(errno)));
   auto r = perform(path, nullptr, memory, static_cast<int64_t>(copy.size()));
   std::fclose(memory);
   return r;
@@ -166,20 +246,32 @@ Result<HttpResponse> HttpClient::put_bytes(const std::string& path, std::string_
 Result<HttpResponse> HttpClient::perform(const std::string& path, const std::string* json, FILE* upload,
                                          int64_t upload_size) {
   const CurlApi& api = curl();
-  if (!api.error.empty()) return Error{fmt::format("{}: {}", shown_url_, api.error)};
+  if (!api.error.empty()) return failure(api.error);
   auto* handle = static_cast<CURL*>(curl_);
-  if (handle == nullptr) return Error{fmt::format("{}: cannot start an HTTP client", shown_url_)};
+  if (handle == nullptr) return failure("cannot start an HTTP client");
   api.easy_reset(handle);
   HttpResponse response;
+  BodySink sink{&response.body, static_cast<size_t>(std::max<int64_t>(limits_.max_body_bytes, 0))};
+  std::array<char, CURL_ERROR_SIZE> curl_message{};
   const std::string url = base_url_ + path;
   api.easy_setopt(handle, CURLOPT_URL, url.c_str());
+  api.easy_setopt(handle, CURLOPT_ERRORBUFFER, curl_message.data());
   api.easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
-  api.easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
-  api.easy_setopt(handle, CURLOPT_TIMEOUT_MS, 120000L);
+  // NOLINTBEGIN(google-runtime-int): libcurl takes long
+  api.easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(limits_.connect_timeout_ms));
+  // Stalled, not slow: no total timeout (CURLOPT_TIMEOUT stays 0), so an artifact upload of any size
+  // finishes as long as it moves.
+  api.easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, static_cast<long>(limits_.low_speed_bytes_per_s));
+  api.easy_setopt(handle, CURLOPT_LOW_SPEED_TIME, static_cast<long>(limits_.low_speed_window_s));
+  // NOLINTEND(google-runtime-int)
   api.easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
   api.easy_setopt(handle, CURLOPT_WRITEFUNCTION, append_body);
-  api.easy_setopt(handle, CURLOPT_WRITEDATA, &response.body);
-  api.easy_setopt(handle, CURLOPT_ACCEPT_ENCODING, "");
+  api.easy_setopt(handle, CURLOPT_WRITEDATA, &sink);
+  // A declared length over the cap ends the transfer before any of it is read. No Accept-Encoding
+  // and no decoding: a body arrives as sent, so the cap counts the bytes that are kept.
+  api.easy_setopt(handle, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(sink.cap));
+  api.easy_setopt(handle, CURLOPT_HTTP_CONTENT_DECODING, 0L);
+  api.easy_setopt(handle, CURLOPT_HTTP_TRANSFER_DECODING, 1L);  // chunked framing only
   if (credentials_.insecure_tls) {
     api.easy_setopt(handle, CURLOPT_SSL_VERIFYPEER, 0L);
     api.easy_setopt(handle, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -194,13 +286,16 @@ Result<HttpResponse> HttpClient::perform(const std::string& path, const std::str
     api.easy_setopt(handle, CURLOPT_USERNAME, credentials_.username.c_str());
     api.easy_setopt(handle, CURLOPT_PASSWORD, credentials_.password.c_str());
   }
+  const char* method = "GET";
   if (json != nullptr) {
+    method = "POST";
     headers = api.slist_append(headers, "Content-Type: application/json");
     api.easy_setopt(handle, CURLOPT_POST, 1L);
     api.easy_setopt(handle, CURLOPT_POSTFIELDS, json->data());
     api.easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(json->size()));
   }
   if (upload != nullptr) {
+    method = "PUT";
     headers = api.slist_append(headers, "Content-Type: application/octet-stream");
     headers = api.slist_append(headers, "Expect:");  // no 100-continue round trip per file
     api.easy_setopt(handle, CURLOPT_UPLOAD, 1L);
@@ -212,13 +307,73 @@ Result<HttpResponse> HttpClient::perform(const std::string& path, const std::str
   api.slist_free_all(headers);
   // The header list and the strings above hold the credentials; libcurl keeps no copy past reset.
   api.easy_setopt(handle, CURLOPT_HTTPHEADER, nullptr);
+  api.easy_setopt(handle, CURLOPT_ERRORBUFFER, nullptr);
   if (rc != CURLE_OK) {
-    return Error{fmt::format("{}: cannot reach the MLflow server: {}", shown_url_, api.easy_strerror(rc))};
+    TransferCounts counts;
+    counts.upload_size = upload != nullptr ? upload_size : json != nullptr ? static_cast<int64_t>(json->size()) : 0;
+    curl_off_t value = 0;
+    if (api.easy_getinfo(handle, CURLINFO_CONNECT_TIME_T, &value) == CURLE_OK) counts.connected = value > 0;
+    if (api.easy_getinfo(handle, CURLINFO_SIZE_UPLOAD_T, &value) == CURLE_OK) counts.sent = value;
+    counts.received = static_cast<int64_t>(response.body.size());
+    const std::string where = fmt::format("{} {}", method, path.substr(0, path.find('?')));
+    return failure(fmt::format(
+        "{}: {}", where, transfer_failure(rc, sink.over_cap, counts, curl_message.data(), api.easy_strerror(rc))));
   }
   long status = 0;  // NOLINT(google-runtime-int): libcurl's type
   api.easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
   response.status = status;
   return response;
+}
+
+std::string HttpClient::transfer_failure(int code, bool over_cap, const TransferCounts& counts,
+                                         std::string_view curl_message, std::string_view curl_error) const {
+  const std::string detail = curl_message.empty() ? std::string(curl_error) : std::string(curl_message);
+  switch (static_cast<CURLcode>(code)) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+      return fmt::format("cannot reach the MLflow server: host not found ({})", detail);
+    case CURLE_COULDNT_CONNECT:
+      return fmt::format("cannot reach the MLflow server: connection refused or no route ({})", detail);
+    case CURLE_OPERATION_TIMEDOUT:
+      if (!counts.connected) {
+        return fmt::format("cannot reach the MLflow server: no connection within {} s",
+                           limits_.connect_timeout_ms / 1000.0);
+      }
+      return fmt::format(
+          "the transfer stalled: less than {} byte/s for {} s ({}received {}); the server stopped reading or "
+          "answering",
+          limits_.low_speed_bytes_per_s, limits_.low_speed_window_s,
+          counts.upload_size > 0
+              ? fmt::format("sent {} of {}, ", describe_bytes(counts.sent), describe_bytes(counts.upload_size))
+              : std::string(),
+          describe_bytes(counts.received));
+    case CURLE_WRITE_ERROR:
+    case CURLE_FILESIZE_EXCEEDED:
+      if (over_cap || code == CURLE_FILESIZE_EXCEEDED) {
+        return fmt::format("the response is larger than the cap of {} bytes; not read further", limits_.max_body_bytes);
+      }
+      return fmt::format("cannot keep the response ({})", detail);
+    case CURLE_URL_MALFORMAT:
+      return "the server's URL is malformed (a user name or password holding a slash, an at sign, a colon or a "
+             "hash must be percent-encoded, or given as MLFLOW_TRACKING_USERNAME / MLFLOW_TRACKING_PASSWORD)";
+    case CURLE_GOT_NOTHING:
+      return "the server closed the connection without answering";
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_PARTIAL_FILE:
+      return fmt::format("the connection broke during the transfer ({} sent, {} received: {})",
+                         describe_bytes(counts.sent), describe_bytes(counts.received), detail);
+    case CURLE_READ_ERROR:
+    case CURLE_ABORTED_BY_CALLBACK:
+      return fmt::format("cannot read what was to be uploaded ({})", detail);
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CACERT_BADFILE:
+      return fmt::format("TLS failed ({}); MLFLOW_TRACKING_INSECURE_TLS=true skips certificate checks", detail);
+    default:
+      return fmt::format("the HTTP request failed ({})", detail);
+  }
 }
 
 std::string http_failure(const HttpClient& client, std::string_view endpoint, const HttpResponse& response) {
@@ -230,7 +385,10 @@ std::string http_failure(const HttpClient& client, std::string_view endpoint, co
       detail = "the server gave no MLflow error message";
     }
   }
-  return fmt::format("{}: {}: HTTP {}: {}", client.shown_url(), endpoint, response.status, detail);
+  // One line of the server's words, cut: a proxy may answer with a whole page.
+  detail = detail.substr(0, detail.find_first_of("\r\n"));
+  if (detail.size() > 300) detail = detail.substr(0, 300) + "...";
+  return client.failure(fmt::format("{}: HTTP {}: {}", endpoint, response.status, detail)).message;
 }
 
 }  // namespace scaleprof::importers

@@ -219,11 +219,12 @@ Result<MetricPage> parse_metric_history_response(std::string_view body) {
   return page;
 }
 
-Result<std::vector<ArtifactEntry>> parse_artifact_list_response(std::string_view body) {
+Result<ArtifactPage> parse_artifact_list_response(std::string_view body) {
   simdjson::dom::parser parser;
   auto doc = parse_object(parser, body, "artifacts/list");
   if (!doc) return doc.error();
-  std::vector<ArtifactEntry> out;
+  ArtifactPage out;
+  out.next_page_token = str(doc.value(), "next_page_token");
   array files;
   const auto err = doc.value()["files"].get_array().get(files);
   if (err == simdjson::NO_SUCH_FIELD) return out;
@@ -236,7 +237,7 @@ Result<std::vector<ArtifactEntry>> parse_artifact_list_response(std::string_view
     bool dir = false;
     if (fo["is_dir"].get_bool().get(dir) == simdjson::SUCCESS) e.is_dir = dir;
     if (!int_field(fo, "file_size", &e.file_size)) return Error{"artifacts/list response: malformed file_size"};
-    out.push_back(std::move(e));
+    out.files.push_back(std::move(e));
   }
   return out;
 }

@@ -28,6 +28,11 @@ struct ArtifactEntry {
   int64_t file_size = 0;
 };
 
+struct ArtifactPage {
+  std::vector<ArtifactEntry> files;
+  std::string next_page_token;
+};
+
 // experiments/get-by-name: {"experiment": {"experiment_id": "1", ...}}.
 Result<std::string> parse_experiment_id_response(std::string_view body);
 // experiments/create: {"experiment_id": "1"}.
@@ -40,8 +45,8 @@ Result<RunsPage> parse_search_runs_response(std::string_view body);
 // metrics/get-history: {"metrics": [{"key", "value", "timestamp", "step"}], "next_page_token"}.
 // Values may be numbers or the strings "NaN", "Infinity", "-Infinity".
 Result<MetricPage> parse_metric_history_response(std::string_view body);
-// artifacts/list: {"root_uri": ..., "files": [{"path", "is_dir", "file_size"}]}.
-Result<std::vector<ArtifactEntry>> parse_artifact_list_response(std::string_view body);
+// artifacts/list: {"root_uri": ..., "files": [{"path", "is_dir", "file_size"}], "next_page_token"}.
+Result<ArtifactPage> parse_artifact_list_response(std::string_view body);
 // An error body {"error_code": "...", "message": "..."} as one line; empty when it is not one.
 std::string parse_error_response(std::string_view body);
 

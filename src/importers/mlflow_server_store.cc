@@ -1,17 +1,17 @@
 // An MLflow tracking server through its REST API 2.0: experiments/get-by-name, runs/search (paged),
-// metrics/get-history (paged), artifacts/list and the artifact download endpoint (get-artifact).
+// metrics/get-history (paged), artifacts/list (paged) and the artifact download endpoint
+// (get-artifact). Pages are followed by the one pagination mechanism (importers/mlflow_pages.h);
+// every message is redacted by the client (importers/http_client.h).
 #include <fmt/format.h>
 
 #include "importers/http_client.h"
 #include "importers/mlflow_json.h"
+#include "importers/mlflow_pages.h"
 #include "importers/mlflow_store.h"
 
 namespace scaleprof::importers {
 
 namespace {
-
-// Safety bounds: a server that keeps sending page tokens cannot keep the report waiting forever.
-constexpr int kMaxPages = 100000;
 
 std::string json_quote(std::string_view s) {
   std::string out = "\"";
@@ -30,9 +30,11 @@ std::string json_quote(std::string_view s) {
 
 class ServerStore final : public MlflowStore {
  public:
-  explicit ServerStore(const std::string& base_url) : http_(base_url, credentials_from_environment()) {}
+  ServerStore(const std::string& base_url, const ServerStoreLimits& limits)
+      : http_(base_url, credentials_from_environment(), limits.http), pages_(limits.pages) {}
 
   std::string describe() const override { return http_.shown_url(); }
+  std::string redact(std::string_view text) const override { return http_.redact(text); }
 
   Result<std::optional<std::string>> experiment_id(const std::string& name) override {
     auto r = http_.get("/api/2.0/mlflow/experiments/get-by-name?experiment_name=" + http_.escape(name));
@@ -40,59 +42,44 @@ class ServerStore final : public MlflowStore {
     if (r.value().status == 404) return std::optional<std::string>{};
     if (r.value().status != 200) return Error{http_failure(http_, "experiments/get-by-name", r.value())};
     auto id = parse_experiment_id_response(r.value().body);
-    if (!id) return Error{fmt::format("{}: {}", http_.shown_url(), id.error().message)};
+    if (!id) return http_.failure(id.error().message);
     return std::optional<std::string>{id.value()};
   }
 
   Result<std::vector<MlflowRun>> runs(const std::string& experiment_id) override {
-    std::vector<MlflowRun> out;
-    std::string token;
-    for (int page = 0; page < kMaxPages; ++page) {
+    auto runs = read_all_runs(pages_, [&](const std::string& token) {
       std::string body = "{\"experiment_ids\":[" + json_quote(experiment_id) +
                          "],\"max_results\":1000,\"run_view_type\":\"ACTIVE_ONLY\"";
       if (!token.empty()) body += ",\"page_token\":" + json_quote(token);
       body += "}";
-      auto r = http_.post_json("/api/2.0/mlflow/runs/search", body);
-      if (!r) return r.error();
-      if (r.value().status != 200) return Error{http_failure(http_, "runs/search", r.value())};
-      auto parsed = parse_search_runs_response(r.value().body);
-      if (!parsed) return Error{fmt::format("{}: {}", http_.shown_url(), parsed.error().message)};
-      for (MlflowRun& run : parsed.value().runs) out.push_back(std::move(run));
-      token = parsed.value().next_page_token;
-      if (token.empty()) return out;
-    }
-    return Error{fmt::format("{}: runs/search: more than {} pages", http_.shown_url(), kMaxPages)};
+      return body_of(http_.post_json("/api/2.0/mlflow/runs/search", body), "runs/search");
+    });
+    if (!runs) return http_.failure(runs.error().message);
+    return runs;
   }
 
   Result<std::vector<MetricPoint>> metric_history(const MlflowRun& run, const std::string& key) override {
-    std::vector<MetricPoint> out;
-    std::string token;
-    for (int page = 0; page < kMaxPages; ++page) {
+    auto points = read_metric_history(pages_, [&](const std::string& token) {
       std::string query = "/api/2.0/mlflow/metrics/get-history?run_id=" + http_.escape(run.run_id) +
                           "&metric_key=" + http_.escape(key) + "&max_results=25000";
       if (!token.empty()) query += "&page_token=" + http_.escape(token);
-      auto r = http_.get(query);
-      if (!r) return r.error();
-      if (r.value().status != 200) return Error{http_failure(http_, "metrics/get-history", r.value())};
-      auto parsed = parse_metric_history_response(r.value().body);
-      if (!parsed) return Error{fmt::format("{}: {}", http_.shown_url(), parsed.error().message)};
-      out.insert(out.end(), parsed.value().points.begin(), parsed.value().points.end());
-      token = parsed.value().next_page_token;
-      if (token.empty()) return out;
-    }
-    return Error{fmt::format("{}: metrics/get-history: more than {} pages", http_.shown_url(), kMaxPages)};
+      return body_of(http_.get(query), "metrics/get-history");
+    });
+    if (!points) return http_.failure(points.error().message);
+    return points;
   }
 
   Result<std::optional<std::string>> artifact(const MlflowRun& run, const std::string& path) override {
     // List the folder first: a missing artifact is normal (not every worker logs one).
     const size_t slash = path.rfind('/');
     const std::string folder = slash == std::string::npos ? std::string() : path.substr(0, slash);
-    auto listed = http_.get("/api/2.0/mlflow/artifacts/list?run_id=" + http_.escape(run.run_id) +
-                            "&path=" + http_.escape(folder));
-    if (!listed) return listed.error();
-    if (listed.value().status != 200) return Error{http_failure(http_, "artifacts/list", listed.value())};
-    auto entries = parse_artifact_list_response(listed.value().body);
-    if (!entries) return Error{fmt::format("{}: {}", http_.shown_url(), entries.error().message)};
+    auto entries = read_artifact_list(pages_, [&](const std::string& token) {
+      std::string query =
+          "/api/2.0/mlflow/artifacts/list?run_id=" + http_.escape(run.run_id) + "&path=" + http_.escape(folder);
+      if (!token.empty()) query += "&page_token=" + http_.escape(token);
+      return body_of(http_.get(query), "artifacts/list");
+    });
+    if (!entries) return http_.failure(entries.error().message);
     bool found = false;
     for (const ArtifactEntry& e : entries.value()) found |= !e.is_dir && e.path == path;
     if (!found) return std::optional<std::string>{};
@@ -103,13 +90,26 @@ class ServerStore final : public MlflowStore {
   }
 
  private:
+  // The body of a 200 response; a transport error or another status as the client words it.
+  Result<std::string> body_of(Result<HttpResponse> r, std::string_view endpoint) const {
+    if (!r) return r.error();
+    if (r.value().status != 200) return Error{http_failure(http_, endpoint, r.value())};
+    return std::move(r.value().body);
+  }
+
   HttpClient http_;
+  PageLimits pages_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<MlflowStore>> open_mlflow_server_store(const std::string& base_url) {
-  return std::unique_ptr<MlflowStore>(std::make_unique<ServerStore>(base_url));
+  return open_mlflow_server_store(base_url, ServerStoreLimits{});
+}
+
+Result<std::unique_ptr<MlflowStore>> open_mlflow_server_store(const std::string& base_url,
+                                                              const ServerStoreLimits& limits) {
+  return std::unique_ptr<MlflowStore>(std::make_unique<ServerStore>(base_url, limits));
 }
 
 }  // namespace scaleprof::importers

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <filesystem>
 
 #include "core/file_below.h"
+
+#include "importers/credential_redaction.h"
 
 namespace scaleprof::importers {
 
@@ -49,11 +52,30 @@ std::optional<std::string> file_uri_path(std::string_view uri) {
   return percent_decode(uri);
 }
 
+// The URI's scheme in lower case ("" when it has none): letters, digits, '+', '-', '.' before ':'.
+std::string lower_scheme(std::string_view uri) {
+  std::string out;
+  for (char c : uri) {
+    if (c == ':') return out;
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '+' && c != '-' && c != '.') return {};
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return {};
+}
+
 }  // namespace
+
+std::string MlflowStore::redact(std::string_view text) const { return redact_credentials(text); }
 
 Result<TrackingUri> parse_tracking_uri(const std::string& uri) {
   if (uri.empty()) return TrackingUri{TrackingKind::kFileStore, "."};
-  if (uri.starts_with("http://") || uri.starts_with("https://")) {
+  // Schemes are case-insensitive (RFC 3986): HTTP://host is a server, as for MLflow and curl.
+  const std::string scheme = lower_scheme(uri);
+  if (scheme == "http" || scheme == "https") {
+    if (uri.compare(scheme.size(), 3, "://") != 0) {
+      return Error{
+          fmt::format("{}: a server's tracking URI is http://HOST:PORT or https://HOST[:PORT]", redact_url(uri))};
+    }
     std::string base = uri;
     while (base.ends_with("/")) base.pop_back();
     return TrackingUri{TrackingKind::kServer, base};
@@ -63,25 +85,25 @@ Result<TrackingUri> parse_tracking_uri(const std::string& uri) {
     std::string_view rest(uri);
     rest.remove_prefix(7);
     if (!rest.starts_with("///")) {
-      return Error{
-          fmt::format("{}: a SQLite tracking URI is sqlite:///relative/path.db or sqlite:////abs/path.db", uri)};
+      return Error{fmt::format("{}: a SQLite tracking URI is sqlite:///relative/path.db or sqlite:////abs/path.db",
+                               redact_url(uri))};
     }
     rest.remove_prefix(3);
     const size_t query = rest.find('?');
     if (query != std::string_view::npos) rest = rest.substr(0, query);
-    if (rest.empty()) return Error{fmt::format("{}: no database file in the URI", uri)};
+    if (rest.empty()) return Error{fmt::format("{}: no database file in the URI", redact_url(uri))};
     return TrackingUri{TrackingKind::kSqlite, percent_decode(rest)};
   }
   if (uri.starts_with("file:")) {
     auto path = file_uri_path(uri);
-    if (!path) return Error{fmt::format("{}: file URIs must name a local path (file:///abs/dir)", uri)};
+    if (!path) return Error{fmt::format("{}: file URIs must name a local path (file:///abs/dir)", redact_url(uri))};
     return TrackingUri{TrackingKind::kFileStore, *path};
   }
   const size_t colon = uri.find("://");
   if (colon != std::string::npos) {
     return Error{fmt::format(
-        "{}: unsupported tracking URI scheme '{}' (use http(s)://, sqlite:///path.db, file:///dir or a folder)", uri,
-        uri.substr(0, colon))};
+        "{}: unsupported tracking URI scheme '{}' (use http(s)://, sqlite:///path.db, file:///dir or a folder)",
+        redact_url(uri), redact_url(uri.substr(0, colon)))};
   }
   return TrackingUri{TrackingKind::kFileStore, uri};
 }

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -67,6 +68,9 @@ class MlflowStore {
 
   // The store as messages name it (never with credentials).
   virtual std::string describe() const = 0;
+  // `text` holding what the store gave (run names, ids, a server's words) as a message may show it:
+  // through the one credential redactor, with the store's own secrets where it has any.
+  virtual std::string redact(std::string_view text) const;
   // The id of the active experiment with this name; an empty optional when there is none.
   virtual Result<std::optional<std::string>> experiment_id(const std::string& name) = 0;
   // Every active (not deleted) run of the experiment, nested ones included.
@@ -131,5 +135,9 @@ Result<std::unique_ptr<MlflowStore>> open_mlflow_file_store(const std::string& d
 Result<std::unique_ptr<MlflowStore>> open_mlflow_sqlite_store(const std::string& path,
                                                               const MlflowReadLimits& limits = {});
 Result<std::unique_ptr<MlflowStore>> open_mlflow_server_store(const std::string& base_url);
+// With other bounds than the defaults (tests: a short stall window, small caps).
+struct ServerStoreLimits;  // importers/mlflow_pages.h
+Result<std::unique_ptr<MlflowStore>> open_mlflow_server_store(const std::string& base_url,
+                                                              const ServerStoreLimits& limits);
 
 }  // namespace scaleprof::importers

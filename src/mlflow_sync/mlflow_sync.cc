@@ -208,7 +208,7 @@ class Syncer {
       warn_once(
           fmt::format("{}: the runs' artifact root '{}' is not served by the server (start it with "
                       "--serve-artifacts); artifacts not uploaded",
-                      writer_.shown_url(), run.artifact_uri));
+                      writer_.shown_url(), importers::redact_url(run.artifact_uri)));
       return Ok{};
     }
     // A run that was on the server before: what it holds already (same path and size) is not sent again.

@@ -6,14 +6,13 @@
 
 #include "collect/run_file.h"
 #include "importers/mlflow_json.h"
+#include "importers/mlflow_pages.h"
 
 namespace scaleprof::mlflow_sync {
 
 namespace {
 
 constexpr const char* kApi = "/api/2.0/mlflow/";
-// A server that keeps sending page tokens cannot keep the sync going forever.
-constexpr int kMaxPages = 100000;
 
 }  // namespace
 
@@ -45,7 +44,7 @@ Result<std::string> MlflowWriter::experiment_id(const std::string& name) {
     if (!r) return r.error();
     if (r.value().status == 200) {
       auto id = importers::parse_experiment_id_response(r.value().body);
-      if (!id) return Error{fmt::format("{}: {}", http_.shown_url(), id.error().message)};
+      if (!id) return http_.failure(id.error().message);
       return id;
     }
     if (r.value().status != 404) return Error{importers::http_failure(http_, "experiments/get-by-name", r.value())};
@@ -54,7 +53,7 @@ Result<std::string> MlflowWriter::experiment_id(const std::string& name) {
     if (!created) return created.error();
     if (created.value().status == 200) {
       auto id = importers::parse_create_experiment_response(created.value().body);
-      if (!id) return Error{fmt::format("{}: {}", http_.shown_url(), id.error().message)};
+      if (!id) return http_.failure(id.error().message);
       return id;
     }
     // Another sync created it in between (RESOURCE_ALREADY_EXISTS): look it up again.
@@ -62,34 +61,32 @@ Result<std::string> MlflowWriter::experiment_id(const std::string& name) {
       return Error{importers::http_failure(http_, "experiments/create", created.value())};
     }
   }
-  return Error{fmt::format("{}: experiment '{}' could be neither found nor created", http_.shown_url(), name)};
+  return http_.failure(fmt::format("experiment '{}' could be neither found nor created", name));
 }
 
 Result<std::map<std::string, importers::MlflowRun>> MlflowWriter::synced_runs(const std::string& experiment_id,
                                                                               std::vector<std::string>* duplicates) {
-  std::map<std::string, importers::MlflowRun> out;
-  std::string token;
-  for (int page = 0; page < kMaxPages; ++page) {
+  // Paged through the importers' one pagination mechanism (loops and caps, importers/mlflow_pages.h).
+  auto runs = importers::read_all_runs(importers::PageLimits{}, [&](const std::string& token) -> Result<std::string> {
     auto r = post("runs/search", search_synced_runs_json(experiment_id, token));
     if (!r) return r.error();
-    auto parsed = importers::parse_search_runs_response(r.value().body);
-    if (!parsed) return Error{fmt::format("{}: {}", http_.shown_url(), parsed.error().message)};
-    for (importers::MlflowRun& run : parsed.value().runs) {
-      auto it = run.tags.find(kSyncIdTag);
-      if (it == run.tags.end() || it->second.empty()) continue;
-      // Two runs with one id (a sync of an older version racing another): keep the first, as every
-      // sync does, so they all add to the same one.
-      auto [kept, fresh] = out.emplace(it->second, run);
-      if (!fresh && duplicates != nullptr) {
-        duplicates->push_back(fmt::format(
-            "{}: runs {} and {} both hold '{}' (left by two syncs at once); {} is used, delete the other one",
-            http_.shown_url(), kept->second.run_id, run.run_id, it->second, kept->second.run_id));
-      }
+    return std::move(r.value().body);
+  });
+  if (!runs) return http_.failure(runs.error().message);
+  std::map<std::string, importers::MlflowRun> out;
+  for (importers::MlflowRun& run : runs.value()) {
+    auto it = run.tags.find(kSyncIdTag);
+    if (it == run.tags.end() || it->second.empty()) continue;
+    // Two runs with one id (a sync of an older version racing another): keep the first, as every
+    // sync does, so they all add to the same one.
+    auto [kept, fresh] = out.emplace(it->second, run);
+    if (!fresh && duplicates != nullptr) {
+      duplicates->push_back(fmt::format(
+          "{}: runs {} and {} both hold '{}' (left by two syncs at once); {} is used, delete the other one",
+          http_.shown_url(), kept->second.run_id, run.run_id, it->second, kept->second.run_id));
     }
-    token = parsed.value().next_page_token;
-    if (token.empty()) return out;
   }
-  return Error{fmt::format("{}: runs/search: more than {} pages", http_.shown_url(), kMaxPages)};
+  return out;
 }
 
 Result<std::vector<importers::MlflowRun>> MlflowWriter::runs_with_sync_id(const std::string& experiment_id,
@@ -132,7 +129,7 @@ Result<importers::MlflowRun> MlflowWriter::create_run(const std::string& experim
   auto r = post("runs/create", create_run_json(experiment_id, run, tags));
   if (!r) return r.error();
   auto parsed = importers::parse_run_response(r.value().body, "runs/create");
-  if (!parsed) return Error{fmt::format("{}: {}", http_.shown_url(), parsed.error().message)};
+  if (!parsed) return http_.failure(parsed.error().message);
   return parsed;
 }
 
@@ -150,22 +147,18 @@ Status MlflowWriter::update_run(const std::string& run_id, const RunPlan& run) {
 
 Result<std::vector<importers::MetricPoint>> MlflowWriter::metric_history(const std::string& run_id,
                                                                          const std::string& key) {
-  std::vector<importers::MetricPoint> out;
-  std::string token;
-  for (int page = 0; page < kMaxPages; ++page) {
-    std::string query = "metrics/get-history?run_id=" + http_.escape(run_id) + "&metric_key=" + http_.escape(key) +
-                        "&max_results=25000";
-    if (!token.empty()) query += "&page_token=" + http_.escape(token);
-    auto r = get(query);
-    if (!r) return r.error();
-    if (r.value().status != 200) return Error{importers::http_failure(http_, "metrics/get-history", r.value())};
-    auto parsed = importers::parse_metric_history_response(r.value().body);
-    if (!parsed) return Error{fmt::format("{}: {}", http_.shown_url(), parsed.error().message)};
-    out.insert(out.end(), parsed.value().points.begin(), parsed.value().points.end());
-    token = parsed.value().next_page_token;
-    if (token.empty()) return out;
-  }
-  return Error{fmt::format("{}: metrics/get-history: more than {} pages", http_.shown_url(), kMaxPages)};
+  auto points =
+      importers::read_metric_history(importers::PageLimits{}, [&](const std::string& token) -> Result<std::string> {
+        std::string query = "metrics/get-history?run_id=" + http_.escape(run_id) + "&metric_key=" + http_.escape(key) +
+                            "&max_results=25000";
+        if (!token.empty()) query += "&page_token=" + http_.escape(token);
+        auto r = get(query);
+        if (!r) return r.error();
+        if (r.value().status != 200) return Error{importers::http_failure(http_, "metrics/get-history", r.value())};
+        return std::move(r.value().body);
+      });
+  if (!points) return http_.failure(points.error().message);
+  return points;
 }
 
 std::string MlflowWriter::artifact_url_path(const std::string& proxied_root, const std::string& artifact_path) const {
