@@ -81,9 +81,9 @@ Result<std::map<std::string, importers::MlflowRun>> MlflowWriter::synced_runs(co
     // sync does, so they all add to the same one.
     auto [kept, fresh] = out.emplace(it->second, run);
     if (!fresh && duplicates != nullptr) {
-      duplicates->push_back(fmt::format(
-          "{}: runs {} and {} both hold '{}' (left by two syncs at once); {} is used, delete the other one",
-          http_.shown_url(), kept->second.run_id, run.run_id, it->second, kept->second.run_id));
+      duplicates->push_back(
+          fmt::format("{}: runs {} and {} both hold '{}' (left by two syncs at once); {} is used, delete the other one",
+                      http_.shown_url(), kept->second.run_id, run.run_id, it->second, kept->second.run_id));
     }
   }
   return out;
@@ -112,13 +112,19 @@ Result<std::vector<importers::MlflowRun>> MlflowWriter::runs_with_sync_id(const 
 
 Result<std::map<std::string, int64_t>> MlflowWriter::artifact_sizes(const std::string& run_id,
                                                                     const std::string& folder) {
-  auto r = get("artifacts/list?run_id=" + http_.escape(run_id) + "&path=" + http_.escape(folder));
-  if (!r) return r.error();
-  if (r.value().status != 200) return Error{importers::http_failure(http_, "artifacts/list", r.value())};
-  auto parsed = importers::parse_artifact_list_response(r.value().body);
-  if (!parsed) return Error{fmt::format("{}: {}", http_.shown_url(), parsed.error().message)};
+  // Paged as every artifacts/list call (importers/mlflow_pages.h).
+  auto entries =
+      importers::read_artifact_list(importers::PageLimits{}, [&](const std::string& token) -> Result<std::string> {
+        std::string query = "artifacts/list?run_id=" + http_.escape(run_id) + "&path=" + http_.escape(folder);
+        if (!token.empty()) query += "&page_token=" + http_.escape(token);
+        auto r = get(query);
+        if (!r) return r.error();
+        if (r.value().status != 200) return Error{importers::http_failure(http_, "artifacts/list", r.value())};
+        return std::move(r.value().body);
+      });
+  if (!entries) return http_.failure(entries.error().message);
   std::map<std::string, int64_t> out;
-  for (const importers::ArtifactEntry& e : parsed.value()) {
+  for (const importers::ArtifactEntry& e : entries.value()) {
     if (!e.is_dir) out[e.path] = e.file_size;
   }
   return out;
