@@ -65,7 +65,9 @@ std::string lower_scheme(std::string_view uri) {
 
 }  // namespace
 
-std::string MlflowStore::redact(std::string_view text) const { return redact_credentials(text); }
+std::string MlflowStore::redact(std::string_view text) const {
+  return redact_credentials(text);
+}
 
 Result<TrackingUri> parse_tracking_uri(const std::string& uri) {
   if (uri.empty()) return TrackingUri{TrackingKind::kFileStore, "."};
