@@ -142,21 +142,25 @@ class Importer {
   }
 
   // Points rejected by the value checks of every reader (importers/value_checks.h): at most
-  // kProblemsPerItem messages per run and metric, then one line with the count.
+  // kProblemsPerItem messages per run and metric, then one line with the count. A skipped point is an
+  // error (exit 3); a GPU value ignored while its sample is kept is a warning, as the run-directory
+  // and itwinai CSV readers report the same value, so one corrupt sample gives one exit code whatever
+  // the layout it was read from.
   class PointErrors {
    public:
-    PointErrors(Importer& in, const MlflowRun& w, const char* key) : in_(in), w_(w), key_(key) {}
+    PointErrors(Importer& in, const MlflowRun& w, const char* key, std::vector<std::string>* sink)
+        : in_(in), w_(w), key_(key), sink_(sink) {}
     PointErrors(const PointErrors&) = delete;
     PointErrors& operator=(const PointErrors&) = delete;
     ~PointErrors() {
       if (count_ > static_cast<int64_t>(kProblemsPerItem)) {
-        in_.data_.errors.push_back(fmt::format("{}: {} more {} value(s) rejected", in_.where(w_),
-                                               count_ - static_cast<int64_t>(kProblemsPerItem), key_));
+        sink_->push_back(fmt::format("{}: {} more {} value(s) rejected", in_.where(w_),
+                                     count_ - static_cast<int64_t>(kProblemsPerItem), key_));
       }
     }
     void add(int64_t step, const std::string& why, const char* what) {
       if (++count_ <= static_cast<int64_t>(kProblemsPerItem)) {
-        in_.data_.errors.push_back(fmt::format("{}: {} at step {}; {}", in_.where(w_), why, step, what));
+        sink_->push_back(fmt::format("{}: {} at step {}; {}", in_.where(w_), why, step, what));
       }
     }
 
@@ -164,6 +168,7 @@ class Importer {
     Importer& in_;
     const MlflowRun& w_;
     const char* key_;
+    std::vector<std::string>* sink_;
     int64_t count_ = 0;
   };
 
@@ -231,7 +236,7 @@ class Importer {
       if (has_metric(*w, kEpochTime)) {
         if (auto points = history(*w, kEpochTime)) {
           auto& steps = epochs[{strategy, world}];
-          PointErrors bad(*this, *w, kEpochTime);
+          PointErrors bad(*this, *w, kEpochTime, &data_.errors);
           for (const MetricPoint& p : *points) {
             const std::string why = std::isnan(p.value)
                                         ? fmt::format("{} is NaN", kEpochTime)
@@ -272,7 +277,8 @@ class Importer {
       auto points = history(w, key);
       if (!points) continue;
       const bool power = key == kGpuPower;
-      PointErrors bad(*this, w, key);
+      PointErrors bad(*this, w, key, &data_.errors);
+      PointErrors ignored(*this, w, key, &data_.warnings);
       for (const MetricPoint& p : *points) {
         // Every store's timestamps are checked here too (a server's as well), so that two can always
         // be subtracted.
@@ -283,7 +289,7 @@ class Importer {
         double value = p.value;
         const std::string why = implausible_value(power ? Quantity::kPowerW : Quantity::kUtilizationPct, key, value);
         if (!why.empty()) {
-          bad.add(p.step, why, "value ignored");
+          ignored.add(p.step, why, "value ignored");
           value = analysis::kNaN;
         }
         auto [it, inserted] = samples.try_emplace(p.step, Sample{analysis::kNaN, analysis::kNaN, p.timestamp_ms});
