@@ -54,13 +54,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   limits.max_points_per_metric = 100000;
   auto store = scaleprof::importers::open_mlflow_file_store(root.path(), limits);
   if (!store) return 0;
-  scaleprof::importers::MlflowReadOptions options;
-  options.experiment_name = "exp";
-  auto loaded = scaleprof::importers::read_mlflow_runs(*store.value(), options);
-  if (!loaded) return 0;
-  for (const scaleprof::importers::RunData& r : loaded.value().runs) {
-    if (r.workers < 1 || r.workers > scaleprof::importers::kMaxWorkers) __builtin_trap();
-  }
-  scaleprof::fuzzing::render_everything(loaded.value(), root.path());
+  scaleprof::fuzzing::report_mlflow_store(*store.value(), root.path());
   return 0;
 }

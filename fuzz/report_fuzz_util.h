@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "analysis/scalability.h"
+#include "importers/mlflow_importer.h"
+#include "importers/mlflow_store.h"
 #include "importers/run_data_reader.h"
 #include "report/scalability_html.h"
 #include "report/scalability_plots.h"
@@ -98,6 +100,19 @@ inline void report_everything(const std::string& root, int64_t gpus_per_node) {
   read.gpus_per_node = gpus_per_node;
   auto loaded = importers::read_scalability_data(read);
   if (!loaded) return;
+  render_everything(loaded.value(), root);
+}
+
+// Reads experiment "exp" from an MLflow store the fuzzer built, checks the worker counts and renders
+// everything: the common tail of the MLflow store targets.
+inline void report_mlflow_store(importers::MlflowStore& store, const std::string& root) {
+  importers::MlflowReadOptions options;
+  options.experiment_name = "exp";
+  auto loaded = importers::read_mlflow_runs(store, options);
+  if (!loaded) return;
+  for (const importers::RunData& r : loaded.value().runs) {
+    if (r.workers < 1 || r.workers > importers::kMaxWorkers) __builtin_trap();
+  }
   render_everything(loaded.value(), root);
 }
 
