@@ -1,4 +1,4 @@
-"""Real PyTorch DDP training (a small CNN on synthetic data, CPU, gloo) recorded with scaleprof.
+"""Real PyTorch DDP training (a small CNN on synthetic data; CPU and gloo by default) recorded with scaleprof.
 
     torchrun --nproc_per_node 2 examples/ddp_train.py --epochs 3
     scaleprof run --experiment cnn --strategy ddp -- torchrun --nproc_per_node 2 examples/ddp_train.py
@@ -8,7 +8,8 @@ Every rank records its epoch times (and step times) in
 <root>/<experiment>/<run>/rank-NNNNN/, and by default a torch.profiler trace of a few steps of one
 epoch in rank-NNNNN/traces/. `--bucket-cap-mb` changes DDP's gradient bucket size, a second
 "strategy" to compare in the report (label it with --strategy). Also runs as a single process
-without torchrun.
+without torchrun. On a GPU machine: `--device cuda --backend nccl` (each rank on GPU LOCAL_RANK mod the
+GPUs there; NCCL needs one GPU per rank, gloo also runs several ranks on one GPU).
 """
 import argparse
 import contextlib
@@ -64,6 +65,9 @@ def parse_args(argv=None):
                    help="extra seconds per step (tests use it to kill a rank mid-epoch)")
     p.add_argument("--sleep-rank", type=int, default=-1,
                    help="only this rank sleeps --step-sleep (a straggler the others wait for); -1: every rank")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                   help="where the model and the batches live (cuda: GPU LOCAL_RANK mod the GPU count)")
+    p.add_argument("--backend", choices=["gloo", "nccl"], default="gloo", help="torch.distributed backend")
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args(argv)
@@ -72,15 +76,20 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1 or "TORCHELASTIC_RUN_ID" in os.environ
+    device = torch.device("cpu")
+    if args.device == "cuda":
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")) % torch.cuda.device_count())
+        torch.cuda.set_device(device)
     if distributed:
-        dist.init_process_group("gloo")
+        dist.init_process_group(args.backend)
     rank = dist.get_rank() if distributed else 0
     world = dist.get_world_size() if distributed else 1
     torch.manual_seed(args.seed)  # same initial weights everywhere (DDP broadcasts them anyway)
 
-    model = SmallCNN()
+    model = SmallCNN().to(device)
     if distributed:
-        model = DDP(model, bucket_cap_mb=args.bucket_cap_mb)
+        model = DDP(model, bucket_cap_mb=args.bucket_cap_mb,
+                    device_ids=[device.index] if device.type == "cuda" else None)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
     # This rank's shard of a synthetic dataset: CIFAR-sized images with random labels.
@@ -88,8 +97,8 @@ def main(argv=None):
     if args.dataset_size > 0:
         args.steps_per_epoch = max(1, -(-args.dataset_size // (args.batch_size * world)))
     n = args.steps_per_epoch * args.batch_size
-    images = torch.randn(n, 3, 32, 32, generator=gen)
-    labels = torch.randint(0, 10, (n,), generator=gen)
+    images = torch.randn(n, 3, 32, 32, generator=gen).to(device)
+    labels = torch.randint(0, 10, (n,), generator=gen).to(device)
 
     experiment = args.experiment or os.environ.get("SCALEPROF_EXPERIMENT") or "ddp-cnn"
     loop_start = time.perf_counter()
@@ -118,6 +127,9 @@ def main(argv=None):
                             optimizer.step()
                             if args.step_sleep and args.sleep_rank in (-1, rank):
                                 time.sleep(args.step_sleep)
+                            if device.type == "cuda":
+                                # The step ends when its kernels do, not when they are queued.
+                                torch.cuda.synchronize(device)
                         if profiling:
                             prof.step()
                 seconds = time.perf_counter() - start

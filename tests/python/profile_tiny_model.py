@@ -27,6 +27,9 @@ def key_average_rows(prof):
             "is_async": bool(e.is_async),
             "is_user_annotation": bool(e.is_user_annotation),
             "device_type": str(e.device_type),
+            # CUDA runs only (--device cuda): torch's own device-time totals for the kernels.
+            "self_device_us": getattr(e, "self_device_time_total", 0.0),
+            "device_total_us": getattr(e, "device_time_total", 0.0),
         })
     return rows
 
@@ -39,11 +42,15 @@ def main():
     parser.add_argument("--wait", type=int, default=1)
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--active", type=int, default=3)
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                        help="cuda: the model on the GPU, CUDA activity profiled too (GPU machines)")
     args = parser.parse_args()
+    device = torch.device(args.device)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if args.device == "cuda" else [])
 
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4)).to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     saved = []
 
@@ -51,11 +58,11 @@ def main():
         tensorboard_trace_handler(args.trace_dir, use_gzip=True)(prof)
         saved.append({"step_num": prof.step_num, "key_averages": key_average_rows(prof)})
 
-    with profile(activities=[ProfilerActivity.CPU],
+    with profile(activities=activities,
                  schedule=schedule(wait=args.wait, warmup=args.warmup, active=args.active, repeat=1),
                  on_trace_ready=on_trace_ready, record_shapes=True, profile_memory=True) as prof:
         for _ in range(args.steps):
-            x, y = torch.randn(16, 32), torch.randn(16, 4)
+            x, y = torch.randn(16, 32, device=device), torch.randn(16, 4, device=device)
             loss = torch.nn.functional.mse_loss(model(x), y)
             optimizer.zero_grad()
             loss.backward()

@@ -1,0 +1,104 @@
+#!/bin/bash
+# What no CPU stand-in can check, on a machine with an NVIDIA GPU, in one run of a few minutes:
+#   1. the NVML monitor: `scaleprof run` around a matrix-multiply burn and around the DDP example, with
+#      nvidia-smi sampling the same GPU beside it (the two are compared afterwards, off the GPU);
+#   2. real CUDA (and NCCL) profiler traces of the DDP example, recorded through the Python API, and of
+#      the tiny model with torch's own key_averages() from the same profiler object.
+# Everything recorded is packed into $OUT/gpu_check.tar.gz (default OUT: /tmp/gpu-check-out); the
+# analysis against traceinsight and key_averages() runs on any machine with tools/gpu_compare.py.
+#
+#   OUT=/tmp/out bash tools/gpu_check.sh
+#
+# Builds scaleprof there with CMake (16 cores: about a minute). Where the machine lacks the Debian
+# -dev packages, .gpu/debs/*.deb (downloaded beside a Debian 12 checkout with `apt-get download`)
+# are unpacked into a private prefix; where the build fails anyway, .gpu/bin/scaleprof (a CLI built
+# elsewhere, with its libraries in .gpu/lib) still records the NVML part.
+set -u
+OUT=${OUT:-/tmp/gpu-check-out}
+work=/tmp/gpu-check
+prefix=/tmp/gpu-check-prefix
+mkdir -p "$OUT" "$work/logs"
+log() { echo "== $(date +%T) $*"; }
+py=$(command -v python3)
+
+log "machine"
+nvidia-smi -L
+nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv
+"$py" -c "import torch, sys; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0), 'nccl', torch.cuda.nccl.version(), 'python', sys.version.split()[0])"
+
+log "build"
+if compgen -G ".gpu/debs/*.deb" >/dev/null; then
+  for f in .gpu/debs/*.deb; do dpkg -x "$f" "$prefix"; done
+  export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+build=$work/build
+scaleprof=""
+if cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSCALEPROF_TESTS=OFF -DSCALEPROF_PYTHON=ON \
+     -DPython_EXECUTABLE="$py" -DCMAKE_PREFIX_PATH="$prefix/usr" -DCMAKE_POLICY_VERSION_MINIMUM=3.5 >"$work/logs/cmake.log" 2>&1 &&
+   cmake --build "$build" -j "$(nproc)" --target scaleprof _scaleprof >"$work/logs/build.log" 2>&1; then
+  scaleprof=$build/scaleprof
+  export PYTHONPATH="$build/python"
+  log "built $scaleprof and the Python module"
+else
+  tail -30 "$work/logs/cmake.log" "$work/logs/build.log"
+  if [ -x .gpu/bin/scaleprof ]; then
+    scaleprof=.gpu/bin/scaleprof
+    export LD_LIBRARY_PATH="$PWD/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    log "build failed: using the carried CLI (no Python module: the DDP part is skipped)"
+  else
+    log "build failed and no carried CLI: nothing to check"; exit 1
+  fi
+fi
+"$scaleprof" --version
+
+root=$work/runs
+# nvidia-smi samples the same GPU every 100 ms for the whole check: the reference for the monitor.
+nvidia-smi --query-gpu=timestamp,utilization.gpu,power.draw,memory.used --format=csv,noheader,nounits -lms 100 \
+  >"$work/nvidia-smi.csv" 2>"$work/logs/nvidia-smi.err" &
+smi=$!
+
+log "NVML: an 8-second matrix-multiply burn under scaleprof run (100 ms samples)"
+"$scaleprof" run --root "$root" --experiment gpu-burn --strategy matmul --gpu-interval 100ms -- \
+  "$py" -c "
+import time, torch
+a = torch.randn(8192, 8192, device='cuda', dtype=torch.bfloat16); b = torch.randn_like(a)
+torch.cuda.synchronize(); time.sleep(2)           # 2 s idle first: the monitor must see the step up
+t0 = time.time(); n = 0
+while time.time() - t0 < 8:
+    for _ in range(20): a @ b
+    torch.cuda.synchronize(); n += 20
+dt = time.time() - t0
+print(f'burn: {n} products in {dt:.2f} s: {2 * 8192**3 * n / dt / 1e12:.0f} TFLOP/s', flush=True)
+time.sleep(2)                                       # and the step down
+" 2>&1 | tee "$work/logs/burn.log"
+
+if [ -n "${PYTHONPATH:-}" ]; then
+  ddp() { # strategy nproc backend [extra scaleprof run options]
+    local strategy=$1 nproc=$2 backend=$3
+    log "DDP example: $strategy ($nproc rank(s), $backend, CUDA)"
+    timeout 240 "$scaleprof" run --root "$root" --experiment ddp-gpu --strategy "$strategy" --gpu-interval 100ms -- \
+      torchrun --nproc_per_node "$nproc" --master_port $((29500 + nproc)) examples/ddp_train.py --device cuda \
+      --backend "$backend" --epochs 3 --steps-per-epoch 60 --batch-size 512 --profile-epoch 1 \
+      --profile-active 3 >"$work/logs/ddp-$strategy.log" 2>&1
+    echo "exit $?"; grep -E "epoch|error|Error" "$work/logs/ddp-$strategy.log" | grep -v USDT | tail -8
+  }
+  ddp nccl 1 nccl
+  ddp gloo 1 gloo
+  ddp gloo 2 gloo
+  log "DDP example without the wrapper: each rank's own NVML monitor (Python API)"
+  (cd "$work" && SCALEPROF_ROOT="$root" timeout 240 torchrun --nproc_per_node 1 --master_port 29510 \
+    "$OLDPWD/examples/ddp_train.py" --device cuda --backend nccl --epochs 2 --steps-per-epoch 60 \
+    --batch-size 512 --experiment ddp-gpu-api --strategy nccl-api >"$work/logs/ddp-api.log" 2>&1; echo "exit $?")
+  log "tiny model: CUDA trace and key_averages()"
+  "$py" tests/python/profile_tiny_model.py --device cuda --trace-dir "$work/tiny" --torch-json "$work/tiny-torch.json" \
+    >"$work/logs/tiny.log" 2>&1; echo "exit $?"
+  log "scaleprof on what was recorded"
+  "$scaleprof" runs --root "$root" 2>&1 | tail -20
+  "$scaleprof" report --root "$root" --experiment ddp-gpu --no-plots --format table 2>&1 | head -60
+  for d in "$root"/ddp-gpu/*/; do
+    "$scaleprof" trace summary "$d"rank-*/traces 2>&1 | head -40
+  done
+fi
+kill "$smi" 2>/dev/null; wait "$smi" 2>/dev/null
+log "pack"
+tar czf "$OUT/gpu_check.tar.gz" -C "$work" --exclude build . && ls -la "$OUT"
