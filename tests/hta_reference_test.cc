@@ -41,6 +41,9 @@ using simdjson::dom::element;
 const fs::path kShared = SCALEPROF_SHARED_DIR;
 const fs::path kTraces = kShared / "traces" / "hta";
 const fs::path kReference = kShared / "traces" / "hta-reference";
+// Traces this project recorded on a real GPU (an NVIDIA H200, tools/gpu_check.sh) with HTA's results
+// on them (tools/hta_reference.py); in the repository, so these cases never skip.
+const fs::path kGpuData = fs::path(SCALEPROF_SOURCE_DIR) / "tests" / "data" / "gpu-h200";
 
 double us(int64_t ns) {
   return static_cast<double>(ns) / 1000.0;
@@ -68,11 +71,14 @@ RankResults analyse(const trace::RankTrace& t) {
 }
 
 // Rows of the window that HTA's DataFrame has: it drops events without dur (the [memory]
-// instants) and without cat when loading.
-int64_t hta_visible_rows(const trace::RankTrace& t, const analysis::AnalysisWindow& w) {
+// instants) and without cat when loading; `dropped` names categories the reference's HTA run was
+// given no events of (tools/hta_reference.py --drop-category).
+int64_t hta_visible_rows(const trace::RankTrace& t, const analysis::AnalysisWindow& w,
+                         const std::set<std::string>& dropped = {}) {
   int64_t n = 0;
   for (uint32_t r : w.rows) {
-    n += t.events.phase[r] == trace::Phase::kComplete && t.events.cat[r] != trace::Category::kNone;
+    n += t.events.phase[r] == trace::Phase::kComplete && t.events.cat[r] != trace::Category::kNone &&
+         !dropped.count(std::string(trace::category_name(t.events.cat[r])));
   }
   return n;
 }
@@ -146,16 +152,21 @@ void expect_sum(double ours_us, double hta_us, const Tolerance& tol, const std::
 
 class HtaCase {
  public:
-  explicit HtaCase(std::string name) : name_(std::move(name)) {}
+  explicit HtaCase(std::string name, fs::path traces = kTraces, fs::path reference = kReference)
+      : name_(std::move(name)), traces_(std::move(traces)), reference_(std::move(reference)) {}
 
   // Loads the reference and the traces; false (with a failure recorded) if they cannot be read.
   bool load() {
-    auto parsed = parser_.load((kReference / (name_ + ".json")).string());
+    auto parsed = parser_.load((reference_ / (name_ + ".json")).string());
     if (parsed.error()) {
       ADD_FAILURE() << name_ << ": cannot read reference JSON";
       return false;
     }
     ref_ = parsed.value();
+    simdjson::dom::array dropped;
+    if (ref_["dropped_categories"].get(dropped) == simdjson::SUCCESS) {
+      for (element c : dropped) dropped_.insert(std::string(c.get_string().value()));
+    }
     simdjson::dom::object files;
     EXPECT_EQ(ref_["files"].get(files), simdjson::SUCCESS);
     std::vector<std::string> paths;
@@ -163,7 +174,7 @@ class HtaCase {
     for (auto [rank_key, path_value] : files) {
       std::string_view rel;
       EXPECT_EQ(path_value.get(rel), simdjson::SUCCESS);
-      const std::string path = (kTraces / rel).string();
+      const std::string path = (traces_ / rel).string();
       paths.push_back(path);
       options.rank_overrides.emplace_back(path, std::stoll(std::string(rank_key)));
     }
@@ -187,11 +198,27 @@ class HtaCase {
   }
 
   bool fractional() const { return fractional_; }
+  const std::vector<trace::RankTrace>& ranks() const { return set_.ranks; }
   const std::string& name() const { return name_; }
 
   void analyse_all() {
     results_.clear();
     for (const trace::RankTrace& t : set_.ranks) results_.push_back(analyse(t));
+  }
+
+  // Drops the launches made through the driver API (cuLaunchKernel, cuLaunchKernelEx): scaleprof
+  // counts them, HTA's launch statistics do not (docs/differences-from-hta.md). Returns how many.
+  size_t drop_driver_api_launches() {
+    size_t dropped = 0;
+    for (size_t i = 0; i < set_.ranks.size(); ++i) {
+      const trace::RankTrace& t = set_.ranks[i];
+      auto& launches = results_[i].launches;
+      const size_t before = launches.size();
+      std::erase_if(launches,
+                    [&](const analysis::KernelLaunch& l) { return t.name(l.launch_row).starts_with("cuLaunch"); });
+      dropped += before - launches.size();
+    }
+    return dropped;
   }
 
   void round_copy_like_hta() {
@@ -218,7 +245,7 @@ class HtaCase {
     ASSERT_EQ(ref_["events_after_filter"].get(counts), simdjson::SUCCESS);
     for (auto [rank_key, count] : counts) {
       const int64_t r = std::stoll(std::string(rank_key));
-      EXPECT_EQ(hta_visible_rows(trace_of(r), rank(r).window), number(count).value_or(-1))
+      EXPECT_EQ(hta_visible_rows(trace_of(r), rank(r).window, dropped_), number(count).value_or(-1))
           << name_ << " rank " << r << ": events after the last-step filter";
     }
   }
@@ -310,7 +337,20 @@ class HtaCase {
       for (element row : g.rows) {
         const std::string name = str(row, "name");
         if (name == "others") continue;
+        // HTA's rounding gives sub-microsecond kernels a duration of -1 us (its issue #317), and its
+        // top list can then keep a kernel by a negative sum; scaleprof's sums are never negative.
+        if (num(row, "sum (us)") < 0) continue;
         auto it = std::find_if(top.begin(), top.end(), [&](const auto& k) { return k.name == name; });
+        if (it == top.end() && !top.empty()) {
+          // A tie at the 10th place: HTA's sort and scaleprof's may keep different names of equal sum.
+          auto tied = std::find_if(all.begin(), all.end(), [&](const auto& k) { return k.name == name; });
+          if (tied != all.end() && tied->type == type && tied->duration.sum == top.back().duration.sum) {
+            if (!skip_sums_.count("kernel_stats")) {
+              expect_sum(us(tied->duration.sum), num(row, "sum (us)"), tol, at + " '" + name + "' sum (tied)");
+            }
+            continue;
+          }
+        }
         ASSERT_NE(it, top.end()) << at << ": '" << name << "' is not in scaleprof's top 10";
         if (skip_sums_.count("kernel_stats")) continue;
         expect_sum(us(it->duration.sum), num(row, "sum (us)"), tol, at + " '" + name + "' sum");
@@ -458,12 +498,15 @@ class HtaCase {
 
  private:
   std::string name_;
+  fs::path traces_;
+  fs::path reference_;
   simdjson::dom::parser parser_;
   element ref_;
   trace::TraceSet set_;
   std::vector<RankResults> results_;
   bool fractional_ = false;
   std::set<std::string> skip_sums_;
+  std::set<std::string> dropped_;  // categories HTA was not given (reference's dropped_categories)
   std::map<std::tuple<int64_t, int64_t, std::string>, double> clipped_;
 };
 
@@ -590,6 +633,53 @@ TEST_F(HtaReference, TritonExample) {
   c.check_overlap(kLoose);
   c.check_kernel_types(kLoose);  // labels only
   c.check_idle(kLoose);
+}
+
+// Real CUDA traces of the DDP example (examples/ddp_train.py --device cuda) and the tiny model, recorded
+// on an NVIDIA H200 with torch 2.11.0+cu130 (tests/data/gpu-h200/README.md). Kineto writes them in
+// fractional microseconds, and most kernels of these small models run for 1-20 us, so HTA's rounding
+// (ceil start, floor end) takes a large share off them: compute 2431 us against the exact 2520 us on
+// ddp_nccl_w1, memory 2 us against 22 us. As read, the selection is HTA's and every exact sum is at
+// least HTA's rounded one; rounded the way HTA rounds, everything agrees to the microsecond. HTA was
+// given the traces without their gpu_user_annotation events (README.md there says why), and its
+// launch statistics leave out the driver API's launches (`driver_launches` per case, all ranks).
+void check_gpu_case(const std::string& name, size_t driver_launches) {
+  HtaCase c(name, kGpuData / "traces", kGpuData / "hta-reference");
+  ASSERT_TRUE(c.load());
+  ASSERT_TRUE(c.fractional()) << name;
+  c.analyse_all();
+  c.check_window();
+  for (const trace::RankTrace& t : c.ranks()) {
+    const RankResults& r = c.rank(t.rank);
+    EXPECT_GE(r.temporal.compute_ns, 0);
+    EXPECT_GT(r.temporal.kernel_time_ns, 0) << name << " rank " << t.rank;
+  }
+  std::vector<analysis::TemporalBreakdown> exact;
+  for (const trace::RankTrace& t : c.ranks()) exact.push_back(c.rank(t.rank).temporal);
+
+  c.round_copy_like_hta();
+  c.analyse_all();
+  EXPECT_EQ(c.drop_driver_api_launches(), driver_launches) << name;
+  c.check_all(kExact);
+  size_t i = 0;
+  for (const trace::RankTrace& t : c.ranks()) {
+    const analysis::TemporalBreakdown& rounded = c.rank(t.rank).temporal;
+    EXPECT_GE(exact[i].compute_ns, rounded.compute_ns) << name << " rank " << t.rank;
+    EXPECT_GE(exact[i].non_compute_ns, rounded.non_compute_ns) << name << " rank " << t.rank;
+    ++i;
+  }
+}
+
+TEST(HtaReferenceH200, DdpNcclOneRank) {
+  check_gpu_case("ddp_nccl_w1", 2);  // cuBLAS's cutlass::Kernel2 through cuLaunchKernel
+}
+
+TEST(HtaReferenceH200, DdpGlooTwoRanksOnOneGpu) {
+  check_gpu_case("ddp_gloo_w2", 4);
+}
+
+TEST(HtaReferenceH200, TinyMlp) {
+  check_gpu_case("tiny_mlp", 0);
 }
 
 }  // namespace

@@ -5,7 +5,8 @@
 #   2. real CUDA (and NCCL) profiler traces of the DDP example, recorded through the Python API, and of
 #      the tiny model with torch's own key_averages() from the same profiler object.
 # Everything recorded is packed into $OUT/gpu_check.tar.gz (default OUT: /tmp/gpu-check-out); the
-# analysis against traceinsight and key_averages() runs on any machine with tools/gpu_compare.py.
+# traces go to tests/data/gpu-h200 (HTA's results on them: tools/hta_reference.py; key_averages() is
+# compared in tests/python/test_gpu_trace_key_averages.py), the monitor to tools/nvml_vs_nvidia_smi.py.
 #
 #   OUT=/tmp/out bash tools/gpu_check.sh
 #
