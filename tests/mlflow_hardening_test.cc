@@ -256,6 +256,20 @@ TEST(MlflowImporterHardening, ValuesAreCheckedAsInCsvFiles) {
   EXPECT_TRUE(any_contains(d.errors, ":5: timestamp out of range; line skipped")) << joined(d.errors);
 }
 
+// Finding 14's class: a run's name is the server's words, and every message that quotes it goes
+// through the one credential redactor (a name holding a URL with a password shows no password).
+TEST(MlflowImporterHardening, RunNamesInMessagesAreRedacted) {
+  Scratch s("redact");
+  s.write("1/meta.yaml", "experiment_id: '1'\nname: exp\n");
+  file_run(s, "a", "https://alice:hunter2@evil.example/x", "1000 10 0\n2000 -4 1\n3000 8 2\n");
+  auto data = read_file_store(s);
+  ASSERT_TRUE(data.ok()) << data.error().message;
+  const std::string errors = joined(data.value().errors);
+  EXPECT_TRUE(any_contains(data.value().errors, "epoch_time_s -4 is outside 0 to 1e+09 s at step 1")) << errors;
+  EXPECT_TRUE(any_contains(data.value().errors, "evil.example")) << errors;
+  EXPECT_FALSE(any_contains(data.value().errors, "hunter2")) << errors;
+}
+
 // Finding 16: the epoch bound is the run-directory reader's too (one validation function).
 TEST(MlflowImporterHardening, RunDirectoriesShareTheEpochBound) {
   Scratch s("rundir-epochs");

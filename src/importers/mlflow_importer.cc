@@ -125,8 +125,9 @@ class Importer {
     for (std::string& p : store_.take_problems()) data_.errors.push_back(std::move(p));
   }
 
+  // The run's id and name are the server's words: a name can hold a URL with a password in it.
   std::string where(const MlflowRun& w) const {
-    return fmt::format("{} run {} ({})", store_.describe(), w.run_id, w.name);
+    return fmt::format("{} run {}", store_.describe(), store_.redact(fmt::format("{} ({})", w.run_id, w.name)));
   }
 
   // One metric's history, or nothing with one error naming the run (the rest of the run and the
@@ -338,7 +339,7 @@ class Importer {
   template <class RunFor>
   void read_profiling(const MlflowRun& w, RunFor& run_for) {
     if (const std::string scheme = store_.unreadable_artifact_scheme(w); !scheme.empty()) {
-      unreadable_artifacts_[scheme].push_back(fmt::format("{} ({})", w.run_id, w.name));
+      unreadable_artifacts_[scheme].push_back(store_.redact(fmt::format("{} ({})", w.run_id, w.name)));
       return;
     }
     auto text = store_.artifact(w, kProfilingArtifact);
