@@ -27,13 +27,16 @@
 # What `record` runs (cwd DATA_DIR, relative paths, COLUMNS=120, LC_ALL=C, TZ=UTC, so that nothing
 # run-dependent is printed; in the outputs BIN's own path reads SCALEPROF_BIN, DATA_DIR's DATA_DIR and
 # the scratch folder's SCRATCH):
-#   - every `scaleprof trace` subcommand x table/csv/json on every trace, on each multi-rank folder
-#     and on the whole trace folder, plus `trace merge` of shards written with --partial;
+#   - every `scaleprof trace` subcommand x table/csv/json on every shared trace, on each folder of
+#     several traces (trace_filter), on all shared traces in one call (each its own rank) and on each
+#     demo run's ranks; `trace merge` of two shards (--partial: rank 0, the others) of each multi-rank
+#     set, and the shard files themselves;
 #   - `scaleprof report` (json, and csv/table) and `scaleprof runs` on the demo's runs, the itwinai
 #     CSVs and both MLflow stores; `generate-scalability-report` on the itwinai and MLflow data;
 #   - `scaleprof slurm --no-submit-job --no-save-script` (and --print-config) on the test configs;
 #   - every command's --help.
-# Each output file holds the command, its exit code, its stdout and its stderr.
+# Each output file holds the command, its exit code, its stdout and its stderr. About 860 outputs,
+# about a minute on 2 cores.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -69,8 +72,8 @@ prepare() {
     rm -rf "$data/slurm"
     prepare_slurm "$data/slurm"
   fi
-  [[ " $parts " == *" mlflow "* ]] && prepare_mlflow "$data"
-  [[ " $parts " == *" demo "* ]] && prepare_demo "$data" "$build"
+  if [[ " $parts " == *" mlflow "* ]]; then prepare_mlflow "$data"; fi
+  if [[ " $parts " == *" demo "* ]]; then prepare_demo "$data" "$build"; fi
   echo "prepared $data"
 }
 
@@ -176,7 +179,7 @@ record() {
   COUNT=0
 
   local subcommands=(summary breakdown kernels idle overlap launch ops steps collectives stragglers)
-  local formats=(table csv json)
+  local formats=(table csv json) s
 
   # --help of every command.
   snap help "" --help
@@ -186,37 +189,49 @@ record() {
   done
   for s in "${subcommands[@]}" merge; do snap "help-trace-$s" "" trace "$s" --help; done
 
-  # Every trace, one by one, then each folder of several traces, then all of them together.
-  local inputs=()
-  while IFS= read -r f; do inputs+=("$f"); done < <(find traces -type f \( -name '*.json' -o -name '*.json.gz' \) | LC_ALL=C sort)
+  # Every shared trace, one by one; each folder of several traces; all shared traces in one call,
+  # each given its own rank (--rank FILE=N, N in file order); each demo run's ranks together.
+  local files=() dirs=() f dir
+  while IFS= read -r f; do files+=("$f"); done < <(find traces -type f \( -name '*.json' -o -name '*.json.gz' \) | LC_ALL=C sort)
+  for f in "${files[@]}"; do trace_set "$f" "$f"; done
   while IFS= read -r dir; do
-    [ "$(find "$dir" -maxdepth 1 -type f \( -name '*.json' -o -name '*.json.gz' \) | wc -l)" -ge 2 ] && inputs+=("$dir")
+    if [ "$(find "$dir" -maxdepth 1 -type f \( -name '*.json' -o -name '*.json.gz' \) | wc -l)" -ge 2 ]; then
+      dirs+=("$dir")
+      trace_set "$dir" "$dir"
+    fi
   done < <(find traces -type d | LC_ALL=C sort)
-  while IFS= read -r dir; do inputs+=("$dir"); done < <(find demo/scalability-metrics -type d -name 'traces' 2>/dev/null | LC_ALL=C sort)
-  local files=("${inputs[@]}")
-  for input in "${inputs[@]}"; do
-    for s in "${subcommands[@]}"; do
-      for f in "${formats[@]}"; do snap "trace-$s" "$input" trace "$s" "$input" --format "$f"; done
-    done
+  # --rank FILE=N also matches every file of the same name, so of two files with one name only the
+  # first is in this set (critical_path/cuda_event_sync{,_multi_stream}/event_sync_trace.json.gz).
+  local all=() i=0
+  declare -A seen=()
+  for f in "${files[@]}"; do
+    [ -z "${seen[$(basename "$f")]:-}" ] || continue
+    seen[$(basename "$f")]=1
+    all+=("$f" --rank "$f=$i")
+    i=$((i + 1))
   done
-  # Every shared trace in one call (ranks given twice or missing: errors and warnings are outputs too).
-  local all=()
-  for input in "${files[@]}"; do [ -f "$input" ] && all+=("$input"); done
-  for s in "${subcommands[@]}"; do
-    for f in "${formats[@]}"; do snap "trace-$s" all-shared-traces trace "$s" "${all[@]}" --format "$f"; done
+  trace_set all-shared-traces "${all[@]}"
+  local run runs=()
+  while IFS= read -r run; do runs+=("$run"); done < <(find demo/scalability-metrics -mindepth 2 -maxdepth 2 -type d | LC_ALL=C sort)
+  for run in "${runs[@]}"; do
+    local rank_dirs=()
+    while IFS= read -r dir; do rank_dirs+=("$dir"); done < <(find "$run" -path '*/rank-*/traces' -type d | LC_ALL=C sort)
+    if [ ${#rank_dirs[@]} -gt 0 ]; then trace_set "$run" "${rank_dirs[@]}"; fi
+    if [ ${#rank_dirs[@]} -ge 2 ]; then dirs+=("$run"); fi
   done
 
-  # Shards (--partial) and their merge, on the multi-rank folders: one rank per shard.
-  local dir
-  for dir in traces/hta/trace_filter $(find demo/scalability-metrics -type d -name traces 2>/dev/null | LC_ALL=C sort); do
+  # Shards (--partial) of the multi-rank sets, rank 0 in one and the others in the other, and their
+  # merge; the shard files themselves are outputs too.
+  for dir in "${dirs[@]}"; do
+    local paths=("$dir")
+    if [[ $dir == demo/* ]]; then mapfile -t paths < <(find "$dir" -path '*/rank-*/traces' -type d | LC_ALL=C sort); fi
     for s in collectives stragglers; do
-      local name=${dir//\//_}
       rm -f "$SCRATCH"/*.partial
-      snap "trace-$s-partial0" "$dir" trace "$s" "$dir" --ranks 0 -q --partial "$SCRATCH/0.partial"
-      snap "trace-$s-partial1" "$dir" trace "$s" "$dir" --ranks 1 -q --partial "$SCRATCH/1.partial"
+      snap "trace-$s-partial0" "$dir" trace "$s" "${paths[@]}" --ranks 0 -q --partial "$SCRATCH/0.partial"
+      snap "trace-$s-partial1" "$dir" trace "$s" "${paths[@]}" --ranks 1-100000 -q --partial "$SCRATCH/1.partial"
       for p in 0 1; do
         if [ -f "$SCRATCH/$p.partial" ]; then
-          cp "$SCRATCH/$p.partial" "$OUT/trace-$s-partial${p}__${name}__file.out"
+          cp "$SCRATCH/$p.partial" "$OUT/trace-$s-partial${p}__${dir//\//_}__file.out"
           COUNT=$((COUNT + 1))
         fi
       done
@@ -262,6 +277,15 @@ record() {
   snap slurm flags-only slurm --training_cmd 'python train.py' --num_nodes 2 --no-submit-job --no-save-script
   snap slurm bad-option slurm -c a.yaml --num-node 2 --no-submit-job
   echo "$COUNT outputs in $OUT"
+}
+
+# trace_set LABEL PATH...: every `trace` subcommand in every format on PATH...
+trace_set() {
+  local label=$1 s f
+  shift
+  for s in summary breakdown kernels idle overlap launch ops steps collectives stragglers; do
+    for f in table csv json; do snap "trace-$s" "$label" trace "$s" "$@" --format "$f"; done
+  done
 }
 
 # snap NAME INPUT ARGS...: run BIN ARGS, write OUT/NAME__INPUT__FORMAT.out
