@@ -707,6 +707,25 @@ TEST(TraceSet, RanksFromDistributedInfoFileNamesAndOverrides) {
   EXPECT_TRUE(overridden.value().warnings.empty());
 }
 
+// `--rank DIR/FILE=N` names that file only: two traces of one name in two folders get their own
+// ranks (before, a match on the file name alone gave both the last override's rank).
+TEST(TraceSet, RankOverrideWithAFolderNamesThatFileOnly) {
+  TempDir dir;
+  fs::create_directories(fs::path(dir.path()) / "x");
+  fs::create_directories(fs::path(dir.path()) / "y");
+  const std::string a = dir.write("x/trace.json", with_event("{\"ph\":\"X\",\"name\":\"x\",\"ts\":1,\"dur\":1}"));
+  const std::string b = dir.write("y/trace.json", with_event("{\"ph\":\"X\",\"name\":\"y\",\"ts\":1,\"dur\":1}"));
+  LoadOptions options;
+  options.rank_overrides = {{a, 4}, {(fs::path(b).parent_path() / "." / "trace.json").string(), 7}};
+  auto set = load_traces({a, b}, options);
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  ASSERT_EQ(set.value().ranks.size(), 2u);
+  EXPECT_EQ(set.value().ranks[0].rank, 4);
+  EXPECT_EQ(set.value().ranks[0].path, a);
+  EXPECT_EQ(set.value().ranks[1].rank, 7);
+  EXPECT_EQ(set.value().ranks[1].path, b);
+}
+
 TEST(TraceSet, DuplicateRanksNameBothFiles) {
   TempDir dir;
   std::string a = dir.write("a.json", modern_trace(1));

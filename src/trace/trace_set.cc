@@ -89,10 +89,20 @@ Result<StreamedSet> stream_traces(const std::vector<std::string>& paths, const L
   std::vector<std::vector<std::string>> warnings_of(files.size());
   std::vector<std::optional<int64_t>> rank_of(files.size());
   std::vector<char> skipped(files.size(), 0);
+  // `--rank FILE=N`: a FILE with a folder in it names that file alone (two traces of one name in two
+  // folders are two ranks); a bare file name matches the file of that name wherever it was found.
+  // Paths are compared lexically, made absolute and normal, so `./x/a.json` is `x/a.json`.
+  std::vector<std::pair<fs::path, int64_t>> overrides;
+  overrides.reserve(options.rank_overrides.size());
+  for (const auto& [path, value] : options.rank_overrides) {
+    const fs::path p(path);
+    overrides.emplace_back(p.has_parent_path() ? fs::absolute(p).lexically_normal() : p, value);
+  }
   auto override_of = [&](const std::string& file) {
     std::optional<int64_t> rank;
-    for (const auto& [path, value] : options.rank_overrides) {
-      if (path == file || fs::path(path).filename() == fs::path(file).filename()) rank = value;
+    const fs::path f = fs::absolute(fs::path(file)).lexically_normal();
+    for (const auto& [path, value] : overrides) {
+      if (path.has_parent_path() ? path == f : path == f.filename()) rank = value;
     }
     return rank;
   };
