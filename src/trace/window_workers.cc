@@ -1,0 +1,91 @@
+#include "trace/window_workers.h"
+
+#include <bit>
+#include <utility>
+
+namespace scaleprof::trace {
+
+void reserve_parser(od::parser& parser, size_t size) {
+  if (parser.capacity() >= size) return;
+  // A failure here is met again, and reported, by iterate().
+  const simdjson::error_code ignored = parser.allocate(std::bit_ceil(size));
+  (void)ignored;
+}
+
+ParsedWindow parse_window(std::string_view path, od::parser& parser, WindowText window) {
+  ParsedWindow out;
+  const char* start = window.text.data() + window.begin;
+  reserve_parser(parser, window.size);
+  // The part's columns sized once for the window, not regrown from empty in every window.
+  reserve_event_rows(window.size, &out.part);
+  EventImporter importer(path, &out.part);
+  importer.set_window(start, window.size, window.offset);
+  od::document doc;
+  if (!parser.iterate(start, window.size, window.text.size() - window.begin).get(doc)) {
+    size_t array_end = 0;
+    auto resume = importer.import_window(doc, window.size - 1, &array_end);
+    out.ok = resume.ok() && resume.value() == window.size && array_end == window.size;
+  }
+  out.dropped_warnings = importer.warnings_dropped();
+  out.summed = importer.summed();
+  out.text = std::move(window.text);
+  return out;
+}
+
+WindowWorkers::WindowWorkers(std::string_view path, unsigned threads) : path_(path) {
+  for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
+}
+
+WindowWorkers::~WindowWorkers() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+std::future<ParsedWindow> WindowWorkers::parse(WindowText window) {
+  std::promise<ParsedWindow> result;
+  std::future<ParsedWindow> future = result.get_future();
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (threads_.empty() || jobs_.size() >= backlog()) {
+      lock.unlock();
+      result.set_value(parse_window(path_, own_parser_, std::move(window)));
+      return future;
+    }
+    jobs_.push_back(Job{std::move(window), std::move(result)});
+  }
+  cv_.notify_one();
+  return future;
+}
+
+bool WindowWorkers::help() {
+  Job job;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (jobs_.empty()) return false;
+    job = std::move(jobs_.front());
+    jobs_.pop_front();
+  }
+  job.result.set_value(parse_window(path_, own_parser_, std::move(job.window)));
+  return true;
+}
+
+void WindowWorkers::run() {
+  od::parser parser;  // one per thread, reused across windows
+  while (true) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    job.result.set_value(parse_window(path_, parser, std::move(job.window)));
+  }
+}
+
+}  // namespace scaleprof::trace
