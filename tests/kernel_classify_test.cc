@@ -72,5 +72,31 @@ TEST(KernelClassify, TypeNamesAreHtas) {
   EXPECT_EQ(kernel_type_name(KernelType::kOther), "OTHER");
 }
 
+TEST(KernelClassify, NameTypesByIdAreThoseOfTheNames) {
+  trace::StringPool strings;
+  const trace::StringId nccl = strings.intern("void NcClDeVkErNeL_AllGather(ncclDevComm*)");
+  const trace::StringId copy = strings.intern("Memcpy HtoD (Pageable -> Device)");
+  const trace::StringId sync = strings.intern("cudaStreamSynchronize");
+  const trace::StringId gemm = strings.intern("sm90_xmma_gemm_\xc3\x89NCCL");  // bytes past ASCII, uppercase NCCL
+  KernelNameTypes types(strings);
+  EXPECT_EQ(types.of(nccl), KernelType::kCommunication);
+  EXPECT_EQ(types.of(copy), KernelType::kMemory);
+  EXPECT_EQ(types.of(sync), KernelType::kOther);
+  EXPECT_EQ(types.of(gemm), KernelType::kComputation);
+  EXPECT_EQ(types.of(0), KernelType::kComputation);  // the empty name, as classify_kernel_name("")
+  // Asked again: the type kept for the id.
+  EXPECT_EQ(types.of(nccl), KernelType::kCommunication);
+  EXPECT_EQ(types.of(gemm), KernelType::kComputation);
+}
+
+TEST(KernelClassify, CaseInsensitiveMatchingIsAsciiOnly) {
+  // Letters of either case match the lowercase needles; other bytes only themselves.
+  EXPECT_EQ(classify_kernel_name("xNCCLKERNELx"), KernelType::kCommunication);
+  EXPECT_EQ(classify_kernel_name("RcCl_Kernel"), KernelType::kCommunication);
+  EXPECT_EQ(classify_kernel_name("n\xc3\x87"
+                                 "clKernel"),
+            KernelType::kComputation);
+}
+
 }  // namespace
 }  // namespace scaleprof::analysis

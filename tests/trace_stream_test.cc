@@ -27,10 +27,11 @@ std::string render_all(const report::TraceReport& r, report::Format format) {
   return report::render_many(r.tables, r.keys, options);
 }
 
-// Streams `paths` and loads them whole (two threads each), and compares every report's rendering.
-void expect_same_reports(const std::vector<std::string>& paths, const report::TraceReportOptions& options) {
+// Streams `paths` and loads them whole (`threads` threads each), and compares every report's rendering.
+void expect_same_reports(const std::vector<std::string>& paths, const report::TraceReportOptions& options,
+                         unsigned threads = 2) {
   trace::LoadOptions load;
-  load.threads = 2;
+  load.threads = threads;
   auto whole = trace::load_traces(paths, load);
   ASSERT_TRUE(whole.ok()) << whole.error().message;
   for (const char* name : kReports) {
@@ -66,6 +67,27 @@ TEST_F(TraceStreamTest, EveryReportMatchesTheWholeSetOnTwoRanks) {
   options.include_last_step = true;
   options.sort_by = "calls";
   expect_same_reports({(kTraces / "trace_filter").string()}, options);
+}
+
+TEST_F(TraceStreamTest, OneFileAnalysedOnSeveralThreadsMatchesTheWholeSet) {
+  // One file gets every thread, and its analyses (the HTA group, operators, steps, collectives)
+  // then run at once on them.
+  trace::LoadOptions load;
+  load.threads = 4;
+  ASSERT_EQ(trace::threads_per_file(load, 1), 4U);
+  expect_same_reports({(kTraces / "nccl_parser_config" / "nccl_data.json.gz").string()}, {}, 4);
+  expect_same_reports({(kTraces / "df_index_resolver" / "df_index_resolver.json.gz").string()}, {}, 4);
+}
+
+TEST(TraceStreamThreads, ThreadsAreDividedBetweenFiles) {
+  trace::LoadOptions load;
+  load.threads = 8;
+  EXPECT_EQ(trace::threads_per_file(load, 1), 8U);
+  EXPECT_EQ(trace::threads_per_file(load, 3), 2U);
+  EXPECT_EQ(trace::threads_per_file(load, 20), 1U);
+  EXPECT_EQ(trace::threads_per_file(load, 0), 8U);
+  load.parse.threads = 3;  // a file's own threads are never fewer than asked
+  EXPECT_EQ(trace::threads_per_file(load, 20), 3U);
 }
 
 TEST_F(TraceStreamTest, UnrankedFilesAndRankSelectionMatchTheWholeSet) {

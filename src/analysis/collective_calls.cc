@@ -308,8 +308,9 @@ RankCollectives extract_collectives(const trace::RankTrace& trace) {
   std::stable_sort(out.steps.begin(), out.steps.end(),
                    [](const StepRow& a, const StepRow& b) { return a.start_ns < b.start_ns; });
   std::vector<uint32_t> kernels, gloo_ops;
+  KernelNameTypes kernel_types(trace.strings);
   for (size_t i = 0; i < ev.size(); ++i) {
-    if (ev.cat[i] == trace::Category::kKernel && classify_kernel_name(trace.name(i)) == KernelType::kCommunication) {
+    if (ev.cat[i] == trace::Category::kKernel && kernel_types.of(ev.name[i]) == KernelType::kCommunication) {
       kernels.push_back(static_cast<uint32_t>(i));
     } else if (trace::is_cpu_op_category(ev.cat[i]) && starts_with_nocase(trace.name(i), "gloo:")) {
       gloo_ops.push_back(static_cast<uint32_t>(i));

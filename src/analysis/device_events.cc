@@ -14,10 +14,9 @@ DeviceEvents select_device_events(const trace::RankTrace& trace, std::span<const
   }
   std::stable_sort(out.rows.begin(), out.rows.end(), [&](uint32_t a, uint32_t b) { return ev.ts[a] < ev.ts[b]; });
 
-  // Classify each distinct (name, category) once: traces repeat a few thousand names millions of
-  // times. The cache is keyed by name id; sync records and copies are decided by category first.
-  constexpr uint8_t kUnset = 0xFF;
-  std::vector<uint8_t> by_name(trace.strings.size(), kUnset);
+  // Classify each distinct name once (KernelNameTypes); sync records and copies are decided by
+  // category first.
+  KernelNameTypes by_name(trace.strings);
   out.type.reserve(out.rows.size());
   for (uint32_t r : out.rows) {
     const Category c = ev.cat[r];
@@ -26,9 +25,7 @@ DeviceEvents select_device_events(const trace::RankTrace& trace, std::span<const
       out.type.push_back(classify_device_event(c, trace.name(r)));
       continue;
     }
-    uint8_t& cached = by_name[ev.name[r]];
-    if (cached == kUnset) cached = static_cast<uint8_t>(classify_kernel_name(trace.name(r)));
-    out.type.push_back(static_cast<KernelType>(cached));
+    out.type.push_back(by_name.of(ev.name[r]));
   }
   return out;
 }

@@ -233,6 +233,13 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
     }
   }
 
+  // What only steps 2-4 needed is freed before the per-event arrays of steps 5-6 are allocated: the
+  // peak of this function is the operator table's share of `trace summary`'s peak memory.
+  // (swap with empty ones: `= {}` would assign an empty list and keep the memory.)
+  std::vector<int32_t>().swap(child_count);
+  std::vector<std::pair<int64_t, uint32_t>>().swap(frontend_by_id);
+  std::unordered_map<int64_t, int64_t>().swap(external_by_correlation);
+
   // 5. Memory records inside each host call's closed interval, on any thread.
   std::vector<MemoryRecord> records;
   std::vector<MemoryRecord> oom_records;
@@ -269,16 +276,18 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
   }
 
   // 6. Children sums, bottom-up (reverse pre-order visits children before parents).
-  std::vector<int64_t> children_dur(n, 0), children_device(n, 0), device_total(n, 0);
+  // device_total[i] holds the children's device time until i is visited (its children all are by
+  // then), then its own total: one array for both (8 bytes per event less at the peak).
+  std::vector<int64_t> children_dur(n, 0), device_total(n, 0);
   std::vector<int64_t> children_cpu_mem(records.empty() ? 0 : n, 0), children_device_mem(records.empty() ? 0 : n, 0);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const uint32_t i = *it;
     if (removed[i]) continue;
-    device_total[i] = kernel_ns[i] + children_device[i];
+    device_total[i] += kernel_ns[i];
     const int32_t p = parent[i];
     if (p < 0) continue;
     children_dur[p] += dur[i];
-    children_device[p] += device_total[i];
+    device_total[p] += device_total[i];
     if (!records.empty()) {
       children_cpu_mem[p] += cpu_mem[i];
       children_device_mem[p] += device_mem[i];

@@ -1,6 +1,10 @@
 #include "report/rank_results.h"
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
+#include <thread>
+#include <vector>
 
 #include "analysis/analysis_window.h"
 #include "report/trace_report.h"
@@ -101,31 +105,54 @@ RankOperators operators_of(const trace::RankTrace& t, const TraceReportOptions& 
   return out;
 }
 
+// Runs `tasks` on up to `threads` threads, the calling thread among them, each task once.
+void run_tasks(const std::vector<std::function<void()>>& tasks, unsigned threads) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < tasks.size(); i = next++) tasks[i]();
+  };
+  std::vector<std::thread> helpers;
+  const size_t extra = std::min<size_t>(threads > 0 ? threads - 1 : 0, tasks.empty() ? 0 : tasks.size() - 1);
+  helpers.reserve(extra);
+  for (size_t t = 0; t < extra; ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread& t : helpers) t.join();
+}
+
 }  // namespace
 
 RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sections,
-                        const TraceReportOptions& options) {
+                        const TraceReportOptions& options, unsigned threads,
+                        std::optional<analysis::RankCollectives>* collectives) {
   RankResults out;
   out.rank = trace.rank;
   if (sections.inputs) out.inputs = inputs_of(trace);
+  // Independent analyses of the rank, each writing its own part of `out`, longest first so that
+  // threads finishing early take the shorter ones (on a 400 MB trace: the operator table and the
+  // collectives about 0.1-0.15 s of CPU each, the HTA group and the steps less).
+  std::vector<std::function<void()>> tasks;
+  if (sections.ops) tasks.emplace_back([&] { out.ops = operators_of(trace, options); });
+  if (collectives != nullptr) tasks.emplace_back([&] { *collectives = analysis::extract_collectives(trace); });
   // The HTA-style analyses share one window per rank, computed once.
   if (sections.breakdown || sections.kernels || sections.idle || sections.overlap || sections.launch) {
-    analysis::WindowOptions window_options;
-    window_options.include_last_step = options.include_last_step;
-    const analysis::AnalysisWindow window = analysis::compute_analysis_window(trace, window_options);
-    if (sections.breakdown) out.breakdown = analysis::temporal_breakdown(trace, window.rows);
-    if (sections.kernels) out.kernels = kernels_of(trace, window, options.top);
-    if (sections.idle) {
-      analysis::IdleOptions idle_options;
-      idle_options.consecutive_kernel_delay_ns = options.consecutive_kernel_delay_ns;
-      out.idle = analysis::idle_time_breakdown(trace, window.rows, idle_options);
-    }
-    if (sections.overlap) out.overlap = analysis::comm_comp_overlap(trace, window.rows);
-    if (sections.launch) out.launch = launches_of(trace, window, options.top);
+    tasks.emplace_back([&] {
+      analysis::WindowOptions window_options;
+      window_options.include_last_step = options.include_last_step;
+      const analysis::AnalysisWindow window = analysis::compute_analysis_window(trace, window_options);
+      if (sections.breakdown) out.breakdown = analysis::temporal_breakdown(trace, window.rows);
+      if (sections.kernels) out.kernels = kernels_of(trace, window, options.top);
+      if (sections.idle) {
+        analysis::IdleOptions idle_options;
+        idle_options.consecutive_kernel_delay_ns = options.consecutive_kernel_delay_ns;
+        out.idle = analysis::idle_time_breakdown(trace, window.rows, idle_options);
+      }
+      if (sections.overlap) out.overlap = analysis::comm_comp_overlap(trace, window.rows);
+      if (sections.launch) out.launch = launches_of(trace, window, options.top);
+    });
   }
-  if (sections.ops) out.ops = operators_of(trace, options);
   // Every step is listed: the last-step rule of the HTA reports is about their analysis window.
-  if (sections.steps) out.steps = analysis::find_profiler_steps(trace);
+  if (sections.steps) tasks.emplace_back([&] { out.steps = analysis::find_profiler_steps(trace); });
+  run_tasks(tasks, threads);
   return out;
 }
 

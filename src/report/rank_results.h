@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/collective_calls.h"
 #include "analysis/comm_comp_overlap.h"
 #include "analysis/computation_fraction.h"
 #include "analysis/idle_time.h"
@@ -106,8 +107,11 @@ struct RankResults {
 };
 
 // Runs the per-rank analyses of `sections` on one rank (inside its analysis window where the HTA
-// reports use one) and keeps their results.
+// reports use one) and keeps their results. With `threads` > 1 the independent analyses (the HTA
+// group, the operator table, the steps, and the collectives when `collectives` is given) run at once
+// on that many threads, the calling thread among them; the results do not depend on it.
 RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sections,
-                        const TraceReportOptions& options);
+                        const TraceReportOptions& options, unsigned threads = 1,
+                        std::optional<analysis::RankCollectives>* collectives = nullptr);
 
 }  // namespace scaleprof::report

@@ -23,14 +23,22 @@ Result<StreamedReport> stream_report(std::string_view report, const std::vector<
   analysis::CollectiveRows rows;                      // compact rows, in the order reading finished
   trace::StreamedOrder rows_order;                    // the file of each rank of `rows`
   std::vector<std::pair<size_t, std::string>> notes;  // file index -> repair note
+  // The files are listed once more here (stream_traces lists them too) to know how many share the threads.
+  const Result<std::vector<std::string>> files = trace::expand_trace_paths(paths);
+  const unsigned threads_per_file = trace::threads_per_file(load, files ? files.value().size() : 1);
   auto streamed = trace::stream_traces(paths, load, [&](size_t i, trace::RankTrace&& t) {
     // A rank known now is final; a file with none (-1) is numbered once all are read, so its results
     // are kept until then.
     const bool keep = t.rank < 0 || rank_selected(options, t.rank);
     std::optional<RankResults> reduced;
     std::optional<analysis::RankCollectives> collectives;
-    if (keep && sections.per_rank()) reduced = reduce_rank(t, sections, options);
-    if (keep && sections.collective_rows()) collectives = analysis::extract_collectives(t);
+    // The rank's analyses run on the threads that read it (divided between the files read at once),
+    // rather than on one while the others idle after reading.
+    if (keep && (sections.per_rank() || sections.collective_rows())) {
+      RankResults r =
+          reduce_rank(t, sections, options, threads_per_file, sections.collective_rows() ? &collectives : nullptr);
+      if (sections.per_rank()) reduced = std::move(r);
+    }
     std::lock_guard<std::mutex> lock(mutex);
     if (t.stats.repairs > 0) {
       notes.emplace_back(

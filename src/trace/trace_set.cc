@@ -76,6 +76,12 @@ Result<std::vector<std::string>> expand_trace_paths(const std::vector<std::strin
   return files;
 }
 
+unsigned threads_per_file(const LoadOptions& options, size_t files) {
+  const unsigned threads = options.threads ? options.threads : std::max(1U, std::thread::hardware_concurrency());
+  const unsigned divided = std::max(1U, threads / static_cast<unsigned>(std::max<size_t>(1, files)));
+  return std::max(options.parse.threads, divided);
+}
+
 Result<StreamedSet> stream_traces(const std::vector<std::string>& paths, const LoadOptions& options,
                                   const std::function<void(size_t, RankTrace&&)>& consume) {
   auto expanded = expand_trace_paths(paths);
@@ -117,14 +123,13 @@ Result<StreamedSet> stream_traces(const std::vector<std::string>& paths, const L
     if (!ec) bytes_total += size;
   }
   unsigned threads = options.threads ? options.threads : std::max(1U, std::thread::hardware_concurrency());
-  // Threads are divided, not multiplied: fewer files than threads give each file several threads
-  // to parse its windows with (one file alone gets them all).
-  const unsigned threads_per_file = std::max(1U, threads / static_cast<unsigned>(std::max<size_t>(1, files.size())));
+  // Fewer files than threads give each file several threads to parse its windows with.
+  const unsigned per_file = threads_per_file(options, files.size());
   threads = std::min<unsigned>(threads, static_cast<unsigned>(files.size()));
   auto worker = [&] {
     for (size_t i = next++; i < files.size(); i = next++) {
       ParseOptions parse = options.parse;
-      parse.threads = std::max(parse.threads, threads_per_file);
+      parse.threads = per_file;
       uint64_t reported = 0;  // this file's bytes already added to bytes_done
       if (options.progress) {
         parse.on_bytes_read = [&](uint64_t bytes) {

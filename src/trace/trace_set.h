@@ -58,6 +58,11 @@ struct StreamedSet {
 Result<StreamedSet> stream_traces(const std::vector<std::string>& paths, const LoadOptions& options,
                                   const std::function<void(size_t, RankTrace&&)>& consume);
 
+// The threads that read each file, and then run its analyses, when `files` files are read: the
+// threads of `options` (0: one per core) are divided between them, not multiplied (one file alone
+// gets them all).
+unsigned threads_per_file(const LoadOptions& options, size_t files);
+
 // Expands directories into their trace files (*.json, *.json.gz, *.pt.trace.json[.gz]), sorted.
 Result<std::vector<std::string>> expand_trace_paths(const std::vector<std::string>& paths);
 
