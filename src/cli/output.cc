@@ -8,7 +8,14 @@
 #include <cstring>
 #include <string_view>
 
+#include "cli/exit_codes.h"
+
 namespace scaleprof::cli {
+
+int fail_with(const Error& error) {
+  print_message(stderr, "error", error.message);
+  return exit_code_for(error.kind);
+}
 
 bool color_allowed(int fd) {
   const char* no_color = std::getenv("NO_COLOR");

@@ -5,7 +5,8 @@
 
 #include <cstddef>
 
-#include "core/output_file.h"    // IWYU pragma: export
+#include "core/output_file.h"  // IWYU pragma: export
+#include "core/result.h"
 #include "core/terminal_text.h"  // IWYU pragma: export
 
 namespace scaleprof::cli {
@@ -18,5 +19,9 @@ bool color_allowed(int fd);
 // is no terminal (a pipe or --output file is still read by a person; --full-names keeps every name).
 inline constexpr size_t kDefaultColumns = 120;
 size_t terminal_columns(int fd);
+
+// Prints `error` as "scaleprof: error: <message>" and returns the exit code its kind calls for
+// (exit_code_for in cli/exit_codes.h): the code follows the kind, never the wording.
+int fail_with(const Error& error);
 
 }  // namespace scaleprof::cli

@@ -136,15 +136,11 @@ struct Source {
 constexpr const char* kItwinaiMlflowDir = "mllogs/mlflow";
 constexpr const char* kUsagePrefix = "usage: ";
 
-int source_error_exit(const Error& e) {
-  return e.message.starts_with(kUsagePrefix) ? kExitUsage : kExitError;
-}
-
 Result<Source> choose_source(const ReportOptions& opt, const std::string& root) {
   Source out;
   auto checked = [](const std::string& uri) -> Result<std::string> {
     auto c = checked_tracking_uri(uri, false);
-    if (!c) return Error{kUsagePrefix + c.error().message};
+    if (!c) return Error{kUsagePrefix + c.error().message, c.error().kind};
     return c;
   };
   std::error_code ec;
@@ -162,7 +158,7 @@ Result<Source> choose_source(const ReportOptions& opt, const std::string& root) 
   const bool root_here = std::filesystem::is_directory(root, ec);
   if (const std::string env = tracking_uri_from_environment(); !env.empty()) {
     auto uri = checked(env);
-    if (!uri) return Error{fmt::format("{}(from MLFLOW_TRACKING_URI)", uri.error().message + " ")};
+    if (!uri) return Error{fmt::format("{}(from MLFLOW_TRACKING_URI)", uri.error().message + " "), uri.error().kind};
     out.tracking_uri = uri.value();
     if (root_here) {
       out.note = fmt::format(
@@ -188,14 +184,16 @@ Result<Source> choose_source(const ReportOptions& opt, const std::string& root) 
     out.tracking_uri = kItwinaiMlflowDir;
     return out;
   }
-  return Error{fmt::format(
-      "no data to read: {} does not exist{}. Pass {} DIR (scaleprof run folders or itwinai CSVs) or --tracking-uri "
-      "URI (an MLflow server, sqlite:///file.db or a file store folder; or set MLFLOW_TRACKING_URI)",
-      root,
-      root_from_env ? " ($SCALEPROF_ROOT)"
-      : opt.itwinai ? fmt::format(" and neither does {}", kItwinaiMlflowDir)
-                    : "",
-      root_flag)};
+  return Error{
+      fmt::format(
+          "no data to read: {} does not exist{}. Pass {} DIR (scaleprof run folders or itwinai CSVs) or --tracking-uri "
+          "URI (an MLflow server, sqlite:///file.db or a file store folder; or set MLFLOW_TRACKING_URI)",
+          root,
+          root_from_env ? " ($SCALEPROF_ROOT)"
+          : opt.itwinai ? fmt::format(" and neither does {}", kItwinaiMlflowDir)
+                        : "",
+          root_flag),
+      ErrorKind::kNotFound};
 }
 
 int run_report(const ReportOptions& opt) {
@@ -225,7 +223,7 @@ int run_report(const ReportOptions& opt) {
   auto source = choose_source(opt, read.root);
   if (!source) {
     print_message(stderr, "error", source.error().message);
-    return source_error_exit(source.error());
+    return exit_code_for(source.error().kind);
   }
   const std::string tracking_uri = source.value().tracking_uri;
   if (!source.value().note.empty() && !opt.no_warnings) print_message(stderr, "note", source.value().note);
@@ -243,8 +241,7 @@ int run_report(const ReportOptions& opt) {
     loaded = importers::read_scalability_data(read);
   }
   if (!loaded) {
-    print_message(stderr, "error", loaded.error().message);
-    return kExitError;
+    return fail_with(loaded.error());
   }
   importers::ScalabilityData& data = loaded.value();
   analysis::TraceStageOptions trace_options;
@@ -306,8 +303,7 @@ int run_report(const ReportOptions& opt) {
     for (const std::string& f : saved) print_message(stderr, "", fmt::format("Saved plot at '{}'.", f));
   }
   if (Status written = write_output_file(opt.output, text); !written) {
-    print_message(stderr, "error", written.error().message);
-    return kExitError;
+    return fail_with(written.error());
   }
   if (!opt.html.empty()) {
     std::vector<report::HtmlPlot> plots;
@@ -326,8 +322,7 @@ int run_report(const ReportOptions& opt) {
     html_options.plots_note = plots_note;
     const std::string page = report::render_scalability_html(analysis, sections, plots, html_options);
     if (Status written = write_output_file(opt.html, page); !written) {
-      print_message(stderr, "error", written.error().message);
-      return kExitError;
+      return fail_with(written.error());
     }
     print_message(stderr, "", fmt::format("Saved HTML report at '{}'.", std::filesystem::absolute(opt.html).string()));
   }

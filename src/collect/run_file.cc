@@ -33,14 +33,16 @@ Result<RunFile> open_run_file(const std::string& path) {
   if (fd < 0) {
     const int err = errno;
     if (err == ELOOP || (err == EMLINK && is_symlink(path))) {
-      return Error{fmt::format("{}: a symbolic link; not followed (skipped)", path)};
+      return Error{fmt::format("{}: a symbolic link; not followed (skipped)", path), ErrorKind::kRefused};
     }
-    return Error{fmt::format("{}: cannot open: {}", path, std::strerror(err))};
+    return Error{fmt::format("{}: cannot open: {}", path, std::strerror(err)),
+                 err == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo};
   }
   RunFile file(fd);
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return Error{fmt::format("{}: cannot read: {}", path, std::strerror(errno))};
-  if (!S_ISREG(st.st_mode)) return Error{fmt::format("{}: not a regular file (skipped)", path)};
+  if (::fstat(fd, &st) != 0)
+    return Error{fmt::format("{}: cannot read: {}", path, std::strerror(errno)), ErrorKind::kIo};
+  if (!S_ISREG(st.st_mode)) return Error{fmt::format("{}: not a regular file (skipped)", path), ErrorKind::kRefused};
   // Back to blocking reads for a regular file (O_NONBLOCK has no effect on them, but be plain).
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
@@ -53,7 +55,8 @@ Result<std::string> read_run_file(const std::string& path, size_t max_bytes) {
   struct stat st {};
   if (::fstat(file.value().fd(), &st) == 0 && static_cast<uint64_t>(st.st_size) > max_bytes) {
     return Error{
-        fmt::format("{}: {} bytes, more than the {} a file of this kind may have", path, st.st_size, max_bytes)};
+        fmt::format("{}: {} bytes, more than the {} a file of this kind may have", path, st.st_size, max_bytes),
+        ErrorKind::kTooLarge};
   }
   std::string out;
   out.reserve(static_cast<size_t>(st.st_size));
@@ -62,11 +65,12 @@ Result<std::string> read_run_file(const std::string& path, size_t max_bytes) {
     const ssize_t n = ::read(file.value().fd(), buffer, sizeof(buffer));
     if (n < 0) {
       if (errno == EINTR) continue;
-      return Error{fmt::format("{}: cannot read: {}", path, std::strerror(errno))};
+      return Error{fmt::format("{}: cannot read: {}", path, std::strerror(errno)), ErrorKind::kIo};
     }
     if (n == 0) break;
     if (out.size() + static_cast<size_t>(n) > max_bytes) {
-      return Error{fmt::format("{}: more than the {} bytes a file of this kind may have", path, max_bytes)};
+      return Error{fmt::format("{}: more than the {} bytes a file of this kind may have", path, max_bytes),
+                   ErrorKind::kTooLarge};
     }
     out.append(buffer, static_cast<size_t>(n));
   }

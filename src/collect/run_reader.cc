@@ -51,6 +51,19 @@ std::optional<double> parse_double(std::string_view s) {
   return v;
 }
 
+// How serious a file that could not be read is: one not read on purpose (a symbolic link, not a
+// regular file) or past its size limit is a warning; one that cannot be opened, read or parsed is
+// rejected input.
+Severity read_failure_severity(const Error& e) {
+  return e.kind == ErrorKind::kRefused || e.kind == ErrorKind::kTooLarge ? Severity::kWarning : Severity::kError;
+}
+
+Diagnostic read_failure(const Error& e) {
+  return diagnostic(read_failure_severity(e), e.message);
+}
+
+Result<CsvTable> read_table(const std::string& path, std::vector<Diagnostic>* diagnostics);
+
 // Column accessors for one row: missing columns and empty cells are "unknown".
 struct RowView {
   const CsvTable& table;
@@ -64,13 +77,13 @@ struct RowView {
 // Reads the records of one CSV into T with `fill`, which returns false for a row whose required
 // fields do not parse (reported, then skipped).
 template <class T, class Fill>
-std::vector<T> read_records(const std::string& path, std::vector<std::string>* warnings, Fill fill) {
+std::vector<T> read_records(const std::string& path, std::vector<Diagnostic>* warnings, Fill fill) {
   std::vector<T> out;
   std::error_code ec;
   if (!fs::exists(fs::symlink_status(path, ec))) return out;
-  auto table = read_csv(path, warnings);
+  auto table = read_table(path, warnings);
   if (!table) {
-    warnings->push_back(table.error().message);
+    warnings->push_back(read_failure(table.error()));
     return out;
   }
   const CsvTable& t = table.value();
@@ -81,14 +94,14 @@ std::vector<T> read_records(const std::string& path, std::vector<std::string>* w
     if (fill(t, RowView{t, r}, &record)) {
       out.push_back(record);
     } else {
-      warnings->push_back(
-          fmt::format("{}:{}: a required field is missing or not a number; line skipped", path, t.line_numbers[r]));
+      warnings->push_back({Severity::kError, fmt::format("{}:{}", path, t.line_numbers[r]),
+                           "a required field is missing or not a number; line skipped"});
     }
   }
   return out;
 }
 
-std::vector<EpochRecord> read_epochs(const std::string& path, std::vector<std::string>* warnings) {
+std::vector<EpochRecord> read_epochs(const std::string& path, std::vector<Diagnostic>* warnings) {
   return read_records<EpochRecord>(path, warnings, [](const CsvTable& t, RowView row, EpochRecord* e) {
     auto epoch = parse_int(row.cell(t.column("epoch")));
     auto start = parse_int(row.cell(t.column("start_unix_ns")));
@@ -104,7 +117,7 @@ std::vector<EpochRecord> read_epochs(const std::string& path, std::vector<std::s
   });
 }
 
-std::vector<StepRecord> read_steps(const std::string& path, std::vector<std::string>* warnings) {
+std::vector<StepRecord> read_steps(const std::string& path, std::vector<Diagnostic>* warnings) {
   return read_records<StepRecord>(path, warnings, [](const CsvTable& t, RowView row, StepRecord* s) {
     auto epoch = parse_int(row.cell(t.column("epoch")));
     auto step = parse_int(row.cell(t.column("step")));
@@ -119,7 +132,7 @@ std::vector<StepRecord> read_steps(const std::string& path, std::vector<std::str
   });
 }
 
-std::vector<GpuSample> read_gpu(const std::string& path, std::vector<std::string>* warnings) {
+std::vector<GpuSample> read_gpu(const std::string& path, std::vector<Diagnostic>* warnings) {
   return read_records<GpuSample>(path, warnings, [](const CsvTable& t, RowView row, GpuSample* s) {
     auto time = parse_int(row.cell(t.column("time_unix_ns")));
     auto device = parse_int(row.cell(t.column("device")));
@@ -168,10 +181,12 @@ Result<simdjson::dom::object> load_json_object(simdjson::dom::parser& parser, co
   if (!text) return text.error();
   simdjson::dom::element doc;
   if (auto error = parser.parse(simdjson::padded_string(text.value())).get(doc); error != simdjson::SUCCESS) {
-    return Error{fmt::format("{}: unreadable JSON: {}", path, simdjson::error_message(error))};
+    return Error{fmt::format("{}: unreadable JSON: {}", path, simdjson::error_message(error)), ErrorKind::kBadInput};
   }
   simdjson::dom::object o;
-  if (doc.get_object().get(o) != simdjson::SUCCESS) return Error{fmt::format("{}: not a JSON object", path)};
+  if (doc.get_object().get(o) != simdjson::SUCCESS) {
+    return Error{fmt::format("{}: not a JSON object", path), ErrorKind::kBadInput};
+  }
   return o;
 }
 
@@ -214,7 +229,7 @@ Result<RankInfo> read_rank_json(simdjson::dom::parser& parser, const std::string
   RankInfo info;
   info.schema_version = static_cast<int>(json_int(o, "schema_version").value_or(0));
   auto rank = json_int(o, "rank");
-  if (!rank) return Error{fmt::format("{}: no integer \"rank\"", path)};
+  if (!rank) return Error{fmt::format("{}: no integer \"rank\"", path), ErrorKind::kBadInput};
   info.rank = *rank;
   info.local_rank = json_int(o, "local_rank");
   info.world_size = json_int(o, "world_size");
@@ -246,11 +261,16 @@ bool is_trace_name(const std::string& name) {
   return ends_with(".json") || ends_with(".json.gz");
 }
 
+// The writer appends whole lines with one write(); a last line without '\n' was cut mid-record.
+Diagnostic torn_last_line(const std::string& path, int64_t line) {
+  return {Severity::kWarning, fmt::format("{}:{}", path, line), "torn last line (the writer stopped mid-record)"};
+}
+
 // For files a caller chose not to parse: still report a torn last line, with its line number,
 // scanning the bytes without parsing them.
-void check_torn_tail(const std::string& path, std::vector<std::string>* warnings) {
+void check_torn_tail(const std::string& path, std::vector<Diagnostic>* warnings) {
   if (is_symlink(path)) {
-    warnings->push_back(fmt::format("{}: a symbolic link; not followed (skipped)", path));
+    warnings->push_back({Severity::kWarning, path, "a symbolic link; not followed (skipped)"});
     return;
   }
   auto file = open_run_file(path);
@@ -265,9 +285,7 @@ void check_torn_tail(const std::string& path, std::vector<std::string>* warnings
     newlines += std::count(buffer, buffer + n, '\n');
     last = buffer[n - 1];
   }
-  if (last != '\n') {
-    warnings->push_back(fmt::format("{}:{}: torn last line (the writer stopped mid-record)", path, newlines + 1));
-  }
+  if (last != '\n') warnings->push_back(torn_last_line(path, newlines + 1));
 }
 
 std::string this_host() {
@@ -295,7 +313,9 @@ int CsvTable::column(std::string_view name) const {
   return -1;
 }
 
-Result<CsvTable> read_csv(const std::string& path, std::vector<std::string>* warnings) {
+namespace {
+
+Result<CsvTable> read_table(const std::string& path, std::vector<Diagnostic>* warnings) {
   auto loaded = read_run_file(path, kMaxCsvBytes);
   if (!loaded) return loaded.error();
   const std::string& text = loaded.value();
@@ -308,8 +328,7 @@ Result<CsvTable> read_csv(const std::string& path, std::vector<std::string>* war
     ++line_number;
     size_t nl = text.find('\n', pos);
     if (nl == std::string::npos) {
-      // The writer appends whole lines with one write(); a line without '\n' was cut mid-record.
-      warnings->push_back(fmt::format("{}:{}: torn last line (the writer stopped mid-record)", path, line_number));
+      warnings->push_back(torn_last_line(path, line_number));
       break;
     }
     std::string_view line(text.data() + pos, nl - pos);
@@ -322,13 +341,23 @@ Result<CsvTable> read_csv(const std::string& path, std::vector<std::string>* war
     if (line.empty()) continue;
     std::vector<std::string> fields = split_commas(line);
     if (fields.size() != table.header.size()) {
-      warnings->push_back(fmt::format("{}:{}: {} fields where the header has {}; line skipped", path, line_number,
-                                      fields.size(), table.header.size()));
+      warnings->push_back(
+          {Severity::kError, fmt::format("{}:{}", path, line_number),
+           fmt::format("{} fields where the header has {}; line skipped", fields.size(), table.header.size())});
       continue;
     }
     table.rows.push_back(std::move(fields));
     table.line_numbers.push_back(line_number);
   }
+  return table;
+}
+
+}  // namespace
+
+Result<CsvTable> read_csv(const std::string& path, std::vector<std::string>* warnings) {
+  std::vector<Diagnostic> diagnostics;
+  auto table = read_table(path, &diagnostics);
+  for (const Diagnostic& d : diagnostics) warnings->push_back(d.text());
   return table;
 }
 
@@ -419,7 +448,7 @@ namespace {
 // read (a symbolic link loop, no permission) is one line in *problems and is skipped.
 // Inside a run folder (`in_run`), a symbolic link is not followed: it is one line in *problems and
 // skipped (collect/run_file.h says why).
-std::vector<fs::path> subdirectories(const fs::path& dir, std::string_view prefix, std::vector<std::string>* problems,
+std::vector<fs::path> subdirectories(const fs::path& dir, std::string_view prefix, std::vector<Diagnostic>* problems,
                                      std::error_code* list_error, bool in_run = false) {
   std::vector<fs::path> out;
   std::error_code ec;
@@ -429,12 +458,12 @@ std::vector<fs::path> subdirectories(const fs::path& dir, std::string_view prefi
     if (!name.starts_with(prefix)) continue;
     std::error_code type_error;
     if (in_run && it->is_symlink(type_error)) {
-      problems->push_back(fmt::format("{}: a symbolic link; not followed (skipped)", it->path().string()));
+      problems->push_back({Severity::kWarning, it->path().string(), "a symbolic link; not followed (skipped)"});
       continue;
     }
     const bool is_dir = it->is_directory(type_error);
     if (type_error) {
-      problems->push_back(fmt::format("{}: {}; skipped", it->path().string(), type_error.message()));
+      problems->push_back({Severity::kWarning, it->path().string(), type_error.message() + "; skipped"});
       continue;
     }
     if (is_dir) out.push_back(it->path());
@@ -456,7 +485,7 @@ RunData read_attempt(const fs::path& dir, const ReadOptions& options, const std:
     if (info) {
       run.info = std::move(info.value());
     } else {
-      run.warnings.push_back(info.error().message);
+      run.warnings.push_back(read_failure(info.error()));
     }
   }
   for (const fs::path& p : subdirectories(dir, "rank-", &run.warnings, nullptr, true)) {
@@ -472,13 +501,14 @@ RunData read_attempt(const fs::path& dir, const ReadOptions& options, const std:
       if (info) {
         rank.info = std::move(info.value());
         if (rank.info->rank != rank.rank) {
-          run.warnings.push_back(fmt::format("{}: says rank {} inside folder {}", rank_json, rank.info->rank, name));
+          run.warnings.push_back(
+              {Severity::kError, rank_json, fmt::format("says rank {} inside folder {}", rank.info->rank, name)});
         }
       } else {
-        run.warnings.push_back(info.error().message);
+        run.warnings.push_back(read_failure(info.error()));
       }
     } else {
-      run.warnings.push_back(fmt::format("{}: missing (the rank never started writing)", rank_json));
+      run.warnings.push_back({Severity::kWarning, rank_json, "missing (the rank never started writing)"});
     }
     rank.epochs = read_epochs((p / kEpochsCsv).string(), &run.warnings);
     if (options.read_steps) {
@@ -492,14 +522,16 @@ RunData read_attempt(const fs::path& dir, const ReadOptions& options, const std:
       check_torn_tail((p / kGpuCsv).string(), &run.warnings);
     }
     if (is_symlink((p / kTracesDir).string())) {
-      run.warnings.push_back(fmt::format("{}: a symbolic link; not followed (skipped)", (p / kTracesDir).string()));
+      run.warnings.push_back(
+          {Severity::kWarning, (p / kTracesDir).string(), "a symbolic link; not followed (skipped)"});
     } else {
       fs::directory_iterator traces(p / kTracesDir, ec);
       for (; !ec && traces != fs::directory_iterator(); traces.increment(ec)) {
         if (!is_trace_name(traces->path().filename().string())) continue;
         std::error_code type_error;
         if (traces->is_symlink(type_error)) {
-          run.warnings.push_back(fmt::format("{}: a symbolic link; not followed (skipped)", traces->path().string()));
+          run.warnings.push_back(
+              {Severity::kWarning, traces->path().string(), "a symbolic link; not followed (skipped)"});
         } else if (traces->is_regular_file(type_error)) {
           rank.trace_files.push_back(traces->path().string());
         }
@@ -542,7 +574,7 @@ Result<RunData> read_run(const std::string& run_dir, const ReadOptions& options)
   }
   const std::string local_host = options.local_host.empty() ? this_host() : options.local_host;
   simdjson::dom::parser parser;
-  std::vector<std::string> problems;
+  std::vector<Diagnostic> problems;
   std::error_code list_error;
   std::vector<fs::path> attempt_dirs = subdirectories(dir, kAttemptDirPrefix, &problems, &list_error, true);
   if (list_error) return Error{fmt::format("{}: cannot list: {}", run_dir, list_error.message())};
@@ -578,8 +610,9 @@ Result<RunData> read_run(const std::string& run_dir, const ReadOptions& options)
       if (i != chosen)
         others += fmt::format("{}attempt {} ({})", others.empty() ? "" : ", ", attempts[i].attempt, attempts[i].status);
     }
-    run.warnings.push_back(fmt::format("{}: {} SLURM attempts; attempt {} ({}) is used, set aside: {}", run_dir,
-                                       attempts.size(), run.attempt, run.status, others));
+    run.warnings.push_back({Severity::kWarning, run_dir,
+                            fmt::format("{} SLURM attempts; attempt {} ({}) is used, set aside: {}", attempts.size(),
+                                        run.attempt, run.status, others)});
   }
   run.warnings.insert(run.warnings.end(), problems.begin(), problems.end());
   run.experiment = experiment;
@@ -592,17 +625,26 @@ Result<std::vector<RunData>> read_runs(const std::string& root, const std::strin
   std::vector<std::string> ignored;
   if (problems == nullptr) problems = &ignored;
   std::error_code ec;
-  if (!fs::is_directory(root, ec)) return Error{fmt::format("{}: no such directory (nothing recorded yet?)", root)};
+  if (!fs::is_directory(root, ec))
+    return Error{fmt::format("{}: no such directory (nothing recorded yet?)", root), ErrorKind::kNotFound};
   std::vector<RunData> runs;
   std::error_code list_error;
-  std::vector<fs::path> experiments = subdirectories(root, "", problems, &list_error);
+  std::vector<Diagnostic> listing;  // entries that cannot be read, one line each in *problems
+  auto report_listing = [&] {
+    for (const Diagnostic& d : listing) problems->push_back(d.text());
+    listing.clear();
+  };
+  std::vector<fs::path> experiments = subdirectories(root, "", &listing, &list_error);
+  report_listing();
   if (list_error) return Error{fmt::format("{}: cannot list: {}", root, list_error.message())};
   for (const fs::path& exp : experiments) {
     if (!experiment.empty() && exp.filename() != experiment) continue;
     std::error_code exp_error;
-    for (const fs::path& dir : subdirectories(exp, "", problems, &exp_error)) {
+    std::vector<fs::path> runs_of_exp = subdirectories(exp, "", &listing, &exp_error);
+    report_listing();
+    for (const fs::path& dir : runs_of_exp) {
       bool is_run = fs::exists(dir / kRunJson, ec);
-      std::vector<std::string> inner_problems;
+      std::vector<Diagnostic> inner_problems;
       is_run = is_run || !subdirectories(dir, "rank-", &inner_problems, nullptr).empty() ||
                !subdirectories(dir, kAttemptDirPrefix, &inner_problems, nullptr).empty();
       if (!is_run) continue;

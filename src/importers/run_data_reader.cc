@@ -186,7 +186,8 @@ class Reader {
       return Error{fmt::format("--experiment: no experiment named '{}' under {}{}", opt_.experiment, root,
                                skipped_itwinai_.empty() ? ""
                                                         : " (itwinai's CSV layout has no experiment names: select "
-                                                          "its runs with --run-ids)")};
+                                                          "its runs with --run-ids)"),
+                   ErrorKind::kNotFound};
     }
     std::string missing;
     for (const std::string& n : opt_.run_names) {
@@ -194,7 +195,8 @@ class Reader {
     }
     if (!missing.empty()) {
       return Error{fmt::format("--run-names: no run named {} under {}{}", missing, root,
-                               opt_.experiment.empty() ? "" : " in experiment '" + opt_.experiment + "'")};
+                               opt_.experiment.empty() ? "" : " in experiment '" + opt_.experiment + "'"),
+                   ErrorKind::kNotFound};
     }
     for (const std::string& dir : skipped_itwinai_) {
       warn(fmt::format("{}: itwinai CSV data left out: its layout has no experiment name to match --experiment {}", dir,
@@ -236,16 +238,6 @@ class Reader {
   }
 
   // ---- scaleprof run directories: collect's reader (src/collect/run_reader.h) -------------------
-
-  // collect's reader reports everything as warnings; lines and files it had to reject are errors
-  // here (exit code 3), a torn last line or a rank that never wrote are not.
-  static bool is_rejection(const std::string& message) {
-    for (const char* marker :
-         {"line skipped", "unreadable", "not a JSON object", "no integer", "cannot open", "says rank"}) {
-      if (message.find(marker) != std::string::npos) return true;
-    }
-    return false;
-  }
 
   // A GPU reading outside what hardware reports (utilization outside 0..100 %, negative power or
   // energy, power above kMaxGpuPowerW) is ignored, that value only, with a warning naming file and
@@ -304,7 +296,11 @@ class Reader {
     run.experiment = in.info && !in.info->experiment.empty() ? in.info->experiment : experiment_folder;
     run.name = in.info && !in.info->run.empty() ? in.info->run : folder;
     if (!wanted_run(folder, run.name)) return;
-    for (const std::string& w : in.warnings) (is_rejection(w) ? data_.errors : data_.warnings).push_back(w);
+    // What collect's reader rejected (lines, files) is an error here (exit code 3); a torn last line or
+    // a rank that never wrote is a warning. The reader's severity decides, never the wording.
+    for (const Diagnostic& w : in.warnings) {
+      (w.severity == Severity::kError ? data_.errors : data_.warnings).push_back(w.text());
+    }
     run.strategy = in.strategy();
     // run.json's world size wins; a rank that says otherwise is inconsistent data. Values outside
     // 1 .. kMaxWorkers are corrupt: they are errors, never used.
@@ -615,7 +611,8 @@ Result<ScalabilityData> read_scalability_data(const ScalabilityReadOptions& opti
   const fs::path root(options.root);
   std::error_code ec;
   if (!fs::is_directory(root, ec)) {
-    return Error{fmt::format("{}: no such directory (give the data folder with --root)", options.root)};
+    return Error{fmt::format("{}: no such directory (give the data folder with --root)", options.root),
+                 ErrorKind::kNotFound};
   }
   Reader reader(options);
   reader.read_root(root);
