@@ -7,12 +7,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <filesystem>
 #include <limits>
 #include <set>
 
 #include "collect/run_file.h"
+#include "core/number_text.h"
 
 namespace scaleprof::collect {
 
@@ -35,20 +35,6 @@ std::vector<std::string> split_commas(std::string_view line) {
     pos = comma + 1;
   }
   return out;
-}
-
-std::optional<int64_t> parse_int(std::string_view s) {
-  int64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
-}
-
-std::optional<double> parse_double(std::string_view s) {
-  double v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
 }
 
 // How serious a file that could not be read is: one not read on purpose (a symbolic link, not a
@@ -103,45 +89,45 @@ std::vector<T> read_records(const std::string& path, std::vector<Diagnostic>* wa
 
 std::vector<EpochRecord> read_epochs(const std::string& path, std::vector<Diagnostic>* warnings) {
   return read_records<EpochRecord>(path, warnings, [](const CsvTable& t, RowView row, EpochRecord* e) {
-    auto epoch = parse_int(row.cell(t.column("epoch")));
-    auto start = parse_int(row.cell(t.column("start_unix_ns")));
-    auto end = parse_int(row.cell(t.column("end_unix_ns")));
+    auto epoch = parse_int64(row.cell(t.column("epoch")));
+    auto start = parse_int64(row.cell(t.column("start_unix_ns")));
+    auto end = parse_int64(row.cell(t.column("end_unix_ns")));
     auto duration = parse_double(row.cell(t.column("duration_s")));
     if (!epoch || !duration) return false;
     e->epoch = *epoch;
     e->start_unix_ns = start.value_or(0);
     e->end_unix_ns = end.value_or(0);
     e->duration_s = *duration;
-    e->samples = parse_int(row.cell(t.column("samples")));
+    e->samples = parse_int64(row.cell(t.column("samples")));
     return true;
   });
 }
 
 std::vector<StepRecord> read_steps(const std::string& path, std::vector<Diagnostic>* warnings) {
   return read_records<StepRecord>(path, warnings, [](const CsvTable& t, RowView row, StepRecord* s) {
-    auto epoch = parse_int(row.cell(t.column("epoch")));
-    auto step = parse_int(row.cell(t.column("step")));
+    auto epoch = parse_int64(row.cell(t.column("epoch")));
+    auto step = parse_int64(row.cell(t.column("step")));
     auto duration = parse_double(row.cell(t.column("duration_s")));
     if (!step || !duration) return false;
     s->epoch = epoch.value_or(0);
     s->step = *step;
-    s->start_unix_ns = parse_int(row.cell(t.column("start_unix_ns"))).value_or(0);
+    s->start_unix_ns = parse_int64(row.cell(t.column("start_unix_ns"))).value_or(0);
     s->duration_s = *duration;
-    s->samples = parse_int(row.cell(t.column("samples")));
+    s->samples = parse_int64(row.cell(t.column("samples")));
     return true;
   });
 }
 
 std::vector<GpuSample> read_gpu(const std::string& path, std::vector<Diagnostic>* warnings) {
   return read_records<GpuSample>(path, warnings, [](const CsvTable& t, RowView row, GpuSample* s) {
-    auto time = parse_int(row.cell(t.column("time_unix_ns")));
-    auto device = parse_int(row.cell(t.column("device")));
+    auto time = parse_int64(row.cell(t.column("time_unix_ns")));
+    auto device = parse_int64(row.cell(t.column("device")));
     if (!time || !device) return false;
     s->time_unix_ns = *time;
     s->device = *device;
     s->utilization_pct = parse_double(row.cell(t.column("utilization_pct")));
     s->power_w = parse_double(row.cell(t.column("power_w")));
-    s->memory_used_bytes = parse_int(row.cell(t.column("memory_used_bytes")));
+    s->memory_used_bytes = parse_int64(row.cell(t.column("memory_used_bytes")));
     s->energy_j = parse_double(row.cell(t.column("energy_j")));
     return true;
   });
@@ -490,7 +476,7 @@ RunData read_attempt(const fs::path& dir, const ReadOptions& options, const std:
   }
   for (const fs::path& p : subdirectories(dir, "rank-", &run.warnings, nullptr, true)) {
     const std::string name = p.filename().string();
-    auto folder_rank = parse_int(std::string_view(name).substr(5));
+    auto folder_rank = parse_int64(std::string_view(name).substr(5));
     if (!folder_rank) continue;
     RankData rank;
     rank.dir = p.string();
@@ -583,7 +569,7 @@ Result<RunData> read_run(const std::string& run_dir, const ReadOptions& options)
   std::vector<RunData> attempts;
   if (first.info || !first.ranks.empty() || attempt_dirs.empty()) attempts.push_back(std::move(first));
   for (const fs::path& p : attempt_dirs) {
-    auto n = parse_int(std::string_view(p.filename().string()).substr(std::string_view(kAttemptDirPrefix).size()));
+    auto n = parse_int64(std::string_view(p.filename().string()).substr(std::string_view(kAttemptDirPrefix).size()));
     if (!n || *n <= 0) continue;
     RunData a = read_attempt(p, options, local_host, parser);
     a.attempt = *n;

@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "core/number_text.h"
 #include "importers/csv.h"
 #include "importers/mlflow_meta.h"
 #include "importers/profiling_averages.h"
@@ -24,19 +25,20 @@ constexpr const char* kGpuUtilization = "gpu_utilization_percent";
 constexpr const char* kGpuPower = "gpu_power_W";
 constexpr const char* kProfilingArtifact = "torch_profiling_averages/torch_profiling_averages.csv";
 
+// MLflow params as the training logged them (core/number_text.h): nothing around the number; an
+// integer as digits or as Python writes a float ("4.0").
 bool parse_int(const std::string& text, int64_t* out) {
-  double d = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, d);
-  if (ec != std::errc() || ptr != end || !std::isfinite(d) || d != std::floor(d) || std::abs(d) >= 9e15) return false;
-  *out = static_cast<int64_t>(d);
-  return true;
+  NumberSyntax syntax = kStrictNumber;
+  syntax.integral_float = true;
+  const std::optional<int64_t> v = parse_int64(text, syntax);
+  if (v) *out = *v;
+  return v.has_value();
 }
 
 bool parse_double(const std::string& text, double* out) {
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
-  return ec == std::errc() && ptr == end && !text.empty();
+  const std::optional<double> v = scaleprof::parse_double(text);
+  if (v) *out = *v;
+  return v.has_value();
 }
 
 std::string param(const MlflowRun& run, const char* key) {

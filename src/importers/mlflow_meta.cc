@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/number_text.h"
 #include "core/time_bounds.h"
 
 namespace scaleprof::importers {
@@ -52,28 +53,18 @@ bool unquote(std::string_view v, std::string* out) {
   return true;
 }
 
+// A metric file's value as MLflow writes it (Python's repr: "nan", "inf", "-inf" included; the strict
+// syntax of core/number_text.h reads them, any case) and its integers (time, step) as digits.
 bool parse_number(std::string_view text, double* out) {
-  if (text == "nan" || text == "NaN") {
-    *out = std::numeric_limits<double>::quiet_NaN();
-    return true;
-  }
-  if (text == "inf" || text == "Infinity") {
-    *out = std::numeric_limits<double>::infinity();
-    return true;
-  }
-  if (text == "-inf" || text == "-Infinity") {
-    *out = -std::numeric_limits<double>::infinity();
-    return true;
-  }
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
-  return ec == std::errc() && ptr == end;
+  const std::optional<double> v = parse_double(text);
+  if (v) *out = *v;
+  return v.has_value();
 }
 
 bool parse_int(std::string_view text, int64_t* out) {
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
-  return ec == std::errc() && ptr == end && !text.empty();
+  const std::optional<int64_t> v = parse_int64(text);
+  if (v) *out = *v;
+  return v.has_value();
 }
 
 }  // namespace

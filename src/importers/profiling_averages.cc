@@ -8,33 +8,25 @@
 #include <tuple>
 
 #include "analysis/computation_fraction.h"
+#include "core/number_text.h"
 #include "importers/run_data_reader.h"
 
 namespace scaleprof::importers {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
+// Cells as itwinai's pandas writes them (core/number_text.h, kCellNumber): finite numbers, integers
+// as "4" or "4.0".
 bool parse_double(std::string_view text, double* out) {
-  text = trim(text);
-  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
-  if (text.empty()) return false;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
-  return ec == std::errc() && ptr == end;
+  const std::optional<double> v = scaleprof::parse_double(text, kCellNumber);
+  if (v) *out = *v;
+  return v.has_value();
 }
 
-// Integers as pandas may write them ("4" or "4.0").
 bool parse_int(std::string_view text, int64_t* out) {
-  double d = 0;
-  if (!parse_double(text, &d) || !std::isfinite(d) || d != std::floor(d) || std::abs(d) >= 9e15) return false;
-  *out = static_cast<int64_t>(d);
-  return true;
+  const std::optional<int64_t> v = parse_int64(text, kCellNumber);
+  if (v) *out = *v;
+  return v.has_value();
 }
 
 constexpr const char* kColumns[] = {"name", "self_cuda_time_total", "strategy", "num_gpus", "global_rank"};
@@ -84,7 +76,7 @@ void add_profiling_rows(const CsvFile& csv, const std::function<ComputationSums&
                                     gpus > kMaxWorkers ? fmt::format("1 to {}", kMaxWorkers) : "0 to 1e12 us"));
       continue;
     }
-    ProfilingRowKey key{std::string(trim(row[c[2]])), gpus};
+    ProfilingRowKey key{std::string(trim_blanks(row[c[2]])), gpus};
     ComputationSums& sums = sums_for(key);
     // The basis, as analysis::pooled_fraction chooses it over a run's ranks: device self time as soon
     // as any row has some (sums in CPU time so far are dropped: every row before had no device time,

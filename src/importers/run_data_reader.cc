@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "collect/run_reader.h"
+#include "core/number_text.h"
 #include "importers/csv.h"
 #include "importers/profiling_averages.h"
 #include "trace/trace_set.h"
@@ -32,39 +33,24 @@ bool read_text(const fs::path& path, std::string* out) {
   return !in.bad();
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// A decimal number; empty text is NaN (an unknown value). Returns false for anything else.
+// A finite number in an itwinai CSV cell (core/number_text.h, kCellNumber); an empty cell, "nan" and
+// "NaN" are NaN (an unknown value). Returns false for anything else.
 bool parse_double(std::string_view text, double* out) {
-  text = trim(text);
-  if (text.empty()) {
+  text = trim_blanks(text);
+  if (text.empty() || text == "nan" || text == "NaN") {
     *out = analysis::kNaN;
     return true;
   }
-  if (text == "nan" || text == "NaN") {
-    *out = analysis::kNaN;
-    return true;
-  }
-  if (text.front() == '+') text.remove_prefix(1);
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
-  return ec == std::errc() && ptr == text.data() + text.size() && std::isfinite(*out);
+  const std::optional<double> v = scaleprof::parse_double(text, kCellNumber);
+  if (v) *out = *v;
+  return v.has_value();
 }
 
+// An integer in an itwinai CSV cell, as digits or as pandas writes it ("4.0").
 bool parse_int(std::string_view text, int64_t* out) {
-  text = trim(text);
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
-  if (ec == std::errc() && ptr == text.data() + text.size()) return true;
-  // Integers written as floats by pandas ("4.0").
-  double d = 0;
-  if (parse_double(text, &d) && !std::isnan(d) && d == std::floor(d) && std::abs(d) < 9e15) {
-    *out = static_cast<int64_t>(d);
-    return true;
-  }
-  return false;
+  const std::optional<int64_t> v = parse_int64(text, kCellNumber);
+  if (v) *out = *v;
+  return v.has_value();
 }
 
 std::vector<fs::path> sorted_subdirs(const fs::path& dir) {
@@ -488,7 +474,7 @@ class Reader {
           error(fmt::format("{}:{}: {}; line skipped", csv.path, csv.lines[r], why));
           continue;
         }
-        epoch_rows[{std::string(trim(row[c[2]])), nodes}].push_back({epoch, seconds});
+        epoch_rows[{std::string(trim_blanks(row[c[2]])), nodes}].push_back({epoch, seconds});
       }
     }
     // gpu-energy-data/{strategy}_{gpus}.csv
@@ -534,7 +520,7 @@ class Reader {
         }
         util = checked_reading(util, "utilization", csv.path, csv.lines[r]);
         power = checked_reading(power, "power", csv.path, csv.lines[r]);
-        const std::string strategy(trim(row[c[6]]));
+        const std::string strategy(trim_blanks(row[c[6]]));
         auto [it, inserted] = interval.try_emplace({strategy, gpus}, probe, csv.lines[r]);
         if (!inserted && it->second.first != probe) {
           error(
