@@ -12,6 +12,7 @@
 #include <set>
 
 #include "collect/run_file.h"
+#include "core/csv_reader.h"
 #include "core/number_text.h"
 
 namespace scaleprof::collect {
@@ -24,18 +25,6 @@ namespace {
 // weeks is a few hundred MB), a JSON record written by scaleprof (a few kB).
 constexpr size_t kMaxCsvBytes = size_t{2} << 30;
 constexpr size_t kMaxJsonBytes = size_t{16} << 20;
-
-std::vector<std::string> split_commas(std::string_view line) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (true) {
-    size_t comma = line.find(',', pos);
-    out.emplace_back(line.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
-    if (comma == std::string_view::npos) break;
-    pos = comma + 1;
-  }
-  return out;
-}
 
 // How serious a file that could not be read is: one not read on purpose (a symbolic link, not a
 // regular file) or past its size limit is a warning; one that cannot be opened, read or parsed is
@@ -304,37 +293,18 @@ namespace {
 Result<CsvTable> read_table(const std::string& path, std::vector<Diagnostic>* warnings) {
   auto loaded = read_run_file(path, kMaxCsvBytes);
   if (!loaded) return loaded.error();
-  const std::string& text = loaded.value();
+  // The writers append whole lines with one write(): a last line without '\n' was cut mid-record.
+  CsvText csv = read_csv_text(loaded.value(), /*appended=*/true);
+  for (const CsvText::WrongWidth& w : csv.skipped) {
+    warnings->push_back({Severity::kError, fmt::format("{}:{}", path, w.line),
+                         fmt::format("{} fields where the header has {}; line skipped", w.fields, csv.header.size())});
+  }
+  if (csv.torn_line) warnings->push_back(torn_last_line(path, *csv.torn_line));
   CsvTable table;
   table.path = path;
-  // A UTF-8 byte order mark (spreadsheet programs write one) is not part of the first column's name.
-  size_t pos = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
-  int64_t line_number = 0;
-  while (pos < text.size()) {
-    ++line_number;
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) {
-      warnings->push_back(torn_last_line(path, line_number));
-      break;
-    }
-    std::string_view line(text.data() + pos, nl - pos);
-    pos = nl + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (table.header.empty()) {
-      table.header = split_commas(line);
-      continue;
-    }
-    if (line.empty()) continue;
-    std::vector<std::string> fields = split_commas(line);
-    if (fields.size() != table.header.size()) {
-      warnings->push_back(
-          {Severity::kError, fmt::format("{}:{}", path, line_number),
-           fmt::format("{} fields where the header has {}; line skipped", fields.size(), table.header.size())});
-      continue;
-    }
-    table.rows.push_back(std::move(fields));
-    table.line_numbers.push_back(line_number);
-  }
+  table.header = std::move(csv.header);
+  table.rows = std::move(csv.rows);
+  table.line_numbers = std::move(csv.lines);
   return table;
 }
 

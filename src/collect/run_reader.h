@@ -32,8 +32,9 @@ struct CsvTable {
   int column(std::string_view name) const;
 };
 
-// Reads a CSV written by scaleprof (no quoted fields with newlines). A torn last line is dropped and
-// reported through *warnings; a row with the wrong number of fields is dropped and reported too.
+// Reads a CSV written by scaleprof with the one CSV reader (core/csv_reader.h, RFC 4180). A torn last
+// line is dropped and reported through *warnings; a row with the wrong number of fields is dropped and
+// reported too.
 Result<CsvTable> read_csv(const std::string& path, std::vector<std::string>* warnings);
 
 struct RankData {

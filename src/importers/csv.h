@@ -17,10 +17,10 @@ struct CsvFile {
   int column(std::string_view name) const;  // -1 when absent
 };
 
-// Parses CSV text (RFC 4180 quoting, quoted fields may span lines). With `appended` (scaleprof's
-// files, written a line at a time) a last line without '\n' is a torn record: dropped with a warning
-// "path:line: torn last line ...". Rows with a different number of fields than the header are dropped
-// with an error naming the line.
+// Parses CSV text with the one CSV reader (core/csv_reader.h: RFC 4180 quoting, quoted fields may
+// span lines). With `appended` (files written a line at a time) a last line without '\n' is a torn
+// record: dropped with a warning "path:line: torn last line ...". Rows with a different number of
+// fields than the header are dropped with an error naming the line.
 CsvFile parse_csv(std::string_view text, const std::string& path, bool appended, std::vector<std::string>* warnings,
                   std::vector<std::string>* errors);
 
