@@ -14,6 +14,7 @@
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/tracking_uri_option.h"
+#include "core/seconds_text.h"
 #include "importers/http_client.h"
 #include "importers/mlflow_importer.h"
 #include "importers/run_data_reader.h"
@@ -65,10 +66,6 @@ std::string default_root() {
   return env != nullptr && env[0] != '\0' ? std::string(env) : std::string("scalability-metrics");
 }
 
-std::string fmt_seconds(double s) {
-  return s >= 100 ? fmt::format("{:.1f} s", s) : s >= 1 ? fmt::format("{:.2f} s", s) : fmt::format("{:.3f} s", s);
-}
-
 // What itwinai's users see besides the tables: how much the warm-up epoch weighs in the means it
 // reports (it keeps every epoch), and its caution on the computation fraction.
 void print_itwinai_notes(const ReportOptions& opt, const importers::ScalabilityData& data,
@@ -83,8 +80,8 @@ void print_itwinai_notes(const ReportOptions& opt, const importers::ScalabilityD
         if (h.series != g.series || h.workers != g.workers || h.nodes != g.nodes) continue;
         if (g.epoch.count == 0 || h.epoch.count == 0) continue;
         changes += fmt::format("{}{} at {} worker{}: {} -> {} ({:+.1f}%)", changes.empty() ? "" : "; ", g.series,
-                               g.workers, g.workers == 1 ? "" : "s", fmt_seconds(g.epoch.mean),
-                               fmt_seconds(h.epoch.mean), (h.epoch.mean / g.epoch.mean - 1.0) * 100.0);
+                               g.workers, g.workers == 1 ? "" : "s", seconds_text(g.epoch.mean),
+                               seconds_text(h.epoch.mean), (h.epoch.mean / g.epoch.mean - 1.0) * 100.0);
       }
     }
     if (!changes.empty()) {
