@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "collect/run_reader.h"
+#include "core/file_read.h"
 #include "core/number_text.h"
 #include "importers/csv.h"
 #include "importers/profiling_averages.h"
@@ -24,13 +25,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// What an itwinai CSV file may weigh when read whole (as collect's cap on a run's CSV files).
+constexpr size_t kMaxCsvBytes = size_t{2} << 30;
+
+// The whole file, with the one file reader (core/file_read.h).
 bool read_text(const fs::path& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *out = std::move(ss).str();
-  return !in.bad();
+  auto text = read_named_file(path.string(), kMaxCsvBytes);
+  if (std::holds_alternative<FileReadFailure>(text)) return false;
+  *out = std::move(std::get<std::string>(text));
+  return true;
 }
 
 // A finite number in an itwinai CSV cell (core/number_text.h, kCellNumber); an empty cell, "nan" and
