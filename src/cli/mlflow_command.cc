@@ -115,12 +115,8 @@ int run_sync(SyncCommandOptions opt) {
                    r.run_id.empty() ? report::Cell::null() : report::Cell(r.run_id),
                    r.detail.empty() ? report::Cell::null() : report::Cell(r.detail)});
   }
-  render.color = opt.output.empty() && color_allowed(STDOUT_FILENO) && render.format == report::Format::kTable;
   render.max_width = terminal_columns(STDOUT_FILENO);
-  if (Status written = write_output_file(opt.output, report::render(table, render)); !written) {
-    return fail_with(written.error());
-  }
-  return kExitOk;
+  return write_table(table, render, opt.output);
 }
 
 }  // namespace

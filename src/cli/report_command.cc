@@ -270,7 +270,7 @@ int run_report(const ReportOptions& opt) {
   } else if (render.format == report::Format::kCsv) {
     text = report::render_sections_csv(sections);
   } else {
-    const bool color = opt.output.empty() && color_allowed(STDOUT_FILENO);
+    const bool color = table_color(opt.output, render.format);
     text = report::render_sections_text(sections, color);
   }
 

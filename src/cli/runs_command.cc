@@ -110,11 +110,7 @@ int run_runs(const RunsOptions& opt) {
       }
     }
   }
-  render.color = opt.output.empty() && color_allowed(STDOUT_FILENO) && render.format == report::Format::kTable;
-  if (Status written = write_output_file(opt.output, report::render(table, render)); !written) {
-    return fail_with(written.error());
-  }
-  return kExitOk;
+  return write_table(table, render, opt.output);
 }
 
 }  // namespace

@@ -286,11 +286,7 @@ int run_status(const StatusOptions& opt, std::string* doing) {
                    cell(s.run), cell(s.run_status), cell(s.source)});
   }
   for (const std::string& n : notes) print_message(stderr, "note", n);
-  render.color = opt.output.empty() && color_allowed(STDOUT_FILENO) && render.format == report::Format::kTable;
-  if (Status written = write_output_file(opt.output, report::render(table, render)); !written) {
-    return fail_with(written.error());
-  }
-  return kExitOk;
+  return write_table(table, render, opt.output);
 }
 
 // Runs a command; when memory runs out, one line says what it was doing (which file it was reading)

@@ -89,7 +89,7 @@ bool parse_rank_list(const std::string& text, std::vector<int64_t>* out, std::st
 
 // Renders the tables to stdout or -o FILE.
 int emit(const report::TraceReport& result, report::RenderOptions render, const std::string& output) {
-  render.color = output.empty() && color_allowed(STDOUT_FILENO) && render.format == report::Format::kTable;
+  render.color = table_color(output, render.format);
   // Written as rendered: the per-call-per-rank table of collectives is never held as one text.
   auto produce = [&](const TextSink& put) {
     if (result.tables.size() == 1 && render.format != report::Format::kTable) {
