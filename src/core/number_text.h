@@ -37,6 +37,11 @@ inline constexpr NumberSyntax kCellNumber{true, true, false, true};
 std::optional<double> parse_double(std::string_view text, NumberSyntax syntax = kStrictNumber);
 std::optional<int64_t> parse_int64(std::string_view text, NumberSyntax syntax = kStrictNumber);
 
+// The same into *out, which is left as it was when the text is no number; for a row's chain of
+// checks (`if (!parse_int64(a, &x, kCellNumber) || ...)`).
+bool parse_double(std::string_view text, double* out, NumberSyntax syntax);
+bool parse_int64(std::string_view text, int64_t* out, NumberSyntax syntax);
+
 // `text` without the spaces and tabs at either end (the blank rule of NumberSyntax::blanks_around).
 std::string_view trim_blanks(std::string_view text);
 

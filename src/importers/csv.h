@@ -6,15 +6,13 @@
 #include <string_view>
 #include <vector>
 
+#include "core/csv_reader.h"
+
 namespace scaleprof::importers {
 
-// A parsed CSV file: header and rows of text cells with their 1-based line numbers.
-struct CsvFile {
+// A parsed CSV file (core/csv_reader.h's header, rows and their 1-based lines) and its name.
+struct CsvFile : CsvText {
   std::string path;
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;
-  std::vector<int64_t> lines;
-  int column(std::string_view name) const;  // -1 when absent
 };
 
 // Parses CSV text with the one CSV reader (core/csv_reader.h: RFC 4180 quoting, quoted fields may

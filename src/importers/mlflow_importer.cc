@@ -27,19 +27,7 @@ constexpr const char* kProfilingArtifact = "torch_profiling_averages/torch_profi
 
 // MLflow params as the training logged them (core/number_text.h): nothing around the number; an
 // integer as digits or as Python writes a float ("4.0").
-bool parse_int(const std::string& text, int64_t* out) {
-  NumberSyntax syntax = kStrictNumber;
-  syntax.integral_float = true;
-  const std::optional<int64_t> v = parse_int64(text, syntax);
-  if (v) *out = *v;
-  return v.has_value();
-}
-
-bool parse_double(const std::string& text, double* out) {
-  const std::optional<double> v = scaleprof::parse_double(text);
-  if (v) *out = *v;
-  return v.has_value();
-}
+constexpr NumberSyntax kParamNumber{false, false, true, true};
 
 std::string param(const MlflowRun& run, const char* key) {
   auto it = run.params.find(key);
@@ -214,7 +202,8 @@ class Importer {
         r.status = status_of(t.run->status);
         // itwinai logs no node count; runs pushed by `scaleprof mlflow sync` carry it as a param.
         int64_t nodes = 0;
-        if (parse_int(param(*t.run, "nodes"), &nodes) && nodes > 0 && nodes <= kMaxWorkers) r.nodes = nodes;
+        if (parse_int64(param(*t.run, "nodes"), &nodes, kParamNumber) && nodes > 0 && nodes <= kMaxWorkers)
+          r.nodes = nodes;
       }
       return r;
     };
@@ -225,7 +214,7 @@ class Importer {
       if (size_text.empty()) size_text = param(*t.run, "global_world_size");
       int64_t world = 0;
       const bool wants = has_metric(*w, kEpochTime) || has_metric(*w, kGpuPower) || has_metric(*w, kGpuUtilization);
-      if (strategy.empty() || !parse_int(size_text, &world) || world <= 0 || world > kMaxWorkers) {
+      if (strategy.empty() || !parse_int64(size_text, &world, kParamNumber) || world <= 0 || world > kMaxWorkers) {
         if (wants) {
           data_.errors.push_back(fmt::format(
               "{}: params strategy and global_world_size are missing or not valid; run skipped", where(*w)));
@@ -317,7 +306,7 @@ class Importer {
     // over the timestamps), not the rectangle rule.
     const bool synced = w.tags.count("scaleprof.sync_id") != 0;
     if (!probe.empty() && !synced) {
-      if (parse_double(probe, &interval) && interval > 0 && std::isfinite(interval)) {
+      if (parse_double(probe, &interval, kParamNumber) && interval > 0 && std::isfinite(interval)) {
         s.probing_interval_s = interval;
       } else {
         data_.errors.push_back(fmt::format("{}: probing_interval '{}' is not a positive number", where(w), probe));

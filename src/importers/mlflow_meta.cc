@@ -53,20 +53,6 @@ bool unquote(std::string_view v, std::string* out) {
   return true;
 }
 
-// A metric file's value as MLflow writes it (Python's repr: "nan", "inf", "-inf" included; the strict
-// syntax of core/number_text.h reads them, any case) and its integers (time, step) as digits.
-bool parse_number(std::string_view text, double* out) {
-  const std::optional<double> v = parse_double(text);
-  if (v) *out = *v;
-  return v.has_value();
-}
-
-bool parse_int(std::string_view text, int64_t* out) {
-  const std::optional<int64_t> v = parse_int64(text);
-  if (v) *out = *v;
-  return v.has_value();
-}
-
 }  // namespace
 
 Result<std::map<std::string, std::string>> parse_mlflow_meta(std::string_view text, const std::string& path) {
@@ -128,8 +114,9 @@ Result<MetricFile> parse_mlflow_metric_file(std::string_view text, const std::st
     }
     MetricPoint p;
     const char* why = nullptr;
-    if (n < 2 || n > 3 || !parse_int(fields[0], &p.timestamp_ms) || !parse_number(fields[1], &p.value) ||
-        (n == 3 && !parse_int(fields[2], &p.step))) {
+    if (n < 2 || n > 3 || !parse_int64(fields[0], &p.timestamp_ms, kStrictNumber) ||
+        !parse_double(fields[1], &p.value, kStrictNumber) ||
+        (n == 3 && !parse_int64(fields[2], &p.step, kStrictNumber))) {
       why = "expected 'timestamp value step'";
     } else if (!metric_timestamp_in_bounds(p.timestamp_ms)) {
       why = "timestamp out of range";

@@ -15,20 +15,8 @@ namespace scaleprof::importers {
 
 namespace {
 
-// Cells as itwinai's pandas writes them (core/number_text.h, kCellNumber): finite numbers, integers
-// as "4" or "4.0".
-bool parse_double(std::string_view text, double* out) {
-  const std::optional<double> v = scaleprof::parse_double(text, kCellNumber);
-  if (v) *out = *v;
-  return v.has_value();
-}
-
-bool parse_int(std::string_view text, int64_t* out) {
-  const std::optional<int64_t> v = parse_int64(text, kCellNumber);
-  if (v) *out = *v;
-  return v.has_value();
-}
-
+// Cells as itwinai's pandas writes them: core/number_text.h's kCellNumber (finite numbers, integers
+// as "4" or "4.0").
 constexpr const char* kColumns[] = {"name", "self_cuda_time_total", "strategy", "num_gpus", "global_rank"};
 constexpr const char* kSelfCpuColumn = "self_cpu_time_total";
 
@@ -58,9 +46,9 @@ void add_profiling_rows(const CsvFile& csv, const std::function<ComputationSums&
     double cpu_us = 0;
     int64_t gpus = 0;
     int64_t rank = 0;
-    if (!parse_double(row[c[1]], &self_us) || !std::isfinite(self_us) || !parse_int(row[c[3]], &gpus) || gpus <= 0 ||
-        !parse_int(row[c[4]], &rank) ||
-        (cpu_column >= 0 && (!parse_double(row[cpu_column], &cpu_us) || !std::isfinite(cpu_us)))) {
+    if (!parse_double(row[c[1]], &self_us, kCellNumber) || !std::isfinite(self_us) ||
+        !parse_int64(row[c[3]], &gpus, kCellNumber) || gpus <= 0 || !parse_int64(row[c[4]], &rank, kCellNumber) ||
+        (cpu_column >= 0 && (!parse_double(row[cpu_column], &cpu_us, kCellNumber) || !std::isfinite(cpu_us)))) {
       errors->push_back(fmt::format(
           "{}:{}: self_cuda_time_total, num_gpus, global_rank or self_cpu_time_total is not a valid number; line "
           "skipped",

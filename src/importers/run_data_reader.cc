@@ -44,16 +44,7 @@ bool parse_double(std::string_view text, double* out) {
     *out = analysis::kNaN;
     return true;
   }
-  const std::optional<double> v = scaleprof::parse_double(text, kCellNumber);
-  if (v) *out = *v;
-  return v.has_value();
-}
-
-// An integer in an itwinai CSV cell, as digits or as pandas writes it ("4.0").
-bool parse_int(std::string_view text, int64_t* out) {
-  const std::optional<int64_t> v = parse_int64(text, kCellNumber);
-  if (v) *out = *v;
-  return v.has_value();
+  return scaleprof::parse_double(text, out, kCellNumber);
 }
 
 std::vector<fs::path> sorted_subdirs(const fs::path& dir) {
@@ -458,8 +449,8 @@ class Reader {
         int64_t epoch = 0;
         int64_t nodes = 0;
         double seconds = 0;
-        if (!parse_int(row[c[0]], &epoch) || !parse_double(row[c[1]], &seconds) || std::isnan(seconds) || seconds < 0 ||
-            !parse_int(row[c[3]], &nodes) || nodes <= 0) {
+        if (!parse_int64(row[c[0]], &epoch, kCellNumber) || !parse_double(row[c[1]], &seconds) || std::isnan(seconds) ||
+            seconds < 0 || !parse_int64(row[c[3]], &nodes, kCellNumber) || nodes <= 0) {
           error(fmt::format("{}:{}: epoch_id, time or nodes is not a valid number; line skipped", csv.path,
                             csv.lines[r]));
           continue;
@@ -510,9 +501,10 @@ class Reader {
         double util = 0;
         double power = 0;
         double probe = 0;
-        if (!parse_int(row[c[0]], &idx) || !parse_double(row[c[1]], &util) || !parse_double(row[c[2]], &power) ||
-            !parse_int(row[c[3]], &local_rank) || !parse_int(row[c[4]], &node) || !parse_int(row[c[5]], &gpus) ||
-            gpus <= 0 || !parse_double(row[c[7]], &probe) || !(probe > 0)) {
+        if (!parse_int64(row[c[0]], &idx, kCellNumber) || !parse_double(row[c[1]], &util) ||
+            !parse_double(row[c[2]], &power) || !parse_int64(row[c[3]], &local_rank, kCellNumber) ||
+            !parse_int64(row[c[4]], &node, kCellNumber) || !parse_int64(row[c[5]], &gpus, kCellNumber) || gpus <= 0 ||
+            !parse_double(row[c[7]], &probe) || !(probe > 0)) {
           error(fmt::format("{}:{}: a value is not a valid number; line skipped", csv.path, csv.lines[r]));
           continue;
         }
