@@ -78,7 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto run = read_run(run_dir.string(), options);
   if (run.ok()) {
     const RunData& r = run.value();
-    check_one_line(r.warnings);
+    check_one_line(texts(r.warnings));
     if (r.status.empty()) __builtin_trap();
     (void)r.strategy();
     (void)r.world_size();

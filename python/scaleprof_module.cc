@@ -93,7 +93,7 @@ py::dict run_dict(const collect::RunData& r) {
   d["world_size"] = r.world_size();
   d["nodes"] = r.node_count();
   d["epochs_completed"] = r.epochs_completed();
-  d["warnings"] = r.warnings;
+  d["warnings"] = scaleprof::texts(r.warnings);
   py::list ranks;
   for (const collect::RankData& rank : r.ranks) {
     py::dict rd;

@@ -155,7 +155,7 @@ TEST(ReadRun, StatusFromRanksWhenTheWriterIsGone) {
   ASSERT_TRUE(bad.ok());
   EXPECT_EQ(bad.value().status, "incomplete");
   ASSERT_FALSE(bad.value().warnings.empty());
-  EXPECT_NE(bad.value().warnings[0].find("unreadable JSON"), std::string::npos);
+  EXPECT_NE(bad.value().warnings[0].text().find("unreadable JSON"), std::string::npos);
 }
 
 TEST(ReadRuns, ListsRunsByExperimentThenStart) {

@@ -52,6 +52,19 @@ bool SelfTimeSums::add_checked(const SelfTimeSums& other) {
   return exact;
 }
 
+bool is_profiler_step_name(std::string_view name) {
+  return name == "ProfilerStep*" || name.starts_with("ProfilerStep#");
+}
+
+SelfTimeSums SelfTimeSums::of_row(std::string_view name, int64_t self_ns) {
+  SelfTimeSums one;
+  one.total_ns = self_ns;
+  if (is_profiler_step_name(name)) one.profiler_step_ns = self_ns;
+  if (is_computation_op_name(name)) one.computation_ns = self_ns;
+  if (is_communication_op_name(name)) one.communication_ns = self_ns;
+  return one;
+}
+
 double SelfTimeSums::computation_ratio() const {
   const int64_t denominator = total_ns - profiler_step_ns;
   return denominator > 0 ? static_cast<double>(computation_ns) / static_cast<double>(denominator)
@@ -62,12 +75,7 @@ FractionParts fraction_parts(const OperatorTable& table) {
   FractionParts out;
   auto add = [](FractionSums* sums, const OperatorRow& row, int64_t v) {
     if (!sums->exact) return;
-    SelfTimeSums one;
-    one.total_ns = v;
-    if (row.name == "ProfilerStep*") one.profiler_step_ns = v;
-    if (is_computation_op_name(row.name)) one.computation_ns = v;
-    if (is_communication_op_name(row.name)) one.communication_ns = v;
-    sums->exact = sums->add_checked(one);
+    sums->exact = sums->add_checked(SelfTimeSums::of_row(row.name, v));
   };
   for (const OperatorRow& row : table.rows) {
     if (row.self_device_ns > 0) out.has_device_self = true;

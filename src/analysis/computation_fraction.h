@@ -51,7 +51,20 @@ struct SelfTimeSums {
   // itwinai's computation fraction, computation / (total - profiler_step), in [0, 1]; NaN when the
   // denominator is not positive.
   double computation_ratio() const;
+
+  // The row rule, the one place it is written: the sums of one key_averages() row named `name` with
+  // `self_ns` of self time (traces' operator tables and itwinai's profiling-averages CSV both use it).
+  static SelfTimeSums of_row(std::string_view name, int64_t self_ns);
 };
+
+// Whether a key_averages() row is the profiler's step row, whose time itwinai leaves out of the
+// denominator. itwinai matches the name exactly, `name == "ProfilerStep*"`: torch's key_averages()
+// renames every "ProfilerStep#N" to that (torch.autograd.profiler_util._rewrite_name, with_wildcard),
+// as compute_operator_table does. A table not aggregated that way (a CSV written by other tools) may
+// still hold the "ProfilerStep#N" rows themselves: they are the same rows before the renaming, so they
+// count too. Nothing else does: "ProfilerStepX" is an ordinary name (the profiling-averages reader
+// used to count every name starting with "ProfilerStep").
+bool is_profiler_step_name(std::string_view name);
 
 struct ComputationFraction : SelfTimeSums {
   FractionBasis basis = FractionBasis::kDeviceSelf;

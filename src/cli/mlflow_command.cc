@@ -87,8 +87,7 @@ int run_sync(SyncCommandOptions opt) {
   }
   auto summary = mlflow_sync::sync_runs(opt.sync, progress);
   if (!summary) {
-    print_message(stderr, "error", summary.error().message);
-    return kExitError;
+    return fail_with(summary.error());
   }
   if (!summary.value().busy.empty()) {
     print_message(stderr, "error",
@@ -116,13 +115,8 @@ int run_sync(SyncCommandOptions opt) {
                    r.run_id.empty() ? report::Cell::null() : report::Cell(r.run_id),
                    r.detail.empty() ? report::Cell::null() : report::Cell(r.detail)});
   }
-  render.color = opt.output.empty() && color_allowed(STDOUT_FILENO) && render.format == report::Format::kTable;
   render.max_width = terminal_columns(STDOUT_FILENO);
-  if (Status written = write_output_file(opt.output, report::render(table, render)); !written) {
-    print_message(stderr, "error", written.error().message);
-    return kExitError;
-  }
-  return kExitOk;
+  return write_table(table, render, opt.output);
 }
 
 }  // namespace

@@ -8,7 +8,26 @@
 #include <cstring>
 #include <string_view>
 
+#include "cli/exit_codes.h"
+
 namespace scaleprof::cli {
+
+int fail_with(const Error& error) {
+  print_message(stderr, "error", error.message);
+  return exit_code_for(error.kind);
+}
+
+bool table_color(const std::string& output, report::Format format) {
+  return output.empty() && color_allowed(STDOUT_FILENO) && format == report::Format::kTable;
+}
+
+int write_table(const report::Table& table, report::RenderOptions render, const std::string& output) {
+  render.color = table_color(output, render.format);
+  if (Status written = write_output_file(output, report::render(table, render)); !written) {
+    return fail_with(written.error());
+  }
+  return kExitOk;
+}
 
 bool color_allowed(int fd) {
   const char* no_color = std::getenv("NO_COLOR");

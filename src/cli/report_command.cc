@@ -14,6 +14,7 @@
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/tracking_uri_option.h"
+#include "core/seconds_text.h"
 #include "importers/http_client.h"
 #include "importers/mlflow_importer.h"
 #include "importers/run_data_reader.h"
@@ -65,10 +66,6 @@ std::string default_root() {
   return env != nullptr && env[0] != '\0' ? std::string(env) : std::string("scalability-metrics");
 }
 
-std::string fmt_seconds(double s) {
-  return s >= 100 ? fmt::format("{:.1f} s", s) : s >= 1 ? fmt::format("{:.2f} s", s) : fmt::format("{:.3f} s", s);
-}
-
 // What itwinai's users see besides the tables: how much the warm-up epoch weighs in the means it
 // reports (it keeps every epoch), and its caution on the computation fraction.
 void print_itwinai_notes(const ReportOptions& opt, const importers::ScalabilityData& data,
@@ -83,8 +80,8 @@ void print_itwinai_notes(const ReportOptions& opt, const importers::ScalabilityD
         if (h.series != g.series || h.workers != g.workers || h.nodes != g.nodes) continue;
         if (g.epoch.count == 0 || h.epoch.count == 0) continue;
         changes += fmt::format("{}{} at {} worker{}: {} -> {} ({:+.1f}%)", changes.empty() ? "" : "; ", g.series,
-                               g.workers, g.workers == 1 ? "" : "s", fmt_seconds(g.epoch.mean),
-                               fmt_seconds(h.epoch.mean), (h.epoch.mean / g.epoch.mean - 1.0) * 100.0);
+                               g.workers, g.workers == 1 ? "" : "s", seconds_text(g.epoch.mean),
+                               seconds_text(h.epoch.mean), (h.epoch.mean / g.epoch.mean - 1.0) * 100.0);
       }
     }
     if (!changes.empty()) {
@@ -136,15 +133,11 @@ struct Source {
 constexpr const char* kItwinaiMlflowDir = "mllogs/mlflow";
 constexpr const char* kUsagePrefix = "usage: ";
 
-int source_error_exit(const Error& e) {
-  return e.message.starts_with(kUsagePrefix) ? kExitUsage : kExitError;
-}
-
 Result<Source> choose_source(const ReportOptions& opt, const std::string& root) {
   Source out;
   auto checked = [](const std::string& uri) -> Result<std::string> {
     auto c = checked_tracking_uri(uri, false);
-    if (!c) return Error{kUsagePrefix + c.error().message};
+    if (!c) return Error{kUsagePrefix + c.error().message, c.error().kind};
     return c;
   };
   std::error_code ec;
@@ -162,7 +155,7 @@ Result<Source> choose_source(const ReportOptions& opt, const std::string& root) 
   const bool root_here = std::filesystem::is_directory(root, ec);
   if (const std::string env = tracking_uri_from_environment(); !env.empty()) {
     auto uri = checked(env);
-    if (!uri) return Error{fmt::format("{}(from MLFLOW_TRACKING_URI)", uri.error().message + " ")};
+    if (!uri) return Error{fmt::format("{}(from MLFLOW_TRACKING_URI)", uri.error().message + " "), uri.error().kind};
     out.tracking_uri = uri.value();
     if (root_here) {
       out.note = fmt::format(
@@ -188,14 +181,16 @@ Result<Source> choose_source(const ReportOptions& opt, const std::string& root) 
     out.tracking_uri = kItwinaiMlflowDir;
     return out;
   }
-  return Error{fmt::format(
-      "no data to read: {} does not exist{}. Pass {} DIR (scaleprof run folders or itwinai CSVs) or --tracking-uri "
-      "URI (an MLflow server, sqlite:///file.db or a file store folder; or set MLFLOW_TRACKING_URI)",
-      root,
-      root_from_env ? " ($SCALEPROF_ROOT)"
-      : opt.itwinai ? fmt::format(" and neither does {}", kItwinaiMlflowDir)
-                    : "",
-      root_flag)};
+  return Error{
+      fmt::format(
+          "no data to read: {} does not exist{}. Pass {} DIR (scaleprof run folders or itwinai CSVs) or --tracking-uri "
+          "URI (an MLflow server, sqlite:///file.db or a file store folder; or set MLFLOW_TRACKING_URI)",
+          root,
+          root_from_env ? " ($SCALEPROF_ROOT)"
+          : opt.itwinai ? fmt::format(" and neither does {}", kItwinaiMlflowDir)
+                        : "",
+          root_flag),
+      ErrorKind::kNotFound};
 }
 
 int run_report(const ReportOptions& opt) {
@@ -225,7 +220,7 @@ int run_report(const ReportOptions& opt) {
   auto source = choose_source(opt, read.root);
   if (!source) {
     print_message(stderr, "error", source.error().message);
-    return source_error_exit(source.error());
+    return exit_code_for(source.error().kind);
   }
   const std::string tracking_uri = source.value().tracking_uri;
   if (!source.value().note.empty() && !opt.no_warnings) print_message(stderr, "note", source.value().note);
@@ -243,8 +238,7 @@ int run_report(const ReportOptions& opt) {
     loaded = importers::read_scalability_data(read);
   }
   if (!loaded) {
-    print_message(stderr, "error", loaded.error().message);
-    return kExitError;
+    return fail_with(loaded.error());
   }
   importers::ScalabilityData& data = loaded.value();
   analysis::TraceStageOptions trace_options;
@@ -276,7 +270,7 @@ int run_report(const ReportOptions& opt) {
   } else if (render.format == report::Format::kCsv) {
     text = report::render_sections_csv(sections);
   } else {
-    const bool color = opt.output.empty() && color_allowed(STDOUT_FILENO);
+    const bool color = table_color(opt.output, render.format);
     text = report::render_sections_text(sections, color);
   }
 
@@ -306,8 +300,7 @@ int run_report(const ReportOptions& opt) {
     for (const std::string& f : saved) print_message(stderr, "", fmt::format("Saved plot at '{}'.", f));
   }
   if (Status written = write_output_file(opt.output, text); !written) {
-    print_message(stderr, "error", written.error().message);
-    return kExitError;
+    return fail_with(written.error());
   }
   if (!opt.html.empty()) {
     std::vector<report::HtmlPlot> plots;
@@ -326,8 +319,7 @@ int run_report(const ReportOptions& opt) {
     html_options.plots_note = plots_note;
     const std::string page = report::render_scalability_html(analysis, sections, plots, html_options);
     if (Status written = write_output_file(opt.html, page); !written) {
-      print_message(stderr, "error", written.error().message);
-      return kExitError;
+      return fail_with(written.error());
     }
     print_message(stderr, "", fmt::format("Saved HTML report at '{}'.", std::filesystem::absolute(opt.html).string()));
   }

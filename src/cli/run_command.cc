@@ -41,8 +41,7 @@ int run_run(const RunOptions& opt) {
   }
   auto result = collect::run_wrapped(w, collect::Environment::from_process());
   if (!result) {
-    print_message(stderr, "error", result.error().message);
-    return kExitError;
+    return fail_with(result.error());
   }
   return result.value().exit_code;
 }

@@ -53,8 +53,7 @@ int run_runs(const RunsOptions& opt) {
   std::vector<std::string> problems;  // unreadable entries (a symbolic link loop): one line each
   auto runs = collect::read_runs(root, opt.experiment, read, &problems);
   if (!runs) {
-    print_message(stderr, "error", runs.error().message);
-    return kExitError;
+    return fail_with(runs.error());
   }
   for (const std::string& p : problems) print_message(stderr, "warning", p);
   report::Table table;
@@ -78,7 +77,7 @@ int run_runs(const RunsOptions& opt) {
                    r.info && r.info->exit_status ? report::Cell(*r.info->exit_status) : report::Cell::null(),
                    "scaleprof"});
     if (!opt.quiet) {
-      for (const std::string& w : r.warnings) print_message(stderr, "warning", w);
+      for (const Diagnostic& w : r.warnings) print_message(stderr, "warning", w.text());
       if (!r.status_reason.empty()) {
         print_message(stderr, "warning", fmt::format("{}: {}: {}", r.dir, r.status, r.status_reason));
       }
@@ -111,12 +110,7 @@ int run_runs(const RunsOptions& opt) {
       }
     }
   }
-  render.color = opt.output.empty() && color_allowed(STDOUT_FILENO) && render.format == report::Format::kTable;
-  if (Status written = write_output_file(opt.output, report::render(table, render)); !written) {
-    print_message(stderr, "error", written.error().message);
-    return kExitError;
-  }
-  return kExitOk;
+  return write_table(table, render, opt.output);
 }
 
 }  // namespace

@@ -199,12 +199,10 @@ int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides
     }
     *doing = fmt::format("writing the scripts into {}", c.script_dir);
     if (auto ok = collect::make_directories(c.script_dir); !ok) {
-      print_message(stderr, "error", ok.error().message);
-      return kExitError;
+      return fail_with(ok.error());
     }
     if (auto ok = write_script_set(c.script_dir, files); !ok) {
-      print_message(stderr, "error", ok.error().message);
-      return kExitError;
+      return fail_with(ok.error());
     }
     if (!submit) {
       fmt::print("saved {} script(s) in {}/ (not submitted):\n", plan.jobs.size() + (c.report ? 1 : 0), c.script_dir);
@@ -288,12 +286,7 @@ int run_status(const StatusOptions& opt, std::string* doing) {
                    cell(s.run), cell(s.run_status), cell(s.source)});
   }
   for (const std::string& n : notes) print_message(stderr, "note", n);
-  render.color = opt.output.empty() && color_allowed(STDOUT_FILENO) && render.format == report::Format::kTable;
-  if (Status written = write_output_file(opt.output, report::render(table, render)); !written) {
-    print_message(stderr, "error", written.error().message);
-    return kExitError;
-  }
-  return kExitOk;
+  return write_table(table, render, opt.output);
 }
 
 // Runs a command; when memory runs out, one line says what it was doing (which file it was reading)

@@ -89,7 +89,7 @@ bool parse_rank_list(const std::string& text, std::vector<int64_t>* out, std::st
 
 // Renders the tables to stdout or -o FILE.
 int emit(const report::TraceReport& result, report::RenderOptions render, const std::string& output) {
-  render.color = output.empty() && color_allowed(STDOUT_FILENO) && render.format == report::Format::kTable;
+  render.color = table_color(output, render.format);
   // Written as rendered: the per-call-per-rank table of collectives is never held as one text.
   auto produce = [&](const TextSink& put) {
     if (result.tables.size() == 1 && render.format != report::Format::kTable) {
@@ -99,8 +99,7 @@ int emit(const report::TraceReport& result, report::RenderOptions render, const 
     }
   };
   if (Status written = write_output_file(output, produce); !written) {
-    print_message(stderr, "error", written.error().message);
-    return kExitError;
+    return fail_with(written.error());
   }
   return kExitOk;
 }
@@ -129,8 +128,7 @@ int run_shard(const TraceOptions& opt, const Subcommand& sub, const report::Trac
     ranks.push_back(std::move(r));
   });
   if (!streamed) {
-    print_message(stderr, "error", streamed.error().message);
-    return kExitError;
+    return fail_with(streamed.error());
   }
   const trace::StreamedSet& set = streamed.value();
   for (const std::string& e : set.errors) print_message(stderr, "error", e);
@@ -147,8 +145,7 @@ int run_shard(const TraceOptions& opt, const Subcommand& sub, const report::Trac
     return kExitUsage;
   }
   if (Status written = write_output_file(opt.partial, report::write_partial({sub.name, ranks})); !written) {
-    print_message(stderr, "error", written.error().message);
-    return kExitError;
+    return fail_with(written.error());
   }
   return partial_exit(set) ? kExitPartial : kExitOk;
 }
@@ -242,8 +239,7 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
   auto streamed = report::stream_report(sub.name, opt.paths, load, report_options);
   if (progress_shown) fmt::print(stderr, "\r\x1b[K");
   if (!streamed) {
-    print_message(stderr, "error", streamed.error().message);
-    return kExitError;
+    return fail_with(streamed.error());
   }
   report::StreamedReport& result = streamed.value();
   for (const std::string& e : result.set.errors) print_message(stderr, "error", e);
@@ -278,8 +274,7 @@ int run_merge(const MergeOptions& opt) {
   }
   auto merged = report::merge_partials(opt.paths);
   if (!merged) {
-    print_message(stderr, "error", merged.error().message);
-    return kExitError;
+    return fail_with(merged.error());
   }
   report::TraceReportOptions options;
   options.gpus_per_node = opt.gpus_per_node;

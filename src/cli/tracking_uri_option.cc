@@ -48,15 +48,18 @@ Result<std::string> checked_tracking_uri(const std::string& uri, bool server_onl
   const std::string shown = importers::redact_url(out);
   const bool server = out.starts_with("http://") || out.starts_with("https://");
   if (server_only && !server) {
-    return Error{fmt::format(
-        "mlflow sync writes to an MLflow server: --tracking-uri (or MLFLOW_TRACKING_URI) must be http://HOST:PORT "
-        "or https://... (got '{}')",
-        shown)};
+    return Error{
+        fmt::format(
+            "mlflow sync writes to an MLflow server: --tracking-uri (or MLFLOW_TRACKING_URI) must be http://HOST:PORT "
+            "or https://... (got '{}')",
+            shown),
+        ErrorKind::kUsage};
   }
   if (scheme_end == std::string::npos && looks_like_host_port(out)) {
     std::error_code ec;
     if (!std::filesystem::exists(out, ec)) {
-      return Error{fmt::format("--tracking-uri '{}' has no scheme: for a server write http://{}", shown, shown)};
+      return Error{fmt::format("--tracking-uri '{}' has no scheme: for a server write http://{}", shown, shown),
+                   ErrorKind::kUsage};
     }
   }
   auto parsed = importers::parse_tracking_uri(out);
@@ -66,7 +69,7 @@ Result<std::string> checked_tracking_uri(const std::string& uri, bool server_onl
     for (size_t at = message.find(out); at != std::string::npos; at = message.find(out, at + shown.size())) {
       message.replace(at, out.size(), shown);
     }
-    return Error{message};
+    return Error{message, ErrorKind::kUsage};
   }
   return out;
 }

@@ -11,29 +11,22 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 
+#include "core/file_read.h"
 #include "core/result.h"
 
 namespace scaleprof::collect {
 
-// An open file descriptor, closed on destruction.
-class RunFile {
+// An open file descriptor, closed on destruction (core/file_read.h's, which opens and reads it).
+class RunFile : public FileHandle {
  public:
-  RunFile() = default;
-  explicit RunFile(int fd) : fd_(fd) {}
-  RunFile(const RunFile&) = delete;
-  RunFile& operator=(const RunFile&) = delete;
-  RunFile(RunFile&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-  RunFile& operator=(RunFile&& other) noexcept;
-  ~RunFile();
+  using FileHandle::FileHandle;
+  explicit RunFile(FileHandle file) : FileHandle(std::move(file)) {}
 
-  int fd() const { return fd_; }
   // "/proc/self/fd/N": the file as opened, for an API that takes a path (a link planted at the
   // original path after the open is not followed through this name).
   std::string proc_path() const;
-
- private:
-  int fd_ = -1;
 };
 
 // Opens `path` for reading: a symbolic link (even one to a regular file) or anything but a regular

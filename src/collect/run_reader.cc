@@ -7,12 +7,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <filesystem>
 #include <limits>
 #include <set>
 
 #include "collect/run_file.h"
+#include "core/csv_reader.h"
+#include "core/number_text.h"
 
 namespace scaleprof::collect {
 
@@ -25,31 +26,18 @@ namespace {
 constexpr size_t kMaxCsvBytes = size_t{2} << 30;
 constexpr size_t kMaxJsonBytes = size_t{16} << 20;
 
-std::vector<std::string> split_commas(std::string_view line) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (true) {
-    size_t comma = line.find(',', pos);
-    out.emplace_back(line.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
-    if (comma == std::string_view::npos) break;
-    pos = comma + 1;
-  }
-  return out;
+// How serious a file that could not be read is: one not read on purpose (a symbolic link, not a
+// regular file) or past its size limit is a warning; one that cannot be opened, read or parsed is
+// rejected input.
+Severity read_failure_severity(const Error& e) {
+  return e.kind == ErrorKind::kRefused || e.kind == ErrorKind::kTooLarge ? Severity::kWarning : Severity::kError;
 }
 
-std::optional<int64_t> parse_int(std::string_view s) {
-  int64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
+Diagnostic read_failure(const Error& e) {
+  return diagnostic(read_failure_severity(e), e.message);
 }
 
-std::optional<double> parse_double(std::string_view s) {
-  double v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
-}
+Result<CsvTable> read_table(const std::string& path, std::vector<Diagnostic>* diagnostics);
 
 // Column accessors for one row: missing columns and empty cells are "unknown".
 struct RowView {
@@ -64,13 +52,13 @@ struct RowView {
 // Reads the records of one CSV into T with `fill`, which returns false for a row whose required
 // fields do not parse (reported, then skipped).
 template <class T, class Fill>
-std::vector<T> read_records(const std::string& path, std::vector<std::string>* warnings, Fill fill) {
+std::vector<T> read_records(const std::string& path, std::vector<Diagnostic>* warnings, Fill fill) {
   std::vector<T> out;
   std::error_code ec;
   if (!fs::exists(fs::symlink_status(path, ec))) return out;
-  auto table = read_csv(path, warnings);
+  auto table = read_table(path, warnings);
   if (!table) {
-    warnings->push_back(table.error().message);
+    warnings->push_back(read_failure(table.error()));
     return out;
   }
   const CsvTable& t = table.value();
@@ -81,54 +69,54 @@ std::vector<T> read_records(const std::string& path, std::vector<std::string>* w
     if (fill(t, RowView{t, r}, &record)) {
       out.push_back(record);
     } else {
-      warnings->push_back(
-          fmt::format("{}:{}: a required field is missing or not a number; line skipped", path, t.line_numbers[r]));
+      warnings->push_back({Severity::kError, fmt::format("{}:{}", path, t.line_numbers[r]),
+                           "a required field is missing or not a number; line skipped"});
     }
   }
   return out;
 }
 
-std::vector<EpochRecord> read_epochs(const std::string& path, std::vector<std::string>* warnings) {
+std::vector<EpochRecord> read_epochs(const std::string& path, std::vector<Diagnostic>* warnings) {
   return read_records<EpochRecord>(path, warnings, [](const CsvTable& t, RowView row, EpochRecord* e) {
-    auto epoch = parse_int(row.cell(t.column("epoch")));
-    auto start = parse_int(row.cell(t.column("start_unix_ns")));
-    auto end = parse_int(row.cell(t.column("end_unix_ns")));
+    auto epoch = parse_int64(row.cell(t.column("epoch")));
+    auto start = parse_int64(row.cell(t.column("start_unix_ns")));
+    auto end = parse_int64(row.cell(t.column("end_unix_ns")));
     auto duration = parse_double(row.cell(t.column("duration_s")));
     if (!epoch || !duration) return false;
     e->epoch = *epoch;
     e->start_unix_ns = start.value_or(0);
     e->end_unix_ns = end.value_or(0);
     e->duration_s = *duration;
-    e->samples = parse_int(row.cell(t.column("samples")));
+    e->samples = parse_int64(row.cell(t.column("samples")));
     return true;
   });
 }
 
-std::vector<StepRecord> read_steps(const std::string& path, std::vector<std::string>* warnings) {
+std::vector<StepRecord> read_steps(const std::string& path, std::vector<Diagnostic>* warnings) {
   return read_records<StepRecord>(path, warnings, [](const CsvTable& t, RowView row, StepRecord* s) {
-    auto epoch = parse_int(row.cell(t.column("epoch")));
-    auto step = parse_int(row.cell(t.column("step")));
+    auto epoch = parse_int64(row.cell(t.column("epoch")));
+    auto step = parse_int64(row.cell(t.column("step")));
     auto duration = parse_double(row.cell(t.column("duration_s")));
     if (!step || !duration) return false;
     s->epoch = epoch.value_or(0);
     s->step = *step;
-    s->start_unix_ns = parse_int(row.cell(t.column("start_unix_ns"))).value_or(0);
+    s->start_unix_ns = parse_int64(row.cell(t.column("start_unix_ns"))).value_or(0);
     s->duration_s = *duration;
-    s->samples = parse_int(row.cell(t.column("samples")));
+    s->samples = parse_int64(row.cell(t.column("samples")));
     return true;
   });
 }
 
-std::vector<GpuSample> read_gpu(const std::string& path, std::vector<std::string>* warnings) {
+std::vector<GpuSample> read_gpu(const std::string& path, std::vector<Diagnostic>* warnings) {
   return read_records<GpuSample>(path, warnings, [](const CsvTable& t, RowView row, GpuSample* s) {
-    auto time = parse_int(row.cell(t.column("time_unix_ns")));
-    auto device = parse_int(row.cell(t.column("device")));
+    auto time = parse_int64(row.cell(t.column("time_unix_ns")));
+    auto device = parse_int64(row.cell(t.column("device")));
     if (!time || !device) return false;
     s->time_unix_ns = *time;
     s->device = *device;
     s->utilization_pct = parse_double(row.cell(t.column("utilization_pct")));
     s->power_w = parse_double(row.cell(t.column("power_w")));
-    s->memory_used_bytes = parse_int(row.cell(t.column("memory_used_bytes")));
+    s->memory_used_bytes = parse_int64(row.cell(t.column("memory_used_bytes")));
     s->energy_j = parse_double(row.cell(t.column("energy_j")));
     return true;
   });
@@ -168,10 +156,12 @@ Result<simdjson::dom::object> load_json_object(simdjson::dom::parser& parser, co
   if (!text) return text.error();
   simdjson::dom::element doc;
   if (auto error = parser.parse(simdjson::padded_string(text.value())).get(doc); error != simdjson::SUCCESS) {
-    return Error{fmt::format("{}: unreadable JSON: {}", path, simdjson::error_message(error))};
+    return Error{fmt::format("{}: unreadable JSON: {}", path, simdjson::error_message(error)), ErrorKind::kBadInput};
   }
   simdjson::dom::object o;
-  if (doc.get_object().get(o) != simdjson::SUCCESS) return Error{fmt::format("{}: not a JSON object", path)};
+  if (doc.get_object().get(o) != simdjson::SUCCESS) {
+    return Error{fmt::format("{}: not a JSON object", path), ErrorKind::kBadInput};
+  }
   return o;
 }
 
@@ -214,7 +204,7 @@ Result<RankInfo> read_rank_json(simdjson::dom::parser& parser, const std::string
   RankInfo info;
   info.schema_version = static_cast<int>(json_int(o, "schema_version").value_or(0));
   auto rank = json_int(o, "rank");
-  if (!rank) return Error{fmt::format("{}: no integer \"rank\"", path)};
+  if (!rank) return Error{fmt::format("{}: no integer \"rank\"", path), ErrorKind::kBadInput};
   info.rank = *rank;
   info.local_rank = json_int(o, "local_rank");
   info.world_size = json_int(o, "world_size");
@@ -246,11 +236,16 @@ bool is_trace_name(const std::string& name) {
   return ends_with(".json") || ends_with(".json.gz");
 }
 
+// The writer appends whole lines with one write(); a last line without '\n' was cut mid-record.
+Diagnostic torn_last_line(const std::string& path, int64_t line) {
+  return {Severity::kWarning, fmt::format("{}:{}", path, line), "torn last line (the writer stopped mid-record)"};
+}
+
 // For files a caller chose not to parse: still report a torn last line, with its line number,
 // scanning the bytes without parsing them.
-void check_torn_tail(const std::string& path, std::vector<std::string>* warnings) {
+void check_torn_tail(const std::string& path, std::vector<Diagnostic>* warnings) {
   if (is_symlink(path)) {
-    warnings->push_back(fmt::format("{}: a symbolic link; not followed (skipped)", path));
+    warnings->push_back({Severity::kWarning, path, "a symbolic link; not followed (skipped)"});
     return;
   }
   auto file = open_run_file(path);
@@ -265,9 +260,7 @@ void check_torn_tail(const std::string& path, std::vector<std::string>* warnings
     newlines += std::count(buffer, buffer + n, '\n');
     last = buffer[n - 1];
   }
-  if (last != '\n') {
-    warnings->push_back(fmt::format("{}:{}: torn last line (the writer stopped mid-record)", path, newlines + 1));
-  }
+  if (last != '\n') warnings->push_back(torn_last_line(path, newlines + 1));
 }
 
 std::string this_host() {
@@ -295,40 +288,32 @@ int CsvTable::column(std::string_view name) const {
   return -1;
 }
 
-Result<CsvTable> read_csv(const std::string& path, std::vector<std::string>* warnings) {
+namespace {
+
+Result<CsvTable> read_table(const std::string& path, std::vector<Diagnostic>* warnings) {
   auto loaded = read_run_file(path, kMaxCsvBytes);
   if (!loaded) return loaded.error();
-  const std::string& text = loaded.value();
+  // The writers append whole lines with one write(): a last line without '\n' was cut mid-record.
+  CsvText csv = read_csv_text(loaded.value(), /*appended=*/true);
+  for (const CsvText::WrongWidth& w : csv.skipped) {
+    warnings->push_back({Severity::kError, fmt::format("{}:{}", path, w.line),
+                         fmt::format("{} fields where the header has {}; line skipped", w.fields, csv.header.size())});
+  }
+  if (csv.torn_line) warnings->push_back(torn_last_line(path, *csv.torn_line));
   CsvTable table;
   table.path = path;
-  // A UTF-8 byte order mark (spreadsheet programs write one) is not part of the first column's name.
-  size_t pos = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
-  int64_t line_number = 0;
-  while (pos < text.size()) {
-    ++line_number;
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) {
-      // The writer appends whole lines with one write(); a line without '\n' was cut mid-record.
-      warnings->push_back(fmt::format("{}:{}: torn last line (the writer stopped mid-record)", path, line_number));
-      break;
-    }
-    std::string_view line(text.data() + pos, nl - pos);
-    pos = nl + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (table.header.empty()) {
-      table.header = split_commas(line);
-      continue;
-    }
-    if (line.empty()) continue;
-    std::vector<std::string> fields = split_commas(line);
-    if (fields.size() != table.header.size()) {
-      warnings->push_back(fmt::format("{}:{}: {} fields where the header has {}; line skipped", path, line_number,
-                                      fields.size(), table.header.size()));
-      continue;
-    }
-    table.rows.push_back(std::move(fields));
-    table.line_numbers.push_back(line_number);
-  }
+  table.header = std::move(csv.header);
+  table.rows = std::move(csv.rows);
+  table.line_numbers = std::move(csv.lines);
+  return table;
+}
+
+}  // namespace
+
+Result<CsvTable> read_csv(const std::string& path, std::vector<std::string>* warnings) {
+  std::vector<Diagnostic> diagnostics;
+  auto table = read_table(path, &diagnostics);
+  for (const Diagnostic& d : diagnostics) warnings->push_back(d.text());
   return table;
 }
 
@@ -419,7 +404,7 @@ namespace {
 // read (a symbolic link loop, no permission) is one line in *problems and is skipped.
 // Inside a run folder (`in_run`), a symbolic link is not followed: it is one line in *problems and
 // skipped (collect/run_file.h says why).
-std::vector<fs::path> subdirectories(const fs::path& dir, std::string_view prefix, std::vector<std::string>* problems,
+std::vector<fs::path> subdirectories(const fs::path& dir, std::string_view prefix, std::vector<Diagnostic>* problems,
                                      std::error_code* list_error, bool in_run = false) {
   std::vector<fs::path> out;
   std::error_code ec;
@@ -429,12 +414,12 @@ std::vector<fs::path> subdirectories(const fs::path& dir, std::string_view prefi
     if (!name.starts_with(prefix)) continue;
     std::error_code type_error;
     if (in_run && it->is_symlink(type_error)) {
-      problems->push_back(fmt::format("{}: a symbolic link; not followed (skipped)", it->path().string()));
+      problems->push_back({Severity::kWarning, it->path().string(), "a symbolic link; not followed (skipped)"});
       continue;
     }
     const bool is_dir = it->is_directory(type_error);
     if (type_error) {
-      problems->push_back(fmt::format("{}: {}; skipped", it->path().string(), type_error.message()));
+      problems->push_back({Severity::kWarning, it->path().string(), type_error.message() + "; skipped"});
       continue;
     }
     if (is_dir) out.push_back(it->path());
@@ -456,12 +441,12 @@ RunData read_attempt(const fs::path& dir, const ReadOptions& options, const std:
     if (info) {
       run.info = std::move(info.value());
     } else {
-      run.warnings.push_back(info.error().message);
+      run.warnings.push_back(read_failure(info.error()));
     }
   }
   for (const fs::path& p : subdirectories(dir, "rank-", &run.warnings, nullptr, true)) {
     const std::string name = p.filename().string();
-    auto folder_rank = parse_int(std::string_view(name).substr(5));
+    auto folder_rank = parse_int64(std::string_view(name).substr(5));
     if (!folder_rank) continue;
     RankData rank;
     rank.dir = p.string();
@@ -472,13 +457,14 @@ RunData read_attempt(const fs::path& dir, const ReadOptions& options, const std:
       if (info) {
         rank.info = std::move(info.value());
         if (rank.info->rank != rank.rank) {
-          run.warnings.push_back(fmt::format("{}: says rank {} inside folder {}", rank_json, rank.info->rank, name));
+          run.warnings.push_back(
+              {Severity::kError, rank_json, fmt::format("says rank {} inside folder {}", rank.info->rank, name)});
         }
       } else {
-        run.warnings.push_back(info.error().message);
+        run.warnings.push_back(read_failure(info.error()));
       }
     } else {
-      run.warnings.push_back(fmt::format("{}: missing (the rank never started writing)", rank_json));
+      run.warnings.push_back({Severity::kWarning, rank_json, "missing (the rank never started writing)"});
     }
     rank.epochs = read_epochs((p / kEpochsCsv).string(), &run.warnings);
     if (options.read_steps) {
@@ -492,14 +478,16 @@ RunData read_attempt(const fs::path& dir, const ReadOptions& options, const std:
       check_torn_tail((p / kGpuCsv).string(), &run.warnings);
     }
     if (is_symlink((p / kTracesDir).string())) {
-      run.warnings.push_back(fmt::format("{}: a symbolic link; not followed (skipped)", (p / kTracesDir).string()));
+      run.warnings.push_back(
+          {Severity::kWarning, (p / kTracesDir).string(), "a symbolic link; not followed (skipped)"});
     } else {
       fs::directory_iterator traces(p / kTracesDir, ec);
       for (; !ec && traces != fs::directory_iterator(); traces.increment(ec)) {
         if (!is_trace_name(traces->path().filename().string())) continue;
         std::error_code type_error;
         if (traces->is_symlink(type_error)) {
-          run.warnings.push_back(fmt::format("{}: a symbolic link; not followed (skipped)", traces->path().string()));
+          run.warnings.push_back(
+              {Severity::kWarning, traces->path().string(), "a symbolic link; not followed (skipped)"});
         } else if (traces->is_regular_file(type_error)) {
           rank.trace_files.push_back(traces->path().string());
         }
@@ -542,7 +530,7 @@ Result<RunData> read_run(const std::string& run_dir, const ReadOptions& options)
   }
   const std::string local_host = options.local_host.empty() ? this_host() : options.local_host;
   simdjson::dom::parser parser;
-  std::vector<std::string> problems;
+  std::vector<Diagnostic> problems;
   std::error_code list_error;
   std::vector<fs::path> attempt_dirs = subdirectories(dir, kAttemptDirPrefix, &problems, &list_error, true);
   if (list_error) return Error{fmt::format("{}: cannot list: {}", run_dir, list_error.message())};
@@ -551,7 +539,7 @@ Result<RunData> read_run(const std::string& run_dir, const ReadOptions& options)
   std::vector<RunData> attempts;
   if (first.info || !first.ranks.empty() || attempt_dirs.empty()) attempts.push_back(std::move(first));
   for (const fs::path& p : attempt_dirs) {
-    auto n = parse_int(std::string_view(p.filename().string()).substr(std::string_view(kAttemptDirPrefix).size()));
+    auto n = parse_int64(std::string_view(p.filename().string()).substr(std::string_view(kAttemptDirPrefix).size()));
     if (!n || *n <= 0) continue;
     RunData a = read_attempt(p, options, local_host, parser);
     a.attempt = *n;
@@ -578,8 +566,9 @@ Result<RunData> read_run(const std::string& run_dir, const ReadOptions& options)
       if (i != chosen)
         others += fmt::format("{}attempt {} ({})", others.empty() ? "" : ", ", attempts[i].attempt, attempts[i].status);
     }
-    run.warnings.push_back(fmt::format("{}: {} SLURM attempts; attempt {} ({}) is used, set aside: {}", run_dir,
-                                       attempts.size(), run.attempt, run.status, others));
+    run.warnings.push_back({Severity::kWarning, run_dir,
+                            fmt::format("{} SLURM attempts; attempt {} ({}) is used, set aside: {}", attempts.size(),
+                                        run.attempt, run.status, others)});
   }
   run.warnings.insert(run.warnings.end(), problems.begin(), problems.end());
   run.experiment = experiment;
@@ -592,17 +581,26 @@ Result<std::vector<RunData>> read_runs(const std::string& root, const std::strin
   std::vector<std::string> ignored;
   if (problems == nullptr) problems = &ignored;
   std::error_code ec;
-  if (!fs::is_directory(root, ec)) return Error{fmt::format("{}: no such directory (nothing recorded yet?)", root)};
+  if (!fs::is_directory(root, ec))
+    return Error{fmt::format("{}: no such directory (nothing recorded yet?)", root), ErrorKind::kNotFound};
   std::vector<RunData> runs;
   std::error_code list_error;
-  std::vector<fs::path> experiments = subdirectories(root, "", problems, &list_error);
+  std::vector<Diagnostic> listing;  // entries that cannot be read, one line each in *problems
+  auto report_listing = [&] {
+    for (const Diagnostic& d : listing) problems->push_back(d.text());
+    listing.clear();
+  };
+  std::vector<fs::path> experiments = subdirectories(root, "", &listing, &list_error);
+  report_listing();
   if (list_error) return Error{fmt::format("{}: cannot list: {}", root, list_error.message())};
   for (const fs::path& exp : experiments) {
     if (!experiment.empty() && exp.filename() != experiment) continue;
     std::error_code exp_error;
-    for (const fs::path& dir : subdirectories(exp, "", problems, &exp_error)) {
+    std::vector<fs::path> runs_of_exp = subdirectories(exp, "", &listing, &exp_error);
+    report_listing();
+    for (const fs::path& dir : runs_of_exp) {
       bool is_run = fs::exists(dir / kRunJson, ec);
-      std::vector<std::string> inner_problems;
+      std::vector<Diagnostic> inner_problems;
       is_run = is_run || !subdirectories(dir, "rank-", &inner_problems, nullptr).empty() ||
                !subdirectories(dir, kAttemptDirPrefix, &inner_problems, nullptr).empty();
       if (!is_run) continue;

@@ -2,8 +2,11 @@
 //
 // The reader is tolerant the way the writers need it to be: a CSV whose last line has no '\n' was cut
 // by a crash; that line is skipped and reported as a warning "file:line: torn last line ...", never an
-// error. A bad line in the middle, an unreadable rank.json or a missing run.json are warnings too; the
-// rest of the run is still read. Only a run directory that cannot be listed at all is an error.
+// error. A bad line in the middle, an unreadable rank.json or a missing run.json are diagnostics too;
+// the rest of the run is still read. Only a run directory that cannot be listed at all is an error.
+// Each diagnostic says its severity: Severity::kError for input rejected (a line skipped, a file that
+// cannot be opened or parsed, a rank.json naming another rank), Severity::kWarning for the rest (a
+// torn last line, a rank that never wrote, a symbolic link not followed, a file over its size limit).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +16,7 @@
 #include <vector>
 
 #include "collect/run_records.h"
+#include "core/diagnostic.h"
 #include "core/result.h"
 
 namespace scaleprof::collect {
@@ -28,8 +32,9 @@ struct CsvTable {
   int column(std::string_view name) const;
 };
 
-// Reads a CSV written by scaleprof (no quoted fields with newlines). A torn last line is dropped and
-// reported through *warnings; a row with the wrong number of fields is dropped and reported too.
+// Reads a CSV written by scaleprof with the one CSV reader (core/csv_reader.h, RFC 4180). A torn last
+// line is dropped and reported through *warnings; a row with the wrong number of fields is dropped and
+// reported too.
 Result<CsvTable> read_csv(const std::string& path, std::vector<std::string>* warnings);
 
 struct RankData {
@@ -67,7 +72,7 @@ struct RunData {
   std::string status_reason;             // why, for "interrupted": whose process is gone
   int64_t attempt = 0;                   // the attempt these data come from
   std::vector<AttemptSummary> attempts;  // every attempt found, when there is more than attempt 0
-  std::vector<std::string> warnings;
+  std::vector<Diagnostic> warnings;      // what the reader met, in reading order, each with its severity
 
   // Facts preferring run.json, else what the ranks say.
   std::string strategy() const;

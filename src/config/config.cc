@@ -13,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/file_read.h"
 #include "core/terminal_text.h"
 
 namespace scaleprof::config {
@@ -422,18 +423,25 @@ std::vector<std::string> Config::all_names() const {
 }
 
 Status Config::merge_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot read: {}", path, std::strerror(errno))};
-  // At most one byte past the limit is read: a huge file (or /dev/zero) is refused, not loaded.
-  std::string text(kMaxFileBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) return Error{fmt::format("{}: read error", path)};
-  text.resize(static_cast<size_t>(in.gcount()));
-  if (text.size() > kMaxFileBytes) {
-    return Error{
-        fmt::format("{}: larger than {}; a configuration file is never that large", path, size_text(kMaxFileBytes))};
+  // Read with the one file reader (core/file_read.h): at most one byte past the limit is read, so a
+  // huge file (or /dev/zero) is refused, not loaded; a pipe (`-c <(...)`) is read like a file.
+  auto text = read_named_file(path, kMaxFileBytes);
+  if (const auto* failure = std::get_if<FileReadFailure>(&text)) {
+    using What = FileReadFailure::What;
+    switch (failure->what) {
+      case What::kMissing:
+      case What::kOpen:
+        return Error{fmt::format("{}: cannot read: {}", path, std::strerror(failure->error)),
+                     failure->what == What::kMissing ? ErrorKind::kNotFound : ErrorKind::kIo};
+      case What::kTooLarge:
+        return Error{
+            fmt::format("{}: larger than {}; a configuration file is never that large", path, size_text(kMaxFileBytes)),
+            ErrorKind::kTooLarge};
+      default:
+        return Error{fmt::format("{}: read error", path), ErrorKind::kIo};
+    }
   }
-  return merge_text(text, path);
+  return merge_text(std::get<std::string>(text), path);
 }
 
 Status Config::merge_text(std::string_view text, const std::string& source_name) {

@@ -9,34 +9,15 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <variant>
+
+#include "core/file_read.h"
 
 namespace scaleprof {
 
 namespace {
 
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  Fd& operator=(Fd&& o) noexcept {
-    std::swap(fd_, o.fd_);
-    return *this;
-  }
-  int get() const { return fd_; }
-  int release() {
-    const int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-
- private:
-  int fd_;
-};
+using Fd = FileHandle;
 
 std::vector<std::string_view> components(std::string_view relative) {
   std::vector<std::string_view> out;
@@ -59,7 +40,7 @@ enum class Opened { kOk, kMissing };
 // Opens the folder `relative` below `base` (every component without following links) into *out.
 Result<Opened> open_folder(const std::string& base, std::string_view relative, Fd* out) {
   Fd dir(::open(base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir.get() < 0) {
+  if (dir.fd() < 0) {
     if (errno == ENOENT || errno == ENOTDIR) return Opened::kMissing;
     return Error{fmt::format("{}: cannot open: {}", base, std::strerror(errno))};
   }
@@ -69,18 +50,19 @@ Result<Opened> open_folder(const std::string& base, std::string_view relative, F
     if (!so_far.empty()) so_far += '/';
     so_far += name;
     struct stat st {};
-    if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (::fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno == ENOENT || errno == ENOTDIR) return Opened::kMissing;
       return Error{fmt::format("{}: cannot read: {}", joined(base, so_far), std::strerror(errno))};
     }
     if (S_ISLNK(st.st_mode)) {
-      return Error{fmt::format("{}: a symbolic link; not followed", joined(base, so_far))};
+      return Error{fmt::format("{}: a symbolic link; not followed", joined(base, so_far)), ErrorKind::kRefused};
     }
     if (!S_ISDIR(st.st_mode)) return Opened::kMissing;
     // O_NOFOLLOW again: a link swapped in after the check is refused, not followed.
-    Fd next(::openat(dir.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (next.get() < 0) {
-      if (errno == ELOOP) return Error{fmt::format("{}: a symbolic link; not followed", joined(base, so_far))};
+    Fd next(::openat(dir.fd(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (next.fd() < 0) {
+      if (errno == ELOOP)
+        return Error{fmt::format("{}: a symbolic link; not followed", joined(base, so_far)), ErrorKind::kRefused};
       return Error{fmt::format("{}: cannot open: {}", joined(base, so_far), std::strerror(errno))};
     }
     dir = std::move(next);
@@ -110,43 +92,32 @@ Result<std::optional<std::string>> read_file_below(const std::string& base, std:
   auto opened = open_folder(base, folder, &dir);
   if (!opened) return opened.error();
   if (opened.value() == Opened::kMissing) return std::optional<std::string>{};
-  struct stat st {};
-  if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-    if (errno == ENOENT) return std::optional<std::string>{};
-    return Error{fmt::format("{}: cannot read: {}", shown, std::strerror(errno))};
+  auto file = open_regular_file(dir.fd(), name, /*no_follow=*/true);
+  std::variant<std::string, FileReadFailure> text = FileReadFailure{};
+  if (const auto* failure = std::get_if<FileReadFailure>(&file)) {
+    text = *failure;
+  } else {
+    text = read_open_file(std::get<FileHandle>(file).fd(), max_bytes);
   }
-  if (S_ISLNK(st.st_mode)) return Error{fmt::format("{}: a symbolic link; not followed", shown)};
-  if (!S_ISREG(st.st_mode)) return Error{fmt::format("{}: not a regular file", shown)};
-  Fd file(::openat(dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-  if (file.get() < 0) {
-    if (errno == ELOOP) return Error{fmt::format("{}: a symbolic link; not followed", shown)};
-    return Error{fmt::format("{}: cannot open: {}", shown, std::strerror(errno))};
-  }
-  if (::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return Error{fmt::format("{}: not a regular file", shown)};
-  }
-  const auto too_large = [&] { return Error{fmt::format("{}: larger than {} bytes; not read", shown, max_bytes)}; };
-  if (static_cast<uint64_t>(st.st_size) > max_bytes) return too_large();
-  std::string text;
-  text.resize(static_cast<size_t>(st.st_size));
-  size_t got = 0;
-  while (true) {
-    // One byte of room past the limit tells a file that grew while being read.
-    if (got == text.size()) {
-      if (text.size() > max_bytes) return too_large();
-      text.resize(std::min(max_bytes + 1, std::max<size_t>(text.size() * 2, 4096)));
+  if (const auto* failure = std::get_if<FileReadFailure>(&text)) {
+    using What = FileReadFailure::What;
+    switch (failure->what) {
+      case What::kMissing:
+        return std::optional<std::string>{};
+      case What::kSymlink:
+        return Error{fmt::format("{}: a symbolic link; not followed", shown), ErrorKind::kRefused};
+      case What::kNotRegular:
+      case What::kStat:
+        return Error{fmt::format("{}: not a regular file", shown), ErrorKind::kRefused};
+      case What::kOpen:
+        return Error{fmt::format("{}: cannot open: {}", shown, std::strerror(failure->error)), ErrorKind::kIo};
+      case What::kTooLarge:
+        return Error{fmt::format("{}: larger than {} bytes; not read", shown, max_bytes), ErrorKind::kTooLarge};
+      case What::kRead:
+        return Error{fmt::format("{}: read error: {}", shown, std::strerror(failure->error)), ErrorKind::kIo};
     }
-    const ssize_t n = ::read(file.get(), text.data() + got, text.size() - got);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Error{fmt::format("{}: read error: {}", shown, std::strerror(errno))};
-    }
-    if (n == 0) break;
-    got += static_cast<size_t>(n);
   }
-  if (got > max_bytes) return too_large();
-  text.resize(got);
-  return std::optional<std::string>{std::move(text)};
+  return std::optional<std::string>{std::move(std::get<std::string>(text))};
 }
 
 Result<std::optional<std::vector<FolderEntry>>> list_folder_below(const std::string& base, std::string_view relative,

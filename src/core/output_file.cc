@@ -20,7 +20,7 @@ namespace scaleprof {
 namespace {
 
 Error write_error(std::string_view path, int err) {
-  return Error{fmt::format("{}: cannot write: {}", path, std::strerror(err))};
+  return Error{fmt::format("{}: cannot write: {}", path, std::strerror(err)), ErrorKind::kIo};
 }
 
 // Writes all of `text` to `fd`, retrying short writes and interrupted calls. Returns 0 or an errno.
@@ -92,7 +92,7 @@ Status write_straight(const std::string& path, const std::function<void(const Te
     err = write_produced(fd, produce);
   }
   if (::close(fd) != 0 && err == 0) err = errno;
-  if (err == EEXIST) return Error{fmt::format("{}: cannot write: changed while being opened", path)};
+  if (err == EEXIST) return Error{fmt::format("{}: cannot write: changed while being opened", path), ErrorKind::kIo};
   if (err != 0) return write_error(path, err);
   return Ok{};
 }
@@ -186,7 +186,8 @@ Status write_output_file(const std::string& path, const std::function<void(const
     // wherever it points.
     if (::stat(path.c_str(), &st) != 0) {
       if (errno == ENOENT) {
-        return Error{fmt::format("{}: cannot write: a symbolic link to a missing file (refused)", path)};
+        return Error{fmt::format("{}: cannot write: a symbolic link to a missing file (refused)", path),
+                     ErrorKind::kIo};
       }
       return write_error(path, errno);
     }
@@ -201,8 +202,8 @@ Status write_output_file(const std::string& path, const std::function<void(const
   }
   if (S_ISREG(st.st_mode)) return replace_regular(target, path, produce, static_cast<int>(st.st_mode & 07777));
   if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) return write_straight(target, produce);
-  if (S_ISDIR(st.st_mode)) return Error{fmt::format("{}: cannot write: is a folder", path)};
-  return Error{fmt::format("{}: cannot write: not a regular file, device or pipe", path)};
+  if (S_ISDIR(st.st_mode)) return Error{fmt::format("{}: cannot write: is a folder", path), ErrorKind::kIo};
+  return Error{fmt::format("{}: cannot write: not a regular file, device or pipe", path), ErrorKind::kIo};
 }
 
 Status finish_stdout() {
@@ -212,7 +213,7 @@ Status finish_stdout() {
   const bool flushed = std::fflush(stdout) == 0;
   if (!flushed || std::ferror(stdout) != 0 || !cout_ok) {
     // The failing write may have been an earlier one whose errno is gone by now.
-    if (errno == 0) return Error{"standard output: cannot write: some output was lost"};
+    if (errno == 0) return Error{"standard output: cannot write: some output was lost", ErrorKind::kIo};
     return write_error("standard output", errno);
   }
   return Ok{};

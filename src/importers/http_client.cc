@@ -194,8 +194,8 @@ std::string HttpClient::redact(std::string_view text) const {
 
 Error HttpClient::failure(std::string_view what) const {
   // Named once: a message from this client already starts with the server.
-  if (what.starts_with(shown_url_ + ": ")) return Error{redact(what)};
-  return Error{redact(fmt::format("{}: {}", shown_url_, what))};
+  if (what.starts_with(shown_url_ + ": ")) return Error{redact(what), ErrorKind::kNetwork};
+  return Error{redact(fmt::format("{}: {}", shown_url_, what)), ErrorKind::kNetwork};
 }
 
 HttpClient::~HttpClient() {
@@ -222,11 +222,12 @@ Result<HttpResponse> HttpClient::post_json(const std::string& path, std::string_
 
 Result<HttpResponse> HttpClient::put_file(const std::string& path, const std::string& local_file) {
   FILE* file = std::fopen(local_file.c_str(), "rb");
-  if (file == nullptr) return Error{fmt::format("{}: cannot read: {}", local_file, std::strerror(errno))};
+  if (file == nullptr)
+    return Error{fmt::format("{}: cannot read: {}", local_file, std::strerror(errno)), ErrorKind::kIo};
   struct stat st {};
   if (::fstat(fileno(file), &st) != 0 || !S_ISREG(st.st_mode)) {
     std::fclose(file);
-    return Error{fmt::format("{}: not a regular file", local_file)};
+    return Error{fmt::format("{}: not a regular file", local_file), ErrorKind::kRefused};
   }
   auto r = perform(path, nullptr, file, static_cast<int64_t>(st.st_size));
   std::fclose(file);

@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "core/number_text.h"
 #include "importers/csv.h"
 #include "importers/mlflow_meta.h"
 #include "importers/profiling_averages.h"
@@ -24,20 +25,9 @@ constexpr const char* kGpuUtilization = "gpu_utilization_percent";
 constexpr const char* kGpuPower = "gpu_power_W";
 constexpr const char* kProfilingArtifact = "torch_profiling_averages/torch_profiling_averages.csv";
 
-bool parse_int(const std::string& text, int64_t* out) {
-  double d = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, d);
-  if (ec != std::errc() || ptr != end || !std::isfinite(d) || d != std::floor(d) || std::abs(d) >= 9e15) return false;
-  *out = static_cast<int64_t>(d);
-  return true;
-}
-
-bool parse_double(const std::string& text, double* out) {
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
-  return ec == std::errc() && ptr == end && !text.empty();
-}
+// MLflow params as the training logged them (core/number_text.h): nothing around the number; an
+// integer as digits or as Python writes a float ("4.0").
+constexpr NumberSyntax kParamNumber{false, false, true, true};
 
 std::string param(const MlflowRun& run, const char* key) {
   auto it = run.params.find(key);
@@ -213,7 +203,8 @@ class Importer {
         r.status = status_of(t.run->status);
         // itwinai logs no node count; runs pushed by `scaleprof mlflow sync` carry it as a param.
         int64_t nodes = 0;
-        if (parse_int(param(*t.run, "nodes"), &nodes) && nodes > 0 && nodes <= kMaxWorkers) r.nodes = nodes;
+        if (parse_int64(param(*t.run, "nodes"), &nodes, kParamNumber) && nodes > 0 && nodes <= kMaxWorkers)
+          r.nodes = nodes;
       }
       return r;
     };
@@ -224,7 +215,7 @@ class Importer {
       if (size_text.empty()) size_text = param(*t.run, "global_world_size");
       int64_t world = 0;
       const bool wants = has_metric(*w, kEpochTime) || has_metric(*w, kGpuPower) || has_metric(*w, kGpuUtilization);
-      if (strategy.empty() || !parse_int(size_text, &world) || world <= 0 || world > kMaxWorkers) {
+      if (strategy.empty() || !parse_int64(size_text, &world, kParamNumber) || world <= 0 || world > kMaxWorkers) {
         if (wants) {
           data_.errors.push_back(fmt::format(
               "{}: params strategy and global_world_size are missing or not valid; run skipped", where(*w)));
@@ -316,7 +307,7 @@ class Importer {
     // over the timestamps), not the rectangle rule.
     const bool synced = w.tags.count("scaleprof.sync_id") != 0;
     if (!probe.empty() && !synced) {
-      if (parse_double(probe, &interval) && interval > 0 && std::isfinite(interval)) {
+      if (parse_double(probe, &interval, kParamNumber) && interval > 0 && std::isfinite(interval)) {
         s.probing_interval_s = interval;
       } else {
         data_.errors.push_back(fmt::format("{}: probing_interval '{}' is not a positive number", where(w), probe));

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/number_text.h"
+
 namespace scaleprof::importers {
 
 namespace {
@@ -43,9 +45,9 @@ bool int_field(object o, const char* key, int64_t* out) {
   }
   std::string_view s;
   if (e.get_string().get(s) == simdjson::SUCCESS) {
-    const char* end = s.data() + s.size();
-    auto [ptr, ec] = std::from_chars(s.data(), end, *out);
-    return ec == std::errc() && ptr == end;
+    const std::optional<int64_t> v = parse_int64(s);
+    if (v) *out = *v;
+    return v.has_value();
   }
   return false;
 }

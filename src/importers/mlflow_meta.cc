@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/number_text.h"
 #include "core/time_bounds.h"
 
 namespace scaleprof::importers {
@@ -50,30 +51,6 @@ bool unquote(std::string_view v, std::string* out) {
   }
   *out = std::string(v);
   return true;
-}
-
-bool parse_number(std::string_view text, double* out) {
-  if (text == "nan" || text == "NaN") {
-    *out = std::numeric_limits<double>::quiet_NaN();
-    return true;
-  }
-  if (text == "inf" || text == "Infinity") {
-    *out = std::numeric_limits<double>::infinity();
-    return true;
-  }
-  if (text == "-inf" || text == "-Infinity") {
-    *out = -std::numeric_limits<double>::infinity();
-    return true;
-  }
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
-  return ec == std::errc() && ptr == end;
-}
-
-bool parse_int(std::string_view text, int64_t* out) {
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
-  return ec == std::errc() && ptr == end && !text.empty();
 }
 
 }  // namespace
@@ -137,8 +114,9 @@ Result<MetricFile> parse_mlflow_metric_file(std::string_view text, const std::st
     }
     MetricPoint p;
     const char* why = nullptr;
-    if (n < 2 || n > 3 || !parse_int(fields[0], &p.timestamp_ms) || !parse_number(fields[1], &p.value) ||
-        (n == 3 && !parse_int(fields[2], &p.step))) {
+    if (n < 2 || n > 3 || !parse_int64(fields[0], &p.timestamp_ms, kStrictNumber) ||
+        !parse_double(fields[1], &p.value, kStrictNumber) ||
+        (n == 3 && !parse_int64(fields[2], &p.step, kStrictNumber))) {
       why = "expected 'timestamp value step'";
     } else if (!metric_timestamp_in_bounds(p.timestamp_ms)) {
       why = "timestamp out of range";

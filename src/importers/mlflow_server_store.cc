@@ -4,6 +4,7 @@
 // every message is redacted by the client (importers/http_client.h).
 #include <fmt/format.h>
 
+#include "core/json_string.h"
 #include "importers/http_client.h"
 #include "importers/mlflow_json.h"
 #include "importers/mlflow_pages.h"
@@ -12,21 +13,6 @@
 namespace scaleprof::importers {
 
 namespace {
-
-std::string json_quote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
 
 class ServerStore final : public MlflowStore {
  public:

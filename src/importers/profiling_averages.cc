@@ -8,35 +8,15 @@
 #include <tuple>
 
 #include "analysis/computation_fraction.h"
+#include "core/number_text.h"
 #include "importers/run_data_reader.h"
 
 namespace scaleprof::importers {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-bool parse_double(std::string_view text, double* out) {
-  text = trim(text);
-  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
-  if (text.empty()) return false;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
-  return ec == std::errc() && ptr == end;
-}
-
-// Integers as pandas may write them ("4" or "4.0").
-bool parse_int(std::string_view text, int64_t* out) {
-  double d = 0;
-  if (!parse_double(text, &d) || !std::isfinite(d) || d != std::floor(d) || std::abs(d) >= 9e15) return false;
-  *out = static_cast<int64_t>(d);
-  return true;
-}
-
+// Cells as itwinai's pandas writes them: core/number_text.h's kCellNumber (finite numbers, integers
+// as "4" or "4.0").
 constexpr const char* kColumns[] = {"name", "self_cuda_time_total", "strategy", "num_gpus", "global_rank"};
 constexpr const char* kSelfCpuColumn = "self_cpu_time_total";
 
@@ -66,9 +46,9 @@ void add_profiling_rows(const CsvFile& csv, const std::function<ComputationSums&
     double cpu_us = 0;
     int64_t gpus = 0;
     int64_t rank = 0;
-    if (!parse_double(row[c[1]], &self_us) || !std::isfinite(self_us) || !parse_int(row[c[3]], &gpus) || gpus <= 0 ||
-        !parse_int(row[c[4]], &rank) ||
-        (cpu_column >= 0 && (!parse_double(row[cpu_column], &cpu_us) || !std::isfinite(cpu_us)))) {
+    if (!parse_double(row[c[1]], &self_us, kCellNumber) || !std::isfinite(self_us) ||
+        !parse_int64(row[c[3]], &gpus, kCellNumber) || gpus <= 0 || !parse_int64(row[c[4]], &rank, kCellNumber) ||
+        (cpu_column >= 0 && (!parse_double(row[cpu_column], &cpu_us, kCellNumber) || !std::isfinite(cpu_us)))) {
       errors->push_back(fmt::format(
           "{}:{}: self_cuda_time_total, num_gpus, global_rank or self_cpu_time_total is not a valid number; line "
           "skipped",
@@ -84,7 +64,7 @@ void add_profiling_rows(const CsvFile& csv, const std::function<ComputationSums&
                                     gpus > kMaxWorkers ? fmt::format("1 to {}", kMaxWorkers) : "0 to 1e12 us"));
       continue;
     }
-    ProfilingRowKey key{std::string(trim(row[c[2]])), gpus};
+    ProfilingRowKey key{std::string(trim_blanks(row[c[2]])), gpus};
     ComputationSums& sums = sums_for(key);
     // The basis, as analysis::pooled_fraction chooses it over a run's ranks: device self time as soon
     // as any row has some (sums in CPU time so far are dropped: every row before had no device time,
@@ -98,13 +78,7 @@ void add_profiling_rows(const CsvFile& csv, const std::function<ComputationSums&
     const double used_us = sums.basis == analysis::FractionBasis::kDeviceSelf ? self_us : cpu_us;
     // Exact: used_us <= 1e12, so ns <= 1e15 < 2^53. The sums are checked all the same.
     const auto ns = static_cast<int64_t>(std::llround(used_us * 1000.0));
-    const std::string& name = row[c[0]];
-    ComputationSums row_sums;
-    row_sums.total_ns = ns;
-    if (name.starts_with("ProfilerStep")) row_sums.profiler_step_ns = ns;
-    if (analysis::is_computation_op_name(name)) row_sums.computation_ns = ns;
-    if (analysis::is_communication_op_name(name)) row_sums.communication_ns = ns;
-    if (!add_checked(&sums, row_sums)) {  // all or nothing
+    if (!sums.add_checked(analysis::SelfTimeSums::of_row(row[c[0]], ns))) {  // all or nothing
       errors->push_back(
           fmt::format("{}:{}: the sum of self_cuda_time_total overflows; line skipped", csv.path, csv.lines[r]));
       continue;

@@ -13,6 +13,8 @@
 #include <tuple>
 
 #include "collect/run_reader.h"
+#include "core/file_read.h"
+#include "core/number_text.h"
 #include "importers/csv.h"
 #include "importers/profiling_averages.h"
 #include "trace/trace_set.h"
@@ -23,48 +25,26 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// What an itwinai CSV file may weigh when read whole (as collect's cap on a run's CSV files).
+constexpr size_t kMaxCsvBytes = size_t{2} << 30;
+
+// The whole file, with the one file reader (core/file_read.h).
 bool read_text(const fs::path& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *out = std::move(ss).str();
-  return !in.bad();
+  auto text = read_named_file(path.string(), kMaxCsvBytes);
+  if (std::holds_alternative<FileReadFailure>(text)) return false;
+  *out = std::move(std::get<std::string>(text));
+  return true;
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// A decimal number; empty text is NaN (an unknown value). Returns false for anything else.
+// A finite number in an itwinai CSV cell (core/number_text.h, kCellNumber); an empty cell, "nan" and
+// "NaN" are NaN (an unknown value). Returns false for anything else.
 bool parse_double(std::string_view text, double* out) {
-  text = trim(text);
-  if (text.empty()) {
+  text = trim_blanks(text);
+  if (text.empty() || text == "nan" || text == "NaN") {
     *out = analysis::kNaN;
     return true;
   }
-  if (text == "nan" || text == "NaN") {
-    *out = analysis::kNaN;
-    return true;
-  }
-  if (text.front() == '+') text.remove_prefix(1);
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
-  return ec == std::errc() && ptr == text.data() + text.size() && std::isfinite(*out);
-}
-
-bool parse_int(std::string_view text, int64_t* out) {
-  text = trim(text);
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
-  if (ec == std::errc() && ptr == text.data() + text.size()) return true;
-  // Integers written as floats by pandas ("4.0").
-  double d = 0;
-  if (parse_double(text, &d) && !std::isnan(d) && d == std::floor(d) && std::abs(d) < 9e15) {
-    *out = static_cast<int64_t>(d);
-    return true;
-  }
-  return false;
+  return scaleprof::parse_double(text, out, kCellNumber);
 }
 
 std::vector<fs::path> sorted_subdirs(const fs::path& dir) {
@@ -186,7 +166,8 @@ class Reader {
       return Error{fmt::format("--experiment: no experiment named '{}' under {}{}", opt_.experiment, root,
                                skipped_itwinai_.empty() ? ""
                                                         : " (itwinai's CSV layout has no experiment names: select "
-                                                          "its runs with --run-ids)")};
+                                                          "its runs with --run-ids)"),
+                   ErrorKind::kNotFound};
     }
     std::string missing;
     for (const std::string& n : opt_.run_names) {
@@ -194,7 +175,8 @@ class Reader {
     }
     if (!missing.empty()) {
       return Error{fmt::format("--run-names: no run named {} under {}{}", missing, root,
-                               opt_.experiment.empty() ? "" : " in experiment '" + opt_.experiment + "'")};
+                               opt_.experiment.empty() ? "" : " in experiment '" + opt_.experiment + "'"),
+                   ErrorKind::kNotFound};
     }
     for (const std::string& dir : skipped_itwinai_) {
       warn(fmt::format("{}: itwinai CSV data left out: its layout has no experiment name to match --experiment {}", dir,
@@ -236,16 +218,6 @@ class Reader {
   }
 
   // ---- scaleprof run directories: collect's reader (src/collect/run_reader.h) -------------------
-
-  // collect's reader reports everything as warnings; lines and files it had to reject are errors
-  // here (exit code 3), a torn last line or a rank that never wrote are not.
-  static bool is_rejection(const std::string& message) {
-    for (const char* marker :
-         {"line skipped", "unreadable", "not a JSON object", "no integer", "cannot open", "says rank"}) {
-      if (message.find(marker) != std::string::npos) return true;
-    }
-    return false;
-  }
 
   // A GPU reading outside what hardware reports (utilization outside 0..100 %, negative power or
   // energy, power above kMaxGpuPowerW) is ignored, that value only, with a warning naming file and
@@ -304,7 +276,11 @@ class Reader {
     run.experiment = in.info && !in.info->experiment.empty() ? in.info->experiment : experiment_folder;
     run.name = in.info && !in.info->run.empty() ? in.info->run : folder;
     if (!wanted_run(folder, run.name)) return;
-    for (const std::string& w : in.warnings) (is_rejection(w) ? data_.errors : data_.warnings).push_back(w);
+    // What collect's reader rejected (lines, files) is an error here (exit code 3); a torn last line or
+    // a rank that never wrote is a warning. The reader's severity decides, never the wording.
+    for (const Diagnostic& w : in.warnings) {
+      (w.severity == Severity::kError ? data_.errors : data_.warnings).push_back(w.text());
+    }
     run.strategy = in.strategy();
     // run.json's world size wins; a rank that says otherwise is inconsistent data. Values outside
     // 1 .. kMaxWorkers are corrupt: they are errors, never used.
@@ -473,8 +449,8 @@ class Reader {
         int64_t epoch = 0;
         int64_t nodes = 0;
         double seconds = 0;
-        if (!parse_int(row[c[0]], &epoch) || !parse_double(row[c[1]], &seconds) || std::isnan(seconds) || seconds < 0 ||
-            !parse_int(row[c[3]], &nodes) || nodes <= 0) {
+        if (!parse_int64(row[c[0]], &epoch, kCellNumber) || !parse_double(row[c[1]], &seconds) || std::isnan(seconds) ||
+            seconds < 0 || !parse_int64(row[c[3]], &nodes, kCellNumber) || nodes <= 0) {
           error(fmt::format("{}:{}: epoch_id, time or nodes is not a valid number; line skipped", csv.path,
                             csv.lines[r]));
           continue;
@@ -492,7 +468,7 @@ class Reader {
           error(fmt::format("{}:{}: {}; line skipped", csv.path, csv.lines[r], why));
           continue;
         }
-        epoch_rows[{std::string(trim(row[c[2]])), nodes}].push_back({epoch, seconds});
+        epoch_rows[{std::string(trim_blanks(row[c[2]])), nodes}].push_back({epoch, seconds});
       }
     }
     // gpu-energy-data/{strategy}_{gpus}.csv
@@ -525,9 +501,10 @@ class Reader {
         double util = 0;
         double power = 0;
         double probe = 0;
-        if (!parse_int(row[c[0]], &idx) || !parse_double(row[c[1]], &util) || !parse_double(row[c[2]], &power) ||
-            !parse_int(row[c[3]], &local_rank) || !parse_int(row[c[4]], &node) || !parse_int(row[c[5]], &gpus) ||
-            gpus <= 0 || !parse_double(row[c[7]], &probe) || !(probe > 0)) {
+        if (!parse_int64(row[c[0]], &idx, kCellNumber) || !parse_double(row[c[1]], &util) ||
+            !parse_double(row[c[2]], &power) || !parse_int64(row[c[3]], &local_rank, kCellNumber) ||
+            !parse_int64(row[c[4]], &node, kCellNumber) || !parse_int64(row[c[5]], &gpus, kCellNumber) || gpus <= 0 ||
+            !parse_double(row[c[7]], &probe) || !(probe > 0)) {
           error(fmt::format("{}:{}: a value is not a valid number; line skipped", csv.path, csv.lines[r]));
           continue;
         }
@@ -538,7 +515,7 @@ class Reader {
         }
         util = checked_reading(util, "utilization", csv.path, csv.lines[r]);
         power = checked_reading(power, "power", csv.path, csv.lines[r]);
-        const std::string strategy(trim(row[c[6]]));
+        const std::string strategy(trim_blanks(row[c[6]]));
         auto [it, inserted] = interval.try_emplace({strategy, gpus}, probe, csv.lines[r]);
         if (!inserted && it->second.first != probe) {
           error(
@@ -615,7 +592,8 @@ Result<ScalabilityData> read_scalability_data(const ScalabilityReadOptions& opti
   const fs::path root(options.root);
   std::error_code ec;
   if (!fs::is_directory(root, ec)) {
-    return Error{fmt::format("{}: no such directory (give the data folder with --root)", options.root)};
+    return Error{fmt::format("{}: no such directory (give the data folder with --root)", options.root),
+                 ErrorKind::kNotFound};
   }
   Reader reader(options);
   reader.read_root(root);

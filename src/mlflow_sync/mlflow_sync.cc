@@ -375,7 +375,7 @@ Result<SyncSummary> sync_runs(const SyncOptions& options, const std::function<vo
     ++index;
     // What the reader said about the run (a symbolic link not followed, a torn line): the sync
     // sends what could be read, and says so.
-    summary.warnings.insert(summary.warnings.end(), run->warnings.begin(), run->warnings.end());
+    for (const Diagnostic& w : run->warnings) summary.warnings.push_back(w.text());
     TrainingPlan plan = plan_training(*run);
     const std::string experiment = options.experiment_name.empty() ? plan.experiment : options.experiment_name;
     RunOutcome outcome;

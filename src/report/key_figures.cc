@@ -4,18 +4,12 @@
 
 #include <cmath>
 
+#include "core/seconds_text.h"
 #include "report/scalability_html.h"
 
 namespace scaleprof::report {
 
 namespace {
-
-std::string fmt_s(double s) {
-  if (!std::isfinite(s)) return "n/a";
-  if (s >= 100) return fmt::format("{:.1f} s", s);
-  if (s >= 1) return fmt::format("{:.2f} s", s);
-  return fmt::format("{:.3f} s", s);
-}
 
 std::string workers_text(int64_t n) {
   return fmt::format("{} worker{}", n, n == 1 ? "" : "s");
@@ -93,7 +87,7 @@ std::string key_figures_html(const ScalabilityAnalysis& a) {
   if (a.best.empty()) out += "<li>No epoch times.</li>\n";
   for (const analysis::BestAtScale& b : a.best) {
     out += fmt::format("<li><b>{}</b>: {} &mdash; {} per epoch", workers_text(b.workers), html_escape(b.strategy),
-                       fmt_s(b.seconds));
+                       seconds_text(b.seconds));
     if (b.candidates >= 2 && std::isfinite(b.runner_up_seconds) && b.runner_up_seconds > 0) {
       out += fmt::format(", {:.1f}% faster than {}", (1.0 - b.seconds / b.runner_up_seconds) * 100.0,
                          html_escape(b.runner_up));

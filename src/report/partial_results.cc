@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/file_read.h"
 #include "core/time_bounds.h"
 #include "report/table.h"
 
@@ -16,6 +17,8 @@ namespace scaleprof::report {
 namespace {
 
 constexpr int64_t kVersion = 1;
+// A shard holds small per-rank results and collective rows; past this it is not read whole.
+constexpr size_t kMaxShardBytes = size_t{16} << 30;
 // The bounds the trace reader holds every time to, so the analyses cannot wrap (core/time_bounds.h).
 constexpr const char* kOutOfBounds =
     "a time outside [-2^59, 3*2^61] ns (18 years before the epoch to the year 2189), which no trace can hold";
@@ -218,11 +221,15 @@ Result<PartialResults> merge_partials(const std::vector<std::string>& paths) {
   PartialResults merged;
   std::set<int64_t> seen;
   for (const std::string& path : paths) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Error{fmt::format("{}: cannot open", path)};
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    auto part = parse_partial(path, buffer.str());
+    auto text = read_named_file(path, kMaxShardBytes);
+    if (const auto* failure = std::get_if<FileReadFailure>(&text)) {
+      if (failure->what == FileReadFailure::What::kTooLarge) {
+        return Error{fmt::format("{}: larger than {} bytes; not read", path, kMaxShardBytes), ErrorKind::kTooLarge};
+      }
+      return Error{fmt::format("{}: cannot open", path),
+                   failure->what == FileReadFailure::What::kMissing ? ErrorKind::kNotFound : ErrorKind::kIo};
+    }
+    auto part = parse_partial(path, std::get<std::string>(text));
     if (!part) return part.error();
     if (merged.report.empty()) merged.report = part.value().report;
     if (part.value().report != merged.report) {

@@ -4,16 +4,11 @@
 
 #include <cmath>
 
+#include "core/seconds_text.h"
+
 namespace scaleprof::report {
 
 namespace {
-
-std::string fmt_s(double s) {
-  if (!std::isfinite(s)) return "n/a";
-  if (s >= 100) return fmt::format("{:.1f} s", s);
-  if (s >= 1) return fmt::format("{:.2f} s", s);
-  return fmt::format("{:.3f} s", s);
-}
 
 std::string fmt_pct(double fraction) {
   return std::isfinite(fraction) ? fmt::format("{:.1f}%", fraction * 100.0) : "n/a";
@@ -64,8 +59,8 @@ std::vector<std::string> loss_sentences(const SeriesResult& series) {
   out.push_back(fmt::format(
       "{}: from {} to {} workers the epoch time went from {} to {}, a speedup of {:.2f}x where {:.2f}x is ideal: "
       "parallel efficiency {}.",
-      name, l.n0, l.n1, fmt_s(l.t0), fmt_s(l.t1), l.t0 / l.t1, static_cast<double>(l.n1) / static_cast<double>(l.n0),
-      fmt_pct(l.efficiency)));
+      name, l.n0, l.n1, seconds_text(l.t0), seconds_text(l.t1), l.t0 / l.t1,
+      static_cast<double>(l.n1) / static_cast<double>(l.n0), fmt_pct(l.efficiency)));
   if (!(l.lost > 0)) {
     out.push_back(fmt::format("{} lost no efficiency (at or above linear scaling).", name));
     return out;
@@ -106,8 +101,8 @@ std::vector<std::string> loss_sentences(const SeriesResult& series) {
     } else {
       const std::string detail = fmt::format(
           "{} of the epoch time at {} worker{}, {} at {}: {} per epoch vs. {} if it had shrunk with the workers",
-          fmt_pct(c.share0), l.n0, l.n0 == 1 ? "" : "s", fmt_pct(c.share1), l.n1, fmt_s(l.t1 * c.share1),
-          fmt_s(l.t0 * c.share0 * static_cast<double>(l.n0) / static_cast<double>(l.n1)));
+          fmt_pct(c.share0), l.n0, l.n0 == 1 ? "" : "s", fmt_pct(c.share1), l.n1, seconds_text(l.t1 * c.share1),
+          seconds_text(l.t0 * c.share0 * static_cast<double>(l.n0) / static_cast<double>(l.n1)));
       what = c.points >= 0 ? fmt::format("{} growth accounts for {} points ({})", c.name, fmt_pts(c.points), detail)
                            : fmt::format("{} shrank faster than the workers grew and gives back {} points ({})", c.name,
                                          fmt_pts(-c.points), detail);
@@ -137,9 +132,9 @@ std::vector<std::string> best_strategy_sentences(const ScalabilityAnalysis& anal
   for (const analysis::BestAtScale& b : analysis.best) {
     if (b.candidates < 2) continue;
     out.push_back(fmt::format("At {} worker{} {} is fastest ({} per epoch), {:.1f}% faster than {} ({}).", b.workers,
-                              b.workers == 1 ? "" : "s", b.strategy, fmt_s(b.seconds),
+                              b.workers == 1 ? "" : "s", b.strategy, seconds_text(b.seconds),
                               (1.0 - b.seconds / b.runner_up_seconds) * 100.0, b.runner_up,
-                              fmt_s(b.runner_up_seconds)));
+                              seconds_text(b.runner_up_seconds)));
   }
   return out;
 }

@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/file_read.h"
 #include "core/output_file.h"
 
 extern char** environ;  // NOLINT(readability-redundant-declaration): posix_spawn needs it
@@ -579,11 +580,12 @@ Status run_gnuplot(const std::string& gnuplot, const std::string& script) {
 
 namespace {
 
+// A file gnuplot drew in the private folder ("" when it could not be read): with the one file
+// reader (core/file_read.h), capped far above any plot.
 std::string read_whole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = read_named_file(path, size_t{1} << 30);
+  auto* read = std::get_if<std::string>(&text);
+  return read != nullptr ? std::move(*read) : std::string();
 }
 
 // A private folder (mode 0700, random name) that gnuplot draws into; removed when this goes out of
