@@ -24,34 +24,11 @@
 #include <vector>
 
 #include "analysis/operator_table.h"
+#include "tables/self_time_sums.h"
 
 namespace scaleprof::analysis {
 
-enum class FractionBasis : uint8_t {
-  kDeviceSelf,  // itwinai's definition: self device time
-  kCpuSelf,     // fallback when no row has self device time
-};
-
 std::string_view fraction_basis_name(FractionBasis basis);  // "device_self_time" / "cpu_self_time"
-
-// The four operator self-time sums itwinai's rules are made of, under one basis (self device or self
-// CPU time). One rank's sums, the sums pooled over ranks (ComputationFraction) and a run's stored
-// sums (importers::ComputationSums) are all this struct, so a sum added here reaches all of them.
-struct SelfTimeSums {
-  int64_t computation_ns = 0;    // self time of rows matching the ATen/c10/autograd rule
-  int64_t total_ns = 0;          // self time of all rows
-  int64_t profiler_step_ns = 0;  // self time of ProfilerStep* rows, excluded from the denominator
-  // Self time of rows matching itwinai's deprecated communication rule (is_communication_op_name):
-  // only its "computation vs communication" report (--include-communication) uses it.
-  int64_t communication_ns = 0;
-
-  // `*this += other`, field by field, all or nothing: false (and *this unchanged) when a sum would
-  // leave int64, so that sums over many ranks or runs are exact or absent, never wrapped.
-  bool add_checked(const SelfTimeSums& other);
-  // itwinai's computation fraction, computation / (total - profiler_step), in [0, 1]; NaN when the
-  // denominator is not positive.
-  double computation_ratio() const;
-};
 
 struct ComputationFraction : SelfTimeSums {
   FractionBasis basis = FractionBasis::kDeviceSelf;
