@@ -21,7 +21,7 @@
 // (analysis/stragglers.h).
 #pragma once
 
-#include "importers/run_data.h"
+#include "tables/run_data.h"
 
 namespace scaleprof::analysis {
 

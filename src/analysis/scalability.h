@@ -14,7 +14,7 @@
 
 #include "analysis/scaling.h"
 #include "analysis/scaling_loss.h"
-#include "importers/run_data.h"
+#include "tables/run_data.h"
 
 namespace scaleprof::analysis {
 

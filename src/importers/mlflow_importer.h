@@ -18,7 +18,7 @@
 
 #include "core/result.h"
 #include "importers/mlflow_store.h"
-#include "importers/run_data.h"
+#include "tables/run_data.h"
 
 namespace scaleprof::importers {
 

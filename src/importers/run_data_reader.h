@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "importers/run_data.h"
+#include "tables/run_data.h"
 #include "importers/value_checks.h"  // kMaxGpuPowerW, kMaxEpochSeconds: the checks shared by every reader
 
 namespace scaleprof::importers {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "analysis/scalability.h"
-#include "importers/run_data.h"
+#include "tables/run_data.h"
 #include "report/table.h"
 
 namespace scaleprof::report {

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis/computation_fraction.h"
-#include "analysis/scaling.h"
 #include "core/checked_sum.h"
+#include "tables/epoch_time.h"
+#include "tables/self_time_sums.h"
 
 namespace scaleprof::importers {
 
