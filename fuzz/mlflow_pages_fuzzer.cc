@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "importers/credential_redaction.h"
+#include "core/credential_redaction.h"
 #include "importers/mlflow_pages.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "collect/file_io.h"
+#include "core/file_io.h"
 #include "collect/rank_recorder.h"
 #include "collect/run_context.h"
 #include "collect/run_reader.h"

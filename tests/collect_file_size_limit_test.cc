@@ -15,7 +15,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "collect/file_io.h"
+#include "core/file_io.h"
 #include "collect/rank_recorder.h"
 #include "collect/run_reader.h"
 #include "collect_test_util.h"

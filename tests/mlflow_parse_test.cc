@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "importers/http_client.h"
+#include "core/http_client.h"
 #include "importers/mlflow_importer.h"
 #include "importers/mlflow_json.h"
 #include "importers/mlflow_meta.h"

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "importers/http_client.h"
+#include "core/http_client.h"
 #include "importers/mlflow_store.h"
 
 namespace scaleprof::cli {

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "collect/environment.h"
-#include "collect/file_io.h"
+#include "core/file_io.h"
 #include "collect/gpu_monitor.h"
 #include "collect/run_context.h"
 #include "collect/run_records.h"

@@ -11,7 +11,7 @@
 #include <set>
 
 #include "collect/child_process.h"
-#include "collect/file_io.h"
+#include "core/file_io.h"
 #include "collect/gpu_monitor.h"
 #include "collect/run_names.h"
 #include "collect/run_reader.h"

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "importers/http_client.h"
+#include "core/http_client.h"
 #include "importers/mlflow_json.h"
 #include "importers/mlflow_store.h"
 

@@ -7,7 +7,7 @@
 
 #include "core/file_below.h"
 
-#include "importers/credential_redaction.h"
+#include "core/credential_redaction.h"
 
 namespace scaleprof::importers {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "importers/http_client.h"
+#include "core/http_client.h"
 #include "importers/mlflow_store.h"
 #include "mlflow_sync/sync_payload.h"
 

@@ -1,4 +1,4 @@
-#include "collect/file_io.h"
+#include "core/file_io.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

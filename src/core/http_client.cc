@@ -1,4 +1,4 @@
-#include "importers/http_client.h"
+#include "core/http_client.h"
 
 #include <curl/curl.h>
 #include <fmt/format.h>
@@ -15,7 +15,6 @@
 #include <utility>
 
 #include "core/shared_library.h"
-#include "importers/mlflow_json.h"
 
 namespace scaleprof::importers {
 

@@ -1,7 +1,7 @@
 // A small HTTP client (libcurl) for MLflow's REST API: GET and POST with JSON, PUT of files, MLflow's
 // credential variables. Credentials are read from the environment when the client is made and are
 // never part of a message: every message goes through the one credential redactor
-// (importers/credential_redaction.h) with the client's own secrets.
+// (core/credential_redaction.h) with the client's own secrets.
 //
 // Bounds (HttpLimits): a connect timeout, a low-speed limit instead of a total timeout (an upload
 // that is slow but moving always finishes; one that stalls fails), and a cap on the response body
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "importers/credential_redaction.h"  // IWYU pragma: export (redact_url)
+#include "core/credential_redaction.h"  // IWYU pragma: export (redact_url)
 
 namespace scaleprof::importers {
 

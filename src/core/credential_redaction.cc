@@ -1,4 +1,4 @@
-#include "importers/credential_redaction.h"
+#include "core/credential_redaction.h"
 
 #include <algorithm>
 #include <array>
