@@ -16,7 +16,7 @@
 #include "collect/rank_recorder.h"
 #include "collect/run_context.h"
 #include "collect/run_names.h"
-#include "collect/run_reader.h"
+#include "importers/run_reader.h"
 #include "collect/timers.h"
 #include "core/file_size_signal.h"
 

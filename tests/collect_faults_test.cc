@@ -13,7 +13,7 @@
 #include "core/file_io.h"
 #include "collect/rank_recorder.h"
 #include "collect/run_context.h"
-#include "collect/run_reader.h"
+#include "importers/run_reader.h"
 #include "collect_test_util.h"
 
 namespace scaleprof::collect {

@@ -17,7 +17,7 @@
 
 #include "core/file_io.h"
 #include "collect/rank_recorder.h"
-#include "collect/run_reader.h"
+#include "importers/run_reader.h"
 #include "collect_test_util.h"
 #include "core/file_size_signal.h"
 #include "core/output_file.h"

@@ -9,7 +9,7 @@
 
 #include "collect/gpu_monitor.h"
 #include "collect/rank_recorder.h"
-#include "collect/run_reader.h"
+#include "importers/run_reader.h"
 #include "collect_test_util.h"
 
 namespace scaleprof::collect {

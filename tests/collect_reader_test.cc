@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "collect/gpu_energy.h"
-#include "collect/run_reader.h"
+#include "importers/run_reader.h"
 #include "collect_test_util.h"
 
 namespace scaleprof::collect {

@@ -16,7 +16,7 @@
 #include <set>
 
 #include "collect/run_file.h"
-#include "collect/run_reader.h"
+#include "importers/run_reader.h"
 #include "importers/mlflow_json.h"
 #include "mlflow_sync/sync_lock.h"
 #include "mlflow_sync/sync_payload.h"

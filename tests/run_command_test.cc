@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "collect/run_reader.h"
+#include "importers/run_reader.h"
 #include "collect_test_util.h"
 
 namespace scaleprof::collect {

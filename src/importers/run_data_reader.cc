@@ -12,7 +12,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "collect/run_reader.h"
+#include "importers/run_reader.h"
 #include "importers/csv.h"
 #include "importers/profiling_averages.h"
 #include "trace/trace_set.h"
@@ -235,7 +235,7 @@ class Reader {
     return true;
   }
 
-  // ---- scaleprof run directories: collect's reader (src/collect/run_reader.h) -------------------
+  // ---- scaleprof run directories: the run-directory reader (src/importers/run_reader.h) -------------------
 
   // collect's reader reports everything as warnings; lines and files it had to reject are errors
   // here (exit code 3), a torn last line or a rank that never wrote are not.

@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-#include "collect/run_reader.h"
+#include "importers/run_reader.h"
 #include "core/time_bounds.h"
 #include "launch/captured_command.h"
 

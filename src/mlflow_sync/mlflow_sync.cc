@@ -9,7 +9,7 @@
 #include <set>
 #include <tuple>
 
-#include "collect/run_reader.h"
+#include "importers/run_reader.h"
 #include "importers/mlflow_store.h"
 #include "mlflow_sync/mlflow_writer.h"
 #include "mlflow_sync/profiling_artifact.h"

@@ -1,4 +1,4 @@
-#include "collect/wrapper.h"
+#include "launch/wrapper.h"
 
 #include <fmt/format.h>
 #include <signal.h>
@@ -14,7 +14,7 @@
 #include "core/file_io.h"
 #include "collect/gpu_monitor.h"
 #include "collect/run_names.h"
-#include "collect/run_reader.h"
+#include "importers/run_reader.h"
 #include "collect/run_records.h"
 #include "collect/timers.h"
 #include "core/terminal_text.h"

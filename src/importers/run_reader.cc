@@ -1,4 +1,4 @@
-#include "collect/run_reader.h"
+#include "importers/run_reader.h"
 
 #include <fmt/format.h>
 #include <signal.h>
