@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/credential_redaction.h"
-#include "importers/mlflow_store.h"
+#include "importers/mlflow/mlflow_store.h"
 
 namespace scaleprof::importers {
 namespace {

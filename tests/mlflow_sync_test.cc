@@ -17,7 +17,7 @@
 
 #include "collect/run_file.h"
 #include "importers/run_reader.h"
-#include "importers/mlflow_json.h"
+#include "importers/mlflow/mlflow_json.h"
 #include "mlflow_sync/sync_lock.h"
 #include "mlflow_sync/sync_payload.h"
 #include "mlflow_sync/sync_plan.h"

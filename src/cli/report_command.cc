@@ -15,7 +15,7 @@
 #include "cli/output.h"
 #include "cli/tracking_uri_option.h"
 #include "core/http_client.h"
-#include "importers/mlflow_importer.h"
+#include "importers/mlflow/mlflow_importer.h"
 #include "importers/run_data_reader.h"
 #include "report/scalability_html.h"
 #include "report/scalability_plots.h"

@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "core/http_client.h"
-#include "importers/mlflow_store.h"
+#include "importers/mlflow/mlflow_store.h"
 
 namespace scaleprof::cli {
 

@@ -10,7 +10,7 @@
 #include <tuple>
 
 #include "importers/run_reader.h"
-#include "importers/mlflow_store.h"
+#include "importers/mlflow/mlflow_store.h"
 #include "mlflow_sync/mlflow_writer.h"
 #include "mlflow_sync/profiling_artifact.h"
 #include "mlflow_sync/sync_lock.h"

@@ -11,7 +11,7 @@
 
 #include "core/result.h"
 #include "core/http_client.h"
-#include "importers/mlflow_store.h"
+#include "importers/mlflow/mlflow_store.h"
 #include "mlflow_sync/sync_payload.h"
 
 namespace scaleprof::mlflow_sync {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "importers/mlflow_store.h"
+#include "importers/mlflow/mlflow_store.h"
 #include "tables/run_data.h"
 
 namespace scaleprof::importers {

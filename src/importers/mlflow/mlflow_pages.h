@@ -15,8 +15,8 @@
 
 #include "core/result.h"
 #include "core/http_client.h"
-#include "importers/mlflow_json.h"
-#include "importers/mlflow_store.h"
+#include "importers/mlflow/mlflow_json.h"
+#include "importers/mlflow/mlflow_store.h"
 
 namespace scaleprof::importers {
 

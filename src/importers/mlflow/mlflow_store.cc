@@ -1,4 +1,4 @@
-#include "importers/mlflow_store.h"
+#include "importers/mlflow/mlflow_store.h"
 
 #include <fmt/format.h>
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "importers/mlflow_store.h"
+#include "importers/mlflow/mlflow_store.h"
 
 namespace scaleprof::importers {
 

@@ -1,4 +1,4 @@
-#include "importers/mlflow_importer.h"
+#include "importers/mlflow/mlflow_importer.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include <tuple>
 
 #include "importers/csv.h"
-#include "importers/mlflow_meta.h"
+#include "importers/mlflow/mlflow_meta.h"
 #include "importers/profiling_averages.h"
 #include "importers/run_data_reader.h"
 #include "importers/value_checks.h"

@@ -21,8 +21,8 @@
 #include <string_view>
 
 #include "core/file_below.h"
-#include "importers/mlflow_meta.h"
-#include "importers/mlflow_store.h"
+#include "importers/mlflow/mlflow_meta.h"
+#include "importers/mlflow/mlflow_store.h"
 
 namespace scaleprof::importers {
 

@@ -1,4 +1,4 @@
-#include "importers/mlflow_json.h"
+#include "importers/mlflow/mlflow_json.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>

@@ -1,4 +1,4 @@
-#include "importers/mlflow_meta.h"
+#include "importers/mlflow/mlflow_meta.h"
 
 #include <fmt/format.h>
 

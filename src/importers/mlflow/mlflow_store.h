@@ -1,5 +1,5 @@
 // Read access to an MLflow tracking store, whatever its kind: a server (REST API 2.0), a SQLite
-// database or a file store directory. The MLflow importer (importers/mlflow_importer.h) walks runs
+// database or a file store directory. The MLflow importer (importers/mlflow/mlflow_importer.h) walks runs
 // through this interface only, so the three kinds give the same report by construction.
 //
 // Tracking URIs as MLflow and itwinai take them:
@@ -136,7 +136,7 @@ Result<std::unique_ptr<MlflowStore>> open_mlflow_sqlite_store(const std::string&
                                                               const MlflowReadLimits& limits = {});
 Result<std::unique_ptr<MlflowStore>> open_mlflow_server_store(const std::string& base_url);
 // With other bounds than the defaults (tests: a short stall window, small caps).
-struct ServerStoreLimits;  // importers/mlflow_pages.h
+struct ServerStoreLimits;  // importers/mlflow/mlflow_pages.h
 Result<std::unique_ptr<MlflowStore>> open_mlflow_server_store(const std::string& base_url,
                                                               const ServerStoreLimits& limits);
 

@@ -1,4 +1,4 @@
-#include "importers/mlflow_pages.h"
+#include "importers/mlflow/mlflow_pages.h"
 
 #include <fmt/format.h>
 
