@@ -14,7 +14,7 @@
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/tracking_uri_option.h"
-#include "core/http_client.h"
+#include "importers/mlflow/http_client.h"
 #include "importers/mlflow/mlflow_importer.h"
 #include "importers/run_data_reader.h"
 #include "report/scalability_html.h"

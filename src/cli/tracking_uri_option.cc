@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "core/http_client.h"
+#include "importers/mlflow/http_client.h"
 #include "importers/mlflow/mlflow_store.h"
 
 namespace scaleprof::cli {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "core/http_client.h"
+#include "importers/mlflow/http_client.h"
 #include "importers/mlflow/mlflow_store.h"
 #include "mlflow_sync/sync_payload.h"
 

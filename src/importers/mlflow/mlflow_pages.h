@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "core/http_client.h"
+#include "importers/mlflow/http_client.h"
 #include "importers/mlflow/mlflow_json.h"
 #include "importers/mlflow/mlflow_store.h"
 

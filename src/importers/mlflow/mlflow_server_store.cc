@@ -1,10 +1,10 @@
 // An MLflow tracking server through its REST API 2.0: experiments/get-by-name, runs/search (paged),
 // metrics/get-history (paged), artifacts/list (paged) and the artifact download endpoint
 // (get-artifact). Pages are followed by the one pagination mechanism (importers/mlflow/mlflow_pages.h);
-// every message is redacted by the client (core/http_client.h).
+// every message is redacted by the client (importers/mlflow/http_client.h).
 #include <fmt/format.h>
 
-#include "core/http_client.h"
+#include "importers/mlflow/http_client.h"
 #include "importers/mlflow/mlflow_json.h"
 #include "importers/mlflow/mlflow_pages.h"
 #include "importers/mlflow/mlflow_store.h"

@@ -1,4 +1,4 @@
-#include "core/http_client.h"
+#include "importers/mlflow/http_client.h"
 
 #include <curl/curl.h>
 #include <fmt/format.h>
@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "core/shared_library.h"
+#include "importers/mlflow/mlflow_json.h"
 
 namespace scaleprof::importers {
 
