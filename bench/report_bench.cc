@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "analysis/run_trace_metrics.h"
+#include "engine/run_trace_metrics.h"
 #include "analysis/scalability.h"
 #include "importers/run_data_reader.h"
 #include "report/scalability_report.h"

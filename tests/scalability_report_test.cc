@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "analysis/run_trace_metrics.h"
+#include "engine/run_trace_metrics.h"
 #include "analysis/scalability.h"
 #include "importers/csv.h"
 #include "importers/run_data_reader.h"

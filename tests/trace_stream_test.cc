@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "report/trace_report.h"
-#include "report/trace_stream.h"
+#include "pipeline/trace_pipeline.h"
 #include "trace/trace_set.h"
 
 namespace scaleprof {

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "analysis/run_trace_metrics.h"
+#include "engine/run_trace_metrics.h"
 #include "analysis/scalability.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"

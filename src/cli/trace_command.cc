@@ -12,9 +12,9 @@
 #include "analysis/operator_table.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
-#include "report/partial_results.h"
+#include "engine/partial_results.h"
 #include "report/trace_report.h"
-#include "report/trace_stream.h"
+#include "pipeline/trace_pipeline.h"
 #include "trace/streamed_order.h"
 
 namespace scaleprof::cli {

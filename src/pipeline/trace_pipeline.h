@@ -1,7 +1,5 @@
-// Streams the ranks of a `scaleprof trace` report: each file is read, reduced to what the report
-// needs of it (RankResults and its compact collective rows) on the thread that read it, and freed
-// before that thread reads the next. Memory is (threads × one trace) plus those results, whatever the
-// number of ranks (docs/scale.md); the tables are those trace_report() makes from the set loaded whole.
+// The `scaleprof trace` reports from files: the engine streams the ranks (engine/trace_stream.h) and
+// the report turns their results into tables (report/trace_report.h).
 #pragma once
 
 #include <string>

@@ -21,10 +21,26 @@
 #include "analysis/profiler_steps.h"
 #include "analysis/temporal_breakdown.h"
 #include "trace/event_table.h"
+#include "trace/trace_set.h"
 
 namespace scaleprof::report {
 
-struct TraceReportOptions;
+struct TraceReportOptions {
+  std::vector<int64_t> ranks;                    // empty: all ranks
+  int top = 10;                                  // rows per group in kernel and operator tables
+  int64_t consecutive_kernel_delay_ns = 30'000;  // idle-time breakdown threshold (HTA default 30 us)
+  bool include_last_step = false;                // HTA drops the last ProfilerStep by default
+  std::string sort_by = "self_cpu";              // operator table sort key
+  // For summary: the analyses to run (breakdown, kernels, idle, overlap, launch, ops, steps); empty: all.
+  std::vector<std::string> only;
+  // Node map for collectives when the traces carry no host names: node = rank / gpus_per_node.
+  int64_t gpus_per_node = 0;
+};
+
+// The ranks of `set` selected by options.ranks, in rank order.
+std::vector<const trace::RankTrace*> selected_ranks(const trace::TraceSet& set, const TraceReportOptions& options);
+// Whether options.ranks selects `rank`.
+bool rank_selected(const TraceReportOptions& options, int64_t rank);
 
 // The sections of a report: `summary` has every one (or those of --only) after its inputs table;
 // every other subcommand is its own section.

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "report/rank_results.h"
+#include "engine/rank_results.h"
 
 namespace scaleprof::report {
 
@@ -85,5 +85,10 @@ bool decode_rank_results(const std::string& bytes, RankResults* results);
 // About how many bytes one rank's results hold in memory (the objects and the heap their strings and
 // vectors use): what a spilling store counts against its budget.
 size_t resident_bytes(const RankResults& results);
+
+// The selected ranks' results in rank order. The tables with a row per rank keep it (shared) and
+// make those rows from it as they are rendered (Table::row_source), one rank at a time, so no rank's
+// cells are held; what a table needs of all ranks (pooled rows, column choices) is computed first.
+using RankStore = std::shared_ptr<const RankResultsStore>;
 
 }  // namespace scaleprof::report

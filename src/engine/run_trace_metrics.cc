@@ -1,4 +1,4 @@
-#include "analysis/run_trace_metrics.h"
+#include "engine/run_trace_metrics.h"
 
 #include <fmt/format.h>
 

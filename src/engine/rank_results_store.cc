@@ -1,4 +1,4 @@
-#include "report/rank_results_store.h"
+#include "engine/rank_results_store.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

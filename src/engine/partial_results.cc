@@ -1,4 +1,4 @@
-#include "report/partial_results.h"
+#include "engine/partial_results.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -8,8 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/json_string.h"
 #include "core/time_bounds.h"
-#include "report/table.h"
 
 namespace scaleprof::report {
 

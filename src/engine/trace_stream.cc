@@ -1,4 +1,4 @@
-#include "report/trace_stream.h"
+#include "engine/trace_stream.h"
 
 #include <fmt/format.h>
 
@@ -12,9 +12,8 @@
 
 namespace scaleprof::report {
 
-Result<StreamedReport> stream_report(std::string_view report, const std::vector<std::string>& paths,
-                                     const trace::LoadOptions& load, const TraceReportOptions& options) {
-  const ReportSections sections = sections_of(report, options);
+Result<StreamedRanks> stream_ranks(const ReportSections& sections, const std::vector<std::string>& paths,
+                                   const trace::LoadOptions& load, const TraceReportOptions& options) {
   std::mutex mutex;
   // Past 512 KiB (RankResultsStore::kMemoryBudgetBytes), the ranks' results go to a temporary file
   // as they come, so what stays in memory per rank is an index entry.
@@ -46,7 +45,7 @@ Result<StreamedReport> stream_report(std::string_view report, const std::vector<
     }
   });
   if (!streamed) return streamed.error();
-  StreamedReport out;
+  StreamedRanks out;
   out.set = std::move(streamed).value();
   const std::vector<int64_t>& rank_of_file = out.set.rank_of_file;
   auto selected = [&](int64_t rank) { return rank >= 0 && rank_selected(options, rank); };
@@ -63,7 +62,8 @@ Result<StreamedReport> stream_report(std::string_view report, const std::vector<
   // Results and rows were added in the order reading finished, with the rank the trace said.
   results_order.apply(out.set, selected, results.get());
   rows_order.apply(out.set, selected, &rows);
-  out.report = report_tables(sections, results, std::move(rows), options);
+  out.results = std::move(results);
+  out.rows = std::move(rows);
   return out;
 }
 

@@ -1,17 +1,16 @@
-// Shared plumbing of the trace reports: run an analysis on every selected rank of a loaded set (in
-// parallel, results in rank order), and format its numbers.
+// Runs an analysis on every selected rank of a loaded set (in parallel, results in rank order): the
+// engine's driver for a set loaded whole (report/trace_*_report.cc).
 #pragma once
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <cstdint>
 #include <thread>
 #include <utility>
 #include <vector>
 
-#include "report/table.h"
-#include "report/trace_report.h"
+#include "engine/rank_results.h"
+#include "trace/trace_set.h"
 
 namespace scaleprof::report {
 
@@ -37,19 +36,6 @@ auto analyse_ranks(const trace::TraceSet& set, const TraceReportOptions& options
   }
   for (std::thread& t : pool) t.join();
   return out;
-}
-
-// Nanoseconds shown as microseconds with three decimals (exact: every ns digit is kept).
-inline Cell us_cell(int64_t ns) {
-  return Cell(static_cast<double>(ns) / 1e3, 3);
-}
-// A statistic in nanoseconds (mean, quantile) as microseconds; null when undefined (empty sample).
-inline Cell us_stat_cell(double ns) {
-  return std::isfinite(ns) ? Cell(ns / 1e3, 3) : Cell::null();
-}
-// A percentage with two decimals; null when undefined (0/0).
-inline Cell pct_cell(double pct) {
-  return std::isfinite(pct) ? Cell(pct, 2) : Cell::null();
 }
 
 }  // namespace scaleprof::report
