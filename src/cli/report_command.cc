@@ -9,11 +9,11 @@
 #include <filesystem>
 #include <memory>
 
-#include "engine/run_trace_metrics.h"
 #include "analysis/scalability.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/tracking_uri_option.h"
+#include "engine/run_trace_metrics.h"
 #include "importers/mlflow/http_client.h"
 #include "importers/mlflow/mlflow_importer.h"
 #include "importers/run_data_reader.h"

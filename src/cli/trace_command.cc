@@ -13,8 +13,8 @@
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "engine/partial_results.h"
-#include "report/trace_report.h"
 #include "pipeline/trace_pipeline.h"
+#include "report/trace_report.h"
 #include "trace/streamed_order.h"
 
 namespace scaleprof::cli {
@@ -37,7 +37,7 @@ struct TraceOptions {
   double consecutive_kernel_delay_us = 30.0;
 };
 
-// Every subcommand streams its ranks (report/trace_stream.h): each is read, reduced, freed.
+// Every subcommand streams its ranks (engine/trace_stream.h): each is read, reduced, freed.
 struct Subcommand {
   const char* name;
   const char* help;

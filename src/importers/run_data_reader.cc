@@ -12,9 +12,9 @@
 #include <sstream>
 #include <tuple>
 
-#include "importers/run_reader.h"
 #include "importers/csv.h"
 #include "importers/profiling_averages.h"
+#include "importers/run_reader.h"
 #include "trace/trace_set.h"
 
 namespace scaleprof::importers {

@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "core/result.h"
-#include "tables/run_data.h"
 #include "importers/value_checks.h"  // kMaxGpuPowerW, kMaxEpochSeconds: the checks shared by every reader
+#include "tables/run_data.h"
 
 namespace scaleprof::importers {
 

@@ -11,13 +11,13 @@
 #include <set>
 
 #include "collect/child_process.h"
-#include "core/file_io.h"
 #include "collect/gpu_monitor.h"
 #include "collect/run_names.h"
-#include "importers/run_reader.h"
 #include "collect/run_records.h"
 #include "collect/timers.h"
+#include "core/file_io.h"
 #include "core/terminal_text.h"
+#include "importers/run_reader.h"
 
 namespace scaleprof::collect {
 

@@ -2,7 +2,7 @@
 // layout it came from (scaleprof run directories or itwinai's CSV layout).
 //
 // Data flows one way: files -> importers (importers/run_data_reader.h) -> ScalabilityData -> trace
-// stage (analysis/run_trace_metrics.h) -> analyses (analysis/scalability.h, analysis/scaling.h) ->
+// stage (engine/run_trace_metrics.h) -> analyses (analysis/scalability.h, analysis/scaling.h) ->
 // renderers (report/: tables, plots, HTML). Importers fill this struct and format nothing; the
 // report reads no files.
 #pragma once
@@ -39,7 +39,7 @@ struct ComputationSums : analysis::SelfTimeSums {
 };
 
 // GPU time of the profiled steps split into parts that add up to the span, summed over ranks
-// (nanoseconds). Filled from traces by the trace engine (analysis/run_trace_metrics.h).
+// (nanoseconds). Filled from traces by the trace engine (engine/run_trace_metrics.h).
 struct TraceSums {
   int64_t ranks = 0;
   int64_t span_ns = 0;           // first to last device event, per rank, summed

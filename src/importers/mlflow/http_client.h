@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/result.h"
 #include "core/credential_redaction.h"  // IWYU pragma: export (redact_url)
+#include "core/result.h"
 
 namespace scaleprof::importers {
 
