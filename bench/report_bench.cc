@@ -14,8 +14,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "analysis/run_trace_metrics.h"
 #include "analysis/scalability.h"
+#include "engine/run_trace_metrics.h"
 #include "importers/run_data_reader.h"
 #include "report/scalability_report.h"
 

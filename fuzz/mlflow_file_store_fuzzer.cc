@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "importers/mlflow_importer.h"
-#include "importers/mlflow_store.h"
+#include "importers/mlflow/mlflow_importer.h"
+#include "importers/mlflow/mlflow_store.h"
 #include "report_fuzz_util.h"
 
 namespace {

@@ -1,5 +1,5 @@
 // Fuzzes MLflow server responses WITH PAGINATION: the input is a sequence of response bodies that
-// the one pagination mechanism (importers/mlflow_pages.h) reads as consecutive pages of runs/search,
+// the one pagination mechanism (importers/mlflow/mlflow_pages.h) reads as consecutive pages of runs/search,
 // metrics/get-history or artifacts/list, exactly as the server store and `mlflow sync` read them
 // from a server. Every message it returns then goes through the credential redactor with a secret,
 // which must not appear in the result.
@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "importers/credential_redaction.h"
-#include "importers/mlflow_pages.h"
+#include "core/credential_redaction.h"
+#include "importers/mlflow/mlflow_pages.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "importers/mlflow_json.h"
-#include "importers/mlflow_meta.h"
+#include "importers/mlflow/mlflow_json.h"
+#include "importers/mlflow/mlflow_meta.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "importers/mlflow_importer.h"
-#include "importers/mlflow_store.h"
+#include "importers/mlflow/mlflow_importer.h"
+#include "importers/mlflow/mlflow_store.h"
 #include "report_fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -7,7 +7,7 @@
 
 #include "analysis/collective_match.h"
 #include "analysis/stragglers.h"
-#include "report/partial_results.h"
+#include "engine/partial_results.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace scaleprof;

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "analysis/scalability.h"
-#include "importers/mlflow_importer.h"
-#include "importers/mlflow_store.h"
+#include "importers/mlflow/mlflow_importer.h"
+#include "importers/mlflow/mlflow_store.h"
 #include "importers/run_data_reader.h"
 #include "report/scalability_html.h"
 #include "report/scalability_plots.h"

@@ -15,7 +15,7 @@
 #include "collect/run_context.h"
 #include "collect/run_names.h"
 #include "collect/run_records.h"
-#include "collect/wrapper.h"
+#include "launch/wrapper.h"
 
 namespace {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "collect/gpu_energy.h"
-#include "collect/run_reader.h"
+#include "importers/run_reader.h"
 
 namespace {
 

@@ -16,9 +16,9 @@
 #include "collect/rank_recorder.h"
 #include "collect/run_context.h"
 #include "collect/run_names.h"
-#include "collect/run_reader.h"
 #include "collect/timers.h"
 #include "core/file_size_signal.h"
+#include "importers/run_reader.h"
 
 namespace py = pybind11;
 namespace collect = scaleprof::collect;

@@ -8,8 +8,8 @@
 
 #include "collect/rank_recorder.h"
 #include "collect/run_context.h"
-#include "collect/run_reader.h"
 #include "collect_test_util.h"
+#include "importers/run_reader.h"
 
 namespace scaleprof::collect {
 namespace {

@@ -3,7 +3,7 @@
 
 #include "collect/run_context.h"
 #include "collect/run_names.h"
-#include "collect/wrapper.h"
+#include "launch/wrapper.h"
 
 namespace scaleprof::collect {
 namespace {

@@ -10,11 +10,11 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "collect/file_io.h"
 #include "collect/rank_recorder.h"
 #include "collect/run_context.h"
-#include "collect/run_reader.h"
 #include "collect_test_util.h"
+#include "core/file_io.h"
+#include "importers/run_reader.h"
 
 namespace scaleprof::collect {
 namespace {

@@ -15,12 +15,12 @@
 #include <filesystem>
 #include <thread>
 
-#include "collect/file_io.h"
 #include "collect/rank_recorder.h"
-#include "collect/run_reader.h"
 #include "collect_test_util.h"
+#include "core/file_io.h"
 #include "core/file_size_signal.h"
 #include "core/output_file.h"
+#include "importers/run_reader.h"
 
 namespace scaleprof::collect {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "collect/gpu_monitor.h"
 #include "collect/rank_recorder.h"
-#include "collect/run_reader.h"
 #include "collect_test_util.h"
+#include "importers/run_reader.h"
 
 namespace scaleprof::collect {
 namespace {

@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include "collect/gpu_energy.h"
-#include "collect/run_reader.h"
 #include "collect_test_util.h"
+#include "importers/run_reader.h"
 
 namespace scaleprof::collect {
 namespace {

@@ -10,10 +10,10 @@
 #include <set>
 #include <thread>
 
-#include "collect/file_io.h"
 #include "collect/rank_recorder.h"
-#include "collect/run_reader.h"
 #include "collect_test_util.h"
+#include "core/file_io.h"
+#include "importers/run_reader.h"
 
 namespace scaleprof::collect {
 namespace {

@@ -14,7 +14,7 @@
 #include "analysis/collective_rows.h"
 #include "analysis/stragglers.h"
 #include "core/time_bounds.h"
-#include "report/partial_results.h"
+#include "engine/partial_results.h"
 #include "report/table.h"
 #include "report/trace_report.h"
 #include "trace/trace_set.h"

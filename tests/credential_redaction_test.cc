@@ -1,4 +1,4 @@
-// The one credential redactor (importers/credential_redaction.h), property-style: for every
+// The one credential redactor (core/credential_redaction.h), property-style: for every
 // combination of scheme spelling, user information shape, host, path and the text around the URL,
 // neither the user name nor the password appears in what a message may show (issue 18, finding 14).
 #include <gtest/gtest.h>
@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "importers/credential_redaction.h"
-#include "importers/mlflow_store.h"
+#include "core/credential_redaction.h"
+#include "importers/mlflow/mlflow_store.h"
 
 namespace scaleprof::importers {
 namespace {

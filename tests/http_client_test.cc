@@ -8,7 +8,7 @@
 #include <string>
 
 #include "hostile_http_server.h"
-#include "importers/http_client.h"
+#include "importers/mlflow/http_client.h"
 
 namespace scaleprof::importers {
 namespace {

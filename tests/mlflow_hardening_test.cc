@@ -12,9 +12,9 @@
 #include <fstream>
 
 #include "core/file_below.h"
-#include "importers/mlflow_importer.h"
-#include "importers/mlflow_meta.h"
-#include "importers/mlflow_store.h"
+#include "importers/mlflow/mlflow_importer.h"
+#include "importers/mlflow/mlflow_meta.h"
+#include "importers/mlflow/mlflow_store.h"
 #include "importers/run_data_reader.h"
 
 namespace scaleprof::importers {

@@ -1,4 +1,4 @@
-// The one pagination mechanism (importers/mlflow_pages.h) on its own, and through the server store
+// The one pagination mechanism (importers/mlflow/mlflow_pages.h) on its own, and through the server store
 // and `mlflow sync`'s writer against hostile servers on 127.0.0.1 (issue 18, finding 8): a repeated
 // page token stops at once with an error naming the repetition; pages, rows and bytes are capped
 // with an error stating the numbers; every paged call (runs/search, metrics/get-history,
@@ -9,8 +9,8 @@
 #include <string>
 
 #include "hostile_http_server.h"
-#include "importers/mlflow_pages.h"
-#include "importers/mlflow_store.h"
+#include "importers/mlflow/mlflow_pages.h"
+#include "importers/mlflow/mlflow_store.h"
 #include "mlflow_sync/mlflow_writer.h"
 
 namespace scaleprof::importers {

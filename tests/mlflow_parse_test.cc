@@ -7,11 +7,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "importers/http_client.h"
-#include "importers/mlflow_importer.h"
-#include "importers/mlflow_json.h"
-#include "importers/mlflow_meta.h"
-#include "importers/mlflow_store.h"
+#include "importers/mlflow/http_client.h"
+#include "importers/mlflow/mlflow_importer.h"
+#include "importers/mlflow/mlflow_json.h"
+#include "importers/mlflow/mlflow_meta.h"
+#include "importers/mlflow/mlflow_store.h"
 
 namespace scaleprof::importers {
 namespace {

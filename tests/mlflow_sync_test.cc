@@ -16,8 +16,8 @@
 #include <set>
 
 #include "collect/run_file.h"
-#include "collect/run_reader.h"
-#include "importers/mlflow_json.h"
+#include "importers/mlflow/mlflow_json.h"
+#include "importers/run_reader.h"
 #include "mlflow_sync/sync_lock.h"
 #include "mlflow_sync/sync_payload.h"
 #include "mlflow_sync/sync_plan.h"

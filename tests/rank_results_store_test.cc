@@ -1,7 +1,7 @@
 // The per-rank results of a streamed report go to a temporary file past a byte budget and come back
-// one rank at a time (report/rank_results_store.h): every field must come back as it went in, in rank
+// one rank at a time (engine/rank_results_store.h): every field must come back as it went in, in rank
 // order, and a damaged record must be refused, never read as other numbers.
-#include "report/rank_results_store.h"
+#include "engine/rank_results_store.h"
 
 #include <gtest/gtest.h>
 

@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <thread>
 
-#include "collect/run_reader.h"
 #include "collect_test_util.h"
+#include "importers/run_reader.h"
 
 namespace scaleprof::collect {
 namespace {

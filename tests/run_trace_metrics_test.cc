@@ -1,7 +1,7 @@
-// The report's trace stage streams each run's ranks (analysis/run_trace_metrics.h): every figure it
+// The report's trace stage streams each run's ranks (engine/run_trace_metrics.h): every figure it
 // gives must be the one computed over the run's traces loaded whole. The reference below is the
 // whole-load computation the stage made before it streamed, kept here to compare against.
-#include "analysis/run_trace_metrics.h"
+#include "engine/run_trace_metrics.h"
 
 #include <gtest/gtest.h>
 

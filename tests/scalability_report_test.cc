@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "analysis/run_trace_metrics.h"
 #include "analysis/scalability.h"
+#include "engine/run_trace_metrics.h"
 #include "importers/csv.h"
 #include "importers/run_data_reader.h"
 #include "report/scalability_explanation.h"

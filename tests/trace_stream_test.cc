@@ -1,4 +1,4 @@
-// Streaming over ranks (report/trace_stream.h) gives the tables of the set loaded whole: every
+// Streaming over ranks (engine/trace_stream.h) gives the tables of the set loaded whole: every
 // `scaleprof trace` report, rendered as table, CSV and JSON, over the shared multi-rank traces,
 // with files that have no rank (numbered after all are read) and with a --ranks selection.
 #include <gtest/gtest.h>
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/trace_pipeline.h"
 #include "report/trace_report.h"
-#include "report/trace_stream.h"
 #include "trace/trace_set.h"
 
 namespace scaleprof {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Every test, as `make test` and CI run it (the Makefile has already built ./build and the venv):
+#   0. layer check (tools/check_layers.py: every cross-folder include against the layer order)
 #   1. clang-format check            4. unit tests again under AddressSanitizer + UBSan
 #   2. unit tests (ctest)            5. every fuzz target for FUZZ_SECONDS (default 60)
 #   3. PyTorch end-to-end (pytest)   6. clang-tidy on src/
@@ -18,6 +19,9 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 step() { printf '\n== %s\n' "$*"; }
 
 sources() { git ls-files -- 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 'fuzz/*.cc' 'bench/*.cc' 'python/*.cc'; }
+
+step "layers"
+python3 tools/check_layers.py
 
 step "clang-format"
 sources | xargs clang-format --dry-run --Werror

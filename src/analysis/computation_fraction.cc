@@ -42,21 +42,11 @@ bool is_communication_op_name(std::string_view name) {
   return false;
 }
 
-bool SelfTimeSums::add_checked(const SelfTimeSums& other) {
-  SelfTimeSums s = *this;
-  const bool exact = scaleprof::add_checked(&s.computation_ns, other.computation_ns) &&
-                     scaleprof::add_checked(&s.total_ns, other.total_ns) &&
-                     scaleprof::add_checked(&s.profiler_step_ns, other.profiler_step_ns) &&
-                     scaleprof::add_checked(&s.communication_ns, other.communication_ns);
-  if (exact) *this = s;
-  return exact;
-}
-
 bool is_profiler_step_name(std::string_view name) {
   return name == "ProfilerStep*" || name.starts_with("ProfilerStep#");
 }
 
-SelfTimeSums SelfTimeSums::of_row(std::string_view name, int64_t self_ns) {
+SelfTimeSums self_time_sums_of_row(std::string_view name, int64_t self_ns) {
   SelfTimeSums one;
   one.total_ns = self_ns;
   if (is_profiler_step_name(name)) one.profiler_step_ns = self_ns;
@@ -65,17 +55,11 @@ SelfTimeSums SelfTimeSums::of_row(std::string_view name, int64_t self_ns) {
   return one;
 }
 
-double SelfTimeSums::computation_ratio() const {
-  const int64_t denominator = total_ns - profiler_step_ns;
-  return denominator > 0 ? static_cast<double>(computation_ns) / static_cast<double>(denominator)
-                         : std::numeric_limits<double>::quiet_NaN();
-}
-
 FractionParts fraction_parts(const OperatorTable& table) {
   FractionParts out;
   auto add = [](FractionSums* sums, const OperatorRow& row, int64_t v) {
     if (!sums->exact) return;
-    sums->exact = sums->add_checked(SelfTimeSums::of_row(row.name, v));
+    sums->exact = sums->add_checked(self_time_sums_of_row(row.name, v));
   };
   for (const OperatorRow& row : table.rows) {
     if (row.self_device_ns > 0) out.has_device_self = true;

@@ -24,38 +24,17 @@
 #include <vector>
 
 #include "analysis/operator_table.h"
+#include "tables/self_time_sums.h"
 
 namespace scaleprof::analysis {
 
-enum class FractionBasis : uint8_t {
-  kDeviceSelf,  // itwinai's definition: self device time
-  kCpuSelf,     // fallback when no row has self device time
-};
-
 std::string_view fraction_basis_name(FractionBasis basis);  // "device_self_time" / "cpu_self_time"
 
-// The four operator self-time sums itwinai's rules are made of, under one basis (self device or self
-// CPU time). One rank's sums, the sums pooled over ranks (ComputationFraction) and a run's stored
-// sums (importers::ComputationSums) are all this struct, so a sum added here reaches all of them.
-struct SelfTimeSums {
-  int64_t computation_ns = 0;    // self time of rows matching the ATen/c10/autograd rule
-  int64_t total_ns = 0;          // self time of all rows
-  int64_t profiler_step_ns = 0;  // self time of ProfilerStep* rows, excluded from the denominator
-  // Self time of rows matching itwinai's deprecated communication rule (is_communication_op_name):
-  // only its "computation vs communication" report (--include-communication) uses it.
-  int64_t communication_ns = 0;
-
-  // `*this += other`, field by field, all or nothing: false (and *this unchanged) when a sum would
-  // leave int64, so that sums over many ranks or runs are exact or absent, never wrapped.
-  bool add_checked(const SelfTimeSums& other);
-  // itwinai's computation fraction, computation / (total - profiler_step), in [0, 1]; NaN when the
-  // denominator is not positive.
-  double computation_ratio() const;
-
-  // The row rule, the one place it is written: the sums of one key_averages() row named `name` with
-  // `self_ns` of self time (traces' operator tables and itwinai's profiling-averages CSV both use it).
-  static SelfTimeSums of_row(std::string_view name, int64_t self_ns);
-};
+// The row rule, the one place it is written: the sums of one key_averages() row named `name` with
+// `self_ns` of self time (traces' operator tables and itwinai's profiling-averages CSV both use it).
+// A free function, not a member of SelfTimeSums: the struct is a plain table type (tables/), the rule
+// is an analysis.
+SelfTimeSums self_time_sums_of_row(std::string_view name, int64_t self_ns);
 
 // Whether a key_averages() row is the profiler's step row, whose time itwinai leaves out of the
 // denominator. itwinai matches the name exactly, `name == "ProfilerStep*"`: torch's key_averages()

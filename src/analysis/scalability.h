@@ -1,4 +1,4 @@
-// The scalability analysis: the runs read by the importers (importers/run_data.h) grouped per
+// The scalability analysis: the runs read by the importers (tables/run_data.h) grouped per
 // strategy x workers (x nodes), with epoch statistics, speedup, efficiency, GPU utilization and
 // energy per group, and per strategy an Amdahl fit and where the efficiency lost between the
 // smallest and the largest scale went. Numbers only: the report (report/scalability_report.h,
@@ -14,7 +14,7 @@
 
 #include "analysis/scaling.h"
 #include "analysis/scaling_loss.h"
-#include "importers/run_data.h"
+#include "tables/run_data.h"
 
 namespace scaleprof::analysis {
 

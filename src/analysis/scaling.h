@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-namespace scaleprof::analysis {
+#include "tables/epoch_time.h"
 
-inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+namespace scaleprof::analysis {
 
 struct SampleStats {
   int64_t count = 0;
@@ -37,11 +37,6 @@ struct SampleStats {
 
 // Statistics of `values` (taken by value: they are sorted for the median). NaN values are ignored.
 SampleStats sample_stats(std::vector<double> values);
-
-struct EpochTime {
-  int64_t epoch = 0;  // the user's epoch index
-  double seconds = 0;
-};
 
 // The epochs left after dropping the first `skip` (lowest epoch indices) of one run, in epoch order.
 std::vector<EpochTime> skip_warmup(std::vector<EpochTime> epochs, int skip);

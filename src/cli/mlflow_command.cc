@@ -12,7 +12,7 @@
 #include "cli/tracking_uri_option.h"
 #include "collect/run_context.h"
 #include "collect/run_records.h"
-#include "importers/http_client.h"
+#include "importers/mlflow/http_client.h"
 #include "mlflow_sync/mlflow_sync.h"
 #include "report/table.h"
 

@@ -9,15 +9,13 @@
 #include <filesystem>
 #include <memory>
 
-#include "analysis/run_trace_metrics.h"
 #include "analysis/scalability.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/tracking_uri_option.h"
-#include "core/seconds_text.h"
-#include "importers/http_client.h"
-#include "importers/mlflow_importer.h"
+#include "importers/mlflow/http_client.h"
 #include "importers/run_data_reader.h"
+#include "pipeline/scalability_pipeline.h"
 #include "report/scalability_html.h"
 #include "report/scalability_plots.h"
 #include "report/scalability_report.h"
@@ -68,26 +66,11 @@ std::string default_root() {
 
 // What itwinai's users see besides the tables: how much the warm-up epoch weighs in the means it
 // reports (it keeps every epoch), and its caution on the computation fraction.
-void print_itwinai_notes(const ReportOptions& opt, const importers::ScalabilityData& data,
-                         const analysis::ScalabilityAnalysis& analysis) {
-  if (opt.skip_epochs == 0) {
-    analysis::ScalabilityOptions skip_one;
-    skip_one.skip_epochs = 1;
-    const analysis::ScalabilityAnalysis other = analysis::analyse_scalability(data, skip_one);
-    std::string changes;
-    for (const analysis::ScaleGroup& g : analysis.groups) {
-      for (const analysis::ScaleGroup& h : other.groups) {
-        if (h.series != g.series || h.workers != g.workers || h.nodes != g.nodes) continue;
-        if (g.epoch.count == 0 || h.epoch.count == 0) continue;
-        changes += fmt::format("{}{} at {} worker{}: {} -> {} ({:+.1f}%)", changes.empty() ? "" : "; ", g.series,
-                               g.workers, g.workers == 1 ? "" : "s", seconds_text(g.epoch.mean),
-                               seconds_text(h.epoch.mean), (h.epoch.mean / g.epoch.mean - 1.0) * 100.0);
-      }
-    }
-    if (!changes.empty()) {
-      print_message(stderr, "note",
-                    "means include the warm-up epoch, as itwinai's do; with --skip-epochs 1 they would be: " + changes);
-    }
+void print_itwinai_notes(const ReportOptions& opt, const pipeline::ScalabilityReport& report) {
+  if (!report.warmup_changes.empty()) {
+    print_message(stderr, "note",
+                  "means include the warm-up epoch, as itwinai's do; with --skip-epochs 1 they would be: " +
+                      report.warmup_changes);
   }
   if (opt.include_communication) {
     print_message(stderr, "note",
@@ -224,30 +207,22 @@ int run_report(const ReportOptions& opt) {
   }
   const std::string tracking_uri = source.value().tracking_uri;
   if (!source.value().note.empty() && !opt.no_warnings) print_message(stderr, "note", source.value().note);
-  Result<importers::ScalabilityData> loaded = Error{""};
-  if (!tracking_uri.empty()) {
-    importers::MlflowReadOptions mlflow;
-    mlflow.tracking_uri = tracking_uri;
-    mlflow.experiment_name = !opt.mlflow_experiment.empty() ? opt.mlflow_experiment
-                             : !opt.experiment.empty()      ? opt.experiment
-                                                            : mlflow.experiment_name;
-    mlflow.run_names = read.run_names;
-    loaded = importers::read_mlflow_data(mlflow);
-    read.root = importers::redact_url(tracking_uri);
-  } else {
-    loaded = importers::read_scalability_data(read);
+  pipeline::ScalabilityReportOptions pipeline_options;
+  pipeline_options.read = read;
+  pipeline_options.tracking_uri = tracking_uri;
+  pipeline_options.mlflow_experiment = !opt.mlflow_experiment.empty() ? opt.mlflow_experiment : opt.experiment;
+  pipeline_options.threads = opt.threads;
+  pipeline_options.analysis.skip_epochs = opt.skip_epochs;
+  pipeline_options.analysis.include_communication = opt.include_communication;
+  pipeline_options.warmup_note = opt.itwinai && !opt.no_warnings;
+  auto built = pipeline::build_scalability_report(pipeline_options);
+  if (!built) {
+    return fail_with(built.error());
   }
-  if (!loaded) {
-    return fail_with(loaded.error());
-  }
-  importers::ScalabilityData& data = loaded.value();
-  analysis::TraceStageOptions trace_options;
-  trace_options.threads = opt.threads;
-  analysis::add_trace_metrics(&data, trace_options);
-  analysis::ScalabilityOptions options;
-  options.skip_epochs = opt.skip_epochs;
-  options.include_communication = opt.include_communication;
-  const analysis::ScalabilityAnalysis analysis = analysis::analyse_scalability(data, options);
+  const pipeline::ScalabilityReport& result = built.value();
+  const importers::ScalabilityData& data = result.data;
+  const analysis::ScalabilityAnalysis& analysis = result.analysis;
+  read.root = result.source;
 
   for (const std::string& e : analysis.errors) print_message(stderr, "error", e);
   auto warn = [&](const std::string& w) {
@@ -257,7 +232,7 @@ int run_report(const ReportOptions& opt) {
   for (const std::string& n : data.notes) {
     if (!opt.no_warnings) print_message(stderr, "note", n);
   }
-  if (opt.itwinai && !opt.no_warnings) print_itwinai_notes(opt, data, analysis);
+  if (opt.itwinai && !opt.no_warnings) print_itwinai_notes(opt, result);
   if (data.runs.empty()) {
     print_message(stderr, "error", fmt::format("no runs found under {}", read.root));
     return kExitError;

@@ -8,7 +8,7 @@
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "collect/gpu_monitor.h"
-#include "collect/wrapper.h"
+#include "launch/wrapper.h"
 
 namespace scaleprof::cli {
 

@@ -10,8 +10,8 @@
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "collect/run_context.h"
-#include "collect/run_reader.h"
 #include "importers/run_data_reader.h"
+#include "importers/run_reader.h"
 #include "report/table.h"
 
 namespace scaleprof::cli {

@@ -14,8 +14,8 @@
 
 #include "cli/exit_codes.h"
 #include "cli/output.h"
-#include "collect/file_io.h"
 #include "config/config.h"
+#include "core/file_io.h"
 #include "launch/job_status.h"
 #include "launch/launch_config.h"
 #include "launch/slurm_script.h"

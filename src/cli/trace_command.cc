@@ -12,9 +12,9 @@
 #include "analysis/operator_table.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
-#include "report/partial_results.h"
+#include "engine/partial_results.h"
+#include "pipeline/trace_pipeline.h"
 #include "report/trace_report.h"
-#include "report/trace_stream.h"
 #include "trace/streamed_order.h"
 
 namespace scaleprof::cli {
@@ -37,7 +37,7 @@ struct TraceOptions {
   double consecutive_kernel_delay_us = 30.0;
 };
 
-// Every subcommand streams its ranks (report/trace_stream.h): each is read, reduced, freed.
+// Every subcommand streams its ranks (engine/trace_stream.h): each is read, reduced, freed.
 struct Subcommand {
   const char* name;
   const char* help;

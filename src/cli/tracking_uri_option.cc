@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "importers/http_client.h"
-#include "importers/mlflow_store.h"
+#include "importers/mlflow/http_client.h"
+#include "importers/mlflow/mlflow_store.h"
 
 namespace scaleprof::cli {
 

@@ -12,10 +12,10 @@
 #include <thread>
 #include <vector>
 
-#include "collect/file_io.h"
 #include "collect/gpu_energy.h"
 #include "collect/gpu_library.h"
 #include "collect/run_context.h"
+#include "core/file_io.h"
 #include "core/result.h"
 
 namespace scaleprof::collect {

@@ -11,11 +11,11 @@
 #include <string>
 
 #include "collect/environment.h"
-#include "collect/file_io.h"
 #include "collect/gpu_monitor.h"
 #include "collect/run_context.h"
 #include "collect/run_records.h"
 #include "collect/timers.h"
+#include "core/file_io.h"
 #include "core/result.h"
 
 namespace scaleprof::collect {

@@ -1,5 +1,5 @@
 // Reading the files below a run folder without following a symbolic link: the one way every reader
-// of run directories (collect/run_reader.h) and `scaleprof mlflow sync` (its uploads) open them.
+// of run directories (importers/run_reader.h) and `scaleprof mlflow sync` (its uploads) open them.
 //
 // A run folder is often group-writable on a shared file system; a member of the group could plant
 // `rank-00000/gpu.csv -> ~colleague/.netrc`, and the colleague's next report or sync would read (and

@@ -78,7 +78,7 @@ void add_profiling_rows(const CsvFile& csv, const std::function<ComputationSums&
     const double used_us = sums.basis == analysis::FractionBasis::kDeviceSelf ? self_us : cpu_us;
     // Exact: used_us <= 1e12, so ns <= 1e15 < 2^53. The sums are checked all the same.
     const auto ns = static_cast<int64_t>(std::llround(used_us * 1000.0));
-    if (!sums.add_checked(analysis::SelfTimeSums::of_row(row[c[0]], ns))) {  // all or nothing
+    if (!sums.add_checked(analysis::self_time_sums_of_row(row[c[0]], ns))) {  // all or nothing
       errors->push_back(
           fmt::format("{}:{}: the sum of self_cuda_time_total overflows; line skipped", csv.path, csv.lines[r]));
       continue;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "importers/csv.h"
-#include "importers/run_data.h"
+#include "tables/run_data.h"
 
 namespace scaleprof::importers {
 

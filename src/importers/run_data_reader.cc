@@ -12,11 +12,11 @@
 #include <sstream>
 #include <tuple>
 
-#include "collect/run_reader.h"
 #include "core/file_read.h"
 #include "core/number_text.h"
 #include "importers/csv.h"
 #include "importers/profiling_averages.h"
+#include "importers/run_reader.h"
 #include "trace/trace_set.h"
 
 namespace scaleprof::importers {
@@ -217,7 +217,7 @@ class Reader {
     return true;
   }
 
-  // ---- scaleprof run directories: collect's reader (src/collect/run_reader.h) -------------------
+  // ---- scaleprof run directories: the run-directory reader (src/importers/run_reader.h) -------------------
 
   // A GPU reading outside what hardware reports (utilization outside 0..100 %, negative power or
   // energy, power above kMaxGpuPowerW) is ignored, that value only, with a warning naming file and

@@ -3,7 +3,7 @@
 // Under --root the layouts are detected automatically, folder by folder:
 //  * scaleprof run directories (docs/run-directory.md): <root>/<experiment>/<run>/ with run.json
 //    and/or rank-NNNNN/ folders (a root that is itself an experiment or a run works too), each read
-//    with collect's reader (collect/run_reader.h), so the format has one reader;
+//    with the run-directory reader (importers/run_reader.h), so the format has one reader;
 //  * itwinai's CSV layout (v0.2.5 - v0.3.3): a folder holding epoch-time/, gpu-energy-data/,
 //    computation-data/ (or the older communication-data/), either the root itself or one folder per
 //    run id below it.
@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "core/result.h"
-#include "importers/run_data.h"
 #include "importers/value_checks.h"  // kMaxGpuPowerW, kMaxEpochSeconds: the checks shared by every reader
+#include "tables/run_data.h"
 
 namespace scaleprof::importers {
 

@@ -6,8 +6,8 @@
 #include <set>
 #include <sstream>
 
-#include "collect/run_reader.h"
 #include "core/time_bounds.h"
+#include "importers/run_reader.h"
 #include "launch/captured_command.h"
 
 namespace scaleprof::launch {

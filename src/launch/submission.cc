@@ -12,7 +12,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "collect/file_io.h"
+#include "core/file_io.h"
 #include "core/json_string.h"
 #include "launch/captured_command.h"
 

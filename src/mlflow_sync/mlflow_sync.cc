@@ -9,8 +9,8 @@
 #include <set>
 #include <tuple>
 
-#include "collect/run_reader.h"
-#include "importers/mlflow_store.h"
+#include "importers/mlflow/mlflow_store.h"
+#include "importers/run_reader.h"
 #include "mlflow_sync/mlflow_writer.h"
 #include "mlflow_sync/profiling_artifact.h"
 #include "mlflow_sync/sync_lock.h"

@@ -5,8 +5,8 @@
 #include <csignal>
 
 #include "collect/run_file.h"
-#include "importers/mlflow_json.h"
-#include "importers/mlflow_pages.h"
+#include "importers/mlflow/mlflow_json.h"
+#include "importers/mlflow/mlflow_pages.h"
 
 namespace scaleprof::mlflow_sync {
 
@@ -66,7 +66,7 @@ Result<std::string> MlflowWriter::experiment_id(const std::string& name) {
 
 Result<std::map<std::string, importers::MlflowRun>> MlflowWriter::synced_runs(const std::string& experiment_id,
                                                                               std::vector<std::string>* duplicates) {
-  // Paged through the importers' one pagination mechanism (loops and caps, importers/mlflow_pages.h).
+  // Paged through the importers' one pagination mechanism (loops and caps, importers/mlflow/mlflow_pages.h).
   auto runs = importers::read_all_runs(importers::PageLimits{}, [&](const std::string& token) -> Result<std::string> {
     auto r = post("runs/search", search_synced_runs_json(experiment_id, token));
     if (!r) return r.error();
@@ -112,7 +112,7 @@ Result<std::vector<importers::MlflowRun>> MlflowWriter::runs_with_sync_id(const 
 
 Result<std::map<std::string, int64_t>> MlflowWriter::artifact_sizes(const std::string& run_id,
                                                                     const std::string& folder) {
-  // Paged as every artifacts/list call (importers/mlflow_pages.h).
+  // Paged as every artifacts/list call (importers/mlflow/mlflow_pages.h).
   auto entries =
       importers::read_artifact_list(importers::PageLimits{}, [&](const std::string& token) -> Result<std::string> {
         std::string query = "artifacts/list?run_id=" + http_.escape(run_id) + "&path=" + http_.escape(folder);

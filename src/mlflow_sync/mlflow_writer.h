@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "core/result.h"
-#include "importers/http_client.h"
-#include "importers/mlflow_store.h"
+#include "importers/mlflow/http_client.h"
+#include "importers/mlflow/mlflow_store.h"
 #include "mlflow_sync/sync_payload.h"
 
 namespace scaleprof::mlflow_sync {

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "collect/run_reader.h"
+#include "importers/run_reader.h"
 #include "mlflow_sync/profiling_artifact.h"
 
 namespace scaleprof::mlflow_sync {

@@ -14,7 +14,7 @@
 
 #include "core/json_string.h"
 #include "core/output_file.h"
-#include "importers/http_client.h"
+#include "importers/mlflow/http_client.h"
 
 namespace scaleprof::mlflow_sync {
 

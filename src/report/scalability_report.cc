@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "analysis/computation_fraction.h"
 #include "core/terminal_text.h"
 #include "report/scalability_explanation.h"
 

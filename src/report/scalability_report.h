@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "analysis/scalability.h"
-#include "importers/run_data.h"
 #include "report/table.h"
+#include "tables/run_data.h"
 
 namespace scaleprof::report {
 
-// The analysis (analysis/scalability.h) and the data it reads (importers/run_data.h), under the names
+// The analysis (analysis/scalability.h) and the data it reads (tables/run_data.h), under the names
 // the renderers use.
 using analysis::analyse_scalability;
 using analysis::GpuDeviceRow;

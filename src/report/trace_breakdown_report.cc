@@ -4,7 +4,8 @@
 // last object (rank null) pools them.
 #include "analysis/temporal_breakdown.h"
 #include "core/checked_sum.h"
-#include "report/rank_analysis.h"
+#include "engine/rank_analysis.h"
+#include "report/trace_cells.h"
 #include "report/trace_report.h"
 
 namespace scaleprof::report {

@@ -11,7 +11,8 @@
 #include "analysis/collective_match.h"
 #include "analysis/distribution.h"
 #include "core/checked_sum.h"
-#include "report/rank_analysis.h"
+#include "engine/rank_analysis.h"
+#include "report/trace_cells.h"
 #include "report/trace_report.h"
 
 namespace scaleprof::report {

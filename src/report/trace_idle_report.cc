@@ -4,7 +4,8 @@
 // --consecutive-kernel-delay), or otherwise (other); the statistics of those gaps; and per stream
 // how many events overlapped earlier work instead of following a gap.
 #include "analysis/idle_time.h"
-#include "report/rank_analysis.h"
+#include "engine/rank_analysis.h"
+#include "report/trace_cells.h"
 #include "report/trace_report.h"
 
 namespace scaleprof::report {

@@ -5,7 +5,8 @@
 #include <algorithm>
 
 #include "analysis/launch_stats.h"
-#include "report/rank_analysis.h"
+#include "engine/rank_analysis.h"
+#include "report/trace_cells.h"
 #include "report/trace_report.h"
 
 namespace scaleprof::report {

@@ -6,7 +6,8 @@
 
 #include "analysis/computation_fraction.h"
 #include "analysis/operator_table.h"
-#include "report/rank_analysis.h"
+#include "engine/rank_analysis.h"
+#include "report/trace_cells.h"
 #include "report/trace_report.h"
 
 namespace scaleprof::report {

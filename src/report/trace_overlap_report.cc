@@ -5,7 +5,8 @@
 #include <optional>
 
 #include "analysis/comm_comp_overlap.h"
-#include "report/rank_analysis.h"
+#include "engine/rank_analysis.h"
+#include "report/trace_cells.h"
 #include "report/trace_report.h"
 
 namespace scaleprof::report {

@@ -19,24 +19,12 @@
 #include "analysis/collective_match.h"
 #include "analysis/collective_rows.h"
 #include "analysis/stragglers.h"
-#include "report/rank_results.h"
-#include "report/rank_results_store.h"
+#include "engine/rank_results.h"
+#include "engine/rank_results_store.h"
 #include "report/table.h"
 #include "trace/trace_set.h"
 
 namespace scaleprof::report {
-
-struct TraceReportOptions {
-  std::vector<int64_t> ranks;                    // empty: all ranks
-  int top = 10;                                  // rows per group in kernel and operator tables
-  int64_t consecutive_kernel_delay_ns = 30'000;  // idle-time breakdown threshold (HTA default 30 us)
-  bool include_last_step = false;                // HTA drops the last ProfilerStep by default
-  std::string sort_by = "self_cpu";              // operator table sort key
-  // For summary: the analyses to run (breakdown, kernels, idle, overlap, launch, ops, steps); empty: all.
-  std::vector<std::string> only;
-  // Node map for collectives when the traces carry no host names: node = rank / gpus_per_node.
-  int64_t gpus_per_node = 0;
-};
 
 // The analysis names `summary --only` accepts, in the order summary prints them.
 const std::vector<std::string>& summary_analysis_names();
@@ -49,16 +37,6 @@ struct TraceReport {
     tables.push_back(std::move(table));
   }
 };
-
-// The ranks of `set` selected by options.ranks, in rank order.
-std::vector<const trace::RankTrace*> selected_ranks(const trace::TraceSet& set, const TraceReportOptions& options);
-// Whether options.ranks selects `rank`.
-bool rank_selected(const TraceReportOptions& options, int64_t rank);
-
-// The selected ranks' results in rank order. The tables with a row per rank keep it (shared) and
-// make those rows from it as they are rendered (Table::row_source), one rank at a time, so no rank's
-// cells are held; what a table needs of all ranks (pooled rows, column choices) is computed first.
-using RankStore = std::shared_ptr<const RankResultsStore>;
 
 // The tables of each section.
 TraceReport inputs_tables(const RankStore& ranks);

@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "analysis/stragglers.h"
-#include "report/rank_analysis.h"
+#include "engine/rank_analysis.h"
+#include "report/trace_cells.h"
 #include "report/trace_report.h"
 
 namespace scaleprof::report {

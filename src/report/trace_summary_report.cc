@@ -4,22 +4,11 @@
 
 #include <algorithm>
 
-#include "report/rank_analysis.h"
+#include "engine/rank_analysis.h"
+#include "report/trace_cells.h"
 #include "report/trace_report.h"
 
 namespace scaleprof::report {
-
-bool rank_selected(const TraceReportOptions& options, int64_t rank) {
-  return options.ranks.empty() || std::find(options.ranks.begin(), options.ranks.end(), rank) != options.ranks.end();
-}
-
-std::vector<const trace::RankTrace*> selected_ranks(const trace::TraceSet& set, const TraceReportOptions& options) {
-  std::vector<const trace::RankTrace*> out;
-  for (const trace::RankTrace& r : set.ranks) {
-    if (rank_selected(options, r.rank)) out.push_back(&r);
-  }
-  return out;
-}
 
 TraceReport inputs_tables(const RankStore& ranks) {
   Table t;

@@ -4,8 +4,8 @@
 // numbered only once every file is read (StreamedSet::rank_of_file). A consumer that keeps one entry
 // per rank notes, under its lock, the file each entry came from; once streaming is done, every entry
 // takes its file's final rank, and those selected are kept in rank order (stable). Both streamed
-// paths use it: `scaleprof trace` (report/trace_stream.cc) and the trace stage of `scaleprof report`
-// (analysis/run_trace_metrics.cc).
+// paths use it: `scaleprof trace` (engine/trace_stream.cc) and the trace stage of `scaleprof report`
+// (engine/run_trace_metrics.cc).
 #pragma once
 
 #include <algorithm>

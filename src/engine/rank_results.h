@@ -1,0 +1,133 @@
+// What the `scaleprof trace` reports keep of one rank: the small results its tables need, computed
+// from the rank's trace while it is in memory (on the thread that read it), so the trace can be freed
+// before the next is read. Thousands of ranks are then reported with (threads × one trace) in memory
+// plus these results and the compact collective rows (docs/scale.md). The tables are assembled from
+// them in rank order (trace_report.h: report_tables).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/collective_calls.h"
+#include "analysis/comm_comp_overlap.h"
+#include "analysis/computation_fraction.h"
+#include "analysis/idle_time.h"
+#include "analysis/kernel_breakdown.h"
+#include "analysis/launch_stats.h"
+#include "analysis/operator_table.h"
+#include "analysis/profiler_steps.h"
+#include "analysis/temporal_breakdown.h"
+#include "trace/event_table.h"
+#include "trace/trace_set.h"
+
+namespace scaleprof::report {
+
+struct TraceReportOptions {
+  std::vector<int64_t> ranks;                    // empty: all ranks
+  int top = 10;                                  // rows per group in kernel and operator tables
+  int64_t consecutive_kernel_delay_ns = 30'000;  // idle-time breakdown threshold (HTA default 30 us)
+  bool include_last_step = false;                // HTA drops the last ProfilerStep by default
+  std::string sort_by = "self_cpu";              // operator table sort key
+  // For summary: the analyses to run (breakdown, kernels, idle, overlap, launch, ops, steps); empty: all.
+  std::vector<std::string> only;
+  // Node map for collectives when the traces carry no host names: node = rank / gpus_per_node.
+  int64_t gpus_per_node = 0;
+};
+
+// The ranks of `set` selected by options.ranks, in rank order.
+std::vector<const trace::RankTrace*> selected_ranks(const trace::TraceSet& set, const TraceReportOptions& options);
+// Whether options.ranks selects `rank`.
+bool rank_selected(const TraceReportOptions& options, int64_t rank);
+
+// The sections of a report: `summary` has every one (or those of --only) after its inputs table;
+// every other subcommand is its own section.
+struct ReportSections {
+  bool inputs = false;
+  bool breakdown = false;
+  bool kernels = false;
+  bool idle = false;
+  bool overlap = false;
+  bool launch = false;
+  bool ops = false;
+  bool steps = false;
+  bool collectives = false;
+  bool stragglers = false;
+  // The sections reduced from each rank into RankResults (collectives and stragglers use the
+  // compact collective rows instead).
+  bool per_rank() const { return inputs || breakdown || kernels || idle || overlap || launch || ops || steps; }
+  bool collective_rows() const { return collectives || stragglers; }
+};
+
+// `report`: a `scaleprof trace` subcommand name; unknown names select nothing.
+ReportSections sections_of(std::string_view report, const TraceReportOptions& options);
+
+struct RankInputs {
+  std::string path;
+  trace::ReadStats stats;
+  std::string devices;  // device names, ", "-separated; "" none
+};
+
+struct RankKernels {
+  std::vector<analysis::TypeShare> partition;
+  // Per kernel type: its --top kernels and the "others" row (analysis::top_kernels).
+  std::array<std::vector<analysis::KernelStats>, analysis::kKernelTypeCount> top;
+};
+
+// One of the longest launch delays, its names copied out of the freed trace.
+struct SlowLaunch {
+  int64_t correlation = 0;
+  int64_t launch_delay_ns = 0;
+  int64_t cpu_duration_ns = 0;
+  int64_t gpu_duration_ns = 0;
+  std::string launch;
+  std::string kernel;
+};
+
+struct RankLaunches {
+  analysis::LaunchSummary summary;
+  std::vector<SlowLaunch> slowest;  // --top longest delays, longest first (--top 0: all)
+};
+
+struct RankOperators {
+  std::vector<analysis::OperatorRow> top;  // analysis::top_operators(table, --sort, --top)
+  bool has_device_time = false;
+  bool has_memory = false;
+  bool has_device_memory = false;
+  // The totals row of the table.
+  int64_t rows = 0;
+  int64_t calls = 0;
+  int64_t sum_self_cpu_ns = 0;
+  int64_t sum_self_device_ns = 0;
+  int64_t async_calls = 0;
+  int64_t dup_nodes_removed = 0;
+  int64_t calls_ended_at_stop = 0;
+  int64_t unattributed_device_events = 0;
+  analysis::ComputationFraction fraction;  // this rank's own
+  analysis::FractionParts fraction_parts;  // for the fraction pooled over ranks
+};
+
+struct RankResults {
+  int64_t rank = 0;
+  RankInputs inputs;
+  std::optional<analysis::TemporalBreakdown> breakdown;
+  std::optional<RankKernels> kernels;
+  std::optional<std::vector<analysis::StreamIdle>> idle;
+  std::optional<analysis::CommCompOverlap> overlap;
+  std::optional<RankLaunches> launch;
+  std::optional<RankOperators> ops;
+  std::optional<analysis::ProfilerSteps> steps;
+};
+
+// Runs the per-rank analyses of `sections` on one rank (inside its analysis window where the HTA
+// reports use one) and keeps their results. With `threads` > 1 the independent analyses (the HTA
+// group, the operator table, the steps, and the collectives when `collectives` is given) run at once
+// on that many threads, the calling thread among them; the results do not depend on it.
+RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sections,
+                        const TraceReportOptions& options, unsigned threads = 1,
+                        std::optional<analysis::RankCollectives>* collectives = nullptr);
+
+}  // namespace scaleprof::report

@@ -1,0 +1,381 @@
+#include "engine/rank_results_store.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+#include <utility>
+
+namespace scaleprof::report {
+
+namespace {
+
+// Structs written as their bytes must hold no pointers (strings, vectors): checked here, so a string
+// field added to one of them fails the build instead of writing an address.
+template <class T>
+constexpr bool kPlain = std::is_trivially_copyable_v<T>;
+
+struct Writer {
+  std::string out;
+
+  template <class T>
+  void raw(const T& value) {
+    static_assert(kPlain<T>);
+    out.append(reinterpret_cast<const char*>(&value), sizeof(T));
+  }
+  void str(const std::string& s) {
+    raw(static_cast<uint64_t>(s.size()));
+    out += s;
+  }
+  template <class T>
+  void raw_vector(const std::vector<T>& v) {
+    static_assert(kPlain<T>);
+    raw(static_cast<uint64_t>(v.size()));
+    out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  }
+};
+
+struct Reader {
+  const std::string& in;
+  size_t at = 0;
+  bool ok = true;
+
+  template <class T>
+  void raw(T* value) {
+    static_assert(kPlain<T>);
+    if (!ok || in.size() - at < sizeof(T)) {
+      ok = false;
+      return;
+    }
+    std::memcpy(value, in.data() + at, sizeof(T));
+    at += sizeof(T);
+  }
+  uint64_t count(size_t element_size) {
+    uint64_t n = 0;
+    raw(&n);
+    if (ok && (element_size > 0 && n > (in.size() - at) / element_size)) ok = false;
+    return ok ? n : 0;
+  }
+  void str(std::string* s) {
+    const uint64_t n = count(1);
+    s->assign(in.data() + at, n);
+    at += n;
+  }
+  template <class T>
+  void raw_vector(std::vector<T>* v) {
+    static_assert(kPlain<T>);
+    v->resize(count(sizeof(T)));
+    if (!v->empty()) std::memcpy(v->data(), in.data() + at, v->size() * sizeof(T));
+    at += v->size() * sizeof(T);
+  }
+};
+
+// The structs with strings, field by field. Their sizes are checked so that a field added later
+// fails the build here until it is written too (libstdc++'s string is 32 bytes with g++ and clang).
+static_assert(sizeof(analysis::KernelStats) == 96, "KernelStats changed: update write/read below");
+static_assert(sizeof(SlowLaunch) == 96, "SlowLaunch changed: update write/read below");
+static_assert(sizeof(analysis::OperatorRow) == 136, "OperatorRow changed: update write/read below");
+static_assert(sizeof(RankInputs) == 152, "RankInputs changed: update write/read below");
+
+void write(Writer& w, const analysis::KernelStats& k) {
+  w.str(k.name);
+  w.raw(k.type);
+  w.raw(k.others);
+  w.raw(k.kernels);
+  w.raw(k.duration);
+}
+void read(Reader& r, analysis::KernelStats* k) {
+  r.str(&k->name);
+  r.raw(&k->type);
+  r.raw(&k->others);
+  r.raw(&k->kernels);
+  r.raw(&k->duration);
+}
+
+void write(Writer& w, const SlowLaunch& l) {
+  w.raw(l.correlation);
+  w.raw(l.launch_delay_ns);
+  w.raw(l.cpu_duration_ns);
+  w.raw(l.gpu_duration_ns);
+  w.str(l.launch);
+  w.str(l.kernel);
+}
+void read(Reader& r, SlowLaunch* l) {
+  r.raw(&l->correlation);
+  r.raw(&l->launch_delay_ns);
+  r.raw(&l->cpu_duration_ns);
+  r.raw(&l->gpu_duration_ns);
+  r.str(&l->launch);
+  r.str(&l->kernel);
+}
+
+void write(Writer& w, const analysis::OperatorRow& o) {
+  w.str(o.name);
+  w.raw(o.side);
+  w.raw(o.user_annotation);
+  w.raw(o.async);
+  for (int64_t v : {o.calls, o.self_cpu_ns, o.cpu_total_ns, o.self_device_ns, o.device_total_ns, o.cpu_memory_bytes,
+                    o.self_cpu_memory_bytes, o.device_memory_bytes, o.self_device_memory_bytes}) {
+    w.raw(v);
+  }
+  for (double v : {o.self_cpu_pct, o.cpu_total_pct, o.self_device_pct}) w.raw(v);
+}
+void read(Reader& r, analysis::OperatorRow* o) {
+  r.str(&o->name);
+  r.raw(&o->side);
+  r.raw(&o->user_annotation);
+  r.raw(&o->async);
+  for (int64_t* v :
+       {&o->calls, &o->self_cpu_ns, &o->cpu_total_ns, &o->self_device_ns, &o->device_total_ns, &o->cpu_memory_bytes,
+        &o->self_cpu_memory_bytes, &o->device_memory_bytes, &o->self_device_memory_bytes}) {
+    r.raw(v);
+  }
+  for (double* v : {&o->self_cpu_pct, &o->cpu_total_pct, &o->self_device_pct}) r.raw(v);
+}
+
+template <class T>
+void write_vector(Writer& w, const std::vector<T>& v) {
+  w.raw(static_cast<uint64_t>(v.size()));
+  for (const T& x : v) write(w, x);
+}
+template <class T>
+void read_vector(Reader& r, std::vector<T>* v) {
+  v->resize(r.count(1));
+  for (T& x : *v) read(r, &x);
+}
+
+// An optional: a presence byte, then the value.
+template <class T, class Fn>
+void write_optional(Writer& w, const std::optional<T>& o, Fn fn) {
+  w.raw(o.has_value());
+  if (o) fn(*o);
+}
+template <class T, class Fn>
+void read_optional(Reader& r, std::optional<T>* o, Fn fn) {
+  bool present = false;
+  r.raw(&present);
+  if (present && r.ok) fn(&o->emplace());
+}
+
+}  // namespace
+
+std::string encode_rank_results(const RankResults& in) {
+  Writer w;
+  w.raw(in.rank);
+  w.str(in.inputs.path);
+  w.raw(in.inputs.stats);
+  w.str(in.inputs.devices);
+  write_optional(w, in.breakdown, [&](const auto& b) { w.raw(b); });
+  write_optional(w, in.kernels, [&](const RankKernels& k) {
+    w.raw_vector(k.partition);
+    for (const auto& top : k.top) write_vector(w, top);
+  });
+  write_optional(w, in.idle, [&](const auto& streams) { w.raw_vector(streams); });
+  write_optional(w, in.overlap, [&](const auto& o) { w.raw(o); });
+  write_optional(w, in.launch, [&](const RankLaunches& l) {
+    w.raw(l.summary);
+    write_vector(w, l.slowest);
+  });
+  write_optional(w, in.ops, [&](const RankOperators& o) {
+    write_vector(w, o.top);
+    for (bool b : {o.has_device_time, o.has_memory, o.has_device_memory}) w.raw(b);
+    for (int64_t v : {o.rows, o.calls, o.sum_self_cpu_ns, o.sum_self_device_ns, o.async_calls, o.dup_nodes_removed,
+                      o.calls_ended_at_stop, o.unattributed_device_events}) {
+      w.raw(v);
+    }
+    w.raw(o.fraction);
+    w.raw(o.fraction_parts);
+  });
+  write_optional(w, in.steps, [&](const analysis::ProfilerSteps& s) {
+    w.raw_vector(s.steps);
+    w.raw(s.has_kernels);
+    w.raw(s.kernels_outside_steps);
+  });
+  return std::move(w.out);
+}
+
+bool decode_rank_results(const std::string& bytes, RankResults* out) {
+  Reader r{bytes};
+  *out = RankResults{};
+  r.raw(&out->rank);
+  r.str(&out->inputs.path);
+  r.raw(&out->inputs.stats);
+  r.str(&out->inputs.devices);
+  read_optional(r, &out->breakdown, [&](auto* b) { r.raw(b); });
+  read_optional(r, &out->kernels, [&](RankKernels* k) {
+    r.raw_vector(&k->partition);
+    for (auto& top : k->top) read_vector(r, &top);
+  });
+  read_optional(r, &out->idle, [&](auto* streams) { r.raw_vector(streams); });
+  read_optional(r, &out->overlap, [&](auto* o) { r.raw(o); });
+  read_optional(r, &out->launch, [&](RankLaunches* l) {
+    r.raw(&l->summary);
+    read_vector(r, &l->slowest);
+  });
+  read_optional(r, &out->ops, [&](RankOperators* o) {
+    read_vector(r, &o->top);
+    for (bool* b : {&o->has_device_time, &o->has_memory, &o->has_device_memory}) r.raw(b);
+    for (int64_t* v : {&o->rows, &o->calls, &o->sum_self_cpu_ns, &o->sum_self_device_ns, &o->async_calls,
+                       &o->dup_nodes_removed, &o->calls_ended_at_stop, &o->unattributed_device_events}) {
+      r.raw(v);
+    }
+    r.raw(&o->fraction);
+    r.raw(&o->fraction_parts);
+  });
+  read_optional(r, &out->steps, [&](analysis::ProfilerSteps* s) {
+    r.raw_vector(&s->steps);
+    r.raw(&s->has_kernels);
+    r.raw(&s->kernels_outside_steps);
+  });
+  return r.ok && r.at == bytes.size();
+}
+
+namespace {
+
+// Heap bytes beyond the objects themselves.
+size_t heap_bytes(const std::string& s) {
+  static const size_t kInline = std::string().capacity();  // the small-string buffer
+  return s.capacity() > kInline ? s.capacity() + 1 : 0;
+}
+template <class T>
+size_t heap_bytes(const std::vector<T>& v) {
+  size_t n = v.capacity() * sizeof(T);
+  if constexpr (std::is_same_v<T, analysis::KernelStats> || std::is_same_v<T, analysis::OperatorRow>) {
+    for (const T& x : v) n += heap_bytes(x.name);
+  } else if constexpr (std::is_same_v<T, SlowLaunch>) {
+    for (const T& x : v) n += heap_bytes(x.launch) + heap_bytes(x.kernel);
+  }
+  return n;
+}
+
+}  // namespace
+
+size_t resident_bytes(const RankResults& r) {
+  size_t n = sizeof(RankResults) + heap_bytes(r.inputs.path) + heap_bytes(r.inputs.devices);
+  if (r.kernels) {
+    n += heap_bytes(r.kernels->partition);
+    for (const auto& top : r.kernels->top) n += heap_bytes(top);
+  }
+  if (r.idle) n += heap_bytes(*r.idle);
+  if (r.launch) n += heap_bytes(r.launch->slowest);
+  if (r.ops) n += heap_bytes(r.ops->top);
+  if (r.steps) n += heap_bytes(r.steps->steps);
+  return n;
+}
+
+std::shared_ptr<RankResultsStore> RankResultsStore::spilling(size_t memory_budget) {
+  auto store = std::make_shared<RankResultsStore>();
+  store->memory_budget_ = memory_budget;
+  return store;
+}
+
+RankResultsStore::~RankResultsStore() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool RankResultsStore::write(const RankResults& results, Entry* entry) {
+  const std::string bytes = encode_rank_results(results);
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(file_size_ + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  entry->offset = file_size_;
+  entry->size = bytes.size();
+  entry->memory = -1;
+  file_size_ += bytes.size();
+  return true;
+}
+
+void RankResultsStore::spill() {
+  memory_budget_ = SIZE_MAX;  // one try: whatever happens, the rest stays where it is
+  const char* dir = std::getenv("TMPDIR");
+  std::string name = fmt::format("{}/scaleprof-ranks-XXXXXX", dir != nullptr && *dir != '\0' ? dir : "/tmp");
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0) return;      // no file: in memory, as a store without one
+  ::unlink(name.c_str());  // gone when closed, whatever happens to the process
+  fd_ = fd;
+  for (Entry& e : entries_) {
+    if (e.memory < 0) continue;
+    RankResults& results = memory_[static_cast<size_t>(e.memory)];
+    if (!write(results, &e)) return;  // a full disk: these results and the rest stay in memory
+    memory_bytes_ -= resident_bytes(results);
+    results = RankResults{};  // free it
+  }
+  memory_.clear();  // every entry is in the file
+  memory_bytes_ = 0;
+}
+
+void RankResultsStore::add(RankResults results) {
+  Entry entry;
+  entry.rank = results.rank;
+  // After a failed write (a full disk), this rank and the rest stay in memory.
+  if (fd_ >= 0 && memory_.empty() && write(results, &entry)) {
+    entries_.push_back(entry);
+    return;
+  }
+  entry.memory = static_cast<int64_t>(memory_.size());
+  memory_bytes_ += resident_bytes(results);
+  memory_.push_back(std::move(results));
+  entries_.push_back(entry);
+  if (memory_bytes_ > memory_budget_) spill();
+}
+
+void RankResultsStore::set_rank(size_t k, int64_t rank) {
+  Entry& e = entries_.at(k);
+  e.rank = rank;
+  if (e.memory >= 0) memory_[static_cast<size_t>(e.memory)].rank = rank;
+}
+
+void RankResultsStore::keep_sorted(const std::function<bool(int64_t)>& keep) {
+  std::vector<Entry> kept;
+  kept.reserve(entries_.size());
+  for (const Entry& e : entries_) {
+    if (keep(e.rank)) {
+      kept.push_back(e);
+    } else if (e.memory >= 0) {
+      RankResults& results = memory_[static_cast<size_t>(e.memory)];
+      memory_bytes_ -= resident_bytes(results);
+      results = RankResults{};  // free it
+    }
+  }
+  std::stable_sort(kept.begin(), kept.end(), [](const Entry& a, const Entry& b) { return a.rank < b.rank; });
+  entries_ = std::move(kept);
+}
+
+void RankResultsStore::for_each(const std::function<void(const RankResults&)>& visit) const {
+  RankResults results;
+  std::string bytes;
+  for (const Entry& e : entries_) {
+    if (e.memory >= 0) {
+      visit(memory_[static_cast<size_t>(e.memory)]);  // set_rank keeps its rank current
+      continue;
+    }
+    bytes.resize(e.size);
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::pread(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(e.offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    // The file is this process's own, unlinked and written just before: failing to read it back is
+    // a failing disk, and no table could be completed without it.
+    if (done != bytes.size() || !decode_rank_results(bytes, &results)) {
+      fmt::print(stderr, "scaleprof: cannot read back the per-rank results from the temporary file: {}\n",
+                 done != bytes.size() ? std::strerror(errno) : "corrupt");
+      std::abort();
+    }
+    results.rank = e.rank;
+    visit(results);
+  }
+}
+
+}  // namespace scaleprof::report

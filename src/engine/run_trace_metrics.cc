@@ -1,0 +1,173 @@
+#include "engine/run_trace_metrics.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+#include "analysis/analysis_window.h"
+#include "analysis/collective_calls.h"
+#include "analysis/collective_match.h"
+#include "analysis/collective_rows.h"
+#include "analysis/computation_fraction.h"
+#include "analysis/kernel_breakdown.h"
+#include "analysis/operator_table.h"
+#include "analysis/stragglers.h"
+#include "analysis/temporal_breakdown.h"
+#include "core/checked_sum.h"
+#include "trace/streamed_order.h"
+#include "trace/trace_set.h"
+
+namespace scaleprof::analysis {
+
+namespace {
+
+// Communication vs. waiting for stragglers, from the collectives matched across the run's ranks:
+// only calls launched inside a ProfilerStep count, so that the sums are parts of the step time.
+// Sums across ranks are checked (core/checked_sum.h): false when one would pass int64, and then
+// nothing is added (the figures are left out, never wrapped).
+bool add_collective_metrics(const CollectiveRows& compact, importers::RunData* run, importers::TraceSums* sums) {
+  importers::TraceSums s = *sums;
+  bool exact = true;
+  for (const CompactRank& r : compact.ranks()) {
+    for (const StepRow& st : compact.steps(r)) exact = add_checked(&s.step_ns, st.end_ns - st.start_ns) && exact;
+  }
+  const CollectiveAnalysis matched = match_collectives(compact);
+  std::vector<importers::CollectiveSample> samples;
+  for (const MatchedCollective& m : matched.calls) {
+    if (m.step < 0) continue;
+    ++s.collective_calls;
+    if (m.status != MatchStatus::kMatched) continue;
+    ++s.collectives_matched;
+    for (const RankTiming& t : m.ranks) {
+      exact = add_checked(&s.collective_latency_ns, m.latency_ns) && exact;
+      exact = add_checked(&s.collective_wait_ns, t.wait_ns) && exact;
+    }
+    samples.push_back({m.type, m.bytes, m.busbw_gbps});
+  }
+  std::vector<importers::RankWait> waits;
+  if (s.collectives_matched > 0) {
+    for (const RankStraggling& r : find_stragglers(compact, matched).ranks) {
+      exact = exact && r.own_wait_exact && r.wait_imposed_exact;
+      waits.push_back({r.rank, r.calls, r.own_wait_ns, r.wait_imposed_ns, r.arrived_last});
+    }
+  }
+  if (!exact) return false;
+  *sums = s;
+  run->collectives.insert(run->collectives.end(), samples.begin(), samples.end());
+  run->rank_waits.insert(run->rank_waits.end(), waits.begin(), waits.end());
+  return true;
+}
+
+// What the trace stage keeps of one rank once its trace is freed: its GPU time split and the sums the
+// computation fraction pooled over ranks needs (its collective calls go to the compact rows).
+struct RankParts {
+  int64_t rank = 0;
+  importers::TraceSums sums;
+  FractionParts fraction;
+};
+
+// Reduces one rank (on the thread that read it), inside its analysis window.
+RankParts reduce_rank(const trace::RankTrace& rank, bool fraction) {
+  const AnalysisWindow window = compute_analysis_window(rank);
+  const TemporalBreakdown t = temporal_breakdown(rank, window.rows);
+  const KernelBreakdown k = kernel_breakdown(rank, window.rows);
+  int64_t comm = 0;
+  int64_t memory = 0;
+  for (const TypeShare& s : k.partition) {
+    if ((s.types & kCommunicationBit) != 0 && (s.types & kComputationBit) == 0) comm += s.ns;
+    if (s.types == kMemoryBit) memory += s.ns;
+  }
+  // One rank's parts are within the reader's bounds; their sum over ranks is checked.
+  RankParts out;
+  out.rank = rank.rank;
+  importers::TraceSums& one = out.sums;
+  one.ranks = 1;
+  one.span_ns = t.kernel_time_ns;
+  one.idle_ns = t.idle_ns;
+  one.computation_ns = t.compute_ns;
+  one.communication_ns = comm;
+  one.memory_ns = memory;
+  one.other_ns = t.kernel_time_ns - t.idle_ns - t.compute_ns - comm - memory;
+  if (fraction) out.fraction = fraction_parts(compute_operator_table(rank));
+  return out;
+}
+
+}  // namespace
+
+// Each run's traces are streamed (trace::stream_traces): a reading thread reads one rank, reduces it to
+// RankParts and its compact collective rows, and frees it before reading the next, so memory is
+// (threads x one trace) plus those, whatever the number of ranks (docs/scale.md). Sums over ranks are
+// made in rank order once every file is read, as over a set loaded whole.
+void add_trace_metrics(importers::ScalabilityData* data, const TraceStageOptions& options) {
+  for (importers::RunData& run : data->runs) {
+    if (run.trace_files.empty()) continue;
+    trace::LoadOptions load;
+    load.threads = options.threads;
+    load.parse.lenient = true;
+    const bool want_fraction = !run.computation;
+    std::mutex mutex;
+    std::vector<RankParts> parts;
+    CollectiveRows rows;
+    trace::StreamedOrder order;  // the file of each entry of `parts` and of `rows` (added together)
+    auto streamed = trace::stream_traces(run.trace_files, load, [&](size_t i, trace::RankTrace&& rank) {
+      RankParts reduced = reduce_rank(rank, want_fraction);
+      const RankCollectives collectives = extract_collectives(rank);
+      std::lock_guard<std::mutex> lock(mutex);
+      parts.push_back(reduced);
+      rows.add(collectives);
+      order.add(i);
+    });
+    if (!streamed) {
+      data->errors.push_back(fmt::format("{}: traces not used: {}", run.path, streamed.error().message));
+      continue;
+    }
+    const trace::StreamedSet& set = streamed.value();
+    for (const std::string& e : set.errors) data->errors.push_back(e);
+    if (parts.empty()) continue;
+    // Final ranks (files without one are numbered once all are read), then rank order.
+    auto every_rank = [](int64_t) { return true; };
+    order.apply(set, every_rank, &parts);
+    order.apply(set, every_rank, &rows);
+
+    importers::TraceSums sums;
+    bool exact = true;
+    for (const RankParts& p : parts) exact = importers::add_checked(&sums, p.sums) && exact;
+    if (!exact) {
+      data->errors.push_back(
+          fmt::format("{}: traces not used: the {} ranks' times summed exceed 292 years of nanoseconds (int64)",
+                      run.path, parts.size()));
+      continue;
+    }
+    if (!add_collective_metrics(rows, &run, &sums)) {
+      data->errors.push_back(fmt::format(
+          "{}: collectives across ranks left out: their times summed over ranks pass int64 nanoseconds (292 years)",
+          run.path));
+    }
+    run.traces = sums;
+    if (want_fraction) {
+      std::vector<FractionParts> fractions;
+      fractions.reserve(parts.size());
+      for (const RankParts& p : parts) fractions.push_back(p.fraction);
+      const ComputationFraction f = pooled_fraction(fractions);
+      if (f.exact) {
+        importers::ComputationSums c;
+        static_cast<SelfTimeSums&>(c) = f;  // the sums, whatever fields they have
+        c.basis = f.basis;
+        c.ranks = static_cast<int64_t>(parts.size());
+        run.computation = c;
+      } else {
+        data->errors.push_back(fmt::format(
+            "{}: computation fraction not used: the {} ranks' self times summed exceed 292 years of nanoseconds",
+            run.path, parts.size()));
+      }
+    }
+    if (parts.size() < static_cast<size_t>(run.workers)) {
+      data->warnings.push_back(fmt::format("{}: traces of {} of {} ranks; fractions are over those ranks", run.path,
+                                           parts.size(), run.workers));
+    }
+  }
+}
+
+}  // namespace scaleprof::analysis

@@ -1,0 +1,36 @@
+// Streams the ranks of a `scaleprof trace` report: each file is read, reduced to what the report
+// needs of it (RankResults and its compact collective rows) on the thread that read it, and freed
+// before that thread reads the next. Memory is (threads × one trace) plus those results, whatever the
+// number of ranks (docs/scale.md); report_tables (report/trace_report.h) makes the tables from them,
+// the same as trace_report() makes from the set loaded whole (pipeline/trace_pipeline.h does both).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/collective_rows.h"
+#include "core/result.h"
+#include "engine/rank_results.h"
+#include "engine/rank_results_store.h"
+#include "trace/trace_set.h"
+
+namespace scaleprof::report {
+
+struct StreamedRanks {
+  trace::StreamedSet set;                 // the files, their final ranks, errors and warnings
+  std::vector<std::string> repair_notes;  // "FILE: repaired N invalid JSON spots ...", in rank order
+  bool any_read = false;                  // some file was read
+  bool any_selected = false;              // some file read has a rank options.ranks selects
+  // The selected ranks' results and compact collective rows, in rank order; empty unless any_selected.
+  std::shared_ptr<RankResultsStore> results;
+  analysis::CollectiveRows rows;
+};
+
+// The ranks of the files of `paths`, each reduced to what `sections` need of it. A file whose rank is
+// known when it is read and not selected is not analysed; `load.wanted_rank` may also skip reading
+// files whose rank their name gives. Fails only as trace::stream_traces does.
+Result<StreamedRanks> stream_ranks(const ReportSections& sections, const std::vector<std::string>& paths,
+                                   const trace::LoadOptions& load, const TraceReportOptions& options);
+
+}  // namespace scaleprof::report

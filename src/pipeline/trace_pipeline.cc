@@ -1,0 +1,25 @@
+#include "pipeline/trace_pipeline.h"
+
+#include <utility>
+
+#include "engine/trace_stream.h"
+
+namespace scaleprof::report {
+
+Result<StreamedReport> stream_report(std::string_view report, const std::vector<std::string>& paths,
+                                     const trace::LoadOptions& load, const TraceReportOptions& options) {
+  const ReportSections sections = sections_of(report, options);
+  auto streamed = stream_ranks(sections, paths, load, options);
+  if (!streamed) return streamed.error();
+  StreamedRanks& ranks = streamed.value();
+  StreamedReport out;
+  out.set = std::move(ranks.set);
+  out.repair_notes = std::move(ranks.repair_notes);
+  out.any_read = ranks.any_read;
+  out.any_selected = ranks.any_selected;
+  if (!out.any_selected) return out;
+  out.report = report_tables(sections, ranks.results, std::move(ranks.rows), options);
+  return out;
+}
+
+}  // namespace scaleprof::report

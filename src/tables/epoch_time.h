@@ -1,0 +1,17 @@
+// One epoch's time, as the run-data tables keep it (tables/run_data.h), and the NaN that marks a
+// missing value in them; the scaling analyses (analysis/scaling.h) read both.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+namespace scaleprof::analysis {
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct EpochTime {
+  int64_t epoch = 0;  // the user's epoch index
+  double seconds = 0;
+};
+
+}  // namespace scaleprof::analysis

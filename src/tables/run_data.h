@@ -1,0 +1,129 @@
+// What the scalability report reads, as plain in-memory tables: one RunData per run, whatever the
+// layout it came from (scaleprof run directories or itwinai's CSV layout).
+//
+// Data flows one way: files -> importers (importers/run_data_reader.h) -> ScalabilityData -> trace
+// stage (engine/run_trace_metrics.h) -> analyses (analysis/scalability.h, analysis/scaling.h) ->
+// renderers (report/: tables, plots, HTML). Importers fill this struct and format nothing; the
+// report reads no files.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/checked_sum.h"
+#include "tables/epoch_time.h"
+#include "tables/self_time_sums.h"
+
+namespace scaleprof::importers {
+
+// Samples of one GPU, in time order. Empty CSV fields are NaN.
+struct GpuSeries {
+  std::string source;  // file the samples came from
+  std::string device;  // device id as the file names it (with the rank/node for itwinai files)
+  std::vector<double> time_s;
+  std::vector<double> utilization_pct;
+  std::vector<double> power_w;
+  std::vector<double> energy_j;  // cumulative counter (scaleprof gpu.csv), NaN where absent
+  // itwinai's layout has no times, only a sample index and a probing interval: its energy is the
+  // rectangle rule (power x interval), as itwinai computes it. NaN for scaleprof files.
+  double probing_interval_s = analysis::kNaN;
+};
+
+// itwinai's computation fraction inputs (the operator self-time sums of
+// analysis/computation_fraction.h), summed over the ranks of a run. Nanoseconds.
+struct ComputationSums : analysis::SelfTimeSums {
+  analysis::FractionBasis basis = analysis::FractionBasis::kDeviceSelf;
+  int64_t ranks = 0;
+};
+
+// GPU time of the profiled steps split into parts that add up to the span, summed over ranks
+// (nanoseconds). Filled from traces by the trace engine (engine/run_trace_metrics.h).
+struct TraceSums {
+  int64_t ranks = 0;
+  int64_t span_ns = 0;           // first to last device event, per rank, summed
+  int64_t idle_ns = 0;           // no device work at all
+  int64_t computation_ns = 0;    // union of computation kernels
+  int64_t communication_ns = 0;  // communication not hidden under computation
+  int64_t memory_ns = 0;         // copies/sets hidden under neither
+  int64_t other_ns = 0;          // the rest of the span (sync records, other work)
+  // Collectives matched across the run's ranks (GPU kernels, or gloo ops on CPU runs), inside the
+  // profiled steps, ranks summed (analysis/collective_match.h):
+  int64_t step_ns = 0;                // ProfilerStep time
+  int64_t collective_calls = 0;       // calls launched in a step (one per call, not per rank)
+  int64_t collectives_matched = 0;    // of those, matched on every rank of their group
+  int64_t collective_latency_ns = 0;  // each matched call's latency, once per rank taking part
+  int64_t collective_wait_ns = 0;     // the ranks' waits for the last rank to arrive
+};
+
+// `*into += from`, field by field, all or nothing: false (and *into unchanged) when a sum would leave
+// int64, so that sums over many ranks or runs are exact or absent, never wrapped (core/checked_sum.h).
+inline bool add_checked(TraceSums* into, const TraceSums& from) {
+  TraceSums s = *into;
+  const bool exact = scaleprof::add_checked(&s.ranks, from.ranks) && scaleprof::add_checked(&s.span_ns, from.span_ns) &&
+                     scaleprof::add_checked(&s.idle_ns, from.idle_ns) &&
+                     scaleprof::add_checked(&s.computation_ns, from.computation_ns) &&
+                     scaleprof::add_checked(&s.communication_ns, from.communication_ns) &&
+                     scaleprof::add_checked(&s.memory_ns, from.memory_ns) &&
+                     scaleprof::add_checked(&s.other_ns, from.other_ns) &&
+                     scaleprof::add_checked(&s.step_ns, from.step_ns) &&
+                     scaleprof::add_checked(&s.collective_calls, from.collective_calls) &&
+                     scaleprof::add_checked(&s.collectives_matched, from.collectives_matched) &&
+                     scaleprof::add_checked(&s.collective_latency_ns, from.collective_latency_ns) &&
+                     scaleprof::add_checked(&s.collective_wait_ns, from.collective_wait_ns);
+  if (exact) *into = s;
+  return exact;
+}
+
+inline bool add_checked(ComputationSums* into, const ComputationSums& from) {
+  ComputationSums s = *into;
+  const bool exact = s.add_checked(from) && scaleprof::add_checked(&s.ranks, from.ranks);
+  if (exact) *into = s;
+  return exact;
+}
+
+// One matched collective call of a run (for the bandwidth vs. message size plot).
+struct CollectiveSample {
+  std::string type;  // canonical: allreduce, allgather, ...
+  int64_t bytes = -1;
+  double busbw_gbps = -1;  // nccl-tests' bus bandwidth, GB/s; < 0 unknown
+};
+
+// One rank's waiting at the run's matched collectives (for the per-rank wait chart).
+struct RankWait {
+  int64_t rank = 0;
+  int64_t calls = 0;            // matched calls it took part in
+  int64_t own_wait_ns = 0;      // it waited for the last rank to arrive
+  int64_t wait_imposed_ns = 0;  // the others waited for it (at the calls it arrived last at)
+  int64_t arrived_last = 0;
+};
+
+struct RunData {
+  std::string layout;  // "scaleprof", "itwinai" or "mlflow"
+  std::string experiment;
+  std::string name;  // run name (run.json "run", else the folder; itwinai: run id folder)
+  std::string strategy;
+  int64_t workers = 0;  // world size (GPUs for itwinai)
+  int64_t nodes = 0;    // 0 when unknown
+  std::string path;     // the run folder (itwinai: the folder of its CSV files)
+  std::string status;   // completed, failed, running, incomplete, or "" when unknown
+  // Epoch times of the run, one per epoch: the slowest rank's duration (the epoch ends when the last
+  // rank finishes it). Unordered; analyses sort by epoch.
+  std::vector<analysis::EpochTime> epochs;
+  std::vector<GpuSeries> gpus;
+  std::optional<ComputationSums> computation;
+  std::vector<std::string> trace_files;  // profiler traces of the ranks, sorted
+  std::optional<TraceSums> traces;
+  std::vector<CollectiveSample> collectives;  // matched calls in the profiled steps, by group and position
+  std::vector<RankWait> rank_waits;           // by rank; empty without matched calls
+};
+
+struct ScalabilityData {
+  std::vector<RunData> runs;
+  std::vector<std::string> warnings;  // one line each: missing pieces, notes
+  std::vector<std::string> errors;    // "file:line: what is wrong": data that was rejected
+  std::vector<std::string> notes;     // what the importer did that the reader should know (runs it joined)
+};
+
+}  // namespace scaleprof::importers
