@@ -24,8 +24,8 @@ std::string warmup_changes(const importers::ScalabilityData& data, const analysi
       if (h.series != g.series || h.workers != g.workers || h.nodes != g.nodes) continue;
       if (g.epoch.count == 0 || h.epoch.count == 0) continue;
       changes += fmt::format("{}{} at {} worker{}: {} -> {} ({:+.1f}%)", changes.empty() ? "" : "; ", g.series,
-                             g.workers, g.workers == 1 ? "" : "s", seconds_text(g.epoch.mean), seconds_text(h.epoch.mean),
-                             (h.epoch.mean / g.epoch.mean - 1.0) * 100.0);
+                             g.workers, g.workers == 1 ? "" : "s", seconds_text(g.epoch.mean),
+                             seconds_text(h.epoch.mean), (h.epoch.mean / g.epoch.mean - 1.0) * 100.0);
     }
   }
   return changes;
