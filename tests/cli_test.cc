@@ -9,33 +9,16 @@
 #include <sstream>
 #include <string>
 
+#include "cli_harness.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using scaleprof::testing::CliRun;
 
 CliRun run(const std::string& args) {
-  static int counter = 0;
-  fs::path err_file =
-      fs::temp_directory_path() / ("scaleprof-cli-err-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-  std::string command = std::string(SCALEPROF_CLI_PATH) + " " + args + " 2>" + err_file.string();
-  CliRun r;
-  FILE* p = popen(command.c_str(), "r");
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof(buf), p)) r.out.append(buf, n);
-  int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_file);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.err = ss.str();
-  fs::remove(err_file);
-  return r;
+  return scaleprof::testing::run_cli(args);
 }
 
 class TempDir {

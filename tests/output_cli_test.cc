@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "cli_harness.h"
 #include "scalability_fixtures.h"
 
 namespace {
@@ -21,33 +22,12 @@ namespace {
 namespace fs = std::filesystem;
 using scaleprof::testing::ScratchDir;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using scaleprof::testing::CliRun;
+using scaleprof::testing::slurp;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Runs `scaleprof ARGS` through the shell (so ARGS may redirect stdout); stderr goes to a file.
+// Runs `scaleprof ARGS` through the shell (so ARGS may redirect stdout).
 CliRun run(const std::string& args) {
-  static int counter = 0;
-  const std::string err_file =
-      (fs::temp_directory_path() / fmt::format("scaleprof-output-err-{}-{}", ::getpid(), counter++)).string();
-  CliRun r;
-  FILE* p = popen((std::string(SCALEPROF_CLI_PATH) + " " + args + " 2>" + err_file).c_str(), "r");
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof(buf), p)) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = slurp(err_file);
-  fs::remove(err_file);
-  return r;
+  return scaleprof::testing::run_cli(args);
 }
 
 void two_runs(const ScratchDir& root, const std::string& strategy = "ddp") {

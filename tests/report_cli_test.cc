@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "cli_harness.h"
 #include "png_image.h"
 #include "scalability_fixtures.h"
 
@@ -19,38 +20,15 @@ namespace {
 namespace fs = std::filesystem;
 using scaleprof::testing::ScratchDir;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using scaleprof::testing::CliRun;
+using scaleprof::testing::slurp;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Runs a shell command line; stdout is captured, stderr goes to a file read back.
 CliRun shell(const std::string& command) {
-  static int counter = 0;
-  const std::string err_file = (fs::temp_directory_path() / ("scaleprof-report-err-" + std::to_string(::getpid()) +
-                                                             "-" + std::to_string(counter++)))
-                                   .string();
-  CliRun r;
-  FILE* p = popen((command + " 2>" + err_file).c_str(), "r");
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof(buf), p)) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = slurp(err_file);
-  fs::remove(err_file);
-  return r;
+  return scaleprof::testing::run_shell(command);
 }
 
 CliRun run(const std::string& args, const std::string& env = "") {
-  return shell(env + (env.empty() ? "" : " ") + SCALEPROF_CLI_PATH + " " + args);
+  return scaleprof::testing::run_cli(args, env);
 }
 
 size_t count(const std::string& text, const std::string& part) {

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "cli_harness.h"
 #include "scalability_fixtures.h"
 
 namespace {
@@ -19,33 +20,12 @@ namespace fs = std::filesystem;
 using scaleprof::testing::make_run;
 using scaleprof::testing::ScratchDir;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using scaleprof::testing::CliRun;
+using scaleprof::testing::slurp;
 
 // `scaleprof ARGS` under a time limit (a runaway loop fails the test instead of hanging it).
 CliRun run(const std::string& args, const std::string& env = "") {
-  static int counter = 0;
-  const std::string err_file =
-      (fs::temp_directory_path() / fmt::format("scaleprof-validation-err-{}-{}", ::getpid(), counter++)).string();
-  CliRun r;
-  FILE* p = popen((env + " timeout 60 " + SCALEPROF_CLI_PATH + " " + args + " 2>" + err_file).c_str(), "r");
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof(buf), p)) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = slurp(err_file);
-  fs::remove(err_file);
-  return r;
+  return scaleprof::testing::run_cli(args, env, 60);
 }
 
 bool contains(const std::string& text, const std::string& part) {

@@ -11,36 +11,18 @@
 #include <sstream>
 #include <string>
 
+#include "cli_harness.h"
 #include "report/name_shorten.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using scaleprof::testing::CliRun;
 
 // `env` is prepended to the command line (e.g. "COLUMNS=100").
 CliRun run(const std::string& args, const std::string& env = "") {
-  static int counter = 0;
-  const fs::path err_file = fs::temp_directory_path() /
-                            ("scaleprof-trace-out-err-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-  const std::string command = env + " " + std::string(SCALEPROF_CLI_PATH) + " " + args + " 2>" + err_file.string();
-  CliRun r;
-  FILE* p = popen(command.c_str(), "r");
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof(buf), p)) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_file);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.err = ss.str();
-  fs::remove(err_file);
-  return r;
+  return scaleprof::testing::run_cli(args, env);
 }
 
 size_t widest_line(const std::string& text) {

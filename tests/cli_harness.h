@@ -1,0 +1,57 @@
+// The one way the unit tests run the scaleprof CLI (the binary this build made, SCALEPROF_CLI_PATH):
+// through the shell, so a test may redirect or pipe, with standard output captured and standard error
+// kept apart in a temporary file read back, and the exit code (-1 when killed by a signal).
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace scaleprof::testing {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// The whole file at `path`, bytes as they are ("" when it cannot be read).
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs a shell command line: stdout captured, stderr to a file read back.
+inline CliRun run_shell(const std::string& command) {
+  static int counter = 0;
+  const std::string err_file = (std::filesystem::temp_directory_path() /
+                                ("scaleprof-cli-err-" + std::to_string(::getpid()) + "-" + std::to_string(counter++)))
+                                   .string();
+  CliRun r;
+  FILE* p = popen((command + " 2>" + err_file).c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof(buf), p)) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = slurp(err_file);
+  std::filesystem::remove(err_file);
+  return r;
+}
+
+// `scaleprof ARGS`; `env` (assignments such as "COLUMNS=100") goes before it, and a positive
+// `timeout_s` runs it under timeout(1) so a runaway loop fails the test instead of hanging it.
+inline CliRun run_cli(const std::string& args, const std::string& env = "", int timeout_s = 0) {
+  std::string command = env.empty() ? "" : env + " ";
+  if (timeout_s > 0) command += "timeout " + std::to_string(timeout_s) + " ";
+  return run_shell(command + SCALEPROF_CLI_PATH + " " + args);
+}
+
+}  // namespace scaleprof::testing
