@@ -1,0 +1,173 @@
+// scaleprof run directories into the run-data tables: collect's run-directory reader
+// (importers/run_reader.h) reads the files; this turns a run into RunData rows, with GPU readings
+// checked (run_data_sink.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "importers/run_data_sink.h"
+#include "importers/run_reader.h"
+#include "importers/value_checks.h"
+
+namespace scaleprof::importers {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class ScaleprofRunReader {
+ public:
+  explicit ScaleprofRunReader(RunDataSink& sink) : sink_(sink), opt_(sink.options()), data_(sink.data()) {}
+
+  // One series per device of `samples` (any order), times in seconds.
+  void add_gpu_series(const std::vector<collect::GpuSample>& samples, const std::string& source,
+                      const std::string& label, RunData* run) {
+    std::map<int64_t, std::vector<const collect::GpuSample*>> by_device;
+    for (const collect::GpuSample& g : samples) by_device[g.device].push_back(&g);
+    for (auto& entry : by_device) {
+      std::vector<const collect::GpuSample*>& list = entry.second;
+      std::stable_sort(list.begin(), list.end(), [](const collect::GpuSample* x, const collect::GpuSample* y) {
+        return x->time_unix_ns < y->time_unix_ns;
+      });
+      GpuSeries s;
+      s.source = source;
+      s.device = fmt::format("{} gpu {}", label, entry.first);
+      for (const collect::GpuSample* g : list) {
+        s.time_s.push_back(static_cast<double>(g->time_unix_ns) / 1e9);
+        s.utilization_pct.push_back(
+            checked_reading(g->utilization_pct.value_or(analysis::kNaN), "utilization_pct", source, g->line));
+        s.power_w.push_back(checked_reading(g->power_w.value_or(analysis::kNaN), "power_w", source, g->line));
+        s.energy_j.push_back(checked_reading(g->energy_j.value_or(analysis::kNaN), "energy_j", source, g->line));
+      }
+      run->gpus.push_back(std::move(s));
+    }
+  }
+
+  void read_run(const fs::path& dir, const std::string& experiment_folder) {
+    if (!opt_.scaleprof_runs) return;
+    collect::ReadOptions read;
+    read.read_steps = false;
+    auto loaded = collect::read_run(dir.string(), read);
+    if (!loaded) {
+      error(loaded.error().message);
+      return;
+    }
+    const collect::RunData& in = loaded.value();
+    const std::string folder = dir.filename().string();
+    RunData run;
+    run.layout = "scaleprof";
+    run.path = dir.string();
+    run.experiment = in.info && !in.info->experiment.empty() ? in.info->experiment : experiment_folder;
+    run.name = in.info && !in.info->run.empty() ? in.info->run : folder;
+    if (!wanted_run(folder, run.name)) return;
+    // What collect's reader rejected (lines, files) is an error here (exit code 3); a torn last line or
+    // a rank that never wrote is a warning. The reader's severity decides, never the wording.
+    for (const Diagnostic& w : in.warnings) {
+      (w.severity == Severity::kError ? data_.errors : data_.warnings).push_back(w.text());
+    }
+    run.strategy = in.strategy();
+    // run.json's world size wins; a rank that says otherwise is inconsistent data. Values outside
+    // 1 .. kMaxWorkers are corrupt: they are errors, never used.
+    auto valid_count = [](int64_t n) { return n >= 1 && n <= kMaxWorkers; };
+    const std::optional<int64_t> declared = in.info ? in.info->world_size : std::nullopt;
+    const int64_t run_world = declared && valid_count(*declared) ? *declared : 0;
+    int64_t rank_world = 0;
+    for (const collect::RankData& r : in.ranks) {
+      if (!r.info || !r.info->world_size) continue;
+      const int64_t w = *r.info->world_size;
+      if (!valid_count(w)) {
+        error(fmt::format("{}/rank.json: world_size {} is out of range (1 to {}); ignored", r.dir, w, kMaxWorkers));
+      } else if (run_world > 0 && w != run_world) {
+        error(fmt::format("{}/rank.json: world_size {} contradicts run.json's {}; run.json's is used", r.dir, w,
+                          run_world));
+      } else {
+        rank_world = std::max(rank_world, w);
+      }
+    }
+    run.workers = run_world > 0 ? run_world : rank_world > 0 ? rank_world : static_cast<int64_t>(in.ranks.size());
+    if (declared && run_world == 0) {
+      error(
+          fmt::format("{}/run.json: world_size {} is out of range (1 to {}); {} worker(s) taken from the rank "
+                      "folders instead",
+                      run.path, *declared, kMaxWorkers, run.workers));
+    }
+    const int64_t nodes = in.info && in.info->nodes ? *in.info->nodes : in.node_count();
+    if (nodes != 0 && !valid_count(nodes)) {
+      error(fmt::format("{}/run.json: nodes {} is out of range (1 to {}); ignored", run.path, nodes, kMaxWorkers));
+    }
+    run.nodes = valid_count(nodes) ? nodes : 0;
+    run.status = in.status;
+    std::map<int64_t, double> epoch_max;  // epoch -> slowest rank's duration
+    for (const collect::RankData& r : in.ranks) {
+      // One record per epoch and rank: a repeat (a restarted process appending to the same file)
+      // would otherwise be merged by max and inflate every figure; the first record is kept.
+      std::map<int64_t, int64_t> first_line;  // epoch -> line of its first record
+      for (const collect::EpochRecord& e : r.epochs) {
+        if (std::isnan(e.duration_s) ||
+            !implausible_value(Quantity::kEpochSeconds, "duration_s", e.duration_s).empty()) {
+          error(fmt::format("{}/epochs.csv:{}: epoch {} has duration_s {}; epoch ignored", r.dir, e.line, e.epoch,
+                            e.duration_s));
+          continue;
+        }
+        auto [seen, first] = first_line.try_emplace(e.epoch, e.line);
+        if (!first) {
+          warn(fmt::format("{}/epochs.csv:{}: epoch {} recorded again (first on line {}); the first record is used",
+                           r.dir, e.line, e.epoch, seen->second));
+          continue;
+        }
+        auto [it, inserted] = epoch_max.try_emplace(e.epoch, e.duration_s);
+        if (!inserted) it->second = std::max(it->second, e.duration_s);
+      }
+      run.trace_files.insert(run.trace_files.end(), r.trace_files.begin(), r.trace_files.end());
+    }
+    // GPU samples: the wrapper's node-<host>/gpu.csv when present (ranks then do not sample), else
+    // each rank's own.
+    bool node_gpu = false;
+    for (const collect::NodeData& n : in.nodes) {
+      if (n.gpu.empty()) continue;
+      add_gpu_series(n.gpu, n.dir + "/gpu.csv", fs::path(n.dir).filename().string(), &run);
+      node_gpu = true;
+    }
+    if (!node_gpu) {
+      for (const collect::RankData& r : in.ranks) {
+        add_gpu_series(r.gpu, r.dir + "/gpu.csv", fs::path(r.dir).filename().string(), &run);
+      }
+    }
+    if (run.strategy.empty()) {
+      run.strategy = "unknown";
+      warn(fmt::format("{}: no strategy in run.json or rank.json; shown as 'unknown'", run.path));
+    }
+    run.epochs.reserve(epoch_max.size());
+    for (const auto& [epoch, seconds] : epoch_max) run.epochs.push_back({epoch, seconds});
+    if (run.workers <= 0) {
+      error(fmt::format("{}: world size unknown (no run.json, no rank folders); run skipped", run.path));
+      return;
+    }
+    if (run.status != "completed") {
+      warn(fmt::format("{}: run status is {}; its {} finished epoch(s) are used", run.path, run.status,
+                       run.epochs.size()));
+    }
+    data_.runs.push_back(std::move(run));
+  }
+
+ private:
+  bool wanted_run(const std::string& folder, const std::string& name) { return sink_.wanted_run(folder, name); }
+  void error(std::string message) { sink_.error(std::move(message)); }
+  void warn(std::string message) { sink_.warn(std::move(message)); }
+  double checked_reading(double value, std::string_view column, const std::string& file, int64_t line) {
+    return sink_.checked_reading(value, column, file, line);
+  }
+
+  RunDataSink& sink_;
+  const ScalabilityReadOptions& opt_;
+  ScalabilityData& data_;
+};
+
+}  // namespace
+
+void read_scaleprof_run(RunDataSink& sink, const fs::path& dir, const std::string& experiment_folder) {
+  ScaleprofRunReader(sink).read_run(dir, experiment_folder);
+}
+
+}  // namespace scaleprof::importers
