@@ -19,9 +19,9 @@ SharedLibrary::~SharedLibrary() {
   if (handle_ != nullptr) dlclose(handle_);
 }
 
-Result<SharedLibrary> SharedLibrary::open(const std::string& path) {
+Result<SharedLibrary> SharedLibrary::open(const std::string& path, Unload unload) {
   dlerror();
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | (unload == Unload::kNever ? RTLD_NODELETE : 0));
   if (handle == nullptr) {
     const char* why = dlerror();
     std::string text = why != nullptr ? why : "cannot be loaded";

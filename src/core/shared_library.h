@@ -18,8 +18,14 @@ class SharedLibrary {
   SharedLibrary& operator=(SharedLibrary&& other) noexcept;
   ~SharedLibrary();
 
+  // Whether closing the handle may unmap the library. kNever (RTLD_NODELETE) is for a library loaded
+  // once per process that must outlive every handle: libcurl brings OpenSSL, whose exit handlers and
+  // thread-local data would point into unmapped memory if a static's destructor unloaded it before
+  // the process ends (LeakSanitizer's exit check crashed on exactly that stale thread-local entry).
+  enum class Unload { kOnClose, kNever };
+
   // dlopen(path, RTLD_NOW | RTLD_LOCAL): the library's symbols stay out of the global namespace.
-  static Result<SharedLibrary> open(const std::string& path);
+  static Result<SharedLibrary> open(const std::string& path, Unload unload = Unload::kOnClose);
 
   // The symbol as a function pointer of type F, or nullptr when absent.
   template <class F>

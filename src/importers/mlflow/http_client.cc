@@ -45,7 +45,9 @@ struct CurlApi {
 
 CurlApi load_curl() {
   CurlApi api;
-  auto lib = SharedLibrary::open("libcurl.so.4");
+  // Never unloaded: the function-local static that holds it is destroyed at exit, and unloading
+  // libcurl then would take OpenSSL with it while its exit handlers still run (shared_library.h).
+  auto lib = SharedLibrary::open("libcurl.so.4", SharedLibrary::Unload::kNever);
   if (!lib) {
     api.error = fmt::format("cannot load libcurl ({})", lib.error().message);
     return api;
