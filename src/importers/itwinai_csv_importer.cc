@@ -56,9 +56,9 @@ std::vector<fs::path> sorted_files(const fs::path& dir) {
   return out;
 }
 
-class ItwinaiCsvReader {
+class ItwinaiCsvReader : RunDataReader {
  public:
-  explicit ItwinaiCsvReader(RunDataSink& sink) : sink_(sink), opt_(sink.options()), data_(sink.data()) {}
+  explicit ItwinaiCsvReader(RunDataSink& sink) : RunDataReader(sink) {}
 
   RunData& itwinai_run(std::map<std::tuple<std::string, int64_t>, RunData>& runs, const fs::path& dir,
                        const std::string& run_id, const std::string& strategy, int64_t workers) {
@@ -294,16 +294,6 @@ class ItwinaiCsvReader {
     }
     return true;
   }
-
-  void error(std::string message) { sink_.error(std::move(message)); }
-  void warn(std::string message) { sink_.warn(std::move(message)); }
-  double checked_reading(double value, std::string_view column, const std::string& file, int64_t line) {
-    return sink_.checked_reading(value, column, file, line);
-  }
-
-  RunDataSink& sink_;
-  const ScalabilityReadOptions& opt_;
-  ScalabilityData& data_;
 };
 
 }  // namespace

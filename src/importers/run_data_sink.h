@@ -47,6 +47,23 @@ class RunDataSink {
   std::set<std::string> matched_names_;          // --run-names entries that selected a run
 };
 
+// What both readers' code calls its tables and problem reports by: the sink's, under the names the
+// code had when the two readers were one class.
+class RunDataReader {
+ protected:
+  explicit RunDataReader(RunDataSink& sink) : sink_(sink), opt_(sink.options()), data_(sink.data()) {}
+
+  void error(std::string message) { sink_.error(std::move(message)); }
+  void warn(std::string message) { sink_.warn(std::move(message)); }
+  double checked_reading(double value, std::string_view column, const std::string& file, int64_t line) {
+    return sink_.checked_reading(value, column, file, line);
+  }
+
+  RunDataSink& sink_;
+  const ScalabilityReadOptions& opt_;
+  ScalabilityData& data_;
+};
+
 // One scaleprof run directory (a run.json and/or rank-NNNNN folders) into sink's tables.
 void read_scaleprof_run(RunDataSink& sink, const std::filesystem::path& dir, const std::string& experiment_folder);
 

@@ -16,9 +16,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class ScaleprofRunReader {
+class ScaleprofRunReader : RunDataReader {
  public:
-  explicit ScaleprofRunReader(RunDataSink& sink) : sink_(sink), opt_(sink.options()), data_(sink.data()) {}
+  explicit ScaleprofRunReader(RunDataSink& sink) : RunDataReader(sink) {}
 
   // One series per device of `samples` (any order), times in seconds.
   void add_gpu_series(const std::vector<collect::GpuSample>& samples, const std::string& source,
@@ -153,15 +153,6 @@ class ScaleprofRunReader {
 
  private:
   bool wanted_run(const std::string& folder, const std::string& name) { return sink_.wanted_run(folder, name); }
-  void error(std::string message) { sink_.error(std::move(message)); }
-  void warn(std::string message) { sink_.warn(std::move(message)); }
-  double checked_reading(double value, std::string_view column, const std::string& file, int64_t line) {
-    return sink_.checked_reading(value, column, file, line);
-  }
-
-  RunDataSink& sink_;
-  const ScalabilityReadOptions& opt_;
-  ScalabilityData& data_;
 };
 
 }  // namespace
