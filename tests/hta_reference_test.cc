@@ -649,13 +649,11 @@ void check_gpu_case(const std::string& name, size_t driver_launches) {
   ASSERT_TRUE(c.fractional()) << name;
   c.analyse_all();
   c.check_window();
-  for (const trace::RankTrace& t : c.ranks()) {
-    const RankResults& r = c.rank(t.rank);
-    EXPECT_GE(r.temporal.compute_ns, 0);
-    EXPECT_GT(r.temporal.kernel_time_ns, 0) << name << " rank " << t.rank;
-  }
   std::vector<analysis::TemporalBreakdown> exact;
-  for (const trace::RankTrace& t : c.ranks()) exact.push_back(c.rank(t.rank).temporal);
+  for (const trace::RankTrace& t : c.ranks()) {
+    exact.push_back(c.rank(t.rank).temporal);
+    EXPECT_GT(exact.back().compute_ns, 0) << name << " rank " << t.rank;  // every case ran compute kernels
+  }
 
   c.round_copy_like_hta();
   c.analyse_all();
