@@ -4,8 +4,14 @@
 #   1. clang-format check            4. unit tests again under AddressSanitizer + UBSan
 #   2. unit tests (ctest)            5. every fuzz target for FUZZ_SECONDS (default 60)
 #   3. PyTorch end-to-end (pytest)   6. clang-tidy on src/
-#   3b. SLURM integration (tests/slurm/slurm_integration_test.sh, a real 16-node cluster)
-# Any failure fails the run; each step prints its own summary line.
+#   3b. MLflow (a real server), 3c. SLURM integration (a real 16-node cluster)
+# Any failure fails the run; each step prints its own summary line and how long it took.
+#
+# Why a background chain: steps 3-3c wait on real time (servers, trainings, job schedulers) and leave
+# the CPUs partly idle, while the ASan and fuzz builds and clang-tidy only need CPU. So right after
+# the unit tests those three start in the background at the lowest priority (nice 19: the timed
+# tests in the foreground keep the CPUs whenever they want them), and the foreground waits for each
+# one's result only where it needs it. The work done is the same; only the idle time is used.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -16,9 +22,59 @@ JOBS=$(nproc)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-step() { printf '\n== %s\n' "$*"; }
+run_start=$SECONDS
+step_start=$SECONDS
+step_name=""
+step_done() { [ -z "$step_name" ] || printf -- '-- %s: %d s\n' "$step_name" $((SECONDS - step_start)); }
+step() { step_done; step_name="$*"; step_start=$SECONDS; printf '\n== %s\n' "$*"; }
+trap 'step_done' EXIT
 
 sources() { git ls-files -- 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 'fuzz/*.cc' 'bench/*.cc' 'python/*.cc'; }
+
+# Every libFuzzer target of fuzz/CMakeLists.txt.
+fuzz_targets=$(tr '\n' ' ' <fuzz/CMakeLists.txt | grep -oE 'add_executable\([[:space:]]*[A-Za-z0-9_]+_fuzzer' | sed -E 's/.*[( ]//')
+
+# The background chain (see the top): each part writes $BUILD/ci-<part>.log and, when done, its exit
+# status to $BUILD/ci-<part>.rc; await PART prints the log and fails the run on a non-zero status.
+chain_part() { # part command...
+  local part=$1
+  shift
+  rm -f "$BUILD/ci-$part.rc"
+  local rc=0
+  "$@" >"$BUILD/ci-$part.log" 2>&1 || rc=$?
+  echo "$rc" >"$BUILD/ci-$part.rc"
+}
+build_asan() {
+  cmake -S . -B "$ASAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSCALEPROF_SANITIZE=ON >/dev/null &&
+    cmake --build "$ASAN_BUILD" -j "$JOBS"
+}
+build_fuzz() {
+  CXX=clang++ cmake -S . -B "$FUZZ_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSCALEPROF_FUZZ=ON \
+    -DSCALEPROF_TESTS=OFF >/dev/null &&
+    # shellcheck disable=SC2086  # one argument per target
+    cmake --build "$FUZZ_BUILD" -j "$JOBS" --target $fuzz_targets
+}
+background_chain() {
+  chain_part asan-build build_asan
+  chain_part fuzz-build build_fuzz
+  chain_part clang-tidy bash tools/clang_tidy_cached.sh "$BUILD"
+}
+chain_pid=""
+await() { # part: waits for it, shows its log's end, fails on its failure
+  local part=$1 rc
+  while [ ! -e "$BUILD/ci-$part.rc" ]; do
+    kill -0 "$chain_pid" 2>/dev/null || { echo "$part: the background chain ended without a result"; exit 1; }
+    sleep 2
+  done
+  rc=$(cat "$BUILD/ci-$part.rc")
+  if [ "$rc" != 0 ]; then
+    tail -80 "$BUILD/ci-$part.log"
+    echo "$part: FAILED (exit $rc, log: $BUILD/ci-$part.log)"
+    exit 1
+  fi
+  tail -1 "$BUILD/ci-$part.log"
+}
+stop_chain() { [ -z "$chain_pid" ] || kill -- -"$chain_pid" 2>/dev/null || true; }
 
 step "layers"
 python3 tools/check_layers.py
@@ -29,6 +85,14 @@ echo "clang-format: all $(sources | wc -l) files formatted"
 
 step "unit tests"
 ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS"
+
+rm -f "$BUILD"/ci-*.rc
+set -m  # the chain gets a process group of its own, so stop_chain ends all of it
+nice -n 19 bash -c "$(declare -f chain_part build_asan build_fuzz background_chain); \
+  BUILD='$BUILD' ASAN_BUILD='$ASAN_BUILD' FUZZ_BUILD='$FUZZ_BUILD' JOBS=$JOBS fuzz_targets='$fuzz_targets' background_chain" &
+chain_pid=$!
+set +m
+trap 'stop_chain; step_done' EXIT
 
 step "PyTorch end-to-end tests"
 if [ -d tests/python ]; then
@@ -56,19 +120,14 @@ step "SLURM integration (a real 16-node cluster on this machine; budget 4 minute
 timeout --signal=TERM --kill-after=20 300 bash tests/slurm/slurm_integration_test.sh
 
 step "unit tests under AddressSanitizer and UBSan"
-cmake -S . -B "$ASAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSCALEPROF_SANITIZE=ON >/dev/null
-cmake --build "$ASAN_BUILD" -j "$JOBS"
+await asan-build
 ctest --test-dir "$ASAN_BUILD" --output-on-failure -j "$JOBS"
 
-# Every libFuzzer target of fuzz/CMakeLists.txt is built; each one with a seed corpus in
-# fuzz/corpus/<name>/ (target fuzz/<name>_fuzzer.cc) runs for FUZZ_SECONDS, two at a time. The
-# seeds are copied to $FUZZ_BUILD/corpus/<name> so what the fuzzer adds never lands in the repo.
-fuzz_targets=$(tr '\n' ' ' <fuzz/CMakeLists.txt | grep -oE 'add_executable\([[:space:]]*[A-Za-z0-9_]+_fuzzer' | sed -E 's/.*[( ]//')
+# Every fuzz target (built by the background chain) with a seed corpus in fuzz/corpus/<name>/
+# (target fuzz/<name>_fuzzer.cc) runs for FUZZ_SECONDS, two at a time. The seeds are copied to
+# $FUZZ_BUILD/corpus/<name> so what the fuzzer adds never lands in the repo.
 step "fuzzing $(echo "$fuzz_targets" | wc -w) targets for ${FUZZ_SECONDS}s each"
-CXX=clang++ cmake -S . -B "$FUZZ_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSCALEPROF_FUZZ=ON \
-  -DSCALEPROF_TESTS=OFF >/dev/null
-# shellcheck disable=SC2086  # one argument per target
-cmake --build "$FUZZ_BUILD" -j "$JOBS" --target $fuzz_targets
+await fuzz-build
 fuzz_one() { # name: runs one target on a copy of its seeds; prints one line; non-zero on a finding
   local name=$1 bin="$FUZZ_BUILD/fuzz/$1_fuzzer" work="$FUZZ_BUILD/corpus/$1" log="$FUZZ_BUILD/fuzz-$1.log"
   mkdir -p "$work" && cp -r "fuzz/corpus/$name/." "$work/"
@@ -92,4 +151,7 @@ printf '%s\n' "${fuzz_run[@]}" | xargs -P 2 -I{} bash -c 'fuzz_one "$1"' _ {}
 echo "fuzz: ${#fuzz_run[@]} targets, no finding"
 
 step "clang-tidy"
-bash tools/clang_tidy_cached.sh "$BUILD"
+await clang-tidy
+step_done
+step_name=""
+printf '\n== all steps passed in %d s\n' $((SECONDS - run_start))
