@@ -64,8 +64,8 @@ inline std::vector<std::string_view> split_parts(std::string_view input, size_t 
 }
 
 // Renders the report of `data` (read from `root`) every way but plots; traps on any broken guarantee.
-inline void render_everything(const importers::ScalabilityData& data, const std::string& root) {
-  for (const importers::RunData& r : data.runs) {
+inline void render_everything(const tables::ScalabilityData& data, const std::string& root) {
+  for (const tables::RunData& r : data.runs) {
     if (r.workers < 1 || r.workers > importers::kMaxWorkers) __builtin_trap();
   }
   const analysis::ScalabilityAnalysis result = analysis::analyse_scalability(data, {});
@@ -110,7 +110,7 @@ inline void report_mlflow_store(importers::MlflowStore& store, const std::string
   options.experiment_name = "exp";
   auto loaded = importers::read_mlflow_runs(store, options);
   if (!loaded) return;
-  for (const importers::RunData& r : loaded.value().runs) {
+  for (const tables::RunData& r : loaded.value().runs) {
     if (r.workers < 1 || r.workers > importers::kMaxWorkers) __builtin_trap();
   }
   render_everything(loaded.value(), root);

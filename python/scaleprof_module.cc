@@ -22,6 +22,7 @@
 
 namespace py = pybind11;
 namespace collect = scaleprof::collect;
+namespace importers = scaleprof::importers;
 
 namespace {
 
@@ -72,7 +73,7 @@ py::dict gpu_dict(const collect::GpuDeviceSummary& g) {
 }
 
 // A run directory as plain Python data (enough for tests and notebooks; pandas reads the CSVs).
-py::dict run_dict(const collect::RunData& r) {
+py::dict run_dict(const importers::RunData& r) {
   py::dict d;
   d["dir"] = r.dir;
   d["experiment"] = r.experiment;
@@ -81,7 +82,7 @@ py::dict run_dict(const collect::RunData& r) {
   d["status_reason"] = r.status_reason;
   d["attempt"] = r.attempt;
   py::list attempts;
-  for (const collect::AttemptSummary& a : r.attempts) {
+  for (const importers::AttemptSummary& a : r.attempts) {
     py::dict ad;
     ad["attempt"] = a.attempt;
     ad["dir"] = a.dir;
@@ -95,7 +96,7 @@ py::dict run_dict(const collect::RunData& r) {
   d["epochs_completed"] = r.epochs_completed();
   d["warnings"] = scaleprof::texts(r.warnings);
   py::list ranks;
-  for (const collect::RankData& rank : r.ranks) {
+  for (const importers::RankData& rank : r.ranks) {
     py::dict rd;
     rd["rank"] = rank.rank;
     rd["dir"] = rank.dir;
@@ -363,13 +364,13 @@ PYBIND11_MODULE(_scaleprof, m) {
       .def_property_readonly("gpu_note", &collect::RankRecorder::gpu_note);
 
   m.def(
-      "read_run", [](const std::string& dir) { return run_dict(unwrap(collect::read_run(dir))); }, py::arg("dir"),
+      "read_run", [](const std::string& dir) { return run_dict(unwrap(importers::read_run(dir))); }, py::arg("dir"),
       "One run directory as dicts: status, ranks with epochs, steps, trace files and GPU summaries, warnings.");
   m.def(
       "read_runs",
       [](const std::string& root, const std::string& experiment) {
         py::list out;
-        for (const auto& r : unwrap(collect::read_runs(root, experiment))) out.append(run_dict(r));
+        for (const auto& r : unwrap(importers::read_runs(root, experiment))) out.append(run_dict(r));
         return out;
       },
       py::arg("root"), py::arg("experiment") = "");

@@ -64,10 +64,10 @@ TEST(RecordArguments, NegativeIndexesAndSampleCountsAreRefusedBeforeTheRecordSta
   ASSERT_TRUE(rec.end_epoch(32).ok());
   ASSERT_TRUE(rec.finish(true).ok());
 
-  auto run = read_run(dir.file("exp/run1"));
+  auto run = importers::read_run(dir.file("exp/run1"));
   ASSERT_TRUE(run.ok());
   ASSERT_EQ(run.value().ranks.size(), 1u);
-  const RankData& rank = run.value().ranks[0];
+  const importers::RankData& rank = run.value().ranks[0];
   ASSERT_EQ(rank.epochs.size(), 2u);
   EXPECT_EQ(rank.epochs[0].epoch, 0);
   EXPECT_EQ(rank.epochs[1].epoch, 2);

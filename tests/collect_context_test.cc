@@ -216,17 +216,21 @@ TEST(RunNames, CheckName) {
 
 TEST(Wrapper, WorldSizeFromATorchrunCommandLine) {
   using V = std::vector<std::string>;
-  EXPECT_EQ(torchrun_world(V{"torchrun", "--nproc_per_node", "4", "train.py"}), std::make_pair(int64_t{4}, int64_t{1}));
-  EXPECT_EQ(torchrun_world(V{"/venv/bin/torchrun", "--nnodes=2", "--nproc-per-node=8", "t.py"}),
+  EXPECT_EQ(launch::torchrun_world(V{"torchrun", "--nproc_per_node", "4", "train.py"}),
+            std::make_pair(int64_t{4}, int64_t{1}));
+  EXPECT_EQ(launch::torchrun_world(V{"/venv/bin/torchrun", "--nnodes=2", "--nproc-per-node=8", "t.py"}),
             std::make_pair(int64_t{16}, int64_t{2}));
-  EXPECT_EQ(torchrun_world(V{"python", "-m", "torch.distributed.run", "--nproc_per_node", "2", "t.py"}),
+  EXPECT_EQ(launch::torchrun_world(V{"python", "-m", "torch.distributed.run", "--nproc_per_node", "2", "t.py"}),
             std::make_pair(int64_t{2}, int64_t{1}));
   // The script's own --nproc_per_node after the script name is not torchrun's.
-  EXPECT_EQ(torchrun_world(V{"torchrun", "t.py", "--nproc_per_node", "3"}), std::make_pair(int64_t{0}, int64_t{0}));
-  EXPECT_EQ(torchrun_world(V{"torchrun", "--nproc_per_node", "gpu", "t.py"}), std::make_pair(int64_t{0}, int64_t{0}));
-  EXPECT_EQ(torchrun_world(V{"python", "train.py", "--nproc_per_node", "4"}), std::make_pair(int64_t{0}, int64_t{0}));
+  EXPECT_EQ(launch::torchrun_world(V{"torchrun", "t.py", "--nproc_per_node", "3"}),
+            std::make_pair(int64_t{0}, int64_t{0}));
+  EXPECT_EQ(launch::torchrun_world(V{"torchrun", "--nproc_per_node", "gpu", "t.py"}),
+            std::make_pair(int64_t{0}, int64_t{0}));
+  EXPECT_EQ(launch::torchrun_world(V{"python", "train.py", "--nproc_per_node", "4"}),
+            std::make_pair(int64_t{0}, int64_t{0}));
   // Elastic ranges (--nnodes 1:4) are not a fixed world.
-  EXPECT_EQ(torchrun_world(V{"torchrun", "--nnodes", "1:4", "--nproc_per_node", "2", "t.py"}),
+  EXPECT_EQ(launch::torchrun_world(V{"torchrun", "--nnodes", "1:4", "--nproc_per_node", "2", "t.py"}),
             std::make_pair(int64_t{0}, int64_t{0}));
 }
 

@@ -173,7 +173,7 @@ TEST(RankRecorder, SixteenSimultaneousStartsOfOneRankRecordOnce) {
   EXPECT_EQ(recorded, 1);
   EXPECT_EQ(refused, kProcs - 1);
   EXPECT_EQ(count(read_file(dir.file("exp/run1/rank-00000/epochs.csv")), "\n"), kEpochs + 1);
-  auto run = read_run(dir.file("exp/run1"));
+  auto run = importers::read_run(dir.file("exp/run1"));
   ASSERT_TRUE(run.ok());
   ASSERT_EQ(run.value().ranks.size(), 1u);
   ASSERT_EQ(run.value().ranks[0].epochs.size(), static_cast<size_t>(kEpochs));
@@ -232,10 +232,10 @@ TEST(RankRecorder, AFailingDiskNeverFailsTheTrainingAndLosesNoRecord) {
   EXPECT_EQ(count(said, "epochs.csv: writing works again after 3 failed write(s)"), 1) << said;
   ASSERT_TRUE(r.finish(true).ok());
 
-  auto run = read_run(dir.file("exp/run1"));
+  auto run = importers::read_run(dir.file("exp/run1"));
   ASSERT_TRUE(run.ok());
   EXPECT_TRUE(run.value().warnings.empty()) << run.value().warnings.front();
-  const RankData& rank = run.value().ranks[0];
+  const importers::RankData& rank = run.value().ranks[0];
   ASSERT_EQ(rank.epochs.size(), 5u);
   for (int e = 0; e <= 4; ++e) {
     EXPECT_EQ(rank.epochs[e].epoch, e);
@@ -322,9 +322,9 @@ TEST(RankRecorder, ARequeueIsANewAttemptAndTheReaderUsesTheOneThatCompleted) {
     }
     ASSERT_TRUE(second.value()->finish(true).ok());
   }
-  auto run = read_run(dir.file("exp/run1"));
+  auto run = importers::read_run(dir.file("exp/run1"));
   ASSERT_TRUE(run.ok());
-  const RunData& r = run.value();
+  const importers::RunData& r = run.value();
   EXPECT_EQ(r.run, "run1");
   EXPECT_EQ(r.experiment, "exp");
   EXPECT_EQ(r.attempt, 1);
@@ -336,7 +336,7 @@ TEST(RankRecorder, ARequeueIsANewAttemptAndTheReaderUsesTheOneThatCompleted) {
   ASSERT_EQ(r.warnings.size(), 1u);
   EXPECT_EQ(r.warnings[0],
             dir.file("exp/run1") + ": 2 SLURM attempts; attempt 1 (completed) is used, set aside: attempt 0 (failed)");
-  auto listed = read_runs(dir.path());
+  auto listed = importers::read_runs(dir.path());
   ASSERT_TRUE(listed.ok());
   ASSERT_EQ(listed.value().size(), 1u);
   EXPECT_EQ(listed.value()[0].attempt, 1);

@@ -118,7 +118,7 @@ TEST(FileSizeLimit, ScaleprofRunOutlivesTheLimitAndReturnsTheCommandsExitCode) {
   EXPECT_GT(gpu.size(), kLimit / 2);
   ASSERT_FALSE(gpu.empty());
   EXPECT_EQ(gpu.back(), '\n');
-  auto run = read_run(dir.file("m/lim/r"));
+  auto run = importers::read_run(dir.file("m/lim/r"));
   ASSERT_TRUE(run.ok()) << run.error().message;
   EXPECT_TRUE(run.value().warnings.empty()) << run.value().warnings.front();  // no torn line
   ASSERT_TRUE(run.value().info);
@@ -150,7 +150,7 @@ TEST(FileSizeLimit, TheCommandKeepsTheSignalDispositionItWouldHaveWithoutScalepr
   Ended ign = run_cli_limited(dir, kLimit, SIG_IGN, args("ign"));
   EXPECT_EQ(ign.signal, 0);
   EXPECT_EQ(ign.exit_code, 1) << read_file(dir.file("err"));
-  auto run = read_run(dir.file("m/dfl/r"));
+  auto run = importers::read_run(dir.file("m/dfl/r"));
   ASSERT_TRUE(run.ok() && run.value().info);
   EXPECT_EQ(run.value().info->exit_status, 128 + SIGXFSZ);
 }

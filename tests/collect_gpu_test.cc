@@ -57,7 +57,7 @@ Sampled sample_for(const FakeNvml& fake, std::chrono::milliseconds duration, std
   out.live = monitor.value()->summary();
   out.rounds = monitor.value()->samples_taken();
   std::vector<std::string> warnings;
-  auto table = read_csv(options.csv_path, &warnings);
+  auto table = importers::read_csv(options.csv_path, &warnings);
   EXPECT_TRUE(table.ok() && warnings.empty());
   for (const auto& row : table.value().rows) {
     GpuSample s;
@@ -240,7 +240,7 @@ TEST(GpuMonitor, RankRecorderSamplesWithTheLibraryFromTheEnvironment) {
   EXPECT_EQ(r.value()->gpu_note(), "");
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   ASSERT_TRUE(r.value()->finish(true).ok());
-  auto run = read_run(dir.file("e/r"));
+  auto run = importers::read_run(dir.file("e/r"));
   ASSERT_TRUE(run.ok());
   const auto& gpu = run.value().ranks.at(0).gpu;
   ASSERT_GE(gpu.size(), 10u);
@@ -294,7 +294,7 @@ TEST(GpuLibrary, RocmSmiThroughTheStandIn) {
   // GPU 0 ramps 300 W + 100 W/s: its counter agrees with the trapezoid over the sampled power (exact
   // for a linear ramp), computed here from gpu.csv without the counter column.
   std::vector<std::string> warnings;
-  auto table = read_csv(options.csv_path, &warnings);
+  auto table = importers::read_csv(options.csv_path, &warnings);
   ASSERT_TRUE(table.ok());
   std::vector<std::pair<int64_t, double>> power0;
   for (const auto& row : table.value().rows) {

@@ -26,7 +26,7 @@ TEST(ReadCsv, TornLastLineIsSkippedAndReportedWithFileAndLine) {
                                "1,3,4,2.5,\n"
                                "2,5,6,3");
   std::vector<std::string> warnings;
-  auto t = read_csv(path, &warnings);
+  auto t = importers::read_csv(path, &warnings);
   ASSERT_TRUE(t.ok());
   ASSERT_EQ(t.value().rows.size(), 2u);
   EXPECT_EQ(t.value().line_numbers, (std::vector<int64_t>{2, 3}));
@@ -47,7 +47,7 @@ TEST(ReadCsv, AByteOrderMarkIsAccepted) {
             "\xEF\xBB\xBF"
             "time_unix_ns,device,utilization_pct,power_w,memory_used_bytes,"
             "energy_j\n1000000000,0,50,100,,\n");
-  auto run = read_run(dir.file("e/r"));
+  auto run = importers::read_run(dir.file("e/r"));
   ASSERT_TRUE(run.ok());
   EXPECT_TRUE(run.value().warnings.empty()) << run.value().warnings.front();
   ASSERT_EQ(run.value().ranks[0].epochs.size(), 2u);
@@ -60,13 +60,13 @@ TEST(ReadCsv, WrongFieldCountIsSkippedAndUnknownColumnsKept) {
   TempDir dir("fields");
   std::string path = dir.write("x.csv", "a,b,new_column\n1,2,3\n1,2\n4,5,6\n");
   std::vector<std::string> warnings;
-  auto t = read_csv(path, &warnings);
+  auto t = importers::read_csv(path, &warnings);
   ASSERT_TRUE(t.ok());
   ASSERT_EQ(t.value().rows.size(), 2u);
   EXPECT_EQ(t.value().rows[1][2], "6");
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_EQ(warnings[0], path + ":3: 2 fields where the header has 3; line skipped");
-  EXPECT_FALSE(read_csv(dir.file("absent.csv"), &warnings).ok());
+  EXPECT_FALSE(importers::read_csv(dir.file("absent.csv"), &warnings).ok());
 }
 
 TEST(ReadRun, ReadsEveryRankAndReportsTheTornLine) {
@@ -86,9 +86,9 @@ TEST(ReadRun, ReadsEveryRankAndReportsTheTornLine) {
   dir.write("exp/r1/node-n1/gpu.csv",
             "time_unix_ns,device,utilization_pct,power_w,memory_used_bytes,energy_j\n"
             "0,0,50,100,,\n1000000000,0,70,300,,\n");
-  auto run = read_run(dir.file("exp/r1"));
+  auto run = importers::read_run(dir.file("exp/r1"));
   ASSERT_TRUE(run.ok()) << run.error().message;
-  const RunData& r = run.value();
+  const importers::RunData& r = run.value();
   EXPECT_EQ(r.experiment, "exp");
   EXPECT_EQ(r.run, "r1");
   EXPECT_EQ(r.status, "failed");
@@ -122,12 +122,12 @@ TEST(ReadRun, StatusFromRanksWhenTheWriterIsGone) {
   if (child == 0) _exit(0);
   int status = 0;
   waitpid(child, &status, 0);
-  ReadOptions here;
+  importers::ReadOptions here;
   here.local_host = "thishost";
   dir.write("e/gone/rank-00000/rank.json", rank_json(0, "running", child, "thishost"));
   dir.write("e/gone/run.json", "{\"status\": \"running\", \"writer_host\": \"thishost\", \"writer_pid\": " +
                                    std::to_string(child) + "}\n");
-  auto gone = read_run(dir.file("e/gone"), here);
+  auto gone = importers::read_run(dir.file("e/gone"), here);
   ASSERT_TRUE(gone.ok());
   // Gone without recording an end: interrupted, with whose process it was.
   EXPECT_EQ(gone.value().ranks[0].status, "interrupted");
@@ -137,21 +137,21 @@ TEST(ReadRun, StatusFromRanksWhenTheWriterIsGone) {
                 " on thishost) is gone without recording an end: it was killed (e.g. kill -9) or its node failed");
 
   dir.write("e/alive/rank-00000/rank.json", rank_json(0, "running", getpid(), "thishost"));
-  auto alive = read_run(dir.file("e/alive"), here);
+  auto alive = importers::read_run(dir.file("e/alive"), here);
   ASSERT_TRUE(alive.ok());
   EXPECT_EQ(alive.value().status, "running");
 
   // On another host nobody can tell: still running.
   dir.write("e/remote/rank-00000/rank.json", rank_json(0, "running", child, "otherhost"));
-  EXPECT_EQ(read_run(dir.file("e/remote"), here).value().status, "running");
+  EXPECT_EQ(importers::read_run(dir.file("e/remote"), here).value().status, "running");
 
   // World size 2, one rank folder: incomplete.
   dir.write("e/half/rank-00000/rank.json", rank_json(0, "completed"));
-  EXPECT_EQ(read_run(dir.file("e/half"), here).value().status, "incomplete");
+  EXPECT_EQ(importers::read_run(dir.file("e/half"), here).value().status, "incomplete");
   dir.write("e/half/rank-00001/rank.json", rank_json(1, "completed"));
-  EXPECT_EQ(read_run(dir.file("e/half"), here).value().status, "completed");
+  EXPECT_EQ(importers::read_run(dir.file("e/half"), here).value().status, "completed");
   dir.write("e/bad/rank-00000/rank.json", "{\"rank\": ");
-  auto bad = read_run(dir.file("e/bad"), here);
+  auto bad = importers::read_run(dir.file("e/bad"), here);
   ASSERT_TRUE(bad.ok());
   EXPECT_EQ(bad.value().status, "incomplete");
   ASSERT_FALSE(bad.value().warnings.empty());
@@ -164,16 +164,16 @@ TEST(ReadRuns, ListsRunsByExperimentThenStart) {
   dir.write("b/early/run.json", "{\"start_unix_ns\": 100, \"status\": \"completed\"}\n");
   dir.write("a/x/rank-00000/rank.json", rank_json(0, "completed"));
   dir.write("a/not-a-run/notes.txt", "");
-  auto all = read_runs(dir.path());
+  auto all = importers::read_runs(dir.path());
   ASSERT_TRUE(all.ok());
   ASSERT_EQ(all.value().size(), 3u);
   EXPECT_EQ(all.value()[0].experiment + "/" + all.value()[0].run, "a/x");
   EXPECT_EQ(all.value()[1].run, "early");
   EXPECT_EQ(all.value()[2].run, "late");
-  auto b = read_runs(dir.path(), "b");
+  auto b = importers::read_runs(dir.path(), "b");
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(b.value().size(), 2u);
-  auto missing = read_runs(dir.file("nothing"));
+  auto missing = importers::read_runs(dir.file("nothing"));
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("no such directory"), std::string::npos);
 }

@@ -105,10 +105,10 @@ TEST(RankRecorder, RecordsEpochsStepsAndStatus) {
   EXPECT_EQ(r.begin_epoch(2).error().message, "epoch 2 started while epoch 1 is still running");
   ASSERT_TRUE(r.end_epoch().ok());
 
-  auto run = read_run(r.run_dir());
+  auto run = importers::read_run(r.run_dir());
   ASSERT_TRUE(run.ok());
   ASSERT_EQ(run.value().ranks.size(), 1u);
-  const RankData& rank = run.value().ranks[0];
+  const importers::RankData& rank = run.value().ranks[0];
   EXPECT_EQ(rank.status, "running");
   ASSERT_EQ(rank.epochs.size(), 2u);
   EXPECT_EQ(rank.epochs[0].samples, 64);
@@ -124,7 +124,7 @@ TEST(RankRecorder, RecordsEpochsStepsAndStatus) {
 
   ASSERT_TRUE(r.finish(true).ok());
   EXPECT_FALSE(r.begin_epoch(3).ok());
-  run = read_run(r.run_dir());
+  run = importers::read_run(r.run_dir());
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run.value().status, "completed");
   const RunInfo& info = *run.value().info;
@@ -160,7 +160,7 @@ TEST(RankRecorder, DestroyedWithoutFinishIsFailed) {
     ASSERT_TRUE(r.ok());
     run_dir = r.value()->run_dir();
   }
-  auto run = read_run(run_dir);
+  auto run = importers::read_run(run_dir);
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run.value().status, "failed");
   EXPECT_EQ(run.value().info->status, "failed");
@@ -209,14 +209,14 @@ TEST(RankRecorder, EightProcessesWritingAtOnceLoseAndInterleaveNothing) {
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 0);
   }
-  auto run = read_run(dir.file("exp/run1"));
+  auto run = importers::read_run(dir.file("exp/run1"));
   ASSERT_TRUE(run.ok());
   EXPECT_TRUE(run.value().warnings.empty()) << run.value().warnings.front();
   ASSERT_EQ(run.value().ranks.size(), static_cast<size_t>(kProcs));
   EXPECT_EQ(run.value().status, "completed");
   EXPECT_EQ(run.value().epochs_completed(), kEpochs);
   for (int p = 0; p < kProcs; ++p) {
-    const RankData& rank = run.value().ranks[p];
+    const importers::RankData& rank = run.value().ranks[p];
     EXPECT_EQ(rank.rank, p);
     ASSERT_EQ(rank.epochs.size(), static_cast<size_t>(kEpochs));
     ASSERT_EQ(rank.steps.size(), static_cast<size_t>(kEpochs));
@@ -227,7 +227,7 @@ TEST(RankRecorder, EightProcessesWritingAtOnceLoseAndInterleaveNothing) {
     }
   }
   std::vector<std::string> warnings;
-  auto table = read_csv(shared, &warnings);
+  auto table = importers::read_csv(shared, &warnings);
   ASSERT_TRUE(table.ok());
   EXPECT_TRUE(warnings.empty());
   ASSERT_EQ(table.value().rows.size(), static_cast<size_t>(kProcs * kEpochs));

@@ -47,7 +47,7 @@ TEST(ComputationFraction, CommunicationSumFollowsTheDeprecatedRule) {
   b.kernel("void at::native::gemm", 500, 30, 2);
   b.kernel("ncclKernel_AllReduce", 600, 40, 3);  // 40 on nccl:all_reduce (communication), 40 on its own row
   ComputationFraction f = computation_fraction(compute_operator_table(b.take()));
-  EXPECT_EQ(f.basis, FractionBasis::kDeviceSelf);
+  EXPECT_EQ(f.basis, tables::FractionBasis::kDeviceSelf);
   EXPECT_EQ(f.computation_ns, 60);
   EXPECT_EQ(f.communication_ns, 40);
   EXPECT_EQ(f.total_ns, 140);
@@ -63,7 +63,7 @@ TEST(ComputationFraction, DeviceSelfTimeExcludesProfilerStepFromTheDenominator) 
   b.kernel("ncclKernel_AllReduce", 600, 40, 3);   // 40 on nccl_op, 40 on its own row
   b.kernel("ProfilerStep#1", 500, 200, 1, trace::kNone, Category::kGpuUserAnnotation);
   ComputationFraction f = computation_fraction(compute_operator_table(b.take()));
-  EXPECT_EQ(f.basis, FractionBasis::kDeviceSelf);
+  EXPECT_EQ(f.basis, tables::FractionBasis::kDeviceSelf);
   EXPECT_EQ(f.total_ns, 30 + 30 + 40 + 40 + 200);
   EXPECT_EQ(f.profiler_step_ns, 200);
   EXPECT_EQ(f.computation_ns, 60);
@@ -76,7 +76,7 @@ TEST(ComputationFraction, CpuOnlyTracesFallBackToSelfCpuTime) {
   b.op("aten::addmm", 100, 300);
   b.op("c10d::allreduce_", 500, 100);
   ComputationFraction f = computation_fraction(compute_operator_table(b.take()));
-  EXPECT_EQ(f.basis, FractionBasis::kCpuSelf);
+  EXPECT_EQ(f.basis, tables::FractionBasis::kCpuSelf);
   EXPECT_EQ(fraction_basis_name(f.basis), "cpu_self_time");
   EXPECT_EQ(f.total_ns, 1000);
   EXPECT_EQ(f.profiler_step_ns, 600);
@@ -119,19 +119,19 @@ TEST(ComputationFraction, NothingMeasuredIsNaN) {
   EXPECT_TRUE(std::isnan(f.fraction));
 }
 
-// The four sums are one struct (SelfTimeSums) in a rank's sums, the pooled fraction and a run's
+// The four sums are one struct (tables::SelfTimeSums) in a rank's sums, the pooled fraction and a run's
 // stored sums: adding is all or nothing, and the ratio is the one every caller shows.
 TEST(ComputationFraction, SelfTimeSumsAddAllOrNothing) {
-  SelfTimeSums a;
+  tables::SelfTimeSums a;
   a.computation_ns = 30;
   a.total_ns = 100;
   a.profiler_step_ns = 40;
   a.communication_ns = 5;
   EXPECT_DOUBLE_EQ(a.computation_ratio(), 0.5);
-  SelfTimeSums past;
+  tables::SelfTimeSums past;
   past.computation_ns = 1;
   past.communication_ns = INT64_MAX;  // the last field overflows: nothing is added
-  SelfTimeSums b = a;
+  tables::SelfTimeSums b = a;
   EXPECT_FALSE(b.add_checked(past));
   EXPECT_EQ(b.computation_ns, 30);
   EXPECT_EQ(b.communication_ns, 5);

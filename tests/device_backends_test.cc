@@ -113,7 +113,7 @@ TEST(MtiaTrace, OperatorsGetTheirDeviceTimeThroughTheLaunchingCall) {
   // (customized_fba_mul..., dma_request) hold it again and match no ATen pattern. So half of the
   // pooled self device time is "computation"; before the join it was none (0 %).
   const ComputationFraction f = computation_fraction(table);
-  EXPECT_EQ(f.basis, FractionBasis::kDeviceSelf);
+  EXPECT_EQ(f.basis, tables::FractionBasis::kDeviceSelf);
   EXPECT_EQ(f.computation_ns, 8 * 100'000);
   EXPECT_EQ(f.total_ns, 2 * 8 * 100'000);
   EXPECT_NEAR(f.fraction, 0.5, 1e-12);

@@ -57,8 +57,8 @@ std::string joined(const std::vector<std::string>& lines) {
   return out;
 }
 
-const RunData* run_named(const ScalabilityData& d, const std::string& name) {
-  for (const RunData& r : d.runs) {
+const tables::RunData* run_named(const tables::ScalabilityData& d, const std::string& name) {
+  for (const tables::RunData& r : d.runs) {
     if (r.name == name) return &r;
   }
   return nullptr;
@@ -78,13 +78,13 @@ void file_run(const Scratch& s, const std::string& id, const std::string& name, 
   s.write(d + "/metrics/epoch_time_s", epochs);
 }
 
-Result<ScalabilityData> read_store(MlflowStore& store) {
+Result<tables::ScalabilityData> read_store(MlflowStore& store) {
   MlflowReadOptions options;
   options.experiment_name = "exp";
   return read_mlflow_runs(store, options);
 }
 
-Result<ScalabilityData> read_file_store(const Scratch& s, const MlflowReadLimits& limits = {}) {
+Result<tables::ScalabilityData> read_file_store(const Scratch& s, const MlflowReadLimits& limits = {}) {
   auto store = open_mlflow_file_store(s.path().string(), limits);
   if (!store) return store.error();
   return read_store(*store.value());
@@ -101,9 +101,9 @@ TEST(MlflowFileStoreHardening, BadItemsAreSkippedAndNamed) {
   s.write("1/c/meta.yaml", "run_id: c\nrun_name: 'open\nstatus: 3\n");
   auto data = read_file_store(s);
   ASSERT_TRUE(data.ok()) << data.error().message;
-  const ScalabilityData& d = data.value();
+  const tables::ScalabilityData& d = data.value();
   ASSERT_NE(run_named(d, "good"), nullptr);
-  const RunData* garbage = run_named(d, "garbage");
+  const tables::RunData* garbage = run_named(d, "garbage");
   ASSERT_NE(garbage, nullptr);
   ASSERT_EQ(garbage->epochs.size(), 2u);  // steps 0 and 3
   EXPECT_EQ(garbage->epochs[1].epoch, 3);
@@ -144,9 +144,9 @@ TEST(MlflowFileStoreHardening, SymlinksBelowTheRootAreNotFollowed) {
 
   auto data = read_file_store(s);
   ASSERT_TRUE(data.ok()) << data.error().message;
-  const ScalabilityData& d = data.value();
+  const tables::ScalabilityData& d = data.value();
   const std::string all = joined(d.errors) + joined(d.warnings);
-  for (const RunData& r : d.runs) {
+  for (const tables::RunData& r : d.runs) {
     EXPECT_EQ(r.strategy.find("SECRET"), std::string::npos);
     EXPECT_EQ(r.strategy.find("elsewhere"), std::string::npos);
     EXPECT_FALSE(r.computation.has_value()) << r.name;
@@ -183,7 +183,7 @@ TEST(MlflowFileStoreHardening, SizeCapsAndSpecialFiles) {
   limits.max_metric_file_bytes = 4096;
   auto data = read_file_store(s, limits);
   ASSERT_TRUE(data.ok()) << data.error().message;
-  const ScalabilityData& d = data.value();
+  const tables::ScalabilityData& d = data.value();
   EXPECT_TRUE(any_contains(d.errors, (s.path() / "1/a/params/notes").string() + ": larger than 4096 bytes; not read"))
       << joined(d.errors);
   EXPECT_TRUE(any_contains(d.errors, (s.path() / "1/b/metrics/epoch_time_s").string() + ": larger than 4096 bytes"))
@@ -205,7 +205,7 @@ TEST(MlflowFileStoreHardening, RemoteArtifactRootIsOneWarning) {
   file_run(s, "b", "also-s3", "1000 9 0\n", "s3://bucket/1/b/artifacts");
   auto data = read_file_store(s);
   ASSERT_TRUE(data.ok()) << data.error().message;
-  const ScalabilityData& d = data.value();
+  const tables::ScalabilityData& d = data.value();
   EXPECT_TRUE(d.errors.empty()) << joined(d.errors);
   ASSERT_EQ(d.warnings.size(), 1u) << joined(d.warnings);
   EXPECT_NE(d.warnings[0].find("2 runs with 's3:' artifact URIs"), std::string::npos) << d.warnings[0];
@@ -227,14 +227,14 @@ TEST(MlflowImporterHardening, ValuesAreCheckedAsInCsvFiles) {
           "3000 100 0\n2000 -5 1\n1000 200 2\n9223372036854775807 300 3\n-9223372036854775808 300 4\n");
   auto data = read_file_store(s);
   ASSERT_TRUE(data.ok()) << data.error().message;
-  const ScalabilityData& d = data.value();
-  const RunData* r = run_named(d, "values");
+  const tables::ScalabilityData& d = data.value();
+  const tables::RunData* r = run_named(d, "values");
   ASSERT_NE(r, nullptr);
   ASSERT_EQ(r->epochs.size(), 2u);  // steps 0 and 3
   EXPECT_EQ(r->epochs[0].seconds, 10.0);
   EXPECT_EQ(r->epochs[1].seconds, 8.0);
   ASSERT_EQ(r->gpus.size(), 1u);
-  const GpuSeries& g = r->gpus[0];
+  const tables::GpuSeries& g = r->gpus[0];
   // In time order (step 2 at t=1 s first), from 0: never negative, never wrapped.
   EXPECT_EQ(g.time_s, (std::vector<double>{0, 1, 2}));
   EXPECT_EQ(g.power_w[0], 200.0);
@@ -388,7 +388,7 @@ TEST(MlflowSqliteHardening, NullAndTextValuesAreSkipped) {
   ASSERT_TRUE(store.ok()) << store.error().message;
   auto data = read_store(*store.value());
   ASSERT_TRUE(data.ok()) << data.error().message;
-  const ScalabilityData& d = data.value();
+  const tables::ScalabilityData& d = data.value();
   ASSERT_EQ(d.runs.size(), 1u);
   ASSERT_EQ(d.runs[0].epochs.size(), 2u);
   EXPECT_EQ(d.runs[0].epochs[0].seconds, 10.0);
@@ -429,7 +429,7 @@ TEST(MlflowSqliteHardening, ProxiedArtifactsDegradeOrResolve) {
   ASSERT_TRUE(again.ok());
   auto resolved = read_store(*again.value());
   ASSERT_TRUE(resolved.ok());
-  const RunData* served = run_named(resolved.value(), "served");
+  const tables::RunData* served = run_named(resolved.value(), "served");
   ASSERT_NE(served, nullptr);
   ASSERT_TRUE(served->computation.has_value());
   EXPECT_EQ(served->computation->computation_ns, 300000);
@@ -453,10 +453,10 @@ TEST(MlflowImporterHardening, CpuOnlyProfilingArtifactGivesTheCpuFraction) {
               "gloo:all_reduce,0,0.000,0.000,0.000us,2,ddp,1,0,99.500,99.500\n");
   auto data = read_file_store(s);
   ASSERT_TRUE(data.ok()) << data.error().message;
-  const RunData* r = run_named(data.value(), "cpu");
+  const tables::RunData* r = run_named(data.value(), "cpu");
   ASSERT_NE(r, nullptr);
   ASSERT_TRUE(r->computation.has_value());
-  EXPECT_EQ(r->computation->basis, analysis::FractionBasis::kCpuSelf);
+  EXPECT_EQ(r->computation->basis, tables::FractionBasis::kCpuSelf);
   EXPECT_EQ(r->computation->computation_ns, 900500);
   EXPECT_EQ(r->computation->total_ns, 1100000);
   EXPECT_EQ(r->computation->profiler_step_ns, 100000);

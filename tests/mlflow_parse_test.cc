@@ -165,7 +165,7 @@ TEST(MlflowImporter, FileStoreTrainRunWithWorker) {
   auto data = read_mlflow_data(options);
   ASSERT_TRUE(data.ok()) << data.error().message;
   ASSERT_EQ(data.value().runs.size(), 1u);
-  const RunData& r = data.value().runs[0];
+  const tables::RunData& r = data.value().runs[0];
   EXPECT_EQ(r.name, "train");
   EXPECT_EQ(r.strategy, "ddp");
   EXPECT_EQ(r.workers, 1);

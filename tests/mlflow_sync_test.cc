@@ -286,7 +286,7 @@ TEST_F(SyncFiles, PlanOfARecordedRun) {
                                 "\n1763767200000000000,0,50.0,100.000,1000,\n1763767201000000000,0,70.0,200.000,1000,\n"
                                 "1763767201000000000,1,10.0,,,\n");
   }
-  auto data = collect::read_run(run.string());
+  auto data = importers::read_run(run.string());
   ASSERT_TRUE(data) << data.error().message;
   const TrainingPlan plan = plan_training(data.value());
   EXPECT_EQ(plan.parent.sync_id, "exp/run-a");
@@ -322,7 +322,7 @@ TEST_F(SyncFiles, PlanOfARecordedRun) {
   EXPECT_EQ(artifacts, (std::set<std::string>{"scaleprof/rank-00001/rank.json", "scaleprof/rank-00001/epochs.csv",
                                               "scaleprof/rank-00001/gpu.csv"}));
   // The same run gives the same plan: what makes a second sync find the same ids and points.
-  const TrainingPlan again = plan_training(collect::read_run(run.string()).value());
+  const TrainingPlan again = plan_training(importers::read_run(run.string()).value());
   EXPECT_EQ(again.workers[1].metrics.size(), plan.workers[1].metrics.size());
   EXPECT_EQ(mlflow_status("failed"), "FAILED");
   EXPECT_EQ(mlflow_status("interrupted"), "KILLED");
@@ -344,7 +344,7 @@ TEST_F(SyncFiles, EpochTimeIsTheSlowestRanksOnTheMainWorkerOnly) {
                                    durations[r][0] + ",\n1,0," + std::to_string(3000 + r) + "," + durations[r][1] +
                                    ",\n" + (r == 2 ? "0,0,9000,9.5,\n" : ""));
   }
-  auto data = collect::read_run(run.string());
+  auto data = importers::read_run(run.string());
   ASSERT_TRUE(data) << data.error().message;
   const TrainingPlan plan = plan_training(data.value());
   ASSERT_EQ(plan.workers.size(), 3u);
@@ -375,11 +375,11 @@ TEST_F(SyncFiles, TwoFoldersWithOneRunNameAreTwoSyncIds) {
     write(dir_ / "exp" / folder / "rank-00000" / "rank.json",
           "{\"schema_version\":1,\"rank\":0,\"world_size\":1,\"status\":\"completed\"}\n");
   }
-  auto runs = collect::read_runs(dir_.string());
+  auto runs = importers::read_runs(dir_.string());
   ASSERT_TRUE(runs) << runs.error().message;
   ASSERT_EQ(runs.value().size(), 2u);
   std::set<std::string> ids;
-  for (const collect::RunData& r : runs.value()) {
+  for (const importers::RunData& r : runs.value()) {
     const TrainingPlan plan = plan_training(r);
     EXPECT_EQ(plan.parent.name, "same");
     ids.insert(plan.parent.sync_id);
@@ -409,9 +409,9 @@ TEST_F(SyncFiles, SymbolicLinksBelowARunFolderAreNotFollowed) {
   fs::create_symlink(dir_ / "home" / "rank-00005", run / "rank-00005");
   fs::create_directories(run / "node-n1");
   fs::create_symlink(secret, run / "node-n1" / "gpu.csv");
-  auto data = collect::read_run(run.string());
+  auto data = importers::read_run(run.string());
   ASSERT_TRUE(data) << data.error().message;
-  const collect::RunData& d = data.value();
+  const importers::RunData& d = data.value();
   ASSERT_EQ(d.ranks.size(), 1u);  // the linked rank-00005 folder is not walked
   EXPECT_TRUE(d.ranks[0].trace_files.empty());
   EXPECT_TRUE(d.ranks[0].gpu.empty());
@@ -479,7 +479,7 @@ TEST_F(SyncFiles, RequeuedAttemptIsARunOfItsOwn) {
   };
   rank(run, "failed", 0);
   rank(run / "attempt-1", "completed", 1);
-  auto data = collect::read_run(run.string());
+  auto data = importers::read_run(run.string());
   ASSERT_TRUE(data) << data.error().message;
   ASSERT_EQ(data.value().attempt, 1);
   const TrainingPlan plan = plan_training(data.value());

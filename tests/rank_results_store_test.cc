@@ -68,7 +68,7 @@ RankResults sample(int64_t rank) {
   r.ops->has_memory = true;
   r.ops->unattributed_device_events = 6;
   r.ops->fraction.computation_ns = 77;
-  r.ops->fraction.basis = analysis::FractionBasis::kCpuSelf;
+  r.ops->fraction.basis = tables::FractionBasis::kCpuSelf;
   r.ops->fraction_parts.cpu.communication_ns = 88;
   r.ops->fraction_parts.has_device_self = true;
   r.steps.emplace();
@@ -125,7 +125,7 @@ TEST(RankResultsStore, EveryFieldComesBack) {
   EXPECT_FALSE(out.ops->has_device_time);
   EXPECT_EQ(out.ops->unattributed_device_events, 6);
   EXPECT_EQ(out.ops->fraction.computation_ns, 77);
-  EXPECT_EQ(out.ops->fraction.basis, analysis::FractionBasis::kCpuSelf);
+  EXPECT_EQ(out.ops->fraction.basis, tables::FractionBasis::kCpuSelf);
   EXPECT_EQ(out.ops->fraction_parts.cpu.communication_ns, 88);
   EXPECT_TRUE(out.ops->fraction_parts.has_device_self);
   ASSERT_EQ(out.steps->steps.size(), 3U);

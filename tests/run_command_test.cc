@@ -74,11 +74,11 @@ bool wait_for_file(const std::string& path, int seconds = 20) {
 }
 
 // The single run folder of an experiment.
-RunData only_run(const TempDir& dir, const std::string& experiment) {
-  auto runs = read_runs(dir.file("m"), experiment);
+importers::RunData only_run(const TempDir& dir, const std::string& experiment) {
+  auto runs = importers::read_runs(dir.file("m"), experiment);
   EXPECT_TRUE(runs.ok());
   EXPECT_EQ(runs.ok() ? runs.value().size() : 0u, 1u);
-  return runs.ok() && !runs.value().empty() ? runs.value()[0] : RunData{};
+  return runs.ok() && !runs.value().empty() ? runs.value()[0] : importers::RunData{};
 }
 
 TEST(RunCommand, PropagatesTheExitCode) {
@@ -93,7 +93,7 @@ TEST(RunCommand, PropagatesTheExitCode) {
   EXPECT_EQ(wait_exit(missing), 127);
   EXPECT_NE(read_file(missing.err_path).find("cannot run no-such-command-xyz: command not found"), std::string::npos);
 
-  RunData ok = only_run(dir, "ok");
+  importers::RunData ok = only_run(dir, "ok");
   ASSERT_TRUE(ok.info);
   EXPECT_EQ(ok.info->status, "completed");
   EXPECT_EQ(ok.info->exit_status, 0);
@@ -101,7 +101,7 @@ TEST(RunCommand, PropagatesTheExitCode) {
   EXPECT_EQ(ok.info->writer, "wrapper");
   ASSERT_TRUE(ok.info->start_unix_ns && ok.info->end_unix_ns);
   EXPECT_GE(*ok.info->end_unix_ns, *ok.info->start_unix_ns);
-  RunData seven = only_run(dir, "seven");
+  importers::RunData seven = only_run(dir, "seven");
   ASSERT_TRUE(seven.info);
   EXPECT_EQ(seven.info->exit_status, 7);
   EXPECT_EQ(seven.status, "failed");
@@ -112,7 +112,7 @@ TEST(RunCommand, PropagatesTheExitCode) {
 TEST(RunCommand, RecordsWallTime) {
   TempDir dir("runwall");
   ASSERT_EQ(wait_exit(start(dir, {"run", "--root", dir.file("m"), "--experiment", "w", "--", "sleep", "0.3"})), 0);
-  RunData r = only_run(dir, "w");
+  importers::RunData r = only_run(dir, "w");
   ASSERT_TRUE(r.info && r.info->end_unix_ns && r.info->start_unix_ns);
   const double wall_s = static_cast<double>(*r.info->end_unix_ns - *r.info->start_unix_ns) * 1e-9;
   EXPECT_GE(wall_s, 0.3);
@@ -157,7 +157,7 @@ TEST(RunCommand, ForwardsSigtermAndSigintToTheCommand) {
   ASSERT_EQ(kill(cli.pid, SIGTERM), 0);
   EXPECT_EQ(wait_exit(cli), 42);
   EXPECT_EQ(read_file(got), "term\n");
-  RunData term = only_run(dir, "term");
+  importers::RunData term = only_run(dir, "term");
   ASSERT_TRUE(term.info);
   EXPECT_EQ(term.info->exit_status, 42);
   EXPECT_EQ(term.info->status, "failed");
@@ -182,7 +182,7 @@ TEST(RunCommand, SamplesTheNodeGpusWithTheLibraryItFinds) {
              "SCALEPROF_FAKE_NVML_SCRIPT=" + dir.file("script.txt")});
   ASSERT_EQ(wait_exit(cli), 0);
   EXPECT_EQ(read_file(cli.err_path), "");  // a library was found: nothing to say
-  RunData r = only_run(dir, "g");
+  importers::RunData r = only_run(dir, "g");
   ASSERT_TRUE(r.info);
   EXPECT_EQ(r.info->gpus_per_node, 2);
   ASSERT_EQ(r.nodes.size(), 1u);
@@ -227,7 +227,7 @@ TEST(RunCommand, UnderSrunOnlyTaskZeroWritesRunJsonAndOnlyLocalTaskZeroSamples) 
   // Both derive the same run name from the job step, and hand it to their command.
   EXPECT_EQ(read_file(dir.file("name0")), "ddp-w2-slurm99.0\n");
   EXPECT_EQ(read_file(dir.file("name1")), "ddp-w2-slurm99.0\n");
-  RunData r = only_run(dir, "s");
+  importers::RunData r = only_run(dir, "s");
   ASSERT_TRUE(r.info);
   EXPECT_EQ(r.info->exit_status, 0);
   EXPECT_EQ(r.info->job_id, "99");
@@ -326,7 +326,7 @@ TEST(RunCommand, KillNineOfTheWrapperEndsTheCommandAndTheRunSaysInterrupted) {
   }
   if (!gone) kill(child, SIGKILL);
   EXPECT_TRUE(gone) << "the command (pid " << child << ") outlived `scaleprof run`";
-  RunData r = only_run(dir, "k");
+  importers::RunData r = only_run(dir, "k");
   EXPECT_EQ(r.status, "interrupted");
   EXPECT_NE(r.status_reason.find("the `scaleprof run` wrapper (pid " + std::to_string(cli.pid)), std::string::npos)
       << r.status_reason;
@@ -371,7 +371,7 @@ TEST(RunCommand, ASlurmRequeueIsRecordedAsANewAttempt) {
   EXPECT_EQ(read_file(dir.file("attempt")), "1\n");
   EXPECT_TRUE(fs::exists(dir.file("m/q/job9/run.json")));
   EXPECT_TRUE(fs::exists(dir.file("m/q/job9/attempt-1/run.json")));
-  RunData r = only_run(dir, "q");
+  importers::RunData r = only_run(dir, "q");
   EXPECT_EQ(r.attempt, 1);
   ASSERT_TRUE(r.info.has_value());
   EXPECT_EQ(r.info->status, "completed");

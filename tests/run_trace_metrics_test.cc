@@ -25,15 +25,15 @@ namespace scaleprof {
 namespace {
 
 namespace fs = std::filesystem;
-using importers::RunData;
+using tables::RunData;
 
 const fs::path kTraces = fs::path(SCALEPROF_SHARED_DIR) / "traces" / "hta";
 
 struct Reference {
-  importers::TraceSums sums;
-  importers::ComputationSums computation;
-  std::vector<importers::CollectiveSample> collectives;
-  std::vector<importers::RankWait> waits;
+  tables::TraceSums sums;
+  tables::ComputationSums computation;
+  std::vector<tables::CollectiveSample> collectives;
+  std::vector<tables::RankWait> waits;
 };
 
 // Every rank loaded at once, then analysed in rank order.
@@ -101,7 +101,7 @@ Reference whole_load(const std::vector<std::string>& files) {
 
 void expect_same(const RunData& run, const Reference& ref) {
   ASSERT_TRUE(run.traces.has_value());
-  const importers::TraceSums& s = *run.traces;
+  const tables::TraceSums& s = *run.traces;
   EXPECT_EQ(s.ranks, ref.sums.ranks);
   EXPECT_EQ(s.span_ns, ref.sums.span_ns);
   EXPECT_EQ(s.idle_ns, ref.sums.idle_ns);
@@ -160,7 +160,7 @@ TEST(TraceStage, StreamedRanksGiveTheWholeLoadFigures) {
     ASSERT_TRUE(unranked.ok());
     runs.push_back(unranked.value());
   }
-  importers::ScalabilityData data;
+  tables::ScalabilityData data;
   for (const auto& files : runs) {
     RunData run;
     run.path = files.front();

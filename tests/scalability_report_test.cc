@@ -64,7 +64,7 @@ double table_value(const std::vector<ReportSection>& sections, const std::string
     }
   }
   ADD_FAILURE() << "no " << table << " row for " << strategy << " at " << workers;
-  return analysis::kNaN;
+  return tables::kNaN;
 }
 
 // ddp at 1 (two repetitions), 2 and 4 workers, gloo at 2; GPU samples and traces on some runs.

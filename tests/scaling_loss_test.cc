@@ -46,13 +46,14 @@ TEST(ScalingLoss, TraceSharesAreAttributedByName) {
 // Causes with different names at the two scales cannot be compared; without a fraction either,
 // nothing is attributed. A larger rest is the main cause.
 TEST(ScalingLoss, MismatchedCausesAndLargerRest) {
-  const ScaleLoss none = attribute_scale_loss({1, 9, {{"communication", 0.2}}, kNaN}, {2, 6, {{"idle", 0.1}}, kNaN});
+  const ScaleLoss none =
+      attribute_scale_loss({1, 9, {{"communication", 0.2}}, tables::kNaN}, {2, 6, {{"idle", 0.1}}, tables::kNaN});
   EXPECT_EQ(none.basis, LossBasis::kNone);
   EXPECT_NEAR(none.lost, 0.25, 1e-12);
   EXPECT_TRUE(main_loss_cause(none).name.empty());
   // 1 -> 2 workers, 9 s -> 6 s: 25 points; communication 10 % -> 10 %: 0.6 - 0.45 = 0.15 s, 2.5 points.
-  const ScaleLoss rest =
-      attribute_scale_loss({1, 9, {{"communication", 0.1}}, kNaN}, {2, 6, {{"communication", 0.1}}, kNaN});
+  const ScaleLoss rest = attribute_scale_loss({1, 9, {{"communication", 0.1}}, tables::kNaN},
+                                              {2, 6, {{"communication", 0.1}}, tables::kNaN});
   EXPECT_NEAR(rest.causes[0].points, 0.025, 1e-12);
   EXPECT_EQ(main_loss_cause(rest).name, "everything else");
   EXPECT_NEAR(main_loss_cause(rest).points, 0.225, 1e-12);
@@ -63,8 +64,8 @@ TEST(ScalingLoss, MismatchedCausesAndLargerRest) {
 // 10 points), waiting 0 -> 4 % (0.2 s: 4 points), the rest 6 points.
 TEST(ScalingLoss, CollectivesBasisSplitsCommunicationFromWaiting) {
   const ScaleLoss l = attribute_scale_loss(
-      {1, 8, {{"communication", 0.0}, {"waiting for stragglers", 0.0}}, kNaN, LossBasis::kCollectives},
-      {2, 5, {{"communication", 0.10}, {"waiting for stragglers", 0.04}}, kNaN, LossBasis::kCollectives});
+      {1, 8, {{"communication", 0.0}, {"waiting for stragglers", 0.0}}, tables::kNaN, LossBasis::kCollectives},
+      {2, 5, {{"communication", 0.10}, {"waiting for stragglers", 0.04}}, tables::kNaN, LossBasis::kCollectives});
   EXPECT_EQ(l.basis, LossBasis::kCollectives);
   EXPECT_STREQ(loss_basis_name(l.basis), "collectives");
   EXPECT_NEAR(l.lost, 0.20, 1e-12);
@@ -81,8 +82,8 @@ TEST(ScalingLoss, CollectivesBasisSplitsCommunicationFromWaiting) {
 // Shares on different bases are not compared, even with the same cause names; a basis that is not an
 // attributed one attributes nothing.
 TEST(ScalingLoss, SharesOnDifferentBasesAreNotCompared) {
-  const ScaleLoss mixed = attribute_scale_loss({1, 8, {{"communication", 0.0}}, kNaN, LossBasis::kCollectives},
-                                               {2, 5, {{"communication", 0.1}}, kNaN, LossBasis::kTraces});
+  const ScaleLoss mixed = attribute_scale_loss({1, 8, {{"communication", 0.0}}, tables::kNaN, LossBasis::kCollectives},
+                                               {2, 5, {{"communication", 0.1}}, tables::kNaN, LossBasis::kTraces});
   EXPECT_EQ(mixed.basis, LossBasis::kNone);
   EXPECT_TRUE(mixed.causes.empty());
   const ScaleLoss none = attribute_scale_loss({1, 8, {{"communication", 0.0}}, 0.5, LossBasis::kNone},

@@ -24,14 +24,14 @@ TEST(SampleStats, MeanMedianSampleStdCount) {
   EXPECT_EQ(one.count, 1);
   EXPECT_DOUBLE_EQ(one.mean, 7.0);
   EXPECT_TRUE(std::isnan(one.std));
-  SampleStats none = sample_stats({kNaN});
+  SampleStats none = sample_stats({tables::kNaN});
   EXPECT_EQ(none.count, 0);
   EXPECT_TRUE(std::isnan(none.mean));
 }
 
 TEST(SkipWarmup, DropsTheLowestEpochIndices) {
-  std::vector<EpochTime> e = {{2, 5.0}, {0, 30.0}, {1, 6.0}, {3, 7.0}};
-  std::vector<EpochTime> kept = skip_warmup(e, 1);
+  std::vector<tables::EpochTime> e = {{2, 5.0}, {0, 30.0}, {1, 6.0}, {3, 7.0}};
+  std::vector<tables::EpochTime> kept = skip_warmup(e, 1);
   ASSERT_EQ(kept.size(), 3u);
   EXPECT_EQ(kept[0].epoch, 1);
   EXPECT_DOUBLE_EQ(kept[0].seconds, 6.0);
@@ -109,11 +109,11 @@ TEST(Amdahl, ExactFitAndClamping) {
 TEST(Energy, TrapezoidCounterRectangle) {
   // (0 s, 100 W), (1 s, 200 W), gap, (4 s, 300 W): 150 J + 250 W x 3 s = 900 J.
   const std::vector<double> t = {0, 1, 2, 4};
-  const std::vector<double> p = {100, 200, kNaN, 300};
+  const std::vector<double> p = {100, 200, tables::kNaN, 300};
   EXPECT_DOUBLE_EQ(trapezoid_energy_j(t, p), 900.0);
   const std::vector<double> one = {5};
   EXPECT_DOUBLE_EQ(trapezoid_energy_j(one, one), 0.0);
-  const std::vector<double> counter = {kNaN, 5, 10, 25};
+  const std::vector<double> counter = {tables::kNaN, 5, 10, 25};
   EXPECT_DOUBLE_EQ(counter_energy_j(counter), 20.0);
   const std::vector<double> power = {100, 200, 300};
   EXPECT_DOUBLE_EQ(rectangle_energy_j(power, 2.0), 1200.0);
@@ -134,7 +134,7 @@ TEST(LossAttribution, SplitsLostEfficiencyExactly) {
   EXPECT_NEAR(a.parts[1], 0.1, 1e-12);
   EXPECT_NEAR(a.rest, 0.1, 1e-12);
   // Unknown share: the component is NaN and all of the loss is in the rest.
-  const std::vector<double> unknown = {kNaN};
+  const std::vector<double> unknown = {tables::kNaN};
   const std::vector<double> known = {0.5};
   LossAttribution u = attribute_efficiency_loss(1, 9.0, unknown, 4, 3.0, known);
   EXPECT_TRUE(std::isnan(u.parts[0]));
@@ -142,8 +142,9 @@ TEST(LossAttribution, SplitsLostEfficiencyExactly) {
 }
 
 TEST(BestStrategy, LowestTimePerScaleWithRunnerUp) {
-  const std::vector<StrategyTime> times = {{"horovod", 4, 3.94},   {"deepspeed", 4, 2.65}, {"torch-ddp", 4, 2.92},
-                                           {"deepspeed", 8, 1.69}, {"torch-ddp", 8, 1.69}, {"horovod", 16, kNaN}};
+  const std::vector<StrategyTime> times = {{"horovod", 4, 3.94},   {"deepspeed", 4, 2.65},
+                                           {"torch-ddp", 4, 2.92}, {"deepspeed", 8, 1.69},
+                                           {"torch-ddp", 8, 1.69}, {"horovod", 16, tables::kNaN}};
   std::vector<BestAtScale> best = best_strategy_per_scale(times);
   ASSERT_EQ(best.size(), 2u);
   EXPECT_EQ(best[0].workers, 4);

@@ -36,7 +36,7 @@ void expect_same_reports(const std::vector<std::string>& paths, const report::Tr
   ASSERT_TRUE(whole.ok()) << whole.error().message;
   for (const char* name : kReports) {
     SCOPED_TRACE(name);
-    auto streamed = report::stream_report(name, paths, load, options);
+    auto streamed = pipeline::stream_report(name, paths, load, options);
     ASSERT_TRUE(streamed.ok()) << streamed.error().message;
     ASSERT_TRUE(streamed.value().any_selected);
     EXPECT_EQ(streamed.value().set.warnings, whole.value().warnings);
@@ -102,7 +102,7 @@ TEST_F(TraceStreamTest, UnrankedFilesAndRankSelectionMatchTheWholeSet) {
   expect_same_reports(paths, options);
 
   trace::LoadOptions load;
-  auto streamed = report::stream_report("summary", paths, load, options);
+  auto streamed = pipeline::stream_report("summary", paths, load, options);
   ASSERT_TRUE(streamed.ok());
   const auto inputs = streamed.value().report.tables.at(0).all_rows();
   ASSERT_EQ(streamed.value().report.keys.at(0), "inputs");
@@ -115,7 +115,7 @@ TEST_F(TraceStreamTest, UnrankedFilesAndRankSelectionMatchTheWholeSet) {
 TEST_F(TraceStreamTest, RanksMatchingNoneReadAreReported) {
   report::TraceReportOptions options;
   options.ranks = {5};
-  auto streamed = report::stream_report("summary", {(kTraces / "trace_filter").string()}, {}, options);
+  auto streamed = pipeline::stream_report("summary", {(kTraces / "trace_filter").string()}, {}, options);
   ASSERT_TRUE(streamed.ok());
   EXPECT_TRUE(streamed.value().any_read);
   EXPECT_FALSE(streamed.value().any_selected);

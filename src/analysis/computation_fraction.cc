@@ -13,14 +13,14 @@ bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
-int64_t self_time(const OperatorRow& row, FractionBasis basis) {
-  return basis == FractionBasis::kDeviceSelf ? row.self_device_ns : row.self_cpu_ns;
+int64_t self_time(const OperatorRow& row, tables::FractionBasis basis) {
+  return basis == tables::FractionBasis::kDeviceSelf ? row.self_device_ns : row.self_cpu_ns;
 }
 
 }  // namespace
 
-std::string_view fraction_basis_name(FractionBasis basis) {
-  return basis == FractionBasis::kDeviceSelf ? "device_self_time" : "cpu_self_time";
+std::string_view fraction_basis_name(tables::FractionBasis basis) {
+  return basis == tables::FractionBasis::kDeviceSelf ? "device_self_time" : "cpu_self_time";
 }
 
 bool is_computation_op_name(std::string_view name) {
@@ -46,8 +46,8 @@ bool is_profiler_step_name(std::string_view name) {
   return name == "ProfilerStep*" || name.starts_with("ProfilerStep#");
 }
 
-SelfTimeSums self_time_sums_of_row(std::string_view name, int64_t self_ns) {
-  SelfTimeSums one;
+tables::SelfTimeSums self_time_sums_of_row(std::string_view name, int64_t self_ns) {
+  tables::SelfTimeSums one;
   one.total_ns = self_ns;
   if (is_profiler_step_name(name)) one.profiler_step_ns = self_ns;
   if (is_computation_op_name(name)) one.computation_ns = self_ns;
@@ -63,8 +63,8 @@ FractionParts fraction_parts(const OperatorTable& table) {
   };
   for (const OperatorRow& row : table.rows) {
     if (row.self_device_ns > 0) out.has_device_self = true;
-    add(&out.device, row, self_time(row, FractionBasis::kDeviceSelf));
-    add(&out.cpu, row, self_time(row, FractionBasis::kCpuSelf));
+    add(&out.device, row, self_time(row, tables::FractionBasis::kDeviceSelf));
+    add(&out.cpu, row, self_time(row, tables::FractionBasis::kCpuSelf));
   }
   return out;
 }
@@ -72,10 +72,10 @@ FractionParts fraction_parts(const OperatorTable& table) {
 ComputationFraction pooled_fraction(std::span<const FractionParts> ranks) {
   ComputationFraction out;
   out.basis = std::any_of(ranks.begin(), ranks.end(), [](const FractionParts& p) { return p.has_device_self; })
-                  ? FractionBasis::kDeviceSelf
-                  : FractionBasis::kCpuSelf;
+                  ? tables::FractionBasis::kDeviceSelf
+                  : tables::FractionBasis::kCpuSelf;
   for (const FractionParts& p : ranks) {
-    const FractionSums& s = out.basis == FractionBasis::kDeviceSelf ? p.device : p.cpu;
+    const FractionSums& s = out.basis == tables::FractionBasis::kDeviceSelf ? p.device : p.cpu;
     if (!s.exact || !out.add_checked(s)) {
       out.exact = false;
       return out;

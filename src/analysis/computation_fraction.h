@@ -28,13 +28,13 @@
 
 namespace scaleprof::analysis {
 
-std::string_view fraction_basis_name(FractionBasis basis);  // "device_self_time" / "cpu_self_time"
+std::string_view fraction_basis_name(tables::FractionBasis basis);  // "device_self_time" / "cpu_self_time"
 
 // The row rule, the one place it is written: the sums of one key_averages() row named `name` with
 // `self_ns` of self time (traces' operator tables and itwinai's profiling-averages CSV both use it).
-// A free function, not a member of SelfTimeSums: the struct is a plain table type (tables/), the rule
+// A free function, not a member of tables::SelfTimeSums: the struct is a plain table type (tables/), the rule
 // is an analysis.
-SelfTimeSums self_time_sums_of_row(std::string_view name, int64_t self_ns);
+tables::SelfTimeSums self_time_sums_of_row(std::string_view name, int64_t self_ns);
 
 // Whether a key_averages() row is the profiler's step row, whose time itwinai leaves out of the
 // denominator. itwinai matches the name exactly, `name == "ProfilerStep*"`: torch's key_averages()
@@ -45,8 +45,8 @@ SelfTimeSums self_time_sums_of_row(std::string_view name, int64_t self_ns);
 // used to count every name starting with "ProfilerStep").
 bool is_profiler_step_name(std::string_view name);
 
-struct ComputationFraction : SelfTimeSums {
-  FractionBasis basis = FractionBasis::kDeviceSelf;
+struct ComputationFraction : tables::SelfTimeSums {
+  tables::FractionBasis basis = tables::FractionBasis::kDeviceSelf;
   double fraction = std::numeric_limits<double>::quiet_NaN();  // computation_ratio() of the sums
   // False when a pooled sum would leave int64 ns (many ranks of huge traces): the sums and the
   // fraction are then not to be shown (fraction is NaN), never a wrapped value.
@@ -63,7 +63,7 @@ bool is_computation_op_name(std::string_view name);
 bool is_communication_op_name(std::string_view name);
 
 // One table's sums under one basis; `exact` false when one would leave int64 ns.
-struct FractionSums : SelfTimeSums {
+struct FractionSums : tables::SelfTimeSums {
   bool exact = true;
 };
 

@@ -11,7 +11,7 @@
 
 namespace scaleprof::analysis {
 
-using importers::GpuSeries;
+using tables::GpuSeries;
 
 namespace {
 
@@ -26,7 +26,7 @@ std::pair<double, std::string> series_energy_j(const GpuSeries& s) {
   if (counter) return {counter_energy_j(s.energy_j), "counter"};
   bool any_power = false;
   for (double p : s.power_w) any_power |= !std::isnan(p);
-  if (!any_power) return {kNaN, ""};
+  if (!any_power) return {tables::kNaN, ""};
   return {trapezoid_energy_j(s.time_s, s.power_w), "trapezoid"};
 }
 
@@ -92,7 +92,7 @@ ScaleShares scale_shares(const ScaleGroup& g, LossBasis basis) {
 }  // namespace
 
 double ScaleGroup::trace_share(int64_t TraceSums::*part) const {
-  if (!traces || traces->span_ns <= 0) return kNaN;
+  if (!traces || traces->span_ns <= 0) return tables::kNaN;
   return static_cast<double>((*traces).*part) / static_cast<double>(traces->span_ns);
 }
 
@@ -136,7 +136,7 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
     for (size_t i : g.runs) {
       const RunData& r = data.runs[i];
       g.epochs_read += static_cast<int64_t>(r.epochs.size());
-      const std::vector<EpochTime> used = skip_warmup(r.epochs, options.skip_epochs);
+      const std::vector<tables::EpochTime> used = skip_warmup(r.epochs, options.skip_epochs);
       out.run_epochs_used[i] = static_cast<int64_t>(used.size());
       if (!r.epochs.empty() && used.empty()) {
         out.warnings.push_back(
@@ -180,7 +180,7 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
       }
       if (r.traces && !traces_overflow) {
         if (!g.traces) g.traces = TraceSums{};
-        traces_overflow = !importers::add_checked(&*g.traces, *r.traces);
+        traces_overflow = !tables::add_checked(&*g.traces, *r.traces);
       }
     }
     // A configuration whose runs' sums (each exact) together leave int64 ns: left out, never wrapped.
@@ -200,17 +200,17 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
     bool device_basis = false;
     for (size_t i : g.runs) {
       const RunData& r = data.runs[i];
-      device_basis |= r.computation && r.computation->basis == FractionBasis::kDeviceSelf;
+      device_basis |= r.computation && r.computation->basis == tables::FractionBasis::kDeviceSelf;
     }
     bool computation_overflow = false;
     for (size_t i : g.runs) {
       const RunData& r = data.runs[i];
-      if (!r.computation || (device_basis && r.computation->basis != FractionBasis::kDeviceSelf)) continue;
+      if (!r.computation || (device_basis && r.computation->basis != tables::FractionBasis::kDeviceSelf)) continue;
       if (!g.computation) {
         g.computation = ComputationSums{};
         g.computation->basis = r.computation->basis;
       }
-      if (!importers::add_checked(&*g.computation, *r.computation)) {
+      if (!tables::add_checked(&*g.computation, *r.computation)) {
         computation_overflow = true;
         break;
       }
@@ -226,7 +226,7 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
       const double comp_comm =
           static_cast<double>(g.computation->computation_ns) + static_cast<double>(g.computation->communication_ns);
       g.computation_vs_communication =
-          comp_comm > 0 ? static_cast<double>(g.computation->computation_ns) / comp_comm : kNaN;
+          comp_comm > 0 ? static_cast<double>(g.computation->computation_ns) / comp_comm : tables::kNaN;
     }
     g.epoch = sample_stats(std::move(kept));
     if (!util.empty()) g.utilization_pct = sample_stats(std::move(util)).mean;

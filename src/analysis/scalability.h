@@ -18,10 +18,10 @@
 
 namespace scaleprof::analysis {
 
-using importers::ComputationSums;
-using importers::RunData;
-using importers::ScalabilityData;
-using importers::TraceSums;
+using tables::ComputationSums;
+using tables::RunData;
+using tables::ScalabilityData;
+using tables::TraceSums;
 
 struct ScalabilityOptions {
   int skip_epochs = 1;  // warm-up epochs dropped from the start of every run
@@ -39,20 +39,20 @@ struct ScaleGroup {
   SampleStats epoch;         // pooled kept epochs of all runs, seconds
   ScalingRow scaling;        // against the series' smallest worker count
   // GPU data (NaN when the group has none)
-  int64_t gpus = 0;               // GPU series (devices x runs)
-  double utilization_pct = kNaN;  // mean over every sample of every GPU of every run
-  double energy_wh_total = kNaN;  // all runs of the group
-  double energy_wh_per_run = kNaN;
-  double energy_wh_per_epoch = kNaN;  // mean over runs of run energy / epochs of the run
-  std::string energy_method;          // "counter", "trapezoid", "rectangle" or a mix "a+b"
+  int64_t gpus = 0;                       // GPU series (devices x runs)
+  double utilization_pct = tables::kNaN;  // mean over every sample of every GPU of every run
+  double energy_wh_total = tables::kNaN;  // all runs of the group
+  double energy_wh_per_run = tables::kNaN;
+  double energy_wh_per_epoch = tables::kNaN;  // mean over runs of run energy / epochs of the run
+  std::string energy_method;                  // "counter", "trapezoid", "rectangle" or a mix "a+b"
   // Traces
   std::optional<TraceSums> traces;
   // itwinai's computation fraction (pooled sums)
   std::optional<ComputationSums> computation;
-  double computation_fraction = kNaN;
+  double computation_fraction = tables::kNaN;
   // itwinai's deprecated "computation vs communication" (--include-communication): computation over
   // computation + communication self time (ComputationSums::communication_ns).
-  double computation_vs_communication = kNaN;
+  double computation_vs_communication = tables::kNaN;
 
   // Share of the summed GPU span; NaN without traces or device work.
   double trace_share(int64_t TraceSums::*part) const;
@@ -64,8 +64,8 @@ struct GpuDeviceRow {
   std::string run;
   std::string device;
   int64_t samples = 0;
-  double utilization_pct = kNaN;
-  double energy_wh = kNaN;
+  double utilization_pct = tables::kNaN;
+  double energy_wh = tables::kNaN;
   std::string method;
 };
 
@@ -73,8 +73,8 @@ struct SeriesResult {
   std::string series;
   AmdahlFit amdahl;
   int64_t projected_workers[2] = {0, 0};  // 2x and 4x the largest measured worker count
-  double projected_speedup[2] = {kNaN, kNaN};
-  double projected_efficiency[2] = {kNaN, kNaN};
+  double projected_speedup[2] = {tables::kNaN, tables::kNaN};
+  double projected_efficiency[2] = {tables::kNaN, tables::kNaN};
   // Where scaling is lost (analysis/scaling_loss.h): one entry per measured scale above the smallest,
   // in worker order, each against the smallest; the last is the largest scale.
   std::vector<ScaleLoss> losses;

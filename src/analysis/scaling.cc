@@ -27,9 +27,9 @@ SampleStats sample_stats(std::vector<double> values) {
   return s;
 }
 
-std::vector<EpochTime> skip_warmup(std::vector<EpochTime> epochs, int skip) {
+std::vector<tables::EpochTime> skip_warmup(std::vector<tables::EpochTime> epochs, int skip) {
   std::stable_sort(epochs.begin(), epochs.end(),
-                   [](const EpochTime& a, const EpochTime& b) { return a.epoch < b.epoch; });
+                   [](const tables::EpochTime& a, const tables::EpochTime& b) { return a.epoch < b.epoch; });
   const size_t drop = std::min(epochs.size(), static_cast<size_t>(std::max(skip, 0)));
   epochs.erase(epochs.begin(), epochs.begin() + static_cast<std::ptrdiff_t>(drop));
   return epochs;
@@ -110,7 +110,7 @@ AmdahlFit fit_amdahl(std::span<const ScalePoint> points) {
   fit.ok = true;
   fit.serial_s = a;
   fit.parallel_s = b;
-  fit.serial_fraction = a + b > 0 ? a / (a + b) : kNaN;
+  fit.serial_fraction = a + b > 0 ? a / (a + b) : tables::kNaN;
   double ss = 0;
   for (const ScalePoint& p : used) {
     const double r = p.seconds - amdahl_time(fit, static_cast<double>(p.workers));
@@ -121,14 +121,14 @@ AmdahlFit fit_amdahl(std::span<const ScalePoint> points) {
 }
 
 double amdahl_time(const AmdahlFit& fit, double workers) {
-  if (!fit.ok || workers <= 0) return kNaN;
+  if (!fit.ok || workers <= 0) return tables::kNaN;
   return fit.serial_s + fit.parallel_s / workers;
 }
 
 double amdahl_speedup(const AmdahlFit& fit, double workers) {
   const double t = amdahl_time(fit, workers);
   const double t0 = amdahl_time(fit, static_cast<double>(fit.base_workers));
-  return t > 0 ? t0 / t : kNaN;
+  return t > 0 ? t0 / t : tables::kNaN;
 }
 
 double trapezoid_energy_j(std::span<const double> time_s, std::span<const double> power_w) {
@@ -148,8 +148,8 @@ double trapezoid_energy_j(std::span<const double> time_s, std::span<const double
 }
 
 double counter_energy_j(std::span<const double> energy_j) {
-  double first = kNaN;
-  double last = kNaN;
+  double first = tables::kNaN;
+  double last = tables::kNaN;
   for (double e : energy_j) {
     if (std::isnan(e)) continue;
     if (std::isnan(first)) first = e;
@@ -170,16 +170,16 @@ LossAttribution attribute_efficiency_loss(int64_t n0, double t0, std::span<const
                                           std::span<const double> f1) {
   LossAttribution out;
   const size_t k = std::max(f0.size(), f1.size());
-  out.parts.assign(k, kNaN);
-  out.excess_s.assign(k, kNaN);
+  out.parts.assign(k, tables::kNaN);
+  out.excess_s.assign(k, tables::kNaN);
   if (n0 <= 0 || n1 <= 0 || !(t0 > 0) || !(t1 > 0)) return out;
   const double shrink = static_cast<double>(n0) / static_cast<double>(n1);
   out.efficiency = t0 * shrink / t1;
   out.lost = 1.0 - out.efficiency;
   double explained = 0;
   for (size_t i = 0; i < k; ++i) {
-    const double a = i < f0.size() ? f0[i] : kNaN;
-    const double b = i < f1.size() ? f1[i] : kNaN;
+    const double a = i < f0.size() ? f0[i] : tables::kNaN;
+    const double b = i < f1.size() ? f1[i] : tables::kNaN;
     if (std::isnan(a) || std::isnan(b)) continue;
     out.excess_s[i] = t1 * b - t0 * a * shrink;
     out.parts[i] = out.excess_s[i] / t1;

@@ -27,11 +27,11 @@ namespace scaleprof::analysis {
 
 struct SampleStats {
   int64_t count = 0;
-  double mean = kNaN;
-  double median = kNaN;
-  double std = kNaN;  // sample standard deviation; NaN for fewer than two values
-  double min = kNaN;
-  double max = kNaN;
+  double mean = tables::kNaN;
+  double median = tables::kNaN;
+  double std = tables::kNaN;  // sample standard deviation; NaN for fewer than two values
+  double min = tables::kNaN;
+  double max = tables::kNaN;
   double sum = 0;
 };
 
@@ -39,7 +39,7 @@ struct SampleStats {
 SampleStats sample_stats(std::vector<double> values);
 
 // The epochs left after dropping the first `skip` (lowest epoch indices) of one run, in epoch order.
-std::vector<EpochTime> skip_warmup(std::vector<EpochTime> epochs, int skip);
+std::vector<tables::EpochTime> skip_warmup(std::vector<tables::EpochTime> epochs, int skip);
 
 // One configuration of a strategy: its worker count and its (mean) epoch time.
 struct ScalePoint {
@@ -50,9 +50,9 @@ struct ScalePoint {
 struct ScalingRow {
   int64_t workers = 0;
   double seconds = 0;
-  double speedup = kNaN;        // T(n0) / T(n)
-  double ideal_speedup = kNaN;  // n / n0
-  double efficiency = kNaN;     // speedup / ideal_speedup
+  double speedup = tables::kNaN;        // T(n0) / T(n)
+  double ideal_speedup = tables::kNaN;  // n / n0
+  double efficiency = tables::kNaN;     // speedup / ideal_speedup
 };
 
 // Speedup, ideal speedup and efficiency of each point against the point with the fewest workers
@@ -60,12 +60,12 @@ struct ScalingRow {
 std::vector<ScalingRow> relative_scaling(std::vector<ScalePoint> points);
 
 struct AmdahlFit {
-  bool ok = false;                // false with fewer than two distinct worker counts
-  double serial_s = kNaN;         // a: time that does not shrink with workers, seconds
-  double parallel_s = kNaN;       // b: time on one worker that does, seconds
-  double serial_fraction = kNaN;  // a / (a + b)
-  bool constrained = false;       // the unconstrained fit had a < 0 or b < 0 and was clamped
-  double rms_residual_s = kNaN;   // root mean square of T(n) - (a + b/n) over the points
+  bool ok = false;                        // false with fewer than two distinct worker counts
+  double serial_s = tables::kNaN;         // a: time that does not shrink with workers, seconds
+  double parallel_s = tables::kNaN;       // b: time on one worker that does, seconds
+  double serial_fraction = tables::kNaN;  // a / (a + b)
+  bool constrained = false;               // the unconstrained fit had a < 0 or b < 0 and was clamped
+  double rms_residual_s = tables::kNaN;   // root mean square of T(n) - (a + b/n) over the points
   int64_t points = 0;
   int64_t base_workers = 0;  // n0 the projected speedups are relative to
   int64_t max_workers = 0;   // largest measured worker count
@@ -102,11 +102,11 @@ double rectangle_energy_j(std::span<const double> power_w, double probing_interv
 // All values are fractions (multiply by 100 for percentage points). A component with a NaN share
 // at either scale gets NaN and is counted in the rest.
 struct LossAttribution {
-  double efficiency = kNaN;      // E at n1 relative to n0
-  double lost = kNaN;            // 1 - E
-  std::vector<double> parts;     // x_k / t1 per component
-  std::vector<double> excess_s;  // x_k per component
-  double rest = kNaN;            // lost - sum of the parts
+  double efficiency = tables::kNaN;  // E at n1 relative to n0
+  double lost = tables::kNaN;        // 1 - E
+  std::vector<double> parts;         // x_k / t1 per component
+  std::vector<double> excess_s;      // x_k per component
+  double rest = tables::kNaN;        // lost - sum of the parts
 };
 
 LossAttribution attribute_efficiency_loss(int64_t n0, double t0, std::span<const double> f0, int64_t n1, double t1,
@@ -121,9 +121,9 @@ struct StrategyTime {
 struct BestAtScale {
   int64_t workers = 0;
   std::string strategy;
-  double seconds = kNaN;
+  double seconds = tables::kNaN;
   std::string runner_up;  // second best, empty when alone
-  double runner_up_seconds = kNaN;
+  double runner_up_seconds = tables::kNaN;
   int64_t candidates = 0;
 };
 // Ordered by workers; ties go to the strategy whose name sorts first. NaN times are ignored.

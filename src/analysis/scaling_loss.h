@@ -39,36 +39,36 @@ const char* loss_basis_name(LossBasis basis);
 bool is_attributed(LossBasis basis);
 
 struct NamedShare {
-  std::string name;     // "communication", "idle", ...
-  double share = kNaN;  // fraction of the epoch time
+  std::string name;             // "communication", "idle", ...
+  double share = tables::kNaN;  // fraction of the epoch time
 };
 
 // One scale of a strategy, as the loss attribution needs it.
 struct ScaleShares {
   int64_t workers = 0;
-  double seconds = kNaN;                        // mean epoch time
+  double seconds = tables::kNaN;                // mean epoch time
   std::vector<NamedShare> trace_shares;         // empty without traces to attribute from
-  double computation_fraction = kNaN;           // itwinai's, share of operator self time
+  double computation_fraction = tables::kNaN;   // itwinai's, share of operator self time
   LossBasis shares_basis = LossBasis::kTraces;  // what trace_shares are shares of (an attributed basis)
 };
 
 struct LossCause {
   std::string name;
-  double share0 = kNaN, share1 = kNaN;  // of the epoch time at the base and at this scale
-  double points = kNaN;                 // efficiency lost to it (fraction; negative: gives back)
+  double share0 = tables::kNaN, share1 = tables::kNaN;  // of the epoch time at the base and at this scale
+  double points = tables::kNaN;                         // efficiency lost to it (fraction; negative: gives back)
 };
 
 struct ScaleLoss {
   int64_t n0 = 0, n1 = 0;
-  double t0 = kNaN, t1 = kNaN;
+  double t0 = tables::kNaN, t1 = tables::kNaN;
   LossBasis basis = LossBasis::kNone;
-  double efficiency = kNaN;       // at n1 against n0
-  double lost = kNaN;             // 1 - efficiency
-  std::vector<LossCause> causes;  // attributed causes (attributed bases only)
-  double rest = kNaN;             // lost - sum of the causes: everything else (all of it when unattributed)
+  double efficiency = tables::kNaN;  // at n1 against n0
+  double lost = tables::kNaN;        // 1 - efficiency
+  std::vector<LossCause> causes;     // attributed causes (attributed bases only)
+  double rest = tables::kNaN;        // lost - sum of the causes: everything else (all of it when unattributed)
   // The non-computation share of operator self time at n0 and n1 (itwinai's 1 - fraction), when
   // both are known: shown as an indication whatever the basis.
-  double non_computation0 = kNaN, non_computation1 = kNaN;
+  double non_computation0 = tables::kNaN, non_computation1 = tables::kNaN;
 };
 
 // Trace shares are used when both scales have them on the same basis with the same names, in the
@@ -79,7 +79,7 @@ ScaleLoss attribute_scale_loss(const ScaleShares& base, const ScaleShares& at);
 // larger than every named cause; "" when nothing was lost or nothing is attributed.
 struct MainLossCause {
   std::string name;
-  double points = kNaN;
+  double points = tables::kNaN;
 };
 MainLossCause main_loss_cause(const ScaleLoss& loss);
 

@@ -93,7 +93,7 @@ int run_sync(SyncCommandOptions opt) {
     print_message(stderr, "error",
                   fmt::format("another sync of {} to {} is running ({}; lock {}): nothing done. Run again when it "
                               "has ended, or add --wait (exit code {})",
-                              opt.sync.root, importers::redact_url(opt.sync.tracking_uri), summary.value().busy,
+                              opt.sync.root, redact_url(opt.sync.tracking_uri), summary.value().busy,
                               summary.value().lock_path, kExitBusy));
     return kExitBusy;
   }
@@ -101,7 +101,7 @@ int run_sync(SyncCommandOptions opt) {
     for (const std::string& w : summary.value().warnings) print_message(stderr, "warning", w);
   }
   report::Table table;
-  table.title = fmt::format("Synced to {}", importers::redact_url(opt.sync.tracking_uri));
+  table.title = fmt::format("Synced to {}", redact_url(opt.sync.tracking_uri));
   table.columns = {{"experiment", "Experiment"},
                    {"run", "Run"},
                    {"action", "Action"},

@@ -144,7 +144,7 @@ Result<Source> choose_source(const ReportOptions& opt, const std::string& root) 
       out.note = fmt::format(
           "reading MLflow at {} (MLFLOW_TRACKING_URI); the run folder {} is not read: pass {} {} to read it, or "
           "--tracking-uri to choose another store",
-          importers::redact_url(out.tracking_uri), root, root_flag, root);
+          redact_url(out.tracking_uri), root, root_flag, root);
     }
     return out;
   }
@@ -220,7 +220,7 @@ int run_report(const ReportOptions& opt) {
     return fail_with(built.error());
   }
   const pipeline::ScalabilityReport& result = built.value();
-  const importers::ScalabilityData& data = result.data;
+  const tables::ScalabilityData& data = result.data;
   const analysis::ScalabilityAnalysis& analysis = result.analysis;
   read.root = result.source;
 

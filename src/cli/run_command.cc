@@ -22,7 +22,7 @@ struct RunOptions {
 };
 
 int run_run(const RunOptions& opt) {
-  collect::WrapperOptions w;
+  launch::WrapperOptions w;
   w.overrides.root = opt.root;
   w.overrides.experiment = opt.experiment;
   w.overrides.strategy = opt.strategy;
@@ -39,7 +39,7 @@ int run_run(const RunOptions& opt) {
     print_message(stderr, "error", "no command given: scaleprof run [options] -- CMD ARGS...");
     return kExitUsage;
   }
-  auto result = collect::run_wrapped(w, collect::Environment::from_process());
+  auto result = launch::run_wrapped(w, collect::Environment::from_process());
   if (!result) {
     return fail_with(result.error());
   }

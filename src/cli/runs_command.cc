@@ -47,11 +47,11 @@ int run_runs(const RunsOptions& opt) {
   }
   auto ctx = collect::detect_run_context(collect::Environment::from_process(), {});
   std::string root = !opt.root.empty() ? opt.root : ctx ? ctx.value().root : collect::kDefaultRoot;
-  collect::ReadOptions read;
+  importers::ReadOptions read;
   read.read_steps = false;
   read.read_gpu = false;
   std::vector<std::string> problems;  // unreadable entries (a symbolic link loop): one line each
-  auto runs = collect::read_runs(root, opt.experiment, read, &problems);
+  auto runs = importers::read_runs(root, opt.experiment, read, &problems);
   if (!runs) {
     return fail_with(runs.error());
   }
@@ -62,10 +62,10 @@ int run_runs(const RunsOptions& opt) {
                    {"workers", "Workers"},       {"nodes", "Nodes"},       {"epochs", "Epochs"},
                    {"status", "Status"},         {"start", "Start (UTC)"}, {"exit_status", "Exit"},
                    {"layout", "Layout"}};
-  for (const collect::RunData& r : runs.value()) {
+  for (const importers::RunData& r : runs.value()) {
     std::optional<int64_t> start = r.info ? r.info->start_unix_ns : std::nullopt;
     if (!start) {
-      for (const collect::RankData& rank : r.ranks) {
+      for (const importers::RankData& rank : r.ranks) {
         if (rank.info && rank.info->start_unix_ns)
           start = std::min(start.value_or(*rank.info->start_unix_ns), *rank.info->start_unix_ns);
       }
@@ -81,7 +81,7 @@ int run_runs(const RunsOptions& opt) {
       if (!r.status_reason.empty()) {
         print_message(stderr, "warning", fmt::format("{}: {}: {}", r.dir, r.status, r.status_reason));
       }
-      for (const collect::RankData& rank : r.ranks) {
+      for (const importers::RankData& rank : r.ranks) {
         if (rank.info && rank.info->write_errors > 0) {
           print_message(stderr, "warning",
                         fmt::format("{}: {} metrics write(s) failed and were retried (last: {})", rank.dir,
@@ -98,7 +98,7 @@ int run_runs(const RunsOptions& opt) {
     itwinai.scaleprof_runs = false;
     auto found = importers::read_scalability_data(itwinai);
     if (found) {
-      for (const importers::RunData& r : found.value().runs) {
+      for (const tables::RunData& r : found.value().runs) {
         std::set<int64_t> epochs;
         for (const auto& e : r.epochs) epochs.insert(e.epoch);
         table.add_row({report::Cell::null(), r.name, r.strategy, count_or_null(r.workers), count_or_null(r.nodes),

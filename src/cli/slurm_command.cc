@@ -198,7 +198,7 @@ int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides
       }
     }
     *doing = fmt::format("writing the scripts into {}", c.script_dir);
-    if (auto ok = collect::make_directories(c.script_dir); !ok) {
+    if (auto ok = make_directories(c.script_dir); !ok) {
       return fail_with(ok.error());
     }
     if (auto ok = write_script_set(c.script_dir, files); !ok) {

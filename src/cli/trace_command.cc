@@ -236,12 +236,12 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
     if (progress_shown) fmt::print(stderr, "\r\x1b[K");
     return code;
   }
-  auto streamed = report::stream_report(sub.name, opt.paths, load, report_options);
+  auto streamed = pipeline::stream_report(sub.name, opt.paths, load, report_options);
   if (progress_shown) fmt::print(stderr, "\r\x1b[K");
   if (!streamed) {
     return fail_with(streamed.error());
   }
-  report::StreamedReport& result = streamed.value();
+  pipeline::StreamedReport& result = streamed.value();
   for (const std::string& e : result.set.errors) print_message(stderr, "error", e);
   if (!opt.quiet) {
     for (const std::string& w : result.set.warnings) print_message(stderr, "warning", w);

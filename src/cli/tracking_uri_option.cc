@@ -45,7 +45,7 @@ Result<std::string> checked_tracking_uri(const std::string& uri, bool server_onl
     for (size_t i = 0; i < scheme_end; ++i)
       out[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(out[i])));
   }
-  const std::string shown = importers::redact_url(out);
+  const std::string shown = redact_url(out);
   const bool server = out.starts_with("http://") || out.starts_with("https://");
   if (server_only && !server) {
     return Error{

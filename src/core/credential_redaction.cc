@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-namespace scaleprof::importers {
+namespace scaleprof {
 
 namespace {
 
@@ -220,4 +220,4 @@ std::string url_userinfo(std::string_view url) {
   return std::string(url.substr(start, at - start));
 }
 
-}  // namespace scaleprof::importers
+}  // namespace scaleprof

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace scaleprof::importers {
+namespace scaleprof {
 
 // `text` (a message, a URL, a server's error body) with credentials removed:
 //  - user information of every URL-like word: everything from after the scheme's slashes ("http://",
@@ -34,4 +34,4 @@ std::string redact_url(std::string_view url);
 // hide it where a server echoes it.
 std::string url_userinfo(std::string_view url);
 
-}  // namespace scaleprof::importers
+}  // namespace scaleprof

@@ -14,7 +14,7 @@
 #include "core/output_file.h"
 #include "core/terminal_text.h"
 
-namespace scaleprof::collect {
+namespace scaleprof {
 
 namespace {
 
@@ -158,4 +158,4 @@ bool MetricsFile::append(const std::string& lines) {
   return false;
 }
 
-}  // namespace scaleprof::collect
+}  // namespace scaleprof

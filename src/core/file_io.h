@@ -7,7 +7,7 @@
 
 #include "core/result.h"
 
-namespace scaleprof::collect {
+namespace scaleprof {
 
 // Replaces `path` with `text` atomically through the one output-file writer (core/output_file.h):
 // a reader (or a crash) sees the old file or the new one, never half of one, and a file planted at
@@ -86,4 +86,4 @@ class MetricsFile {
   std::string last_error_;
 };
 
-}  // namespace scaleprof::collect
+}  // namespace scaleprof

@@ -27,14 +27,14 @@ namespace {
 // only calls launched inside a ProfilerStep count, so that the sums are parts of the step time.
 // Sums across ranks are checked (core/checked_sum.h): false when one would pass int64, and then
 // nothing is added (the figures are left out, never wrapped).
-bool add_collective_metrics(const CollectiveRows& compact, importers::RunData* run, importers::TraceSums* sums) {
-  importers::TraceSums s = *sums;
+bool add_collective_metrics(const CollectiveRows& compact, tables::RunData* run, tables::TraceSums* sums) {
+  tables::TraceSums s = *sums;
   bool exact = true;
   for (const CompactRank& r : compact.ranks()) {
     for (const StepRow& st : compact.steps(r)) exact = add_checked(&s.step_ns, st.end_ns - st.start_ns) && exact;
   }
   const CollectiveAnalysis matched = match_collectives(compact);
-  std::vector<importers::CollectiveSample> samples;
+  std::vector<tables::CollectiveSample> samples;
   for (const MatchedCollective& m : matched.calls) {
     if (m.step < 0) continue;
     ++s.collective_calls;
@@ -46,7 +46,7 @@ bool add_collective_metrics(const CollectiveRows& compact, importers::RunData* r
     }
     samples.push_back({m.type, m.bytes, m.busbw_gbps});
   }
-  std::vector<importers::RankWait> waits;
+  std::vector<tables::RankWait> waits;
   if (s.collectives_matched > 0) {
     for (const RankStraggling& r : find_stragglers(compact, matched).ranks) {
       exact = exact && r.own_wait_exact && r.wait_imposed_exact;
@@ -64,7 +64,7 @@ bool add_collective_metrics(const CollectiveRows& compact, importers::RunData* r
 // computation fraction pooled over ranks needs (its collective calls go to the compact rows).
 struct RankParts {
   int64_t rank = 0;
-  importers::TraceSums sums;
+  tables::TraceSums sums;
   FractionParts fraction;
 };
 
@@ -82,7 +82,7 @@ RankParts reduce_rank(const trace::RankTrace& rank, bool fraction) {
   // One rank's parts are within the reader's bounds; their sum over ranks is checked.
   RankParts out;
   out.rank = rank.rank;
-  importers::TraceSums& one = out.sums;
+  tables::TraceSums& one = out.sums;
   one.ranks = 1;
   one.span_ns = t.kernel_time_ns;
   one.idle_ns = t.idle_ns;
@@ -100,8 +100,8 @@ RankParts reduce_rank(const trace::RankTrace& rank, bool fraction) {
 // RankParts and its compact collective rows, and frees it before reading the next, so memory is
 // (threads x one trace) plus those, whatever the number of ranks (docs/scale.md). Sums over ranks are
 // made in rank order once every file is read, as over a set loaded whole.
-void add_trace_metrics(importers::ScalabilityData* data, const TraceStageOptions& options) {
-  for (importers::RunData& run : data->runs) {
+void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& options) {
+  for (tables::RunData& run : data->runs) {
     if (run.trace_files.empty()) continue;
     trace::LoadOptions load;
     load.threads = options.threads;
@@ -131,9 +131,9 @@ void add_trace_metrics(importers::ScalabilityData* data, const TraceStageOptions
     order.apply(set, every_rank, &parts);
     order.apply(set, every_rank, &rows);
 
-    importers::TraceSums sums;
+    tables::TraceSums sums;
     bool exact = true;
-    for (const RankParts& p : parts) exact = importers::add_checked(&sums, p.sums) && exact;
+    for (const RankParts& p : parts) exact = tables::add_checked(&sums, p.sums) && exact;
     if (!exact) {
       data->errors.push_back(
           fmt::format("{}: traces not used: the {} ranks' times summed exceed 292 years of nanoseconds (int64)",
@@ -152,8 +152,8 @@ void add_trace_metrics(importers::ScalabilityData* data, const TraceStageOptions
       for (const RankParts& p : parts) fractions.push_back(p.fraction);
       const ComputationFraction f = pooled_fraction(fractions);
       if (f.exact) {
-        importers::ComputationSums c;
-        static_cast<SelfTimeSums&>(c) = f;  // the sums, whatever fields they have
+        tables::ComputationSums c;
+        static_cast<tables::SelfTimeSums&>(c) = f;  // the sums, whatever fields they have
         c.basis = f.basis;
         c.ranks = static_cast<int64_t>(parts.size());
         run.computation = c;

@@ -31,6 +31,6 @@ struct TraceStageOptions {
 
 // Fills RunData::traces and, where the run has no computation sums yet, RunData::computation, for
 // every run with trace files. Unreadable traces become errors naming the file.
-void add_trace_metrics(importers::ScalabilityData* data, const TraceStageOptions& options = {});
+void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& options = {});
 
 }  // namespace scaleprof::analysis

@@ -39,7 +39,7 @@ bool read_text(const fs::path& path, std::string* out) {
 bool parse_double(std::string_view text, double* out) {
   text = trim_blanks(text);
   if (text.empty() || text == "nan" || text == "NaN") {
-    *out = analysis::kNaN;
+    *out = tables::kNaN;
     return true;
   }
   return scaleprof::parse_double(text, out, kCellNumber);
@@ -60,9 +60,9 @@ class ItwinaiCsvReader : RunDataReader {
  public:
   explicit ItwinaiCsvReader(RunDataSink& sink) : RunDataReader(sink) {}
 
-  RunData& itwinai_run(std::map<std::tuple<std::string, int64_t>, RunData>& runs, const fs::path& dir,
-                       const std::string& run_id, const std::string& strategy, int64_t workers) {
-    RunData& r = runs[{strategy, workers}];
+  tables::RunData& itwinai_run(std::map<std::tuple<std::string, int64_t>, tables::RunData>& runs, const fs::path& dir,
+                               const std::string& run_id, const std::string& strategy, int64_t workers) {
+    tables::RunData& r = runs[{strategy, workers}];
     if (r.layout.empty()) {
       r.layout = "itwinai";
       r.experiment = "";
@@ -109,7 +109,7 @@ class ItwinaiCsvReader : RunDataReader {
   // itwinai's stored profiler traces (<run>/torch-traces/worker_<rank>.<time>.pt.trace.json) belong
   // to the run of the folder; the worker number in the name is the rank (trace/trace_set.h). One run
   // id folder is one training run; a folder holding several configurations cannot say whose they are.
-  void attach_itwinai_traces(const fs::path& dir, std::map<std::tuple<std::string, int64_t>, RunData>* runs) {
+  void attach_itwinai_traces(const fs::path& dir, std::map<std::tuple<std::string, int64_t>, tables::RunData>* runs) {
     const fs::path traces = dir / "torch-traces";
     std::error_code ec;
     if (!fs::is_directory(traces, ec)) return;
@@ -124,10 +124,10 @@ class ItwinaiCsvReader : RunDataReader {
   }
 
   void read_itwinai(const fs::path& dir, const std::string& run_id) {
-    std::map<std::tuple<std::string, int64_t>, RunData> runs;
+    std::map<std::tuple<std::string, int64_t>, tables::RunData> runs;
     // Epoch-time files count nodes, not GPUs: their rows wait until the GPU files have said how many
     // GPUs a node has. (strategy, nodes) -> epochs.
-    std::map<std::pair<std::string, int64_t>, std::vector<analysis::EpochTime>> epoch_rows;
+    std::map<std::pair<std::string, int64_t>, std::vector<tables::EpochTime>> epoch_rows;
     // From the GPU files: (strategy, GPUs) -> the nodes sampled (node_idx values) and the file.
     std::map<std::pair<std::string, int64_t>, std::pair<std::set<int64_t>, std::string>> gpu_nodes;
     // epoch-time/epochtime_{strategy}_{N}N.csv: epoch_id,time,name,nodes
@@ -182,7 +182,7 @@ class ItwinaiCsvReader : RunDataReader {
           return std::tie(strategy, gpus, device) < std::tie(o.strategy, o.gpus, o.device);
         }
       };
-      std::map<Key, GpuSeries> series;
+      std::map<Key, tables::GpuSeries> series;
       std::map<std::pair<std::string, int64_t>, std::pair<double, int64_t>> interval;  // -> (interval, line)
       for (size_t r = 0; r < csv.rows.size(); ++r) {
         const auto& row = csv.rows[r];
@@ -219,11 +219,11 @@ class ItwinaiCsvReader : RunDataReader {
         auto& nodes_seen = gpu_nodes[{strategy, gpus}];
         nodes_seen.first.insert(node);
         nodes_seen.second = f.filename().string();
-        GpuSeries& s = series[{strategy, gpus, fmt::format("node {} gpu {}", node, local_rank)}];
+        tables::GpuSeries& s = series[{strategy, gpus, fmt::format("node {} gpu {}", node, local_rank)}];
         s.time_s.push_back(static_cast<double>(idx) * probe);
         s.utilization_pct.push_back(util);
         s.power_w.push_back(power);
-        s.energy_j.push_back(analysis::kNaN);
+        s.energy_j.push_back(tables::kNaN);
         s.probing_interval_s = probe;
       }
       for (auto& [key, s] : series) {
@@ -240,9 +240,9 @@ class ItwinaiCsvReader : RunDataReader {
         if (!load_csv(f, false, &csv) || !has_profiling_columns(csv, &data_.errors)) continue;
         add_profiling_rows(
             csv,
-            [&](const ProfilingRowKey& key) -> ComputationSums& {
-              RunData& run = itwinai_run(runs, dir, run_id, key.strategy, key.gpus);
-              if (!run.computation) run.computation = ComputationSums{};
+            [&](const ProfilingRowKey& key) -> tables::ComputationSums& {
+              tables::RunData& run = itwinai_run(runs, dir, run_id, key.strategy, key.gpus);
+              if (!run.computation) run.computation = tables::ComputationSums{};
               return *run.computation;
             },
             &data_.errors);
@@ -257,12 +257,12 @@ class ItwinaiCsvReader : RunDataReader {
                           dir.string(), key.second, per_node, kMaxWorkers));
         continue;
       }
-      RunData& run = itwinai_run(runs, dir, run_id, key.first, key.second * per_node);
+      tables::RunData& run = itwinai_run(runs, dir, run_id, key.first, key.second * per_node);
       run.nodes = key.second;
       run.epochs.insert(run.epochs.end(), epochs.begin(), epochs.end());
     }
     for (auto& [key, seen] : gpu_nodes) {
-      RunData& run = itwinai_run(runs, dir, run_id, key.first, key.second);
+      tables::RunData& run = itwinai_run(runs, dir, run_id, key.first, key.second);
       if (run.nodes == 0) run.nodes = static_cast<int64_t>(seen.first.size());
     }
     attach_itwinai_traces(dir, &runs);

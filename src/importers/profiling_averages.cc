@@ -32,7 +32,8 @@ bool has_profiling_columns(const CsvFile& csv, std::vector<std::string>* errors)
   return true;
 }
 
-void add_profiling_rows(const CsvFile& csv, const std::function<ComputationSums&(const ProfilingRowKey&)>& sums_for,
+void add_profiling_rows(const CsvFile& csv,
+                        const std::function<tables::ComputationSums&(const ProfilingRowKey&)>& sums_for,
                         std::vector<std::string>* errors) {
   int c[5];
   for (int i = 0; i < 5; ++i) c[i] = csv.column(kColumns[i]);
@@ -65,17 +66,17 @@ void add_profiling_rows(const CsvFile& csv, const std::function<ComputationSums&
       continue;
     }
     ProfilingRowKey key{std::string(trim_blanks(row[c[2]])), gpus};
-    ComputationSums& sums = sums_for(key);
+    tables::ComputationSums& sums = sums_for(key);
     // The basis, as analysis::pooled_fraction chooses it over a run's ranks: device self time as soon
     // as any row has some (sums in CPU time so far are dropped: every row before had no device time,
     // so the device sums are what they would have been), else self CPU time where the file has it.
-    if (self_us > 0 && sums.basis == analysis::FractionBasis::kCpuSelf) {
-      static_cast<analysis::SelfTimeSums&>(sums) = analysis::SelfTimeSums{};
-      sums.basis = analysis::FractionBasis::kDeviceSelf;
-    } else if (self_us == 0 && cpu_us > 0 && sums.basis == analysis::FractionBasis::kDeviceSelf && sums.total_ns == 0) {
-      sums.basis = analysis::FractionBasis::kCpuSelf;
+    if (self_us > 0 && sums.basis == tables::FractionBasis::kCpuSelf) {
+      static_cast<tables::SelfTimeSums&>(sums) = tables::SelfTimeSums{};
+      sums.basis = tables::FractionBasis::kDeviceSelf;
+    } else if (self_us == 0 && cpu_us > 0 && sums.basis == tables::FractionBasis::kDeviceSelf && sums.total_ns == 0) {
+      sums.basis = tables::FractionBasis::kCpuSelf;
     }
-    const double used_us = sums.basis == analysis::FractionBasis::kDeviceSelf ? self_us : cpu_us;
+    const double used_us = sums.basis == tables::FractionBasis::kDeviceSelf ? self_us : cpu_us;
     // Exact: used_us <= 1e12, so ns <= 1e15 < 2^53. The sums are checked all the same.
     const auto ns = static_cast<int64_t>(std::llround(used_us * 1000.0));
     if (!sums.add_checked(analysis::self_time_sums_of_row(row[c[0]], ns))) {  // all or nothing

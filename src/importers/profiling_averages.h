@@ -29,7 +29,8 @@ bool has_profiling_columns(const CsvFile& csv, std::vector<std::string>* errors)
 // has self device time, they hold self CPU time (basis kCpuSelf), so a gloo run read back from
 // MLflow has the computation fraction its run directory has. Rows with bad numbers are errors naming the
 // line, and skipped (itwinai drops them the same way).
-void add_profiling_rows(const CsvFile& csv, const std::function<ComputationSums&(const ProfilingRowKey&)>& sums_for,
+void add_profiling_rows(const CsvFile& csv,
+                        const std::function<tables::ComputationSums&(const ProfilingRowKey&)>& sums_for,
                         std::vector<std::string>* errors);
 
 }  // namespace scaleprof::importers

@@ -58,7 +58,7 @@ class Reader {
  public:
   explicit Reader(const ScalabilityReadOptions& options) : sink_(options), opt_(options) {}
 
-  ScalabilityData take() { return sink_.take(); }
+  tables::ScalabilityData take() { return sink_.take(); }
 
   // itwinai's CSV layout has no experiment names: with --experiment its folders are left out (and
   // said so), never silently mixed in.
@@ -141,7 +141,7 @@ class Reader {
 
 }  // namespace
 
-Result<ScalabilityData> read_scalability_data(const ScalabilityReadOptions& options) {
+Result<tables::ScalabilityData> read_scalability_data(const ScalabilityReadOptions& options) {
   const fs::path root(options.root);
   std::error_code ec;
   if (!fs::is_directory(root, ec)) {

@@ -1,4 +1,4 @@
-// Readers of the scalability report's inputs. They fill ScalabilityData and format nothing.
+// Readers of the scalability report's inputs. They fill tables::ScalabilityData and format nothing.
 //
 // Under --root the layouts are detected automatically, folder by folder:
 //  * scaleprof run directories (docs/run-directory.md): <root>/<experiment>/<run>/ with run.json
@@ -52,6 +52,6 @@ struct ScalabilityReadOptions {
 };
 
 // Fails only when the root cannot be listed. A root with no data at all gives an empty run list.
-Result<ScalabilityData> read_scalability_data(const ScalabilityReadOptions& options);
+Result<tables::ScalabilityData> read_scalability_data(const ScalabilityReadOptions& options);
 
 }  // namespace scaleprof::importers

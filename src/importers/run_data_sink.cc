@@ -25,10 +25,10 @@ double RunDataSink::checked_reading(double value, std::string_view column, const
   const std::string why = implausible_value(quantity, column, value);
   if (why.empty()) return value;
   if (++bad_readings_[file] <= kReadingWarningsPerFile) warn(fmt::format("{}:{}: {}; value ignored", file, line, why));
-  return analysis::kNaN;
+  return tables::kNaN;
 }
 
-ScalabilityData RunDataSink::take() {
+tables::ScalabilityData RunDataSink::take() {
   for (const auto& [file, count] : bad_readings_) {
     if (count > kReadingWarningsPerFile) {
       warn(fmt::format("{}: {} more out-of-range GPU reading(s) ignored", file, count - kReadingWarningsPerFile));

@@ -21,7 +21,7 @@ class RunDataSink {
   explicit RunDataSink(const ScalabilityReadOptions& options) : opt_(options) {}
 
   const ScalabilityReadOptions& options() const { return opt_; }
-  ScalabilityData& data() { return data_; }
+  tables::ScalabilityData& data() { return data_; }
   void error(std::string message) { data_.errors.push_back(std::move(message)); }
   void warn(std::string message) { data_.warnings.push_back(std::move(message)); }
 
@@ -38,11 +38,11 @@ class RunDataSink {
   double checked_reading(double value, std::string_view column, const std::string& file, int64_t line);
 
   // The tables, with one line per file whose ignored readings were not all named.
-  ScalabilityData take();
+  tables::ScalabilityData take();
 
  private:
   const ScalabilityReadOptions& opt_;
-  ScalabilityData data_;
+  tables::ScalabilityData data_;
   std::map<std::string, int64_t> bad_readings_;  // file -> GPU readings ignored
   std::set<std::string> matched_names_;          // --run-names entries that selected a run
 };
@@ -61,7 +61,7 @@ class RunDataReader {
 
   RunDataSink& sink_;
   const ScalabilityReadOptions& opt_;
-  ScalabilityData& data_;
+  tables::ScalabilityData& data_;
 };
 
 // One scaleprof run directory (a run.json and/or rank-NNNNN folders) into sink's tables.

@@ -1,5 +1,5 @@
 // scaleprof run directories into the run-data tables: collect's run-directory reader
-// (importers/run_reader.h) reads the files; this turns a run into RunData rows, with GPU readings
+// (importers/run_reader.h) reads the files; this turns a run into tables::RunData rows, with GPU readings
 // checked (run_data_sink.h).
 #include <fmt/format.h>
 
@@ -22,7 +22,7 @@ class ScaleprofRunReader : RunDataReader {
 
   // One series per device of `samples` (any order), times in seconds.
   void add_gpu_series(const std::vector<collect::GpuSample>& samples, const std::string& source,
-                      const std::string& label, RunData* run) {
+                      const std::string& label, tables::RunData* run) {
     std::map<int64_t, std::vector<const collect::GpuSample*>> by_device;
     for (const collect::GpuSample& g : samples) by_device[g.device].push_back(&g);
     for (auto& entry : by_device) {
@@ -30,15 +30,15 @@ class ScaleprofRunReader : RunDataReader {
       std::stable_sort(list.begin(), list.end(), [](const collect::GpuSample* x, const collect::GpuSample* y) {
         return x->time_unix_ns < y->time_unix_ns;
       });
-      GpuSeries s;
+      tables::GpuSeries s;
       s.source = source;
       s.device = fmt::format("{} gpu {}", label, entry.first);
       for (const collect::GpuSample* g : list) {
         s.time_s.push_back(static_cast<double>(g->time_unix_ns) / 1e9);
         s.utilization_pct.push_back(
-            checked_reading(g->utilization_pct.value_or(analysis::kNaN), "utilization_pct", source, g->line));
-        s.power_w.push_back(checked_reading(g->power_w.value_or(analysis::kNaN), "power_w", source, g->line));
-        s.energy_j.push_back(checked_reading(g->energy_j.value_or(analysis::kNaN), "energy_j", source, g->line));
+            checked_reading(g->utilization_pct.value_or(tables::kNaN), "utilization_pct", source, g->line));
+        s.power_w.push_back(checked_reading(g->power_w.value_or(tables::kNaN), "power_w", source, g->line));
+        s.energy_j.push_back(checked_reading(g->energy_j.value_or(tables::kNaN), "energy_j", source, g->line));
       }
       run->gpus.push_back(std::move(s));
     }
@@ -46,16 +46,16 @@ class ScaleprofRunReader : RunDataReader {
 
   void read_run(const fs::path& dir, const std::string& experiment_folder) {
     if (!opt_.scaleprof_runs) return;
-    collect::ReadOptions read;
+    ReadOptions read;
     read.read_steps = false;
-    auto loaded = collect::read_run(dir.string(), read);
+    auto loaded = importers::read_run(dir.string(), read);
     if (!loaded) {
       error(loaded.error().message);
       return;
     }
-    const collect::RunData& in = loaded.value();
+    const RunData& in = loaded.value();
     const std::string folder = dir.filename().string();
-    RunData run;
+    tables::RunData run;
     run.layout = "scaleprof";
     run.path = dir.string();
     run.experiment = in.info && !in.info->experiment.empty() ? in.info->experiment : experiment_folder;
@@ -73,7 +73,7 @@ class ScaleprofRunReader : RunDataReader {
     const std::optional<int64_t> declared = in.info ? in.info->world_size : std::nullopt;
     const int64_t run_world = declared && valid_count(*declared) ? *declared : 0;
     int64_t rank_world = 0;
-    for (const collect::RankData& r : in.ranks) {
+    for (const RankData& r : in.ranks) {
       if (!r.info || !r.info->world_size) continue;
       const int64_t w = *r.info->world_size;
       if (!valid_count(w)) {
@@ -99,7 +99,7 @@ class ScaleprofRunReader : RunDataReader {
     run.nodes = valid_count(nodes) ? nodes : 0;
     run.status = in.status;
     std::map<int64_t, double> epoch_max;  // epoch -> slowest rank's duration
-    for (const collect::RankData& r : in.ranks) {
+    for (const RankData& r : in.ranks) {
       // One record per epoch and rank: a repeat (a restarted process appending to the same file)
       // would otherwise be merged by max and inflate every figure; the first record is kept.
       std::map<int64_t, int64_t> first_line;  // epoch -> line of its first record
@@ -124,13 +124,13 @@ class ScaleprofRunReader : RunDataReader {
     // GPU samples: the wrapper's node-<host>/gpu.csv when present (ranks then do not sample), else
     // each rank's own.
     bool node_gpu = false;
-    for (const collect::NodeData& n : in.nodes) {
+    for (const NodeData& n : in.nodes) {
       if (n.gpu.empty()) continue;
       add_gpu_series(n.gpu, n.dir + "/gpu.csv", fs::path(n.dir).filename().string(), &run);
       node_gpu = true;
     }
     if (!node_gpu) {
-      for (const collect::RankData& r : in.ranks) {
+      for (const RankData& r : in.ranks) {
         add_gpu_series(r.gpu, r.dir + "/gpu.csv", fs::path(r.dir).filename().string(), &run);
       }
     }

@@ -15,7 +15,7 @@
 #include "core/csv_reader.h"
 #include "core/number_text.h"
 
-namespace scaleprof::collect {
+namespace scaleprof::importers {
 
 namespace fs = std::filesystem;
 
@@ -76,24 +76,25 @@ std::vector<T> read_records(const std::string& path, std::vector<Diagnostic>* wa
   return out;
 }
 
-std::vector<EpochRecord> read_epochs(const std::string& path, std::vector<Diagnostic>* warnings) {
-  return read_records<EpochRecord>(path, warnings, [](const CsvTable& t, RowView row, EpochRecord* e) {
-    auto epoch = parse_int64(row.cell(t.column("epoch")));
-    auto start = parse_int64(row.cell(t.column("start_unix_ns")));
-    auto end = parse_int64(row.cell(t.column("end_unix_ns")));
-    auto duration = parse_double(row.cell(t.column("duration_s")));
-    if (!epoch || !duration) return false;
-    e->epoch = *epoch;
-    e->start_unix_ns = start.value_or(0);
-    e->end_unix_ns = end.value_or(0);
-    e->duration_s = *duration;
-    e->samples = parse_int64(row.cell(t.column("samples")));
-    return true;
-  });
+std::vector<collect::EpochRecord> read_epochs(const std::string& path, std::vector<Diagnostic>* warnings) {
+  return read_records<collect::EpochRecord>(path, warnings,
+                                            [](const CsvTable& t, RowView row, collect::EpochRecord* e) {
+                                              auto epoch = parse_int64(row.cell(t.column("epoch")));
+                                              auto start = parse_int64(row.cell(t.column("start_unix_ns")));
+                                              auto end = parse_int64(row.cell(t.column("end_unix_ns")));
+                                              auto duration = parse_double(row.cell(t.column("duration_s")));
+                                              if (!epoch || !duration) return false;
+                                              e->epoch = *epoch;
+                                              e->start_unix_ns = start.value_or(0);
+                                              e->end_unix_ns = end.value_or(0);
+                                              e->duration_s = *duration;
+                                              e->samples = parse_int64(row.cell(t.column("samples")));
+                                              return true;
+                                            });
 }
 
-std::vector<StepRecord> read_steps(const std::string& path, std::vector<Diagnostic>* warnings) {
-  return read_records<StepRecord>(path, warnings, [](const CsvTable& t, RowView row, StepRecord* s) {
+std::vector<collect::StepRecord> read_steps(const std::string& path, std::vector<Diagnostic>* warnings) {
+  return read_records<collect::StepRecord>(path, warnings, [](const CsvTable& t, RowView row, collect::StepRecord* s) {
     auto epoch = parse_int64(row.cell(t.column("epoch")));
     auto step = parse_int64(row.cell(t.column("step")));
     auto duration = parse_double(row.cell(t.column("duration_s")));
@@ -107,8 +108,8 @@ std::vector<StepRecord> read_steps(const std::string& path, std::vector<Diagnost
   });
 }
 
-std::vector<GpuSample> read_gpu(const std::string& path, std::vector<Diagnostic>* warnings) {
-  return read_records<GpuSample>(path, warnings, [](const CsvTable& t, RowView row, GpuSample* s) {
+std::vector<collect::GpuSample> read_gpu(const std::string& path, std::vector<Diagnostic>* warnings) {
+  return read_records<collect::GpuSample>(path, warnings, [](const CsvTable& t, RowView row, collect::GpuSample* s) {
     auto time = parse_int64(row.cell(t.column("time_unix_ns")));
     auto device = parse_int64(row.cell(t.column("device")));
     if (!time || !device) return false;
@@ -152,7 +153,7 @@ std::vector<std::string> json_strings(simdjson::dom::object o, const char* key) 
 }
 
 Result<simdjson::dom::object> load_json_object(simdjson::dom::parser& parser, const std::string& path) {
-  auto text = read_run_file(path, kMaxJsonBytes);
+  auto text = collect::read_run_file(path, kMaxJsonBytes);
   if (!text) return text.error();
   simdjson::dom::element doc;
   if (auto error = parser.parse(simdjson::padded_string(text.value())).get(doc); error != simdjson::SUCCESS) {
@@ -165,11 +166,11 @@ Result<simdjson::dom::object> load_json_object(simdjson::dom::parser& parser, co
   return o;
 }
 
-Result<RunInfo> read_run_json(simdjson::dom::parser& parser, const std::string& path) {
+Result<collect::RunInfo> read_run_json(simdjson::dom::parser& parser, const std::string& path) {
   auto loaded = load_json_object(parser, path);
   if (!loaded) return loaded.error();
   simdjson::dom::object o = loaded.value();
-  RunInfo info;
+  collect::RunInfo info;
   info.schema_version = static_cast<int>(json_int(o, "schema_version").value_or(0));
   info.experiment = json_string(o, "experiment");
   info.run = json_string(o, "run");
@@ -197,11 +198,11 @@ Result<RunInfo> read_run_json(simdjson::dom::parser& parser, const std::string& 
   return info;
 }
 
-Result<RankInfo> read_rank_json(simdjson::dom::parser& parser, const std::string& path) {
+Result<collect::RankInfo> read_rank_json(simdjson::dom::parser& parser, const std::string& path) {
   auto loaded = load_json_object(parser, path);
   if (!loaded) return loaded.error();
   simdjson::dom::object o = loaded.value();
-  RankInfo info;
+  collect::RankInfo info;
   info.schema_version = static_cast<int>(json_int(o, "schema_version").value_or(0));
   auto rank = json_int(o, "rank");
   if (!rank) return Error{fmt::format("{}: no integer \"rank\"", path), ErrorKind::kBadInput};
@@ -244,11 +245,11 @@ Diagnostic torn_last_line(const std::string& path, int64_t line) {
 // For files a caller chose not to parse: still report a torn last line, with its line number,
 // scanning the bytes without parsing them.
 void check_torn_tail(const std::string& path, std::vector<Diagnostic>* warnings) {
-  if (is_symlink(path)) {
+  if (collect::is_symlink(path)) {
     warnings->push_back({Severity::kWarning, path, "a symbolic link; not followed (skipped)"});
     return;
   }
-  auto file = open_run_file(path);
+  auto file = collect::open_run_file(path);
   if (!file) return;
   char buffer[1 << 16];
   int64_t newlines = 0;
@@ -270,12 +271,12 @@ std::string this_host() {
 }
 
 std::string rank_status(const RankData& rank, const std::string& local_host) {
-  if (!rank.info) return kStatusIncomplete;
-  const RankInfo& info = *rank.info;
-  if (info.status == kStatusRunning && !writer_may_be_alive(info.host, info.pid, local_host)) {
-    return kStatusInterrupted;
+  if (!rank.info) return collect::kStatusIncomplete;
+  const collect::RankInfo& info = *rank.info;
+  if (info.status == collect::kStatusRunning && !writer_may_be_alive(info.host, info.pid, local_host)) {
+    return collect::kStatusInterrupted;
   }
-  if (info.status.empty()) return kStatusIncomplete;
+  if (info.status.empty()) return collect::kStatusIncomplete;
   return info.status;
 }
 
@@ -291,7 +292,7 @@ int CsvTable::column(std::string_view name) const {
 namespace {
 
 Result<CsvTable> read_table(const std::string& path, std::vector<Diagnostic>* warnings) {
-  auto loaded = read_run_file(path, kMaxCsvBytes);
+  auto loaded = collect::read_run_file(path, kMaxCsvBytes);
   if (!loaded) return loaded.error();
   // The writers append whole lines with one write(): a last line without '\n' was cut mid-record.
   CsvText csv = read_csv_text(loaded.value(), /*appended=*/true);
@@ -363,39 +364,40 @@ std::string derive_run_status(const RunData& run, const ReadOptions& options, st
   bool any_failed = false, any_running = false, any_incomplete = false;
   const RankData* interrupted = nullptr;
   for (const RankData& r : run.ranks) {
-    any_failed = any_failed || r.status == kStatusFailed;
-    any_running = any_running || r.status == kStatusRunning;
-    any_incomplete = any_incomplete || r.status == kStatusIncomplete;
-    if (r.status == kStatusInterrupted && interrupted == nullptr) interrupted = &r;
+    any_failed = any_failed || r.status == collect::kStatusFailed;
+    any_running = any_running || r.status == collect::kStatusRunning;
+    any_incomplete = any_incomplete || r.status == collect::kStatusIncomplete;
+    if (r.status == collect::kStatusInterrupted && interrupted == nullptr) interrupted = &r;
   }
   if (run.info) {
-    const RunInfo& info = *run.info;
-    if (info.status == kStatusFailed || (info.exit_status && *info.exit_status != 0)) return kStatusFailed;
-    if (info.status == kStatusRunning) {
+    const collect::RunInfo& info = *run.info;
+    if (info.status == collect::kStatusFailed || (info.exit_status && *info.exit_status != 0))
+      return collect::kStatusFailed;
+    if (info.status == collect::kStatusRunning) {
       if (!writer_may_be_alive(info.writer_host, info.writer_pid, local_host)) {
         why = fmt::format(
             "{} (pid {} on {}) is gone without recording an end: it was killed (e.g. kill -9) or its node failed",
             info.writer == "wrapper" ? "the `scaleprof run` wrapper" : "the writer of run.json", *info.writer_pid,
             info.writer_host);
-        return kStatusInterrupted;
+        return collect::kStatusInterrupted;
       }
-      if (!any_failed && interrupted == nullptr) return kStatusRunning;
+      if (!any_failed && interrupted == nullptr) return collect::kStatusRunning;
     }
   }
-  if (any_failed) return kStatusFailed;
+  if (any_failed) return collect::kStatusFailed;
   if (interrupted != nullptr) {
     why = fmt::format(
         "rank {} (pid {} on {}) is gone without recording an end: it was killed (e.g. kill -9) or its "
         "node failed",
         interrupted->rank, interrupted->info->pid.value_or(0), interrupted->info->host);
-    return kStatusInterrupted;
+    return collect::kStatusInterrupted;
   }
-  if (any_running) return kStatusRunning;
+  if (any_running) return collect::kStatusRunning;
   const int64_t world = run.world_size();
   if (any_incomplete || run.ranks.empty() || (world > 0 && static_cast<int64_t>(run.ranks.size()) < world)) {
-    return kStatusIncomplete;
+    return collect::kStatusIncomplete;
   }
-  return kStatusCompleted;
+  return collect::kStatusCompleted;
 }
 
 namespace {
@@ -435,7 +437,7 @@ RunData read_attempt(const fs::path& dir, const ReadOptions& options, const std:
   RunData run;
   run.dir = dir.string();
   std::error_code ec;
-  const std::string run_json = (dir / kRunJson).string();
+  const std::string run_json = (dir / collect::kRunJson).string();
   if (fs::exists(fs::symlink_status(run_json, ec))) {
     auto info = read_run_json(parser, run_json);
     if (info) {
@@ -451,7 +453,7 @@ RunData read_attempt(const fs::path& dir, const ReadOptions& options, const std:
     RankData rank;
     rank.dir = p.string();
     rank.rank = *folder_rank;
-    const std::string rank_json = (p / kRankJson).string();
+    const std::string rank_json = (p / collect::kRankJson).string();
     if (fs::exists(fs::symlink_status(rank_json, ec))) {
       auto info = read_rank_json(parser, rank_json);
       if (info) {
@@ -466,22 +468,22 @@ RunData read_attempt(const fs::path& dir, const ReadOptions& options, const std:
     } else {
       run.warnings.push_back({Severity::kWarning, rank_json, "missing (the rank never started writing)"});
     }
-    rank.epochs = read_epochs((p / kEpochsCsv).string(), &run.warnings);
+    rank.epochs = read_epochs((p / collect::kEpochsCsv).string(), &run.warnings);
     if (options.read_steps) {
-      rank.steps = read_steps((p / kStepsCsv).string(), &run.warnings);
+      rank.steps = read_steps((p / collect::kStepsCsv).string(), &run.warnings);
     } else {
-      check_torn_tail((p / kStepsCsv).string(), &run.warnings);
+      check_torn_tail((p / collect::kStepsCsv).string(), &run.warnings);
     }
     if (options.read_gpu) {
-      rank.gpu = read_gpu((p / kGpuCsv).string(), &run.warnings);
+      rank.gpu = read_gpu((p / collect::kGpuCsv).string(), &run.warnings);
     } else {
-      check_torn_tail((p / kGpuCsv).string(), &run.warnings);
+      check_torn_tail((p / collect::kGpuCsv).string(), &run.warnings);
     }
-    if (is_symlink((p / kTracesDir).string())) {
+    if (collect::is_symlink((p / collect::kTracesDir).string())) {
       run.warnings.push_back(
-          {Severity::kWarning, (p / kTracesDir).string(), "a symbolic link; not followed (skipped)"});
+          {Severity::kWarning, (p / collect::kTracesDir).string(), "a symbolic link; not followed (skipped)"});
     } else {
-      fs::directory_iterator traces(p / kTracesDir, ec);
+      fs::directory_iterator traces(p / collect::kTracesDir, ec);
       for (; !ec && traces != fs::directory_iterator(); traces.increment(ec)) {
         if (!is_trace_name(traces->path().filename().string())) continue;
         std::error_code type_error;
@@ -503,9 +505,9 @@ RunData read_attempt(const fs::path& dir, const ReadOptions& options, const std:
     node.dir = p.string();
     node.host = p.filename().string().substr(5);
     if (options.read_gpu) {
-      node.gpu = read_gpu((p / kGpuCsv).string(), &run.warnings);
+      node.gpu = read_gpu((p / collect::kGpuCsv).string(), &run.warnings);
     } else {
-      check_torn_tail((p / kGpuCsv).string(), &run.warnings);
+      check_torn_tail((p / collect::kGpuCsv).string(), &run.warnings);
     }
     run.nodes.push_back(std::move(node));
   }
@@ -532,14 +534,15 @@ Result<RunData> read_run(const std::string& run_dir, const ReadOptions& options)
   simdjson::dom::parser parser;
   std::vector<Diagnostic> problems;
   std::error_code list_error;
-  std::vector<fs::path> attempt_dirs = subdirectories(dir, kAttemptDirPrefix, &problems, &list_error, true);
+  std::vector<fs::path> attempt_dirs = subdirectories(dir, collect::kAttemptDirPrefix, &problems, &list_error, true);
   if (list_error) return Error{fmt::format("{}: cannot list: {}", run_dir, list_error.message())};
 
   RunData first = read_attempt(dir, options, local_host, parser);
   std::vector<RunData> attempts;
   if (first.info || !first.ranks.empty() || attempt_dirs.empty()) attempts.push_back(std::move(first));
   for (const fs::path& p : attempt_dirs) {
-    auto n = parse_int64(std::string_view(p.filename().string()).substr(std::string_view(kAttemptDirPrefix).size()));
+    auto n = parse_int64(
+        std::string_view(p.filename().string()).substr(std::string_view(collect::kAttemptDirPrefix).size()));
     if (!n || *n <= 0) continue;
     RunData a = read_attempt(p, options, local_host, parser);
     a.attempt = *n;
@@ -551,8 +554,8 @@ Result<RunData> read_run(const std::string& run_dir, const ReadOptions& options)
   size_t chosen = attempts.size() - 1;
   for (size_t i = attempts.size(); i-- > 0;) {
     const RunData& a = attempts[i];
-    if (a.status == kStatusCompleted ||
-        (a.status == kStatusIncomplete && a.info && a.info->status == kStatusCompleted)) {
+    if (a.status == collect::kStatusCompleted ||
+        (a.status == collect::kStatusIncomplete && a.info && a.info->status == collect::kStatusCompleted)) {
       chosen = i;
       break;
     }
@@ -599,10 +602,10 @@ Result<std::vector<RunData>> read_runs(const std::string& root, const std::strin
     std::vector<fs::path> runs_of_exp = subdirectories(exp, "", &listing, &exp_error);
     report_listing();
     for (const fs::path& dir : runs_of_exp) {
-      bool is_run = fs::exists(dir / kRunJson, ec);
+      bool is_run = fs::exists(dir / collect::kRunJson, ec);
       std::vector<Diagnostic> inner_problems;
       is_run = is_run || !subdirectories(dir, "rank-", &inner_problems, nullptr).empty() ||
-               !subdirectories(dir, kAttemptDirPrefix, &inner_problems, nullptr).empty();
+               !subdirectories(dir, collect::kAttemptDirPrefix, &inner_problems, nullptr).empty();
       if (!is_run) continue;
       auto run = read_run(dir.string(), options);
       if (run) {
@@ -629,4 +632,4 @@ Result<std::vector<RunData>> read_runs(const std::string& root, const std::strin
   return runs;
 }
 
-}  // namespace scaleprof::collect
+}  // namespace scaleprof::importers

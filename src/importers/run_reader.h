@@ -19,7 +19,7 @@
 #include "core/diagnostic.h"
 #include "core/result.h"
 
-namespace scaleprof::collect {
+namespace scaleprof::importers {
 
 // A CSV file as text cells, addressed by column name (columns a reader does not know are kept).
 struct CsvTable {
@@ -39,11 +39,11 @@ Result<CsvTable> read_csv(const std::string& path, std::vector<std::string>* war
 
 struct RankData {
   std::string dir;
-  std::optional<RankInfo> info;  // nullopt when rank.json is missing or unreadable
-  int64_t rank = 0;              // from rank.json, else from the folder name
-  std::vector<EpochRecord> epochs;
-  std::vector<StepRecord> steps;
-  std::vector<GpuSample> gpu;
+  std::optional<collect::RankInfo> info;  // nullopt when rank.json is missing or unreadable
+  int64_t rank = 0;                       // from rank.json, else from the folder name
+  std::vector<collect::EpochRecord> epochs;
+  std::vector<collect::StepRecord> steps;
+  std::vector<collect::GpuSample> gpu;
   std::vector<std::string> trace_files;  // traces/*.json[.gz], sorted
   std::string status;                    // derived: completed, failed, running, incomplete
 };
@@ -51,7 +51,7 @@ struct RankData {
 struct NodeData {
   std::string dir;
   std::string host;
-  std::vector<GpuSample> gpu;
+  std::vector<collect::GpuSample> gpu;
 };
 
 // One attempt of a run (a SLURM requeue records attempt N in <run>/attempt-N/).
@@ -65,7 +65,7 @@ struct RunData {
   std::string dir;         // the attempt read: <run>/ or <run>/attempt-N/
   std::string experiment;  // folder names, used when run.json is absent
   std::string run;
-  std::optional<RunInfo> info;
+  std::optional<collect::RunInfo> info;
   std::vector<RankData> ranks;           // by rank
   std::vector<NodeData> nodes;           // node-<host>/ folders of `scaleprof run`
   std::string status;                    // derived from run.json and the ranks, see derive_run_status
@@ -112,4 +112,4 @@ std::string derive_run_status(const RunData& run, const ReadOptions& options, st
 // tell) or the pid exists here.
 bool writer_may_be_alive(const std::string& host, std::optional<int64_t> pid, const std::string& local_host);
 
-}  // namespace scaleprof::collect
+}  // namespace scaleprof::importers

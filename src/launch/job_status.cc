@@ -277,7 +277,7 @@ std::vector<JobStatus> job_statuses(const std::vector<SubmittedJob>& jobs, std::
   }
 
   // Run directories: <root>/<experiment>/<run_prefix>-slurm<job id>.
-  std::map<std::pair<std::string, std::string>, std::vector<collect::RunData>> runs_by_place;
+  std::map<std::pair<std::string, std::string>, std::vector<importers::RunData>> runs_by_place;
   for (const SubmittedJob& j : jobs) {
     JobStatus st;
     st.job = j;
@@ -292,14 +292,14 @@ std::vector<JobStatus> job_statuses(const std::vector<SubmittedJob>& jobs, std::
     if (j.kind == "job" && !j.root.empty()) {
       auto key = std::make_pair(j.root, j.experiment);
       if (runs_by_place.count(key) == 0) {
-        collect::ReadOptions read;
+        importers::ReadOptions read;
         read.read_steps = false;
         read.read_gpu = false;
-        auto runs = collect::read_runs(j.root, j.experiment, read);
-        runs_by_place[key] = runs ? std::move(runs).value() : std::vector<collect::RunData>{};
+        auto runs = importers::read_runs(j.root, j.experiment, read);
+        runs_by_place[key] = runs ? std::move(runs).value() : std::vector<importers::RunData>{};
       }
       const std::string name = j.run_prefix + "-slurm" + j.job_id;
-      for (const collect::RunData& r : runs_by_place[key]) {
+      for (const importers::RunData& r : runs_by_place[key]) {
         if (r.run != name) continue;
         st.run = r.run;
         st.run_status = r.status;

@@ -182,10 +182,10 @@ std::string parse_job_id(const std::string& out) {
 
 Status submit_all(const LaunchConfig& c, const SubmitPlan& plan, std::vector<SubmittedJob>* submitted,
                   const std::function<void(const SubmittedJob&)>& progress) {
-  if (auto ok = collect::make_directories(c.script_dir); !ok) return ok.error();
+  if (auto ok = make_directories(c.script_dir); !ok) return ok.error();
   for (const std::string& pattern : {c.std_out, c.std_err}) {
     if (std::string folder = log_folder(pattern); !folder.empty()) {
-      if (auto ok = collect::make_directories(folder); !ok) return ok.error();
+      if (auto ok = make_directories(folder); !ok) return ok.error();
     }
   }
   const std::string record_path = c.script_dir + "/" + std::string(kSubmittedFile);

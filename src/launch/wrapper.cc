@@ -19,7 +19,7 @@
 #include "core/terminal_text.h"
 #include "importers/run_reader.h"
 
-namespace scaleprof::collect {
+namespace scaleprof::launch {
 
 namespace fs = std::filesystem;
 
@@ -33,15 +33,15 @@ std::optional<int64_t> plain_number(const std::string& s) {
 }
 
 // After the command ends: what the ranks reported fills what the wrapper could not know.
-void complete_from_ranks(const std::string& run_dir, RunInfo* info) {
-  ReadOptions options;
+void complete_from_ranks(const std::string& run_dir, collect::RunInfo* info) {
+  importers::ReadOptions options;
   options.read_steps = false;
   options.read_gpu = false;
-  auto run = read_run(run_dir, options);
+  auto run = importers::read_run(run_dir, options);
   if (!run) return;
   std::set<std::string> hosts(info->hosts.begin(), info->hosts.end());
   int64_t world = 0;
-  for (const RankData& r : run.value().ranks) {
+  for (const importers::RankData& r : run.value().ranks) {
     if (!r.info) continue;
     if (!r.info->host.empty()) hosts.insert(r.info->host);
     if (r.info->world_size) world = std::max(world, *r.info->world_size);
@@ -80,42 +80,42 @@ std::pair<int64_t, int64_t> torchrun_world(const std::vector<std::string>& comma
   return {per_node * nodes, nodes};
 }
 
-Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environment& env) {
+Result<WrapperResult> run_wrapped(const WrapperOptions& options, const collect::Environment& env) {
   if (options.command.empty()) return Error{"no command given: scaleprof run [options] -- CMD ARGS..."};
   // Under a file-size limit (`ulimit -f`) a write past it raises SIGXFSZ, whose default action would
   // end the wrapper and with it the command (PR_SET_PDEATHSIG). Ignored here, for every write of this
   // process (gpu.csv, run.json, its messages), so such a write fails with EFBIG and is counted; the
   // command gets the disposition the process had before, as it would without `scaleprof run`.
-  const IgnoredSignal ignored_sigxfsz(SIGXFSZ);
-  auto detected = detect_run_context(env, options.overrides);
+  const collect::IgnoredSignal ignored_sigxfsz(SIGXFSZ);
+  auto detected = collect::detect_run_context(env, options.overrides);
   if (!detected) return detected.error();
-  RunContext ctx = detected.value();
+  collect::RunContext ctx = detected.value();
   auto [world, nodes] = torchrun_world(options.command);
   if (world == 0) world = ctx.world_size, nodes = ctx.nodes;
 
   if (ctx.run.empty()) {
     // One wrapper per node inside an srun step: every node derives the same name from the step.
-    RunContext named = ctx;
+    collect::RunContext named = ctx;
     named.world_size = world;
-    ctx.run = derived_run_name(named, env);
+    ctx.run = collect::derived_run_name(named, env);
   }
   if (ctx.run.empty()) {
     std::random_device rd;
-    ctx.run = generated_run_name(ctx.strategy, world, unix_now_ns(), rd() & 0xffffu);
+    ctx.run = collect::generated_run_name(ctx.strategy, world, collect::unix_now_ns(), rd() & 0xffffu);
   }
-  if (Status s = check_context_names(ctx); !s) return s.error();
+  if (Status s = collect::check_context_names(ctx); !s) return s.error();
   std::error_code ec;
   const fs::path root = fs::absolute(ctx.root, ec);  // the command may change directory
-  const fs::path run_dir = run_dir_path(root.string(), ctx.experiment, ctx.run, ctx.attempt);
-  const fs::path node_dir = run_dir / node_dir_name(ctx.host);
+  const fs::path run_dir = collect::run_dir_path(root.string(), ctx.experiment, ctx.run, ctx.attempt);
+  const fs::path node_dir = run_dir / collect::node_dir_name(ctx.host);
   // Under srun there may be one wrapper per node or one per task: task 0 writes run.json, the first
   // task of each node samples the node's GPUs; the others only run their command.
   const bool owns_run_json = ctx.rank == 0;
   const bool samples_node = ctx.local_rank == 0;
   if (Status s = make_directories(run_dir.string()); !s) return s.error();
-  const std::string run_json = (run_dir / kRunJson).string();
+  const std::string run_json = (run_dir / collect::kRunJson).string();
 
-  RunInfo info;
+  collect::RunInfo info;
   info.experiment = ctx.experiment;
   info.run = ctx.run;
   info.strategy = ctx.strategy;
@@ -125,7 +125,7 @@ Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environme
   info.job_id = ctx.job_id;
   info.command = options.command;
   info.hosts = {ctx.host};
-  info.start_unix_ns = unix_now_ns();
+  info.start_unix_ns = collect::unix_now_ns();
   info.scaleprof_version = SCALEPROF_VERSION;
   info.writer = "wrapper";
   info.writer_host = ctx.host;
@@ -133,7 +133,7 @@ Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environme
   info.attempt = ctx.attempt;
   if (owns_run_json) {
     // The claim: an exclusive create, so a reused name is refused without touching the earlier run.
-    auto claimed = create_new_file(run_json, to_json(info));
+    auto claimed = create_new_file(run_json, collect::to_json(info));
     if (!claimed) return claimed.error();
     if (!claimed.value()) {
       return Error{fmt::format(
@@ -146,31 +146,31 @@ Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environme
     if (Status s = make_directories(node_dir.string()); !s) return s.error();
   }
 
-  Environment child_env = env;
-  child_env.set(kEnvRoot, root.string());
-  child_env.set(kEnvExperiment, ctx.experiment);
-  child_env.set(kEnvRun, ctx.run);
-  if (!ctx.strategy.empty()) child_env.set(kEnvStrategy, ctx.strategy);
-  child_env.set(kEnvGpuMonitor, options.gpu ? "node" : "off");
-  child_env.set(kEnvWrapperPid, std::to_string(::getpid()));
-  child_env.set(kEnvAttempt, std::to_string(ctx.attempt));
+  collect::Environment child_env = env;
+  child_env.set(collect::kEnvRoot, root.string());
+  child_env.set(collect::kEnvExperiment, ctx.experiment);
+  child_env.set(collect::kEnvRun, ctx.run);
+  if (!ctx.strategy.empty()) child_env.set(collect::kEnvStrategy, ctx.strategy);
+  child_env.set(collect::kEnvGpuMonitor, options.gpu ? "node" : "off");
+  child_env.set(collect::kEnvWrapperPid, std::to_string(::getpid()));
+  child_env.set(collect::kEnvAttempt, std::to_string(ctx.attempt));
 
-  std::unique_ptr<GpuMonitor> monitor;
+  std::unique_ptr<collect::GpuMonitor> monitor;
   std::optional<int64_t> gpu_count;
   std::string gpu_note;
   auto start_monitor = [&](pid_t) {
     if (!options.gpu || !samples_node) return;
-    auto library = load_gpu_library(env);
+    auto library = collect::load_gpu_library(env);
     if (!library) {
       gpu_note = library.error().message + "; recording without GPU samples";
       return;
     }
     gpu_count = library.value()->device_count();
-    GpuMonitorOptions gpu_options;
+    collect::GpuMonitorOptions gpu_options;
     gpu_options.interval = options.gpu_interval;
-    gpu_options.csv_path = (node_dir / kGpuCsv).string();
+    gpu_options.csv_path = (node_dir / collect::kGpuCsv).string();
     gpu_options.messages = options.messages;
-    auto started = GpuMonitor::start(std::move(library.value()), gpu_options);
+    auto started = collect::GpuMonitor::start(std::move(library.value()), gpu_options);
     if (!started) {
       gpu_note = started.error().message;
       return;
@@ -178,9 +178,10 @@ Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environme
     monitor = std::move(started.value());
   };
   int exec_errno = 0;
-  const int64_t start_mono = monotonic_now_ns();
-  auto child = run_child(options.command, child_env, start_monitor, &exec_errno, {ignored_sigxfsz.for_child()});
-  const int64_t elapsed = monotonic_now_ns() - start_mono;
+  const int64_t start_mono = collect::monotonic_now_ns();
+  auto child =
+      collect::run_child(options.command, child_env, start_monitor, &exec_errno, {ignored_sigxfsz.for_child()});
+  const int64_t elapsed = collect::monotonic_now_ns() - start_mono;
   if (!gpu_note.empty()) print_message(options.messages, "scaleprof run", gpu_note);
   Status gpu_status = monitor ? monitor->stop() : Status(Ok{});
   if (!gpu_status) print_message(options.messages, "scaleprof run", gpu_status.error().message);
@@ -196,7 +197,7 @@ Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environme
   if (owns_run_json) {
     info.end_unix_ns = *info.start_unix_ns + elapsed;
     info.exit_status = result.exit_code;
-    info.status = result.exit_code == 0 ? kStatusCompleted : kStatusFailed;
+    info.status = result.exit_code == 0 ? collect::kStatusCompleted : collect::kStatusFailed;
     if (gpu_count) info.gpus_per_node = *gpu_count;
     if (monitor) {
       info.gpu_interval_ns = static_cast<int64_t>(options.gpu_interval.count());
@@ -204,11 +205,11 @@ Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environme
       info.last_write_error = monitor->last_write_error();
     }
     complete_from_ranks(run_dir.string(), &info);
-    if (Status s = replace_file(run_json, to_json(info)); !s) {
+    if (Status s = replace_file(run_json, collect::to_json(info)); !s) {
       print_message(options.messages, "scaleprof run", s.error().message);
     }
   }
   return result;
 }
 
-}  // namespace scaleprof::collect
+}  // namespace scaleprof::launch

@@ -14,10 +14,10 @@
 #include "collect/run_context.h"
 #include "core/result.h"
 
-namespace scaleprof::collect {
+namespace scaleprof::launch {
 
 struct WrapperOptions {
-  ContextOverrides overrides;  // root, experiment, strategy, run from the command line
+  collect::ContextOverrides overrides;  // root, experiment, strategy, run from the command line
   std::chrono::nanoseconds gpu_interval = std::chrono::seconds(1);
   bool gpu = true;
   std::vector<std::string> command;
@@ -31,10 +31,10 @@ struct WrapperResult {
 
 // Errors are for what prevents recording (bad names, unwritable root); a command that fails is a
 // normal result with its exit code.
-Result<WrapperResult> run_wrapped(const WrapperOptions& options, const Environment& env);
+Result<WrapperResult> run_wrapped(const WrapperOptions& options, const collect::Environment& env);
 
 // World size and node count a torchrun command line asks for (--nproc_per_node N --nnodes M), 0 when
 // not a torchrun command or not given as plain numbers.
 std::pair<int64_t, int64_t> torchrun_world(const std::vector<std::string>& command);
 
-}  // namespace scaleprof::collect
+}  // namespace scaleprof::launch

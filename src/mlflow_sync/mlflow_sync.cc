@@ -208,7 +208,7 @@ class Syncer {
       warn_once(
           fmt::format("{}: the runs' artifact root '{}' is not served by the server (start it with "
                       "--serve-artifacts); artifacts not uploaded",
-                      writer_.shown_url(), importers::redact_url(run.artifact_uri)));
+                      writer_.shown_url(), redact_url(run.artifact_uri)));
       return Ok{};
     }
     // A run that was on the server before: what it holds already (same path and size) is not sent again.
@@ -320,7 +320,7 @@ Result<SyncSummary> sync_runs(const SyncOptions& options, const std::function<vo
     return Error{
         fmt::format("mlflow sync writes to an MLflow server: --tracking-uri must be http://HOST:PORT or "
                     "https://... (got '{}')",
-                    importers::redact_url(options.tracking_uri))};
+                    redact_url(options.tracking_uri))};
   }
   SyncSummary summary;
   std::error_code ec;
@@ -347,22 +347,22 @@ Result<SyncSummary> sync_runs(const SyncOptions& options, const std::function<vo
     return summary;
   }
   std::vector<std::string> problems;
-  collect::ReadOptions read;
-  auto runs = collect::read_runs(options.root, options.experiment, read, &problems);
+  importers::ReadOptions read;
+  auto runs = importers::read_runs(options.root, options.experiment, read, &problems);
   if (!runs) return runs.error();
   summary.warnings.insert(summary.warnings.end(), problems.begin(), problems.end());
   if (!options.experiment.empty() && runs.value().empty()) {
     return Error{fmt::format("{}: no runs of experiment '{}'", options.root, options.experiment)};
   }
-  std::vector<const collect::RunData*> selected;
-  for (const collect::RunData& run : runs.value()) {
+  std::vector<const importers::RunData*> selected;
+  for (const importers::RunData& run : runs.value()) {
     if (options.run_names.empty() ||
         std::find(options.run_names.begin(), options.run_names.end(), run.run) != options.run_names.end()) {
       selected.push_back(&run);
     }
   }
   for (const std::string& name : options.run_names) {
-    if (std::none_of(selected.begin(), selected.end(), [&](const collect::RunData* r) { return r->run == name; })) {
+    if (std::none_of(selected.begin(), selected.end(), [&](const importers::RunData* r) { return r->run == name; })) {
       return Error{fmt::format("{}: no run named '{}'", options.root, name)};
     }
   }
@@ -371,7 +371,7 @@ Result<SyncSummary> sync_runs(const SyncOptions& options, const std::function<vo
   Syncer syncer(options, summary.progress_path, uri.value().location);
   if (Status s = syncer.load(); !s) return s.error();
   size_t index = 0;
-  for (const collect::RunData* run : selected) {
+  for (const importers::RunData* run : selected) {
     ++index;
     // What the reader said about the run (a symbolic link not followed, a torn line): the sync
     // sends what could be read, and says so.

@@ -100,7 +100,7 @@ void add_gpu_metrics(RunPlan* plan, const std::vector<collect::GpuSample>& sampl
   }
 }
 
-RunPlan plan_worker(const collect::RunData& run, const collect::RankData& rank, const std::string& parent_id) {
+RunPlan plan_worker(const importers::RunData& run, const importers::RankData& rank, const std::string& parent_id) {
   RunPlan p;
   p.sync_id = fmt::format("{}/{}", parent_id, collect::rank_dir_name(rank.rank));
   p.name = worker_run_name(rank.rank);
@@ -164,13 +164,13 @@ RunPlan plan_worker(const collect::RunData& run, const collect::RankData& rank, 
 // time (the first record of each rank, finite and not negative), the rule scaleprof's report applies
 // to the run directory (importers/run_data_reader.cc), so both tools print the same table. Its
 // timestamp is the slowest rank's epoch end.
-void add_training_epoch_times(const collect::RunData& run, RunPlan* main_worker) {
+void add_training_epoch_times(const importers::RunData& run, RunPlan* main_worker) {
   struct Slowest {
     double seconds = 0;
     int64_t end_ns = 0;
   };
   std::map<int64_t, Slowest> epochs;
-  for (const collect::RankData& r : run.ranks) {
+  for (const importers::RankData& r : run.ranks) {
     std::map<int64_t, bool> seen;
     for (const collect::EpochRecord& e : r.epochs) {
       if (!(e.duration_s >= 0) || !std::isfinite(e.duration_s)) continue;
@@ -264,7 +264,7 @@ std::string mlflow_status(const std::string& scaleprof_status) {
   return "KILLED";
 }
 
-TrainingPlan plan_training(const collect::RunData& run) {
+TrainingPlan plan_training(const importers::RunData& run) {
   TrainingPlan plan;
   const collect::RunInfo* info = run.info ? &*run.info : nullptr;
   plan.experiment = info != nullptr && !info->experiment.empty() ? info->experiment : run.experiment;
@@ -284,7 +284,7 @@ TrainingPlan plan_training(const collect::RunData& run) {
   int64_t end = info != nullptr && info->end_unix_ns ? *info->end_unix_ns : 0;
   const bool own_start = start != 0;
   const bool own_end = end != 0;
-  for (const collect::RankData& r : run.ranks) {
+  for (const importers::RankData& r : run.ranks) {
     if (!r.info) continue;
     if (!own_start && r.info->start_unix_ns && (start == 0 || *r.info->start_unix_ns < start)) {
       start = *r.info->start_unix_ns;
@@ -314,11 +314,11 @@ TrainingPlan plan_training(const collect::RunData& run) {
             {"scaleprof.attempt", std::to_string(run.attempt)},
             {"mlflow.source.name", "scaleprof"}};
   add_file(&p, run.dir, collect::kRunJson, "scaleprof");
-  for (const collect::RankData& rank : run.ranks) plan.workers.push_back(plan_worker(run, rank, p.sync_id));
+  for (const importers::RankData& rank : run.ranks) plan.workers.push_back(plan_worker(run, rank, p.sync_id));
   if (!plan.workers.empty()) add_training_epoch_times(run, &plan.workers.front());  // ranks are sorted
   // A node's GPU samples (`scaleprof run` samples every GPU of the node once) go to the lowest rank
   // on that host, where itwinai's report looks for GPU data; without such a rank, to the parent.
-  for (const collect::NodeData& node : run.nodes) {
+  for (const importers::NodeData& node : run.nodes) {
     RunPlan* target = &p;
     for (size_t i = 0; i < run.ranks.size(); ++i) {
       if (run.ranks[i].info && run.ranks[i].info->host == node.host) {

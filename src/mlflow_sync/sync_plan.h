@@ -74,7 +74,7 @@ std::string worker_run_name(int64_t rank);
 std::string mlflow_status(const std::string& scaleprof_status);
 
 // The plan of one run. Runs still running are not planned by the caller (their data still grow).
-TrainingPlan plan_training(const collect::RunData& run);
+TrainingPlan plan_training(const importers::RunData& run);
 
 // A digest (16 hex digits) of everything the plan puts on the server: ids, names, params, tags, metric
 // points bit for bit, artifact paths. The same plan gives the same digest in every build.

@@ -146,7 +146,7 @@ Status save_progress(const std::string& path, const SyncProgress& progress) {
 
 std::string default_progress_path(const std::string& root, const std::string& server_url) {
   // host:port of the URL without scheme, user information and path; anything but [A-Za-z0-9.-] -> '_'.
-  std::string shown = importers::redact_url(server_url);
+  std::string shown = redact_url(server_url);
   const size_t scheme = shown.find("://");
   std::string host = scheme == std::string::npos ? shown : shown.substr(scheme + 3);
   host = host.substr(0, host.find_first_of("/?#"));

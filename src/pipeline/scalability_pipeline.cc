@@ -14,7 +14,7 @@ namespace scaleprof::pipeline {
 namespace {
 
 // How much the warm-up epoch weighs in the means itwinai reports (it keeps every epoch).
-std::string warmup_changes(const importers::ScalabilityData& data, const analysis::ScalabilityAnalysis& analysis) {
+std::string warmup_changes(const tables::ScalabilityData& data, const analysis::ScalabilityAnalysis& analysis) {
   analysis::ScalabilityOptions skip_one;
   skip_one.skip_epochs = 1;
   const analysis::ScalabilityAnalysis other = analysis::analyse_scalability(data, skip_one);
@@ -35,14 +35,14 @@ std::string warmup_changes(const importers::ScalabilityData& data, const analysi
 
 Result<ScalabilityReport> build_scalability_report(const ScalabilityReportOptions& options) {
   ScalabilityReport out;
-  Result<importers::ScalabilityData> loaded = Error{""};
+  Result<tables::ScalabilityData> loaded = Error{""};
   if (!options.tracking_uri.empty()) {
     importers::MlflowReadOptions mlflow;
     mlflow.tracking_uri = options.tracking_uri;
     if (!options.mlflow_experiment.empty()) mlflow.experiment_name = options.mlflow_experiment;
     mlflow.run_names = options.read.run_names;
     loaded = importers::read_mlflow_data(mlflow);
-    out.source = importers::redact_url(options.tracking_uri);
+    out.source = redact_url(options.tracking_uri);
   } else {
     loaded = importers::read_scalability_data(options.read);
     out.source = options.read.root;

@@ -25,7 +25,7 @@ struct ScalabilityReportOptions {
 };
 
 struct ScalabilityReport {
-  importers::ScalabilityData data;
+  tables::ScalabilityData data;
   analysis::ScalabilityAnalysis analysis;
   std::string source;  // what was read: read.root, or the MLflow store's URI without credentials
   // With warmup_note: "<series> at N workers: <mean> -> <mean without warm-up> (+x.x%)", "; "-joined;

@@ -4,22 +4,22 @@
 
 #include "engine/trace_stream.h"
 
-namespace scaleprof::report {
+namespace scaleprof::pipeline {
 
 Result<StreamedReport> stream_report(std::string_view report, const std::vector<std::string>& paths,
-                                     const trace::LoadOptions& load, const TraceReportOptions& options) {
-  const ReportSections sections = sections_of(report, options);
-  auto streamed = stream_ranks(sections, paths, load, options);
+                                     const trace::LoadOptions& load, const report::TraceReportOptions& options) {
+  const report::ReportSections sections = sections_of(report, options);
+  auto streamed = report::stream_ranks(sections, paths, load, options);
   if (!streamed) return streamed.error();
-  StreamedRanks& ranks = streamed.value();
+  report::StreamedRanks& ranks = streamed.value();
   StreamedReport out;
   out.set = std::move(ranks.set);
   out.repair_notes = std::move(ranks.repair_notes);
   out.any_read = ranks.any_read;
   out.any_selected = ranks.any_selected;
   if (!out.any_selected) return out;
-  out.report = report_tables(sections, ranks.results, std::move(ranks.rows), options);
+  out.report = report::report_tables(sections, ranks.results, std::move(ranks.rows), options);
   return out;
 }
 
-}  // namespace scaleprof::report
+}  // namespace scaleprof::pipeline

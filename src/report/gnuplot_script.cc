@@ -9,7 +9,7 @@
 
 namespace scaleprof::report {
 
-using analysis::kNaN;
+using tables::kNaN;
 
 namespace {
 

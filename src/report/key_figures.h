@@ -16,10 +16,10 @@ struct MainCause {
   std::string series;
   int64_t workers = 0;       // the strategy's largest scale
   int64_t base_workers = 0;  // its smallest
-  double efficiency_pct = analysis::kNaN;
-  double lost_pts = analysis::kNaN;
+  double efficiency_pct = tables::kNaN;
+  double lost_pts = tables::kNaN;
   std::string cause;  // a cause name, "everything else", "unattributed" or "" when nothing was lost
-  double cause_pts = analysis::kNaN;
+  double cause_pts = tables::kNaN;
   std::string basis;  // what the attribution rests on, in words
 };
 

@@ -11,7 +11,7 @@
 
 namespace scaleprof::report {
 
-using analysis::kNaN;
+using tables::kNaN;
 
 namespace {
 
@@ -108,7 +108,7 @@ void add_bandwidth_spec(const ScalabilityAnalysis& a, std::vector<PlotSpec>* out
   for (const ScaleGroup& g : a.groups) {
     std::map<std::string, std::map<int64_t, std::vector<double>>> by_type;  // type -> bytes -> busbw
     for (size_t i : g.runs) {
-      for (const importers::CollectiveSample& c : a.runs[i]->collectives) {
+      for (const tables::CollectiveSample& c : a.runs[i]->collectives) {
         // A single rank moves nothing over the bus (busbw factor 0): no point to draw.
         if (c.bytes > 0 && c.busbw_gbps > 0) by_type[c.type][c.bytes].push_back(c.busbw_gbps);
       }
@@ -134,10 +134,10 @@ void add_bandwidth_spec(const ScalabilityAnalysis& a, std::vector<PlotSpec>* out
 // them): two bars per strategy and rank, the rank's own wait and the wait it imposed on the others.
 void add_rank_wait_spec(const ScalabilityAnalysis& a, std::vector<PlotSpec>* out) {
   constexpr size_t kMaxRanks = 32;
-  std::map<std::string, std::pair<int64_t, const importers::RunData*>> chosen;  // series -> (workers, run)
+  std::map<std::string, std::pair<int64_t, const tables::RunData*>> chosen;  // series -> (workers, run)
   for (const ScaleGroup& g : a.groups) {
     for (size_t i : g.runs) {
-      const importers::RunData* r = a.runs[i];
+      const tables::RunData* r = a.runs[i];
       if (r->rank_waits.empty()) continue;
       auto it = chosen.find(g.series);
       if (it == chosen.end() || g.workers > it->second.first) chosen[g.series] = {g.workers, r};
@@ -148,7 +148,7 @@ void add_rank_wait_spec(const ScalabilityAnalysis& a, std::vector<PlotSpec>* out
   // The ranks with the most waiting (own + imposed, largest over the strategies), by rank number.
   std::map<int64_t, int64_t> weight;
   for (const auto& [name, wr] : chosen) {
-    for (const importers::RankWait& w : wr.second->rank_waits) {
+    for (const tables::RankWait& w : wr.second->rank_waits) {
       weight[w.rank] = std::max(weight[w.rank], w.own_wait_ns + w.wait_imposed_ns);
     }
   }
@@ -180,7 +180,7 @@ void add_rank_wait_spec(const ScalabilityAnalysis& a, std::vector<PlotSpec>* out
     for (const auto& [rank, weight_ns] : ranked) {
       double o = kNaN;
       double m = kNaN;
-      for (const importers::RankWait& w : wr.second->rank_waits) {
+      for (const tables::RankWait& w : wr.second->rank_waits) {
         if (w.rank != rank) continue;
         o = static_cast<double>(w.own_wait_ns) / 1e6;
         m = static_cast<double>(w.wait_imposed_ns) / 1e6;

@@ -39,7 +39,7 @@ struct PlotSpec {
   std::string title, xlabel, ylabel;
   PlotKind kind = PlotKind::kLines;
   int log_x = 0, log_y = 0;  // log base, 0 = linear
-  double y_min = analysis::kNaN, y_max = analysis::kNaN;
+  double y_min = tables::kNaN, y_max = tables::kNaN;
   std::vector<double> x_ticks;  // lines: tick positions (worker counts)
   std::string x_format;         // lines: gnuplot format of the x tick labels ("" default)
   // Bars: one cluster per category (worker count) with one bar per series; stacked: one group per

@@ -23,11 +23,11 @@ using analysis::ScalabilityAnalysis;
 using analysis::ScalabilityOptions;
 using analysis::ScaleGroup;
 using analysis::SeriesResult;
-using importers::ComputationSums;
-using importers::GpuSeries;
-using importers::RunData;
-using importers::ScalabilityData;
-using importers::TraceSums;
+using tables::ComputationSums;
+using tables::GpuSeries;
+using tables::RunData;
+using tables::ScalabilityData;
+using tables::TraceSums;
 
 // One console section: "######## Epoch Time Report ########", notes, tables.
 struct ReportSection {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <limits>
 
-namespace scaleprof::analysis {
+namespace scaleprof::tables {
 
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -14,4 +14,4 @@ struct EpochTime {
   double seconds = 0;
 };
 
-}  // namespace scaleprof::analysis
+}  // namespace scaleprof::tables

@@ -16,7 +16,7 @@
 #include "tables/epoch_time.h"
 #include "tables/self_time_sums.h"
 
-namespace scaleprof::importers {
+namespace scaleprof::tables {
 
 // Samples of one GPU, in time order. Empty CSV fields are NaN.
 struct GpuSeries {
@@ -28,13 +28,13 @@ struct GpuSeries {
   std::vector<double> energy_j;  // cumulative counter (scaleprof gpu.csv), NaN where absent
   // itwinai's layout has no times, only a sample index and a probing interval: its energy is the
   // rectangle rule (power x interval), as itwinai computes it. NaN for scaleprof files.
-  double probing_interval_s = analysis::kNaN;
+  double probing_interval_s = tables::kNaN;
 };
 
 // itwinai's computation fraction inputs (the operator self-time sums of
 // analysis/computation_fraction.h), summed over the ranks of a run. Nanoseconds.
-struct ComputationSums : analysis::SelfTimeSums {
-  analysis::FractionBasis basis = analysis::FractionBasis::kDeviceSelf;
+struct ComputationSums : tables::SelfTimeSums {
+  tables::FractionBasis basis = tables::FractionBasis::kDeviceSelf;
   int64_t ranks = 0;
 };
 
@@ -110,7 +110,7 @@ struct RunData {
   std::string status;   // completed, failed, running, incomplete, or "" when unknown
   // Epoch times of the run, one per epoch: the slowest rank's duration (the epoch ends when the last
   // rank finishes it). Unordered; analyses sort by epoch.
-  std::vector<analysis::EpochTime> epochs;
+  std::vector<tables::EpochTime> epochs;
   std::vector<GpuSeries> gpus;
   std::optional<ComputationSums> computation;
   std::vector<std::string> trace_files;  // profiler traces of the ranks, sorted
@@ -126,4 +126,4 @@ struct ScalabilityData {
   std::vector<std::string> notes;     // what the importer did that the reader should know (runs it joined)
 };
 
-}  // namespace scaleprof::importers
+}  // namespace scaleprof::tables

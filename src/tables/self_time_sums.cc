@@ -4,7 +4,7 @@
 
 #include "core/checked_sum.h"
 
-namespace scaleprof::analysis {
+namespace scaleprof::tables {
 
 bool SelfTimeSums::add_checked(const SelfTimeSums& other) {
   SelfTimeSums s = *this;
@@ -22,4 +22,4 @@ double SelfTimeSums::computation_ratio() const {
                          : std::numeric_limits<double>::quiet_NaN();
 }
 
-}  // namespace scaleprof::analysis
+}  // namespace scaleprof::tables

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-namespace scaleprof::analysis {
+namespace scaleprof::tables {
 
 enum class FractionBasis : uint8_t {
   kDeviceSelf,  // itwinai's definition: self device time
@@ -14,7 +14,7 @@ enum class FractionBasis : uint8_t {
 
 // The four operator self-time sums itwinai's rules are made of, under one basis (self device or self
 // CPU time). One rank's sums, the sums pooled over ranks (ComputationFraction) and a run's stored
-// sums (importers::ComputationSums, tables/run_data.h) are all this struct, so a sum added here reaches all of them.
+// sums (ComputationSums, tables/run_data.h) are all this struct, so a sum added here reaches all of them.
 struct SelfTimeSums {
   int64_t computation_ns = 0;    // self time of rows matching the ATen/c10/autograd rule
   int64_t total_ns = 0;          // self time of all rows
@@ -31,4 +31,4 @@ struct SelfTimeSums {
   double computation_ratio() const;
 };
 
-}  // namespace scaleprof::analysis
+}  // namespace scaleprof::tables

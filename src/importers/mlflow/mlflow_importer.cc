@@ -58,7 +58,7 @@ class Importer {
  public:
   Importer(MlflowStore& store, const MlflowReadOptions& options) : store_(store), opt_(options) {}
 
-  Result<ScalabilityData> read() {
+  Result<tables::ScalabilityData> read() {
     auto id = store_.experiment_id(opt_.experiment_name);
     collect_problems();
     if (!id) return id.error();
@@ -188,11 +188,11 @@ class Importer {
   }
 
   void read_training(const Training& t) {
-    // One RunData per (strategy, world size) among the workers (normally exactly one).
-    std::map<std::pair<std::string, int64_t>, RunData> by_config;
+    // One tables::RunData per (strategy, world size) among the workers (normally exactly one).
+    std::map<std::pair<std::string, int64_t>, tables::RunData> by_config;
     std::map<std::pair<std::string, int64_t>, std::map<int64_t, double>> epochs;  // step -> slowest worker
-    auto run_for = [&](const std::string& strategy, int64_t workers) -> RunData& {
-      RunData& r = by_config[{strategy, workers}];
+    auto run_for = [&](const std::string& strategy, int64_t workers) -> tables::RunData& {
+      tables::RunData& r = by_config[{strategy, workers}];
       if (r.layout.empty()) {
         r.layout = "mlflow";
         r.experiment = opt_.experiment_name;
@@ -224,7 +224,7 @@ class Importer {
         read_profiling(*w, run_for);
         continue;
       }
-      RunData& run = run_for(strategy, world);
+      tables::RunData& run = run_for(strategy, world);
       if (has_metric(*w, kEpochTime)) {
         if (auto points = history(*w, kEpochTime)) {
           auto& steps = epochs[{strategy, world}];
@@ -256,11 +256,11 @@ class Importer {
     }
   }
 
-  void read_gpu(const MlflowRun& w, RunData* run) {
+  void read_gpu(const MlflowRun& w, tables::RunData* run) {
     // Samples keyed by step (itwinai logs utilization and power with the same sample index).
     struct Sample {
-      double util = analysis::kNaN;
-      double power = analysis::kNaN;
+      double util = tables::kNaN;
+      double power = tables::kNaN;
       int64_t timestamp_ms = 0;
     };
     std::map<int64_t, Sample> samples;
@@ -282,9 +282,9 @@ class Importer {
         const std::string why = implausible_value(power ? Quantity::kPowerW : Quantity::kUtilizationPct, key, value);
         if (!why.empty()) {
           ignored.add(p.step, why, "value ignored");
-          value = analysis::kNaN;
+          value = tables::kNaN;
         }
-        auto [it, inserted] = samples.try_emplace(p.step, Sample{analysis::kNaN, analysis::kNaN, p.timestamp_ms});
+        auto [it, inserted] = samples.try_emplace(p.step, Sample{tables::kNaN, tables::kNaN, p.timestamp_ms});
         (power ? it->second.power : it->second.util) = value;
       }
     }
@@ -296,7 +296,7 @@ class Importer {
     for (const auto& [step, sample] : samples) ordered.push_back(&sample);
     std::stable_sort(ordered.begin(), ordered.end(),
                      [](const Sample* a, const Sample* b) { return a->timestamp_ms < b->timestamp_ms; });
-    GpuSeries s;
+    tables::GpuSeries s;
     s.source = fmt::format("{} run {}", store_.describe(), w.run_id);
     const std::string rank = param(w, "global_rank");
     s.device = rank.empty() ? w.name : "rank " + rank;
@@ -319,7 +319,7 @@ class Importer {
       s.time_s.push_back(static_cast<double>(sample->timestamp_ms - t0) / 1000.0);
       s.utilization_pct.push_back(sample->util);
       s.power_w.push_back(sample->power);
-      s.energy_j.push_back(analysis::kNaN);
+      s.energy_j.push_back(tables::kNaN);
     }
     run->gpus.push_back(std::move(s));
   }
@@ -346,9 +346,9 @@ class Importer {
     if (!has_profiling_columns(csv, &data_.errors)) return;
     add_profiling_rows(
         csv,
-        [&](const ProfilingRowKey& key) -> ComputationSums& {
-          RunData& run = run_for(key.strategy, key.gpus);
-          if (!run.computation) run.computation = ComputationSums{};
+        [&](const ProfilingRowKey& key) -> tables::ComputationSums& {
+          tables::RunData& run = run_for(key.strategy, key.gpus);
+          if (!run.computation) run.computation = tables::ComputationSums{};
           return *run.computation;
         },
         &data_.errors);
@@ -376,12 +376,12 @@ class Importer {
   // Trainings of one (strategy, world size) that bring different pieces are joined by the report's
   // grouping; say which, so nobody mistakes a profiling run's numbers for the timing run's.
   void note_joins() {
-    std::map<std::pair<std::string, int64_t>, std::vector<const RunData*>> groups;
-    for (const RunData& r : data_.runs) groups[{r.strategy, r.workers}].push_back(&r);
+    std::map<std::pair<std::string, int64_t>, std::vector<const tables::RunData*>> groups;
+    for (const tables::RunData& r : data_.runs) groups[{r.strategy, r.workers}].push_back(&r);
     for (const auto& [key, list] : groups) {
       if (list.size() < 2) continue;
       std::string names;
-      for (const RunData* r : list) {
+      for (const tables::RunData* r : list) {
         std::string pieces;
         if (!r->epochs.empty()) pieces += "epoch times";
         if (!r->gpus.empty()) pieces += std::string(pieces.empty() ? "" : ", ") + "GPU data";
@@ -399,16 +399,16 @@ class Importer {
   std::vector<MlflowRun> runs_;
   std::map<std::string, std::vector<const MlflowRun*>> children_;
   std::map<std::string, std::vector<std::string>> unreadable_artifacts_;  // scheme -> "id (name)" of its runs
-  ScalabilityData data_;
+  tables::ScalabilityData data_;
 };
 
 }  // namespace
 
-Result<ScalabilityData> read_mlflow_runs(MlflowStore& store, const MlflowReadOptions& options) {
+Result<tables::ScalabilityData> read_mlflow_runs(MlflowStore& store, const MlflowReadOptions& options) {
   return Importer(store, options).read();
 }
 
-Result<ScalabilityData> read_mlflow_data(const MlflowReadOptions& options) {
+Result<tables::ScalabilityData> read_mlflow_data(const MlflowReadOptions& options) {
   auto store = open_mlflow_store(options.tracking_uri);
   if (!store) return store.error();
   return read_mlflow_runs(*store.value(), options);

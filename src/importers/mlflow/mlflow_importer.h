@@ -1,4 +1,4 @@
-// Runs of an MLflow experiment recorded as itwinai (>= 0.3.4) records them, into ScalabilityData:
+// Runs of an MLflow experiment recorded as itwinai (>= 0.3.4) records them, into tables::ScalabilityData:
 //
 //   train run (top level, run name = itwinai's run_name)
 //     worker_0 (main), worker_1, ...            params strategy, global_rank, global_world_size,
@@ -8,7 +8,7 @@
 //   Ray: tune run -> trial runs -> worker runs  (each trial is one training)
 //
 // Discovery follows itwinai's: the top-level runs (or every run named in run_names), their children,
-// and the children's children where they exist. One RunData per training and (strategy, world
+// and the children's children where they exist. One tables::RunData per training and (strategy, world
 // size). Trainings of one configuration recorded separately (timing runs apart from profiling or GPU
 // runs, as itwinai's docs recommend) meet in the same report group; each such join is a note.
 #pragma once
@@ -29,8 +29,8 @@ struct MlflowReadOptions {
 };
 
 // Fails when the store cannot be opened or read, or the experiment does not exist.
-Result<ScalabilityData> read_mlflow_data(const MlflowReadOptions& options);
+Result<tables::ScalabilityData> read_mlflow_data(const MlflowReadOptions& options);
 // The same on an open store (tests give any store kind).
-Result<ScalabilityData> read_mlflow_runs(MlflowStore& store, const MlflowReadOptions& options);
+Result<tables::ScalabilityData> read_mlflow_runs(MlflowStore& store, const MlflowReadOptions& options);
 
 }  // namespace scaleprof::importers
