@@ -66,6 +66,7 @@ ScaleShares scale_shares(const ScaleGroup& g, LossBasis basis) {
   sh.seconds = g.epoch.mean;
   sh.computation_fraction = g.computation_fraction;
   sh.shares_basis = basis;
+  sh.outside_steps = g.outside_steps_share;
   if (basis == LossBasis::kNone) return sh;
   const TraceSums& t = *g.traces;
   const auto latency = static_cast<double>(t.collective_latency_ns);
@@ -126,6 +127,9 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
   out.run_epochs_used.assign(data.runs.size(), 0);
   for (auto& [key, g] : groups) {
     std::vector<double> kept;
+    double kept_sum = 0;     // of the kept epochs
+    double outside_sum = 0;  // their time outside the steps, while every kept epoch has its split
+    bool outside_known = true;
     std::vector<double> util;
     std::set<std::string> methods;
     double energy_total = 0;
@@ -144,7 +148,12 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
                         "for epoch times",
                         r.path, r.epochs.size(), options.skip_epochs));
       }
-      for (const auto& e : used) kept.push_back(e.seconds);
+      for (const auto& e : used) {
+        kept.push_back(e.seconds);
+        kept_sum += e.seconds;
+        outside_sum += e.seconds - e.steps_seconds;
+        outside_known = outside_known && !std::isnan(e.steps_seconds);
+      }
       // GPU data
       double run_energy = 0;
       bool run_has_energy = false;
@@ -229,6 +238,7 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
           comp_comm > 0 ? static_cast<double>(g.computation->computation_ns) / comp_comm : tables::kNaN;
     }
     g.epoch = sample_stats(std::move(kept));
+    if (outside_known && kept_sum > 0) g.outside_steps_share = std::max(0.0, outside_sum) / kept_sum;
     if (!util.empty()) g.utilization_pct = sample_stats(std::move(util)).mean;
     if (energy_runs > 0) {
       g.energy_wh_total = energy_total / 3600.0;

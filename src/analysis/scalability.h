@@ -38,6 +38,9 @@ struct ScaleGroup {
   int64_t epochs_read = 0;   // before warm-up skipping
   SampleStats epoch;         // pooled kept epochs of all runs, seconds
   ScalingRow scaling;        // against the series' smallest worker count
+  // Share of the kept epochs' time spent outside the training steps (step records: epoch time minus
+  // the steps of the rank that set it); NaN unless every kept epoch has step records.
+  double outside_steps_share = tables::kNaN;
   // GPU data (NaN when the group has none)
   int64_t gpus = 0;                       // GPU series (devices x runs)
   double utilization_pct = tables::kNaN;  // mean over every sample of every GPU of every run

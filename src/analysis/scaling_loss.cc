@@ -1,6 +1,8 @@
 #include "analysis/scaling_loss.h"
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 namespace scaleprof::analysis {
 
@@ -12,6 +14,8 @@ const char* loss_basis_name(LossBasis basis) {
       return "traces+collectives";
     case LossBasis::kCollectives:
       return "collectives";
+    case LossBasis::kSteps:
+      return "steps";
     case LossBasis::kComputationFraction:
       return "computation_fraction";
     case LossBasis::kNone:
@@ -21,7 +25,8 @@ const char* loss_basis_name(LossBasis basis) {
 }
 
 bool is_attributed(LossBasis basis) {
-  return basis == LossBasis::kTraces || basis == LossBasis::kTracesCollectives || basis == LossBasis::kCollectives;
+  return basis == LossBasis::kTraces || basis == LossBasis::kTracesCollectives || basis == LossBasis::kCollectives ||
+         basis == LossBasis::kSteps;
 }
 
 namespace {
@@ -47,15 +52,28 @@ ScaleLoss attribute_scale_loss(const ScaleShares& base, const ScaleShares& at) {
     out.non_computation0 = 1.0 - base.computation_fraction;
     out.non_computation1 = 1.0 - at.computation_fraction;
   }
+  std::vector<std::string> names;
   std::vector<double> f0;
   std::vector<double> f1;
+  const bool outside = !std::isnan(base.outside_steps) && !std::isnan(at.outside_steps);
+  if (outside) {
+    names.emplace_back(kOutsideStepsCause);
+    f0.push_back(base.outside_steps);
+    f1.push_back(at.outside_steps);
+  }
   if (base.shares_basis == at.shares_basis && is_attributed(base.shares_basis) &&
       same_causes(base.trace_shares, at.trace_shares)) {
     out.basis = base.shares_basis;
+    // Shares of the time in the steps, as parts of the epoch time (all of it without step records).
+    const double in0 = outside ? 1.0 - base.outside_steps : 1.0;
+    const double in1 = outside ? 1.0 - at.outside_steps : 1.0;
     for (size_t i = 0; i < base.trace_shares.size(); ++i) {
-      f0.push_back(base.trace_shares[i].share);
-      f1.push_back(at.trace_shares[i].share);
+      names.push_back(base.trace_shares[i].name);
+      f0.push_back(base.trace_shares[i].share * in0);
+      f1.push_back(at.trace_shares[i].share * in1);
     }
+  } else if (outside) {
+    out.basis = LossBasis::kSteps;
   } else if (!std::isnan(out.non_computation0)) {
     out.basis = LossBasis::kComputationFraction;  // nothing attributed: see the header
   }
@@ -64,7 +82,7 @@ ScaleLoss attribute_scale_loss(const ScaleShares& base, const ScaleShares& at) {
   out.lost = a.lost;
   out.rest = a.rest;
   for (size_t i = 0; i < f0.size(); ++i) {
-    out.causes.push_back({base.trace_shares[i].name, f0[i], f1[i], a.parts[i]});
+    out.causes.push_back({names[i], f0[i], f1[i], a.parts[i]});
   }
   return out;
 }

@@ -13,6 +13,10 @@
 //   call's latency (communication) and the rank's wait for the last to arrive (waiting for
 //   stragglers), as shares of the profiled step time. Collective time is counted whole, including
 //   any part that overlaps computation on other threads: an upper bound of what it costs.
+// Where both scales have step records, the time outside the training steps (epoch time minus the
+// steps) is a cause of its own on every basis, and the shares measured in the steps are scaled to
+// the part of the epoch spent in them, so that the causes are exclusive parts of the epoch time;
+// with step records and no trace basis, the basis is "steps": that cause alone is attributed.
 // itwinai's computation fraction is a share of summed operator self time, which itwinai itself says
 // is not a share of wall time (it ignores parallelism and overlap): it is kept as an indication, and
 // the loss stays unattributed.
@@ -30,12 +34,15 @@ enum class LossBasis {
   kTraces,               // shares of GPU time in the profiled steps, applied to the epoch time
   kTracesCollectives,    // the same, exposed communication split by the matched collectives
   kCollectives,          // shares of profiled step time in matched collectives (CPU runs)
+  kSteps,                // step records only: the time outside the steps
   kComputationFraction,  // only itwinai's fraction: an indication, nothing attributed
   kNone,                 // neither at both scales
 };
-// "traces", "traces+collectives", "collectives", "computation_fraction", "none"
+// "traces", "traces+collectives", "collectives", "steps", "computation_fraction", "none"
 const char* loss_basis_name(LossBasis basis);
-// The bases whose causes are attributed points (traces, traces+collectives, collectives).
+// The cause name of the time outside the training steps.
+inline constexpr const char* kOutsideStepsCause = "outside the steps";
+// The bases whose causes are attributed points (traces, traces+collectives, collectives, steps).
 bool is_attributed(LossBasis basis);
 
 struct NamedShare {
@@ -50,6 +57,8 @@ struct ScaleShares {
   std::vector<NamedShare> trace_shares;         // empty without traces to attribute from
   double computation_fraction = tables::kNaN;   // itwinai's, share of operator self time
   LossBasis shares_basis = LossBasis::kTraces;  // what trace_shares are shares of (an attributed basis)
+  // Share of the epoch time outside the training steps (ScaleGroup::outside_steps_share); NaN unknown.
+  double outside_steps = tables::kNaN;
 };
 
 struct LossCause {

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <set>
 
 #include "importers/run_data_sink.h"
 #include "importers/run_reader.h"
@@ -15,6 +17,22 @@ namespace scaleprof::importers {
 namespace fs = std::filesystem;
 
 namespace {
+
+// Per epoch, the summed duration of one rank's step records (steps.csv); implausible durations are
+// left out (their epoch then has no split: a partial sum would overstate the time outside the steps).
+std::map<int64_t, double> steps_seconds_per_epoch(const RankData& rank) {
+  std::map<int64_t, double> sums;
+  std::set<int64_t> broken;
+  for (const collect::StepRecord& st : rank.steps) {
+    if (std::isnan(st.duration_s) || !implausible_value(Quantity::kEpochSeconds, "duration_s", st.duration_s).empty()) {
+      broken.insert(st.epoch);
+      continue;
+    }
+    sums[st.epoch] += st.duration_s;
+  }
+  for (int64_t e : broken) sums.erase(e);
+  return sums;
+}
 
 class ScaleprofRunReader : RunDataReader {
  public:
@@ -47,7 +65,6 @@ class ScaleprofRunReader : RunDataReader {
   void read_run(const fs::path& dir, const std::string& experiment_folder) {
     if (!opt_.scaleprof_runs) return;
     ReadOptions read;
-    read.read_steps = false;
     auto loaded = importers::read_run(dir.string(), read);
     if (!loaded) {
       error(loaded.error().message);
@@ -98,8 +115,9 @@ class ScaleprofRunReader : RunDataReader {
     }
     run.nodes = valid_count(nodes) ? nodes : 0;
     run.status = in.status;
-    std::map<int64_t, double> epoch_max;  // epoch -> slowest rank's duration
+    std::map<int64_t, tables::EpochTime> epoch_max;  // epoch -> the slowest rank's duration and steps
     for (const RankData& r : in.ranks) {
+      const std::map<int64_t, double> in_steps = steps_seconds_per_epoch(r);
       // One record per epoch and rank: a repeat (a restarted process appending to the same file)
       // would otherwise be merged by max and inflate every figure; the first record is kept.
       std::map<int64_t, int64_t> first_line;  // epoch -> line of its first record
@@ -116,8 +134,19 @@ class ScaleprofRunReader : RunDataReader {
                            r.dir, e.line, e.epoch, seen->second));
           continue;
         }
-        auto [it, inserted] = epoch_max.try_emplace(e.epoch, e.duration_s);
-        if (!inserted) it->second = std::max(it->second, e.duration_s);
+        tables::EpochTime t{e.epoch, e.duration_s};
+        if (auto s = in_steps.find(e.epoch); s != in_steps.end()) t.steps_seconds = s->second;
+        // Steps that take longer than their epoch were not timed inside it (another clock, an epoch
+        // record written before its steps ended): the split is not used rather than made negative.
+        if (t.steps_seconds > t.seconds * (1 + 1e-6)) {
+          warn(
+              fmt::format("{}/steps.csv: the steps of epoch {} sum to {:.6g} s, more than the epoch's {:.6g} s; "
+                          "time outside the steps not used for it",
+                          r.dir, e.epoch, t.steps_seconds, t.seconds));
+          t.steps_seconds = tables::kNaN;
+        }
+        auto [it, inserted] = epoch_max.try_emplace(e.epoch, t);
+        if (!inserted && t.seconds > it->second.seconds) it->second = t;
       }
       run.trace_files.insert(run.trace_files.end(), r.trace_files.begin(), r.trace_files.end());
     }
@@ -139,7 +168,7 @@ class ScaleprofRunReader : RunDataReader {
       warn(fmt::format("{}: no strategy in run.json or rank.json; shown as 'unknown'", run.path));
     }
     run.epochs.reserve(epoch_max.size());
-    for (const auto& [epoch, seconds] : epoch_max) run.epochs.push_back({epoch, seconds});
+    for (const auto& [epoch, time] : epoch_max) run.epochs.push_back(time);
     if (run.workers <= 0) {
       error(fmt::format("{}: world size unknown (no run.json, no rank folders); run skipped", run.path));
       return;

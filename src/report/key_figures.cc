@@ -25,7 +25,7 @@ std::vector<LossChartCause> causes_of(const analysis::ScaleLoss& l) {
   return out;
 }
 
-std::string basis_words(const analysis::ScaleLoss& l) {
+std::string basis_words_in_steps(const analysis::ScaleLoss& l) {
   if (l.basis == analysis::LossBasis::kTraces) return "shares of GPU time in the profiled steps";
   if (l.basis == analysis::LossBasis::kTracesCollectives) {
     return "shares of GPU time in the profiled steps; exposed communication split by the collectives matched across "
@@ -34,10 +34,19 @@ std::string basis_words(const analysis::ScaleLoss& l) {
   if (l.basis == analysis::LossBasis::kCollectives) {
     return "shares of profiled step time in the collectives matched across ranks";
   }
+  if (l.basis == analysis::LossBasis::kSteps) return "step records: time outside the training steps";
   if (l.basis == analysis::LossBasis::kComputationFraction) {
     return "itwinai's computation fraction is a share of operator self time, not of epoch time";
   }
   return "no profiler traces at both scales";
+}
+
+std::string basis_words(const analysis::ScaleLoss& l) {
+  const bool outside_cause = !l.causes.empty() && l.causes.front().name == analysis::kOutsideStepsCause;
+  if (outside_cause && l.basis != analysis::LossBasis::kSteps) {
+    return basis_words_in_steps(l) + "; time outside the steps from the step records";
+  }
+  return basis_words_in_steps(l);
 }
 
 }  // namespace

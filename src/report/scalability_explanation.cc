@@ -42,6 +42,10 @@ std::string basis_sentence(analysis::LossBasis basis) {
              "over ranks) once per rank, waiting for stragglers is each rank's wait for the last rank to arrive. "
              "Collective time is counted whole, including any part that overlaps computation on other threads, so "
              "these points are an upper bound; this assumes the profiled steps are representative of the epoch.)";
+    case analysis::LossBasis::kSteps:
+      return "(Basis: the step records at both scales. The time outside the training steps is each epoch's time "
+             "minus the steps of the rank that set it; without profiler traces at both scales, what happens inside "
+             "the steps is not attributed.)";
     default:
       break;
   }
@@ -115,6 +119,12 @@ std::vector<std::string> loss_sentences(const SeriesResult& series) {
                   : fmt::format("everything else shrank faster than the workers grew and gives back {} points",
                                 fmt_pts(-l.rest))));
   out.push_back(basis_sentence(l.basis));
+  const bool outside_cause = !l.causes.empty() && l.causes.front().name == analysis::kOutsideStepsCause;
+  if (outside_cause && l.basis != analysis::LossBasis::kSteps) {
+    out.push_back(
+        "(The time outside the training steps comes from the step records: each epoch's time minus the steps of the "
+        "rank that set it; the shares measured in the profiled steps are applied to the time in the steps.)");
+  }
   const analysis::MainLossCause main = analysis::main_loss_cause(l);
   if (main.name == "everything else") {
     out.push_back(fmt::format(

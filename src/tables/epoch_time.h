@@ -12,6 +12,10 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 struct EpochTime {
   int64_t epoch = 0;  // the user's epoch index
   double seconds = 0;
+  // Of `seconds`, the time inside the training steps (the step records of the rank whose duration the
+  // epoch time is); the rest is time outside the steps (evaluation, checkpoints, data-loader start-up,
+  // anything between steps). NaN where the epoch has no step records.
+  double steps_seconds = kNaN;
 };
 
 }  // namespace scaleprof::tables
