@@ -1,11 +1,12 @@
-// The pybind11 module scaleprof._scaleprof: a thin binding of the collect engine. Every Result error
-// becomes a scaleprof.ScaleprofError (a RuntimeError) carrying the C++ message unchanged; the
-// idiomatic API is the pure-Python package around it (python/scaleprof/__init__.py).
+// The pybind11 module scaleprof._scaleprof: a thin binding of the collect engine and of the scalability
+// report pipeline. Every Result error becomes a scaleprof.ScaleprofError (a RuntimeError) carrying the C++ message
+// unchanged; the idiomatic API is the pure-Python package around it (python/scaleprof/__init__.py).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <random>
@@ -19,6 +20,10 @@
 #include "collect/timers.h"
 #include "core/file_size_signal.h"
 #include "importers/run_reader.h"
+#include "pipeline/report_source.h"
+#include "pipeline/scalability_pipeline.h"
+#include "pipeline/tracking_uri.h"
+#include "report/scalability_report.h"
 
 namespace py = pybind11;
 namespace collect = scaleprof::collect;
@@ -237,6 +242,71 @@ struct FileSizeSignalScope {
   std::optional<scaleprof::FileSizeSignalBlock> block;
 };
 
+// --run-names as a list of names or the CLI's comma-separated text.
+std::vector<std::string> run_names_argument(const py::object& value) {
+  std::vector<std::string> out;
+  if (value.is_none()) return out;
+  if (py::isinstance<py::str>(value)) {
+    const std::string text = value.cast<std::string>();
+    size_t pos = 0;
+    while (pos <= text.size()) {
+      size_t comma = text.find(',', pos);
+      if (comma == std::string::npos) comma = text.size();
+      if (comma > pos) out.push_back(text.substr(pos, comma - pos));
+      pos = comma + 1;
+    }
+    return out;
+  }
+  return value.cast<std::vector<std::string>>();
+}
+
+std::string environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? std::string(value) : std::string();
+}
+
+// `scaleprof report --format json` as a dict: the same pipeline (the source chosen from the arguments
+// and the environment as the CLI does, pipeline/report_source.h), and the report's one JSON writer,
+// parsed by Python's json module rather than written a second time.
+py::object scalability_report(const std::optional<std::string>& root, const std::optional<std::string>& tracking_uri,
+                              const std::optional<std::string>& experiment,
+                              const std::optional<std::string>& experiment_name, const py::object& run_names,
+                              int skip_epochs, int64_t gpus_per_node, unsigned threads) {
+  if (skip_epochs < 0) throw py::value_error(fmt::format("skip_epochs must be 0 or more (got {})", skip_epochs));
+  if (gpus_per_node < 0) throw py::value_error(fmt::format("gpus_per_node must be 1 or more (got {})", gpus_per_node));
+  scaleprof::pipeline::SourceRequest request;
+  request.root = root.value_or("");
+  request.tracking_uri = tracking_uri.value_or("");
+  request.env_tracking_uri = scaleprof::pipeline::tracking_uri_from_environment();
+  request.env_root = environment("SCALEPROF_ROOT");
+  const scaleprof::pipeline::ReportSource source = unwrap(scaleprof::pipeline::choose_report_source(request));
+  scaleprof::pipeline::ScalabilityReportOptions options;
+  options.read.root = source.root;
+  options.read.experiment = experiment.value_or("");
+  options.read.run_names = run_names_argument(run_names);
+  options.read.gpus_per_node = gpus_per_node;
+  options.tracking_uri = source.tracking_uri;
+  options.mlflow_experiment = experiment_name.value_or("").empty() ? options.read.experiment : *experiment_name;
+  options.threads = threads;
+  options.analysis.skip_epochs = skip_epochs;
+  std::optional<scaleprof::Error> error;
+  std::string text;
+  {
+    py::gil_scoped_release release;  // the trace stage reads on threads of its own
+    auto built = scaleprof::pipeline::build_scalability_report(options);
+    if (!built) {
+      error = built.error();
+    } else if (auto found = scaleprof::pipeline::runs_found(built.value()); !found) {
+      error = found.error();
+    } else {
+      const auto& analysis = built.value().analysis;
+      text = scaleprof::report::render_sections_json(scaleprof::report::scalability_sections(analysis), analysis);
+    }
+  }
+  if (error) throw ScaleprofError(error->message);
+  return py::module_::import("json").attr("loads")(text);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_scaleprof, m) {
@@ -374,4 +444,10 @@ PYBIND11_MODULE(_scaleprof, m) {
         return out;
       },
       py::arg("root"), py::arg("experiment") = "");
+  m.def("scalability_report", &scalability_report, py::arg("root") = py::none(), py::arg("tracking_uri") = py::none(),
+        py::arg("experiment") = py::none(), py::arg("experiment_name") = py::none(), py::arg("run_names") = py::none(),
+        py::arg("skip_epochs") = 1, py::arg("gpus_per_node") = 0, py::arg("threads") = 0,
+        "The scalability report `scaleprof report --format json` writes, as a dict; arguments as the CLI's flags "
+        "(run_names: a list or comma-separated text). ScaleprofError with the one-line message when nothing can "
+        "be read.");
 }

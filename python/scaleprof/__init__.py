@@ -24,10 +24,10 @@ import sys
 from typing import Any, Callable, Iterator, Optional, Union
 
 from . import _scaleprof
-from ._scaleprof import ScaleprofError, read_run, read_runs
+from ._scaleprof import ScaleprofError, read_run, read_runs, scalability_report
 
 __version__ = _scaleprof.__version__
-__all__ = ["Run", "ScaleprofError", "current_run", "recorded", "read_run", "read_runs", "cli_path"]
+__all__ = ["Run", "ScaleprofError", "current_run", "recorded", "read_run", "read_runs", "scalability_report", "cli_path"]
 
 _current: Optional["Run"] = None  # the innermost active Run of this process, for current_run()
 

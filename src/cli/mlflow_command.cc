@@ -9,11 +9,11 @@
 
 #include "cli/exit_codes.h"
 #include "cli/output.h"
-#include "cli/tracking_uri_option.h"
 #include "collect/run_context.h"
 #include "collect/run_records.h"
 #include "importers/mlflow/http_client.h"
 #include "mlflow_sync/mlflow_sync.h"
+#include "pipeline/tracking_uri.h"
 #include "report/table.h"
 
 namespace scaleprof::cli {
@@ -45,12 +45,12 @@ std::vector<std::string> split_names(const std::string& text) {
 // The server to sync to: --tracking-uri, else MLflow's own MLFLOW_TRACKING_URI (the flag wins); only
 // an http(s) server takes writes, anything else is a bad command line (exit 2).
 bool resolve_tracking_uri(std::string* uri) {
-  if (uri->empty()) *uri = tracking_uri_from_environment();
+  if (uri->empty()) *uri = pipeline::tracking_uri_from_environment();
   if (uri->empty()) {
     print_message(stderr, "error", "no MLflow server: give --tracking-uri http://HOST:PORT or set MLFLOW_TRACKING_URI");
     return false;
   }
-  auto checked = checked_tracking_uri(*uri, true);
+  auto checked = pipeline::checked_tracking_uri(*uri, true);
   if (!checked) {
     print_message(stderr, "error", checked.error().message);
     return false;

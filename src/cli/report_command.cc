@@ -12,10 +12,10 @@
 #include "analysis/scalability.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
-#include "cli/tracking_uri_option.h"
-#include "importers/mlflow/http_client.h"
 #include "importers/run_data_reader.h"
+#include "pipeline/report_source.h"
 #include "pipeline/scalability_pipeline.h"
+#include "pipeline/tracking_uri.h"
 #include "report/scalability_html.h"
 #include "report/scalability_plots.h"
 #include "report/scalability_report.h"
@@ -59,9 +59,10 @@ std::vector<std::string> split_commas(const std::string& text) {
   return out;
 }
 
-std::string default_root() {
-  const char* env = std::getenv("SCALEPROF_ROOT");
-  return env != nullptr && env[0] != '\0' ? std::string(env) : std::string("scalability-metrics");
+// An environment variable's value, "" when unset.
+std::string environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? std::string(value) : std::string();
 }
 
 // What itwinai's users see besides the tables: how much the warm-up epoch weighs in the means it
@@ -104,78 +105,6 @@ std::string backup_dir(const ReportOptions& opt) {
   return opt.backup_root_dir + "/" + names + stamp;
 }
 
-// Where the report reads, first that applies: --tracking-uri; --root/--log-dir; $MLFLOW_TRACKING_URI
-// (MLflow's own default); $SCALEPROF_ROOT or ./scalability-metrics; for generate-scalability-report,
-// itwinai's mllogs/mlflow. When a default was chosen while another source is here too, `note` says
-// which is read and how to choose the other. docs/mlflow.md, "Which store is read".
-struct Source {
-  std::string tracking_uri;  // empty: the run-directory folder
-  std::string note;
-};
-
-constexpr const char* kItwinaiMlflowDir = "mllogs/mlflow";
-constexpr const char* kUsagePrefix = "usage: ";
-
-Result<Source> choose_source(const ReportOptions& opt, const std::string& root) {
-  Source out;
-  auto checked = [](const std::string& uri) -> Result<std::string> {
-    auto c = checked_tracking_uri(uri, false);
-    if (!c) return Error{kUsagePrefix + c.error().message, c.error().kind};
-    return c;
-  };
-  std::error_code ec;
-  const bool root_given = !opt.root.empty();
-  const char* root_env = std::getenv("SCALEPROF_ROOT");
-  const bool root_from_env = !root_given && root_env != nullptr && root_env[0] != '\0';
-  const std::string root_flag = opt.itwinai ? "--log-dir" : "--root";
-  if (!opt.tracking_uri.empty()) {
-    auto uri = checked(opt.tracking_uri);
-    if (!uri) return uri.error();
-    out.tracking_uri = uri.value();
-    return out;
-  }
-  if (root_given) return out;
-  const bool root_here = std::filesystem::is_directory(root, ec);
-  if (const std::string env = tracking_uri_from_environment(); !env.empty()) {
-    auto uri = checked(env);
-    if (!uri) return Error{fmt::format("{}(from MLFLOW_TRACKING_URI)", uri.error().message + " "), uri.error().kind};
-    out.tracking_uri = uri.value();
-    if (root_here) {
-      out.note = fmt::format(
-          "reading MLflow at {} (MLFLOW_TRACKING_URI); the run folder {} is not read: pass {} {} to read it, or "
-          "--tracking-uri to choose another store",
-          redact_url(out.tracking_uri), root, root_flag, root);
-    }
-    return out;
-  }
-  const bool mlflow_here = opt.itwinai && std::filesystem::is_directory(kItwinaiMlflowDir, ec);
-  if (root_here) {
-    if (mlflow_here) {
-      out.note = fmt::format(
-          "reading {} (run folders or itwinai CSVs); itwinai's MLflow store {} is here too and is not read: pass "
-          "--tracking-uri {} to read it instead",
-          root, kItwinaiMlflowDir, kItwinaiMlflowDir);
-    }
-    return out;
-  }
-  // itwinai's report reads its MLflow store (mllogs/mlflow) unless told otherwise; do the same when
-  // that is the only data here.
-  if (mlflow_here && !root_from_env) {
-    out.tracking_uri = kItwinaiMlflowDir;
-    return out;
-  }
-  return Error{
-      fmt::format(
-          "no data to read: {} does not exist{}. Pass {} DIR (scaleprof run folders or itwinai CSVs) or --tracking-uri "
-          "URI (an MLflow server, sqlite:///file.db or a file store folder; or set MLFLOW_TRACKING_URI)",
-          root,
-          root_from_env ? " ($SCALEPROF_ROOT)"
-          : opt.itwinai ? fmt::format(" and neither does {}", kItwinaiMlflowDir)
-                        : "",
-          root_flag),
-      ErrorKind::kNotFound};
-}
-
 int run_report(const ReportOptions& opt) {
   report::RenderOptions render;
   if (!report::parse_format(opt.format, &render.format)) {
@@ -195,21 +124,25 @@ int run_report(const ReportOptions& opt) {
     print_message(stderr, "error", fmt::format("--gpus-per-node must be 1 or more (got {})", opt.gpus_per_node));
     return kExitUsage;
   }
+  // Where the runs come from is the pipeline's choice (pipeline/report_source.h), from the flags and
+  // the environment.
+  pipeline::SourceRequest request;
+  request.root = opt.root;
+  request.tracking_uri = opt.tracking_uri;
+  request.env_tracking_uri = pipeline::tracking_uri_from_environment();
+  request.env_root = environment("SCALEPROF_ROOT");
+  request.itwinai = opt.itwinai;
+  auto source = pipeline::choose_report_source(request);
+  if (!source) return fail_with(source.error());
+  if (!source.value().note.empty() && !opt.no_warnings) print_message(stderr, "note", source.value().note);
   importers::ScalabilityReadOptions read;
-  read.root = opt.root.empty() ? default_root() : opt.root;
+  read.root = source.value().root;
   read.experiment = opt.experiment;
   read.run_names = split_commas(opt.run_names);
   read.gpus_per_node = opt.gpus_per_node;
-  auto source = choose_source(opt, read.root);
-  if (!source) {
-    print_message(stderr, "error", source.error().message);
-    return exit_code_for(source.error().kind);
-  }
-  const std::string tracking_uri = source.value().tracking_uri;
-  if (!source.value().note.empty() && !opt.no_warnings) print_message(stderr, "note", source.value().note);
   pipeline::ScalabilityReportOptions pipeline_options;
   pipeline_options.read = read;
-  pipeline_options.tracking_uri = tracking_uri;
+  pipeline_options.tracking_uri = source.value().tracking_uri;
   pipeline_options.mlflow_experiment = !opt.mlflow_experiment.empty() ? opt.mlflow_experiment : opt.experiment;
   pipeline_options.threads = opt.threads;
   pipeline_options.analysis.skip_epochs = opt.skip_epochs;
@@ -233,10 +166,7 @@ int run_report(const ReportOptions& opt) {
     if (!opt.no_warnings) print_message(stderr, "note", n);
   }
   if (opt.itwinai && !opt.no_warnings) print_itwinai_notes(opt, result);
-  if (data.runs.empty()) {
-    print_message(stderr, "error", fmt::format("no runs found under {}", read.root));
-    return kExitError;
-  }
+  if (Status found = pipeline::runs_found(result); !found) return fail_with(found.error());
 
   const std::vector<report::ReportSection> sections = report::scalability_sections(analysis);
   std::string text;

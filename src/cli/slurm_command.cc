@@ -43,13 +43,13 @@ Status apply_overrides(const std::vector<std::string>& args, config::Config* con
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a.size() < 3 || a.rfind("--", 0) != 0) {
-      return Error{fmt::format("unexpected argument '{}' (fields are given as --FIELD VALUE)", a)};
+      return Error{fmt::format("unexpected argument '{}' (fields are given as --FIELD VALUE)", a), ErrorKind::kUsage};
     }
     if (const size_t eq = a.find('='); eq != std::string::npos) {
       if (auto ok = config->set_override(a.substr(0, eq), a.substr(eq + 1)); !ok) return ok;
       continue;
     }
-    if (i + 1 >= args.size()) return Error{fmt::format("{} needs a value", a)};
+    if (i + 1 >= args.size()) return Error{fmt::format("{} needs a value", a), ErrorKind::kUsage};
     if (auto ok = config->set_override(a, args[i + 1]); !ok) return ok;
     ++i;
   }
@@ -96,7 +96,8 @@ std::string write_refusal(const std::string& path, bool force) {
 Status write_script_set(const std::string& script_dir, const std::vector<std::pair<std::string, std::string>>& files) {
   std::string staging = script_dir + "/.scaleprof-staging-XXXXXX";
   if (::mkdtemp(staging.data()) == nullptr) {
-    return Error{fmt::format("{}: cannot create a staging folder: {}", script_dir, std::strerror(errno))};
+    return Error{fmt::format("{}: cannot create a staging folder: {}", script_dir, std::strerror(errno)),
+                 ErrorKind::kIo};
   }
   std::vector<std::string> staged;
   auto clean = [&] {
@@ -107,7 +108,8 @@ Status write_script_set(const std::string& script_dir, const std::vector<std::pa
     const std::string path = fmt::format("{}/{}", staging, i);
     if (auto ok = write_output_file(path, files[i].second); !ok) {
       clean();
-      return Error{fmt::format("{} (writing {}); nothing was written", ok.error().message, files[i].first)};
+      return Error{fmt::format("{} (writing {}); nothing was written", ok.error().message, files[i].first),
+                   ok.error().kind};
     }
     staged.push_back(path);
   }
@@ -116,7 +118,8 @@ Status write_script_set(const std::string& script_dir, const std::vector<std::pa
       const std::string why = std::strerror(errno);
       clean();
       return Error{fmt::format("{}: cannot write: {} ({} of {} scripts were written before)", files[i].first, why, i,
-                               files.size())};
+                               files.size()),
+                   ErrorKind::kIo};
     }
   }
   staged.clear();

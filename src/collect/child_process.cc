@@ -67,14 +67,15 @@ Result<ChildExit> run_child(const std::vector<std::string>& argv, const Environm
 
   // A close-on-exec pipe tells the parent whether exec worked: it reads EOF on success, errno on failure.
   int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return Error{fmt::format("cannot create a pipe: {}", std::strerror(errno))};
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0)
+    return Error{fmt::format("cannot create a pipe: {}", std::strerror(errno)), ErrorKind::kInternal};
   const pid_t wrapper = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     int e = errno;
     close(pipe_fds[0]);
     close(pipe_fds[1]);
-    return Error{fmt::format("cannot start {}: fork failed: {}", argv[0], std::strerror(e))};
+    return Error{fmt::format("cannot start {}: fork failed: {}", argv[0], std::strerror(e)), ErrorKind::kInternal};
   }
   if (pid == 0) {
     close(pipe_fds[0]);
@@ -104,7 +105,8 @@ Result<ChildExit> run_child(const std::vector<std::string>& argv, const Environm
     waitpid(pid, nullptr, 0);
     *exec_errno = child_errno;
     return Error{fmt::format("cannot run {}: {}", argv[0],
-                             child_errno == ENOENT ? "command not found" : std::strerror(child_errno))};
+                             child_errno == ENOENT ? "command not found" : std::strerror(child_errno)),
+                 child_errno == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo};
   }
 
   if (started) started(pid);
@@ -114,7 +116,7 @@ Result<ChildExit> run_child(const std::vector<std::string>& argv, const Environm
     int sig = sigwaitinfo(&waited, &info);
     if (sig < 0) {
       if (errno == EINTR) continue;
-      return Error{fmt::format("waiting for {} failed: {}", argv[0], std::strerror(errno))};
+      return Error{fmt::format("waiting for {} failed: {}", argv[0], std::strerror(errno)), ErrorKind::kInternal};
     }
     if (sig != SIGCHLD) {
       if (info.si_code != SI_KERNEL) {
@@ -127,7 +129,8 @@ Result<ChildExit> run_child(const std::vector<std::string>& argv, const Environm
     pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == 0) continue;  // another child of this process (none expected) or a stop
     if (done < 0 && errno == EINTR) continue;
-    if (done < 0) return Error{fmt::format("waiting for {} failed: {}", argv[0], std::strerror(errno))};
+    if (done < 0)
+      return Error{fmt::format("waiting for {} failed: {}", argv[0], std::strerror(errno)), ErrorKind::kInternal};
     if (WIFEXITED(status)) {
       result.exit_code = WEXITSTATUS(status);
     } else if (WIFSIGNALED(status)) {

@@ -11,7 +11,7 @@ Result<std::optional<int64_t>> numeric_device_index(const std::string& id, int64
   int64_t index = 0;
   auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), index);
   if (ec != std::errc() || end != id.data() + id.size() || index >= count) {
-    return Error{fmt::format("GPU {} is not among the {} GPUs {} sees", id, count, library)};
+    return Error{fmt::format("GPU {} is not among the {} GPUs {} sees", id, count, library), ErrorKind::kNotFound};
   }
   return std::optional<int64_t>(index);
 }
@@ -24,7 +24,7 @@ Result<std::unique_ptr<GpuLibrary>> load_gpu_library(const Environment& env) {
   auto rocm = load_rocm_smi(env.non_empty("SCALEPROF_ROCM_SMI_LIBRARY").value_or(""));
   if (rocm) return rocm;
   tried += "; " + rocm.error().message;
-  return Error{fmt::format("no GPU library found ({})", tried)};
+  return Error{fmt::format("no GPU library found ({})", tried), ErrorKind::kNotFound};
 }
 
 }  // namespace scaleprof::collect

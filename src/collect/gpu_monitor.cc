@@ -11,9 +11,10 @@ namespace scaleprof::collect {
 
 Result<std::unique_ptr<GpuMonitor>> GpuMonitor::start(std::unique_ptr<GpuLibrary> library, GpuMonitorOptions options) {
   if (options.interval < kMinGpuInterval) {
-    return Error{fmt::format("GPU sampling interval {} ms is below the minimum of {} ms",
-                             std::chrono::duration<double, std::milli>(options.interval).count(),
-                             kMinGpuInterval.count())};
+    return Error{
+        fmt::format("GPU sampling interval {} ms is below the minimum of {} ms",
+                    std::chrono::duration<double, std::milli>(options.interval).count(), kMinGpuInterval.count()),
+        ErrorKind::kUsage};
   }
   if (options.devices.empty()) {
     for (int64_t i = 0; i < library->device_count(); ++i) options.devices.push_back(i);
@@ -51,7 +52,7 @@ Status GpuMonitor::stop() {
 
 Status GpuMonitor::write_status() const {
   if (csv_.failed_writes() == 0 || csv_.pending_bytes() == 0) return Ok{};
-  return Error{fmt::format("{} ({} failed write(s))", csv_.last_error(), csv_.failed_writes())};
+  return Error{fmt::format("{} ({} failed write(s))", csv_.last_error(), csv_.failed_writes()), ErrorKind::kIo};
 }
 
 void GpuMonitor::run() {
@@ -154,10 +155,11 @@ Result<std::chrono::nanoseconds> parse_interval(const std::string& text) {
     scale = 60e9;
   }
   if (ec != std::errc() || scale == 0 || !(value > 0) || value * scale > 86400e9) {
-    return Error{fmt::format("'{}' is not an interval like 1s, 500ms or 0.1", text)};
+    return Error{fmt::format("'{}' is not an interval like 1s, 500ms or 0.1", text), ErrorKind::kUsage};
   }
   auto interval = std::chrono::nanoseconds(static_cast<int64_t>(value * scale));
-  if (interval < kMinGpuInterval) return Error{fmt::format("interval '{}' is below the minimum of 10ms", text)};
+  if (interval < kMinGpuInterval)
+    return Error{fmt::format("interval '{}' is below the minimum of 10ms", text), ErrorKind::kUsage};
   return interval;
 }
 

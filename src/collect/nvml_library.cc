@@ -96,7 +96,7 @@ class NvmlLibrary final : public GpuLibrary {
     unsigned int index = 0;
     if (by_uuid_ == nullptr || index_of_ == nullptr || by_uuid_(id.c_str(), &handle) != nvml::kSuccess ||
         index_of_(handle, &index) != nvml::kSuccess) {
-      return Error{fmt::format("GPU '{}' is not a GPU index or UUID NVML knows", id)};
+      return Error{fmt::format("GPU '{}' is not a GPU index or UUID NVML knows", id), ErrorKind::kNotFound};
     }
     return static_cast<int64_t>(index);
   }

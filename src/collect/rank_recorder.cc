@@ -199,7 +199,7 @@ Result<EpochRecord> RankRecorder::end_epoch(std::optional<int64_t> samples) {
   if (!epoch_timer_.running()) return Error{"end of an epoch that was not started"};
   Interval t = epoch_timer_.stop();  // first: whatever follows, the epoch is over
   if (Status s = check_record_arguments("epoch", std::nullopt, samples); !s) {
-    return Error{fmt::format("epoch {} not recorded: {}", current_epoch_, s.error().message)};
+    return Error{fmt::format("epoch {} not recorded: {}", current_epoch_, s.error().message), s.error().kind};
   }
   EpochRecord record{current_epoch_, t.start_unix_ns, t.end_unix_ns, t.duration_s, samples ? samples : epoch_samples_};
   after_append(epochs_.append(csv_line(record)));
@@ -224,7 +224,7 @@ Result<StepRecord> RankRecorder::end_step(std::optional<int64_t> samples) {
   if (!step_timer_.running()) return Error{"end of a step that was not started"};
   Interval t = step_timer_.stop();  // first: whatever follows, the step is over
   if (Status s = check_record_arguments("step", std::nullopt, samples); !s) {
-    return Error{fmt::format("step {} not recorded: {}", current_step_, s.error().message)};
+    return Error{fmt::format("step {} not recorded: {}", current_step_, s.error().message), s.error().kind};
   }
   // steps.csv is created on the first step: runs that time only epochs get no empty steps.csv.
   StepRecord record{std::max<int64_t>(current_epoch_, 0), current_step_, t.start_unix_ns, t.duration_s,
@@ -266,7 +266,8 @@ Status RankRecorder::finish(bool success) {
   for (const MetricsFile* f : {&epochs_, &steps_}) {
     if (f->pending_bytes() > 0 && status) {
       status = Error{fmt::format("{}: {} bytes of records could not be written: {}", f->path(), f->pending_bytes(),
-                                 f->last_error())};
+                                 f->last_error()),
+                     ErrorKind::kIo};
     }
   }
   if (owns_run_json()) {

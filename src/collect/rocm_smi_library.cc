@@ -80,7 +80,7 @@ class RocmSmiLibrary final : public GpuLibrary {
       if (unique_id_(static_cast<uint32_t>(i), &uid) != rsmi::kSuccess) continue;
       if (id == fmt::format("GPU-{:x}", uid) || id == fmt::format("GPU-{:016x}", uid)) return i;
     }
-    return Error{fmt::format("GPU '{}' is not a GPU index or unique id ROCm SMI knows", id)};
+    return Error{fmt::format("GPU '{}' is not a GPU index or unique id ROCm SMI knows", id), ErrorKind::kNotFound};
   }
 
   GpuReading read(int64_t device) override {

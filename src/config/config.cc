@@ -223,7 +223,8 @@ bool parse_bool(std::string_view text, bool* out) {
 // Converts scalar text to a field's kind; `where` prefixes messages ("slurm.yaml:3:12: num_nodes").
 Result<Value> scalar_value(const FieldSpec& field, std::string_view text, const std::string& where) {
   if (text.size() > kMaxValueBytes) {
-    return Error{fmt::format("{}: a value of {} bytes; at most {}", where, text.size(), size_text(kMaxValueBytes))};
+    return Error{fmt::format("{}: a value of {} bytes; at most {}", where, text.size(), size_text(kMaxValueBytes)),
+                 ErrorKind::kTooLarge};
   }
   if (std::string problem = control_character_problem(text); !problem.empty()) {
     return Error{fmt::format("{}: {}", where, problem)};
@@ -265,7 +266,7 @@ Result<Value> scalar_value(const FieldSpec& field, std::string_view text, const 
       std::string_view rest = text;
       while (true) {
         if (list.size() >= kMaxListEntries) {
-          return Error{fmt::format("{}: more than {} entries", where, kMaxListEntries)};
+          return Error{fmt::format("{}: more than {} entries", where, kMaxListEntries), ErrorKind::kTooLarge};
         }
         const size_t comma = rest.find(',');
         int64_t v = 0;
@@ -315,7 +316,8 @@ Result<Value> node_value(const FieldSpec& field, const YAML::Node& node, const s
       return Error{fmt::format("{}: expected {}, got a list", where, kind_name(field.kind))};
     }
     if (node.size() > kMaxListEntries) {
-      return Error{fmt::format("{}: a list of {} entries; at most {}", where, node.size(), kMaxListEntries)};
+      return Error{fmt::format("{}: a list of {} entries; at most {}", where, node.size(), kMaxListEntries),
+                   ErrorKind::kTooLarge};
     }
     std::vector<int64_t> ints;
     std::vector<std::string> strings;
@@ -347,7 +349,8 @@ Result<Value> node_value(const FieldSpec& field, const YAML::Node& node, const s
       return Error{fmt::format("{}: expected {}, got a mapping", where, kind_name(field.kind))};
     }
     if (node.size() > kMaxListEntries) {
-      return Error{fmt::format("{}: a mapping of {} entries; at most {}", where, node.size(), kMaxListEntries)};
+      return Error{fmt::format("{}: a mapping of {} entries; at most {}", where, node.size(), kMaxListEntries),
+                   ErrorKind::kTooLarge};
     }
     StringMap map;
     for (auto it = node.begin(); it != node.end(); ++it) {
@@ -362,7 +365,8 @@ Result<Value> node_value(const FieldSpec& field, const YAML::Node& node, const s
       for (std::string_view part : {std::string_view(key), std::string_view(value)}) {
         if (part.size() > kMaxValueBytes) {
           return Error{
-              fmt::format("{}: a value of {} bytes; at most {}", key_where, part.size(), size_text(kMaxValueBytes))};
+              fmt::format("{}: a value of {} bytes; at most {}", key_where, part.size(), size_text(kMaxValueBytes)),
+              ErrorKind::kTooLarge};
         }
         if (std::string problem = control_character_problem(part); !problem.empty()) {
           return Error{fmt::format("{}: {}", key_where, problem)};
@@ -447,7 +451,8 @@ Status Config::merge_file(const std::string& path) {
 Status Config::merge_text(std::string_view text, const std::string& source_name) {
   if (text.size() > kMaxFileBytes) {
     return Error{fmt::format("{}: larger than {}; a configuration file is never that large", source_name,
-                             size_text(kMaxFileBytes))};
+                             size_text(kMaxFileBytes)),
+                 ErrorKind::kTooLarge};
   }
   auto loaded = load_yaml(std::string(text), source_name);
   if (!loaded) return loaded.error();
@@ -489,7 +494,8 @@ Status Config::set_override(std::string_view flag, std::string_view text) {
   if (field == nullptr) {
     const std::string hint = closest_name(canonical(flag), all_names());
     return Error{fmt::format("unknown option '{}'{}", shown(shown_flag),
-                             hint.empty() ? "" : fmt::format(" (did you mean '--{}'?)", hint))};
+                             hint.empty() ? "" : fmt::format(" (did you mean '--{}'?)", hint)),
+                 ErrorKind::kUsage};
   }
   const std::string& where = shown_flag;
   Result<Value> value = Error{};
@@ -500,7 +506,8 @@ Status Config::set_override(std::string_view flag, std::string_view text) {
     }
     for (std::string_view part : {text.substr(0, eq), text.substr(eq + 1)}) {
       if (part.size() > kMaxValueBytes) {
-        return Error{fmt::format("{}: a value of {} bytes; at most {}", where, part.size(), size_text(kMaxValueBytes))};
+        return Error{fmt::format("{}: a value of {} bytes; at most {}", where, part.size(), size_text(kMaxValueBytes)),
+                     ErrorKind::kTooLarge};
       }
       if (std::string problem = control_character_problem(part); !problem.empty()) {
         return Error{fmt::format("{}: {}", where, problem)};
@@ -519,7 +526,7 @@ Status Config::set_override(std::string_view flag, std::string_view text) {
     std::string_view rest = text;
     while (true) {
       if (list.size() >= kMaxListEntries) {
-        return Error{fmt::format("{}: more than {} entries", where, kMaxListEntries)};
+        return Error{fmt::format("{}: more than {} entries", where, kMaxListEntries), ErrorKind::kTooLarge};
       }
       const size_t comma = rest.find(',');
       auto one = scalar_value(*field, rest.substr(0, comma), fmt::format("{}: {}", where, field->name));

@@ -42,7 +42,7 @@ Result<Opened> open_folder(const std::string& base, std::string_view relative, F
   Fd dir(::open(base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir.fd() < 0) {
     if (errno == ENOENT || errno == ENOTDIR) return Opened::kMissing;
-    return Error{fmt::format("{}: cannot open: {}", base, std::strerror(errno))};
+    return Error{fmt::format("{}: cannot open: {}", base, std::strerror(errno)), ErrorKind::kIo};
   }
   std::string so_far;
   for (std::string_view part : components(relative)) {
@@ -52,7 +52,7 @@ Result<Opened> open_folder(const std::string& base, std::string_view relative, F
     struct stat st {};
     if (::fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno == ENOENT || errno == ENOTDIR) return Opened::kMissing;
-      return Error{fmt::format("{}: cannot read: {}", joined(base, so_far), std::strerror(errno))};
+      return Error{fmt::format("{}: cannot read: {}", joined(base, so_far), std::strerror(errno)), ErrorKind::kIo};
     }
     if (S_ISLNK(st.st_mode)) {
       return Error{fmt::format("{}: a symbolic link; not followed", joined(base, so_far)), ErrorKind::kRefused};
@@ -63,7 +63,7 @@ Result<Opened> open_folder(const std::string& base, std::string_view relative, F
     if (next.fd() < 0) {
       if (errno == ELOOP)
         return Error{fmt::format("{}: a symbolic link; not followed", joined(base, so_far)), ErrorKind::kRefused};
-      return Error{fmt::format("{}: cannot open: {}", joined(base, so_far), std::strerror(errno))};
+      return Error{fmt::format("{}: cannot open: {}", joined(base, so_far), std::strerror(errno)), ErrorKind::kIo};
     }
     dir = std::move(next);
   }
@@ -84,7 +84,8 @@ bool is_plain_relative_path(std::string_view relative) {
 Result<std::optional<std::string>> read_file_below(const std::string& base, std::string_view relative,
                                                    size_t max_bytes) {
   const std::string shown = joined(base, relative);
-  if (!is_plain_relative_path(relative)) return Error{fmt::format("{}: not a plain path below {}", shown, base)};
+  if (!is_plain_relative_path(relative))
+    return Error{fmt::format("{}: not a plain path below {}", shown, base), ErrorKind::kRefused};
   const size_t slash = relative.rfind('/');
   const std::string_view folder = slash == std::string_view::npos ? std::string_view() : relative.substr(0, slash);
   const std::string name(slash == std::string_view::npos ? relative : relative.substr(slash + 1));
@@ -124,7 +125,7 @@ Result<std::optional<std::vector<FolderEntry>>> list_folder_below(const std::str
                                                                   size_t max_entries) {
   const std::string shown = joined(base, relative);
   if (!relative.empty() && !is_plain_relative_path(relative)) {
-    return Error{fmt::format("{}: not a plain path below {}", shown, base)};
+    return Error{fmt::format("{}: not a plain path below {}", shown, base), ErrorKind::kRefused};
   }
   Fd dir;
   auto opened = open_folder(base, relative, &dir);
@@ -134,7 +135,7 @@ Result<std::optional<std::vector<FolderEntry>>> list_folder_below(const std::str
   DIR* stream = ::fdopendir(fd);
   if (stream == nullptr) {
     ::close(fd);
-    return Error{fmt::format("{}: cannot list: {}", shown, std::strerror(errno))};
+    return Error{fmt::format("{}: cannot list: {}", shown, std::strerror(errno)), ErrorKind::kIo};
   }
   std::vector<FolderEntry> out;
   Status status = Ok{};
@@ -142,13 +143,13 @@ Result<std::optional<std::vector<FolderEntry>>> list_folder_below(const std::str
     errno = 0;
     const dirent* e = ::readdir(stream);
     if (e == nullptr) {
-      if (errno != 0) status = Error{fmt::format("{}: cannot list: {}", shown, std::strerror(errno))};
+      if (errno != 0) status = Error{fmt::format("{}: cannot list: {}", shown, std::strerror(errno)), ErrorKind::kIo};
       break;
     }
     const std::string_view name(e->d_name);
     if (name == "." || name == "..") continue;
     if (out.size() >= max_entries) {
-      status = Error{fmt::format("{}: more than {} entries; not read", shown, max_entries)};
+      status = Error{fmt::format("{}: more than {} entries; not read", shown, max_entries), ErrorKind::kTooLarge};
       break;
     }
     FolderEntry entry;

@@ -46,14 +46,14 @@ Result<bool> create_new_file(const std::string& path, const std::string& text) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) {
     if (errno == EEXIST) return false;
-    return Error{fmt::format("{}: cannot create: {}", path, std::strerror(errno))};
+    return Error{fmt::format("{}: cannot create: {}", path, std::strerror(errno)), ErrorKind::kIo};
   }
   bool ok = write_all(fd, text.data(), text.size());
   int saved = errno;
   if (::close(fd) != 0 && ok) ok = false, saved = errno;
   if (!ok) {
     // The claim stands (the file is ours); a reader sees an unreadable file, never another run's.
-    return Error{fmt::format("{}: cannot write: {}", path, std::strerror(saved))};
+    return Error{fmt::format("{}: cannot write: {}", path, std::strerror(saved)), ErrorKind::kIo};
   }
   return true;
 }
@@ -61,7 +61,7 @@ Result<bool> create_new_file(const std::string& path, const std::string& text) {
 Status make_directories(const std::string& path) {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
-  if (ec) return Error{fmt::format("{}: cannot create directory: {}", path, ec.message())};
+  if (ec) return Error{fmt::format("{}: cannot create directory: {}", path, ec.message()), ErrorKind::kIo};
   return Ok{};
 }
 
@@ -87,9 +87,11 @@ Result<CsvAppender> CsvAppender::open(const std::string& path, const std::string
   CsvAppender out;
   out.path_ = path;
   out.fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (out.fd_ < 0) return Error{fmt::format("{}: cannot open for appending: {}", path, std::strerror(errno))};
+  if (out.fd_ < 0)
+    return Error{fmt::format("{}: cannot open for appending: {}", path, std::strerror(errno)), ErrorKind::kIo};
   struct stat st {};
-  if (::fstat(out.fd_, &st) != 0) return Error{fmt::format("{}: cannot stat: {}", path, std::strerror(errno))};
+  if (::fstat(out.fd_, &st) != 0)
+    return Error{fmt::format("{}: cannot stat: {}", path, std::strerror(errno)), ErrorKind::kIo};
   if (st.st_size == 0) {
     if (Status s = out.append(header + "\n"); !s) return s.error();
   }
@@ -97,7 +99,7 @@ Result<CsvAppender> CsvAppender::open(const std::string& path, const std::string
 }
 
 Status CsvAppender::append(const std::string& lines) {
-  if (fd_ < 0) return Error{fmt::format("{}: not open", path_)};
+  if (fd_ < 0) return Error{fmt::format("{}: not open", path_), ErrorKind::kInternal};
   const FileSizeSignalBlock no_sigxfsz;  // past `ulimit -f`: EFBIG, counted; never the end of the training
   // One process appends to each file (the rank folders are claimed exclusively), so the end before
   // the write is where a failed write's fragment starts.
@@ -105,7 +107,7 @@ Status CsvAppender::append(const std::string& lines) {
   if (!write_all(fd_, lines.data(), lines.size())) {
     const int saved = errno;
     if (before >= 0) (void)!::ftruncate(fd_, before);
-    return Error{fmt::format("{}: cannot append: {}", path_, std::strerror(saved))};
+    return Error{fmt::format("{}: cannot append: {}", path_, std::strerror(saved)), ErrorKind::kIo};
   }
   return Ok{};
 }

@@ -26,7 +26,7 @@ Result<SharedLibrary> SharedLibrary::open(const std::string& path, Unload unload
     const char* why = dlerror();
     std::string text = why != nullptr ? why : "cannot be loaded";
     // dlerror usually starts with the path already.
-    return Error{text.rfind(path, 0) == 0 ? text : fmt::format("{}: {}", path, text)};
+    return Error{text.rfind(path, 0) == 0 ? text : fmt::format("{}: {}", path, text), ErrorKind::kNotFound};
   }
   SharedLibrary lib;
   lib.handle_ = handle;

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <mutex>
 #include <vector>
 
 #include "analysis/analysis_window.h"
@@ -16,7 +15,7 @@
 #include "analysis/stragglers.h"
 #include "analysis/temporal_breakdown.h"
 #include "core/checked_sum.h"
-#include "trace/streamed_order.h"
+#include "engine/rank_stream.h"
 #include "trace/trace_set.h"
 
 namespace scaleprof::analysis {
@@ -96,10 +95,10 @@ RankParts reduce_rank(const trace::RankTrace& rank, bool fraction) {
 
 }  // namespace
 
-// Each run's traces are streamed (trace::stream_traces): a reading thread reads one rank, reduces it to
-// RankParts and its compact collective rows, and frees it before reading the next, so memory is
-// (threads x one trace) plus those, whatever the number of ranks (docs/scale.md). Sums over ranks are
-// made in rank order once every file is read, as over a set loaded whole.
+// Each run's traces go through the engine's per-rank driver (engine/rank_stream.h): a reading thread
+// reads one rank, reduces it to RankParts and its compact collective rows, and frees it before reading
+// the next, so memory is (threads x one trace) plus those, whatever the number of ranks (docs/scale.md).
+// Sums over ranks are made in rank order once every file is read, as over a set loaded whole.
 void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& options) {
   for (tables::RunData& run : data->runs) {
     if (run.trace_files.empty()) continue;
@@ -107,29 +106,23 @@ void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& o
     load.threads = options.threads;
     load.parse.lenient = true;
     const bool want_fraction = !run.computation;
-    std::mutex mutex;
-    std::vector<RankParts> parts;
-    CollectiveRows rows;
-    trace::StreamedOrder order;  // the file of each entry of `parts` and of `rows` (added together)
-    auto streamed = trace::stream_traces(run.trace_files, load, [&](size_t i, trace::RankTrace&& rank) {
-      RankParts reduced = reduce_rank(rank, want_fraction);
-      const RankCollectives collectives = extract_collectives(rank);
-      std::lock_guard<std::mutex> lock(mutex);
-      parts.push_back(reduced);
-      rows.add(collectives);
-      order.add(i);
-    });
+    auto reduce = [&](const trace::RankTrace& rank, unsigned /*threads_per_file*/) {
+      engine::RankReduction<RankParts> out;
+      out.parts = reduce_rank(rank, want_fraction);
+      out.collectives = extract_collectives(rank);
+      return out;
+    };
+    auto every_rank = [](int64_t) { return true; };
+    std::vector<RankParts> parts;  // in rank order once reduced
+    auto streamed = engine::reduce_ranks(run.trace_files, load, reduce, every_rank, &parts);
     if (!streamed) {
       data->errors.push_back(fmt::format("{}: traces not used: {}", run.path, streamed.error().message));
       continue;
     }
-    const trace::StreamedSet& set = streamed.value();
-    for (const std::string& e : set.errors) data->errors.push_back(e);
+    const engine::ReducedRanks& reduced = streamed.value();
+    for (const std::string& e : reduced.set.errors) data->errors.push_back(e);
     if (parts.empty()) continue;
-    // Final ranks (files without one are numbered once all are read), then rank order.
-    auto every_rank = [](int64_t) { return true; };
-    order.apply(set, every_rank, &parts);
-    order.apply(set, every_rank, &rows);
+    const CollectiveRows& rows = reduced.rows;
 
     tables::TraceSums sums;
     bool exact = true;

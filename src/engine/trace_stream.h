@@ -1,8 +1,9 @@
-// Streams the ranks of a `scaleprof trace` report: each file is read, reduced to what the report
-// needs of it (RankResults and its compact collective rows) on the thread that read it, and freed
-// before that thread reads the next. Memory is (threads × one trace) plus those results, whatever the
-// number of ranks (docs/scale.md); report_tables (report/trace_report.h) makes the tables from them,
-// the same as trace_report() makes from the set loaded whole (pipeline/trace_pipeline.h does both).
+// Streams the ranks of a `scaleprof trace` report through the engine's per-rank driver
+// (engine/rank_stream.h): each file is read, reduced to what the report needs of it (RankResults and
+// its compact collective rows) on the thread that read it, and freed before that thread reads the next. Memory is
+// (threads × one trace) plus those results, whatever the number of ranks (docs/scale.md); report_tables
+// (report/trace_report.h) makes the tables from them, the same as trace_report() makes from the set loaded whole
+// (pipeline/trace_pipeline.h does both).
 #pragma once
 
 #include <memory>

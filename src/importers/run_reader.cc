@@ -521,7 +521,8 @@ RunData read_attempt(const fs::path& dir, const ReadOptions& options, const std:
 Result<RunData> read_run(const std::string& run_dir, const ReadOptions& options) {
   std::error_code ec;
   if (!fs::is_directory(run_dir, ec)) {
-    return Error{fmt::format("{}: not a run directory{}", run_dir, ec ? ": " + ec.message() : "")};
+    return Error{fmt::format("{}: not a run directory{}", run_dir, ec ? ": " + ec.message() : ""),
+                 ErrorKind::kNotFound};
   }
   fs::path dir(run_dir);
   std::string run_name = dir.filename().string();
@@ -535,7 +536,7 @@ Result<RunData> read_run(const std::string& run_dir, const ReadOptions& options)
   std::vector<Diagnostic> problems;
   std::error_code list_error;
   std::vector<fs::path> attempt_dirs = subdirectories(dir, collect::kAttemptDirPrefix, &problems, &list_error, true);
-  if (list_error) return Error{fmt::format("{}: cannot list: {}", run_dir, list_error.message())};
+  if (list_error) return Error{fmt::format("{}: cannot list: {}", run_dir, list_error.message()), ErrorKind::kIo};
 
   RunData first = read_attempt(dir, options, local_host, parser);
   std::vector<RunData> attempts;
@@ -595,7 +596,7 @@ Result<std::vector<RunData>> read_runs(const std::string& root, const std::strin
   };
   std::vector<fs::path> experiments = subdirectories(root, "", &listing, &list_error);
   report_listing();
-  if (list_error) return Error{fmt::format("{}: cannot list: {}", root, list_error.message())};
+  if (list_error) return Error{fmt::format("{}: cannot list: {}", root, list_error.message()), ErrorKind::kIo};
   for (const fs::path& exp : experiments) {
     if (!experiment.empty() && exp.filename() != experiment) continue;
     std::error_code exp_error;

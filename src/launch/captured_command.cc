@@ -124,7 +124,7 @@ Result<Captured> run_captured(const std::vector<std::string>& argv, const std::s
   const std::string& name = argv[0];
   Pipe in, out, err;
   if (!in.open() || !out.open() || !err.open()) {
-    return Error{fmt::format("{}: cannot create pipes: {}", name, std::strerror(errno))};
+    return Error{fmt::format("{}: cannot create pipes: {}", name, std::strerror(errno)), ErrorKind::kInternal};
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -154,7 +154,8 @@ Result<Captured> run_captured(const std::vector<std::string>& argv, const std::s
   posix_spawnattr_destroy(&attr);
   if (rc != 0) {
     return Error{fmt::format("cannot run {}: {}{}", name, std::strerror(rc),
-                             rc == ENOENT ? " (is SLURM installed and on PATH?)" : "")};
+                             rc == ENOENT ? " (is SLURM installed and on PATH?)" : ""),
+                 rc == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo};
   }
   in.read.close();
   out.write.close();

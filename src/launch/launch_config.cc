@@ -248,14 +248,17 @@ Result<LaunchConfig> make_launch_config(const config::Config& c, const std::stri
     const auto node_counts = static_cast<int64_t>(l.scalability_nodes.size());
     if (l.mode == "runall" && strategies > kMaxJobs) {
       return Error{fmt::format("{}: runall would submit {} jobs; at most {} per launch", origin(c, "strategies"),
-                               strategies, kMaxJobs)};
+                               strategies, kMaxJobs),
+                   ErrorKind::kTooLarge};
     }
     if (l.mode == "scaling-test" && strategies * node_counts * l.repetitions > kMaxJobs) {
-      return Error{fmt::format(
-          "scaling-test would submit {} jobs ({} node counts x {} strategies x {} repetitions, from {}, {} and {}); "
-          "at most {} per launch: split it into several experiments",
-          strategies * node_counts * l.repetitions, node_counts, strategies, l.repetitions,
-          c.entry("scalability_nodes").source, c.entry("strategies").source, c.entry("repetitions").source, kMaxJobs)};
+      return Error{fmt::format("scaling-test would submit {} jobs ({} node counts x {} strategies x {} repetitions, "
+                               "from {}, {} and {}); "
+                               "at most {} per launch: split it into several experiments",
+                               strategies * node_counts * l.repetitions, node_counts, strategies, l.repetitions,
+                               c.entry("scalability_nodes").source, c.entry("strategies").source,
+                               c.entry("repetitions").source, kMaxJobs),
+                   ErrorKind::kTooLarge};
     }
   }
   if (c.str("training_cmd").empty()) {

@@ -218,10 +218,12 @@ Result<std::vector<std::string>> render_job_scripts(const LaunchConfig& c, const
     // Scripts differ only in a few names, so the first one's size times the job count is the total.
     const size_t expected = std::max(total, scripts.front().size() * jobs.size());
     if (expected > kMaxScriptSetBytes) {
-      return Error{fmt::format(
-          "the {} scripts would hold about {} MiB ({} bytes each); at most {} MiB: shorten pre_exec, env or "
-          "training_cmd, or plan fewer jobs",
-          jobs.size(), expected >> 20, scripts.front().size(), kMaxScriptSetBytes >> 20)};
+      return Error{
+          fmt::format(
+              "the {} scripts would hold about {} MiB ({} bytes each); at most {} MiB: shorten pre_exec, env or "
+              "training_cmd, or plan fewer jobs",
+              jobs.size(), expected >> 20, scripts.front().size(), kMaxScriptSetBytes >> 20),
+          ErrorKind::kTooLarge};
     }
   }
   return scripts;

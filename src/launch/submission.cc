@@ -28,7 +28,8 @@ int64_t now_unix_ns() {
 // One write() with O_APPEND: a crash loses at most this line, never an earlier one.
 Status append_line(const std::string& path, const std::string& line) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return Error{fmt::format("{}: cannot open for appending: {}", path, std::strerror(errno))};
+  if (fd < 0)
+    return Error{fmt::format("{}: cannot open for appending: {}", path, std::strerror(errno)), ErrorKind::kIo};
   size_t done = 0;
   while (done < line.size()) {
     const ssize_t w = ::write(fd, line.data() + done, line.size() - done);
@@ -36,7 +37,7 @@ Status append_line(const std::string& path, const std::string& line) {
     if (w <= 0) {
       const std::string why = std::strerror(errno);
       ::close(fd);
-      return Error{fmt::format("{}: cannot append: {}", path, why)};
+      return Error{fmt::format("{}: cannot append: {}", path, why), ErrorKind::kIo};
     }
     done += static_cast<size_t>(w);
   }
@@ -72,7 +73,8 @@ Status sbatch(const std::vector<std::string>& args, const std::string& path, con
   if (!r) {
     // Stopped (no answer, endless output): the controller may have queued the job all the same.
     return Error{fmt::format("{} (submitting {}); the job may be queued all the same: check with squeue --me",
-                             r.error().message, what)};
+                             r.error().message, what),
+                 r.error().kind};
   }
   *job_id = parse_job_id(r.value().out);
   if (r.value().exit_code != 0 || job_id->empty()) {
@@ -96,7 +98,7 @@ std::string submitted_line(const SubmittedJob& j) {
 
 Result<std::vector<SubmittedJob>> read_submitted(const std::string& path, std::vector<std::string>* warnings) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: cannot read: {}", path, std::strerror(errno))};
+  if (!in) return Error{fmt::format("{}: cannot read: {}", path, std::strerror(errno)), ErrorKind::kIo};
   std::vector<SubmittedJob> jobs;
   simdjson::dom::parser parser;
   int64_t number = 0;
@@ -162,7 +164,7 @@ Result<std::vector<SubmittedJob>> read_submitted(const std::string& path, std::v
       too_long = false;
     }
   }
-  if (in.bad()) return Error{fmt::format("{}: read error after line {}", path, number)};
+  if (in.bad()) return Error{fmt::format("{}: read error after line {}", path, number), ErrorKind::kIo};
   if (too_long) {
     warnings->push_back(fmt::format("{}:{}: longer than {} bytes; line skipped", path, number + 1, kMaxSubmittedLine));
   } else if (!line.empty()) {

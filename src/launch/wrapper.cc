@@ -81,7 +81,8 @@ std::pair<int64_t, int64_t> torchrun_world(const std::vector<std::string>& comma
 }
 
 Result<WrapperResult> run_wrapped(const WrapperOptions& options, const collect::Environment& env) {
-  if (options.command.empty()) return Error{"no command given: scaleprof run [options] -- CMD ARGS..."};
+  if (options.command.empty())
+    return Error{"no command given: scaleprof run [options] -- CMD ARGS...", ErrorKind::kUsage};
   // Under a file-size limit (`ulimit -f`) a write past it raises SIGXFSZ, whose default action would
   // end the wrapper and with it the command (PR_SET_PDEATHSIG). Ignored here, for every write of this
   // process (gpu.csv, run.json, its messages), so such a write fails with EFBIG and is counted; the

@@ -317,15 +317,15 @@ Result<SyncSummary> sync_runs(const SyncOptions& options, const std::function<vo
   auto uri = importers::parse_tracking_uri(options.tracking_uri);
   if (!uri) return uri.error();
   if (uri.value().kind != importers::TrackingKind::kServer) {
-    return Error{
-        fmt::format("mlflow sync writes to an MLflow server: --tracking-uri must be http://HOST:PORT or "
-                    "https://... (got '{}')",
-                    redact_url(options.tracking_uri))};
+    return Error{fmt::format("mlflow sync writes to an MLflow server: --tracking-uri must be http://HOST:PORT or "
+                             "https://... (got '{}')",
+                             redact_url(options.tracking_uri)),
+                 ErrorKind::kUsage};
   }
   SyncSummary summary;
   std::error_code ec;
   if (!std::filesystem::is_directory(options.root, ec)) {
-    return Error{fmt::format("{}: no such directory (nothing recorded yet?)", options.root)};
+    return Error{fmt::format("{}: no such directory (nothing recorded yet?)", options.root), ErrorKind::kNotFound};
   }
   // One sync per root and server (sync_lock.h). A root this user cannot write (a colleague's runs,
   // read-only storage) with --progress-file elsewhere: the lock goes beside that file instead.
@@ -352,7 +352,7 @@ Result<SyncSummary> sync_runs(const SyncOptions& options, const std::function<vo
   if (!runs) return runs.error();
   summary.warnings.insert(summary.warnings.end(), problems.begin(), problems.end());
   if (!options.experiment.empty() && runs.value().empty()) {
-    return Error{fmt::format("{}: no runs of experiment '{}'", options.root, options.experiment)};
+    return Error{fmt::format("{}: no runs of experiment '{}'", options.root, options.experiment), ErrorKind::kNotFound};
   }
   std::vector<const importers::RunData*> selected;
   for (const importers::RunData& run : runs.value()) {
@@ -363,7 +363,7 @@ Result<SyncSummary> sync_runs(const SyncOptions& options, const std::function<vo
   }
   for (const std::string& name : options.run_names) {
     if (std::none_of(selected.begin(), selected.end(), [&](const importers::RunData* r) { return r->run == name; })) {
-      return Error{fmt::format("{}: no run named '{}'", options.root, name)};
+      return Error{fmt::format("{}: no run named '{}'", options.root, name), ErrorKind::kNotFound};
     }
   }
   summary.progress_path =

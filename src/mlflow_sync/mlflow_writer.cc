@@ -28,7 +28,7 @@ Result<importers::HttpResponse> MlflowWriter::post(const std::string& endpoint, 
   auto r = http_.post_json(kApi + endpoint, body);
   count_request();
   if (!r) return r.error();
-  if (r.value().status != 200) return Error{importers::http_failure(http_, endpoint, r.value())};
+  if (r.value().status != 200) return Error{importers::http_failure(http_, endpoint, r.value()), ErrorKind::kNetwork};
   return r;
 }
 
@@ -47,7 +47,8 @@ Result<std::string> MlflowWriter::experiment_id(const std::string& name) {
       if (!id) return http_.failure(id.error().message);
       return id;
     }
-    if (r.value().status != 404) return Error{importers::http_failure(http_, "experiments/get-by-name", r.value())};
+    if (r.value().status != 404)
+      return Error{importers::http_failure(http_, "experiments/get-by-name", r.value()), ErrorKind::kNetwork};
     auto created = http_.post_json(std::string(kApi) + "experiments/create", create_experiment_json(name));
     count_request();
     if (!created) return created.error();
@@ -58,7 +59,7 @@ Result<std::string> MlflowWriter::experiment_id(const std::string& name) {
     }
     // Another sync created it in between (RESOURCE_ALREADY_EXISTS): look it up again.
     if (importers::parse_error_response(created.value().body).rfind("RESOURCE_ALREADY_EXISTS", 0) != 0) {
-      return Error{importers::http_failure(http_, "experiments/create", created.value())};
+      return Error{importers::http_failure(http_, "experiments/create", created.value()), ErrorKind::kNetwork};
     }
   }
   return http_.failure(fmt::format("experiment '{}' could be neither found nor created", name));
@@ -119,7 +120,8 @@ Result<std::map<std::string, int64_t>> MlflowWriter::artifact_sizes(const std::s
         if (!token.empty()) query += "&page_token=" + http_.escape(token);
         auto r = get(query);
         if (!r) return r.error();
-        if (r.value().status != 200) return Error{importers::http_failure(http_, "artifacts/list", r.value())};
+        if (r.value().status != 200)
+          return Error{importers::http_failure(http_, "artifacts/list", r.value()), ErrorKind::kNetwork};
         return std::move(r.value().body);
       });
   if (!entries) return http_.failure(entries.error().message);
@@ -160,7 +162,8 @@ Result<std::vector<importers::MetricPoint>> MlflowWriter::metric_history(const s
         if (!token.empty()) query += "&page_token=" + http_.escape(token);
         auto r = get(query);
         if (!r) return r.error();
-        if (r.value().status != 200) return Error{importers::http_failure(http_, "metrics/get-history", r.value())};
+        if (r.value().status != 200)
+          return Error{importers::http_failure(http_, "metrics/get-history", r.value()), ErrorKind::kNetwork};
         return std::move(r.value().body);
       });
   if (!points) return http_.failure(points.error().message);
@@ -191,7 +194,8 @@ Status MlflowWriter::upload_artifact(const std::string& proxied_root, const Arti
   auto r = http_.put_file(artifact_url_path(proxied_root, file.artifact_path), opened.value().proc_path());
   count_request();
   if (!r) return r.error();
-  if (r.value().status != 200) return Error{importers::http_failure(http_, "mlflow-artifacts upload", r.value())};
+  if (r.value().status != 200)
+    return Error{importers::http_failure(http_, "mlflow-artifacts upload", r.value()), ErrorKind::kNetwork};
   return Ok{};
 }
 
@@ -200,7 +204,8 @@ Status MlflowWriter::upload_bytes(const std::string& proxied_root, const std::st
   auto r = http_.put_bytes(artifact_url_path(proxied_root, artifact_path), bytes);
   count_request();
   if (!r) return r.error();
-  if (r.value().status != 200) return Error{importers::http_failure(http_, "mlflow-artifacts upload", r.value())};
+  if (r.value().status != 200)
+    return Error{importers::http_failure(http_, "mlflow-artifacts upload", r.value()), ErrorKind::kNetwork};
   return Ok{};
 }
 

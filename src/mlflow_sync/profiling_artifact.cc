@@ -37,7 +37,7 @@ Result<std::string> profiling_averages_csv(const ProfilingInput& input) {
       for (size_t at = message.find(opened); at != std::string::npos; at = message.find(opened, at + path.size())) {
         message.replace(at, opened.size(), path);
       }
-      return Error{message};
+      return Error{message, trace.error().kind};
     }
     const analysis::OperatorTable table = analysis::compute_operator_table(trace.value());
     for (const analysis::OperatorRow& row : table.rows) {

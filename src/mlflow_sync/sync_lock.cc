@@ -87,13 +87,15 @@ Result<SyncLock> SyncLock::acquire(const std::string& path, bool wait) {
     std::error_code ec;
     bool made = false;
     if (!parent.empty()) made = fs::create_directories(parent, ec);
-    if (ec) return Error{fmt::format("{}: cannot create: {}", parent.string(), ec.message())};
+    if (ec) return Error{fmt::format("{}: cannot create: {}", parent.string(), ec.message()), ErrorKind::kIo};
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
       const int err = errno;
       if (err == ENOENT) continue;  // the folder went with another sync's end: make it again
-      if (err == ELOOP) return Error{fmt::format("{}: a symbolic link; the sync lock is not taken through it", path)};
-      return Error{fmt::format("{}: cannot open the sync lock: {}", path, std::strerror(err))};
+      if (err == ELOOP)
+        return Error{fmt::format("{}: a symbolic link; the sync lock is not taken through it", path),
+                     ErrorKind::kRefused};
+      return Error{fmt::format("{}: cannot open the sync lock: {}", path, std::strerror(err)), ErrorKind::kIo};
     }
     int rc = 0;
     do {
@@ -108,7 +110,7 @@ Result<SyncLock> SyncLock::acquire(const std::string& path, bool wait) {
         return lock;
       }
       ::close(fd);
-      return Error{fmt::format("{}: cannot take the sync lock: {}", path, std::strerror(err))};
+      return Error{fmt::format("{}: cannot take the sync lock: {}", path, std::strerror(err)), ErrorKind::kIo};
     }
     struct stat held {};
     struct stat now {};
@@ -121,7 +123,8 @@ Result<SyncLock> SyncLock::acquire(const std::string& path, bool wait) {
     if (made || parent.filename() == kStateDir) lock.made_dir_ = parent.string();
     break;
   }
-  if (lock.fd_ < 0) return Error{fmt::format("{}: cannot take the sync lock: it keeps being replaced", path)};
+  if (lock.fd_ < 0)
+    return Error{fmt::format("{}: cannot take the sync lock: it keeps being replaced", path), ErrorKind::kIo};
   // Who holds it, for a second sync's message; a failure to write this is not a failure to lock.
   const std::string text = holder_text() + "\n";
   if (::ftruncate(lock.fd_, 0) == 0) {

@@ -91,12 +91,12 @@ Result<LoadedProgress> load_progress(const std::string& path) {
     why = "not a regular file";
   } else {
     const auto size = fs::file_size(path, ec);
-    if (ec) return Error{fmt::format("{}: cannot read: {}", path, ec.message())};
+    if (ec) return Error{fmt::format("{}: cannot read: {}", path, ec.message()), ErrorKind::kIo};
     if (size > kMaxProgressBytes) {
       why = fmt::format("{} bytes", size);
     } else {
       auto text = simdjson::padded_string::load(path);
-      if (text.error() != simdjson::SUCCESS) return Error{fmt::format("{}: cannot read", path)};
+      if (text.error() != simdjson::SUCCESS) return Error{fmt::format("{}: cannot read", path), ErrorKind::kIo};
       auto parsed = parse_progress(std::string_view(text.value()), path);
       if (parsed) {
         out.progress = std::move(parsed.value());
@@ -112,7 +112,8 @@ Result<LoadedProgress> load_progress(const std::string& path) {
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   auto cannot_move = [&](int err) {
     return Error{fmt::format("{}: not a sync progress file ({}), and it cannot be moved aside: {}", path, why,
-                             std::strerror(err))};
+                             std::strerror(err)),
+                 ErrorKind::kIo};
   };
   for (int n = 0; n < 1000; ++n) {
     const std::string target = set_aside_name(path, now, n);
@@ -133,14 +134,15 @@ Result<LoadedProgress> load_progress(const std::string& path) {
                               path, why, target);
     return out;
   }
-  return Error{fmt::format("{}: not a sync progress file ({}), and no free name to move it to", path, why)};
+  return Error{fmt::format("{}: not a sync progress file ({}), and no free name to move it to", path, why),
+               ErrorKind::kIo};
 }
 
 Status save_progress(const std::string& path, const SyncProgress& progress) {
   std::error_code ec;
   const fs::path parent = fs::path(path).parent_path();
   if (!parent.empty()) fs::create_directories(parent, ec);
-  if (ec) return Error{fmt::format("{}: cannot create: {}", parent.string(), ec.message())};
+  if (ec) return Error{fmt::format("{}: cannot create: {}", parent.string(), ec.message()), ErrorKind::kIo};
   return write_output_file(path, progress_json(progress));
 }
 

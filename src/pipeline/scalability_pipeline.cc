@@ -58,4 +58,9 @@ Result<ScalabilityReport> build_scalability_report(const ScalabilityReportOption
   return out;
 }
 
+Status runs_found(const ScalabilityReport& report) {
+  if (!report.data.runs.empty()) return Ok{};
+  return Error{fmt::format("no runs found under {}", report.source), ErrorKind::kNotFound};
+}
+
 }  // namespace scaleprof::pipeline

@@ -58,7 +58,7 @@ namespace {
 // Runs gnuplot on a script file; stderr goes to a file whose content becomes the error message.
 Status run_gnuplot(const std::string& gnuplot, const std::string& script) {
   char dir_template[] = "/tmp/scaleprof-gnuplot-XXXXXX";
-  if (mkdtemp(dir_template) == nullptr) return Error{"cannot create a temporary folder for gnuplot"};
+  if (mkdtemp(dir_template) == nullptr) return Error{"cannot create a temporary folder for gnuplot", ErrorKind::kIo};
   const fs::path dir(dir_template);
   const std::string script_path = (dir / "plot.gp").string();
   const std::string err_path = (dir / "stderr.txt").string();
@@ -85,7 +85,9 @@ Status run_gnuplot(const std::string& gnuplot, const std::string& script) {
   err << err_in.rdbuf();
   std::error_code ec;
   fs::remove_all(dir, ec);
-  if (rc != 0) return Error{fmt::format("cannot run {}: {}", gnuplot, std::strerror(rc))};
+  if (rc != 0)
+    return Error{fmt::format("cannot run {}: {}", gnuplot, std::strerror(rc)),
+                 rc == ENOENT ? ErrorKind::kNotFound : ErrorKind::kIo};
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::string msg = err.str();
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
@@ -144,13 +146,13 @@ Result<std::vector<std::string>> draw_plots(const std::vector<PlotSpec>& specs, 
                                             const std::string& suffix, const std::string& gnuplot) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) return Error{fmt::format("{}: cannot create the plot folder: {}", dir, ec.message())};
+  if (ec) return Error{fmt::format("{}: cannot create the plot folder: {}", dir, ec.message()), ErrorKind::kIo};
   std::vector<std::string> files;
   if (specs.empty()) return files;
   // gnuplot draws into a private folder; each plot is then installed with the one output-file writer,
   // so plot files get the same guarantees as every other output (atomic, no symlink games).
   const PrivateFolder drawing;
-  if (drawing.path().empty()) return Error{"cannot create a temporary folder for gnuplot"};
+  if (drawing.path().empty()) return Error{"cannot create a temporary folder for gnuplot", ErrorKind::kIo};
   Status st = draw_into(specs, drawing.path(), suffix, gnuplot);
   if (!st) return st.error();
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -166,7 +168,7 @@ Result<std::vector<std::string>> render_svg_plots(const std::vector<PlotSpec>& s
   std::vector<std::string> out;
   if (specs.empty()) return out;
   const PrivateFolder drawing;
-  if (drawing.path().empty()) return Error{"cannot create a temporary folder for the SVG plots"};
+  if (drawing.path().empty()) return Error{"cannot create a temporary folder for the SVG plots", ErrorKind::kIo};
   Status st = draw_into(specs, drawing.path(), ".svg", gnuplot);
   if (!st) return st.error();
   for (size_t i = 0; i < specs.size(); ++i) {

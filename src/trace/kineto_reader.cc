@@ -100,7 +100,7 @@ Result<RankTrace> read_kineto_trace(const std::string& path, const ParseOptions&
     if (auto recording = recording_stream(std::move(in))) {
       in = std::move(recording);
     } else {
-      return Error{fmt::format("{}: cannot create a temporary file to read a non-regular input", path)};
+      return Error{fmt::format("{}: cannot create a temporary file to read a non-regular input", path), ErrorKind::kIo};
     }
   }
   StreamingParser streaming(path, *in, options, in->size_hint(), /*parallel=*/replayable);

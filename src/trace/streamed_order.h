@@ -3,9 +3,9 @@
 // stream_traces hands the ranks over in the order reading finishes, and a file with no rank is
 // numbered only once every file is read (StreamedSet::rank_of_file). A consumer that keeps one entry
 // per rank notes, under its lock, the file each entry came from; once streaming is done, every entry
-// takes its file's final rank, and those selected are kept in rank order (stable). Both streamed
-// paths use it: `scaleprof trace` (engine/trace_stream.cc) and the trace stage of `scaleprof report`
-// (engine/run_trace_metrics.cc).
+// takes its file's final rank, and those selected are kept in rank order (stable). The engine's
+// per-rank driver (engine/rank_stream.h) uses it for both streamed paths: `scaleprof trace` and the
+// trace stage of `scaleprof report`.
 #pragma once
 
 #include <algorithm>

@@ -54,7 +54,8 @@ Result<std::vector<std::string>> expand_trace_paths(const std::vector<std::strin
     fs::file_status status = fs::status(p, ec);
     if (ec || !fs::exists(status)) {
       const bool other = ec && ec != std::errc::no_such_file_or_directory;
-      return Error{fmt::format("{}: {}", p, other ? ec.message() : std::string("no such file or directory"))};
+      return Error{fmt::format("{}: {}", p, other ? ec.message() : std::string("no such file or directory")),
+                   other ? ErrorKind::kIo : ErrorKind::kNotFound};
     }
     if (fs::is_directory(status)) {
       std::vector<std::string> found;
@@ -65,8 +66,9 @@ Result<std::vector<std::string>> expand_trace_paths(const std::vector<std::strin
         std::error_code entry_ec;
         if (entry.is_regular_file(entry_ec) || entry_ec) found.push_back(entry.path().string());
       }
-      if (ec) return Error{fmt::format("{}: cannot list directory: {}", p, ec.message())};
-      if (found.empty()) return Error{fmt::format("{}: no trace files (*.json, *.json.gz) in this directory", p)};
+      if (ec) return Error{fmt::format("{}: cannot list directory: {}", p, ec.message()), ErrorKind::kIo};
+      if (found.empty())
+        return Error{fmt::format("{}: no trace files (*.json, *.json.gz) in this directory", p), ErrorKind::kNotFound};
       std::sort(found.begin(), found.end());
       files.insert(files.end(), found.begin(), found.end());
     } else {

@@ -15,7 +15,7 @@ import pytest
 from conftest import REPO
 
 try:
-    import scaleprof  # noqa: F401  the example records through the module
+    import scaleprof  # the example records through the module; the last test calls it
 except ImportError as e:  # never skip silently: the module is part of what is tested
     raise ImportError(f"the scaleprof Python module is not installed in {sys.executable} "
                       "(pip install --no-build-isolation . , as tools/run_tests.sh does)") from e
@@ -54,7 +54,7 @@ def report(tmp_path_factory, scaleprof_cli):
                           capture_output=True, text=True, timeout=120)
     assert text.returncode == 0, text.stderr
     run2 = next(p for p in (root / "cnn").iterdir() if p.name.startswith("ddp-w2-"))
-    return {"json": json.loads(out.stdout), "text": text.stdout, "run2": run2}
+    return {"json": json.loads(out.stdout), "text": text.stdout, "run2": run2, "root": root}
 
 
 def events(path):
@@ -118,3 +118,11 @@ def test_where_scaling_is_lost_names_communication_and_waiting(report):
     text = report["text"]
     assert "waiting for stragglers growth accounts for" in text
     assert "in the collectives matched across ranks at both scales" in text
+
+
+def test_python_module_gives_the_cli_json(report):
+    """scaleprof.scalability_report() runs the same pipeline, trace stage included, and the same JSON
+    writer: the dict equals the CLI's `report --format json` on these runs with their traces."""
+    ours = scaleprof.scalability_report(root=str(report["root"]))
+    assert ours == report["json"]
+    assert any(r["workers"] == 2 for r in ours["epoch_time"])

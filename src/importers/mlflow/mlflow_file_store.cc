@@ -44,7 +44,8 @@ class FileStore final : public MlflowStore {
   Result<std::optional<std::string>> experiment_id(const std::string& name) override {
     auto listed = list_folder_below(root_, "", limits_.max_runs);
     if (!listed) return listed.error();
-    if (!listed.value()) return Error{fmt::format("{}: no such MLflow file store directory", root_)};
+    if (!listed.value())
+      return Error{fmt::format("{}: no such MLflow file store directory", root_), ErrorKind::kNotFound};
     for (const FolderEntry& e : *listed.value()) {
       if (e.kind != FolderEntry::Kind::kFolder || e.name == ".trash") continue;
       auto meta = read_meta(e.name + "/meta.yaml");
@@ -74,7 +75,8 @@ class FileStore final : public MlflowStore {
     // Non-run entries (models/, traces/, files) may sit beside the runs: room for some of them.
     auto listed = list_folder_below(root_, experiment_id, limits_.max_runs + 10000);
     if (!listed) return listed.error();
-    if (!listed.value()) return Error{fmt::format("{}/{}: no such experiment folder", root_, experiment_id)};
+    if (!listed.value())
+      return Error{fmt::format("{}/{}: no such experiment folder", root_, experiment_id), ErrorKind::kNotFound};
     for (const FolderEntry& e : *listed.value()) {
       const std::string dir = experiment_id + "/" + e.name;
       if (e.kind == FolderEntry::Kind::kSymlink) {
@@ -91,7 +93,8 @@ class FileStore final : public MlflowStore {
       };
       if (get("lifecycle_stage") == "deleted") continue;
       if (out.size() >= limits_.max_runs) {
-        return Error{fmt::format("{}/{}: more than {} runs; not read", root_, experiment_id, limits_.max_runs)};
+        return Error{fmt::format("{}/{}: more than {} runs; not read", root_, experiment_id, limits_.max_runs),
+                     ErrorKind::kTooLarge};
       }
       MlflowRun r;
       r.run_id = get("run_id");
@@ -121,13 +124,13 @@ class FileStore final : public MlflowStore {
   Result<std::vector<MetricPoint>> metric_history(const MlflowRun& run, const std::string& key) override {
     auto dir = run_dirs_.find(run.run_id);
     if (dir == run_dirs_.end() || !is_plain_relative_path(key)) {
-      return Error{fmt::format("run {}: no metric '{}'", run.run_id, key)};
+      return Error{fmt::format("run {}: no metric '{}'", run.run_id, key), ErrorKind::kNotFound};
     }
     const std::string relative = dir->second + "/metrics/" + key;
     auto text = read_file_below(root_, relative, limits_.max_metric_file_bytes);
     if (!text) return text.error();
     const std::string shown = (fs::path(root_) / relative).string();
-    if (!text.value()) return Error{fmt::format("{}: no such file", shown)};
+    if (!text.value()) return Error{fmt::format("{}: no such file", shown), ErrorKind::kNotFound};
     auto parsed = parse_mlflow_metric_file(*text.value(), shown, limits_.max_points_per_metric);
     if (!parsed) return parsed.error();
     for (std::string& p : parsed.value().problems) problem(std::move(p));
@@ -147,9 +150,11 @@ class FileStore final : public MlflowStore {
       if (given.filename() == "artifacts" && given.parent_path().filename() == fs::path(dir->second).filename()) {
         const fs::path relative(path);
         for (const fs::path& part : relative) {
-          if (part == "..") return Error{fmt::format("artifact path '{}' leaves the run's artifact folder", path)};
+          if (part == "..")
+            return Error{fmt::format("artifact path '{}' leaves the run's artifact folder", path), ErrorKind::kRefused};
         }
-        if (relative.is_absolute()) return Error{fmt::format("artifact path '{}' is absolute", path)};
+        if (relative.is_absolute())
+          return Error{fmt::format("artifact path '{}' is absolute", path), ErrorKind::kRefused};
         return read_file_below(root_, (own / relative).generic_string(), limits_.max_artifact_bytes);
       }
     }
@@ -242,7 +247,8 @@ Result<std::unique_ptr<MlflowStore>> open_mlflow_file_store(const std::string& d
                                                             const MlflowReadLimits& limits) {
   std::error_code ec;
   if (!fs::is_directory(directory, ec)) {
-    return Error{fmt::format("{}: no such MLflow file store directory (give it with --tracking-uri)", directory)};
+    return Error{fmt::format("{}: no such MLflow file store directory (give it with --tracking-uri)", directory),
+                 ErrorKind::kNotFound};
   }
   return std::unique_ptr<MlflowStore>(std::make_unique<FileStore>(directory, limits));
 }

@@ -68,7 +68,8 @@ class Importer {
         skipped = fmt::format(" ({} item(s) could not be read, the first: {})", data_.errors.size(), data_.errors[0]);
       }
       return Error{fmt::format("Experiment '{}' does not exist in MLflow at '{}'{}", opt_.experiment_name,
-                               store_.describe(), skipped)};
+                               store_.describe(), skipped),
+                   ErrorKind::kNotFound};
     }
     auto runs = store_.runs(*id.value());
     collect_problems();

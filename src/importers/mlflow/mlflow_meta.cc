@@ -128,7 +128,7 @@ Result<MetricFile> parse_mlflow_metric_file(std::string_view text, const std::st
       continue;
     }
     if (out.points.size() >= max_points) {
-      return Error{fmt::format("{}: more than {} points; metric not read", path, max_points)};
+      return Error{fmt::format("{}: more than {} points; metric not read", path, max_points), ErrorKind::kTooLarge};
     }
     out.points.push_back(p);
   }

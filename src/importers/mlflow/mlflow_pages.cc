@@ -48,7 +48,8 @@ Result<bool> PageWalk::admit(const PageStep& step) {
   const int64_t bytes = bytes_ + step.bytes;
   const auto over = [&](std::string_view what, int64_t cap) {
     return Error{fmt::format("{}: more than {} {} ({} pages, {} rows, {} received); stopped", endpoint_, cap, what,
-                             pages, rows, megabytes(bytes))};
+                             pages, rows, megabytes(bytes)),
+                 ErrorKind::kTooLarge};
   };
   if (pages > limits_.max_pages) return over("pages", limits_.max_pages);
   if (rows > limits_.max_rows) return over("rows", limits_.max_rows);
@@ -61,10 +62,12 @@ Result<bool> PageWalk::admit(const PageStep& step) {
   // again, for ever.
   const auto it = std::lower_bound(seen_.begin(), seen_.end(), step.next_page_token);
   if (step.next_page_token == token_ || (it != seen_.end() && *it == step.next_page_token)) {
-    return Error{fmt::format(
-        "{}: the server sent page token '{}' again after {} pages: it repeats its pages (a pagination loop); "
-        "stopped",
-        endpoint_, shown_token(step.next_page_token), pages_)};
+    return Error{
+        fmt::format(
+            "{}: the server sent page token '{}' again after {} pages: it repeats its pages (a pagination loop); "
+            "stopped",
+            endpoint_, shown_token(step.next_page_token), pages_),
+        ErrorKind::kNetwork};
   }
   seen_.insert(it, step.next_page_token);
   token_ = step.next_page_token;

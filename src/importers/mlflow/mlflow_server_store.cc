@@ -26,7 +26,8 @@ class ServerStore final : public MlflowStore {
     auto r = http_.get("/api/2.0/mlflow/experiments/get-by-name?experiment_name=" + http_.escape(name));
     if (!r) return r.error();
     if (r.value().status == 404) return std::optional<std::string>{};
-    if (r.value().status != 200) return Error{http_failure(http_, "experiments/get-by-name", r.value())};
+    if (r.value().status != 200)
+      return Error{http_failure(http_, "experiments/get-by-name", r.value()), ErrorKind::kNetwork};
     auto id = parse_experiment_id_response(r.value().body);
     if (!id) return http_.failure(id.error().message);
     return std::optional<std::string>{id.value()};
@@ -71,7 +72,7 @@ class ServerStore final : public MlflowStore {
     if (!found) return std::optional<std::string>{};
     auto r = http_.get("/get-artifact?path=" + http_.escape(path) + "&run_uuid=" + http_.escape(run.run_id));
     if (!r) return r.error();
-    if (r.value().status != 200) return Error{http_failure(http_, "get-artifact", r.value())};
+    if (r.value().status != 200) return Error{http_failure(http_, "get-artifact", r.value()), ErrorKind::kNetwork};
     return std::optional<std::string>{std::move(r.value().body)};
   }
 
@@ -79,7 +80,7 @@ class ServerStore final : public MlflowStore {
   // The body of a 200 response; a transport error or another status as the client words it.
   Result<std::string> body_of(Result<HttpResponse> r, std::string_view endpoint) const {
     if (!r) return r.error();
-    if (r.value().status != 200) return Error{http_failure(http_, endpoint, r.value())};
+    if (r.value().status != 200) return Error{http_failure(http_, endpoint, r.value()), ErrorKind::kNetwork};
     return std::move(r.value().body);
   }
 

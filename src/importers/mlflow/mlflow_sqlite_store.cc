@@ -207,7 +207,8 @@ class SqliteStore final : public MlflowStore {
         }
         if (out.size() >= limits_.max_runs) {
           return Error{fmt::format("{}: table runs: more than {} runs in experiment {}; not read", path_,
-                                   limits_.max_runs, experiment_id)};
+                                   limits_.max_runs, experiment_id),
+                       ErrorKind::kTooLarge};
         }
         r.name = capped_text(s, 1, "runs", r.run_id, "name");
         r.status = capped_text(s, 2, "runs", r.run_id, "status");
@@ -302,7 +303,8 @@ class SqliteStore final : public MlflowStore {
       }
       if (out.size() >= limits_.max_points_per_metric) {
         return Error{fmt::format("{}: table metrics: run {} metric {}: more than {} points; metric not read", path_,
-                                 run.run_id, key, limits_.max_points_per_metric)};
+                                 run.run_id, key, limits_.max_points_per_metric),
+                     ErrorKind::kTooLarge};
       }
       MetricPoint p;
       p.step = s.integer(0);
@@ -322,9 +324,11 @@ class SqliteStore final : public MlflowStore {
     if (auto proxied = proxied_artifact_dir(run)) {
       const fs::path relative(path);
       for (const fs::path& part : relative) {
-        if (part == "..") return Error{fmt::format("artifact path '{}' leaves the run's artifact folder", path)};
+        if (part == "..")
+          return Error{fmt::format("artifact path '{}' leaves the run's artifact folder", path), ErrorKind::kRefused};
       }
-      if (relative.is_absolute()) return Error{fmt::format("artifact path '{}' is absolute", path)};
+      if (relative.is_absolute())
+        return Error{fmt::format("artifact path '{}' is absolute", path), ErrorKind::kRefused};
       return read_file_below(proxied->first, proxied->second + "/" + path, limits_.max_artifact_bytes);
     }
     return read_local_artifact(run.artifact_uri, path, limits_.max_artifact_bytes);
@@ -375,12 +379,14 @@ class SqliteStore final : public MlflowStore {
 
   Error failure(const char* table) const {
     if (clock_.expired) {
-      return Error{fmt::format("{}: a query on table {} took longer than {} s; stopped (is this an MLflow database?)",
-                               path_, table,
-                               std::chrono::duration_cast<std::chrono::seconds>(limits_.query_deadline).count())};
+      return Error{
+          fmt::format("{}: a query on table {} took longer than {} s; stopped (is this an MLflow database?)", path_,
+                      table, std::chrono::duration_cast<std::chrono::seconds>(limits_.query_deadline).count()),
+          ErrorKind::kTooLarge};
     }
     return Error{
-        fmt::format("{}: cannot read table {}: {} (is this an MLflow database?)", path_, table, sqlite3_errmsg(db_))};
+        fmt::format("{}: cannot read table {}: {} (is this an MLflow database?)", path_, table, sqlite3_errmsg(db_)),
+        ErrorKind::kIo};
   }
 
   sqlite3* db_;
@@ -394,14 +400,14 @@ class SqliteStore final : public MlflowStore {
 Result<std::unique_ptr<MlflowStore>> open_mlflow_sqlite_store(const std::string& path, const MlflowReadLimits& limits) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
-    return Error{fmt::format("{}: no such MLflow SQLite database", path)};
+    return Error{fmt::format("{}: no such MLflow SQLite database", path), ErrorKind::kNotFound};
   }
   sqlite3* db = nullptr;
   const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
-    return Error{fmt::format("{}: cannot open the SQLite database: {}", path, message)};
+    return Error{fmt::format("{}: cannot open the SQLite database: {}", path, message), ErrorKind::kIo};
   }
   // The file's schema is not trusted: no SQL function with side effects runs from a view or
   // trigger, and the schema tables cannot be written.

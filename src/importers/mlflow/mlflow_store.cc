@@ -76,7 +76,8 @@ Result<TrackingUri> parse_tracking_uri(const std::string& uri) {
   if (scheme == "http" || scheme == "https") {
     if (uri.compare(scheme.size(), 3, "://") != 0) {
       return Error{
-          fmt::format("{}: a server's tracking URI is http://HOST:PORT or https://HOST[:PORT]", redact_url(uri))};
+          fmt::format("{}: a server's tracking URI is http://HOST:PORT or https://HOST[:PORT]", redact_url(uri)),
+          ErrorKind::kUsage};
     }
     std::string base = uri;
     while (base.ends_with("/")) base.pop_back();
@@ -88,24 +89,29 @@ Result<TrackingUri> parse_tracking_uri(const std::string& uri) {
     rest.remove_prefix(7);
     if (!rest.starts_with("///")) {
       return Error{fmt::format("{}: a SQLite tracking URI is sqlite:///relative/path.db or sqlite:////abs/path.db",
-                               redact_url(uri))};
+                               redact_url(uri)),
+                   ErrorKind::kUsage};
     }
     rest.remove_prefix(3);
     const size_t query = rest.find('?');
     if (query != std::string_view::npos) rest = rest.substr(0, query);
-    if (rest.empty()) return Error{fmt::format("{}: no database file in the URI", redact_url(uri))};
+    if (rest.empty()) return Error{fmt::format("{}: no database file in the URI", redact_url(uri)), ErrorKind::kUsage};
     return TrackingUri{TrackingKind::kSqlite, percent_decode(rest)};
   }
   if (uri.starts_with("file:")) {
     auto path = file_uri_path(uri);
-    if (!path) return Error{fmt::format("{}: file URIs must name a local path (file:///abs/dir)", redact_url(uri))};
+    if (!path)
+      return Error{fmt::format("{}: file URIs must name a local path (file:///abs/dir)", redact_url(uri)),
+                   ErrorKind::kUsage};
     return TrackingUri{TrackingKind::kFileStore, *path};
   }
   const size_t colon = uri.find("://");
   if (colon != std::string::npos) {
-    return Error{fmt::format(
-        "{}: unsupported tracking URI scheme '{}' (use http(s)://, sqlite:///path.db, file:///dir or a folder)",
-        redact_url(uri), redact_url(uri.substr(0, colon)))};
+    return Error{
+        fmt::format(
+            "{}: unsupported tracking URI scheme '{}' (use http(s)://, sqlite:///path.db, file:///dir or a folder)",
+            redact_url(uri), redact_url(uri.substr(0, colon))),
+        ErrorKind::kUsage};
   }
   return TrackingUri{TrackingKind::kFileStore, uri};
 }
@@ -136,13 +142,15 @@ Result<std::optional<std::string>> read_local_artifact(const std::string& artifa
   auto dir = local_artifact_dir(artifact_uri);
   if (!dir) {
     return Error{fmt::format("artifact root is not a local folder ({}); read this store through its server",
-                             remote_artifact_scheme(artifact_uri))};
+                             remote_artifact_scheme(artifact_uri)),
+                 ErrorKind::kRefused};
   }
   const fs::path relative(path);
   for (const fs::path& part : relative) {
-    if (part == "..") return Error{fmt::format("artifact path '{}' leaves the run's artifact folder", path)};
+    if (part == "..")
+      return Error{fmt::format("artifact path '{}' leaves the run's artifact folder", path), ErrorKind::kRefused};
   }
-  if (relative.is_absolute()) return Error{fmt::format("artifact path '{}' is absolute", path)};
+  if (relative.is_absolute()) return Error{fmt::format("artifact path '{}' is absolute", path), ErrorKind::kRefused};
   return read_file_below(*dir, path, max_bytes);
 }
 
@@ -159,7 +167,7 @@ Result<std::unique_ptr<MlflowStore>> open_mlflow_store(const std::string& tracki
     case TrackingKind::kFileStore:
       return open_mlflow_file_store(t.location, limits);
   }
-  return Error{"unknown tracking URI kind"};
+  return Error{"unknown tracking URI kind", ErrorKind::kInternal};
 }
 
 }  // namespace scaleprof::importers

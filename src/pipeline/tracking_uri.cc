@@ -1,4 +1,4 @@
-#include "cli/tracking_uri_option.h"
+#include "pipeline/tracking_uri.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include "importers/mlflow/http_client.h"
 #include "importers/mlflow/mlflow_store.h"
 
-namespace scaleprof::cli {
+namespace scaleprof::pipeline {
 
 namespace {
 
@@ -74,4 +74,4 @@ Result<std::string> checked_tracking_uri(const std::string& uri, bool server_onl
   return out;
 }
 
-}  // namespace scaleprof::cli
+}  // namespace scaleprof::pipeline
