@@ -151,8 +151,9 @@ RankPhases compute_phases(const trace::RankTrace& trace, bool include_last_step)
 
   // Host intervals by role over the whole trace, and per thread the operators other than data
   // loading and optimizer (the forward span's start) and the top-level user annotations (regions).
-  std::vector<Interval> data, optimizer, backward, forward_annotations;
-  std::map<uint32_t, std::vector<Interval>> thread_ops;
+  std::vector<Interval> data, optimizer, backward, forward_annotations, communication;
+  std::map<uint32_t, std::vector<Interval>> thread_ops;      // not data loading or optimizer
+  std::map<uint32_t, std::vector<Interval>> after_backward;  // what the step thread does once backward returns
   std::map<uint32_t, std::vector<Region>> annotations;
   std::set<uint32_t> step_threads;
   for (const auto& w : steps) step_threads.insert(ev.track[w.event]);
@@ -166,8 +167,10 @@ RankPhases compute_phases(const trace::RankTrace& trace, bool include_last_step)
     if (role == HostRole::kOptimizer) optimizer.push_back(iv);
     if (role == HostRole::kBackward) backward.push_back(iv);
     if (role == HostRole::kForward) forward_annotations.push_back(iv);
-    if (role != HostRole::kDataLoading && role != HostRole::kOptimizer && step_threads.contains(ev.track[i])) {
-      thread_ops[ev.track[i]].push_back(iv);
+    if (role == HostRole::kCommunication) communication.push_back(iv);
+    if (step_threads.contains(ev.track[i])) {
+      if (role != HostRole::kDataLoading && role != HostRole::kOptimizer) thread_ops[ev.track[i]].push_back(iv);
+      if (role != HostRole::kBackward && role != HostRole::kCommunication) after_backward[ev.track[i]].push_back(iv);
     }
     if (ev.cat[i] == Category::kUserAnnotation) annotations[ev.track[i]].push_back({iv.start, iv.end, ev.name[i]});
   }
@@ -175,7 +178,9 @@ RankPhases compute_phases(const trace::RankTrace& trace, bool include_last_step)
   optimizer = union_intervals(std::move(optimizer));
   backward = union_intervals(std::move(backward));
   forward_annotations = union_intervals(std::move(forward_annotations));
+  communication = union_intervals(std::move(communication));
   for (auto& [track, ops] : thread_ops) ops = union_intervals(std::move(ops));
+  for (auto& [track, ops] : after_backward) ops = union_intervals(std::move(ops));
   // Keep the outermost annotations of each thread: sorted by start (longer first at one start), an
   // annotation starting before the current outer one ends is inside it (or crosses it) and is dropped.
   for (auto& [track, list] : annotations) {
@@ -203,7 +208,16 @@ RankPhases compute_phases(const trace::RankTrace& trace, bool include_last_step)
     sets[0] = clip_intervals(data, w.start_ns, w.end_ns);
     sets[1] = clip_intervals(optimizer, w.start_ns, w.end_ns);
     const std::vector<Interval> back = clip_intervals(backward, w.start_ns, w.end_ns);
-    if (!back.empty()) sets[2] = {{back.front().start, back.back().end}};
+    if (!back.empty()) {
+      // The backward span also covers the host collectives started from its start until the step
+      // thread's next operator: DDP's gradient all-reduce (gloo runs it on its own thread, after
+      // the last backward op), which the training thread waits for before loss.backward() returns.
+      Interval span{back.front().start, back.back().end};
+      const std::vector<Interval> next = clip_intervals(after_backward[ev.track[w.event]], span.end, w.end_ns);
+      const int64_t until = next.empty() ? w.end_ns : next.front().start;
+      for (const Interval& c : clip_intervals(communication, span.start, until)) span.end = std::max(span.end, c.end);
+      sets[2] = {span};
+    }
     std::vector<Interval> forward = clip_intervals(forward_annotations, w.start_ns, w.end_ns);
     // The forward span: from the first instant the step thread runs an operator outside data loading
     // and the optimizer, to the backward span (or the last such instant without one).

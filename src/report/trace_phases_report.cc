@@ -2,7 +2,8 @@
 // each phase and record_function region with the device work each launched (analysis/phases.h), and
 // the step split into exclusive parts (analysis/step_decomposition.h), each with a last row holding
 // the median over the rows above it (rank and step null). A rank without ProfilerStep windows gets a
-// row in a table of its own naming its file and what is missing; the other ranks are still reported.
+// row in the `missing` table (always present, so the JSON is one object whatever the input) naming
+// its file and what is missing; the other ranks are still reported.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -58,7 +59,7 @@ std::vector<Cell> ns_row(Cell rank, Cell step, const std::vector<int64_t>& value
 // The ranks whose trace has no step in the window, with their file.
 Table missing_table(const std::vector<std::pair<int64_t, std::string>>& missing) {
   Table t;
-  t.title = "Ranks left out: no profiled step";
+  t.title = missing.empty() ? "Ranks left out for want of a profiled step: none" : "Ranks left out: no profiled step";
   t.columns = {{"rank", "Rank"}, {"file", "File"}, {"missing", "Missing"}};
   for (const auto& [rank, path] : missing) t.add_row({rank, path, kNoSteps});
   return t;
@@ -136,7 +137,7 @@ TraceReport phases_tables(const RankStore& ranks) {
   TraceReport report;
   report.add("phases", std::move(phases));
   report.add("regions", std::move(regions));
-  if (!missing.empty()) report.add("missing", missing_table(missing));
+  report.add("missing", missing_table(missing));
   return report;
 }
 
@@ -189,7 +190,8 @@ TraceReport decompose_tables(const RankStore& ranks, const analysis::CollectiveR
   };
   TraceReport report;
   report.add("decompose", std::move(t));
-  if (!missing.empty()) report.add("missing", missing_table(missing));
+  // Always there, so that the JSON is one object whatever the input.
+  report.add("missing", missing_table(missing));
   return report;
 }
 
