@@ -196,6 +196,43 @@ TEST(StepDecomposition, NoStepsNoRows) {
   EXPECT_TRUE(compute_phases(t).steps.empty());
 }
 
+// A real CUDA trace this project recorded (DDP over gloo, rank 0 of 2, tests/data/gpu-h200): step 2's
+// exact split. gloo moves the gradients on the host, so its span is the exposed communication, and
+// the training thread waits in backward until it ends.
+TEST(StepDecomposition, RealGlooTraceOnAGpu) {
+  const fs::path path =
+      fs::path(SCALEPROF_SOURCE_DIR) / "tests" / "data" / "gpu-h200" / "traces" / "ddp_gloo_w2_rank0.pt.trace.json.gz";
+  auto read = trace::read_kineto_trace(path.string());
+  ASSERT_TRUE(read) << read.error().message;
+  const RankDecomposition d = decompose_steps(read.value());
+  ASSERT_EQ(d.steps.size(), 2u);  // steps 2 and 3; 4, the last, is left out
+  const StepDecomposition& s = d.steps[0];
+  EXPECT_EQ(s.step, 2);
+  EXPECT_EQ(s.duration_ns(), 6'811'447);
+  EXPECT_EQ(s.part(StepPart::kCompute), 1'270'049);
+  EXPECT_EQ(s.part(StepPart::kExposedCommunication), 2'998'118);
+  EXPECT_EQ(s.part(StepPart::kDataLoading), 0);
+  EXPECT_EQ(s.part(StepPart::kOptimizer), 256'880);
+  EXPECT_EQ(s.part(StepPart::kHostOverhead), 1'064'800);
+  EXPECT_EQ(s.part(StepPart::kIdle), 1'221'600);
+
+  const RankPhases p = compute_phases(read.value());
+  ASSERT_EQ(p.steps.size(), 2u);
+  const StepPhases& ph = p.steps[0];
+  EXPECT_EQ(ph.host_ns[static_cast<size_t>(StepPhase::kForward)], 1'211'254);
+  EXPECT_EQ(ph.host_ns[static_cast<size_t>(StepPhase::kBackward)], 4'571'101);
+  EXPECT_EQ(ph.host_ns[static_cast<size_t>(StepPhase::kOptimizer)], 242'448);
+  EXPECT_EQ(ph.device_ns[static_cast<size_t>(StepPhase::kBackward)], 1'015'776);
+  ASSERT_EQ(ph.regions.size(), 5u);
+  EXPECT_EQ(ph.regions[1].name, "DistributedDataParallel.forward");
+  EXPECT_EQ(ph.regions[1].kernels, 10);
+  EXPECT_EQ(ph.regions[1].device_ns, 234'305);
+  EXPECT_EQ(ph.regions[3].name, "Optimizer.step#SGD.step");
+  EXPECT_EQ(ph.regions[3].kernels, 3);
+  EXPECT_EQ(ph.regions[4].name, "");  // backward's kernels: launched from autograd's thread, in no region
+  EXPECT_EQ(ph.regions[4].kernels, 45);
+}
+
 // Every shared trace and every trace this project recorded: the parts add up to each step exactly.
 std::vector<fs::path> shared_traces() {
   std::vector<fs::path> out;
