@@ -71,5 +71,31 @@ TEST(Intervals, SweepHandOverAtOneInstantHasNoEmptySegment) {
   EXPECT_EQ(got, want);
 }
 
+TEST(Intervals, ClipKeepsThePartsInsideTheWindow) {
+  const std::vector<Interval> set = {{0, 10}, {20, 30}, {40, 50}};
+  EXPECT_EQ(clip_intervals(set, 5, 45), (std::vector<Interval>{{5, 10}, {20, 30}, {40, 45}}));
+  EXPECT_EQ(clip_intervals(set, 10, 20), std::vector<Interval>{});  // [start, end): the ends touch only
+  EXPECT_EQ(clip_intervals(set, 25, 26), (std::vector<Interval>{{25, 26}}));
+}
+
+TEST(Intervals, CoversIsHalfOpen) {
+  const std::vector<Interval> set = {{0, 10}, {20, 30}};
+  EXPECT_TRUE(covers(set, 0));
+  EXPECT_TRUE(covers(set, 9));
+  EXPECT_FALSE(covers(set, 10));
+  EXPECT_FALSE(covers(set, 15));
+  EXPECT_TRUE(covers(set, 20));
+  EXPECT_FALSE(covers(set, -1));
+  EXPECT_FALSE(covers(set, 30));
+}
+
+TEST(Intervals, SubtractLeavesWhatTheOtherSetDoesNotCover) {
+  const std::vector<Interval> a = {{0, 100}, {200, 300}};
+  const std::vector<Interval> b = {{10, 20}, {90, 210}, {250, 260}};
+  EXPECT_EQ(subtract_intervals(a, b), (std::vector<Interval>{{0, 10}, {20, 90}, {210, 250}, {260, 300}}));
+  EXPECT_EQ(subtract_intervals(a, {}), a);
+  EXPECT_TRUE(subtract_intervals(b, std::vector<Interval>{{0, 400}}).empty());
+}
+
 }  // namespace
 }  // namespace scaleprof::analysis

@@ -77,6 +77,20 @@ RankResults sample(int64_t rank) {
   r.steps->steps[2].last_kernel_end_ns = 1'000'000 + rank;
   r.steps->has_kernels = true;
   r.steps->kernels_outside_steps = 2;
+  r.phases.emplace();
+  r.phases->path = "/runs/a/phases-rank-" + std::to_string(rank) + ".json";
+  r.phases->has_kernels = true;
+  r.phases->steps.resize(2);
+  r.phases->steps[1].step = 5;
+  r.phases->steps[1].host_ns[3] = 123;
+  r.phases->steps[1].device_ns[4] = 456;
+  r.phases->steps[1].regions = {{"", 0, 0, 2, 20}, {"Optimizer.step#AdamW.step (a name longer than SSO)", 1, 7, 8, 9}};
+  r.decomposition.emplace();
+  r.decomposition->path = "d.json";
+  r.decomposition->device = true;
+  r.decomposition->steps.resize(1);
+  r.decomposition->steps[0].step = 11;
+  r.decomposition->steps[0].part_ns[2] = 33 + rank;
   return r;
 }
 
@@ -133,10 +147,25 @@ TEST(RankResultsStore, EveryFieldComesBack) {
   EXPECT_EQ(out.steps->steps[2].last_kernel_end_ns, 1'000'004);
   EXPECT_TRUE(out.steps->has_kernels);
   EXPECT_EQ(out.steps->kernels_outside_steps, 2);
+  EXPECT_EQ(out.phases->path, "/runs/a/phases-rank-4.json");
+  EXPECT_TRUE(out.phases->has_kernels);
+  ASSERT_EQ(out.phases->steps.size(), 2U);
+  EXPECT_EQ(out.phases->steps[1].step, 5);
+  EXPECT_EQ(out.phases->steps[1].host_ns[3], 123);
+  EXPECT_EQ(out.phases->steps[1].device_ns[4], 456);
+  ASSERT_EQ(out.phases->steps[1].regions.size(), 2U);
+  EXPECT_EQ(out.phases->steps[1].regions[1].name, "Optimizer.step#AdamW.step (a name longer than SSO)");
+  EXPECT_EQ(out.phases->steps[1].regions[1].device_ns, 9);
+  EXPECT_EQ(out.phases->steps[1].regions[0].kernels, 2);
+  EXPECT_EQ(out.decomposition->path, "d.json");
+  EXPECT_TRUE(out.decomposition->device);
+  ASSERT_EQ(out.decomposition->steps.size(), 1U);
+  EXPECT_EQ(out.decomposition->steps[0].part_ns[2], 37);
 
   RankResults empty;  // no section: every optional stays empty
   ASSERT_TRUE(report::decode_rank_results(report::encode_rank_results(RankResults{}), &empty));
-  EXPECT_FALSE(empty.kernels || empty.idle || empty.launch || empty.ops || empty.steps || empty.breakdown);
+  EXPECT_FALSE(empty.kernels || empty.idle || empty.launch || empty.ops || empty.steps || empty.breakdown ||
+               empty.phases || empty.decomposition);
 }
 
 TEST(RankResultsStore, DamagedRecordsAreRefused) {

@@ -18,8 +18,8 @@ namespace fs = std::filesystem;
 
 const fs::path kTraces = fs::path(SCALEPROF_SHARED_DIR) / "traces" / "hta";
 
-const char* const kReports[] = {"summary", "breakdown", "kernels", "idle",        "overlap",
-                                "launch",  "ops",       "steps",   "collectives", "stragglers"};
+const char* const kReports[] = {"summary", "breakdown", "kernels",     "idle",       "overlap", "launch",
+                                "ops",     "steps",     "collectives", "stragglers", "phases",  "decompose"};
 
 std::string render_all(const report::TraceReport& r, report::Format format) {
   report::RenderOptions options;

@@ -59,6 +59,39 @@ int64_t intersection_length(std::span<const Interval> a, std::span<const Interva
   return total;
 }
 
+std::vector<Interval> clip_intervals(std::span<const Interval> merged, int64_t start, int64_t end) {
+  std::vector<Interval> out;
+  // The first interval ending after `start`: merged sets are sorted by end as well as by start.
+  auto it =
+      std::upper_bound(merged.begin(), merged.end(), start, [](int64_t t, const Interval& iv) { return t < iv.end; });
+  for (; it != merged.end() && it->start < end; ++it) {
+    const int64_t lo = std::max(it->start, start);
+    const int64_t hi = std::min(it->end, end);
+    if (lo < hi) out.push_back({lo, hi});
+  }
+  return out;
+}
+
+std::vector<Interval> subtract_intervals(std::span<const Interval> a, std::span<const Interval> b) {
+  std::vector<Interval> out;
+  size_t j = 0;
+  for (const Interval& iv : a) {
+    int64_t at = iv.start;
+    while (j < b.size() && b[j].end <= at) ++j;
+    for (size_t k = j; k < b.size() && b[k].start < iv.end; ++k) {
+      if (b[k].start > at) out.push_back({at, b[k].start});
+      at = std::max(at, b[k].end);
+    }
+    if (at < iv.end) out.push_back({at, iv.end});
+  }
+  return out;
+}
+
+bool covers(std::span<const Interval> merged, int64_t t) {
+  auto it = std::upper_bound(merged.begin(), merged.end(), t, [](int64_t x, const Interval& iv) { return x < iv.end; });
+  return it != merged.end() && it->start <= t;
+}
+
 void sweep_coverage(std::span<const std::vector<Interval>> sets,
                     const std::function<void(uint32_t mask, int64_t start, int64_t end)>& segment) {
   struct Edge {

@@ -37,6 +37,15 @@ std::vector<Interval> intersect(std::span<const Interval> a, std::span<const Int
 // Length of intersect(a, b) without building it.
 int64_t intersection_length(std::span<const Interval> a, std::span<const Interval> b);
 
+// The parts of a merged set inside [start, end), as a merged set.
+std::vector<Interval> clip_intervals(std::span<const Interval> merged, int64_t start, int64_t end);
+
+// a − b for merged sets: the parts of `a` no interval of `b` covers, as a merged set.
+std::vector<Interval> subtract_intervals(std::span<const Interval> a, std::span<const Interval> b);
+
+// Whether a merged set covers instant t (some interval has start <= t < end).
+bool covers(std::span<const Interval> merged, int64_t t);
+
 // Walks the time axis across up to 32 merged sets and reports every maximal segment covered by at
 // least one set, with bit i of `mask` set when set i covers it. Segments come in time order and
 // have positive length; gaps covered by no set are not reported.

@@ -55,6 +55,8 @@ constexpr Subcommand kSubcommands[] = {
     {"launch", "Kernel launch statistics: CPU duration, GPU duration, launch delay"},
     {"ops", "Operator table, like torch.profiler key_averages().table()"},
     {"steps", "ProfilerStep windows and GPU time per step"},
+    {"phases", "Time per phase (data loading, forward, backward, optimizer) and record_function region per step"},
+    {"decompose", "Each step split into compute, exposed communication, collective wait, data, optimizer, host, idle"},
     {"collectives", "Collectives matched across ranks: latency, skew, wait, algorithm and bus bandwidth", true},
     {"stragglers", "Stragglers: who the other ranks wait for at collectives, per rank and per step", true},
 };

@@ -49,6 +49,8 @@ ReportSections sections_of(std::string_view report, const TraceReportOptions& op
   s.steps = report == "steps";
   s.collectives = report == "collectives";
   s.stragglers = report == "stragglers";
+  s.phases = report == "phases";
+  s.decompose = report == "decompose";
   return s;
 }
 
@@ -163,6 +165,13 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
   }
   // Every step is listed: the last-step rule of the HTA reports is about their analysis window.
   if (sections.steps) tasks.emplace_back([&] { out.steps = analysis::find_profiler_steps(trace); });
+  // Phases and the step decomposition (issue 20): their own windows of steps (phases.h).
+  if (sections.phases) {
+    tasks.emplace_back([&] { out.phases = analysis::compute_phases(trace, options.include_last_step); });
+  }
+  if (sections.decompose) {
+    tasks.emplace_back([&] { out.decomposition = analysis::decompose_steps(trace, options.include_last_step); });
+  }
   run_tasks(tasks, threads);
   return out;
 }

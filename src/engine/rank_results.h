@@ -19,7 +19,9 @@
 #include "analysis/kernel_breakdown.h"
 #include "analysis/launch_stats.h"
 #include "analysis/operator_table.h"
+#include "analysis/phases.h"
 #include "analysis/profiler_steps.h"
+#include "analysis/step_decomposition.h"
 #include "analysis/temporal_breakdown.h"
 #include "trace/event_table.h"
 #include "trace/trace_set.h"
@@ -56,10 +58,14 @@ struct ReportSections {
   bool steps = false;
   bool collectives = false;
   bool stragglers = false;
+  bool phases = false;     // `trace phases` only (not in summary)
+  bool decompose = false;  // `trace decompose` only: per-rank parts, then the waits of the matched collectives
   // The sections reduced from each rank into RankResults (collectives and stragglers use the
   // compact collective rows instead).
-  bool per_rank() const { return inputs || breakdown || kernels || idle || overlap || launch || ops || steps; }
-  bool collective_rows() const { return collectives || stragglers; }
+  bool per_rank() const {
+    return inputs || breakdown || kernels || idle || overlap || launch || ops || steps || phases || decompose;
+  }
+  bool collective_rows() const { return collectives || stragglers || decompose; }
 };
 
 // `report`: a `scaleprof trace` subcommand name; unknown names select nothing.
@@ -120,6 +126,8 @@ struct RankResults {
   std::optional<RankLaunches> launch;
   std::optional<RankOperators> ops;
   std::optional<analysis::ProfilerSteps> steps;
+  std::optional<analysis::RankPhases> phases;
+  std::optional<analysis::RankDecomposition> decomposition;
 };
 
 // Runs the per-rank analyses of `sections` on one rank (inside its analysis window where the HTA

@@ -138,6 +138,54 @@ void read(Reader& r, analysis::OperatorRow* o) {
   for (double* v : {&o->self_cpu_pct, &o->cpu_total_pct, &o->self_device_pct}) r.raw(v);
 }
 
+// Phases and the step decomposition (issue 20), one function each way.
+static_assert(sizeof(analysis::RegionTime) == 64, "RegionTime changed: update write/read below");
+static_assert(sizeof(analysis::StepPhases) == 168, "StepPhases changed: update write/read below");
+static_assert(sizeof(analysis::StepDecomposition) == 80, "StepDecomposition changed: update write/read below");
+
+void write_phases(Writer& w, const analysis::RankPhases& p) {
+  w.str(p.path);
+  w.raw(p.has_kernels);
+  w.raw(static_cast<uint64_t>(p.steps.size()));
+  for (const analysis::StepPhases& s : p.steps) {
+    for (int64_t v : {s.step, s.start_ns, s.end_ns}) w.raw(v);
+    w.raw(s.host_ns);
+    w.raw(s.kernels);
+    w.raw(s.device_ns);
+    w.raw(static_cast<uint64_t>(s.regions.size()));
+    for (const analysis::RegionTime& r : s.regions) {
+      w.str(r.name);
+      for (int64_t v : {r.calls, r.host_ns, r.kernels, r.device_ns}) w.raw(v);
+    }
+  }
+}
+void read_phases(Reader& r, analysis::RankPhases* p) {
+  r.str(&p->path);
+  r.raw(&p->has_kernels);
+  p->steps.resize(r.count(1));
+  for (analysis::StepPhases& s : p->steps) {
+    for (int64_t* v : {&s.step, &s.start_ns, &s.end_ns}) r.raw(v);
+    r.raw(&s.host_ns);
+    r.raw(&s.kernels);
+    r.raw(&s.device_ns);
+    s.regions.resize(r.count(1));
+    for (analysis::RegionTime& region : s.regions) {
+      r.str(&region.name);
+      for (int64_t* v : {&region.calls, &region.host_ns, &region.kernels, &region.device_ns}) r.raw(v);
+    }
+  }
+}
+void write_decomposition(Writer& w, const analysis::RankDecomposition& d) {
+  w.str(d.path);
+  w.raw(d.device);
+  w.raw_vector(d.steps);
+}
+void read_decomposition(Reader& r, analysis::RankDecomposition* d) {
+  r.str(&d->path);
+  r.raw(&d->device);
+  r.raw_vector(&d->steps);
+}
+
 template <class T>
 void write_vector(Writer& w, const std::vector<T>& v) {
   w.raw(static_cast<uint64_t>(v.size()));
@@ -196,6 +244,8 @@ std::string encode_rank_results(const RankResults& in) {
     w.raw(s.has_kernels);
     w.raw(s.kernels_outside_steps);
   });
+  write_optional(w, in.phases, [&](const analysis::RankPhases& p) { write_phases(w, p); });
+  write_optional(w, in.decomposition, [&](const analysis::RankDecomposition& d) { write_decomposition(w, d); });
   return std::move(w.out);
 }
 
@@ -232,6 +282,8 @@ bool decode_rank_results(const std::string& bytes, RankResults* out) {
     r.raw(&s->has_kernels);
     r.raw(&s->kernels_outside_steps);
   });
+  read_optional(r, &out->phases, [&](analysis::RankPhases* p) { read_phases(r, p); });
+  read_optional(r, &out->decomposition, [&](analysis::RankDecomposition* d) { read_decomposition(r, d); });
   return r.ok && r.at == bytes.size();
 }
 
@@ -265,6 +317,14 @@ size_t resident_bytes(const RankResults& r) {
   if (r.launch) n += heap_bytes(r.launch->slowest);
   if (r.ops) n += heap_bytes(r.ops->top);
   if (r.steps) n += heap_bytes(r.steps->steps);
+  if (r.phases) {
+    n += heap_bytes(r.phases->path) + heap_bytes(r.phases->steps);
+    for (const auto& s : r.phases->steps) {
+      n += heap_bytes(s.regions);
+      for (const auto& region : s.regions) n += heap_bytes(region.name);
+    }
+  }
+  if (r.decomposition) n += heap_bytes(r.decomposition->path) + heap_bytes(r.decomposition->steps);
   return n;
 }
 

@@ -47,6 +47,11 @@ TraceReport overlap_tables(const RankStore& ranks);
 TraceReport launch_tables(const RankStore& ranks);
 TraceReport ops_tables(const RankStore& ranks, const TraceReportOptions& options);
 TraceReport steps_tables(const RankStore& ranks);
+// `trace phases` and `trace decompose` (trace_phases_report.cc); decompose also uses the compact rows
+// of the same ranks, for each rank's wait at the matched collectives of each step.
+TraceReport phases_tables(const RankStore& ranks);
+TraceReport decompose_tables(const RankStore& ranks, const analysis::CollectiveRows& rows,
+                             const TraceReportOptions& options);
 // Collectives and stragglers from one set of compact rows (matched once; the rows are freed before
 // the tables are rendered).
 TraceReport collective_tables(analysis::CollectiveRows rows, const ReportSections& sections,

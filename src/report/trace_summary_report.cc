@@ -53,7 +53,11 @@ TraceReport report_tables(const ReportSections& sections, const RankStore& ranks
   if (sections.launch) append(&report, launch_tables(ranks));
   if (sections.ops) append(&report, ops_tables(ranks, options));
   if (sections.steps) append(&report, steps_tables(ranks));
-  if (sections.collective_rows()) append(&report, collective_tables(std::move(rows), sections, options));
+  if (sections.phases) append(&report, phases_tables(ranks));
+  if (sections.decompose) append(&report, decompose_tables(ranks, rows, options));
+  if (sections.collectives || sections.stragglers) {
+    append(&report, collective_tables(std::move(rows), sections, options));
+  }
   return report;
 }
 

@@ -1,0 +1,168 @@
+#include "analysis/step_decomposition.h"
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <utility>
+
+#include "analysis/device_events.h"
+#include "analysis/intervals.h"
+#include "analysis/kernel_classify.h"
+#include "analysis/phases.h"
+
+namespace scaleprof::analysis {
+
+namespace {
+
+using trace::Category;
+
+// The rank's activity over the whole trace, one merged set per kind.
+struct Activity {
+  std::vector<Interval> device_compute, device_optimizer, device_comm;
+  std::vector<Interval> host_comm, data, optimizer, host_compute, host_any;
+};
+
+Activity collect_activity(const trace::RankTrace& trace, bool* device) {
+  const trace::EventTable& ev = trace.events;
+  const size_t n = ev.size();
+  Activity a;
+  std::map<uint32_t, std::pair<std::vector<Interval>, std::vector<Interval>>> thread_ops;  // compute, comm
+  HostRoles roles(trace.strings);
+  for (size_t i = 0; i < n; ++i) {
+    if (ev.phase[i] != trace::Phase::kComplete) continue;
+    const Category c = ev.cat[i];
+    const Interval iv{ev.ts[i], ev.end(i)};
+    if (is_stream_work(c)) {
+      *device = true;
+      continue;
+    }
+    if (trace::is_runtime_category(c)) {
+      a.host_any.push_back(iv);
+      continue;
+    }
+    if (!trace::is_cpu_op_category(c) || profiler_step_number(trace.name(i))) continue;
+    a.host_any.push_back(iv);
+    const HostRole role = roles.of(ev.name[i], c);
+    if (role == HostRole::kDataLoading) a.data.push_back(iv);
+    if (role == HostRole::kOptimizer) a.optimizer.push_back(iv);
+    if (role == HostRole::kCommunication) {
+      a.host_comm.push_back(iv);
+      thread_ops[ev.track[i]].second.push_back(iv);
+    } else if (c == Category::kCpuOp) {
+      thread_ops[ev.track[i]].first.push_back(iv);
+    }
+  }
+  a.data = union_intervals(std::move(a.data));
+  a.optimizer = union_intervals(std::move(a.optimizer));
+  a.host_comm = union_intervals(std::move(a.host_comm));
+  a.host_any = union_intervals(std::move(a.host_any));
+  if (*device) {
+    // Device work by type; its launch tells optimizer work from the rest.
+    const std::vector<int64_t> launches = launch_rows(trace);
+    KernelNameTypes types(trace.strings);
+    for (size_t i = 0; i < n; ++i) {
+      if (ev.phase[i] != trace::Phase::kComplete || !is_stream_work(ev.cat[i])) continue;
+      const Interval iv{ev.ts[i], ev.end(i)};
+      KernelType type = classify_device_event(ev.cat[i], trace.name(i));
+      if (ev.cat[i] == Category::kKernel) type = types.of(ev.name[i]);
+      if (type == KernelType::kCommunication) {
+        a.device_comm.push_back(iv);
+      } else if (launches[i] >= 0 && covers(a.optimizer, ev.ts[static_cast<size_t>(launches[i])])) {
+        a.device_optimizer.push_back(iv);
+      } else {
+        a.device_compute.push_back(iv);
+      }
+    }
+    a.device_compute = union_intervals(std::move(a.device_compute));
+    a.device_optimizer = union_intervals(std::move(a.device_optimizer));
+    a.device_comm = union_intervals(std::move(a.device_comm));
+  } else {
+    // A thread inside a collective op is waiting on it, whatever op encloses the collective.
+    std::vector<Interval> compute;
+    for (auto& [track, ops] : thread_ops) {
+      const std::vector<Interval> busy = union_intervals(std::move(ops.first));
+      const std::vector<Interval> comm = union_intervals(std::move(ops.second));
+      for (const Interval& iv : subtract_intervals(busy, comm)) compute.push_back(iv);
+    }
+    a.host_compute = union_intervals(std::move(compute));
+  }
+  return a;
+}
+
+}  // namespace
+
+std::string_view step_part_name(StepPart part) {
+  switch (part) {
+    case StepPart::kCompute:
+      return "compute";
+    case StepPart::kExposedCommunication:
+      return "exposed_communication";
+    case StepPart::kCollectiveWait:
+      return "collective_wait";
+    case StepPart::kDataLoading:
+      return "data_loading";
+    case StepPart::kOptimizer:
+      return "optimizer";
+    case StepPart::kHostOverhead:
+      return "host_overhead";
+    case StepPart::kIdle:
+      break;
+  }
+  return "idle";
+}
+
+RankDecomposition decompose_steps(const trace::RankTrace& trace, bool include_last_step) {
+  RankDecomposition out;
+  out.path = trace.path;
+  const std::vector<ProfilerStepWindow> steps = analysed_steps(trace, include_last_step);
+  const Activity a = collect_activity(trace, &out.device);
+  if (steps.empty()) return out;
+
+  // The sets in priority order, each with the part it counts in.
+  std::vector<std::pair<const std::vector<Interval>*, StepPart>> order;
+  std::vector<Interval> comm;
+  if (out.device) {
+    comm = union_intervals([&] {
+      std::vector<Interval> both = a.device_comm;
+      both.insert(both.end(), a.host_comm.begin(), a.host_comm.end());
+      return both;
+    }());
+    order = {{&a.device_compute, StepPart::kCompute},  {&a.device_optimizer, StepPart::kOptimizer},
+             {&comm, StepPart::kExposedCommunication}, {&a.data, StepPart::kDataLoading},
+             {&a.optimizer, StepPart::kOptimizer},     {&a.host_any, StepPart::kHostOverhead}};
+  } else {
+    order = {{&a.data, StepPart::kDataLoading},
+             {&a.optimizer, StepPart::kOptimizer},
+             {&a.host_compute, StepPart::kCompute},
+             {&a.host_comm, StepPart::kExposedCommunication},
+             {&a.host_any, StepPart::kHostOverhead}};
+  }
+  out.steps.reserve(steps.size());
+  for (const ProfilerStepWindow& w : steps) {
+    StepDecomposition d;
+    d.step = w.step;
+    d.start_ns = w.start_ns;
+    d.end_ns = w.end_ns;
+    std::vector<std::vector<Interval>> sets;
+    sets.reserve(order.size());
+    for (const auto& [set, part] : order) sets.push_back(clip_intervals(*set, w.start_ns, w.end_ns));
+    int64_t covered = 0;
+    sweep_coverage(sets, [&](uint32_t mask, int64_t start, int64_t end) {
+      d.part_ns[static_cast<size_t>(order[static_cast<size_t>(std::countr_zero(mask))].second)] += end - start;
+      covered += end - start;
+    });
+    d.part_ns[static_cast<size_t>(StepPart::kIdle)] = w.duration_ns() - covered;
+    out.steps.push_back(d);
+  }
+  return out;
+}
+
+int64_t move_collective_wait(StepDecomposition* step, int64_t wait_ns) {
+  int64_t& exposed = step->part_ns[static_cast<size_t>(StepPart::kExposedCommunication)];
+  const int64_t moved = std::clamp<int64_t>(wait_ns, 0, exposed);
+  exposed -= moved;
+  step->part_ns[static_cast<size_t>(StepPart::kCollectiveWait)] += moved;
+  return moved;
+}
+
+}  // namespace scaleprof::analysis

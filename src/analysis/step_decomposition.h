@@ -1,0 +1,80 @@
+// Each profiled step of one rank split into exclusive parts that add up exactly to its wall time
+// (integer nanoseconds): what the rank was waiting on at each instant, on its critical timeline,
+// never sums over threads or streams (`scaleprof trace decompose`; rules also in docs/report.md).
+//
+// Steps: those of the analysis window (phases.h: analysed_steps). The activity of the rank is put in
+// merged interval sets over the whole trace, each set is clipped to the step's window and the window
+// is swept once (intervals.h: sweep_coverage); every instant goes to the first set covering it in the
+// order below, and the instants no set covers are idle.
+//
+// Traces with device work (kernels, copies, sets on a stream; any device):
+//   1. compute: device work that is not communication, launched outside the optimizer;
+//   2. optimizer: device work launched inside an optimizer region (phases.h: host_role);
+//   3. exposed communication: communication kernels (kernel_classify.h), and host collectives
+//      (gloo's spans, c10d ops: gloo moves the data on the host even on GPU runs) — only the instants
+//      no device computation hides;
+//   4. data loading: host data-loading regions, the device being idle;
+//   5. optimizer: host optimizer regions, the device being idle;
+//   6. host overhead: any other host event (operators, annotations, runtime and driver calls,
+//      synchronisation), the device being idle;
+//   7. idle: nothing recorded.
+// CPU-only traces (no device work; gloo):
+//   1. data loading; 2. optimizer (host regions, with everything inside them);
+//   3. compute: host operators (cpu_op) other than collectives, on any thread, without the time a
+//      thread spends inside a collective op (c10d::allreduce_ waits inside AccumulateGrad);
+//   4. exposed communication: host collectives when no thread computes;
+//   5. host overhead: other host events (user annotations that enclose no operator, ...);
+//   6. idle.
+// python_function events (with_stack) are not activity: a Python frame encloses the waits below it.
+// Waiting at a collective for the last rank needs the other ranks: `collective_wait_ns` starts at 0
+// and the report moves into it, per rank and step, min(exposed communication, the rank's summed wait
+// at the step's matched collectives: collective_match.h's latest start − its start) with
+// move_collective_wait(); a rank loaded alone keeps all of it as exposed communication.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace/event_table.h"
+
+namespace scaleprof::analysis {
+
+enum class StepPart : uint8_t {
+  kCompute,
+  kExposedCommunication,
+  kCollectiveWait,
+  kDataLoading,
+  kOptimizer,
+  kHostOverhead,
+  kIdle,
+};
+inline constexpr int kStepPartCount = 7;
+// "compute", "exposed_communication", "collective_wait", "data_loading", "optimizer", "host_overhead", "idle"
+std::string_view step_part_name(StepPart part);
+
+struct StepDecomposition {
+  int64_t step = -1;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  std::array<int64_t, kStepPartCount> part_ns{};  // adds up to end_ns - start_ns
+
+  int64_t duration_ns() const { return end_ns - start_ns; }
+  int64_t part(StepPart p) const { return part_ns[static_cast<size_t>(p)]; }
+};
+
+struct RankDecomposition {
+  std::string path;
+  bool device = false;  // the rank has device work (the first order above)
+  std::vector<StepDecomposition> steps;
+};
+
+RankDecomposition decompose_steps(const trace::RankTrace& trace, bool include_last_step = false);
+
+// Moves min(wait_ns, exposed communication) of the step from exposed communication to waiting at a
+// collective; the parts still add up to the step. Returns the time moved.
+int64_t move_collective_wait(StepDecomposition* step, int64_t wait_ns);
+
+}  // namespace scaleprof::analysis

@@ -1,0 +1,66 @@
+"""DDP over gloo with a slow data loader, for the phases and step-decomposition tests. Launched as
+    python -m torch.distributed.run --nproc_per_node N ... ddp_phases_model.py --trace-dir DIR [--data-sleep-ms MS]
+
+Each step takes one batch from a DataLoader (num_workers=0, so the loading runs inside the step on
+the training thread) whose dataset sleeps --data-sleep-ms per batch: that much data loading per step
+is what the test expects to find in the `data_loading` part of every rank's steps. --straggler-rank
+sleeps --straggler-ms after its forward pass, outside every operator: the other ranks wait that long
+at the gradient all-reduce.
+"""
+import argparse
+import time
+
+import torch
+import torch.distributed as dist
+from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
+from torch.utils.data import DataLoader, Dataset
+
+
+class SlowDataset(Dataset):
+    def __init__(self, batch, sleep_s):
+        self.batch, self.sleep_s = batch, sleep_s
+
+    def __len__(self):
+        return 64 * self.batch
+
+    def __getitem__(self, i):
+        # The whole batch's sleep on its first item, so a batch costs one known sleep.
+        if i % self.batch == 0:
+            time.sleep(self.sleep_s)
+        return torch.randn(32), torch.randn(4)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--trace-dir", required=True)
+    parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--data-sleep-ms", type=float, default=30.0)
+    parser.add_argument("--straggler-rank", type=int, default=-1)
+    parser.add_argument("--straggler-ms", type=float, default=0.0)
+    args = parser.parse_args()
+
+    dist.init_process_group("gloo")
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    model = torch.nn.parallel.DistributedDataParallel(
+        torch.nn.Sequential(torch.nn.Linear(32, 256), torch.nn.ReLU(), torch.nn.Linear(256, 4)))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    batch = 16
+    loader = DataLoader(SlowDataset(batch, args.data_sleep_ms / 1e3), batch_size=batch, num_workers=0)
+    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=1, warmup=1, active=3, repeat=1),
+                 on_trace_ready=tensorboard_trace_handler(args.trace_dir, use_gzip=True)) as prof:
+        for step, (x, y) in enumerate(loader):
+            if step == args.steps:
+                break
+            optimizer.zero_grad()
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            if dist.get_rank() == args.straggler_rank:
+                time.sleep(args.straggler_ms / 1e3)  # late at the gradient all-reduce: the others wait
+            loss.backward()
+            optimizer.step()
+            prof.step()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
