@@ -12,6 +12,10 @@ I/O and no trace streaming: analyses are pure functions over tables.
 Exit status 0 when every include follows the order, 1 otherwise (one line per wrong include:
 FILE:LINE: LAYER may not include "HEADER" (LAYER may use: ...)). CI runs it first
 (tools/run_tests.sh); tests/check_layers_test.sh shows it failing on a planted include.
+
+The compile enforces the order too (cmake/layer_include.cmake: each layer's headers are on the
+include path only of the targets that link it), but it admits what a target reaches through the
+layers it links; this check holds the exact list and says which rule an include breaks.
 """
 
 import re
@@ -20,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 # What each layer may include besides itself, lowest layers first. The CMake libraries of
-# CMakeLists.txt link the same way (scaleprof_<layer>).
+# CMakeLists.txt (scaleprof_<layer>) link the same way, and their include roots follow the links.
 LAYERS = {
     "core": [],  # Result, output files, file mechanics, HTTP transport
     "tables": ["core"],  # plain run-data tables (ScalabilityData)

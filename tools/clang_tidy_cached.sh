@@ -14,7 +14,7 @@ mkdir -p "$cache"
 common=$({
   clang-tidy --version
   cat .clang-tidy
-  git ls-files -z -- 'src/*.h' 'CMakeLists.txt' '*/CMakeLists.txt' | xargs -0 sha256sum
+  git ls-files -z -- 'src/*.h' 'CMakeLists.txt' '*/CMakeLists.txt' 'cmake/*.cmake' | xargs -0 sha256sum
 } | sha256sum | cut -c1-64)
 todo=()
 skipped=0
