@@ -226,6 +226,10 @@ class EventImporter {
 // Reserves the event columns for a trace of about `json_bytes` of JSON (one row per 150 bytes).
 void reserve_event_rows(size_t json_bytes, RankTrace* t);
 
+// Empties `t` for the rows of another window, keeping every column's capacity: the parallel reader
+// fills the same few parts again rather than allocating a part's columns for every window.
+void clear_for_reuse(RankTrace* t);
+
 // Work done once every event is in: absolute times, the rank, and tight columns.
 Status finalize_trace(RankTrace* trace);
 

@@ -38,7 +38,7 @@ bool EventImporter::append_part(RankTrace& p, size_t part_dropped_warnings, cons
   // Strings and tracks in the part's first-seen order, which is the order the serial reader meets
   // them in: the ids come out the same.
   std::vector<StringId> sid(p.strings.size(), 0);
-  for (size_t i = 1; i < p.strings.size(); ++i) sid[i] = t.strings.intern(p.strings.view(static_cast<StringId>(i)));
+  for (size_t i = 1; i < p.strings.size(); ++i) sid[i] = t.strings.intern_from(p.strings, static_cast<StringId>(i));
   std::vector<uint32_t> track(p.tracks.size(), 0);
   for (size_t i = 0; i < p.tracks.size(); ++i) {
     TrackKey key{p.tracks.pid[i], p.tracks.tid[i], sid[p.tracks.pid_label[i]], sid[p.tracks.tid_label[i]]};
