@@ -559,7 +559,7 @@ void reserve_event_rows(size_t json_bytes, RankTrace* t) {
           e.file_index);
 }
 
-void clear_for_reuse(RankTrace* t) {
+void clear_for_reuse(RankTrace* t, bool keep_strings) {
   auto clear = [](auto&... columns) { (columns.clear(), ...); };
   EventTable& e = t->events;
   clear(e.ts, e.dur, e.name, e.cat_name, e.cat, e.phase, e.track, e.correlation, e.external_id, e.stream, e.file_index);
@@ -574,7 +574,7 @@ void clear_for_reuse(RankTrace* t) {
   clear(t->shapes.event, t->shapes.input_dims, t->shapes.input_types);
   clear(t->tracks.pid, t->tracks.tid, t->tracks.pid_label, t->tracks.tid_label);
   // Whatever else a part holds is small: reset to a new trace's.
-  t->strings = StringPool();
+  if (!keep_strings) t->strings = StringPool();
   t->warnings.clear();
   t->rank = 0;
   t->path.clear();

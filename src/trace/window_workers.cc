@@ -15,6 +15,7 @@ void reserve_parser(od::parser& parser, size_t size) {
 ParsedWindow parse_window(std::string_view path, od::parser& parser, WindowText window) {
   ParsedWindow out;
   out.part = std::move(window.part);
+  out.rank_ids = std::move(window.rank_ids);
   const char* start = window.text.data() + window.begin;
   reserve_parser(parser, window.size);
   // The part's columns sized for the window (a reused part's usually are), not regrown from empty.
