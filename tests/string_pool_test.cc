@@ -76,5 +76,30 @@ TEST(StringPool, StringsDifferingInOneByteOrInLengthKeepTheirOwnIds) {
   EXPECT_EQ(found, 0u);
 }
 
+// intern_from (the parallel reader's merge of a window's pool into the rank's) uses the hash the
+// other pool stored: the ids must be those intern() of the same text gives, before and after the
+// index grows, and strings already present must keep their ids.
+TEST(StringPool, InternFromAnotherPoolGivesTheIdsOfItsText) {
+  StringPool rank;
+  const StringId existing = rank.intern("aten::mm");
+  StringPool part;
+  std::vector<std::string> texts;
+  for (int i = 0; i < 3000; ++i) texts.push_back(i % 3 == 0 ? "aten::mm" : "kernel_" + std::to_string(i));
+  std::vector<StringId> part_ids;
+  for (const std::string& s : texts) part_ids.push_back(part.intern(s));
+  for (size_t k = 0; k < texts.size(); ++k) {
+    const StringId id = rank.intern_from(part, part_ids[k]);
+    ASSERT_EQ(rank.view(id), texts[k]);
+    if (texts[k] == "aten::mm") ASSERT_EQ(id, existing);
+  }
+  EXPECT_EQ(rank.size(), 1 + 1 + 2000);  // the empty string, aten::mm, 2,000 kernels
+  EXPECT_EQ(rank.intern_from(part, 0), 0u);
+  for (const std::string& s : texts) {
+    StringId found = 0;
+    ASSERT_TRUE(rank.find(s, &found)) << s;
+    ASSERT_EQ(rank.view(found), s);
+  }
+}
+
 }  // namespace
 }  // namespace scaleprof::trace

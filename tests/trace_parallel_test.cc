@@ -135,6 +135,42 @@ TEST(ParallelReader, SameAsSerialOnGeneratedTraceAndItsErrors) {
   fs::remove_all(dir);
 }
 
+// Window parts are reused with their strings (up to StreamingParser::kKeptPartStrings, 1 MiB) and the
+// rank id of each: names met again in a later window, by the same part or another, and parts whose
+// pools pass the limit and start again empty, must all give the serial reader's string ids.
+TEST(ParallelReader, ReusedPartsKeepTheSerialStringIds) {
+  std::string text = R"({"schemaVersion":1,"traceEvents":[)";
+  auto out = std::back_inserter(text);
+  const std::string pad(900, 'x');
+  for (int i = 0; i < 12000; ++i) {
+    // 6,000 distinct long names (5.4 MB), each met twice, 6,000 events apart.
+    fmt::format_to(out,
+                   R"({{"ph":"X","cat":"kernel","name":"n{}_{}","pid":0,"tid":{},"ts":{},"dur":3,)"
+                   R"("args":{{"stream":7,"correlation":{}}}}},)",
+                   i % 6000, pad, 7 + i % 3, i, i);
+    fmt::format_to(out, R"({{"ph":"X","cat":"cpu_op","name":"aten::op{}","pid":1,"tid":"t{}","ts":{},"dur":2}},)",
+                   i % 13, i % 2, i);
+  }
+  text.resize(text.size() - 1);
+  text += "]}";
+  const fs::path path = fs::temp_directory_path() / ("scaleprof-parts-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path.string(), std::ios::binary) << text;
+  ParseOptions serial;
+  serial.window_bytes = 256 << 10;
+  auto want = read_kineto_trace(path.string(), serial);
+  ASSERT_TRUE(want.ok()) << want.error().message;
+  EXPECT_EQ(want.value().events.size(), 24'000U);
+  EXPECT_EQ(want.value().strings.size(), 1U + 6000U + 13U + 2U + 2U);  // "", names, ops, labels, cats
+  for (unsigned threads : {2U, 3U}) {
+    ParseOptions parallel = serial;
+    parallel.threads = threads;
+    auto got = read_kineto_trace(path.string(), parallel);
+    ASSERT_TRUE(got.ok()) << got.error().message;
+    expect_same(want.value(), got.value(), fmt::format("{} threads", threads));
+  }
+  fs::remove(path);
+}
+
 // Issue 12: the two fuzzer findings kept as seeds (their first byte picks the fuzzer's window). With
 // windows smaller than one event the serial reader counted and warned about an element that is not
 // an object again at each window doubling (seed ...-duplicate-warning), and failed on one window size

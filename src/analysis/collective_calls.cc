@@ -238,6 +238,10 @@ std::optional<int64_t> dtype_bytes(std::string_view dtype) {
 }
 
 RankCollectives extract_collectives(const trace::RankTrace& trace) {
+  return extract_collectives(trace, find_profiler_steps(trace));
+}
+
+RankCollectives extract_collectives(const trace::RankTrace& trace, const ProfilerSteps& steps) {
   RankCollectives out;
   out.rank = trace.rank;
   out.path = trace.path;
@@ -277,7 +281,6 @@ RankCollectives extract_collectives(const trace::RankTrace& trace) {
   }
 
   // Steps: the ProfilerStep windows, what the step's thread did in them, and the calls they launched.
-  const ProfilerSteps steps = find_profiler_steps(trace);
   std::unordered_map<uint32_t, std::vector<Interval>> busy_by_track, loader_by_track;
   for (const ProfilerStepWindow& w : steps.steps) busy_by_track.emplace(ev.track[w.event], std::vector<Interval>{});
   for (size_t i = 0; i < ev.size(); ++i) {

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/profiler_steps.h"
 #include "trace/event_table.h"
 
 namespace scaleprof::analysis {
@@ -102,5 +103,8 @@ std::optional<std::vector<int64_t>> parse_rank_list(std::string_view text);
 
 // Reduces one rank's trace to its collective calls and step rows.
 RankCollectives extract_collectives(const trace::RankTrace& trace);
+// The same with the rank's ProfilerStep windows already found (find_profiler_steps(trace)): a caller
+// that reports the steps too finds them once (they were 8 % of `trace summary`'s CPU time, twice).
+RankCollectives extract_collectives(const trace::RankTrace& trace, const ProfilerSteps& steps);
 
 }  // namespace scaleprof::analysis

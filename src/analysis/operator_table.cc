@@ -126,21 +126,19 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
       stop_ns = stop_ns == std::numeric_limits<int64_t>::max() ? ev.end(i) : std::max(stop_ns, ev.end(i));
     }
   }
-  std::vector<int64_t> dur(ev.dur);  // host durations as torch sees them
-  auto end = [&](size_t i) { return ev.ts[i] + dur[i]; };
-
   // 1. Which events count, and which host calls are async.
   std::vector<Kind> kind(n, Kind::kSkip);
   std::vector<uint8_t> async(n, 0);
+  // Host durations as torch sees them: computed where used rather than copied (8 bytes per event).
+  auto ended_at_stop = [&](size_t i) { return kind[i] == Kind::kHost && ev.end(i) > stop_ns && ev.ts[i] <= stop_ns; };
+  auto dur = [&](size_t i) { return ended_at_stop(i) ? stop_ns - ev.ts[i] : ev.dur[i]; };
+  auto end = [&](size_t i) { return ev.ts[i] + dur(i); };
   for (size_t i = 0; i < n; ++i) {
     if (ev.phase[i] != trace::Phase::kComplete) continue;
     const NameInfo& info = name_info(ev.name[i]);
     if (info.filtered) continue;
     kind[i] = kind_of(ev.cat[i]);
-    if (kind[i] == Kind::kHost && ev.end(i) > stop_ns && ev.ts[i] <= stop_ns) {
-      dur[i] = stop_ns - ev.ts[i];
-      ++table.calls_ended_at_stop;
-    }
+    if (ended_at_stop(i)) ++table.calls_ended_at_stop;
     if (kind[i] == Kind::kHost && options.backend_collectives_async && info.backend_collective &&
         ev.cat[i] == Category::kUserAnnotation) {
       async[i] = 1;
@@ -258,46 +256,30 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
     cpu_prefix[r + 1] = cpu_prefix[r] + records[r].cpu_bytes;
     device_prefix[r + 1] = device_prefix[r] + records[r].device_bytes;
   }
-  std::vector<int64_t> cpu_mem(records.empty() ? 0 : n, 0), device_mem(records.empty() ? 0 : n, 0);
   std::vector<int32_t> covered(records.size() + 1, 0);  // difference array: records inside some host call
-  if (!records.empty()) {
+  // The memory records inside host call i's closed interval, as CPU and device bytes: computed where
+  // they are summed rather than kept per event (16 bytes per event less at this function's peak).
+  struct Bytes {
+    int64_t cpu = 0;
+    int64_t device = 0;
+  };
+  auto memory_of = [&](size_t i) {
     auto ts_less = [](const MemoryRecord& r, int64_t t) { return r.ts < t; };
     auto less_ts = [](int64_t t, const MemoryRecord& r) { return t < r.ts; };
-    for (size_t i = 0; i < n; ++i) {
-      if (kind[i] != Kind::kHost) continue;
-      size_t lo = std::lower_bound(records.begin(), records.end(), ev.ts[i], ts_less) - records.begin();
-      size_t hi = std::upper_bound(records.begin(), records.end(), end(i), less_ts) - records.begin();
-      if (lo >= hi) continue;
-      cpu_mem[i] = cpu_prefix[hi] - cpu_prefix[lo];
-      device_mem[i] = device_prefix[hi] - device_prefix[lo];
-      ++covered[lo];
-      --covered[hi];
-    }
-  }
+    const size_t lo = std::lower_bound(records.begin(), records.end(), ev.ts[i], ts_less) - records.begin();
+    const size_t hi = std::upper_bound(records.begin(), records.end(), end(i), less_ts) - records.begin();
+    if (lo >= hi) return Bytes{};
+    ++covered[lo];
+    --covered[hi];
+    return Bytes{cpu_prefix[hi] - cpu_prefix[lo], device_prefix[hi] - device_prefix[lo]};
+  };
 
-  // 6. Children sums, bottom-up (reverse pre-order visits children before parents).
-  // device_total[i] holds the children's device time until i is visited (its children all are by
-  // then), then its own total: one array for both (8 bytes per event less at the peak).
-  std::vector<int64_t> children_dur(n, 0), device_total(n, 0);
-  std::vector<int64_t> children_cpu_mem(records.empty() ? 0 : n, 0), children_device_mem(records.empty() ? 0 : n, 0);
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    const uint32_t i = *it;
-    if (removed[i]) continue;
-    device_total[i] += kernel_ns[i];
-    const int32_t p = parent[i];
-    if (p < 0) continue;
-    children_dur[p] += dur[i];
-    device_total[p] += device_total[i];
-    if (!records.empty()) {
-      children_cpu_mem[p] += cpu_mem[i];
-      children_device_mem[p] += device_mem[i];
-    }
-  }
-
-  // 7. Rows, keyed like torch's key_averages, in order of first appearance.
+  // 6. Rows, keyed like torch's key_averages, in order of first appearance: each counted event's row
+  // first, so that a call can take its children's times off its parent's row whatever their order
+  // in the file.
   std::unordered_map<uint64_t, size_t> row_of;
   std::vector<int64_t> row_async_calls;
-  auto row_for = [&](StringId canonical, std::string_view name, OpSide side, bool user_annotation) -> OperatorRow& {
+  auto row_for = [&](StringId canonical, std::string_view name, OpSide side, bool user_annotation) -> uint32_t {
     const uint64_t key = (uint64_t{canonical} << 2) | (side == OpSide::kDevice ? 2u : 0u) | (user_annotation ? 1u : 0u);
     auto [it, inserted] = row_of.try_emplace(key, table.rows.size());
     if (inserted) {
@@ -307,37 +289,57 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
       row.user_annotation = user_annotation;
       row_async_calls.push_back(0);
     }
-    return table.rows[it->second];
+    return static_cast<uint32_t>(it->second);
   };
+  std::vector<uint32_t> row_index(n, 0);
   for (size_t i = 0; i < n; ++i) {
     if (kind[i] == Kind::kSkip || removed[i]) continue;
     const NameInfo& info = name_info(ev.name[i]);
+    row_index[i] =
+        kind[i] == Kind::kDevice
+            ? row_for(info.canonical, trace.name(i), OpSide::kDevice, ev.cat[i] == Category::kGpuUserAnnotation)
+            : row_for(info.canonical, trace.name(i), OpSide::kHost, ev.cat[i] == Category::kUserAnnotation);
+  }
+
+  // 7. Each event's own times into its row, and (self times being a call's own less its children's)
+  // a call's times out of its parent's row: sums per row, not per event (the children's sums were
+  // four arrays of 8 bytes per event).
+  for (size_t i = 0; i < n; ++i) {
+    if (kind[i] == Kind::kSkip || removed[i]) continue;
+    OperatorRow& row = table.rows[row_index[i]];
     if (kind[i] == Kind::kDevice) {
-      OperatorRow& row =
-          row_for(info.canonical, trace.name(i), OpSide::kDevice, ev.cat[i] == Category::kGpuUserAnnotation);
       ++row.calls;
       row.self_device_ns += ev.dur[i];
       row.device_total_ns += ev.dur[i];
       continue;
     }
-    OperatorRow& row = row_for(info.canonical, trace.name(i), OpSide::kHost, ev.cat[i] == Category::kUserAnnotation);
     ++row.calls;
-    row.cpu_total_ns += dur[i];
-    if (!records.empty()) {
-      row.cpu_memory_bytes += cpu_mem[i];
-      row.device_memory_bytes += device_mem[i];
-    }
+    row.cpu_total_ns += dur(i);
+    const Bytes bytes = records.empty() ? Bytes{} : memory_of(i);
+    row.cpu_memory_bytes += bytes.cpu;
+    row.device_memory_bytes += bytes.device;
     if (async[i]) {
-      ++row_async_calls[&row - table.rows.data()];
+      ++row_async_calls[row_index[i]];
       continue;
     }
-    row.self_cpu_ns += dur[i] - children_dur[i];
+    row.self_cpu_ns += dur(i);
     row.self_device_ns += kernel_ns[i];
-    row.device_total_ns += device_total[i];
-    if (!records.empty()) {
-      row.self_cpu_memory_bytes += cpu_mem[i] - children_cpu_mem[i];
-      row.self_device_memory_bytes += device_mem[i] - children_device_mem[i];
-    }
+    row.self_cpu_memory_bytes += bytes.cpu;
+    row.self_device_memory_bytes += bytes.device;
+    if (parent[i] < 0) continue;
+    OperatorRow& parent_row = table.rows[row_index[parent[i]]];
+    parent_row.self_cpu_ns -= dur(i);
+    parent_row.self_cpu_memory_bytes -= bytes.cpu;
+    parent_row.self_device_memory_bytes -= bytes.device;
+  }
+
+  // 8. Device time of each call's subtree, bottom-up (reverse pre-order visits children before
+  // parents): kernel_ns, already in the rows as self time, becomes the subtree's total in place.
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const uint32_t i = *it;
+    if (removed[i]) continue;
+    table.rows[row_index[i]].device_total_ns += kernel_ns[i];
+    if (parent[i] >= 0) kernel_ns[parent[i]] += kernel_ns[i];
   }
   for (size_t r = 0; r < table.rows.size(); ++r) table.rows[r].async = row_async_calls[r] == table.rows[r].calls;
 
@@ -365,7 +367,7 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
   }
   for (const MemoryRecord& r : oom_records) add_memory_row("[OutOfMemory]", r);
 
-  // 8. Totals and percentages, as torch's _build_table computes them.
+  // 9. Totals and percentages, as torch's _build_table computes them.
   for (const OperatorRow& row : table.rows) {
     table.sum_self_cpu_ns += row.self_cpu_ns;
     if (row.side == OpSide::kDevice && !row.user_annotation) table.sum_self_device_ns += row.self_device_ns;

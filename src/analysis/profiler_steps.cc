@@ -48,18 +48,28 @@ ProfilerSteps find_profiler_steps(const trace::RankTrace& trace) {
   std::stable_sort(out.steps.begin(), out.steps.end(),
                    [](const ProfilerStepWindow& a, const ProfilerStepWindow& b) { return a.start_ns < b.start_ns; });
 
-  // Launch time of each correlation id (runtime/driver call) and of each External id (host op).
+  // Without a step every device event is outside the steps: no launch needs finding (the runtime
+  // calls' list below was most of this function's time on traces of runtime calls alone).
+  if (out.steps.empty()) {
+    for (size_t i = 0; i < n; ++i) {
+      if (!is_stream_work(ev.cat[i]) || ev.phase[i] != trace::Phase::kComplete) continue;
+      out.has_kernels = true;
+      ++out.kernels_outside_steps;
+    }
+    return out;
+  }
+
+  // Launch time of each correlation id (runtime/driver call), and of each External id (host op) for
+  // the device events no runtime call launched: the host ops are most of the events, so their list
+  // is made and sorted only when such an event is found.
   std::vector<std::pair<int64_t, int64_t>> launch_by_correlation, launch_by_external;
   for (size_t i = 0; i < n; ++i) {
-    if (ev.phase[i] != trace::Phase::kComplete) continue;
-    if (trace::is_runtime_category(ev.cat[i]) && ev.correlation[i] != trace::kNone) {
+    if (ev.phase[i] == trace::Phase::kComplete && trace::is_runtime_category(ev.cat[i]) &&
+        ev.correlation[i] != trace::kNone) {
       launch_by_correlation.emplace_back(ev.correlation[i], ev.ts[i]);
-    } else if (trace::is_cpu_op_category(ev.cat[i]) && ev.external_id[i] != trace::kNone) {
-      launch_by_external.emplace_back(ev.external_id[i], ev.ts[i]);
     }
   }
   std::sort(launch_by_correlation.begin(), launch_by_correlation.end());
-  std::sort(launch_by_external.begin(), launch_by_external.end());
   auto find_launch = [](const std::vector<std::pair<int64_t, int64_t>>& v, int64_t id) -> std::optional<int64_t> {
     if (id == trace::kNone) return std::nullopt;
     auto it = std::lower_bound(v.begin(), v.end(), std::make_pair(id, INT64_MIN));
@@ -67,13 +77,10 @@ ProfilerSteps find_profiler_steps(const trace::RankTrace& trace) {
     return it->second;
   };
 
-  // Device work per step, as (start, end) intervals.
+  // Device work per step, as (start, end) intervals (sorted below, so the order they come in does
+  // not matter).
   std::vector<std::vector<std::pair<int64_t, int64_t>>> kernels(out.steps.size());
-  for (size_t i = 0; i < n; ++i) {
-    if (!is_stream_work(ev.cat[i]) || ev.phase[i] != trace::Phase::kComplete) continue;
-    out.has_kernels = true;
-    std::optional<int64_t> launch = find_launch(launch_by_correlation, ev.correlation[i]);
-    if (!launch) launch = find_launch(launch_by_external, ev.external_id[i]);
+  auto add_to_step = [&](size_t i, std::optional<int64_t> launch) {
     size_t step = out.steps.size();
     if (launch) {
       // The last window starting at or before the launch; it holds the launch if it has not ended.
@@ -83,9 +90,30 @@ ProfilerSteps find_profiler_steps(const trace::RankTrace& trace) {
     }
     if (step == out.steps.size()) {
       ++out.kernels_outside_steps;
-      continue;
+      return;
     }
     kernels[step].emplace_back(ev.ts[i], ev.end(i));
+  };
+  std::vector<uint32_t> by_external;  // device events to find through their External id
+  for (size_t i = 0; i < n; ++i) {
+    if (!is_stream_work(ev.cat[i]) || ev.phase[i] != trace::Phase::kComplete) continue;
+    out.has_kernels = true;
+    std::optional<int64_t> launch = find_launch(launch_by_correlation, ev.correlation[i]);
+    if (!launch && ev.external_id[i] != trace::kNone) {
+      by_external.push_back(static_cast<uint32_t>(i));
+      continue;
+    }
+    add_to_step(i, launch);
+  }
+  if (!by_external.empty()) {
+    for (size_t i = 0; i < n; ++i) {
+      if (ev.phase[i] == trace::Phase::kComplete && trace::is_cpu_op_category(ev.cat[i]) &&
+          ev.external_id[i] != trace::kNone) {
+        launch_by_external.emplace_back(ev.external_id[i], ev.ts[i]);
+      }
+    }
+    std::sort(launch_by_external.begin(), launch_by_external.end());
+    for (uint32_t i : by_external) add_to_step(i, find_launch(launch_by_external, ev.external_id[i]));
   }
 
   for (size_t s = 0; s < out.steps.size(); ++s) {

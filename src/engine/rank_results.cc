@@ -142,10 +142,21 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
   if (sections.inputs) out.inputs = inputs_of(trace);
   // Independent analyses of the rank, each writing its own part of `out`, longest first so that
   // threads finishing early take the shorter ones (on a 400 MB trace: the operator table and the
-  // collectives about 0.1-0.15 s of CPU each, the HTA group and the steps less).
+  // collectives about 0.1-0.15 s of CPU each, the HTA group and the steps less; the steps and the
+  // collectives together the most).
   std::vector<std::function<void()>> tasks;
+  // The collectives need the ProfilerStep windows the steps section lists: found once, in one task.
+  const bool steps_with_collectives = sections.steps && collectives != nullptr;
+  if (steps_with_collectives) {
+    tasks.emplace_back([&] {
+      out.steps = analysis::find_profiler_steps(trace);
+      *collectives = analysis::extract_collectives(trace, *out.steps);
+    });
+  }
   if (sections.ops) tasks.emplace_back([&] { out.ops = operators_of(trace, options); });
-  if (collectives != nullptr) tasks.emplace_back([&] { *collectives = analysis::extract_collectives(trace); });
+  if (collectives != nullptr && !steps_with_collectives) {
+    tasks.emplace_back([&] { *collectives = analysis::extract_collectives(trace); });
+  }
   // The HTA-style analyses share one window per rank, computed once.
   if (sections.breakdown || sections.kernels || sections.idle || sections.overlap || sections.launch) {
     tasks.emplace_back([&] {
@@ -164,7 +175,9 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
     });
   }
   // Every step is listed: the last-step rule of the HTA reports is about their analysis window.
-  if (sections.steps) tasks.emplace_back([&] { out.steps = analysis::find_profiler_steps(trace); });
+  if (sections.steps && !steps_with_collectives) {
+    tasks.emplace_back([&] { out.steps = analysis::find_profiler_steps(trace); });
+  }
   // Phases and the step decomposition (issue 20): their own windows of steps (phases.h).
   if (sections.phases) {
     tasks.emplace_back([&] { out.phases = analysis::compute_phases(trace, options.include_last_step); });

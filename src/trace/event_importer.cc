@@ -559,6 +559,29 @@ void reserve_event_rows(size_t json_bytes, RankTrace* t) {
           e.file_index);
 }
 
+void clear_for_reuse(RankTrace* t, bool keep_strings) {
+  auto clear = [](auto&... columns) { (columns.clear(), ...); };
+  EventTable& e = t->events;
+  clear(e.ts, e.dur, e.name, e.cat_name, e.cat, e.phase, e.track, e.correlation, e.external_id, e.stream, e.file_index);
+  DeviceArgsTable& d = t->device_args;
+  clear(d.event, d.device, d.bytes, d.bandwidth_gbps, d.grid_x, d.grid_y, d.grid_z, d.block_x, d.block_y, d.block_z,
+        d.registers_per_thread, d.shared_memory, d.blocks_per_sm, d.warps_per_sm, d.occupancy_pct);
+  CollectiveTable& c = t->collectives;
+  clear(c.event, c.collective_name, c.dtype, c.in_msg_nelems, c.out_msg_nelems, c.group_size, c.process_group_name,
+        c.process_group_desc, c.process_group_ranks, c.seq, c.in_split_sizes, c.out_split_sizes);
+  MemoryTable& m = t->memory;
+  clear(m.event, m.bytes, m.total_allocated, m.total_reserved, m.device_type, m.device_id);
+  clear(t->shapes.event, t->shapes.input_dims, t->shapes.input_types);
+  clear(t->tracks.pid, t->tracks.tid, t->tracks.pid_label, t->tracks.tid_label);
+  // Whatever else a part holds is small: reset to a new trace's.
+  if (!keep_strings) t->strings = StringPool();
+  t->warnings.clear();
+  t->rank = 0;
+  t->path.clear();
+  t->metadata = TraceMetadata{};
+  t->stats = ReadStats{};
+}
+
 Status finalize_trace(RankTrace* trace) {
   if (trace->metadata.base_time_ns) {
     const int64_t base = *trace->metadata.base_time_ns;

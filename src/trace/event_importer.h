@@ -166,7 +166,10 @@ class EventImporter {
   // this importer had imported them itself (same string ids, tracks, row numbers and warnings).
   // Returns false, appending nothing, when the rank's summed bounds would be exceeded (the serial
   // reader then decides which event to reject).
-  bool append_part(RankTrace& part, size_t part_dropped_warnings, const Summed& part_summed);
+  // `rank_ids`: the rank's id of each of part.strings' ids merged before (a reused part keeps its
+  // strings); extended to all of them.
+  bool append_part(RankTrace& part, std::vector<StringId>* rank_ids, size_t part_dropped_warnings,
+                   const Summed& part_summed);
   const Summed& summed() const { return summed_; }
 
  private:
@@ -225,6 +228,12 @@ class EventImporter {
 
 // Reserves the event columns for a trace of about `json_bytes` of JSON (one row per 150 bytes).
 void reserve_event_rows(size_t json_bytes, RankTrace* t);
+
+// Empties `t` for the rows of another window, keeping every column's capacity: the parallel reader
+// fills the same few parts again rather than allocating a part's columns for every window. With
+// `keep_strings` the string pool stays too: the next window's names are then found, not added, and
+// merging maps only the strings the part had not seen (see append_part).
+void clear_for_reuse(RankTrace* t, bool keep_strings);
 
 // Work done once every event is in: absolute times, the rank, and tight columns.
 Status finalize_trace(RankTrace* trace);

@@ -26,7 +26,8 @@ void append_mapped(std::vector<T>& into, const std::vector<T>& from, Map map) {
 
 }  // namespace
 
-bool EventImporter::append_part(RankTrace& p, size_t part_dropped_warnings, const Summed& part_summed) {
+bool EventImporter::append_part(RankTrace& p, std::vector<StringId>* rank_ids, size_t part_dropped_warnings,
+                                const Summed& part_summed) {
   RankTrace& t = *out_;
   int64_t summed_dur = 0;
   int64_t summed_bytes = 0;
@@ -36,9 +37,13 @@ bool EventImporter::append_part(RankTrace& p, size_t part_dropped_warnings, cons
     return false;
   }
   // Strings and tracks in the part's first-seen order, which is the order the serial reader meets
-  // them in: the ids come out the same.
-  std::vector<StringId> sid(p.strings.size(), 0);
-  for (size_t i = 1; i < p.strings.size(); ++i) sid[i] = t.strings.intern(p.strings.view(static_cast<StringId>(i)));
+  // them in: the ids come out the same. A reused part's strings seen in earlier windows were merged
+  // then (and, seen before this window, are no string this window shows the rank first).
+  std::vector<StringId>& sid = *rank_ids;
+  if (sid.empty()) sid.push_back(0);
+  for (size_t i = sid.size(); i < p.strings.size(); ++i) {
+    sid.push_back(t.strings.intern_from(p.strings, static_cast<StringId>(i)));
+  }
   std::vector<uint32_t> track(p.tracks.size(), 0);
   for (size_t i = 0; i < p.tracks.size(); ++i) {
     TrackKey key{p.tracks.pid[i], p.tracks.tid[i], sid[p.tracks.pid_label[i]], sid[p.tracks.tid_label[i]]};

@@ -70,6 +70,9 @@ class StreamingParser {
   // events array opens (*events_found, pos_ just after its '[') or the data ends.
   Status scan_envelope(EnvelopeScanner& scanner, EventImporter& importer, od::parser& parser, RankTrace* trace,
                        bool* events_found);
+  // A window part's strings are kept for the next window it is reused for while they hold at most
+  // this (each part in flight holds its own copy).
+  static constexpr size_t kKeptPartStrings = 1 << 20;
   // Values of keys outside traceEvents larger than this are skipped (with a warning), not kept.
   static constexpr size_t kMaxEnvelopeValue = 16 << 20;
   Error stream_error() const { return Error{in_.error()}; }

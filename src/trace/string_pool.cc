@@ -58,6 +58,7 @@ uint64_t hash_text(std::string_view s) {
 
 StringPool::StringPool() {
   views_.emplace_back();
+  hashes_.push_back(0);
   index_.resize(kFirstIndexSlots);
 }
 
@@ -96,18 +97,27 @@ void StringPool::grow_index() {
   std::vector<Slot> old = std::move(index_);
   index_.assign(old.size() * 2, Slot{});
   for (const Slot& slot : old) {
-    if (slot.id != 0) index_[slot_of(views_[slot.id], hash_text(views_[slot.id]))] = slot;
+    if (slot.id != 0) index_[slot_of(views_[slot.id], hashes_[slot.id])] = slot;
   }
 }
 
 StringId StringPool::intern(std::string_view s) {
   if (s.empty()) return 0;
-  const uint64_t hash = hash_text(s);
+  return intern(s, hash_text(s));
+}
+
+StringId StringPool::intern_from(const StringPool& other, StringId id) {
+  if (id == 0) return 0;
+  return intern(other.views_[id], other.hashes_[id]);
+}
+
+StringId StringPool::intern(std::string_view s, uint64_t hash) {
   size_t i = slot_of(s, hash);
   if (index_[i].id != 0) return index_[i].id;
   std::string_view stored = store(s);
   auto id = static_cast<StringId>(views_.size());
   views_.push_back(stored);
+  hashes_.push_back(hash);
   // views_ holds the empty string too, so it counts the index's entries plus one.
   if (2 * views_.size() > index_.size()) {
     grow_index();
@@ -129,7 +139,7 @@ bool StringPool::find(std::string_view s, StringId* id) const {
 }
 
 size_t StringPool::memory_bytes() const {
-  size_t bytes = views_.capacity() * sizeof(std::string_view) + block_bytes_;
+  size_t bytes = views_.capacity() * sizeof(std::string_view) + hashes_.capacity() * sizeof(uint64_t) + block_bytes_;
   bytes += index_.capacity() * sizeof(Slot);
   return bytes;
 }

@@ -30,6 +30,9 @@ class StringPool {
 
   // Returns the id of `s`, adding it if new.
   StringId intern(std::string_view s);
+  // intern(other.view(id)) without hashing the text again: the parallel reader moves every string
+  // of each window's pool into the rank's.
+  StringId intern_from(const StringPool& other, StringId id);
   // Returns the id of `s` if present.
   bool find(std::string_view s, StringId* id) const;
   std::string_view view(StringId id) const { return views_[id]; }
@@ -41,6 +44,7 @@ class StringPool {
   std::string_view store(std::string_view s);
   // The slot holding `s`, or the empty slot where it would go.
   size_t slot_of(std::string_view s, uint64_t hash) const;
+  StringId intern(std::string_view s, uint64_t hash);
   void grow_index();
 
   // One slot of the index: the id (0: empty, as the empty string is never stored in it) and the
@@ -56,7 +60,8 @@ class StringPool {
   char* free_ = nullptr;    // next free byte of the block short strings are packed into
   size_t free_left_ = 0;    // bytes left there
   std::vector<std::string_view> views_;
-  std::vector<Slot> index_;  // size a power of two
+  std::vector<uint64_t> hashes_;  // per id, so growing the index and intern_from never hash again
+  std::vector<Slot> index_;       // size a power of two
 };
 
 }  // namespace scaleprof::trace

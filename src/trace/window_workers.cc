@@ -14,9 +14,11 @@ void reserve_parser(od::parser& parser, size_t size) {
 
 ParsedWindow parse_window(std::string_view path, od::parser& parser, WindowText window) {
   ParsedWindow out;
+  out.part = std::move(window.part);
+  out.rank_ids = std::move(window.rank_ids);
   const char* start = window.text.data() + window.begin;
   reserve_parser(parser, window.size);
-  // The part's columns sized once for the window, not regrown from empty in every window.
+  // The part's columns sized for the window (a reused part's usually are), not regrown from empty.
   reserve_event_rows(window.size, &out.part);
   EventImporter importer(path, &out.part);
   importer.set_window(start, window.size, window.offset);

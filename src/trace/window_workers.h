@@ -33,11 +33,16 @@ struct WindowText {
   size_t begin = 0;
   size_t size = 0;
   uint64_t offset = 0;  // file offset of text[begin]
+  // The part to fill: one handed back after merging, emptied by clear_for_reuse (its columns keep
+  // their capacity), or a new one.
+  RankTrace part;
+  std::vector<StringId> rank_ids;  // see EventImporter::append_part
 };
 
 // What a thread made of one window.
 struct ParsedWindow {
-  RankTrace part;
+  RankTrace part;                  // WindowText::part, filled
+  std::vector<StringId> rank_ids;  // WindowText::rank_ids
   // The window's buffer, handed back to be filled again.
   std::vector<char> text;
   size_t dropped_warnings = 0;
