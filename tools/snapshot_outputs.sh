@@ -330,7 +330,8 @@ compare() {
       bad=$((bad + 1))
     elif ! cmp -s "$a/$name" "$b/$name"; then
       echo "differs: $name"
-      diff -u "$a/$name" "$b/$name" | sed -n '3,12p' | sed 's/^/    /'
+      # diff exits 1 on a difference; under pipefail that must not end the comparison.
+      { diff -u "$a/$name" "$b/$name" || true; } | sed -n '3,12p' | sed 's/^/    /'
       bad=$((bad + 1))
     fi
   done < <({ (cd "$a" && ls) && (cd "$b" && ls); } | LC_ALL=C sort -u)
