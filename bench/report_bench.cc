@@ -83,7 +83,7 @@ void BM_Report1000Runs(benchmark::State& state) {
       state.SkipWithError(loaded.error().message.c_str());
       return;
     }
-    scaleprof::analysis::add_trace_metrics(&loaded.value());
+    scaleprof::engine::add_trace_metrics(&loaded.value());
     const auto analysis = scaleprof::analysis::analyse_scalability(loaded.value(), {});
     const auto sections = scaleprof::report::scalability_sections(analysis);
     const std::string text = scaleprof::report::render_sections_text(sections, false);

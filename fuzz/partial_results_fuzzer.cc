@@ -12,17 +12,17 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace scaleprof;
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto parsed = report::parse_partial("fuzz", text);
+  auto parsed = engine::parse_partial("fuzz", text);
   if (!parsed.ok()) {
     if (parsed.error().message.find('\n') != std::string::npos) __builtin_trap();
     if (parsed.error().message.rfind("fuzz: ", 0) != 0) __builtin_trap();
     return 0;
   }
-  const report::PartialResults& p = parsed.value();
+  const engine::PartialResults& p = parsed.value();
   if (p.ranks.size() > 64) return 0;  // the matcher's cost grows with ranks x calls; keep runs fast
   const analysis::CollectiveAnalysis a = analysis::match_collectives(p.ranks);
   (void)analysis::find_stragglers(p.ranks, a);
-  auto again = report::parse_partial("fuzz", report::write_partial(p));
-  if (!again.ok() || report::write_partial(again.value()) != report::write_partial(p)) __builtin_trap();
+  auto again = engine::parse_partial("fuzz", engine::write_partial(p));
+  if (!again.ok() || engine::write_partial(again.value()) != engine::write_partial(p)) __builtin_trap();
   return 0;
 }

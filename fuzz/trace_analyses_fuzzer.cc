@@ -23,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!parsed.ok()) return 0;
   trace::TraceSet set;
   set.ranks.push_back(std::move(parsed.value()));
-  report::TraceReportOptions report_options;
+  engine::TraceReportOptions report_options;
   report_options.include_last_step = (data[0] & 1) != 0;
   report::TraceReport report = report::summary_report(set, report_options);
   // Every table must have as many cells per row as it has columns.

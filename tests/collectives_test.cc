@@ -63,15 +63,15 @@ TEST(CollectiveCalls, ShardGroupRanksRoundTripAndAreChecked) {
            "\",4,-1,1,4096,\"float\",1000,21000,false,[],[]]],\"steps\":[]}\n]}\n";
   };
   const std::string good = shard("0-3", "0,1,2,3");
-  auto parsed = report::parse_partial("s.json", good);
+  auto parsed = engine::parse_partial("s.json", good);
   ASSERT_TRUE(parsed) << parsed.error().message;
   ASSERT_EQ(parsed.value().ranks.size(), 1u);
   EXPECT_EQ(parsed.value().ranks[0].groups.at(0).ranks, "0-3");
   EXPECT_EQ(parsed.value().ranks[0].calls.at(0).group_ranks, "0-3");
-  EXPECT_EQ(report::write_partial(parsed.value()), good);
+  EXPECT_EQ(engine::write_partial(parsed.value()), good);
   for (const auto& [key, pg] :
        {std::pair<std::string, std::string>{"0,1,2,3", "0,1,2,3"}, {"3-0", "0,1,2,3"}, {"0-3", "0,-1"}}) {
-    auto bad = report::parse_partial("s.json", shard(key, pg));
+    auto bad = engine::parse_partial("s.json", shard(key, pg));
     ASSERT_FALSE(bad) << key << " " << pg;
     EXPECT_NE(bad.error().message.find("s.json: ranks[0]."), std::string::npos) << bad.error().message;
   }
@@ -266,7 +266,7 @@ TEST(CollectiveRowsCompact, StreamedInAnyOrderGiveTheSameReport) {
   streamed.keep_sorted([](int64_t) { return true; });
   ASSERT_EQ(streamed.call_rows(), 28u);
 
-  report::TraceReportOptions options;
+  engine::TraceReportOptions options;
   report::RenderOptions json;
   json.format = report::Format::kJson;
   for (bool stragglers : {false, true}) {
@@ -321,7 +321,7 @@ TEST(CollectiveSums, PastInt64AreLeftOutNotWrapped) {
   EXPECT_FALSE(s.ranks[1].wait_imposed_exact);
   EXPECT_EQ(s.worst_rank, 1);  // the sum past int64 still ranks first
 
-  report::TraceReportOptions options;
+  engine::TraceReportOptions options;
   const report::TraceReport c = report::collectives_tables(ranks, options);
   const report::Table& summary = c.tables.at(0);
   EXPECT_NE(summary.title.find("would pass int64"), std::string::npos) << summary.title;
@@ -356,8 +356,8 @@ TEST(CollectiveSums, ShardTimesOutsideTheInputBoundsAreRefused) {
            "\"calls\":[\n[\"allreduce\",\"0\",\"0-1\",2,-1,1,4096,\"float\"," +
            std::to_string(start) + ",21000,false,[],[]]],\"steps\":[]}\n]}\n";
   };
-  EXPECT_TRUE(report::parse_partial("s.json", shard(kMinTimeNs)));
-  auto bad = report::parse_partial("s.json", shard(kMinTimeNs - 1));
+  EXPECT_TRUE(engine::parse_partial("s.json", shard(kMinTimeNs)));
+  auto bad = engine::parse_partial("s.json", shard(kMinTimeNs - 1));
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("s.json: ranks[0].calls[0]: a time outside"), std::string::npos)
       << bad.error().message;

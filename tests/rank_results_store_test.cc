@@ -18,7 +18,7 @@ namespace scaleprof {
 namespace {
 
 namespace fs = std::filesystem;
-using report::RankResults;
+using engine::RankResults;
 
 const fs::path kTraces = fs::path(SCALEPROF_SHARED_DIR) / "traces" / "hta";
 
@@ -96,10 +96,10 @@ RankResults sample(int64_t rank) {
 
 TEST(RankResultsStore, EveryFieldComesBack) {
   const RankResults in = sample(4);
-  const std::string bytes = report::encode_rank_results(in);
+  const std::string bytes = engine::encode_rank_results(in);
   RankResults out;
-  ASSERT_TRUE(report::decode_rank_results(bytes, &out));
-  EXPECT_EQ(report::encode_rank_results(out), bytes);
+  ASSERT_TRUE(engine::decode_rank_results(bytes, &out));
+  EXPECT_EQ(engine::encode_rank_results(out), bytes);
   EXPECT_EQ(out.rank, 4);
   EXPECT_EQ(out.inputs.path, in.inputs.path);
   EXPECT_EQ(out.inputs.devices, in.inputs.devices);
@@ -163,18 +163,18 @@ TEST(RankResultsStore, EveryFieldComesBack) {
   EXPECT_EQ(out.decomposition->steps[0].part_ns[2], 37);
 
   RankResults empty;  // no section: every optional stays empty
-  ASSERT_TRUE(report::decode_rank_results(report::encode_rank_results(RankResults{}), &empty));
+  ASSERT_TRUE(engine::decode_rank_results(engine::encode_rank_results(RankResults{}), &empty));
   EXPECT_FALSE(empty.kernels || empty.idle || empty.launch || empty.ops || empty.steps || empty.breakdown ||
                empty.phases || empty.decomposition);
 }
 
 TEST(RankResultsStore, DamagedRecordsAreRefused) {
-  const std::string bytes = report::encode_rank_results(sample(2));
+  const std::string bytes = engine::encode_rank_results(sample(2));
   RankResults out;
   for (size_t n = 0; n < bytes.size(); ++n) {
-    EXPECT_FALSE(report::decode_rank_results(bytes.substr(0, n), &out)) << n;
+    EXPECT_FALSE(engine::decode_rank_results(bytes.substr(0, n), &out)) << n;
   }
-  EXPECT_FALSE(report::decode_rank_results(bytes + "x", &out));
+  EXPECT_FALSE(engine::decode_rank_results(bytes + "x", &out));
 }
 
 // The ranks of every file are final only once all are read: results are renumbered, unselected ones
@@ -182,7 +182,7 @@ TEST(RankResultsStore, DamagedRecordsAreRefused) {
 TEST(RankResultsStore, RenumberedSelectedAndInRankOrder) {
   for (bool spill : {true, false}) {
     SCOPED_TRACE(spill);
-    auto store = spill ? report::RankResultsStore::spilling(0) : std::make_shared<report::RankResultsStore>();
+    auto store = spill ? engine::RankResultsStore::spilling(0) : std::make_shared<engine::RankResultsStore>();
     store->add(sample(-1));
     store->add(sample(9));
     store->add(sample(0));
@@ -209,15 +209,15 @@ TEST(RankResultsStore, RenumberedSelectedAndInRankOrder) {
 // file, and later ones go there directly; what comes back is what a store in memory gives, in the
 // same order. The budget here is two ranks' results.
 TEST(RankResultsStore, SpillsOnlyPastItsBudgetAndGivesTheSameResults) {
-  const size_t two = report::resident_bytes(sample(10)) + report::resident_bytes(sample(11));
-  auto spilling = report::RankResultsStore::spilling(two);
-  auto in_memory = std::make_shared<report::RankResultsStore>();
-  auto default_budget = report::RankResultsStore::spilling();
+  const size_t two = engine::resident_bytes(sample(10)) + engine::resident_bytes(sample(11));
+  auto spilling = engine::RankResultsStore::spilling(two);
+  auto in_memory = std::make_shared<engine::RankResultsStore>();
+  auto default_budget = engine::RankResultsStore::spilling();
   for (int64_t rank = 10; rank < 16; ++rank) {
     for (const auto& store : {spilling, in_memory, default_budget}) store->add(sample(rank));
     // Two ranks are exactly the budget, not past it.
     EXPECT_EQ(spilling->spilled(), rank >= 12) << rank;
-    EXPECT_EQ(spilling->bytes_in_memory(), rank >= 12 ? 0 : report::resident_bytes(sample(rank)) * (rank - 9)) << rank;
+    EXPECT_EQ(spilling->bytes_in_memory(), rank >= 12 ? 0 : engine::resident_bytes(sample(rank)) * (rank - 9)) << rank;
   }
   EXPECT_FALSE(in_memory->spilled());
   EXPECT_FALSE(default_budget->spilled());  // six ranks of a few KB are far below the default
@@ -252,13 +252,13 @@ TEST(RankResultsStore, RealRanksComeBackWhole) {
   if (!fs::is_directory(kTraces / "trace_filter")) GTEST_SKIP() << "shared traces not found";
   auto loaded = trace::load_traces({(kTraces / "trace_filter").string()});
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
-  report::TraceReportOptions options;
-  const report::ReportSections sections = report::sections_of("summary", options);
+  engine::TraceReportOptions options;
+  const engine::ReportSections sections = engine::sections_of("summary", options);
   for (const trace::RankTrace& t : loaded.value().ranks) {
-    const std::string bytes = report::encode_rank_results(report::reduce_rank(t, sections, options));
+    const std::string bytes = engine::encode_rank_results(engine::reduce_rank(t, sections, options));
     RankResults out;
-    ASSERT_TRUE(report::decode_rank_results(bytes, &out));
-    EXPECT_EQ(report::encode_rank_results(out), bytes);
+    ASSERT_TRUE(engine::decode_rank_results(bytes, &out));
+    EXPECT_EQ(engine::encode_rank_results(out), bytes);
     EXPECT_FALSE(out.ops->top.empty());
     EXPECT_FALSE(out.kernels->top[0].empty());
     EXPECT_FALSE(out.launch->slowest.empty());

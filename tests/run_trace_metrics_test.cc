@@ -168,9 +168,9 @@ TEST(TraceStage, StreamedRanksGiveTheWholeLoadFigures) {
     run.trace_files = files;
     data.runs.push_back(run);
   }
-  analysis::TraceStageOptions options;
+  engine::TraceStageOptions options;
   options.threads = 2;
-  analysis::add_trace_metrics(&data, options);
+  engine::add_trace_metrics(&data, options);
   for (const std::string& e : data.errors) ADD_FAILURE() << e;
   for (size_t i = 0; i < runs.size(); ++i) {
     SCOPED_TRACE(runs[i].front());

@@ -15,7 +15,7 @@
 namespace scaleprof::report {
 namespace {
 
-using analysis::add_trace_metrics;
+using engine::add_trace_metrics;
 using importers::CsvFile;
 using importers::parse_csv;
 using importers::read_scalability_data;

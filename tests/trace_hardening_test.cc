@@ -288,7 +288,7 @@ TEST(TraceHardening, PooledBreakdownNeverWraps) {
     ASSERT_EQ(trace.value().events.size(), 2U);
     set.ranks.push_back(std::move(trace.value()));
   }
-  report::TraceReportOptions rank0;
+  engine::TraceReportOptions rank0;
   rank0.ranks = {0};
   const report::TraceReport one = report::breakdown_report(set, rank0);
   const auto one_rows = one.tables.at(0).all_rows();

@@ -89,7 +89,7 @@ TEST_F(TraceHtaReports, OverlapJsonSaysWhenThereIsNoCommunication) {
 TEST_F(TraceHtaReports, ReportsHaveTheirTables) {
   auto loaded = trace::load_traces({(kTraces / "trace_filter").string()});
   ASSERT_TRUE(loaded.ok());
-  report::TraceReportOptions options;
+  engine::TraceReportOptions options;
   options.top = 2;
   const report::TraceReport kernels = report::kernels_report(loaded.value(), options);
   EXPECT_EQ(kernels.keys, (std::vector<std::string>{"kernel_types", "kernel_types_per_rank", "kernels"}));

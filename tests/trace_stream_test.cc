@@ -28,7 +28,7 @@ std::string render_all(const report::TraceReport& r, report::Format format) {
 }
 
 // Streams `paths` and loads them whole (`threads` threads each), and compares every report's rendering.
-void expect_same_reports(const std::vector<std::string>& paths, const report::TraceReportOptions& options,
+void expect_same_reports(const std::vector<std::string>& paths, const engine::TraceReportOptions& options,
                          unsigned threads = 2) {
   trace::LoadOptions load;
   load.threads = threads;
@@ -62,7 +62,7 @@ class TraceStreamTest : public ::testing::Test {
 
 TEST_F(TraceStreamTest, EveryReportMatchesTheWholeSetOnTwoRanks) {
   expect_same_reports({(kTraces / "trace_filter").string()}, {});
-  report::TraceReportOptions options;
+  engine::TraceReportOptions options;
   options.top = 0;
   options.include_last_step = true;
   options.sort_by = "calls";
@@ -97,7 +97,7 @@ TEST_F(TraceStreamTest, UnrankedFilesAndRankSelectionMatchTheWholeSet) {
                                           (kTraces / "distributed_info_unavailable").string(),
                                           (kTraces / "trace_filter").string()};
   expect_same_reports(paths, {});
-  report::TraceReportOptions options;
+  engine::TraceReportOptions options;
   options.ranks = {0, 3};
   expect_same_reports(paths, options);
 
@@ -113,7 +113,7 @@ TEST_F(TraceStreamTest, UnrankedFilesAndRankSelectionMatchTheWholeSet) {
 }
 
 TEST_F(TraceStreamTest, RanksMatchingNoneReadAreReported) {
-  report::TraceReportOptions options;
+  engine::TraceReportOptions options;
   options.ranks = {5};
   auto streamed = pipeline::stream_report("summary", {(kTraces / "trace_filter").string()}, {}, options);
   ASSERT_TRUE(streamed.ok());

@@ -33,7 +33,7 @@ struct TraceOptions {
   bool quiet = false;
   bool full_names = false;
   unsigned threads = 0;
-  report::TraceReportOptions report;
+  engine::TraceReportOptions report;
   double consecutive_kernel_delay_us = 30.0;
 };
 
@@ -116,12 +116,12 @@ bool partial_exit(const trace::StreamedSet& set) {
 
 // --partial: streams the ranks into their whole collective rows and writes them as one shard of a
 // huge job (docs/scale.md).
-int run_shard(const TraceOptions& opt, const Subcommand& sub, const report::TraceReportOptions& report_options,
+int run_shard(const TraceOptions& opt, const Subcommand& sub, const engine::TraceReportOptions& report_options,
               const trace::LoadOptions& load) {
   std::mutex mutex;
   std::vector<analysis::RankCollectives> ranks;
   trace::StreamedOrder order;
-  auto wanted = [&](int64_t rank) { return report::rank_selected(report_options, rank); };
+  auto wanted = [&](int64_t rank) { return engine::rank_selected(report_options, rank); };
   auto streamed = trace::stream_traces(opt.paths, load, [&](size_t i, trace::RankTrace&& t) {
     // Ranks are final only once every file is read (unranked files are numbered then): keep all rows.
     analysis::RankCollectives r = analysis::extract_collectives(t);
@@ -146,7 +146,7 @@ int run_shard(const TraceOptions& opt, const Subcommand& sub, const report::Trac
     print_message(stderr, "error", fmt::format("--ranks {} matches none of the ranks read", opt.ranks));
     return kExitUsage;
   }
-  if (Status written = write_output_file(opt.partial, report::write_partial({sub.name, ranks})); !written) {
+  if (Status written = write_output_file(opt.partial, engine::write_partial({sub.name, ranks})); !written) {
     return fail_with(written.error());
   }
   return partial_exit(set) ? kExitPartial : kExitOk;
@@ -158,7 +158,7 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
     print_message(stderr, "error", fmt::format("--format must be table, csv or json (got '{}')", opt.format));
     return kExitUsage;
   }
-  report::TraceReportOptions report_options = opt.report;
+  engine::TraceReportOptions report_options = opt.report;
   std::string error;
   if (!parse_rank_list(opt.ranks, &report_options.ranks, &error)) {
     print_message(stderr, "error", error);
@@ -231,7 +231,7 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
   // whose name (or --rank) gives a rank --ranks leaves out. The other reports read every file, so
   // errors and warnings cover all the inputs.
   if (sub.rows_only && !report_options.ranks.empty()) {
-    load.wanted_rank = [&report_options](int64_t rank) { return report::rank_selected(report_options, rank); };
+    load.wanted_rank = [&report_options](int64_t rank) { return engine::rank_selected(report_options, rank); };
   }
   if (!opt.partial.empty()) {
     const int code = run_shard(opt, sub, report_options, load);
@@ -274,13 +274,13 @@ int run_merge(const MergeOptions& opt) {
     print_message(stderr, "error", fmt::format("--format must be table, csv or json (got '{}')", opt.format));
     return kExitUsage;
   }
-  auto merged = report::merge_partials(opt.paths);
+  auto merged = engine::merge_partials(opt.paths);
   if (!merged) {
     return fail_with(merged.error());
   }
-  report::TraceReportOptions options;
+  engine::TraceReportOptions options;
   options.gpus_per_node = opt.gpus_per_node;
-  const report::PartialResults& m = merged.value();
+  const engine::PartialResults& m = merged.value();
   return emit(m.report == "collectives" ? report::collectives_tables(m.ranks, options)
                                         : report::stragglers_tables(m.ranks, options),
               render, opt.output);

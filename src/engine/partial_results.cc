@@ -12,7 +12,7 @@
 #include "core/json_string.h"
 #include "core/time_bounds.h"
 
-namespace scaleprof::report {
+namespace scaleprof::engine {
 
 namespace {
 
@@ -245,4 +245,4 @@ Result<PartialResults> merge_partials(const std::vector<std::string>& paths) {
   return merged;
 }
 
-}  // namespace scaleprof::report
+}  // namespace scaleprof::engine

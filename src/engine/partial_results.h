@@ -17,7 +17,7 @@
 #include "analysis/collective_calls.h"
 #include "core/result.h"
 
-namespace scaleprof::report {
+namespace scaleprof::engine {
 
 struct PartialResults {
   std::string report;  // "collectives" or "stragglers"
@@ -33,4 +33,4 @@ Result<PartialResults> parse_partial(std::string_view path, std::string_view tex
 // Ranks are sorted.
 Result<PartialResults> merge_partials(const std::vector<std::string>& paths);
 
-}  // namespace scaleprof::report
+}  // namespace scaleprof::engine

@@ -12,7 +12,7 @@
 #include "engine/rank_results.h"
 #include "trace/trace_set.h"
 
-namespace scaleprof::report {
+namespace scaleprof::engine {
 
 // Runs `fn(const RankTrace&)` for each selected rank and returns the results in rank order. Ranks
 // are independent, so they run on up to one thread per core.
@@ -38,4 +38,4 @@ auto analyse_ranks(const trace::TraceSet& set, const TraceReportOptions& options
   return out;
 }
 
-}  // namespace scaleprof::report
+}  // namespace scaleprof::engine

@@ -8,7 +8,7 @@
 
 #include "analysis/analysis_window.h"
 
-namespace scaleprof::report {
+namespace scaleprof::engine {
 
 bool rank_selected(const TraceReportOptions& options, int64_t rank) {
   return options.ranks.empty() || std::find(options.ranks.begin(), options.ranks.end(), rank) != options.ranks.end();
@@ -189,4 +189,4 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
   return out;
 }
 
-}  // namespace scaleprof::report
+}  // namespace scaleprof::engine

@@ -26,7 +26,7 @@
 #include "trace/event_table.h"
 #include "trace/trace_set.h"
 
-namespace scaleprof::report {
+namespace scaleprof::engine {
 
 struct TraceReportOptions {
   std::vector<int64_t> ranks;                    // empty: all ranks
@@ -138,4 +138,4 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
                         const TraceReportOptions& options, unsigned threads = 1,
                         std::optional<analysis::RankCollectives>* collectives = nullptr);
 
-}  // namespace scaleprof::report
+}  // namespace scaleprof::engine

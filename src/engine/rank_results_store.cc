@@ -11,7 +11,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace scaleprof::report {
+namespace scaleprof::engine {
 
 namespace {
 
@@ -438,4 +438,4 @@ void RankResultsStore::for_each(const std::function<void(const RankResults&)>& v
   }
 }
 
-}  // namespace scaleprof::report
+}  // namespace scaleprof::engine

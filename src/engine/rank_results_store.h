@@ -19,7 +19,7 @@
 
 #include "engine/rank_results.h"
 
-namespace scaleprof::report {
+namespace scaleprof::engine {
 
 class RankResultsStore {
  public:
@@ -91,4 +91,4 @@ size_t resident_bytes(const RankResults& results);
 // cells are held; what a table needs of all ranks (pooled rows, column choices) is computed first.
 using RankStore = std::shared_ptr<const RankResultsStore>;
 
-}  // namespace scaleprof::report
+}  // namespace scaleprof::engine

@@ -6,7 +6,7 @@
 // what the reductions keep, whatever the number of ranks (docs/scale.md).
 //
 // A client supplies only what differs: its reduction of one rank, where the results go (a vector of
-// structs with a `rank` member, or a store that renumbers itself such as report::RankResultsStore,
+// structs with a `rank` member, or a store that renumbers itself such as RankResultsStore,
 // which spills past a budget), and which final ranks it keeps.
 #pragma once
 

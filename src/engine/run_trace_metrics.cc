@@ -18,7 +18,7 @@
 #include "engine/rank_stream.h"
 #include "trace/trace_set.h"
 
-namespace scaleprof::analysis {
+namespace scaleprof::engine {
 
 namespace {
 
@@ -26,20 +26,21 @@ namespace {
 // only calls launched inside a ProfilerStep count, so that the sums are parts of the step time.
 // Sums across ranks are checked (core/checked_sum.h): false when one would pass int64, and then
 // nothing is added (the figures are left out, never wrapped).
-bool add_collective_metrics(const CollectiveRows& compact, tables::RunData* run, tables::TraceSums* sums) {
+bool add_collective_metrics(const analysis::CollectiveRows& compact, tables::RunData* run, tables::TraceSums* sums) {
   tables::TraceSums s = *sums;
   bool exact = true;
-  for (const CompactRank& r : compact.ranks()) {
-    for (const StepRow& st : compact.steps(r)) exact = add_checked(&s.step_ns, st.end_ns - st.start_ns) && exact;
+  for (const analysis::CompactRank& r : compact.ranks()) {
+    for (const analysis::StepRow& st : compact.steps(r))
+      exact = add_checked(&s.step_ns, st.end_ns - st.start_ns) && exact;
   }
-  const CollectiveAnalysis matched = match_collectives(compact);
+  const analysis::CollectiveAnalysis matched = analysis::match_collectives(compact);
   std::vector<tables::CollectiveSample> samples;
-  for (const MatchedCollective& m : matched.calls) {
+  for (const analysis::MatchedCollective& m : matched.calls) {
     if (m.step < 0) continue;
     ++s.collective_calls;
-    if (m.status != MatchStatus::kMatched) continue;
+    if (m.status != analysis::MatchStatus::kMatched) continue;
     ++s.collectives_matched;
-    for (const RankTiming& t : m.ranks) {
+    for (const analysis::RankTiming& t : m.ranks) {
       exact = add_checked(&s.collective_latency_ns, m.latency_ns) && exact;
       exact = add_checked(&s.collective_wait_ns, t.wait_ns) && exact;
     }
@@ -47,7 +48,7 @@ bool add_collective_metrics(const CollectiveRows& compact, tables::RunData* run,
   }
   std::vector<tables::RankWait> waits;
   if (s.collectives_matched > 0) {
-    for (const RankStraggling& r : find_stragglers(compact, matched).ranks) {
+    for (const analysis::RankStraggling& r : analysis::find_stragglers(compact, matched).ranks) {
       exact = exact && r.own_wait_exact && r.wait_imposed_exact;
       waits.push_back({r.rank, r.calls, r.own_wait_ns, r.wait_imposed_ns, r.arrived_last});
     }
@@ -64,19 +65,19 @@ bool add_collective_metrics(const CollectiveRows& compact, tables::RunData* run,
 struct RankParts {
   int64_t rank = 0;
   tables::TraceSums sums;
-  FractionParts fraction;
+  analysis::FractionParts fraction;
 };
 
 // Reduces one rank (on the thread that read it), inside its analysis window.
 RankParts reduce_rank(const trace::RankTrace& rank, bool fraction) {
-  const AnalysisWindow window = compute_analysis_window(rank);
-  const TemporalBreakdown t = temporal_breakdown(rank, window.rows);
-  const KernelBreakdown k = kernel_breakdown(rank, window.rows);
+  const analysis::AnalysisWindow window = analysis::compute_analysis_window(rank);
+  const analysis::TemporalBreakdown t = analysis::temporal_breakdown(rank, window.rows);
+  const analysis::KernelBreakdown k = analysis::kernel_breakdown(rank, window.rows);
   int64_t comm = 0;
   int64_t memory = 0;
-  for (const TypeShare& s : k.partition) {
-    if ((s.types & kCommunicationBit) != 0 && (s.types & kComputationBit) == 0) comm += s.ns;
-    if (s.types == kMemoryBit) memory += s.ns;
+  for (const analysis::TypeShare& s : k.partition) {
+    if ((s.types & analysis::kCommunicationBit) != 0 && (s.types & analysis::kComputationBit) == 0) comm += s.ns;
+    if (s.types == analysis::kMemoryBit) memory += s.ns;
   }
   // One rank's parts are within the reader's bounds; their sum over ranks is checked.
   RankParts out;
@@ -89,7 +90,7 @@ RankParts reduce_rank(const trace::RankTrace& rank, bool fraction) {
   one.communication_ns = comm;
   one.memory_ns = memory;
   one.other_ns = t.kernel_time_ns - t.idle_ns - t.compute_ns - comm - memory;
-  if (fraction) out.fraction = fraction_parts(compute_operator_table(rank));
+  if (fraction) out.fraction = analysis::fraction_parts(analysis::compute_operator_table(rank));
   return out;
 }
 
@@ -109,7 +110,7 @@ void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& o
     auto reduce = [&](const trace::RankTrace& rank, unsigned /*threads_per_file*/) {
       engine::RankReduction<RankParts> out;
       out.parts = reduce_rank(rank, want_fraction);
-      out.collectives = extract_collectives(rank);
+      out.collectives = analysis::extract_collectives(rank);
       return out;
     };
     auto every_rank = [](int64_t) { return true; };
@@ -122,7 +123,7 @@ void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& o
     const engine::ReducedRanks& reduced = streamed.value();
     for (const std::string& e : reduced.set.errors) data->errors.push_back(e);
     if (parts.empty()) continue;
-    const CollectiveRows& rows = reduced.rows;
+    const analysis::CollectiveRows& rows = reduced.rows;
 
     tables::TraceSums sums;
     bool exact = true;
@@ -140,10 +141,10 @@ void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& o
     }
     run.traces = sums;
     if (want_fraction) {
-      std::vector<FractionParts> fractions;
+      std::vector<analysis::FractionParts> fractions;
       fractions.reserve(parts.size());
       for (const RankParts& p : parts) fractions.push_back(p.fraction);
-      const ComputationFraction f = pooled_fraction(fractions);
+      const analysis::ComputationFraction f = analysis::pooled_fraction(fractions);
       if (f.exact) {
         tables::ComputationSums c;
         static_cast<tables::SelfTimeSums&>(c) = f;  // the sums, whatever fields they have
@@ -163,4 +164,4 @@ void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& o
   }
 }
 
-}  // namespace scaleprof::analysis
+}  // namespace scaleprof::engine

@@ -23,7 +23,7 @@
 
 #include "tables/run_data.h"
 
-namespace scaleprof::analysis {
+namespace scaleprof::engine {
 
 struct TraceStageOptions {
   unsigned threads = 0;  // trace files read in parallel (0: one per core)
@@ -33,4 +33,4 @@ struct TraceStageOptions {
 // every run with trace files. Unreadable traces become errors naming the file.
 void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& options = {});
 
-}  // namespace scaleprof::analysis
+}  // namespace scaleprof::engine

@@ -6,7 +6,7 @@
 
 #include "engine/rank_stream.h"
 
-namespace scaleprof::report {
+namespace scaleprof::engine {
 
 // A client of the engine's one per-rank driver (engine/rank_stream.h): it supplies the reduction to
 // RankResults and a store that spills them past a budget.
@@ -46,4 +46,4 @@ Result<StreamedRanks> stream_ranks(const ReportSections& sections, const std::ve
   return out;
 }
 
-}  // namespace scaleprof::report
+}  // namespace scaleprof::engine

@@ -16,7 +16,7 @@
 #include "engine/rank_results_store.h"
 #include "trace/trace_set.h"
 
-namespace scaleprof::report {
+namespace scaleprof::engine {
 
 struct StreamedRanks {
   trace::StreamedSet set;                 // the files, their final ranks, errors and warnings
@@ -34,4 +34,4 @@ struct StreamedRanks {
 Result<StreamedRanks> stream_ranks(const ReportSections& sections, const std::vector<std::string>& paths,
                                    const trace::LoadOptions& load, const TraceReportOptions& options);
 
-}  // namespace scaleprof::report
+}  // namespace scaleprof::engine

@@ -49,9 +49,9 @@ Result<ScalabilityReport> build_scalability_report(const ScalabilityReportOption
   }
   if (!loaded) return loaded.error();
   out.data = std::move(loaded).value();
-  analysis::TraceStageOptions trace_options;
+  engine::TraceStageOptions trace_options;
   trace_options.threads = options.threads;
-  analysis::add_trace_metrics(&out.data, trace_options);
+  engine::add_trace_metrics(&out.data, trace_options);
   out.analysis = analysis::analyse_scalability(out.data, options.analysis);
   if (options.warmup_note && options.analysis.skip_epochs == 0)
     out.warmup_changes = warmup_changes(out.data, out.analysis);

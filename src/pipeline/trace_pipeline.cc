@@ -7,11 +7,11 @@
 namespace scaleprof::pipeline {
 
 Result<StreamedReport> stream_report(std::string_view report, const std::vector<std::string>& paths,
-                                     const trace::LoadOptions& load, const report::TraceReportOptions& options) {
-  const report::ReportSections sections = sections_of(report, options);
-  auto streamed = report::stream_ranks(sections, paths, load, options);
+                                     const trace::LoadOptions& load, const engine::TraceReportOptions& options) {
+  const engine::ReportSections sections = sections_of(report, options);
+  auto streamed = engine::stream_ranks(sections, paths, load, options);
   if (!streamed) return streamed.error();
-  report::StreamedRanks& ranks = streamed.value();
+  engine::StreamedRanks& ranks = streamed.value();
   StreamedReport out;
   out.set = std::move(ranks.set);
   out.repair_notes = std::move(ranks.repair_notes);

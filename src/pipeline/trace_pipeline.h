@@ -24,6 +24,6 @@ struct StreamedReport {
 // A file whose rank is known when it is read and not selected is not analysed; `load.wanted_rank`
 // may also skip reading files whose rank their name gives. Fails only as trace::stream_traces does.
 Result<StreamedReport> stream_report(std::string_view report, const std::vector<std::string>& paths,
-                                     const trace::LoadOptions& load, const report::TraceReportOptions& options);
+                                     const trace::LoadOptions& load, const engine::TraceReportOptions& options);
 
 }  // namespace scaleprof::pipeline

@@ -26,7 +26,7 @@ std::vector<Cell> breakdown_row(const Cell& rank, const analysis::TemporalBreakd
 
 }  // namespace
 
-TraceReport breakdown_tables(const RankStore& ranks) {
+TraceReport breakdown_tables(const engine::RankStore& ranks) {
   Table table;
   table.title = "Temporal breakdown of GPU time (kernel time = first to last device event)";
   table.columns = {{"rank", "Rank"},
@@ -40,7 +40,7 @@ TraceReport breakdown_tables(const RankStore& ranks) {
                    {"device_events", "Device events"}};
   analysis::TemporalBreakdown pooled;
   bool exact = true;  // the pooled sums fit in int64 ns
-  ranks->for_each([&](const RankResults& r) {
+  ranks->for_each([&](const engine::RankResults& r) {
     const analysis::TemporalBreakdown& b = r.breakdown.value();
     pooled.device_events += b.device_events;
     exact = add_checked(&pooled.kernel_time_ns, b.kernel_time_ns) && exact;
@@ -57,7 +57,7 @@ TraceReport breakdown_tables(const RankStore& ranks) {
     table.title += "; no pooled row: the ranks' times summed exceed 292 years of nanoseconds";
   }
   table.row_source = [ranks, pooled, pooled_row](const RowVisitor& visit) {
-    ranks->for_each([&](const RankResults& r) { visit(breakdown_row(r.rank, r.breakdown.value())); });
+    ranks->for_each([&](const engine::RankResults& r) { visit(breakdown_row(r.rank, r.breakdown.value())); });
     if (pooled_row) visit(breakdown_row(Cell::null(), pooled));
   };
   TraceReport report;
@@ -65,7 +65,7 @@ TraceReport breakdown_tables(const RankStore& ranks) {
   return report;
 }
 
-TraceReport breakdown_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+TraceReport breakdown_report(const trace::TraceSet& set, const engine::TraceReportOptions& options) {
   return trace_report("breakdown", set, options);
 }
 

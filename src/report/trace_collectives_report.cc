@@ -220,11 +220,14 @@ Table clocks_table(const analysis::CollectiveAnalysis& a) {
 
 }  // namespace
 
-std::vector<analysis::RankCollectives> rank_collectives(const trace::TraceSet& set, const TraceReportOptions& options) {
-  return analyse_ranks(set, options, [](const trace::RankTrace& t) { return analysis::extract_collectives(t); });
+std::vector<analysis::RankCollectives> rank_collectives(const trace::TraceSet& set,
+                                                        const engine::TraceReportOptions& options) {
+  return engine::analyse_ranks(set, options,
+                               [](const trace::RankTrace& t) { return analysis::extract_collectives(t); });
 }
 
-TraceReport collectives_tables(const std::vector<analysis::RankCollectives>& ranks, const TraceReportOptions& options) {
+TraceReport collectives_tables(const std::vector<analysis::RankCollectives>& ranks,
+                               const engine::TraceReportOptions& options) {
   return collectives_tables(analysis::compact_rows(ranks), options);
 }
 
@@ -239,8 +242,8 @@ TraceReport collectives_tables(const std::shared_ptr<const analysis::CollectiveA
   return report;
 }
 
-TraceReport collective_tables(analysis::CollectiveRows rows, const ReportSections& sections,
-                              const TraceReportOptions& options) {
+TraceReport collective_tables(analysis::CollectiveRows rows, const engine::ReportSections& sections,
+                              const engine::TraceReportOptions& options) {
   analysis::MatchOptions match;
   match.gpus_per_node = options.gpus_per_node;
   std::shared_ptr<const analysis::CollectiveAnalysis> matched =
@@ -258,13 +261,13 @@ TraceReport collective_tables(analysis::CollectiveRows rows, const ReportSection
   return report;
 }
 
-TraceReport collectives_tables(analysis::CollectiveRows rows, const TraceReportOptions& options) {
-  ReportSections sections;
+TraceReport collectives_tables(analysis::CollectiveRows rows, const engine::TraceReportOptions& options) {
+  engine::ReportSections sections;
   sections.collectives = true;
   return collective_tables(std::move(rows), sections, options);
 }
 
-TraceReport collectives_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+TraceReport collectives_report(const trace::TraceSet& set, const engine::TraceReportOptions& options) {
   return trace_report("collectives", set, options);
 }
 

@@ -10,14 +10,14 @@
 
 namespace scaleprof::report {
 
-TraceReport idle_tables(const RankStore& ranks) {
+TraceReport idle_tables(const engine::RankStore& ranks) {
   Table idle;
   idle.title = "Idle time per stream by cause";
   idle.columns = {{"rank", "Rank"},         {"device", "Device"},     {"stream", "Stream"},
                   {"category", "Category"}, {"idle_us", "Idle (us)"}, {"idle_pct", "Of stream idle (%)"},
                   {"gaps", "Gaps"}};
   idle.row_source = [ranks](const RowVisitor& visit) {
-    ranks->for_each([&](const RankResults& r) {
+    ranks->for_each([&](const engine::RankResults& r) {
       for (const analysis::StreamIdle& s : r.idle.value()) {
         for (int c = 0; c < analysis::kIdleCategoryCount; ++c) {
           const auto category = static_cast<analysis::IdleCategory>(c);
@@ -33,7 +33,7 @@ TraceReport idle_tables(const RankStore& ranks) {
                   {"count", "Count"}, {"mean_us", "Mean"},  {"std_us", "Std"},    {"min_us", "Min"},
                   {"p25_us", "P25"},  {"p50_us", "P50"},    {"p75_us", "P75"},    {"max_us", "Max"}};
   gaps.row_source = [ranks](const RowVisitor& visit) {
-    ranks->for_each([&](const RankResults& r) {
+    ranks->for_each([&](const engine::RankResults& r) {
       for (const analysis::StreamIdle& s : r.idle.value()) {
         for (int c = 0; c < analysis::kIdleCategoryCount; ++c) {
           const auto category = static_cast<analysis::IdleCategory>(c);
@@ -50,7 +50,7 @@ TraceReport idle_tables(const RankStore& ranks) {
   streams.columns = {{"rank", "Rank"},     {"device", "Device"}, {"stream", "Stream"},
                      {"events", "Events"}, {"gaps", "Gaps"},     {"overlaps", "Overlaps"}};
   streams.row_source = [ranks](const RowVisitor& visit) {
-    ranks->for_each([&](const RankResults& r) {
+    ranks->for_each([&](const engine::RankResults& r) {
       for (const analysis::StreamIdle& s : r.idle.value()) {
         int64_t gap_count = 0;
         for (const analysis::Distribution& d : s.gaps) gap_count += d.count;
@@ -65,7 +65,7 @@ TraceReport idle_tables(const RankStore& ranks) {
   return report;
 }
 
-TraceReport idle_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+TraceReport idle_report(const trace::TraceSet& set, const engine::TraceReportOptions& options) {
   return trace_report("idle", set, options);
 }
 

@@ -33,7 +33,7 @@ void partition_rows(const std::vector<analysis::TypeShare>& partition, const Cel
   }
 }
 
-void kernel_rows(const RankResults& r, const RowVisitor& visit) {
+void kernel_rows(const engine::RankResults& r, const RowVisitor& visit) {
   for (int t = 0; t < analysis::kKernelTypeCount; ++t) {
     const auto type = static_cast<analysis::KernelType>(t);
     const std::vector<analysis::KernelStats>& top = r.kernels->top[t];
@@ -49,10 +49,10 @@ void kernel_rows(const RankResults& r, const RowVisitor& visit) {
 
 }  // namespace
 
-TraceReport kernels_tables(const RankStore& ranks) {
+TraceReport kernels_tables(const engine::RankStore& ranks) {
   std::vector<std::vector<analysis::TypeShare>> partitions;
   partitions.reserve(ranks->size());
-  ranks->for_each([&](const RankResults& r) { partitions.push_back(r.kernels->partition); });
+  ranks->for_each([&](const engine::RankResults& r) { partitions.push_back(r.kernels->partition); });
   Table types;
   types.title = "Busy GPU time by kernel type, all selected ranks (overlaps split out)";
   types.columns = {{"kernel_type", "Kernel type"}, {"time_us", "Time (us)"}, {"pct", "Share (%)"}};
@@ -64,7 +64,7 @@ TraceReport kernels_tables(const RankStore& ranks) {
   per_rank.title = "Busy GPU time by kernel type, per rank";
   per_rank.columns = {{"rank", "Rank"}, {"kernel_type", "Kernel type"}, {"time_us", "Time (us)"}, {"pct", "Share (%)"}};
   per_rank.row_source = [ranks](const RowVisitor& visit) {
-    ranks->for_each([&](const RankResults& r) {
+    ranks->for_each([&](const engine::RankResults& r) {
       const Cell rank(r.rank);
       partition_rows(r.kernels->partition, &rank, visit);
     });
@@ -78,7 +78,7 @@ TraceReport kernels_tables(const RankStore& ranks) {
                      {"pct", "Of type (%)"}, {"mean_us", "Mean (us)"}, {"min_us", "Min (us)"}, {"max_us", "Max (us)"},
                      {"std_us", "Std (us)"}, {"names", "Names"},       {"name", "Kernel"}};
   kernels.row_source = [ranks](const RowVisitor& visit) {
-    ranks->for_each([&](const RankResults& r) { kernel_rows(r, visit); });
+    ranks->for_each([&](const engine::RankResults& r) { kernel_rows(r, visit); });
   };
 
   TraceReport report;
@@ -88,7 +88,7 @@ TraceReport kernels_tables(const RankStore& ranks) {
   return report;
 }
 
-TraceReport kernels_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+TraceReport kernels_report(const trace::TraceSet& set, const engine::TraceReportOptions& options) {
   return trace_report("kernels", set, options);
 }
 

@@ -30,15 +30,15 @@ std::vector<Cell> summary_row(int64_t rank, std::string_view metric, const analy
 
 }  // namespace
 
-TraceReport launch_tables(const RankStore& ranks) {
+TraceReport launch_tables(const engine::RankStore& ranks) {
   Table summary;
   summary.title = "Kernel launches: host call, device time and launch delay (us)";
   summary.columns = {{"rank", "Rank"},    {"metric", "Metric"}, {"count", "Launches"}, {"sum_us", "Total"},
                      {"mean_us", "Mean"}, {"min_us", "Min"},    {"p25_us", "P25"},     {"p50_us", "P50"},
                      {"p75_us", "P75"},   {"p90_us", "P90"},    {"p99_us", "P99"},     {"max_us", "Max"}};
   summary.row_source = [ranks](const RowVisitor& visit) {
-    ranks->for_each([&](const RankResults& rank) {
-      const RankLaunches& r = rank.launch.value();
+    ranks->for_each([&](const engine::RankResults& rank) {
+      const engine::RankLaunches& r = rank.launch.value();
       visit(summary_row(rank.rank, "cpu_duration", r.summary.cpu_duration));
       visit(summary_row(rank.rank, "gpu_duration", r.summary.gpu_duration));
       visit(summary_row(rank.rank, "launch_delay", r.summary.launch_delay));
@@ -54,8 +54,8 @@ TraceReport launch_tables(const RankStore& ranks) {
                      {"launch", "Launch call"},
                      {"kernel", "Device work"}};  // long kernel names last
   slowest.row_source = [ranks](const RowVisitor& visit) {
-    ranks->for_each([&](const RankResults& rank) {
-      for (const SlowLaunch& l : rank.launch->slowest) {
+    ranks->for_each([&](const engine::RankResults& rank) {
+      for (const engine::SlowLaunch& l : rank.launch->slowest) {
         visit({rank.rank, l.correlation, us_cell(l.launch_delay_ns), us_cell(l.cpu_duration_ns),
                us_cell(l.gpu_duration_ns), l.launch, l.kernel});
       }
@@ -67,7 +67,7 @@ TraceReport launch_tables(const RankStore& ranks) {
   return report;
 }
 
-TraceReport launch_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+TraceReport launch_report(const trace::TraceSet& set, const engine::TraceReportOptions& options) {
   return trace_report("launch", set, options);
 }
 

@@ -20,9 +20,9 @@ Cell avg_us(int64_t ns, int64_t calls) {
   return calls > 0 ? us_stat_cell(static_cast<double>(ns) / static_cast<double>(calls)) : Cell::null();
 }
 
-Table operators_table(const RankStore& ranks, int top) {
+Table operators_table(const engine::RankStore& ranks, int top) {
   bool device = false, memory = false, device_memory = false;
-  ranks->for_each([&](const RankResults& r) {
+  ranks->for_each([&](const engine::RankResults& r) {
     device |= r.ops->has_device_time;
     memory |= r.ops->has_memory;
     device_memory |= r.ops->has_device_memory;
@@ -54,7 +54,7 @@ Table operators_table(const RankStore& ranks, int top) {
   }
   out.columns.insert(out.columns.end(), {{"calls", "Calls"}, {"async", "Async"}});
   out.row_source = [ranks, device, memory, device_memory](const RowVisitor& visit) {
-    ranks->for_each([&](const RankResults& r) {
+    ranks->for_each([&](const engine::RankResults& r) {
       for (const OperatorRow& row : r.ops->top) {
         std::vector<Cell> cells = {r.rank,
                                    row.name,
@@ -81,7 +81,7 @@ Table operators_table(const RankStore& ranks, int top) {
   return out;
 }
 
-Table totals_table(const RankStore& ranks) {
+Table totals_table(const engine::RankStore& ranks) {
   Table out;
   out.title = "Operator totals (the footers of torch's table)";
   out.columns = {{"rank", "Rank"},
@@ -94,8 +94,8 @@ Table totals_table(const RankStore& ranks) {
                  {"calls_ended_at_stop", "Calls ended at stop"},
                  {"unattributed_device_events", "Unattributed device events"}};
   out.row_source = [ranks](const RowVisitor& visit) {
-    ranks->for_each([&](const RankResults& r) {
-      const RankOperators& t = r.ops.value();
+    ranks->for_each([&](const engine::RankResults& r) {
+      const engine::RankOperators& t = r.ops.value();
       visit({r.rank, t.rows, t.calls, us_cell(t.sum_self_cpu_ns), us_cell(t.sum_self_device_ns), t.async_calls,
              t.dup_nodes_removed, t.calls_ended_at_stop, t.unattributed_device_events});
     });
@@ -117,7 +117,7 @@ std::vector<Cell> fraction_row(std::optional<int64_t> rank, const analysis::Comp
           us_cell(f.profiler_step_ns),       pct_cell(100.0 * f.fraction)};
 }
 
-Table fraction_table(const RankStore& ranks) {
+Table fraction_table(const engine::RankStore& ranks) {
   Table out;
   out.title = "Computation fraction (itwinai: ATen/c10/autograd self time / (all self time - ProfilerStep*))";
   out.columns = {{"rank", "Rank"},
@@ -130,7 +130,7 @@ Table fraction_table(const RankStore& ranks) {
   if (ranks->size() > 1) {
     std::vector<analysis::FractionParts> all;
     all.reserve(ranks->size());
-    ranks->for_each([&](const RankResults& r) { all.push_back(r.ops->fraction_parts); });
+    ranks->for_each([&](const engine::RankResults& r) { all.push_back(r.ops->fraction_parts); });
     pooled = analysis::pooled_fraction(all);
     if (pooled->exact) {
       out.title += "; last row: selected ranks pooled";
@@ -140,7 +140,7 @@ Table fraction_table(const RankStore& ranks) {
     }
   }
   out.row_source = [ranks, pooled](const RowVisitor& visit) {
-    ranks->for_each([&](const RankResults& r) { visit(fraction_row(r.rank, r.ops->fraction)); });
+    ranks->for_each([&](const engine::RankResults& r) { visit(fraction_row(r.rank, r.ops->fraction)); });
     if (pooled) visit(fraction_row(std::nullopt, *pooled));
   };
   return out;
@@ -148,7 +148,7 @@ Table fraction_table(const RankStore& ranks) {
 
 }  // namespace
 
-TraceReport ops_tables(const RankStore& ranks, const TraceReportOptions& options) {
+TraceReport ops_tables(const engine::RankStore& ranks, const engine::TraceReportOptions& options) {
   TraceReport report;
   report.add("operators", operators_table(ranks, options.top));
   report.add("operator_totals", totals_table(ranks));
@@ -156,7 +156,7 @@ TraceReport ops_tables(const RankStore& ranks, const TraceReportOptions& options
   return report;
 }
 
-TraceReport ops_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+TraceReport ops_report(const trace::TraceSet& set, const engine::TraceReportOptions& options) {
   return trace_report("ops", set, options);
 }
 

@@ -25,7 +25,7 @@ std::vector<Cell> overlap_row(const Cell& rank, const analysis::CommCompOverlap&
 
 }  // namespace
 
-TraceReport overlap_tables(const RankStore& ranks) {
+TraceReport overlap_tables(const engine::RankStore& ranks) {
   Table table;
   table.title = "Communication hidden under computation";
   table.columns = {{"rank", "Rank"},
@@ -36,7 +36,7 @@ TraceReport overlap_tables(const RankStore& ranks) {
                    {"comm_events", "Comm events"}};
   analysis::CommCompOverlap pooled;
   bool any_without_communication = false;
-  ranks->for_each([&](const RankResults& r) {
+  ranks->for_each([&](const engine::RankResults& r) {
     const analysis::CommCompOverlap& o = r.overlap.value();
     pooled.communication_ns += o.communication_ns;
     pooled.computation_ns += o.computation_ns;
@@ -51,7 +51,7 @@ TraceReport overlap_tables(const RankStore& ranks) {
   const bool pooled_row = ranks->size() > 1;
   if (pooled_row) table.title += "; last row: all ranks pooled";
   table.row_source = [ranks, pooled, pooled_row](const RowVisitor& visit) {
-    ranks->for_each([&](const RankResults& r) { visit(overlap_row(r.rank, r.overlap.value())); });
+    ranks->for_each([&](const engine::RankResults& r) { visit(overlap_row(r.rank, r.overlap.value())); });
     if (pooled_row) visit(overlap_row(Cell::null(), pooled));
   };
   TraceReport report;
@@ -59,7 +59,7 @@ TraceReport overlap_tables(const RankStore& ranks) {
   return report;
 }
 
-TraceReport overlap_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+TraceReport overlap_report(const trace::TraceSet& set, const engine::TraceReportOptions& options) {
   return trace_report("overlap", set, options);
 }
 

@@ -79,12 +79,12 @@ std::vector<int64_t> phase_values(const analysis::StepPhases& s, bool kernels) {
 
 }  // namespace
 
-TraceReport phases_tables(const RankStore& ranks) {
+TraceReport phases_tables(const engine::RankStore& ranks) {
   bool kernels = false;
   Columns columns;
   std::vector<std::pair<int64_t, std::string>> missing;
-  ranks->for_each([&](const RankResults& r) { kernels |= r.phases->has_kernels; });
-  ranks->for_each([&](const RankResults& r) {
+  ranks->for_each([&](const engine::RankResults& r) { kernels |= r.phases->has_kernels; });
+  ranks->for_each([&](const engine::RankResults& r) {
     if (r.phases->steps.empty()) missing.emplace_back(r.rank, r.phases->path);
     for (const auto& s : r.phases->steps) columns.add(phase_values(s, kernels));
   });
@@ -108,7 +108,7 @@ TraceReport phases_tables(const RankStore& ranks) {
   }
   const bool any_step = !columns.values.empty();
   phases.row_source = [ranks, kernels, columns = std::move(columns), any_step](const RowVisitor& visit) {
-    ranks->for_each([&](const RankResults& r) {
+    ranks->for_each([&](const engine::RankResults& r) {
       for (const auto& s : r.phases->steps) visit(ns_row(r.rank, s.step, phase_values(s, kernels)));
     });
     if (any_step) visit(columns.median_row(2));
@@ -123,7 +123,7 @@ TraceReport phases_tables(const RankStore& ranks) {
     regions.columns.insert(regions.columns.end(), {{"kernels", "Kernels"}, {"device_us", "Device (us)"}});
   }
   regions.row_source = [ranks, kernels](const RowVisitor& visit) {
-    ranks->for_each([&](const RankResults& r) {
+    ranks->for_each([&](const engine::RankResults& r) {
       for (const auto& s : r.phases->steps) {
         for (const auto& region : s.regions) {
           std::vector<Cell> row = {r.rank, s.step, region.name.empty() ? Cell("(none)") : Cell(region.name),
@@ -141,8 +141,8 @@ TraceReport phases_tables(const RankStore& ranks) {
   return report;
 }
 
-TraceReport decompose_tables(const RankStore& ranks, const analysis::CollectiveRows& rows,
-                             const TraceReportOptions& options) {
+TraceReport decompose_tables(const engine::RankStore& ranks, const analysis::CollectiveRows& rows,
+                             const engine::TraceReportOptions& options) {
   // Each rank's wait at the matched collectives of each step (collective_match.h: latest start − its
   // start), moved from its exposed communication below.
   auto waits = std::make_shared<std::map<std::pair<int64_t, int64_t>, int64_t>>();
@@ -154,7 +154,7 @@ TraceReport decompose_tables(const RankStore& ranks, const analysis::CollectiveR
       for (const analysis::RankTiming& t : call.ranks) (*waits)[{t.rank, call.step}] += t.wait_ns;
     }
   }
-  auto parts = [waits](const RankResults& r, analysis::StepDecomposition s) {
+  auto parts = [waits](const engine::RankResults& r, analysis::StepDecomposition s) {
     if (auto it = waits->find({r.rank, s.step}); it != waits->end()) analysis::move_collective_wait(&s, it->second);
     std::vector<int64_t> v = {s.duration_ns()};
     for (int64_t ns : s.part_ns) v.push_back(ns);
@@ -163,7 +163,7 @@ TraceReport decompose_tables(const RankStore& ranks, const analysis::CollectiveR
   Columns columns;
   std::vector<std::pair<int64_t, std::string>> missing;
   bool device = false;
-  ranks->for_each([&](const RankResults& r) {
+  ranks->for_each([&](const engine::RankResults& r) {
     device |= r.decomposition->device;
     if (r.decomposition->steps.empty()) missing.emplace_back(r.rank, r.decomposition->path);
     for (const auto& s : r.decomposition->steps) columns.add(parts(r, s));
@@ -183,7 +183,7 @@ TraceReport decompose_tables(const RankStore& ranks, const analysis::CollectiveR
   }
   const bool any_step = !columns.values.empty();
   t.row_source = [ranks, parts, columns = std::move(columns), any_step](const RowVisitor& visit) {
-    ranks->for_each([&](const RankResults& r) {
+    ranks->for_each([&](const engine::RankResults& r) {
       for (const auto& s : r.decomposition->steps) visit(ns_row(r.rank, s.step, parts(r, s)));
     });
     if (any_step) visit(columns.median_row(2));

@@ -39,55 +39,59 @@ struct TraceReport {
 };
 
 // The tables of each section.
-TraceReport inputs_tables(const RankStore& ranks);
-TraceReport breakdown_tables(const RankStore& ranks);
-TraceReport kernels_tables(const RankStore& ranks);
-TraceReport idle_tables(const RankStore& ranks);
-TraceReport overlap_tables(const RankStore& ranks);
-TraceReport launch_tables(const RankStore& ranks);
-TraceReport ops_tables(const RankStore& ranks, const TraceReportOptions& options);
-TraceReport steps_tables(const RankStore& ranks);
+TraceReport inputs_tables(const engine::RankStore& ranks);
+TraceReport breakdown_tables(const engine::RankStore& ranks);
+TraceReport kernels_tables(const engine::RankStore& ranks);
+TraceReport idle_tables(const engine::RankStore& ranks);
+TraceReport overlap_tables(const engine::RankStore& ranks);
+TraceReport launch_tables(const engine::RankStore& ranks);
+TraceReport ops_tables(const engine::RankStore& ranks, const engine::TraceReportOptions& options);
+TraceReport steps_tables(const engine::RankStore& ranks);
 // `trace phases` and `trace decompose` (trace_phases_report.cc); decompose also uses the compact rows
 // of the same ranks, for each rank's wait at the matched collectives of each step.
-TraceReport phases_tables(const RankStore& ranks);
-TraceReport decompose_tables(const RankStore& ranks, const analysis::CollectiveRows& rows,
-                             const TraceReportOptions& options);
+TraceReport phases_tables(const engine::RankStore& ranks);
+TraceReport decompose_tables(const engine::RankStore& ranks, const analysis::CollectiveRows& rows,
+                             const engine::TraceReportOptions& options);
 // Collectives and stragglers from one set of compact rows (matched once; the rows are freed before
 // the tables are rendered).
-TraceReport collective_tables(analysis::CollectiveRows rows, const ReportSections& sections,
-                              const TraceReportOptions& options);
+TraceReport collective_tables(analysis::CollectiveRows rows, const engine::ReportSections& sections,
+                              const engine::TraceReportOptions& options);
 
 // Every table of `sections`, in summary's order: the per-rank sections from `ranks` (selected,
 // rank order), then collectives and stragglers from `rows` (the same ranks).
-TraceReport report_tables(const ReportSections& sections, const RankStore& ranks, analysis::CollectiveRows rows,
-                          const TraceReportOptions& options);
+TraceReport report_tables(const engine::ReportSections& sections, const engine::RankStore& ranks,
+                          analysis::CollectiveRows rows, const engine::TraceReportOptions& options);
 // The report of subcommand `report` over the selected ranks of a set loaded whole.
-TraceReport trace_report(std::string_view report, const trace::TraceSet& set, const TraceReportOptions& options);
+TraceReport trace_report(std::string_view report, const trace::TraceSet& set,
+                         const engine::TraceReportOptions& options);
 
-TraceReport breakdown_report(const trace::TraceSet& set, const TraceReportOptions& options);
-TraceReport kernels_report(const trace::TraceSet& set, const TraceReportOptions& options);
-TraceReport idle_report(const trace::TraceSet& set, const TraceReportOptions& options);
-TraceReport overlap_report(const trace::TraceSet& set, const TraceReportOptions& options);
-TraceReport launch_report(const trace::TraceSet& set, const TraceReportOptions& options);
-TraceReport ops_report(const trace::TraceSet& set, const TraceReportOptions& options);
-TraceReport steps_report(const trace::TraceSet& set, const TraceReportOptions& options);
+TraceReport breakdown_report(const trace::TraceSet& set, const engine::TraceReportOptions& options);
+TraceReport kernels_report(const trace::TraceSet& set, const engine::TraceReportOptions& options);
+TraceReport idle_report(const trace::TraceSet& set, const engine::TraceReportOptions& options);
+TraceReport overlap_report(const trace::TraceSet& set, const engine::TraceReportOptions& options);
+TraceReport launch_report(const trace::TraceSet& set, const engine::TraceReportOptions& options);
+TraceReport ops_report(const trace::TraceSet& set, const engine::TraceReportOptions& options);
+TraceReport steps_report(const trace::TraceSet& set, const engine::TraceReportOptions& options);
 // Collectives matched across ranks and their bandwidth (trace_collectives_report.cc).
-TraceReport collectives_report(const trace::TraceSet& set, const TraceReportOptions& options);
+TraceReport collectives_report(const trace::TraceSet& set, const engine::TraceReportOptions& options);
 // Stragglers at the collectives (trace_stragglers_report.cc).
-TraceReport stragglers_report(const trace::TraceSet& set, const TraceReportOptions& options);
+TraceReport stragglers_report(const trace::TraceSet& set, const engine::TraceReportOptions& options);
 // The compact per-rank rows both need, and the tables made from them (so rows reduced elsewhere,
 // streamed or merged from shards, give the same tables).
-std::vector<analysis::RankCollectives> rank_collectives(const trace::TraceSet& set, const TraceReportOptions& options);
-TraceReport collectives_tables(const std::vector<analysis::RankCollectives>& ranks, const TraceReportOptions& options);
-TraceReport stragglers_tables(const std::vector<analysis::RankCollectives>& ranks, const TraceReportOptions& options);
+std::vector<analysis::RankCollectives> rank_collectives(const trace::TraceSet& set,
+                                                        const engine::TraceReportOptions& options);
+TraceReport collectives_tables(const std::vector<analysis::RankCollectives>& ranks,
+                               const engine::TraceReportOptions& options);
+TraceReport stragglers_tables(const std::vector<analysis::RankCollectives>& ranks,
+                              const engine::TraceReportOptions& options);
 // The same from the compact rows, which are freed once the tables' data is made (before rendering).
-TraceReport collectives_tables(analysis::CollectiveRows rows, const TraceReportOptions& options);
-TraceReport stragglers_tables(analysis::CollectiveRows rows, const TraceReportOptions& options);
+TraceReport collectives_tables(analysis::CollectiveRows rows, const engine::TraceReportOptions& options);
+TraceReport stragglers_tables(analysis::CollectiveRows rows, const engine::TraceReportOptions& options);
 // The tables of the matched calls (kept alive by the per-call-per-rank table, written row by row) and
 // of the stragglers found in them.
 TraceReport collectives_tables(const std::shared_ptr<const analysis::CollectiveAnalysis>& matched);
 TraceReport stragglers_tables(analysis::StragglerAnalysis stragglers);
 // Everything above, plus what was read (events, ranks, devices), for every selected rank.
-TraceReport summary_report(const trace::TraceSet& set, const TraceReportOptions& options);
+TraceReport summary_report(const trace::TraceSet& set, const engine::TraceReportOptions& options);
 
 }  // namespace scaleprof::report

@@ -16,10 +16,10 @@ namespace scaleprof::report {
 
 namespace {
 
-Table steps_table(const RankStore& all) {
+Table steps_table(const engine::RankStore& all) {
   bool kernels = false;
   int64_t origin = std::numeric_limits<int64_t>::max();
-  all->for_each([&](const RankResults& r) {
+  all->for_each([&](const engine::RankResults& r) {
     kernels |= r.steps->has_kernels;
     for (const auto& w : r.steps->steps) origin = std::min(origin, w.start_ns);
   });
@@ -33,7 +33,7 @@ Table steps_table(const RankStore& all) {
                                            {"kernel_sum_us", "Kernel sum (us)"}});
   }
   out.row_source = [all, kernels, origin](const RowVisitor& visit) {
-    all->for_each([&](const RankResults& r) {
+    all->for_each([&](const engine::RankResults& r) {
       for (const auto& w : r.steps->steps) {
         std::vector<Cell> row = {r.rank, w.step, us_cell(w.start_ns - origin), us_cell(w.duration_ns())};
         if (kernels) {
@@ -52,7 +52,7 @@ Table steps_table(const RankStore& all) {
 
 // Per step number: how much the ranks disagree. A step number seen twice on one rank (PyTorch 1.13
 // writes ProfilerStep#0 twice) contributes each window separately.
-Table spread_table(const RankStore& all) {
+Table spread_table(const engine::RankStore& all) {
   struct Acc {
     int64_t windows = 0;
     int64_t min_ns = std::numeric_limits<int64_t>::max();
@@ -63,7 +63,7 @@ Table spread_table(const RankStore& all) {
     int64_t last_rank = -1;
   };
   std::map<int64_t, Acc> by_step;
-  all->for_each([&](const RankResults& r) {
+  all->for_each([&](const engine::RankResults& r) {
     for (const auto& w : r.steps->steps) {
       Acc& a = by_step[w.step];
       ++a.windows;
@@ -100,14 +100,14 @@ Table spread_table(const RankStore& all) {
 
 }  // namespace
 
-TraceReport steps_tables(const RankStore& ranks) {
+TraceReport steps_tables(const engine::RankStore& ranks) {
   TraceReport report;
   report.add("steps", steps_table(ranks));
   report.add("step_spread", spread_table(ranks));
   return report;
 }
 
-TraceReport steps_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+TraceReport steps_report(const trace::TraceSet& set, const engine::TraceReportOptions& options) {
   return trace_report("steps", set, options);
 }
 

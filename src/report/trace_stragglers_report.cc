@@ -19,12 +19,13 @@ namespace {
 constexpr const char* kPastInt64 = "; null: the sum would pass int64 nanoseconds (292 years) and is left out";
 }  // namespace
 
-TraceReport stragglers_tables(const std::vector<analysis::RankCollectives>& ranks, const TraceReportOptions& options) {
+TraceReport stragglers_tables(const std::vector<analysis::RankCollectives>& ranks,
+                              const engine::TraceReportOptions& options) {
   return stragglers_tables(analysis::compact_rows(ranks), options);
 }
 
-TraceReport stragglers_tables(analysis::CollectiveRows rows, const TraceReportOptions& options) {
-  ReportSections sections;
+TraceReport stragglers_tables(analysis::CollectiveRows rows, const engine::TraceReportOptions& options) {
+  engine::ReportSections sections;
   sections.stragglers = true;
   return collective_tables(std::move(rows), sections, options);
 }
@@ -84,7 +85,7 @@ TraceReport stragglers_tables(analysis::StragglerAnalysis s) {
   return report;
 }
 
-TraceReport stragglers_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+TraceReport stragglers_report(const trace::TraceSet& set, const engine::TraceReportOptions& options) {
   return trace_report("stragglers", set, options);
 }
 

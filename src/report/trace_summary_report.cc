@@ -10,13 +10,13 @@
 
 namespace scaleprof::report {
 
-TraceReport inputs_tables(const RankStore& ranks) {
+TraceReport inputs_tables(const engine::RankStore& ranks) {
   Table t;
   t.title = "Inputs";
   t.columns = {{"rank", "Rank"},         {"file", "File"},       {"events", "Events"},     {"kept", "Kept"},
                {"rejected", "Rejected"}, {"repairs", "Repairs"}, {"json_mb", "JSON (MB)"}, {"devices", "Devices"}};
   t.row_source = [ranks](const RowVisitor& visit) {
-    ranks->for_each([&](const RankResults& r) {
+    ranks->for_each([&](const engine::RankResults& r) {
       const trace::ReadStats& s = r.inputs.stats;
       visit({r.rank, r.inputs.path, s.events_total, s.events_kept, s.rejected_events, s.repairs,
              Cell(static_cast<double>(s.json_bytes) / 1e6, 1),
@@ -42,8 +42,8 @@ const std::vector<std::string>& summary_analysis_names() {
   return kNames;
 }
 
-TraceReport report_tables(const ReportSections& sections, const RankStore& ranks, analysis::CollectiveRows rows,
-                          const TraceReportOptions& options) {
+TraceReport report_tables(const engine::ReportSections& sections, const engine::RankStore& ranks,
+                          analysis::CollectiveRows rows, const engine::TraceReportOptions& options) {
   TraceReport report;
   if (sections.inputs) append(&report, inputs_tables(ranks));
   if (sections.breakdown) append(&report, breakdown_tables(ranks));
@@ -61,12 +61,13 @@ TraceReport report_tables(const ReportSections& sections, const RankStore& ranks
   return report;
 }
 
-TraceReport trace_report(std::string_view report, const trace::TraceSet& set, const TraceReportOptions& options) {
-  const ReportSections sections = sections_of(report, options);
-  auto ranks = std::make_shared<RankResultsStore>();
+TraceReport trace_report(std::string_view report, const trace::TraceSet& set,
+                         const engine::TraceReportOptions& options) {
+  const engine::ReportSections sections = engine::sections_of(report, options);
+  auto ranks = std::make_shared<engine::RankResultsStore>();
   if (sections.per_rank()) {
-    for (RankResults& r :
-         analyse_ranks(set, options, [&](const trace::RankTrace& t) { return reduce_rank(t, sections, options); })) {
+    for (engine::RankResults& r : engine::analyse_ranks(
+             set, options, [&](const trace::RankTrace& t) { return engine::reduce_rank(t, sections, options); })) {
       ranks->add(std::move(r));
     }
   }
@@ -75,7 +76,7 @@ TraceReport trace_report(std::string_view report, const trace::TraceSet& set, co
   return report_tables(sections, ranks, std::move(rows), options);
 }
 
-TraceReport summary_report(const trace::TraceSet& set, const TraceReportOptions& options) {
+TraceReport summary_report(const trace::TraceSet& set, const engine::TraceReportOptions& options) {
   return trace_report("summary", set, options);
 }
 

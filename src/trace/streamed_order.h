@@ -18,7 +18,7 @@
 
 namespace scaleprof::trace {
 
-// A container that renumbers and orders its own entries (report::RankResultsStore,
+// A container that renumbers and orders its own entries (engine::RankResultsStore,
 // analysis::CollectiveRows): set_rank(k, rank) for the k-th entry added, then keep_sorted(keep).
 template <class T>
 concept RenumbersInPlace = requires(T& entries, size_t k, int64_t rank, bool (*keep)(int64_t)) {
