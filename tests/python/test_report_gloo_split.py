@@ -2,6 +2,7 @@
 torchrun at 1 and 2 workers, rank 1 a straggler that sleeps a known time after every step. The report
 must split communication from waiting for stragglers, with the numbers the traces themselves give
 (recomputed here from the raw Kineto events) and a wait close to the sleep."""
+import csv
 import gzip
 import json
 import os
@@ -99,22 +100,50 @@ def test_the_split_is_what_the_traces_say(report):
     assert 0 < two["communication_pct"] < 50
 
 
+def outside_steps_share(run_dir, skip_epochs=1):
+    """The share of the epoch time outside the training steps, from the run's own records: per kept
+    epoch, the slowest rank's duration minus its steps (epochs.csv, steps.csv), pooled over epochs."""
+    def rows(path):
+        with open(path) as f:
+            return list(csv.DictReader(f))
+    per_epoch = {}  # epoch -> (duration, steps) of the slowest rank
+    for rank_dir in sorted(run_dir.glob("rank-*")):
+        steps = {}
+        for s in rows(rank_dir / "steps.csv"):
+            steps[int(s["epoch"])] = steps.get(int(s["epoch"]), 0.0) + float(s["duration_s"])
+        for e in rows(rank_dir / "epochs.csv"):
+            epoch, duration = int(e["epoch"]), float(e["duration_s"])
+            if epoch not in per_epoch or duration > per_epoch[epoch][0]:
+                per_epoch[epoch] = (duration, steps[epoch])
+    kept = [per_epoch[e] for e in sorted(per_epoch)[skip_epochs:]]
+    return sum(d - s for d, s in kept) / sum(d for d, _ in kept)
+
+
 def test_where_scaling_is_lost_names_communication_and_waiting(report):
     (loss,) = report["json"]["scaling_loss"]
     assert loss["basis"] == "collectives"
     assert loss["from_workers"] == 1 and loss["to_workers"] == 2
     rows = {r["workers"]: r for r in report["json"]["collective_time"]}
-    # Points of a cause = its share at 2 workers - its share at 1 worker x the efficiency (its time
-    # beyond what it would be had it shrunk with the workers, over the epoch time at 2 workers).
+    times = {r["workers"]: r["mean_s"] for r in report["json"]["epoch_time"]}
+    runs = {n: next(p for p in (report["root"] / "cnn").iterdir() if p.name.startswith(f"ddp-w{n}-")) for n in (1, 2)}
+    outside = {n: outside_steps_share(runs[n]) for n in (1, 2)}
+    assert all(0 < o < 0.2 for o in outside.values()), outside  # set-up between steps, no evaluation
+    # Points of a cause = its share of the epoch at 2 workers - its share at 1 worker x the efficiency
+    # (its time beyond what it would be had it shrunk with the workers, over the epoch time at 2
+    # workers). Outside the steps comes from the step records; the collectives' shares are of the
+    # step time, so of the epoch they are that times the share in the steps.
     eff = loss["efficiency_pct"] / 100
-    assert loss["waiting_for_stragglers_pts"] == pytest.approx(rows[2]["waiting_pct"] - eff * rows[1]["waiting_pct"],
-                                                               abs=0.02)
+    assert eff == pytest.approx(times[1] / (2 * times[2]), rel=1e-9)
+    assert loss["outside_the_steps_pts"] == pytest.approx(100 * (outside[2] - eff * outside[1]), abs=0.02)
+    in_steps = {n: 1 - outside[n] for n in (1, 2)}
+    assert loss["waiting_for_stragglers_pts"] == pytest.approx(
+        rows[2]["waiting_pct"] * in_steps[2] - eff * rows[1]["waiting_pct"] * in_steps[1], abs=0.02)
     assert rows[1]["waiting_pct"] == 0  # one rank waits for nobody
     assert loss["waiting_for_stragglers_pts"] > 5  # 50 ms of every ~100-200 ms step
     assert loss["communication_pts"] == pytest.approx(
-        rows[2]["communication_pct"] - eff * rows[1]["communication_pct"], abs=0.02)
-    assert loss["lost_pts"] == pytest.approx(
-        loss["communication_pts"] + loss["waiting_for_stragglers_pts"] + loss["other_pts"], abs=0.02)
+        rows[2]["communication_pct"] * in_steps[2] - eff * rows[1]["communication_pct"] * in_steps[1], abs=0.02)
+    assert loss["lost_pts"] == pytest.approx(loss["outside_the_steps_pts"] + loss["communication_pts"] +
+                                             loss["waiting_for_stragglers_pts"] + loss["other_pts"], abs=0.02)
     text = report["text"]
     assert "waiting for stragglers growth accounts for" in text
     assert "in the collectives matched across ranks at both scales" in text
