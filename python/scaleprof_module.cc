@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <random>
@@ -22,7 +21,6 @@
 #include "importers/run_reader.h"
 #include "pipeline/report_source.h"
 #include "pipeline/scalability_pipeline.h"
-#include "pipeline/tracking_uri.h"
 #include "report/scalability_report.h"
 
 namespace py = pybind11;
@@ -260,11 +258,6 @@ std::vector<std::string> run_names_argument(const py::object& value) {
   return value.cast<std::vector<std::string>>();
 }
 
-std::string environment(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? std::string(value) : std::string();
-}
-
 // `scaleprof report --format json` as a dict: the same pipeline (the source chosen from the arguments
 // and the environment as the CLI does, pipeline/report_source.h), and the report's one JSON writer,
 // parsed by Python's json module rather than written a second time.
@@ -277,8 +270,7 @@ py::object scalability_report(const std::optional<std::string>& root, const std:
   scaleprof::pipeline::SourceRequest request;
   request.root = root.value_or("");
   request.tracking_uri = tracking_uri.value_or("");
-  request.env_tracking_uri = scaleprof::pipeline::tracking_uri_from_environment();
-  request.env_root = environment("SCALEPROF_ROOT");
+  scaleprof::pipeline::read_source_environment(&request);
   const scaleprof::pipeline::ReportSource source = unwrap(scaleprof::pipeline::choose_report_source(request));
   scaleprof::pipeline::ScalabilityReportOptions options;
   options.read.root = source.root;

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <memory>
@@ -15,7 +14,6 @@
 #include "importers/run_data_reader.h"
 #include "pipeline/report_source.h"
 #include "pipeline/scalability_pipeline.h"
-#include "pipeline/tracking_uri.h"
 #include "report/scalability_html.h"
 #include "report/scalability_plots.h"
 #include "report/scalability_report.h"
@@ -57,12 +55,6 @@ std::vector<std::string> split_commas(const std::string& text) {
     pos = comma + 1;
   }
   return out;
-}
-
-// An environment variable's value, "" when unset.
-std::string environment(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? std::string(value) : std::string();
 }
 
 // What itwinai's users see besides the tables: how much the warm-up epoch weighs in the means it
@@ -129,8 +121,7 @@ int run_report(const ReportOptions& opt) {
   pipeline::SourceRequest request;
   request.root = opt.root;
   request.tracking_uri = opt.tracking_uri;
-  request.env_tracking_uri = pipeline::tracking_uri_from_environment();
-  request.env_root = environment("SCALEPROF_ROOT");
+  pipeline::read_source_environment(&request);
   request.itwinai = opt.itwinai;
   auto source = pipeline::choose_report_source(request);
   if (!source) return fail_with(source.error());

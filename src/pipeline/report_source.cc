@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "importers/mlflow/http_client.h"
@@ -22,6 +23,12 @@ Result<std::string> checked(const std::string& uri) {
 }
 
 }  // namespace
+
+void read_source_environment(SourceRequest* request) {
+  request->env_tracking_uri = tracking_uri_from_environment();
+  const char* root = std::getenv("SCALEPROF_ROOT");
+  request->env_root = root != nullptr ? std::string(root) : std::string();
+}
 
 Result<ReportSource> choose_report_source(const SourceRequest& request) {
   ReportSource out;

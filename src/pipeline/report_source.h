@@ -29,6 +29,10 @@ struct ReportSource {
   std::string note;          // one line for the user, or empty
 };
 
+// The request's environment values (env_tracking_uri, env_root) from this process's environment:
+// what both front-ends pass in, read in one place.
+void read_source_environment(SourceRequest* request);
+
 // The source, or an error: kUsage for a tracking URI that cannot be meant (the message starts
 // "usage: "), kNotFound when there is no data to read.
 Result<ReportSource> choose_report_source(const SourceRequest& request);
