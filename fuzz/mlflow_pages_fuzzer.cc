@@ -57,9 +57,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (next > pages.size() || next > static_cast<size_t>(limits.max_pages) + 1) std::abort();
   // The redactor on the message and on the raw server text: a known secret never survives.
   static const std::vector<std::string> kSecrets = {"S3CR3T-t0ken"};
-  for (const std::string& shown : {redact_credentials(message, kSecrets), redact_credentials(text, kSecrets)}) {
+  for (const std::string& shown :
+       {scaleprof::redact_credentials(message, kSecrets), scaleprof::redact_credentials(text, kSecrets)}) {
     if (shown.find(kSecrets[0]) != std::string::npos) std::abort();
   }
-  (void)redact_url(text);
+  (void)scaleprof::redact_url(text);
   return 0;
 }

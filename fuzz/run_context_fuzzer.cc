@@ -80,7 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (parsed.ok() && parsed.value() < kMinGpuInterval) __builtin_trap();
   }
   if (auto command = env.get("COMMAND")) {
-    auto [world, nodes] = torchrun_world(words(*command));
+    auto [world, nodes] = scaleprof::launch::torchrun_world(words(*command));
     if (world < 0 || nodes < 0) __builtin_trap();
   }
   return 0;

@@ -56,7 +56,8 @@ void check_one_line(const std::vector<std::string>& messages) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace scaleprof::collect;
+  using namespace scaleprof::collect;    // NOLINT(google-build-using-namespace): the records it writes
+  using namespace scaleprof::importers;  // NOLINT(google-build-using-namespace): the reader it fuzzes
   const fs::path root = scratch() / "root";
   const fs::path run_dir = root / "e" / "r";
   std::error_code ec;
