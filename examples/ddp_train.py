@@ -65,6 +65,9 @@ def parse_args(argv=None):
                    help="extra seconds per step (tests use it to kill a rank mid-epoch)")
     p.add_argument("--sleep-rank", type=int, default=-1,
                    help="only this rank sleeps --step-sleep (a straggler the others wait for); -1: every rank")
+    p.add_argument("--epoch-sleep", type=float, default=0.0,
+                   help="seconds every rank spends in each epoch outside its steps, as a checkpoint would "
+                        "(a serial cost of known size for the report's 'outside the steps')")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                    help="where the model and the batches live (cuda: GPU LOCAL_RANK mod the GPU count)")
     p.add_argument("--backend", choices=["gloo", "nccl"], default="gloo", help="torch.distributed backend")
@@ -132,6 +135,8 @@ def main(argv=None):
                                 torch.cuda.synchronize(device)
                         if profiling:
                             prof.step()
+                    if args.epoch_sleep:
+                        time.sleep(args.epoch_sleep)  # inside the epoch, outside every step
                 seconds = time.perf_counter() - start
             # Measured independently of scaleprof, for the end-to-end test to compare against.
             print(f"rank {rank} epoch {epoch} done seconds {seconds:.6f} loss {loss.item():.4f}", flush=True)
