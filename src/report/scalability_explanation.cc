@@ -127,12 +127,15 @@ std::vector<std::string> loss_sentences(const SeriesResult& series) {
   }
   const analysis::MainLossCause main = analysis::main_loss_cause(l);
   if (main.name == "everything else") {
-    out.push_back(fmt::format(
-        "Most of the loss is outside {}: work that does not shrink with more workers (per-worker overheads, a "
-        "serial part, smaller per-worker batches running less efficiently).",
-        cause_list(l.causes)));
+    out.push_back(
+        fmt::format("Most of the loss lies beyond the causes named ({}): work that does not shrink with more workers "
+                    "(per-worker overheads, a serial part, smaller per-worker batches running less efficiently).",
+                    cause_list(l.causes)));
   } else if (!main.name.empty()) {
-    out.push_back(fmt::format("The main reason {} does not scale better is the growth of {}.", name, main.name));
+    // "the growth of outside the steps" does not read: that cause is a stretch of time.
+    const std::string what =
+        main.name == analysis::kOutsideStepsCause ? std::string("the time outside the steps") : main.name;
+    out.push_back(fmt::format("The main reason {} does not scale better is the growth of {}.", name, what));
   }
   return out;
 }
