@@ -87,6 +87,10 @@ ScaleLoss attribute_scale_loss(const ScaleShares& base, const ScaleShares& at) {
   return out;
 }
 
+bool outside_steps_beside_step_shares(const ScaleLoss& loss) {
+  return !loss.causes.empty() && loss.causes.front().name == kOutsideStepsCause && loss.basis != LossBasis::kSteps;
+}
+
 MainLossCause main_loss_cause(const ScaleLoss& loss) {
   MainLossCause out;
   if (!(loss.lost > 0) || !is_attributed(loss.basis)) return out;

@@ -92,4 +92,8 @@ struct MainLossCause {
 };
 MainLossCause main_loss_cause(const ScaleLoss& loss);
 
+// Whether the time outside the steps is attributed beside shares measured in the steps (any basis but
+// `steps`): the sentences then say where each comes from.
+bool outside_steps_beside_step_shares(const ScaleLoss& loss);
+
 }  // namespace scaleprof::analysis

@@ -42,8 +42,7 @@ std::string basis_words_in_steps(const analysis::ScaleLoss& l) {
 }
 
 std::string basis_words(const analysis::ScaleLoss& l) {
-  const bool outside_cause = !l.causes.empty() && l.causes.front().name == analysis::kOutsideStepsCause;
-  if (outside_cause && l.basis != analysis::LossBasis::kSteps) {
+  if (analysis::outside_steps_beside_step_shares(l)) {
     return basis_words_in_steps(l) + "; time outside the steps from the step records";
   }
   return basis_words_in_steps(l);

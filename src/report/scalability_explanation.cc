@@ -119,8 +119,7 @@ std::vector<std::string> loss_sentences(const SeriesResult& series) {
                   : fmt::format("everything else shrank faster than the workers grew and gives back {} points",
                                 fmt_pts(-l.rest))));
   out.push_back(basis_sentence(l.basis));
-  const bool outside_cause = !l.causes.empty() && l.causes.front().name == analysis::kOutsideStepsCause;
-  if (outside_cause && l.basis != analysis::LossBasis::kSteps) {
+  if (analysis::outside_steps_beside_step_shares(l)) {
     out.push_back(
         "(The time outside the training steps comes from the step records: each epoch's time minus the steps of the "
         "rank that set it; the shares measured in the profiled steps are applied to the time in the steps.)");
