@@ -8,6 +8,7 @@ sleeps --straggler-ms after its forward pass, outside every operator: the other 
 at the gradient all-reduce.
 """
 import argparse
+import gc
 import time
 
 import torch
@@ -59,6 +60,10 @@ def main():
             loss.backward()
             optimizer.step()
             prof.step()
+    # The same orderly end as ddp_tiny_model.py: a DDP model alive at exit can abort the interpreter's finalisation.
+    dist.barrier()
+    model = optimizer = prof = None
+    gc.collect()
     dist.destroy_process_group()
 
 
