@@ -308,6 +308,7 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
     out.series.push_back(std::move(s));
   }
   out.best = best_strategy_per_scale(times);
+  analyse_throughput(&out);
   return out;
 }
 

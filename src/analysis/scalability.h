@@ -14,6 +14,7 @@
 
 #include "analysis/scaling.h"
 #include "analysis/scaling_loss.h"
+#include "analysis/throughput.h"
 #include "tables/run_data.h"
 
 namespace scaleprof::analysis {
@@ -41,6 +42,7 @@ struct ScaleGroup {
   // Share of the kept epochs' time spent outside the training steps (step records: epoch time minus
   // the steps of the rank that set it); NaN unless every kept epoch has step records.
   double outside_steps_share = tables::kNaN;
+  GroupThroughput throughput;  // samples per second (analysis/throughput.h)
   // GPU data (NaN when the group has none)
   int64_t gpus = 0;                       // GPU series (devices x runs)
   double utilization_pct = tables::kNaN;  // mean over every sample of every GPU of every run
@@ -90,6 +92,7 @@ struct ScalabilityAnalysis {
   std::vector<ScaleGroup> groups;  // by series, then workers, then nodes
   std::vector<SeriesResult> series;
   std::vector<BestAtScale> best;
+  std::vector<SeriesThroughput> throughput;  // per series with samples: weak or strong scaling
   std::vector<GpuDeviceRow> devices;
   std::vector<std::string> warnings;         // reader warnings plus the report's own ("No GPU data found", ...)
   std::vector<std::string> errors;           // reader errors (file:line)

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
+#include "core/checked_sum.h"
 #include "importers/run_data_sink.h"
 #include "importers/run_reader.h"
 #include "importers/value_checks.h"
@@ -33,6 +35,24 @@ std::map<int64_t, double> steps_seconds_per_epoch(const RankData& rank) {
   for (int64_t e : broken) sums.erase(e);
   return sums;
 }
+
+// Per epoch, the samples of one rank's step records (steps.csv), for epochs whose every step record
+// gives them: the rank's samples when its epoch record has none.
+std::map<int64_t, int64_t> step_samples_per_epoch(const RankData& rank) {
+  std::map<int64_t, int64_t> sums;
+  std::set<int64_t> missing;
+  for (const collect::StepRecord& st : rank.steps) {
+    if (!st.samples || !scaleprof::add_checked(&sums[st.epoch], *st.samples)) missing.insert(st.epoch);
+  }
+  for (int64_t e : missing) sums.erase(e);
+  return sums;
+}
+
+// The samples of one epoch summed over the ranks that gave them (throughput, analysis/throughput.h).
+struct EpochSamples {
+  double sum = 0;
+  int64_t ranks = 0;
+};
 
 class ScaleprofRunReader : RunDataReader {
  public:
@@ -116,8 +136,10 @@ class ScaleprofRunReader : RunDataReader {
     run.nodes = valid_count(nodes) ? nodes : 0;
     run.status = in.status;
     std::map<int64_t, tables::EpochTime> epoch_max;  // epoch -> the slowest rank's duration and steps
+    std::map<int64_t, EpochSamples> epoch_samples;   // epoch -> samples of the ranks that gave them
     for (const RankData& r : in.ranks) {
       const std::map<int64_t, double> in_steps = steps_seconds_per_epoch(r);
+      const std::map<int64_t, int64_t> step_samples = step_samples_per_epoch(r);
       // One record per epoch and rank: a repeat (a restarted process appending to the same file)
       // would otherwise be merged by max and inflate every figure; the first record is kept.
       std::map<int64_t, int64_t> first_line;  // epoch -> line of its first record
@@ -133,6 +155,13 @@ class ScaleprofRunReader : RunDataReader {
           warn(fmt::format("{}/epochs.csv:{}: epoch {} recorded again (first on line {}); the first record is used",
                            r.dir, e.line, e.epoch, seen->second));
           continue;
+        }
+        std::optional<int64_t> samples = e.samples;
+        if (auto ss = step_samples.find(e.epoch); !samples && ss != step_samples.end()) samples = ss->second;
+        if (samples) {
+          EpochSamples& es = epoch_samples[e.epoch];
+          es.sum += static_cast<double>(*samples);
+          ++es.ranks;
         }
         tables::EpochTime t{e.epoch, e.duration_s};
         if (auto s = in_steps.find(e.epoch); s != in_steps.end()) t.steps_seconds = s->second;
@@ -168,7 +197,13 @@ class ScaleprofRunReader : RunDataReader {
       warn(fmt::format("{}: no strategy in run.json or rank.json; shown as 'unknown'", run.path));
     }
     run.epochs.reserve(epoch_max.size());
-    for (const auto& [epoch, time] : epoch_max) run.epochs.push_back(time);
+    for (auto [epoch, time] : epoch_max) {
+      // Every rank's samples, or none: a rank missing from the sum would understate the throughput.
+      if (auto es = epoch_samples.find(epoch); es != epoch_samples.end() && es->second.ranks == run.workers) {
+        time.samples = es->second.sum;
+      }
+      run.epochs.push_back(time);
+    }
     if (run.workers <= 0) {
       error(fmt::format("{}: world size unknown (no run.json, no rank folders); run skipped", run.path));
       return;

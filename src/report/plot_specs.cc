@@ -9,6 +9,8 @@
 #include <map>
 #include <set>
 
+#include "report/throughput_report.h"
+
 namespace scaleprof::report {
 
 using tables::kNaN;
@@ -300,6 +302,7 @@ std::vector<PlotSpec> scalability_plot_specs(const ScalabilityAnalysis& a, PlotN
     out.push_back(std::move(sp));
     out.push_back(std::move(ef));
   }
+  add_throughput_plot(a, colors, &out);
   bool any_util = false;
   bool any_energy = false;
   bool any_comp = false;

@@ -12,6 +12,7 @@
 #include "analysis/computation_fraction.h"
 #include "core/terminal_text.h"
 #include "report/scalability_explanation.h"
+#include "report/throughput_report.h"
 
 namespace scaleprof::report {
 
@@ -106,6 +107,7 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
       sc.add_row({g.series, g.workers, nodes_cell(g.nodes), num(g.epoch.mean, 3), num(g.scaling.speedup, 3),
                   num(g.scaling.ideal_speedup, 3), pct(g.scaling.efficiency)});
     }
+    add_scaling_mode_columns(a, &sc);
     s.table_keys = {"epoch_time", "scaling"};
     s.tables = {std::move(t), std::move(sc)};
     out.push_back(std::move(s));
@@ -153,6 +155,7 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
     am.table_keys = {"amdahl"};
     am.tables = {std::move(p)};
     out.push_back(std::move(am));
+    if (std::optional<ReportSection> tp = throughput_section(a)) out.push_back(std::move(*tp));
   }
 
   // GPU data
@@ -452,6 +455,7 @@ std::string render_sections_json(const std::vector<ReportSection>& sections, con
     for (const std::string& line : loss_sentences(sr)) explanation.push_back(line);
   }
   for (const std::string& line : best_strategy_sentences(analysis)) explanation.push_back(line);
+  for (const std::string& line : throughput_sentences(analysis)) explanation.push_back(line);
   out += ",\n" + json_quote("explanation") + ": " + json_string_array(explanation);
   out += ",\n" + json_quote("warnings") + ": " + json_string_array(analysis.warnings);
   out += ",\n" + json_quote("errors") + ": " + json_string_array(analysis.errors);

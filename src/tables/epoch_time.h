@@ -16,6 +16,9 @@ struct EpochTime {
   // epoch time is); the rest is time outside the steps (evaluation, checkpoints, data-loader start-up,
   // anything between steps). NaN where the epoch has no step records.
   double steps_seconds = kNaN;
+  // Samples the ranks processed in the epoch, summed over the ranks (each rank's epochs.csv `samples`,
+  // else the sum of its step records' samples); NaN unless every rank of the run gave them.
+  double samples = kNaN;
 };
 
 }  // namespace scaleprof::tables
