@@ -313,6 +313,15 @@ TEST(ThroughputCli, JsonCsvAndTableColumns) {
   EXPECT_NE(table.out.find("######## Throughput Report ########"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("Throughput (samples/s)"), std::string::npos);
   EXPECT_NE(table.out.find("Weak-scaling efficiency (%)"), std::string::npos);
+
+  // The HTML page: the section and its table (the plot needs gnuplot, as every plot does).
+  const std::string html = root / "report.html";
+  testing::CliRun page = testing::run_cli("report --no-plots --html " + html + " --root " + root.path());
+  ASSERT_EQ(page.exit_code, 0) << page.err;
+  const std::string text = testing::slurp(html);
+  EXPECT_NE(text.find("<section id=\"section-throughput\">"), std::string::npos);
+  EXPECT_NE(text.find("id=\"table-throughput\""), std::string::npos);
+  EXPECT_NE(text.find("weak-scaling efficiency T(1)/T(2)"), std::string::npos);
 }
 
 }  // namespace
