@@ -411,6 +411,8 @@ PYBIND11_MODULE(_scaleprof, m) {
           "finish", [](collect::RankRecorder& r, bool success) { (void)r.finish(success); }, py::arg("success") = true,
           py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("write_errors", &collect::RankRecorder::write_errors)
+      .def("note_process_group", &collect::RankRecorder::note_process_group, py::arg("size"), py::arg("by"),
+           "Notes the process group the training was seen in; the largest is written to rank.json at finish.")
       .def("gpu_summary",
            [](const collect::RankRecorder& r) {
              py::list out;

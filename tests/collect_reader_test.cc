@@ -158,6 +158,52 @@ TEST(ReadRun, StatusFromRanksWhenTheWriterIsGone) {
   EXPECT_NE(bad.value().warnings[0].text().find("unreadable JSON"), std::string::npos);
 }
 
+// Issue 21: ranks launched as one run that never trained together (each in a process group of its own).
+TEST(ReadRun, RanksThatNeverFormedOneProcessGroupAreNotDistributed) {
+  TempDir dir("pg");
+  importers::ReadOptions here;
+  here.local_host = "thishost";
+  auto with_group = [](int rank, const std::string& group) {
+    std::string j = rank_json(rank, "completed");
+    return j.substr(0, j.rfind('}')) + group + "}\n";
+  };
+  auto status = [&](const std::string& run, std::string* reason) {
+    auto r = importers::read_run(dir.file("e/" + run), here);
+    EXPECT_TRUE(r.ok());
+    *reason = r.ok() ? r.value().status_reason : "";
+    return r.ok() ? r.value().status : "";
+  };
+  std::string reason;
+  // Both in a group of 2: completed. Nothing noted (the wrapper alone, an older writer): completed.
+  for (int r = 0; r < 2; ++r) {
+    dir.write("e/together/rank-0000" + std::to_string(r) + "/rank.json",
+              with_group(r, ", \"process_group_size\": 2, \"process_group_by\": \"torch.distributed\""));
+    dir.write("e/unknown/rank-0000" + std::to_string(r) + "/rank.json", rank_json(r, "completed"));
+  }
+  EXPECT_EQ(status("together", &reason), "completed");
+  EXPECT_EQ(status("unknown", &reason), "completed");
+  // Each alone: flagged, with the reason naming the rank.
+  for (int r = 0; r < 2; ++r) {
+    dir.write("e/alone/rank-0000" + std::to_string(r) + "/rank.json",
+              with_group(r, ", \"process_group_size\": 1, \"process_group_by\": \"none\""));
+  }
+  EXPECT_EQ(status("alone", &reason), "not_distributed");
+  EXPECT_EQ(reason,
+            "launched as 2 ranks, but the training of rank 0 never joined a process group (neither torch.distributed "
+            "nor Horovod was initialised): the ranks trained independently, so this is no 2-rank measurement");
+  // One rank in a smaller group (Horovod), and a hostile library name that is not repeated.
+  dir.write("e/split/rank-00000/rank.json", rank_json(0, "completed"));
+  dir.write("e/split/rank-00001/rank.json",
+            with_group(1, ", \"process_group_size\": 3, \"process_group_by\": \"\\u001b[31mevil\""));
+  EXPECT_EQ(status("split", &reason), "not_distributed");
+  EXPECT_EQ(reason,
+            "launched as 2 ranks, but the training of rank 1 ran in a process group of 3 (by an unknown library): the "
+            "ranks trained independently, so this is no 2-rank measurement");
+  // A failed rank stays failed: that is the first thing to know.
+  dir.write("e/alone/rank-00001/rank.json", rank_json(1, "failed"));
+  EXPECT_EQ(status("alone", &reason), "failed");
+}
+
 TEST(ReadRuns, ListsRunsByExperimentThenStart) {
   TempDir dir("list");
   dir.write("b/late/run.json", "{\"start_unix_ns\": 200, \"status\": \"completed\"}\n");

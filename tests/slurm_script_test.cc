@@ -1,7 +1,10 @@
 // Generated sbatch scripts: every mode and strategy against expected text, hostile values in every
 // field (the script stays valid bash and nothing is executed), and the scaleprof slurm command's
 // save / print / --force behaviour (no SLURM needed: nothing is submitted here).
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,11 +81,19 @@ export RUN_NAME=ddp-n2-r1-slurm"$SLURM_JOB_ID"
 MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
 # A port per job, so jobs sharing a node never collide: 20000 + job id % 12000 (20000-31999).
 MASTER_PORT=$((20000 + SLURM_JOB_ID % 12000))
+# Checked free here (the batch script runs on the allocation's first node, which hosts the store):
+# a port something listens on already (a job whose id is 12000 away, another program) is passed over.
+for _ in $(seq 64); do
+  timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$MASTER_PORT" 2>/dev/null || break
+  MASTER_PORT=$((MASTER_PORT == 31999 ? 20000 : MASTER_PORT + 1))
+done
 export MASTER_ADDR MASTER_PORT
+echo "scaleprof slurm: job $SLURM_JOB_ID on $SLURM_JOB_NODELIST ($SLURM_NNODES node(s)), cpus per task ${SLURM_CPUS_PER_TASK:-not set}, rendezvous $MASTER_ADDR:$MASTER_PORT"
 
 # One torchrun per node under scaleprof run; torchrun starts the node's processes.
 # SCALEPROF_HOST: SLURM's node name names the node in the run directory.
-srun --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c 'export SCALEPROF_HOST="${SLURMD_NODENAME:-$(hostname -s)}"
+# --cpus-per-task given to srun as well: SLURM >= 22.05 no longer passes it on from sbatch.
+srun --ntasks-per-node=1 --cpus-per-task=32 --cpu-bind=cores --kill-on-bad-exit=1 bash -c 'export SCALEPROF_HOST="${SLURMD_NODENAME:-$(hostname -s)}"
 exec /opt/scaleprof/bin/scaleprof run --experiment=cnn --strategy=ddp --run-name="$RUN_NAME" --gpu-interval=1s -- torchrun --nnodes="$SLURM_NNODES" --nproc-per-node=4 --rdzv-backend=c10d --rdzv-endpoint="$MASTER_ADDR:$MASTER_PORT" --rdzv-id="$SLURM_JOB_ID" --rdzv-conf=is_host=$((SLURM_NODEID == 0 ? 1 : 0)) --no-python python train.py --epochs 5
 '
 )";
@@ -138,6 +149,7 @@ export SCALEPROF_ROOT=/data/metrics
 export SCALEPROF_EXPERIMENT=cnn
 export SCALEPROF_PROFILER=on
 export RUN_NAME=horovod-n2-r1-slurm"$SLURM_JOB_ID"
+echo "scaleprof slurm: job $SLURM_JOB_ID on $SLURM_JOB_NODELIST ($SLURM_NNODES node(s)), cpus per task ${SLURM_CPUS_PER_TASK:-not set}"
 
 # Horovod: srun starts one task per GPU, each under scaleprof run.
 # SCALEPROF_HOST: SLURM's node name names the node in the run directory.
@@ -152,6 +164,30 @@ TEST(SlurmScript, SingleHorovodWithNsysExpectedText) {
   const std::vector<JobPlan> jobs = plan_jobs(c);
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_EQ(render_job_script(c, jobs[0]), kHorovodScript);
+}
+
+// Issue 21: SLURM >= 22.05 no longer passes SLURM_CPUS_PER_TASK from sbatch to srun, so srun gets the
+// count itself, with a binding (cpu_bind; "none" leaves SLURM's default), and nothing without it.
+TEST(SlurmScript, SrunGetsTheCpusPerTask) {
+  const LaunchConfig hvd = make(base_config("dist_strategy: horovod\nnum_nodes: 2\ncpus_per_task: 8\n"));
+  EXPECT_NE(render_job_script(hvd, plan_jobs(hvd)[0])
+                .find("srun --ntasks-per-node=4 --ntasks=8 --cpus-per-task=8 --cpu-bind=cores --kill-on-bad-exit=1 "),
+            std::string::npos);
+  const LaunchConfig unbound = make(base_config("cpus_per_task: 16\ncpu_bind: none\n"));
+  EXPECT_NE(render_job_script(unbound, plan_jobs(unbound)[0])
+                .find("srun --ntasks-per-node=1 --cpus-per-task=16 --kill-on-bad-exit=1 "),
+            std::string::npos);
+  const LaunchConfig threads = make(base_config("cpus_per_task: 16\ncpu_bind: threads\n"));
+  EXPECT_NE(render_job_script(threads, plan_jobs(threads)[0]).find("--cpus-per-task=16 --cpu-bind=threads "),
+            std::string::npos);
+  const LaunchConfig unset = make(base_config());
+  const std::string plain = render_job_script(unset, plan_jobs(unset)[0]);
+  EXPECT_NE(plain.find("srun --ntasks-per-node=1 --kill-on-bad-exit=1 "), std::string::npos);
+  EXPECT_EQ(plain.find("--cpu"), std::string::npos);
+  config::Config bad = base_config();
+  const auto refused = bad.set_override("--cpu_bind", "core");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("did you mean 'cores'"), std::string::npos) << refused.error().message;
 }
 
 TEST(SlurmScript, TorchrunWithNsysAndContainer) {
@@ -609,6 +645,20 @@ TEST(SlurmScript, ScriptSetSizeIsBounded) {
   EXPECT_EQ(fewer.value().size(), 200u);
 }
 
+// A socket listening on 127.0.0.1:port, or -1.
+int listen_on(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 4) != 0) {
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 // Issue 19: every job used port 29500, so jobs sharing a node failed with EADDRINUSE. The port now
 // comes from the job id, computed by the script when it runs; rdzv_port still overrides it.
 TEST(SlurmScript, ConcurrentJobsGetTheirOwnRendezvousPort) {
@@ -630,7 +680,9 @@ TEST(SlurmScript, ConcurrentJobsGetTheirOwnRendezvousPort) {
     char buf[256];
     while (p != nullptr && std::fgets(buf, sizeof(buf), p) != nullptr) out += buf;
     ::pclose(p);
-    return out;
+    // The script's own first line says what it runs with; the endpoint the launcher got is the last.
+    if (out.rfind("scaleprof slurm: job " + job_id + " ", 0) != 0) return "no header line: " + out;
+    return out.substr(out.find('\n') + 1);
   };
   config::Config cfg = base_config("mode: scaling-test\nscalability_nodes: [1, 2, 4]\nstrategies: [ddp]\n");
   ASSERT_TRUE(cfg.set_override("--scaleprof_bin", (dir / "bin" / "scaleprof").string()));
@@ -642,6 +694,19 @@ TEST(SlurmScript, ConcurrentJobsGetTheirOwnRendezvousPort) {
   std::set<std::string> ports;
   for (int id = 50000; id < 50009; ++id) ports.insert(endpoint(c, std::to_string(id)));
   EXPECT_EQ(ports.size(), 9u);
+  // A port something listens on already (a job whose id is 12,000 away, any other program) is passed
+  // over: the first free one after it is used.
+  {
+    const int busy = listen_on(24711);
+    const int busy_next = listen_on(24712);
+    ASSERT_GE(busy, 0);
+    ASSERT_GE(busy_next, 0);
+    EXPECT_EQ(endpoint(c, "4711"), "n1:24713\n");
+    EXPECT_EQ(endpoint(c, "16711"), "n1:24713\n");
+    ::close(busy_next);
+    EXPECT_EQ(endpoint(c, "4711"), "n1:24712\n");
+    ::close(busy);
+  }
   ASSERT_TRUE(cfg.set_override("--rdzv_port", "29400"));
   const LaunchConfig fixed = make(cfg);
   EXPECT_EQ(endpoint(fixed, "4711"), "n1:29400\n");

@@ -98,6 +98,9 @@ class Run:
         # at the first record (see _recorder_for_record); training goes on regardless.
         self.unrecorded = 0
         self._unrecorded_reason = ""
+        # rank/world_size given here are the caller's word (a test playing several ranks in one process):
+        # no process group is looked for. From a launcher's variables, the training must show it.
+        self._identity_given = rank is not None or world_size is not None
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> "Run":
@@ -119,6 +122,7 @@ class Run:
         if _current is self:
             _current = self._previous
         if self._recorder is not None:
+            self._note_process_group(self._recorder)
             self._recorder.finish(success)
 
     def __enter__(self) -> "Run":
@@ -149,6 +153,7 @@ class Run:
             # The epoch is closed on every path, so a later epoch() always works.
             if ended:
                 self.last_epoch = rec.end_epoch()
+                self._note_process_group(rec)
             else:
                 rec.abandon_epoch()  # an epoch that raised is not a finished epoch
 
@@ -262,6 +267,25 @@ class Run:
                           flush=True)
 
         return write_trace
+
+    def _note_process_group(self, rec: "_scaleprof.RankRecorder") -> None:
+        """Tells the recorder which process group the training is in now (the largest seen is kept), so
+        that a run whose ranks each trained alone is not taken for a multi-rank measurement. Monitoring
+        never stops training: whatever the libraries raise here is ignored."""
+        if self._identity_given:
+            return
+        try:
+            dist = _distributed()
+            if dist is not None:
+                rec.note_process_group(int(dist.get_world_size()), "torch.distributed")
+                return
+            hvd = sys.modules.get("horovod.torch")
+            if hvd is not None and hvd.is_initialized():
+                rec.note_process_group(int(hvd.size()), "horovod")
+                return
+            rec.note_process_group(1, "none")
+        except Exception:  # noqa: BLE001 - a library's state is a hint; training goes on regardless
+            pass
 
     def _agreed_name(self) -> Optional[str]:
         ctx = self._context

@@ -162,6 +162,14 @@ void RankRecorder::after_append(bool written) {
   (void)write_rank_json();  // may fail on the same full disk; finish() tries again
 }
 
+void RankRecorder::note_process_group(int64_t size, const std::string& by) {
+  if (size < 1 || (by != "torch.distributed" && by != "horovod" && by != "none")) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (finished_ || (info_.process_group_size && *info_.process_group_size >= size)) return;
+  info_.process_group_size = size;
+  info_.process_group_by = by;
+}
+
 int64_t RankRecorder::write_errors() const {
   return epochs_.failed_writes() + steps_.failed_writes();
 }

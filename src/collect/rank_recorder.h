@@ -70,6 +70,11 @@ class RankRecorder {
 
   int64_t write_errors() const;
 
+  // Notes the process group the training was seen in (`size` ranks, found by `by`: "torch.distributed",
+  // "horovod", or "none" with size 1); the largest seen is written to rank.json at finish(), so a reader
+  // can tell ranks that trained together from ones that each trained alone (RankInfo::process_group_size).
+  void note_process_group(int64_t size, const std::string& by);
+
   const RunContext& context() const { return context_; }
   std::string run_dir() const;
   std::string rank_dir() const;

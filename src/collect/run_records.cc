@@ -141,6 +141,10 @@ std::string to_json(const RankInfo& info) {
   o.add("write_errors", info.write_errors);
   o.add_or_null("last_write_error", info.last_write_error);
   o.add("gpu_interval_ns", info.gpu_interval_ns);
+  if (info.process_group_size) {
+    o.add("process_group_size", info.process_group_size);
+    o.add("process_group_by", info.process_group_by);
+  }
   return o.str();
 }
 

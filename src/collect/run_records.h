@@ -35,6 +35,10 @@ inline constexpr const char* kStatusIncomplete = "incomplete";
 // Derived by readers only: the file says running, but the process that wrote it is gone without
 // recording an end (kill -9, a crashed node, a requeue that killed the wrapper).
 inline constexpr const char* kStatusInterrupted = "interrupted";
+// Derived by readers only: launched as W > 1 ranks, but the training of some rank was never seen in a
+// process group of W (RankInfo::process_group_size): the ranks trained independently, so the run is
+// no W-rank measurement (importers: not_one_process_group).
+inline constexpr const char* kStatusNotDistributed = "not_distributed";
 
 // A SLURM requeue restarts a job with the same job id, hence the same derived run name; attempt N > 0
 // (SLURM_RESTART_COUNT) is recorded in the run folder's "attempt-N/" subfolder, beside attempt 0.
@@ -102,6 +106,12 @@ struct RankInfo {
   std::string last_write_error;
   // The sampling interval of this rank's own GPU monitor; unset when the rank samples no GPUs.
   std::optional<int64_t> gpu_interval_ns;
+  // The largest process group this rank's training was seen in (the Python API looks at each epoch's
+  // end and at finish): torch.distributed's or Horovod's world size, by "torch.distributed" or
+  // "horovod"; 1 by "none" when neither was initialised. Unset when nothing looked (the wrapper alone,
+  // an older writer).
+  std::optional<int64_t> process_group_size;
+  std::string process_group_by;
 };
 
 struct EpochRecord {

@@ -92,6 +92,14 @@ class ScaleprofRunReader : RunDataReader {
     }
     const RunData& in = loaded.value();
     const std::string folder = dir.filename().string();
+    if (in.status == collect::kStatusNotDistributed) {
+      // Its epoch times are those of single processes: pooled with real W-rank runs they would be a
+      // wrong number, so the run is left out and the reason is an error (exit code 3).
+      if (wanted_run(folder, in.info && !in.info->run.empty() ? in.info->run : folder)) {
+        error(fmt::format("{}: left out: {}", dir.string(), in.status_reason));
+      }
+      return;
+    }
     tables::RunData run;
     run.layout = "scaleprof";
     run.path = dir.string();

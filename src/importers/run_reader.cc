@@ -227,6 +227,8 @@ Result<collect::RankInfo> read_rank_json(simdjson::dom::parser& parser, const st
   info.write_errors = json_int(o, "write_errors").value_or(0);
   info.last_write_error = json_string(o, "last_write_error");
   info.gpu_interval_ns = json_int(o, "gpu_interval_ns");
+  info.process_group_size = json_int(o, "process_group_size");
+  info.process_group_by = json_string(o, "process_group_by");
   return info;
 }
 
@@ -356,6 +358,27 @@ int64_t RunData::epochs_completed() const {
   return static_cast<int64_t>(n);
 }
 
+std::string not_one_process_group(const RunData& run) {
+  const int64_t world = run.world_size();
+  if (world <= 1) return {};
+  for (const RankData& r : run.ranks) {
+    if (!r.info || !r.info->process_group_size || *r.info->process_group_size == world) continue;
+    const int64_t size = *r.info->process_group_size;
+    // Only the writer's own names are repeated: the file is data, not a message to pass on.
+    const std::string& by = r.info->process_group_by;
+    const std::string seen =
+        size <= 1 && (by == "none" || by.empty())
+            ? "never joined a process group (neither torch.distributed nor Horovod was initialised)"
+            : fmt::format("ran in a process group of {} ({})", size,
+                          by == "torch.distributed" || by == "horovod" ? by : "by an unknown library");
+    return fmt::format(
+        "launched as {} ranks, but the training of rank {} {}: the ranks trained independently, so this is no "
+        "{}-rank measurement",
+        world, r.rank, seen, world);
+  }
+  return {};
+}
+
 std::string derive_run_status(const RunData& run, const ReadOptions& options, std::string* reason) {
   const std::string local_host = options.local_host.empty() ? this_host() : options.local_host;
   std::string ignored;
@@ -393,6 +416,10 @@ std::string derive_run_status(const RunData& run, const ReadOptions& options, st
     return collect::kStatusInterrupted;
   }
   if (any_running) return collect::kStatusRunning;
+  if (std::string flagged = not_one_process_group(run); !flagged.empty()) {
+    why = std::move(flagged);
+    return collect::kStatusNotDistributed;
+  }
   const int64_t world = run.world_size();
   if (any_incomplete || run.ranks.empty() || (world > 0 && static_cast<int64_t>(run.ranks.size()) < world)) {
     return collect::kStatusIncomplete;

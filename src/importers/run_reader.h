@@ -69,7 +69,7 @@ struct RunData {
   std::vector<RankData> ranks;           // by rank
   std::vector<NodeData> nodes;           // node-<host>/ folders of `scaleprof run`
   std::string status;                    // derived from run.json and the ranks, see derive_run_status
-  std::string status_reason;             // why, for "interrupted": whose process is gone
+  std::string status_reason;             // why, for "interrupted" and "not_distributed"
   int64_t attempt = 0;                   // the attempt these data come from
   std::vector<AttemptSummary> attempts;  // every attempt found, when there is more than attempt 0
   std::vector<Diagnostic> warnings;      // what the reader met, in reading order, each with its severity
@@ -107,6 +107,12 @@ Result<std::vector<RunData>> read_runs(const std::string& root, const std::strin
 // any failed rank makes it failed, a "running" rank whose process is gone interrupted; ranks that
 // never said anything make it incomplete. *reason (optional) says whose process is gone.
 std::string derive_run_status(const RunData& run, const ReadOptions& options, std::string* reason = nullptr);
+
+// Why a run launched as W > 1 ranks is no W-rank measurement: a rank whose training was seen in a
+// process group of another size (rank.json's process_group_size; 1 when neither torch.distributed nor
+// Horovod was initialised, e.g. two tasks started by srun that each trained alone). "" when every
+// rank that looked was in a group of W, or none looked. Such a run's status is not_distributed.
+std::string not_one_process_group(const RunData& run);
 
 // Whether process `pid` on `host` may still be running: true when host is another machine (cannot
 // tell) or the pid exists here.

@@ -49,6 +49,11 @@ std::vector<FieldSpec> launch_fields() {
   FieldSpec& cpus = add("cpus_per_task", Kind::kInt, int64_t{0}, "--cpus-per-task (0: not set, SLURM's default)");
   cpus.min = 0;
   cpus.max = 100000;
+  // SLURM >= 22.05 no longer passes SLURM_CPUS_PER_TASK on to srun: the scripts give srun the count
+  // themselves, and bind each task to its CPUs so that torchrun's workers cannot all land on one.
+  add("cpu_bind", Kind::kString, std::string("cores"),
+      "srun --cpu-bind when cpus_per_task is set: cores, threads, sockets or none (SLURM's own default)")
+      .choices = {"cores", "threads", "sockets", "none"};
   add("mem", Kind::kString, std::string(), "--mem per node, e.g. 64G (omitted when empty)").aliases = {"memory"};
   add("exclusive", Kind::kBool, false, "--exclusive: nodes not shared with other jobs");
   add("constraint", Kind::kString, std::string(), "--constraint (omitted when empty)");
@@ -220,6 +225,7 @@ Result<LaunchConfig> make_launch_config(const config::Config& c, const std::stri
   l.cpus_per_task = c.integer("cpus_per_task");
   l.repetitions = c.integer("repetitions");
   l.rdzv_port = c.integer("rdzv_port");
+  l.cpu_bind = c.str("cpu_bind");
   l.slurm_timeout_s = c.integer("slurm_timeout");
   l.exclusive = c.boolean("exclusive");
   l.profiler = c.boolean("profiler");

@@ -31,6 +31,7 @@ struct LaunchConfig {
   int64_t slurm_timeout_s = 120;  // deadline of each sbatch call
   bool exclusive = false, profiler = false, nsys = false, report = true;
   std::string dist_strategy;
+  std::string cpu_bind = "cores";  // srun --cpu-bind with cpus_per_task; "none": not passed
   std::vector<std::string> strategies;
   std::vector<int64_t> scalability_nodes;
   std::vector<std::string> training_cmd;  // words, after placeholders are known (filled per job)

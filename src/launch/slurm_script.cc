@@ -82,6 +82,20 @@ void job_environment(std::string& s, const LaunchConfig& c) {
   }
 }
 
+// srun's CPU options: SLURM >= 22.05 no longer hands SLURM_CPUS_PER_TASK from sbatch to srun, so
+// without them every task (torchrun and all its workers) may get one CPU.
+std::string srun_cpu_options(const LaunchConfig& c) {
+  if (c.cpus_per_task <= 0) return "";
+  std::string o = fmt::format(" --cpus-per-task={}", c.cpus_per_task);
+  if (c.cpu_bind != "none") o += " --cpu-bind=" + c.cpu_bind;
+  return o;
+}
+
+std::string cpu_note(const LaunchConfig& c) {
+  if (c.cpus_per_task <= 0) return "";
+  return "# --cpus-per-task given to srun as well: SLURM >= 22.05 no longer passes it on from sbatch.\n";
+}
+
 }  // namespace
 
 std::string shell_quote(std::string_view s) {
@@ -157,14 +171,26 @@ std::string render_job_script(const LaunchConfig& c, const JobPlan& job) {
     if (c.rdzv_port > 0) {
       s += fmt::format("MASTER_PORT={}  # rdzv_port\n", c.rdzv_port);
     } else {
+      const int64_t last = kRdzvPortBase + kRdzvPortCount - 1;
       s += fmt::format(
           "# A port per job, so jobs sharing a node never collide: {} + job id % {} ({}-{}).\n"
-          "MASTER_PORT=$(({} + SLURM_JOB_ID % {}))\n",
-          kRdzvPortBase, kRdzvPortCount, kRdzvPortBase, kRdzvPortBase + kRdzvPortCount - 1, kRdzvPortBase,
-          kRdzvPortCount);
+          "MASTER_PORT=$(({} + SLURM_JOB_ID % {}))\n"
+          "# Checked free here (the batch script runs on the allocation's first node, which hosts the store):\n"
+          "# a port something listens on already (a job whose id is {} away, another program) is passed over.\n"
+          "for _ in $(seq 64); do\n"
+          "  timeout 2 bash -c \"exec 3<>/dev/tcp/127.0.0.1/$MASTER_PORT\" 2>/dev/null || break\n"
+          "  MASTER_PORT=$((MASTER_PORT == {} ? {} : MASTER_PORT + 1))\n"
+          "done\n",
+          kRdzvPortBase, kRdzvPortCount, kRdzvPortBase, last, kRdzvPortBase, kRdzvPortCount, kRdzvPortCount, last,
+          kRdzvPortBase);
     }
     s += "export MASTER_ADDR MASTER_PORT\n";
   }
+  // What the job runs with, at the top of its log: the first thing to read when it fails.
+  s += fmt::format(
+      "echo \"scaleprof slurm: job $SLURM_JOB_ID on $SLURM_JOB_NODELIST ($SLURM_NNODES node(s)), "
+      "cpus per task ${{SLURM_CPUS_PER_TASK:-not set}}{}\"\n",
+      torchrun ? ", rendezvous $MASTER_ADDR:$MASTER_PORT" : "");
 
   // What one task runs: scaleprof run around the launcher (torchrun) or the rank (horovod).
   std::vector<std::string> rank_cmd = fill_placeholders(c, job);
@@ -199,12 +225,14 @@ std::string render_job_script(const LaunchConfig& c, const JobPlan& job) {
   if (torchrun) {
     s += "\n# One torchrun per node under scaleprof run; torchrun starts the node's processes.\n";
     s += host_note;
-    s += "srun --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c " + shell_quote(task) + "\n";
+    s += cpu_note(c);
+    s += "srun --ntasks-per-node=1" + srun_cpu_options(c) + " --kill-on-bad-exit=1 bash -c " + shell_quote(task) + "\n";
   } else {
     s += "\n# Horovod: srun starts one task per GPU, each under scaleprof run.\n";
     s += host_note;
-    s += fmt::format("srun --ntasks-per-node={} --ntasks={} --kill-on-bad-exit=1 bash -c {}\n", per_node,
-                     per_node * job.nodes, shell_quote(task));
+    s += cpu_note(c);
+    s += fmt::format("srun --ntasks-per-node={} --ntasks={}{} --kill-on-bad-exit=1 bash -c {}\n", per_node,
+                     per_node * job.nodes, srun_cpu_options(c), shell_quote(task));
   }
   return s;
 }

@@ -260,7 +260,10 @@ std::string worker_run_name(int64_t rank) {
 
 std::string mlflow_status(const std::string& scaleprof_status) {
   if (scaleprof_status == collect::kStatusCompleted) return "FINISHED";
-  if (scaleprof_status == collect::kStatusFailed) return "FAILED";
+  // A run whose ranks never trained together is no measurement of its scale: FAILED, not FINISHED.
+  if (scaleprof_status == collect::kStatusFailed || scaleprof_status == collect::kStatusNotDistributed) {
+    return "FAILED";
+  }
   return "KILLED";
 }
 

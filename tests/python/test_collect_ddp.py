@@ -251,3 +251,60 @@ def test_sigkill_of_one_rank_keeps_every_completed_epoch(tmp_path, scaleprof_cli
     assert torn in data["warnings"]
     assert data["ranks"][1]["status"] == "interrupted"  # rank.json says running, but its pid is gone
     assert len(data["ranks"][1]["steps"]) == lines_before - 1
+
+
+def test_each_rank_notes_the_process_group_it_trained_in(torchrun_run):
+    n = torchrun_run["nproc"]
+    for rank in range(n):
+        info = json.loads((torchrun_run["dir"] / f"rank-{rank:05d}" / "rank.json").read_text())
+        assert info["process_group_size"] == n
+        assert info["process_group_by"] == ("torch.distributed" if n > 1 else info["process_group_by"])
+
+
+ALONE_TRAINING = r"""
+import time
+import scaleprof
+# Launched as 2 ranks, but torch.distributed is never initialised: each process trains alone. The run,
+# its root and name come from `scaleprof run`, as in a job that `scaleprof slurm` wrote.
+with scaleprof.Run() as run:
+    for epoch in range(2):
+        with run.epoch(epoch, samples=64):
+            time.sleep(0.05)
+"""
+
+
+def test_ranks_that_never_formed_a_process_group_are_flagged_and_left_out(tmp_path, scaleprof_cli):
+    # Issue 21: two tasks training independently were recorded as one completed 2-rank run, and the report
+    # took their epoch times for a 2-worker measurement.
+    script = tmp_path / "alone.py"
+    script.write_text(ALONE_TRAINING)
+    root = tmp_path / "m"
+    cmd = [str(scaleprof_cli), "run", "--root", str(root), "--experiment", "e", "--strategy", "ddp", "--",
+           sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", "2",
+           "--master_addr", "127.0.0.1", "--master_port", str(free_port()), str(script)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=child_env())
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # the training itself is not disturbed
+    run_dir = only_run_dir(root, "e")
+    for rank in (0, 1):
+        info = json.loads((run_dir / f"rank-{rank:05d}" / "rank.json").read_text())
+        assert (info["status"], info["process_group_size"], info["process_group_by"]) == ("completed", 1, "none")
+    data = scaleprof.read_run(str(run_dir))
+    assert data["status"] == "not_distributed"
+    reason = ("launched as 2 ranks, but the training of rank 0 never joined a process group (neither "
+              "torch.distributed nor Horovod was initialised): the ranks trained independently, so this is no "
+              "2-rank measurement")
+    assert data["status_reason"] == reason
+    listing = subprocess.run([str(scaleprof_cli), "runs", "--root", str(root), "--format", "json"],
+                             capture_output=True, text=True, timeout=60)
+    assert json.loads(listing.stdout)[0]["status"] == "not_distributed"
+    # Beside it, one process alone is a real 1-rank run: the report shows that one and names the other.
+    single = subprocess.run([str(scaleprof_cli), "run", "--root", str(root), "--experiment", "e", "--strategy", "ddp",
+                             "--", sys.executable, str(script)],
+                            capture_output=True, text=True, timeout=120, env=child_env())
+    assert single.returncode == 0, single.stdout + single.stderr
+    report = subprocess.run([str(scaleprof_cli), "report", "--root", str(root), "--format", "json"],
+                            capture_output=True, text=True, timeout=60)
+    assert report.returncode == 3, report.stdout + report.stderr
+    assert f"{run_dir}: left out: {reason}" in report.stderr
+    rows = json.loads(report.stdout)["scaling"]
+    assert [(r["strategy"], r["workers"]) for r in rows] == [("ddp", 1)]

@@ -64,6 +64,7 @@ experiment: slurm-it
 job_name: it
 time: "00:10:00"
 gpus_per_node: 0
+cpus_per_task: 1
 strategies: [ddp]
 scalability_nodes: [1, 2, 4, 8]
 root: $work/metrics
@@ -132,6 +133,9 @@ for id in "${ids[@]}"; do
   fi
   wait_state "$id" completed 150
   say "job $id completed"
+  # Each job's log begins with what it runs with (nodes, CPUs given to srun, rendezvous endpoint).
+  head -n 1 "$work"/logs/it-ddp-n*-r1-"$id".out | grep -q "^scaleprof slurm: job $id on spn.* cpus per task 1, rendezvous spn[0-9]*:[0-9]*$" ||
+    fail "job $id: its log does not begin with the job's line: $(head -n 2 "$work"/logs/*-"$id".out)"
 done
 scontrol release "$report_id"
 wait_state "$report_id" completed 60
