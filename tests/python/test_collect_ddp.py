@@ -303,7 +303,7 @@ def test_ranks_that_never_formed_a_process_group_are_flagged_and_left_out(tmp_pa
                             capture_output=True, text=True, timeout=120, env=child_env())
     assert single.returncode == 0, single.stdout + single.stderr
     report = subprocess.run([str(scaleprof_cli), "report", "--root", str(root), "--format", "json"],
-                            capture_output=True, text=True, timeout=60)
+                            capture_output=True, text=True, timeout=60, cwd=tmp_path)  # its plots/ land there
     assert report.returncode == 3, report.stdout + report.stderr
     assert f"{run_dir}: left out: {reason}" in report.stderr
     rows = json.loads(report.stdout)["scaling"]
