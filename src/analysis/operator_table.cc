@@ -93,7 +93,8 @@ std::string_view operator_display_name(std::string_view name) {
   return name.starts_with(kProfilerStepPrefix) ? std::string_view("ProfilerStep*") : name;
 }
 
-OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTableOptions& options) {
+OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTableOptions& options,
+                                     std::vector<OperatorCall>* calls) {
   const trace::EventTable& ev = trace.events;
   const size_t n = ev.size();
   OperatorTable table;
@@ -304,9 +305,16 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
   // 7. Each event's own times into its row, and (self times being a call's own less its children's)
   // a call's times out of its parent's row: sums per row, not per event (the children's sums were
   // four arrays of 8 bytes per event).
+  // Per call only when asked: the index of each host call's entry in *calls.
+  std::vector<int64_t> call_of;
+  if (calls != nullptr) call_of.assign(n, -1);
   for (size_t i = 0; i < n; ++i) {
     if (kind[i] == Kind::kSkip || removed[i]) continue;
     OperatorRow& row = table.rows[row_index[i]];
+    if (calls != nullptr && kind[i] == Kind::kHost) {
+      call_of[i] = static_cast<int64_t>(calls->size());
+      calls->push_back({static_cast<uint32_t>(i), parent[i], row_index[i], async[i] ? 0 : dur(i)});
+    }
     if (kind[i] == Kind::kDevice) {
       ++row.calls;
       row.self_device_ns += ev.dur[i];
@@ -331,6 +339,15 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
     parent_row.self_cpu_ns -= dur(i);
     parent_row.self_cpu_memory_bytes -= bytes.cpu;
     parent_row.self_device_memory_bytes -= bytes.device;
+  }
+
+  // A call's children come off its own self time too; its entry may come later in event order than
+  // theirs, so this is a pass of its own.
+  if (calls != nullptr) {
+    for (const OperatorCall& c : *calls) {
+      if (c.parent < 0 || async[c.event]) continue;
+      (*calls)[static_cast<size_t>(call_of[static_cast<size_t>(c.parent)])].self_ns -= dur(c.event);
+    }
   }
 
   // 8. Device time of each call's subtree, bottom-up (reverse pre-order visits children before
