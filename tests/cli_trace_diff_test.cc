@@ -84,10 +84,10 @@ TEST(TraceDiffCli, SamplesOptionNormalisesAndIsChecked) {
   const std::string b = dir.write("b.json", trace_json(0, 4, 600));
   const CliRun r = run_cli("trace diff " + a + " " + b + " --samples 32,64 --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find(R"("basis":"per sample")"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(R"("basis": "per sample")"), std::string::npos) << r.out;
   // 300 us / 32 and 600 us / 64: the same GEMM time per sample.
-  EXPECT_NE(r.out.find(R"("a_us":9.375,)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(R"("b_us":9.375,)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(R"("a_us": 9.375,)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(R"("b_us": 9.375,)"), std::string::npos) << r.out;
   const CliRun bad = run_cli("trace diff " + a + " " + b + " --samples 32");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--samples expects A,B"), std::string::npos) << bad.err;

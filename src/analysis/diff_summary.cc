@@ -81,12 +81,14 @@ DiffRankSummary summarize_for_diff(const trace::RankTrace& trace, const DiffSumm
 
   // 2. Operators: each host call in the step holding its start, with its self time.
   std::vector<OperatorCall> calls;
-  const OperatorTable table = compute_operator_table(trace, {}, &calls);
+  OperatorTableOptions host_only;
+  host_only.device_time = false;  // the kernels are keyed below by their launch instead
+  const OperatorTable table = compute_operator_table(trace, host_only, &calls);
   std::vector<int64_t> op_of_row(table.rows.size(), -1);
-  std::vector<int64_t> call_of_event(n, -1);
+  std::vector<int32_t> call_of_event(n, -1);
   for (size_t c = 0; c < calls.size(); ++c) {
     const OperatorCall& call = calls[c];
-    call_of_event[call.event] = static_cast<int64_t>(c);
+    call_of_event[call.event] = static_cast<int32_t>(c);
     const int64_t k = step_holding(starts, ends, ev.ts[call.event]);
     if (k < 0) continue;
     int64_t& op = op_of_row[call.row];
@@ -99,38 +101,44 @@ DiffRankSummary summarize_for_diff(const trace::RankTrace& trace, const DiffSumm
     s.ns[static_cast<size_t>(k)] += call.self_ns;
   }
 
-  // 3. Device work by what launched it. The path of a launching call is made once per enclosing call.
-  std::unordered_map<int64_t, std::string> path_of_parent;  // EventTable row of the parent call -> path
-  auto path_of = [&](int64_t parent) -> const std::string& {
-    auto [it, inserted] = path_of_parent.try_emplace(parent);
+  // 3. Device work by what launched it. A path is made once per enclosing call and numbered once per
+  // text, so the key of a device event is three integers (a string key per event was a third of
+  // this function's time on df_index_resolver).
+  std::unordered_map<int64_t, uint32_t> path_of_parent;  // EventTable row of the parent call -> path id
+  std::unordered_map<std::string, uint32_t> path_ids;
+  std::vector<const std::string*> path_texts;
+  auto path_of = [&](int64_t parent) -> uint32_t {
+    auto [it, inserted] = path_of_parent.try_emplace(parent, 0);
     if (!inserted) return it->second;
     std::vector<int64_t> chain;
     for (int64_t e = parent; e >= 0;) {
       chain.push_back(e);
-      const int64_t c = call_of_event[static_cast<size_t>(e)];
+      const int32_t c = call_of_event[static_cast<size_t>(e)];
       e = c < 0 ? -1 : calls[static_cast<size_t>(c)].parent;
     }
     std::string path;
     for (auto r = chain.rbegin(); r != chain.rend(); ++r) {
-      const int64_t c = call_of_event[static_cast<size_t>(*r)];
+      const int32_t c = call_of_event[static_cast<size_t>(*r)];
       if (c < 0) continue;
       const std::string& name = table.rows[calls[static_cast<size_t>(c)].row].name;
       if (name == "ProfilerStep*") continue;
       if (!path.empty()) path += kPathSeparator;
       path += name;
     }
-    it->second = std::move(path);
-    return it->second;
+    auto [id, added] = path_ids.try_emplace(std::move(path), static_cast<uint32_t>(path_texts.size()));
+    if (added) path_texts.push_back(&id->first);
+    it->second = id->second;
+    return id->second;
   };
   const std::vector<int64_t> launches = launch_rows(trace);
   KernelNameTypes types(trace.strings);
-  std::unordered_map<std::string, size_t> kernel_index;  // path \x1f type \x1f name -> kernels entry
+  std::unordered_map<uint64_t, size_t> kernel_index;  // (path id, type, name id) -> kernels entry
   for (size_t i = 0; i < n; ++i) {
     const int64_t launch = launches[i];
     if (launch < 0) continue;
     const int64_t k = step_holding(starts, ends, ev.ts[static_cast<size_t>(launch)]);
     if (k < 0) continue;
-    const int64_t launch_call = call_of_event[static_cast<size_t>(launch)];
+    const int32_t launch_call = call_of_event[static_cast<size_t>(launch)];
     // A runtime call's path is that of the op around it; an op found by External id launched it itself.
     int64_t parent = -1;
     if (launch_call >= 0) {
@@ -138,17 +146,15 @@ DiffRankSummary summarize_for_diff(const trace::RankTrace& trace, const DiffSumm
                    ? calls[static_cast<size_t>(launch_call)].parent
                    : static_cast<int64_t>(launch);
     }
-    const std::string& path = path_of(parent);
+    const uint32_t path = path_of(parent);
     // Copies and sets are memory whatever their names; other work by its name, classified once per name.
     const bool copy = ev.cat[i] == trace::Category::kGpuMemcpy || ev.cat[i] == trace::Category::kGpuMemset;
     const KernelType kind = copy ? KernelType::kMemory : types.of(ev.name[i]);
-    std::string key = path;
-    key += '\x1f';
-    key += static_cast<char>('0' + static_cast<int>(kind));
-    key += '\x1f';
-    key += trace.strings.view(ev.name[i]);
-    auto [it, inserted] = kernel_index.try_emplace(std::move(key), out.kernels.size());
-    if (inserted) out.kernels.push_back({path, kind, std::string(trace.strings.view(ev.name[i])), series()});
+    const uint64_t key = (uint64_t{path} << 34) | (uint64_t{static_cast<uint8_t>(kind)} << 32) | ev.name[i];
+    auto [it, inserted] = kernel_index.try_emplace(key, out.kernels.size());
+    if (inserted) {
+      out.kernels.push_back({*path_texts[path], kind, std::string(trace.strings.view(ev.name[i])), series()});
+    }
     StepSeries& s = out.kernels[it->second].per_step;
     ++s.count[static_cast<size_t>(k)];
     s.ns[static_cast<size_t>(k)] += ev.dur[i];

@@ -98,6 +98,10 @@ struct OperatorTableOptions {
   // Treat gloo:/nccl:/... user annotations as async (torch does; see the header comment). Off gives
   // the plain interval rebuild, whose Self CPU then also subtracts ops nested in those spans.
   bool backend_collectives_async = true;
+  // Off: device events are not attributed to the host ops that launched them (host rows keep
+  // Self device and device total 0), for callers that need host times only (`trace diff`): the
+  // attribution's sort and map are a third of the table's time.
+  bool device_time = true;
 };
 
 // One host call of the table, as nested (after the dup-node rule): what `scaleprof trace diff` needs

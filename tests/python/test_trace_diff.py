@@ -114,3 +114,47 @@ def test_inclusive_step_time_is_not_self_time(hta_figures, diff):
     assert step["a_us"] == hta_figures["all"]["ProfilerStep#1009"]["Control_total_duration"]
     assert diff["operators"] and sum(
         r["a_us"] for r in diff["operators"] if not r["name"].startswith("nccl:")) == step["a_us"]
+
+
+NCCL_TRACE = REPO.parent / "shared" / "traces" / "hta" / "nccl_parser_config" / "nccl_data.json.gz"
+
+
+def run_diff(cli, a, b, *args):
+    proc = subprocess.run([str(cli), "trace", "diff", str(a), str(b), "--format", "json", *args],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout), proc.stderr
+
+
+def test_real_trace_against_itself_and_with_one_kernel_slowed(scaleprof_cli, tmp_path):
+    """A real NCCL training trace against a copy of itself: no significant change; against a copy
+    whose every call of one kernel lasts 50 % longer (written here): that kernel comes first."""
+    if not NCCL_TRACE.is_file():
+        pytest.skip(f"shared traces not found at {NCCL_TRACE}")
+    import gzip
+
+    doc = json.loads(gzip.open(NCCL_TRACE).read())
+    same = tmp_path / "same.json"
+    same.write_text(json.dumps(doc))
+    itself, _ = run_diff(scaleprof_cli, NCCL_TRACE, same)
+    for table in ("steps", "kernels", "operators"):
+        assert itself[table], table
+        assert all(row["significant"] == "no" and row["delta_us"] == 0 for row in itself[table]), table
+    # The kernel to slow: the one with the most time in the compared step, not the largest change.
+    candidates = [r for r in itself["kernels"] if r["a_us"] > 0]
+    slowed_name = max(candidates, key=lambda r: r["a_us"])["name"]
+    slowed_events = 0
+    for event in doc["traceEvents"]:
+        if event.get("cat") == "kernel" and event.get("name") == slowed_name:
+            event["dur"] = event["dur"] * 1.5
+            slowed_events += 1
+    assert slowed_events > 0
+    slowed = tmp_path / "slowed.json"
+    slowed.write_text(json.dumps(doc))
+    diff, _ = run_diff(scaleprof_cli, NCCL_TRACE, slowed)
+    first = diff["kernels"][0]
+    assert first["name"] == slowed_name
+    assert first["significant"] == "yes"
+    assert first["b_us"] > first["a_us"]
+    # Only kernels of that name changed.
+    assert all(r["delta_us"] == 0 for r in diff["kernels"] if r["name"] != slowed_name)
