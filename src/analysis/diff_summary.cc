@@ -82,7 +82,7 @@ DiffRankSummary summarize_for_diff(const trace::RankTrace& trace, const DiffSumm
   // 2. Operators: each host call in the step holding its start, with its self time.
   std::vector<OperatorCall> calls;
   OperatorTableOptions host_only;
-  host_only.device_time = false;  // the kernels are keyed below by their launch instead
+  host_only.host_times_only = true;  // the kernels are keyed below by their launch instead
   const OperatorTable table = compute_operator_table(trace, host_only, &calls);
   std::vector<int64_t> op_of_row(table.rows.size(), -1);
   std::vector<int32_t> call_of_event(n, -1);

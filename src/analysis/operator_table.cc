@@ -149,7 +149,7 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
 
   // 2. Kernel attribution by External id, before nesting (torch appends kernels while parsing).
   std::vector<int64_t> kernel_ns(n, 0);
-  if (options.device_time) {
+  if (!options.host_times_only) {
     std::vector<std::pair<int64_t, uint32_t>> frontend_by_id;
     for (size_t i = 0; i < n; ++i) {
       if (kind[i] == Kind::kHost && !async[i] && is_frontend(ev.cat[i]) && ev.external_id[i] != trace::kNone) {
@@ -244,7 +244,7 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
   // 5. Memory records inside each host call's closed interval, on any thread.
   std::vector<MemoryRecord> records;
   std::vector<MemoryRecord> oom_records;
-  for (size_t m = 0; m < trace.memory.size(); ++m) {
+  for (size_t m = 0; m < (options.host_times_only ? 0 : trace.memory.size()); ++m) {
     const uint32_t e = trace.memory.event[m];
     const int32_t type = trace.memory.device_type[m];
     MemoryRecord r{ev.ts[e], is_cpu_memory(type) ? trace.memory.bytes[m] : 0,
@@ -312,7 +312,10 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
   // four arrays of 8 bytes per event).
   // Per call only when asked: the index of each host call's entry in *calls.
   std::vector<int32_t> call_of;
-  if (calls != nullptr) call_of.assign(n, -1);
+  if (calls != nullptr) {
+    call_of.assign(n, -1);
+    calls->reserve(calls->size() + order.size());
+  }
   for (size_t i = 0; i < n; ++i) {
     if (kind[i] == Kind::kSkip || removed[i]) continue;
     OperatorRow& row = table.rows[row_index[i]];
