@@ -93,7 +93,8 @@ std::string_view operator_display_name(std::string_view name) {
   return name.starts_with(kProfilerStepPrefix) ? std::string_view("ProfilerStep*") : name;
 }
 
-OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTableOptions& options) {
+OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTableOptions& options,
+                                     std::vector<OperatorCall>* calls) {
   const trace::EventTable& ev = trace.events;
   const size_t n = ev.size();
   OperatorTable table;
@@ -147,39 +148,42 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
   }
 
   // 2. Kernel attribution by External id, before nesting (torch appends kernels while parsing).
-  std::vector<std::pair<int64_t, uint32_t>> frontend_by_id;
-  for (size_t i = 0; i < n; ++i) {
-    if (kind[i] == Kind::kHost && !async[i] && is_frontend(ev.cat[i]) && ev.external_id[i] != trace::kNone) {
-      frontend_by_id.emplace_back(ev.external_id[i], static_cast<uint32_t>(i));
-    }
-  }
-  std::sort(frontend_by_id.begin(), frontend_by_id.end());
-  // Device events without an External id (MTIA writes only `correlation` on its device events;
-  // Kineto also omits it on unlinked CUDA work) reach their op through the launching runtime call:
-  // the runtime/driver event with the same correlation id carries the op's External id.
-  std::unordered_map<int64_t, int64_t> external_by_correlation;
-  for (size_t i = 0; i < n; ++i) {
-    if (ev.phase[i] == trace::Phase::kComplete && trace::is_runtime_category(ev.cat[i]) &&
-        ev.correlation[i] != trace::kNone && ev.external_id[i] != trace::kNone) {
-      external_by_correlation.try_emplace(ev.correlation[i], ev.external_id[i]);
-    }
-  }
-  auto external_id_of = [&](size_t i) {
-    if (ev.external_id[i] != trace::kNone || ev.correlation[i] == trace::kNone) return ev.external_id[i];
-    auto it = external_by_correlation.find(ev.correlation[i]);
-    return it == external_by_correlation.end() ? trace::kNone : it->second;
-  };
   std::vector<int64_t> kernel_ns(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    if (kind[i] != Kind::kDevice || ev.cat[i] == Category::kGpuUserAnnotation) continue;
-    const int64_t external_id = external_id_of(i);
-    auto it = std::lower_bound(frontend_by_id.begin(), frontend_by_id.end(), std::make_pair(external_id, uint32_t{0}));
-    bool matched = false;
-    for (; external_id != trace::kNone && it != frontend_by_id.end() && it->first == external_id; ++it) {
-      kernel_ns[it->second] += ev.dur[i];
-      matched = true;
+  if (!options.host_times_only) {
+    std::vector<std::pair<int64_t, uint32_t>> frontend_by_id;
+    for (size_t i = 0; i < n; ++i) {
+      if (kind[i] == Kind::kHost && !async[i] && is_frontend(ev.cat[i]) && ev.external_id[i] != trace::kNone) {
+        frontend_by_id.emplace_back(ev.external_id[i], static_cast<uint32_t>(i));
+      }
     }
-    ++(matched ? table.attributed_device_events : table.unattributed_device_events);
+    std::sort(frontend_by_id.begin(), frontend_by_id.end());
+    // Device events without an External id (MTIA writes only `correlation` on its device events;
+    // Kineto also omits it on unlinked CUDA work) reach their op through the launching runtime call:
+    // the runtime/driver event with the same correlation id carries the op's External id.
+    std::unordered_map<int64_t, int64_t> external_by_correlation;
+    for (size_t i = 0; i < n; ++i) {
+      if (ev.phase[i] == trace::Phase::kComplete && trace::is_runtime_category(ev.cat[i]) &&
+          ev.correlation[i] != trace::kNone && ev.external_id[i] != trace::kNone) {
+        external_by_correlation.try_emplace(ev.correlation[i], ev.external_id[i]);
+      }
+    }
+    auto external_id_of = [&](size_t i) {
+      if (ev.external_id[i] != trace::kNone || ev.correlation[i] == trace::kNone) return ev.external_id[i];
+      auto it = external_by_correlation.find(ev.correlation[i]);
+      return it == external_by_correlation.end() ? trace::kNone : it->second;
+    };
+    for (size_t i = 0; i < n; ++i) {
+      if (kind[i] != Kind::kDevice || ev.cat[i] == Category::kGpuUserAnnotation) continue;
+      const int64_t external_id = external_id_of(i);
+      auto it =
+          std::lower_bound(frontend_by_id.begin(), frontend_by_id.end(), std::make_pair(external_id, uint32_t{0}));
+      bool matched = false;
+      for (; external_id != trace::kNone && it != frontend_by_id.end() && it->first == external_id; ++it) {
+        kernel_ns[it->second] += ev.dur[i];
+        matched = true;
+      }
+      ++(matched ? table.attributed_device_events : table.unattributed_device_events);
+    }
   }
 
   // 3. Nesting per thread: pre-order = sorted by (track, start, -end), file order breaking ties.
@@ -231,17 +235,16 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
     }
   }
 
-  // What only steps 2-4 needed is freed before the per-event arrays of steps 5-6 are allocated: the
-  // peak of this function is the operator table's share of `trace summary`'s peak memory.
-  // (swap with empty ones: `= {}` would assign an empty list and keep the memory.)
+  // What only steps 3-4 needed is freed before the per-event arrays of steps 5-6 are allocated (step
+  // 2's lookups went with its block): the peak of this function is the operator table's share of
+  // `trace summary`'s peak memory. (swap with an empty one: `= {}` would assign an empty list and keep
+  // the memory.)
   std::vector<int32_t>().swap(child_count);
-  std::vector<std::pair<int64_t, uint32_t>>().swap(frontend_by_id);
-  std::unordered_map<int64_t, int64_t>().swap(external_by_correlation);
 
   // 5. Memory records inside each host call's closed interval, on any thread.
   std::vector<MemoryRecord> records;
   std::vector<MemoryRecord> oom_records;
-  for (size_t m = 0; m < trace.memory.size(); ++m) {
+  for (size_t m = 0; m < (options.host_times_only ? 0 : trace.memory.size()); ++m) {
     const uint32_t e = trace.memory.event[m];
     const int32_t type = trace.memory.device_type[m];
     MemoryRecord r{ev.ts[e], is_cpu_memory(type) ? trace.memory.bytes[m] : 0,
@@ -277,19 +280,22 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
   // 6. Rows, keyed like torch's key_averages, in order of first appearance: each counted event's row
   // first, so that a call can take its children's times off its parent's row whatever their order
   // in the file.
-  std::unordered_map<uint64_t, size_t> row_of;
+  // By (canonical name id, side, annotation): a flat index rather than a hash map, since every
+  // counted event looks its row up.
+  std::vector<int32_t> row_of(4 * trace.strings.size(), -1);
   std::vector<int64_t> row_async_calls;
   auto row_for = [&](StringId canonical, std::string_view name, OpSide side, bool user_annotation) -> uint32_t {
-    const uint64_t key = (uint64_t{canonical} << 2) | (side == OpSide::kDevice ? 2u : 0u) | (user_annotation ? 1u : 0u);
-    auto [it, inserted] = row_of.try_emplace(key, table.rows.size());
-    if (inserted) {
+    int32_t& index =
+        row_of[(size_t{canonical} << 2) | (side == OpSide::kDevice ? 2u : 0u) | (user_annotation ? 1u : 0u)];
+    if (index < 0) {
+      index = static_cast<int32_t>(table.rows.size());
       OperatorRow& row = table.rows.emplace_back();
       row.name = std::string(operator_display_name(name));
       row.side = side;
       row.user_annotation = user_annotation;
       row_async_calls.push_back(0);
     }
-    return static_cast<uint32_t>(it->second);
+    return static_cast<uint32_t>(index);
   };
   std::vector<uint32_t> row_index(n, 0);
   for (size_t i = 0; i < n; ++i) {
@@ -304,9 +310,19 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
   // 7. Each event's own times into its row, and (self times being a call's own less its children's)
   // a call's times out of its parent's row: sums per row, not per event (the children's sums were
   // four arrays of 8 bytes per event).
+  // Per call only when asked: the index of each host call's entry in *calls.
+  std::vector<int32_t> call_of;
+  if (calls != nullptr) {
+    call_of.assign(n, -1);
+    calls->reserve(calls->size() + order.size());
+  }
   for (size_t i = 0; i < n; ++i) {
     if (kind[i] == Kind::kSkip || removed[i]) continue;
     OperatorRow& row = table.rows[row_index[i]];
+    if (calls != nullptr && kind[i] == Kind::kHost) {
+      call_of[i] = static_cast<int32_t>(calls->size());
+      calls->push_back({static_cast<uint32_t>(i), parent[i], row_index[i], async[i] ? 0 : dur(i)});
+    }
     if (kind[i] == Kind::kDevice) {
       ++row.calls;
       row.self_device_ns += ev.dur[i];
@@ -331,6 +347,15 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
     parent_row.self_cpu_ns -= dur(i);
     parent_row.self_cpu_memory_bytes -= bytes.cpu;
     parent_row.self_device_memory_bytes -= bytes.device;
+  }
+
+  // A call's children come off its own self time too; its entry may come later in event order than
+  // theirs, so this is a pass of its own.
+  if (calls != nullptr) {
+    for (const OperatorCall& c : *calls) {
+      if (c.parent < 0 || async[c.event]) continue;
+      (*calls)[static_cast<size_t>(call_of[static_cast<size_t>(c.parent)])].self_ns -= dur(c.event);
+    }
   }
 
   // 8. Device time of each call's subtree, bottom-up (reverse pre-order visits children before

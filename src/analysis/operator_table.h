@@ -98,9 +98,26 @@ struct OperatorTableOptions {
   // Treat gloo:/nccl:/... user annotations as async (torch does; see the header comment). Off gives
   // the plain interval rebuild, whose Self CPU then also subtracts ops nested in those spans.
   bool backend_collectives_async = true;
+  // On: host calls and host times only, for callers that need no more (`trace diff`): device events
+  // are not attributed to the ops that launched them (host rows keep Self device and device total
+  // 0) and [memory] records are not read (no memory columns, no [memory] rows). The attribution's
+  // sort and map and the memory lookups were half the table's time on df_index_resolver.
+  bool host_times_only = false;
 };
 
-OperatorTable compute_operator_table(const trace::RankTrace& trace, const OperatorTableOptions& options = {});
+// One host call of the table, as nested (after the dup-node rule): what `scaleprof trace diff` needs
+// to split self times by ProfilerStep, which the rows (sums over the whole trace) cannot.
+struct OperatorCall {
+  uint32_t event = 0;   // row in the EventTable
+  int64_t parent = -1;  // EventTable row of the enclosing call, -1 for a top-level call
+  uint32_t row = 0;     // index into OperatorTable::rows
+  int64_t self_ns = 0;  // its own host time less its children's (0 for an async call), as in Self CPU
+};
+
+// `calls` (optional): every counted host call, in event order; their self_ns add up to the rows'
+// self_cpu_ns, so a call's share of a step and the table agree.
+OperatorTable compute_operator_table(const trace::RankTrace& trace, const OperatorTableOptions& options = {},
+                                     std::vector<OperatorCall>* calls = nullptr);
 
 // True for names torch's async collective records carry: "gloo:all_reduce", "nccl:broadcast", ...
 bool is_backend_collective_name(std::string_view name);

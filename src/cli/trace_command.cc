@@ -8,11 +8,14 @@
 #include <cmath>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <stdexcept>
 
 #include "analysis/operator_table.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "engine/partial_results.h"
+#include "pipeline/trace_diff_pipeline.h"
 #include "pipeline/trace_pipeline.h"
 #include "report/trace_report.h"
 #include "trace/streamed_order.h"
@@ -298,6 +301,109 @@ void setup_merge_command(CLI::App& trace, int* exit_code) {
   cmd->callback([opt, exit_code] { *exit_code = run_merge(*opt); });
 }
 
+struct DiffCommandOptions {
+  std::string a, b;
+  std::string format = "table";
+  std::string output;
+  std::string samples;  // "A,B"
+  int64_t warmup = 1;
+  bool include_last_step = false;
+  bool strict = false;
+  bool quiet = false;
+  bool full_names = false;
+  unsigned threads = 0;
+};
+
+// "32,64" -> 32 and 64 samples per step; an empty side ("32," or ",64") leaves that side's own.
+bool parse_samples(const std::string& text, pipeline::DiffOptions* options, std::string* error) {
+  const size_t comma = text.find(',');
+  if (comma == std::string::npos) {
+    *error = fmt::format("--samples expects A,B: the samples per step of each side (got '{}')", text);
+    return false;
+  }
+  auto one = [&](const std::string& item, std::optional<double>* out) {
+    if (item.empty()) return true;
+    try {
+      size_t used = 0;
+      const double v = std::stod(item, &used);
+      if (used != item.size() || !(v > 0) || !std::isfinite(v)) throw std::invalid_argument(item);
+      *out = v;
+      return true;
+    } catch (const std::exception&) {
+      *error = fmt::format("--samples: '{}' is not a positive number of samples", item);
+      return false;
+    }
+  };
+  return one(text.substr(0, comma), &options->samples_a) && one(text.substr(comma + 1), &options->samples_b);
+}
+
+int run_diff(const DiffCommandOptions& opt) {
+  report::RenderOptions render;
+  if (!report::parse_format(opt.format, &render.format)) {
+    print_message(stderr, "error", fmt::format("--format must be table, csv or json (got '{}')", opt.format));
+    return kExitUsage;
+  }
+  pipeline::DiffOptions options;
+  options.summary.warmup_steps = opt.warmup;
+  options.summary.include_last_step = opt.include_last_step;
+  std::string error;
+  if (!opt.samples.empty() && !parse_samples(opt.samples, &options, &error)) {
+    print_message(stderr, "error", error);
+    return kExitUsage;
+  }
+  trace::LoadOptions load;
+  load.parse.lenient = !opt.strict;
+  load.threads = opt.threads;
+  if (!opt.full_names) render.max_width = terminal_columns(opt.output.empty() ? STDOUT_FILENO : -1);
+  auto diffed = pipeline::diff_report(opt.a, opt.b, load, options);
+  if (!diffed) return fail_with(diffed.error());
+  const pipeline::DiffReport& d = diffed.value();
+  bool partial = false;
+  for (const pipeline::DiffSideRead* side : {&d.a, &d.b}) {
+    for (const std::string& e : side->set.errors) print_message(stderr, "error", side->info.label + ": " + e);
+    partial |= side->set.partial();
+    if (opt.quiet) continue;
+    for (const std::string& w : side->run_warnings) print_message(stderr, "warning", side->info.label + ": " + w);
+    for (const std::string& w : side->set.warnings) print_message(stderr, "warning", side->info.label + ": " + w);
+    for (const std::string& n : side->repair_notes) print_message(stderr, "note", side->info.label + ": " + n);
+  }
+  // What the sides do not share is said even with --quiet: it changes what the figures mean.
+  for (const Diagnostic& p : d.problems) {
+    print_message(stderr, p.severity == Severity::kError ? "error" : "warning", p.text());
+    partial |= p.severity == Severity::kError;
+  }
+  if (!d.complete) {
+    print_message(stderr, "error", "nothing to compare: a side has no readable trace");
+    return kExitError;
+  }
+  if (const int code = emit(d.report, render, opt.output); code != kExitOk) return code;
+  return partial ? kExitPartial : kExitOk;
+}
+
+void setup_diff_command(CLI::App& trace, int* exit_code) {
+  auto opt = std::make_shared<DiffCommandOptions>();
+  CLI::App* cmd = trace.add_subcommand(
+      "diff", "Compare two traces, trace directories or run directories: per-step medians, significant changes");
+  cmd->add_option("a", opt->a, "Side A (the baseline): a trace file, a directory of traces or a run directory")
+      ->required();
+  cmd->add_option("b", opt->b, "Side B, compared with A")->required();
+  cmd->add_option("--format", opt->format, "Output format: table, csv or json")->capture_default_str();
+  cmd->add_option("-o,--output", opt->output, "Write to FILE instead of standard output");
+  cmd->add_option("--warmup", opt->warmup, "Leading ProfilerSteps of each rank left out as warm-up")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  cmd->add_option("--samples", opt->samples,
+                  "Samples per step of each side, A,B (default: from a run directory's steps.csv); times are "
+                  "compared per sample when they differ");
+  cmd->add_flag("--include-last-step", opt->include_last_step,
+                "Keep the last ProfilerStep (HTA drops it as possibly incomplete)");
+  cmd->add_flag("--full-names", opt->full_names, "Print kernel and operator names whole in text tables");
+  cmd->add_flag("--strict", opt->strict, "Fail on invalid JSON instead of repairing old Kineto defects");
+  cmd->add_flag("-q,--quiet", opt->quiet, "Print no reading warnings (what the sides do not share is still said)");
+  cmd->add_option("--threads", opt->threads, "Files read in parallel (default: one per core)");
+  cmd->callback([opt, exit_code] { *exit_code = run_diff(*opt); });
+}
+
 }  // namespace
 
 void setup_trace_command(CLI::App& app, int* exit_code) {
@@ -346,6 +452,7 @@ void setup_trace_command(CLI::App& app, int* exit_code) {
     cmd->callback([opt, which, exit_code] { *exit_code = run_subcommand(*opt, *which); });
   }
   setup_merge_command(*trace, exit_code);
+  setup_diff_command(*trace, exit_code);
 }
 
 }  // namespace scaleprof::cli
