@@ -20,6 +20,7 @@ PIP_PACKAGES := torch==2.13.0 pytest numpy pybind11 scikit-build-core mlflow
 # (tests/python/test_mlflow_itwinai.py). Its own venv: it needs pandas < 3. Only what its
 # `generate-scalability-report` imports (its full requirements pull in Ray, wandb and TensorBoard).
 ITWINAI_VENV ?= .venv-itwinai
+HTA_VENV ?= .cache/venv-traceinsight
 ITWINAI_PACKAGES := "pandas<3" typer hydra-core omegaconf validators seaborn click==8.1.8 mlflow rich tabulate \
   pyyaml packaging
 # One CMake configuration serves the demo and the tests (the Python module included), so each source
@@ -43,8 +44,9 @@ demo: $(STAMPS)/venv
 	@cmake --build $(BUILD) -j $(JOBS) --target scaleprof _scaleprof
 	@BUILD=$(BUILD) bash examples/scaling_demo.sh
 
-test: build $(STAMPS)/venv-itwinai
-	SCALEPROF_ITWINAI=$(CURDIR)/$(ITWINAI_VENV)/bin/itwinai bash tools/run_tests.sh
+test: build $(STAMPS)/venv-itwinai $(STAMPS)/venv-traceinsight
+	SCALEPROF_ITWINAI=$(CURDIR)/$(ITWINAI_VENV)/bin/itwinai SCALEPROF_HTA_PYTHON=$(CURDIR)/$(HTA_VENV)/bin/python \
+	  bash tools/run_tests.sh
 
 deps: $(STAMPS)/apt
 
@@ -66,6 +68,13 @@ $(STAMPS)/venv-itwinai: $(STAMPS)/apt
 	@[ -x $(ITWINAI_VENV)/bin/python ] || python3 -m venv $(ITWINAI_VENV)
 	@$(ITWINAI_VENV)/bin/python -m pip install -q --no-deps --no-warn-conflicts itwinai==0.4.2
 	@$(ITWINAI_VENV)/bin/python -m pip install -q --no-warn-conflicts $(ITWINAI_PACKAGES)
+	@touch $@
+
+# HTA itself (PyPI traceinsight) in a venv of its own, for the tests that compare with it live
+# (tests/python/test_trace_diff.py) and for bench/compare_hta.sh, which makes the same one.
+$(STAMPS)/venv-traceinsight: $(STAMPS)/apt
+	@[ -x $(HTA_VENV)/bin/python ] || python3 -m venv $(HTA_VENV)
+	@$(HTA_VENV)/bin/python -m pip install -q traceinsight==0.6.1
 	@touch $@
 
 build: $(STAMPS)/venv
