@@ -116,6 +116,9 @@ ScaleLoss attribute_scale_loss(const ScaleShares& base, const ScaleShares& at) {
   out.efficiency = a.efficiency;
   out.lost = a.lost;
   out.rest = a.rest;
+  // Exclusive shares that add up to the epoch leave only floating-point noise (1e-17): zero, so that
+  // no output reads "-0.0" or "gives back 0.0 points".
+  if (std::abs(out.rest) < 1e-12) out.rest = 0.0;
   for (size_t i = 0; i < f0.size(); ++i) {
     LossCause c;
     c.name = names[i];

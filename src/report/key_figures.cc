@@ -26,7 +26,7 @@ std::vector<LossChartCause> causes_of(const analysis::ScaleLoss& l) {
 
 std::string basis_words_in_steps(const analysis::ScaleLoss& l) {
   if (l.basis == analysis::LossBasis::kDecomposition) {
-    return "the profiled steps split into exclusive parts, one rank per scale (the one that waited longest)";
+    return "one rank's profiled steps split into exclusive parts at each scale";
   }
   if (l.basis == analysis::LossBasis::kTraces) return "shares of GPU time in the profiled steps";
   if (l.basis == analysis::LossBasis::kTracesCollectives) {
