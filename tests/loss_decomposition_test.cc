@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -196,6 +197,34 @@ TEST(LossDecomposition, ASideWithoutStepRecordsIsNamed) {
   for (const std::string& s : scaleprof::report::loss_sentences(a.series[0])) all += s + "\n";
   EXPECT_NE(all.find("there are no step records (run.step(), steps.csv) at 2 workers, only at 1"), std::string::npos)
       << all;
+}
+
+// Computation per sample, where both scales know their samples per worker (strong scaling: 1000 then
+// 500 per worker): 8 s of computation per epoch on 1 worker, 5.4 s on each of 2 where 4 s would have
+// shrunk with the workers: 8 ms per sample became 10.8 ms, (5.4 - 4) / 6 = 23.3 points.
+TEST(LossDecomposition, ComputationPerSample) {
+  scaleprof::analysis::ScaleShares base;
+  base.workers = 1;
+  base.seconds = 10;
+  base.shares_basis = LossBasis::kDecomposition;
+  base.trace_shares = {{"computation", 0.8}, {"idle", 0.2}};
+  base.samples_per_worker = 1000;
+  scaleprof::analysis::ScaleShares at = base;
+  at.workers = 2;
+  at.seconds = 6;
+  at.trace_shares = {{"computation", 0.9}, {"idle", 0.1}};
+  at.samples_per_worker = 500;
+  const ScaleLoss l = scaleprof::analysis::attribute_scale_loss(base, at);
+  const auto* c = cause(l, "computation");
+  ASSERT_NE(c, nullptr);
+  EXPECT_NEAR(c->points, (5.4 - 4.0) / 6, 1e-12);
+  EXPECT_NEAR(c->seconds_per_sample0, 0.008, 1e-15);
+  EXPECT_NEAR(c->seconds_per_sample1, 0.0108, 1e-15);
+  EXPECT_EQ(scaleprof::report::cause_detail(*c, l), "8 ms per sample on a worker at 1 worker, 10.8 ms at 2");
+  // Unknown samples at one scale: no per-sample figures.
+  at.samples_per_worker = scaleprof::tables::kNaN;
+  EXPECT_TRUE(
+      std::isnan(cause(scaleprof::analysis::attribute_scale_loss(base, at), "computation")->seconds_per_sample1));
 }
 
 // One worker count only: no loss, and a sentence says why.

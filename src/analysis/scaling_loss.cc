@@ -131,6 +131,10 @@ ScaleLoss attribute_scale_loss(const ScaleShares& base, const ScaleShares& at) {
     if (out.basis == LossBasis::kDecomposition && c.name == kComputationCause) {
       c.operators =
           operator_growth(base, at, outside ? 1.0 - base.outside_steps : 1.0, outside ? 1.0 - at.outside_steps : 1.0);
+      if (base.samples_per_worker > 0 && at.samples_per_worker > 0) {
+        c.seconds_per_sample0 = c.seconds0 / base.samples_per_worker;
+        c.seconds_per_sample1 = c.seconds1 / at.samples_per_worker;
+      }
     }
     out.causes.push_back(std::move(c));
   }

@@ -82,6 +82,8 @@ struct ScaleShares {
   // the operators' self time as shares of the time in the profiled steps (computation's detail).
   int64_t straggler_rank = -1;
   std::vector<OperatorShare> operators;
+  // Samples each worker processed per epoch (NaN unknown): computation per sample (LossCause).
+  double samples_per_worker = tables::kNaN;
 };
 
 // An operator whose time per epoch grew beyond what shrinking with the workers would give.
@@ -100,6 +102,10 @@ struct LossCause {
   // unknown). Computation: the operators whose time grew most (at most 3, excess > 0, largest first).
   int64_t rank = -1;
   std::vector<OperatorGrowth> operators;
+  // Computation, where both scales know their samples per worker: seconds per sample on one worker.
+  // It stays the same when computation shrinks with the workers; a smaller per-worker batch running
+  // less efficiently makes it grow.
+  double seconds_per_sample0 = tables::kNaN, seconds_per_sample1 = tables::kNaN;
 };
 
 struct ScaleLoss {

@@ -134,8 +134,14 @@ std::string cause_detail(const analysis::LossCause& c, const analysis::ScaleLoss
   if (c.name == analysis::kOutsideStepsCause) return "each epoch's time minus the steps of the rank that set it";
   if (l.basis != analysis::LossBasis::kDecomposition) return "";
   if (c.name == analysis::kComputationCause) {
-    if (c.operators.empty()) return "computation per sample (each scale's epoch covers the same samples)";
-    std::string out = "operators whose time grew most beyond shrinking with the workers: ";
+    std::string out;
+    if (std::isfinite(c.seconds_per_sample0) && std::isfinite(c.seconds_per_sample1)) {
+      out = fmt::format("{:.3g} ms per sample on a worker at {} worker{}, {:.3g} ms at {}", c.seconds_per_sample0 * 1e3,
+                        l.n0, workers_word(l.n0), c.seconds_per_sample1 * 1e3, l.n1);
+    }
+    if (c.operators.empty()) return out;
+    out += out.empty() ? "" : "; ";
+    out += "operators whose time grew most beyond shrinking with the workers: ";
     for (size_t i = 0; i < c.operators.size(); ++i) {
       const analysis::OperatorGrowth& o = c.operators[i];
       out += fmt::format("{}{} {} to {} per epoch (+{})", i == 0 ? "" : ", ", o.name, seconds_text(o.seconds0),
