@@ -42,11 +42,13 @@ def report(tmp_path_factory, scaleprof_cli):
               "SCALEPROF_WRAPPER_PID", "SCALEPROF_GPU_MONITOR"):
         env.pop(k, None)
     for nproc in (1, 2):
-        # Profiled: steps 2 and 3 of epoch 0 (wait 1, warm-up 1, active 2); epochs 1 and 2 are timed.
+        # Profiled: steps 2 to 6 of epoch 0 (wait 1, warm-up 1, active 5; 4 decomposed, so that one slow
+        # step on a loaded machine does not decide the loss's shares); epochs 1 and 2 are timed.
         cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", str(nproc),
                "--master_addr", "127.0.0.1", "--master_port", str(free_port()), str(EXAMPLE), "--epochs", "3",
                "--steps-per-epoch", "8", "--dataset-size", "512", "--root", str(root), "--experiment", "cnn",
-               "--strategy", "ddp", "--profile-epoch", "0", "--step-sleep", str(SLEEP_S), "--sleep-rank", "1"]
+               "--strategy", "ddp", "--profile-epoch", "0", "--profile-active", "5", "--step-sleep", str(SLEEP_S),
+               "--sleep-rank", "1"]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
         assert proc.returncode == 0, proc.stdout + proc.stderr
     out = subprocess.run([str(scaleprof_cli), "report", "--no-plots", "--format", "json", "--root", str(root)],
