@@ -10,6 +10,11 @@ epoch in rank-NNNNN/traces/. `--bucket-cap-mb` changes DDP's gradient bucket siz
 "strategy" to compare in the report (label it with --strategy). Also runs as a single process
 without torchrun. On a GPU machine: `--device cuda --backend nccl` (each rank on GPU LOCAL_RANK mod the
 GPUs there; NCCL needs one GPU per rank, gloo also runs several ranks on one GPU).
+
+Costs of known size, for the report's known-answer tests (tests/python/test_loss_known_answers.py):
+`--epoch-sleep` (outside the steps), `--data-sleep` (a slow DataLoader inside the step),
+`--step-compute` (an operator per step that does not shrink with the batch), `--step-sleep
+--sleep-rank` (a straggler); `--global-batch` keeps the global batch fixed (strong scaling).
 """
 import argparse
 import contextlib
@@ -27,14 +32,38 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 import scaleprof
 
 
+@torch.library.custom_op("scaleprof_example::fixed_step_work", mutates_args=())
+def fixed_step_work(x: torch.Tensor, seconds: float) -> torch.Tensor:
+    """An operator of known duration (the profiler records it as an operator, like aten::mm): the
+    per-step work of --step-compute."""
+    time.sleep(seconds)
+    return x.clone()
+
+
+class SlowBatches(torch.utils.data.Dataset):
+    """This rank's samples, served by a DataLoader that sleeps a known time per batch (on the batch's
+    first sample): a data loader of known cost, inside the step (`--data-sleep`)."""
+
+    def __init__(self, images, labels, batch, sleep_s):
+        self.images, self.labels, self.batch, self.sleep_s = images, labels, batch, sleep_s
+
+    def __len__(self):
+        return len(self.images)
+
+    def __getitem__(self, i):
+        if i % self.batch == 0:
+            time.sleep(self.sleep_s)
+        return self.images[i], self.labels[i]
+
+
 class SmallCNN(nn.Module):
-    def __init__(self, classes=10):
+    def __init__(self, classes=10, image_size=32):
         super().__init__()
         self.features = nn.Sequential(
             nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
             nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
         )
-        self.head = nn.Linear(32 * 8 * 8, classes)
+        self.head = nn.Linear(32 * (image_size // 4) ** 2, classes)
 
     def forward(self, x):
         return self.head(torch.flatten(self.features(x), 1))
@@ -49,6 +78,19 @@ def parse_args(argv=None):
     p.add_argument("--dataset-size", type=int, default=0,
                    help="samples per epoch shared by all ranks (strong scaling, as in a real epoch over a "
                         "fixed dataset); overrides --steps-per-epoch")
+    p.add_argument("--global-batch", type=int, default=0,
+                   help="samples per step over all ranks: each rank takes global / workers (strong scaling with a "
+                        "fixed global batch, the per-worker batch shrinking with the workers); overrides "
+                        "--batch-size, and with --dataset-size the steps per epoch stay the same at every scale")
+    p.add_argument("--image-size", type=int, default=32, help="side of the synthetic square images (a multiple of 4)")
+    p.add_argument("--data-sleep", type=float, default=0.0,
+                   help="batches come from a DataLoader that sleeps this many seconds per batch, inside the step "
+                        "(a data loader of known cost for the report's 'data loading')")
+    p.add_argument("--step-compute", type=float, default=0.0,
+                   help="every step also runs an operator (scaleprof_example::fixed_step_work) lasting this many "
+                        "seconds whatever the batch: a cost per step that does not shrink with the per-worker batch, "
+                        "of known size (the report's 'computation'); it waits rather than computes, so that its "
+                        "size holds on a CPU shared by more workers than cores")
     p.add_argument("--strategy", default="ddp", help="label of this configuration in the report")
     p.add_argument("--bucket-cap-mb", type=float, default=25.0, help="DDP gradient bucket size (MB)")
     p.add_argument("--experiment", default=None, help="default: $SCALEPROF_EXPERIMENT or 'ddp-cnn'")
@@ -90,7 +132,7 @@ def main(argv=None):
     world = dist.get_world_size() if distributed else 1
     torch.manual_seed(args.seed)  # same initial weights everywhere (DDP broadcasts them anyway)
 
-    model = SmallCNN().to(device)
+    model = SmallCNN(image_size=args.image_size).to(device)
     if distributed:
         model = DDP(model, bucket_cap_mb=args.bucket_cap_mb,
                     device_ids=[device.index] if device.type == "cuda" else None)
@@ -98,11 +140,18 @@ def main(argv=None):
     loss_fn = nn.CrossEntropyLoss()
     # This rank's shard of a synthetic dataset: CIFAR-sized images with random labels.
     gen = torch.Generator().manual_seed(args.seed * 1000 + rank)
+    if args.global_batch > 0:
+        args.batch_size = max(1, args.global_batch // world)
     if args.dataset_size > 0:
         args.steps_per_epoch = max(1, -(-args.dataset_size // (args.batch_size * world)))
     n = args.steps_per_epoch * args.batch_size
-    images = torch.randn(n, 3, 32, 32, generator=gen).to(device)
+    images = torch.randn(n, 3, args.image_size, args.image_size, generator=gen).to(device)
     labels = torch.randint(0, 10, (n,), generator=gen).to(device)
+    loader = None
+    if args.data_sleep > 0:
+        # num_workers=0: the loading runs on the training thread, inside the step.
+        loader = torch.utils.data.DataLoader(SlowBatches(images, labels, args.batch_size, args.data_sleep),
+                                             batch_size=args.batch_size, num_workers=0)
 
     experiment = args.experiment or os.environ.get("SCALEPROF_EXPERIMENT") or "ddp-cnn"
     loop_start = time.perf_counter()
@@ -121,10 +170,16 @@ def main(argv=None):
             with prof:
                 start = time.perf_counter()
                 with run.epoch(epoch, samples=n):
+                    batches = iter(loader) if loader is not None else None
                     for step in range(args.steps_per_epoch):
-                        x = images[step * args.batch_size:(step + 1) * args.batch_size]
-                        y = labels[step * args.batch_size:(step + 1) * args.batch_size]
-                        with run.step(samples=len(x)):
+                        with run.step(samples=args.batch_size):
+                            if batches is not None:
+                                x, y = next(batches)  # inside the step: its cost is the step's
+                            else:
+                                x = images[step * args.batch_size:(step + 1) * args.batch_size]
+                                y = labels[step * args.batch_size:(step + 1) * args.batch_size]
+                            if args.step_compute:
+                                fixed_step_work(y[:1], args.step_compute)
                             optimizer.zero_grad(set_to_none=True)
                             loss = loss_fn(model(x), y)
                             loss.backward()

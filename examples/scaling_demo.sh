@@ -4,7 +4,8 @@
 #   PyTorch DDP training over gloo under torchrun, recorded by `scaleprof run` and the Python API,
 #   then `scaleprof runs` and the scalability report (tables, plots, one HTML page). Every run trains
 #   on the same 4096 samples per epoch split across the workers (strong scaling); the profiler records
-#   steps of epoch 0, the warm-up epoch the report leaves out, so its overhead does not skew the times.
+#   steps of epoch 0, the warm-up epoch the report leaves out, so its overhead does not skew the times
+#   (6 active steps: the report splits the first 5 into their causes; 1 step alone was too noisy).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -30,7 +31,7 @@ for workers in 1 2; do
     echo "training: $strategy on $workers CPU worker(s), $EPOCHS epochs"
     "$SCALEPROF" run --root "$ROOT" --experiment cnn --strategy "$strategy" -- \
       .venv/bin/torchrun --standalone --nproc_per_node "$workers" examples/ddp_train.py \
-      --epochs "$EPOCHS" --strategy "$strategy" --bucket-cap-mb "$bucket" --dataset-size 4096 --profile-epoch 0 \
+      --epochs "$EPOCHS" --strategy "$strategy" --bucket-cap-mb "$bucket" --dataset-size 4096 --profile-epoch 0 --profile-active 6 \
       >"$OUT/logs/$strategy-$workers.log" 2>&1 ||
       { echo "training failed; its output:" >&2; tail -20 "$OUT/logs/$strategy-$workers.log" >&2; exit 1; }
   done

@@ -25,7 +25,7 @@ size_t count(const std::string& text, const std::string& part) {
 }
 
 LossChartBar bar(double points) {
-  return LossChartBar{"ddp", 2, 1, 50.0, {{"communication", points}, {"everything else", 1.0}}};
+  return LossChartBar{"ddp", 2, 1, 50.0, {{"communication", points}, {"unattributed", 1.0}}};
 }
 
 TEST(LossChart, AxisTicksAreBoundedWhateverTheValues) {

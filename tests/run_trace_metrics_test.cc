@@ -182,6 +182,22 @@ TEST(TraceStage, StreamedRanksGiveTheWholeLoadFigures) {
   ASSERT_EQ(gloo.rank_waits.size(), 2U);
   EXPECT_EQ(gloo.rank_waits[0].own_wait_ns, 150'000);
   EXPECT_EQ(gloo.rank_waits[1].wait_imposed_ns, 150'000);
+  // The loss attribution's step decomposition is rank 0's, the rank that waited (issue 20 item 4): its
+  // 1000 us step = 50 us of aten::mm, 300 us in the all-reduce of which the 150 us wait for rank 1 is
+  // waiting and 150 us exposed communication, and 650 us of nothing recorded. Rank 1's view (no wait)
+  // would give 150 us of communication and 800 us idle.
+  EXPECT_EQ(gloo.traces->decomposed_runs, 1);
+  EXPECT_EQ(gloo.traces->decomposed_step_ns, 1'000'000);
+  EXPECT_EQ(gloo.traces->step_compute_ns, 50'000);
+  EXPECT_EQ(gloo.traces->step_communication_ns, 150'000);
+  EXPECT_EQ(gloo.traces->step_wait_ns, 150'000);
+  EXPECT_EQ(gloo.traces->step_data_loading_ns + gloo.traces->step_optimizer_ns + gloo.traces->step_host_overhead_ns, 0);
+  EXPECT_EQ(gloo.traces->step_idle_ns, 650'000);
+  // Its operators over the decomposed step: aten::mm alone (the all-reduce is communication, the
+  // ProfilerStep no operator).
+  ASSERT_EQ(gloo.operators.size(), 1U);
+  EXPECT_EQ(gloo.operators[0].name, "aten::mm");
+  EXPECT_EQ(gloo.operators[0].self_ns, 50'000);
 }
 
 }  // namespace

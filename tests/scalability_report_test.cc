@@ -222,7 +222,7 @@ TEST(ScalabilityReport, RunDirectoriesEveryNumber) {
             std::string::npos)
       << loss_sentences(*ddp)[1];
   EXPECT_NE(loss_sentences(*ddp)[1].find("idle growth accounts for 10.0 points"), std::string::npos);
-  EXPECT_NE(loss_sentences(*ddp)[1].find("everything else accounts for 10.0 points"), std::string::npos);
+  EXPECT_NE(loss_sentences(*ddp)[1].find("unattributed accounts for 10.0 points"), std::string::npos);
 
   // Best strategy at 2 workers: ddp 5 s vs gloo 6 s.
   ASSERT_EQ(a.best.size(), 3u);

@@ -55,7 +55,7 @@ TEST(ScalingLoss, MismatchedCausesAndLargerRest) {
   const ScaleLoss rest = attribute_scale_loss({1, 9, {{"communication", 0.1}}, tables::kNaN},
                                               {2, 6, {{"communication", 0.1}}, tables::kNaN});
   EXPECT_NEAR(rest.causes[0].points, 0.025, 1e-12);
-  EXPECT_EQ(main_loss_cause(rest).name, "everything else");
+  EXPECT_EQ(main_loss_cause(rest).name, "unattributed");
   EXPECT_NEAR(main_loss_cause(rest).points, 0.225, 1e-12);
 }
 

@@ -49,11 +49,16 @@ bool device_work(const ScaleGroup& g) {
   return g.traces && g.traces->span_ns > 0;
 }
 
-// The basis two scales of a strategy are compared on: GPU time shares where both have device work
-// (split by the collectives where both have them known and the larger has some), else the collectives'
-// shares of step time where both have them known and the larger has some, else none from the traces
+bool decomposed(const ScaleGroup& g) {
+  return g.traces && g.traces->decomposed_runs > 0 && g.traces->decomposed_step_ns > 0;
+}
+
+// The basis two scales of a strategy are compared on: the step decomposition where both have it, else GPU time shares
+// where both have device work (split by the collectives where both have them known and the larger has some), else the
+// collectives' shares of step time where both have them known and the larger has some, else none from the traces
 // (attribute_scale_loss then falls back to the computation fraction, unattributed).
 LossBasis shares_basis(const ScaleGroup& base, const ScaleGroup& at) {
+  if (decomposed(base) && decomposed(at)) return LossBasis::kDecomposition;
   const bool both_known = collectives_known(base) && collectives_known(at) && at.traces->collectives_matched > 0;
   if (device_work(base) && device_work(at)) return both_known ? LossBasis::kTracesCollectives : LossBasis::kTraces;
   if (both_known && !device_work(base) && !device_work(at)) return LossBasis::kCollectives;
@@ -69,6 +74,21 @@ ScaleShares scale_shares(const ScaleGroup& g, LossBasis basis) {
   sh.outside_steps = g.outside_steps_share;
   if (basis == LossBasis::kNone) return sh;
   const TraceSums& t = *g.traces;
+  if (basis == LossBasis::kDecomposition) {
+    // Exclusive parts of the decomposed steps: they add up to 1.
+    const auto steps = static_cast<double>(t.decomposed_step_ns);
+    auto share = [steps](int64_t ns) { return static_cast<double>(ns) / steps; };
+    sh.trace_shares = {{kComputationCause, share(t.step_compute_ns)},
+                       {"communication", share(t.step_communication_ns)},
+                       {kWaitingCause, share(t.step_wait_ns)},
+                       {"data loading", share(t.step_data_loading_ns)},
+                       {"optimizer", share(t.step_optimizer_ns)},
+                       {"host overhead", share(t.step_host_overhead_ns)},
+                       {"idle", share(t.step_idle_ns)}};
+    sh.straggler_rank = g.straggler_rank;
+    sh.operators = g.operators;
+    return sh;
+  }
   const auto latency = static_cast<double>(t.collective_latency_ns);
   const auto wait = static_cast<double>(t.collective_wait_ns);
   if (basis == LossBasis::kCollectives) {
@@ -88,6 +108,28 @@ ScaleShares scale_shares(const ScaleGroup& g, LossBasis basis) {
                      {"waiting for stragglers", communication * waiting_part},
                      {"idle", g.trace_share(&TraceSums::idle_ns)}};
   return sh;
+}
+
+// The rank the others waited for most, over the group's runs, and the decomposed rank's operators
+// pooled over the runs that have a decomposition, as shares of their decomposed steps.
+void add_straggler_and_operators(const ScalabilityData& data, ScaleGroup* g) {
+  std::map<int64_t, double> imposed;
+  std::map<std::string, double> self_ns;
+  for (size_t i : g->runs) {
+    const RunData& r = data.runs[i];
+    for (const tables::RankWait& w : r.rank_waits) imposed[w.rank] += static_cast<double>(w.wait_imposed_ns);
+    for (const tables::OperatorTime& o : r.operators) self_ns[o.name] += static_cast<double>(o.self_ns);
+  }
+  double most = 0;
+  for (const auto& [rank, ns] : imposed) {
+    if (ns > most) {
+      most = ns;
+      g->straggler_rank = rank;
+    }
+  }
+  if (g->traces->decomposed_step_ns <= 0) return;
+  const auto steps = static_cast<double>(g->traces->decomposed_step_ns);
+  for (const auto& [name, ns] : self_ns) g->operators.push_back({name, ns / steps});
 }
 
 }  // namespace
@@ -237,6 +279,7 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
       g.computation_vs_communication =
           comp_comm > 0 ? static_cast<double>(g.computation->computation_ns) / comp_comm : tables::kNaN;
     }
+    if (g.traces) add_straggler_and_operators(data, &g);
     g.epoch = sample_stats(std::move(kept));
     if (outside_known && kept_sum > 0) g.outside_steps_share = std::max(0.0, outside_sum) / kept_sum;
     if (!util.empty()) g.utilization_pct = sample_stats(std::move(util)).mean;

@@ -52,6 +52,10 @@ struct ScaleGroup {
   std::string energy_method;                  // "counter", "trapezoid", "rectangle" or a mix "a+b"
   // Traces
   std::optional<TraceSums> traces;
+  // The rank the others waited for most at the matched collectives, the runs' waits summed (-1 none),
+  // and the decomposed rank's operators, self time as a share of its decomposed steps, runs pooled.
+  int64_t straggler_rank = -1;
+  std::vector<OperatorShare> operators;
   // itwinai's computation fraction (pooled sums)
   std::optional<ComputationSums> computation;
   double computation_fraction = tables::kNaN;

@@ -1,5 +1,6 @@
 #include "analysis/scaling_loss.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -8,6 +9,8 @@ namespace scaleprof::analysis {
 
 const char* loss_basis_name(LossBasis basis) {
   switch (basis) {
+    case LossBasis::kDecomposition:
+      return "decomposition";
     case LossBasis::kTraces:
       return "traces";
     case LossBasis::kTracesCollectives:
@@ -25,8 +28,8 @@ const char* loss_basis_name(LossBasis basis) {
 }
 
 bool is_attributed(LossBasis basis) {
-  return basis == LossBasis::kTraces || basis == LossBasis::kTracesCollectives || basis == LossBasis::kCollectives ||
-         basis == LossBasis::kSteps;
+  return basis == LossBasis::kDecomposition || basis == LossBasis::kTraces || basis == LossBasis::kTracesCollectives ||
+         basis == LossBasis::kCollectives || basis == LossBasis::kSteps;
 }
 
 namespace {
@@ -38,6 +41,36 @@ bool same_causes(const std::vector<NamedShare>& a, const std::vector<NamedShare>
     if (a[i].name != b[i].name) return false;
   }
   return true;
+}
+
+// The operators whose time per epoch grew most beyond shrinking with the workers (at most 3, growth
+// > 0): an operator missing at one scale has no time there. Shares are of the time in the steps.
+std::vector<OperatorGrowth> operator_growth(const ScaleShares& base, const ScaleShares& at, double in0, double in1) {
+  std::vector<OperatorGrowth> out;
+  const double ratio = static_cast<double>(base.workers) / static_cast<double>(at.workers);
+  auto seconds = [](const std::vector<OperatorShare>& ops, const std::string& name, double epoch) {
+    for (const OperatorShare& o : ops) {
+      if (o.name == name) return o.share * epoch;
+    }
+    return 0.0;
+  };
+  std::vector<std::string> names;
+  for (const auto* ops : {&base.operators, &at.operators}) {
+    for (const OperatorShare& o : *ops) {
+      if (std::find(names.begin(), names.end(), o.name) == names.end()) names.push_back(o.name);
+    }
+  }
+  for (const std::string& name : names) {
+    OperatorGrowth g;
+    g.name = name;
+    g.seconds0 = seconds(base.operators, name, base.seconds * in0);
+    g.seconds1 = seconds(at.operators, name, at.seconds * in1);
+    g.excess_s = g.seconds1 - g.seconds0 * ratio;
+    if (g.excess_s > 0 && std::isfinite(g.excess_s)) out.push_back(std::move(g));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.excess_s > b.excess_s; });
+  if (out.size() > 3) out.resize(3);
+  return out;
 }
 
 }  // namespace
@@ -55,7 +88,9 @@ ScaleLoss attribute_scale_loss(const ScaleShares& base, const ScaleShares& at) {
   std::vector<std::string> names;
   std::vector<double> f0;
   std::vector<double> f1;
-  const bool outside = !std::isnan(base.outside_steps) && !std::isnan(at.outside_steps);
+  out.steps0 = !std::isnan(base.outside_steps);
+  out.steps1 = !std::isnan(at.outside_steps);
+  const bool outside = out.steps0 && out.steps1;
   if (outside) {
     names.emplace_back(kOutsideStepsCause);
     f0.push_back(base.outside_steps);
@@ -81,8 +116,27 @@ ScaleLoss attribute_scale_loss(const ScaleShares& base, const ScaleShares& at) {
   out.efficiency = a.efficiency;
   out.lost = a.lost;
   out.rest = a.rest;
+  // Exclusive shares that add up to the epoch leave only floating-point noise (1e-17): zero, so that
+  // no output reads "-0.0" or "gives back 0.0 points".
+  if (std::abs(out.rest) < 1e-12) out.rest = 0.0;
   for (size_t i = 0; i < f0.size(); ++i) {
-    out.causes.push_back({names[i], f0[i], f1[i], a.parts[i]});
+    LossCause c;
+    c.name = names[i];
+    c.share0 = f0[i];
+    c.share1 = f1[i];
+    c.seconds0 = f0[i] * out.t0;
+    c.seconds1 = f1[i] * out.t1;
+    c.points = a.parts[i];
+    if (out.basis == LossBasis::kDecomposition && c.name == kWaitingCause) c.rank = at.straggler_rank;
+    if (out.basis == LossBasis::kDecomposition && c.name == kComputationCause) {
+      c.operators =
+          operator_growth(base, at, outside ? 1.0 - base.outside_steps : 1.0, outside ? 1.0 - at.outside_steps : 1.0);
+      if (base.samples_per_worker > 0 && at.samples_per_worker > 0) {
+        c.seconds_per_sample0 = c.seconds0 / base.samples_per_worker;
+        c.seconds_per_sample1 = c.seconds1 / at.samples_per_worker;
+      }
+    }
+    out.causes.push_back(std::move(c));
   }
   return out;
 }
@@ -97,7 +151,7 @@ MainLossCause main_loss_cause(const ScaleLoss& loss) {
   for (const LossCause& c : loss.causes) {
     if (c.points > 0 && (out.name.empty() || c.points > out.points)) out = {c.name, c.points};
   }
-  if (loss.rest > 0 && (out.name.empty() || loss.rest > out.points)) out = {"everything else", loss.rest};
+  if (loss.rest > 0 && (out.name.empty() || loss.rest > out.points)) out = {kUnattributed, loss.rest};
   return out;
 }
 

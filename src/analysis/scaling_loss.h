@@ -3,7 +3,14 @@
 // only where the data supports it.
 //
 // Only shares OF THE EPOCH TIME can be attributed (analysis/scaling.h, attribute_efficiency_loss),
-// measured in the profiled steps and applied to the epoch time, on one of three bases:
+// measured in the profiled steps and applied to the epoch time, on one of four bases:
+// * decomposition: profiler traces with ProfilerSteps at both scales: each scale's profiled steps of
+//   one rank split into exclusive parts that add up to them (analysis/step_decomposition.h; the rank
+//   that waited longest at the matched collectives, engine/run_trace_metrics.h): computation,
+//   communication (exposed), waiting for stragglers, data loading, optimizer, host overhead, idle.
+//   Every cause is a slice of wall time, so no two causes count the same instant and their sum can
+//   never exceed what was lost (beyond rounding); GPU and CPU traces alike. Preferred over the three
+//   below, which stay for traces the decomposition cannot split (no ProfilerStep at one scale);
 // * traces: device traces at both scales: shares of GPU time (communication not hidden under
 //   computation, idle);
 // * traces+collectives: the same, with the collectives matched across ranks at both scales: the
@@ -31,6 +38,7 @@
 namespace scaleprof::analysis {
 
 enum class LossBasis {
+  kDecomposition,        // the profiled steps split into exclusive parts (step_decomposition.h)
   kTraces,               // shares of GPU time in the profiled steps, applied to the epoch time
   kTracesCollectives,    // the same, exposed communication split by the matched collectives
   kCollectives,          // shares of profiled step time in matched collectives (CPU runs)
@@ -38,16 +46,27 @@ enum class LossBasis {
   kComputationFraction,  // only itwinai's fraction: an indication, nothing attributed
   kNone,                 // neither at both scales
 };
-// "traces", "traces+collectives", "collectives", "steps", "computation_fraction", "none"
+// "decomposition", "traces", "traces+collectives", "collectives", "steps", "computation_fraction", "none"
 const char* loss_basis_name(LossBasis basis);
 // The cause name of the time outside the training steps.
 inline constexpr const char* kOutsideStepsCause = "outside the steps";
-// The bases whose causes are attributed points (traces, traces+collectives, collectives, steps).
+// The cause names of the decomposition basis, in its order.
+inline constexpr const char* kComputationCause = "computation";
+inline constexpr const char* kWaitingCause = "waiting for stragglers";
+// What the rest of the loss beyond the named causes is called in every output.
+inline constexpr const char* kUnattributed = "unattributed";
+// The bases whose causes are attributed points (decomposition, traces, traces+collectives, collectives, steps).
 bool is_attributed(LossBasis basis);
 
 struct NamedShare {
   std::string name;             // "communication", "idle", ...
   double share = tables::kNaN;  // fraction of the epoch time
+};
+
+// One operator's self time as a share of the epoch time (computation's detail).
+struct OperatorShare {
+  std::string name;
+  double share = tables::kNaN;
 };
 
 // One scale of a strategy, as the loss attribution needs it.
@@ -59,12 +78,34 @@ struct ScaleShares {
   LossBasis shares_basis = LossBasis::kTraces;  // what trace_shares are shares of (an attributed basis)
   // Share of the epoch time outside the training steps (ScaleGroup::outside_steps_share); NaN unknown.
   double outside_steps = tables::kNaN;
+  // Decomposition basis: the rank the others waited for most at the matched collectives (-1 none), and
+  // the operators' self time as shares of the time in the profiled steps (computation's detail).
+  int64_t straggler_rank = -1;
+  std::vector<OperatorShare> operators;
+  // Samples each worker processed per epoch (NaN unknown): computation per sample (LossCause).
+  double samples_per_worker = tables::kNaN;
+};
+
+// An operator whose time per epoch grew beyond what shrinking with the workers would give.
+struct OperatorGrowth {
+  std::string name;
+  double seconds0 = tables::kNaN, seconds1 = tables::kNaN;  // per epoch, at the base and at this scale
+  double excess_s = tables::kNaN;                           // seconds1 - seconds0 * n0 / n1
 };
 
 struct LossCause {
   std::string name;
-  double share0 = tables::kNaN, share1 = tables::kNaN;  // of the epoch time at the base and at this scale
-  double points = tables::kNaN;                         // efficiency lost to it (fraction; negative: gives back)
+  double share0 = tables::kNaN, share1 = tables::kNaN;      // of the epoch time at the base and at this scale
+  double seconds0 = tables::kNaN, seconds1 = tables::kNaN;  // per epoch: the shares times the epoch times
+  double points = tables::kNaN;                             // efficiency lost to it (fraction; negative: gives back)
+  // Waiting for stragglers (decomposition basis): the rank the others waited for most at this scale (-1
+  // unknown). Computation: the operators whose time grew most (at most 3, excess > 0, largest first).
+  int64_t rank = -1;
+  std::vector<OperatorGrowth> operators;
+  // Computation, where both scales know their samples per worker: seconds per sample on one worker.
+  // It stays the same when computation shrinks with the workers; a smaller per-worker batch running
+  // less efficiently makes it grow.
+  double seconds_per_sample0 = tables::kNaN, seconds_per_sample1 = tables::kNaN;
 };
 
 struct ScaleLoss {
@@ -74,18 +115,20 @@ struct ScaleLoss {
   double efficiency = tables::kNaN;  // at n1 against n0
   double lost = tables::kNaN;        // 1 - efficiency
   std::vector<LossCause> causes;     // attributed causes (attributed bases only)
-  double rest = tables::kNaN;        // lost - sum of the causes: everything else (all of it when unattributed)
+  double rest = tables::kNaN;        // lost - sum of the causes: unattributed (all of it when nothing is attributed)
   // The non-computation share of operator self time at n0 and n1 (itwinai's 1 - fraction), when
   // both are known: shown as an indication whatever the basis.
   double non_computation0 = tables::kNaN, non_computation1 = tables::kNaN;
+  // Whether each scale separates the time outside the steps (step records: ScaleShares::outside_steps).
+  bool steps0 = false, steps1 = false;
 };
 
 // Trace shares are used when both scales have them on the same basis with the same names, in the
 // base's order.
 ScaleLoss attribute_scale_loss(const ScaleShares& base, const ScaleShares& at);
 
-// The cause that lost the most points (> 0) and its points; "everything else" when the rest is
-// larger than every named cause; "" when nothing was lost or nothing is attributed.
+// The cause that lost the most points (> 0) and its points; "unattributed" (kUnattributed) when the
+// rest is larger than every named cause; "" when nothing was lost or nothing is attributed.
 struct MainLossCause {
   std::string name;
   double points = tables::kNaN;

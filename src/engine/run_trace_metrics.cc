@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "analysis/analysis_window.h"
@@ -12,6 +15,7 @@
 #include "analysis/computation_fraction.h"
 #include "analysis/kernel_breakdown.h"
 #include "analysis/operator_table.h"
+#include "analysis/step_decomposition.h"
 #include "analysis/stragglers.h"
 #include "analysis/temporal_breakdown.h"
 #include "core/checked_sum.h"
@@ -26,14 +30,14 @@ namespace {
 // only calls launched inside a ProfilerStep count, so that the sums are parts of the step time.
 // Sums across ranks are checked (core/checked_sum.h): false when one would pass int64, and then
 // nothing is added (the figures are left out, never wrapped).
-bool add_collective_metrics(const analysis::CollectiveRows& compact, tables::RunData* run, tables::TraceSums* sums) {
+bool add_collective_metrics(const analysis::CollectiveRows& compact, const analysis::CollectiveAnalysis& matched,
+                            tables::RunData* run, tables::TraceSums* sums) {
   tables::TraceSums s = *sums;
   bool exact = true;
   for (const analysis::CompactRank& r : compact.ranks()) {
     for (const analysis::StepRow& st : compact.steps(r))
       exact = add_checked(&s.step_ns, st.end_ns - st.start_ns) && exact;
   }
-  const analysis::CollectiveAnalysis matched = analysis::match_collectives(compact);
   std::vector<tables::CollectiveSample> samples;
   for (const analysis::MatchedCollective& m : matched.calls) {
     if (m.step < 0) continue;
@@ -66,7 +70,82 @@ struct RankParts {
   int64_t rank = 0;
   tables::TraceSums sums;
   analysis::FractionParts fraction;
+  analysis::RankDecomposition decomposition;    // its profiled steps split into exclusive parts
+  std::vector<tables::OperatorTime> operators;  // most self time first, over its profiled steps
 };
+
+// The operators of one rank that the loss attribution names (computation per sample grew most):
+// operators, not annotations, collectives or ProfilerSteps, by self time (device time where the trace has device
+// work), the largest 64, scaled from the whole trace to the decomposed steps (the trace's last step
+// is profiled but not decomposed: the ProfilerStep* row's total time covers every profiled step).
+std::vector<tables::OperatorTime> step_operators(const analysis::OperatorTable& table, bool device,
+                                                 int64_t decomposed_ns) {
+  int64_t profiled_ns = 0;
+  for (const analysis::OperatorRow& r : table.rows) {
+    if (r.name == "ProfilerStep*") profiled_ns = r.cpu_total_ns;
+  }
+  std::vector<tables::OperatorTime> out;
+  if (profiled_ns <= 0 || decomposed_ns <= 0) return out;
+  const double scale = static_cast<double>(decomposed_ns) / static_cast<double>(profiled_ns);
+  for (const analysis::OperatorRow& r : table.rows) {
+    const int64_t self = device ? r.self_device_ns : r.self_cpu_ns;
+    // Collectives are communication, not computation, in the decomposition.
+    const bool collective = r.name.starts_with("c10d::") || analysis::is_backend_collective_name(r.name);
+    if (r.user_annotation || collective || r.name == "ProfilerStep*" || self <= 0) continue;
+    out.push_back({r.name, static_cast<int64_t>(static_cast<double>(self) * scale)});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.self_ns > b.self_ns; });
+  if (out.size() > 64) out.resize(64);
+  return out;
+}
+
+// The run's profiled steps split into exclusive parts (analysis/step_decomposition.h), seen from one
+// rank: each rank's wait at the matched collectives of a step is moved from its exposed communication
+// (as `trace decompose` does), and the rank that waited longest in all is kept (the lowest rank on a
+// tie or when none waited). Every rank's step lasts about as long in synchronous training; the rank
+// that waited shows the stragglers' cost as waiting, where the straggler's own view would show it as
+// its slower work, and one rank's parts stay exclusive slices of wall time (a mean over ranks would
+// split a straggler's cost between waiting and whatever the straggler did).
+void add_step_decomposition(std::vector<RankParts>* parts, const analysis::CollectiveAnalysis& matched,
+                            tables::RunData* run, tables::TraceSums* sums) {
+  std::map<std::pair<int64_t, int64_t>, int64_t> waits;  // (rank, step) -> summed wait
+  for (const analysis::MatchedCollective& call : matched.calls) {
+    if (call.status != analysis::MatchStatus::kMatched || call.step < 0) continue;
+    for (const analysis::RankTiming& t : call.ranks) waits[{t.rank, call.step}] += t.wait_ns;
+  }
+  const RankParts* view = nullptr;
+  std::array<int64_t, analysis::kStepPartCount> view_parts{};
+  int64_t view_steps = 0;
+  for (RankParts& p : *parts) {
+    std::array<int64_t, analysis::kStepPartCount> sum{};
+    int64_t steps = 0;
+    bool exact = true;
+    for (analysis::StepDecomposition& st : p.decomposition.steps) {
+      if (auto it = waits.find({p.rank, st.step}); it != waits.end()) analysis::move_collective_wait(&st, it->second);
+      exact = add_checked(&steps, st.duration_ns()) && exact;
+      for (size_t k = 0; k < sum.size(); ++k) exact = add_checked(&sum[k], st.part_ns[k]) && exact;
+    }
+    if (!exact || steps <= 0) continue;
+    const size_t wait = static_cast<size_t>(analysis::StepPart::kCollectiveWait);
+    if (view == nullptr || sum[wait] > view_parts[wait]) {
+      view = &p;
+      view_parts = sum;
+      view_steps = steps;
+    }
+  }
+  if (view == nullptr) return;
+  auto part = [&](analysis::StepPart k) { return view_parts[static_cast<size_t>(k)]; };
+  sums->decomposed_runs = 1;
+  sums->decomposed_step_ns = view_steps;
+  sums->step_compute_ns = part(analysis::StepPart::kCompute);
+  sums->step_communication_ns = part(analysis::StepPart::kExposedCommunication);
+  sums->step_wait_ns = part(analysis::StepPart::kCollectiveWait);
+  sums->step_data_loading_ns = part(analysis::StepPart::kDataLoading);
+  sums->step_optimizer_ns = part(analysis::StepPart::kOptimizer);
+  sums->step_host_overhead_ns = part(analysis::StepPart::kHostOverhead);
+  sums->step_idle_ns = part(analysis::StepPart::kIdle);
+  run->operators = view->operators;
+}
 
 // Reduces one rank (on the thread that read it), inside its analysis window.
 RankParts reduce_rank(const trace::RankTrace& rank, bool fraction) {
@@ -90,7 +169,12 @@ RankParts reduce_rank(const trace::RankTrace& rank, bool fraction) {
   one.communication_ns = comm;
   one.memory_ns = memory;
   one.other_ns = t.kernel_time_ns - t.idle_ns - t.compute_ns - comm - memory;
-  if (fraction) out.fraction = analysis::fraction_parts(analysis::compute_operator_table(rank));
+  out.decomposition = analysis::decompose_steps(rank);
+  int64_t decomposed_ns = 0;
+  for (const analysis::StepDecomposition& st : out.decomposition.steps) decomposed_ns += st.duration_ns();
+  const analysis::OperatorTable operators = analysis::compute_operator_table(rank);
+  if (fraction) out.fraction = analysis::fraction_parts(operators);
+  out.operators = step_operators(operators, out.decomposition.device, decomposed_ns);
   return out;
 }
 
@@ -134,7 +218,9 @@ void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& o
                       run.path, parts.size()));
       continue;
     }
-    if (!add_collective_metrics(rows, &run, &sums)) {
+    const analysis::CollectiveAnalysis matched = analysis::match_collectives(rows);
+    add_step_decomposition(&parts, matched, &run, &sums);
+    if (!add_collective_metrics(rows, matched, &run, &sums)) {
       data->errors.push_back(fmt::format(
           "{}: collectives across ranks left out: their times summed over ranks pass int64 nanoseconds (292 years)",
           run.path));

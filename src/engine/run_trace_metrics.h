@@ -19,6 +19,11 @@
 // the last rank to arrive (waiting for stragglers), how many calls there were and how many matched;
 // per matched call its type, size and bus bandwidth, and per rank its own wait and the wait it imposed
 // (analysis/stragglers.h).
+//
+// And the profiled steps split into exclusive parts (analysis/step_decomposition.h) from one rank per
+// run, the rank that waited longest at the matched collectives (its waits moved from exposed
+// communication), with that rank's operators by self time: the loss attribution's basis
+// "decomposition" (analysis/scaling_loss.h).
 #pragma once
 
 #include "tables/run_data.h"

@@ -16,16 +16,18 @@ std::string workers_text(int64_t n) {
 }
 
 // The causes of the efficiency lost at one scale, in points, summing to the loss: the attributed
-// causes, then the rest ("everything else" with traces, "unattributed" without).
+// causes, then the rest, "unattributed" (the JSON causes list and the sentences use the same).
 std::vector<LossChartCause> causes_of(const analysis::ScaleLoss& l) {
   std::vector<LossChartCause> out;
   for (const analysis::LossCause& c : l.causes) out.push_back({c.name, c.points * 100.0});
-  const bool attributed = analysis::is_attributed(l.basis);
-  out.push_back({attributed ? "everything else" : "unattributed", l.rest * 100.0});
+  out.push_back({analysis::kUnattributed, l.rest * 100.0});
   return out;
 }
 
 std::string basis_words_in_steps(const analysis::ScaleLoss& l) {
+  if (l.basis == analysis::LossBasis::kDecomposition) {
+    return "one rank's profiled steps split into exclusive parts at each scale";
+  }
   if (l.basis == analysis::LossBasis::kTraces) return "shares of GPU time in the profiled steps";
   if (l.basis == analysis::LossBasis::kTracesCollectives) {
     return "shares of GPU time in the profiled steps; exposed communication split by the collectives matched across "
@@ -62,10 +64,15 @@ std::vector<MainCause> main_causes(const ScalabilityAnalysis& a) {
     m.efficiency_pct = l.efficiency * 100.0;
     m.lost_pts = l.lost * 100.0;
     m.basis = basis_words(l);
+    m.attributed = analysis::is_attributed(l.basis);
+    m.unattributed_pts = l.rest * 100.0;
     if (l.lost > 0) {
       const analysis::MainLossCause c = analysis::main_loss_cause(l);
-      m.cause = c.name.empty() ? "unattributed" : c.name;
+      m.cause = c.name.empty() ? analysis::kUnattributed : c.name;
       m.cause_pts = c.name.empty() ? m.lost_pts : c.points * 100.0;
+      for (const analysis::LossCause& k : l.causes) {
+        if (k.name == c.name && k.rank >= 0) m.cause += fmt::format(" (rank {})", k.rank);
+      }
     }
     out.push_back(std::move(m));
   }
@@ -120,12 +127,15 @@ std::string key_figures_html(const ScalabilityAnalysis& a) {
   for (const MainCause& m : causes) {
     if (m.cause.empty()) {
       out += fmt::format("<li><b>{}</b>: no efficiency lost</li>\n", html_escape(m.series));
-    } else if (m.cause == "unattributed") {
+    } else if (!m.attributed) {
       out += fmt::format("<li><b>{}</b>: {:.1f} points lost, cause not measurable: {}</li>\n", html_escape(m.series),
                          m.lost_pts, html_escape(m.basis));
     } else {
-      out += fmt::format("<li><b>{}</b>: <span class=\"big\">{}</span> &mdash; {:.1f} of {:.1f} points ({})</li>\n",
-                         html_escape(m.series), html_escape(m.cause), m.cause_pts, m.lost_pts, html_escape(m.basis));
+      out += fmt::format(
+          "<li><b>{}</b>: <span class=\"big\">{}</span> &mdash; {:.1f} of {:.1f} points; {:.1f} unattributed "
+          "({})</li>\n",
+          html_escape(m.series), html_escape(m.cause), m.cause_pts, m.lost_pts, m.unattributed_pts,
+          html_escape(m.basis));
     }
   }
   out += "</ul></div>\n</div>\n";

@@ -18,9 +18,11 @@ struct MainCause {
   int64_t base_workers = 0;  // its smallest
   double efficiency_pct = tables::kNaN;
   double lost_pts = tables::kNaN;
-  std::string cause;  // a cause name, "everything else", "unattributed" or "" when nothing was lost
+  std::string cause;  // a cause name, "unattributed" or "" when nothing was lost
   double cause_pts = tables::kNaN;
-  std::string basis;  // what the attribution rests on, in words
+  bool attributed = false;                 // the basis attributes causes (else the whole loss is unattributed)
+  double unattributed_pts = tables::kNaN;  // the rest beyond the named causes
+  std::string basis;                       // what the attribution rests on, in words
 };
 
 // One entry per strategy with two or more scales, in the analysis's order.

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "report/scalability_html.h"
 
@@ -12,15 +14,47 @@ namespace scaleprof::report {
 
 namespace {
 
-// Fixed colours for the causes the report knows (Okabe-Ito, as the plots); others take the rest.
+// Fixed colours for the causes the report knows (Okabe-Ito, as the plots, then Tol's indigo and
+// greys); others take the spares. A cause keeps its colour in every report.
 constexpr struct {
   const char* name;
   const char* color;
 } kKnownCauses[] = {
-    {"communication", "#D55E00"},   {"waiting", "#CC79A7"},         {"idle", "#E69F00"},
-    {"non-computation", "#0072B2"}, {"everything else", "#999999"}, {"unattributed", "#C8C8C8"},
+    {"outside the steps", "#009E73"},      {"computation", "#56B4E9"},  {"communication", "#D55E00"},
+    {"waiting for stragglers", "#CC79A7"}, {"data loading", "#F0E442"}, {"optimizer", "#332288"},
+    {"host overhead", "#999999"},          {"idle", "#E69F00"},         {"non-computation", "#0072B2"},
+    {"unattributed", "#C8C8C8"},
 };
-constexpr const char* kSpareColors[] = {"#009E73", "#56B4E9", "#F0E442", "#000000"};
+constexpr const char* kSpareColors[] = {"#0072B2", "#000000", "#882255", "#44AA99"};
+
+// Fills light enough for dark text on them.
+bool light_fill(const std::string& color) {
+  return color == "#C8C8C8" || color == "#F0E442" || color == "#56B4E9" || color == "#E69F00" || color == "#999999" ||
+         color == "#44AA99";
+}
+
+// The legend's entries, placed left to right from `left` and wrapped onto a new row before `right`
+// (nine causes do not fit one row of a 1000 px chart): x and row of each, in order.
+struct LegendPlace {
+  double x = 0;
+  int row = 0;
+};
+std::vector<LegendPlace> place_legend(const std::vector<std::string>& names, double left, double right) {
+  std::vector<LegendPlace> out;
+  double x = left;
+  int row = 0;
+  for (const std::string& name : names) {
+    // About 7.5 px per character at 13 px, after a 14 px swatch and a 5 px gap; 18 px between entries.
+    const double w = 19 + 7.5 * static_cast<double>(name.size());
+    if (x > left && x + w > right) {
+      x = left;
+      ++row;
+    }
+    out.push_back({x, row});
+    x += w + 18;
+  }
+  return out;
+}
 
 // The axis never has more than this many ticks, whatever the data: the chart's size is bounded by
 // construction (a fuzzed epoch time of 1.7e17 s once made a 2.4 GB axis of 100-point ticks).
@@ -85,7 +119,8 @@ std::string loss_chart_svg(const std::vector<LossChartBar>& bars, int width) {
   for (const LossChartBar& b : bars) longest = std::max(longest, b.series.size());
   const int label_w = std::clamp((static_cast<int>(longest) + 42) * 7 + 10, 300, width / 2);
   const int right = 24;
-  const int legend_h = 30;
+  const std::vector<LegendPlace> legend = place_legend(order, 8, width - right);
+  const int legend_h = 8 + 22 * (legend.empty() ? 1 : legend.back().row + 1);
   const int axis_h = 44;
   const int row_h = 30;
   const int bar_h = 20;
@@ -101,13 +136,12 @@ std::string loss_chart_svg(const std::vector<LossChartBar>& bars, int width) {
       "<title>Lost parallel efficiency by cause, per strategy and scale</title>\n"
       "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n",
       width, height, width, height);
-  // Legend.
-  double lx = x0;
-  for (const std::string& name : order) {
+  // Legend, wrapped onto as many rows as it needs.
+  for (size_t i = 0; i < order.size(); ++i) {
+    const int y = 8 + 22 * legend[i].row;
     out += fmt::format(
-        "<rect x=\"{:.1f}\" y=\"8\" width=\"14\" height=\"14\" fill=\"{}\"/><text x=\"{:.1f}\" y=\"20\">{}</text>\n",
-        lx, color[name], lx + 19, html_escape(name));
-    lx += 19 + 8.0 * static_cast<double>(name.size()) + 22;
+        "<rect x=\"{:.1f}\" y=\"{}\" width=\"14\" height=\"14\" fill=\"{}\"/><text x=\"{:.1f}\" y=\"{}\">{}</text>\n",
+        legend[i].x, y, color[order[i]], legend[i].x + 19, y + 12, html_escape(order[i]));
   }
   // Grid and ticks.
   const int plot_bottom = top + static_cast<int>(bars.size()) * row_h;
@@ -152,7 +186,7 @@ std::string loss_chart_svg(const std::vector<LossChartBar>& bars, int width) {
       if (w >= 36) {
         out +=
             fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\" fill=\"{}\" font-size=\"12\">{}</text>\n",
-                        xa + w / 2, y + 14, color[c.name] == "#C8C8C8" ? "#222" : "#fff", num(c.points));
+                        xa + w / 2, y + 14, light_fill(color[c.name]) ? "#222" : "#fff", num(c.points));
       }
     }
   }

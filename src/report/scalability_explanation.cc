@@ -30,6 +30,13 @@ std::string cause_list(const std::vector<analysis::LossCause>& causes) {
 // What the attributed shares are shares of, and what that assumes.
 std::string basis_sentence(analysis::LossBasis basis) {
   switch (basis) {
+    case analysis::LossBasis::kDecomposition:
+      return "(Basis: at each scale the profiled steps of one rank split into exclusive parts that add up to its "
+             "step time, by what the rank was doing at each instant (device work first on GPUs; host operators on "
+             "CPU-only traces), its waits at the collectives matched across ranks moved from communication to waiting "
+             "for stragglers; the rank is the one that waited longest. No instant counts twice, so the causes never "
+             "add up to more than was lost; they are applied to the time in the steps. This assumes the profiled "
+             "steps are representative of the epoch.)";
     case analysis::LossBasis::kTracesCollectives:
       return "(Basis: shares of GPU time in the profiled steps of the device traces at both scales, applied to the "
              "epoch time; communication not hidden under computation is split into the transfer itself "
@@ -53,10 +60,116 @@ std::string basis_sentence(analysis::LossBasis basis) {
          "time; this assumes the profiled steps are representative of the epoch.)";
 }
 
+// Causes whose points round to less than this are named together, not one by one.
+constexpr double kSmallCause = 0.005;
+
+std::string workers_word(int64_t n) {
+  return n == 1 ? "" : "s";
+}
+
+// One cause in the sentence: its points, its seconds per epoch at both scales and what grew.
+std::string cause_words(const analysis::LossCause& c, const analysis::ScaleLoss& l) {
+  if (std::isnan(c.points)) return fmt::format("{} cannot be measured at both scales", c.name);
+  const double shrunk = c.seconds0 * static_cast<double>(l.n0) / static_cast<double>(l.n1);
+  std::string detail = fmt::format(
+      "{} of the epoch time at {} worker{}, {} at {}: {} per epoch at {} worker{} and {} at {}, vs. {} if it had "
+      "shrunk "
+      "with the workers",
+      fmt_pct(c.share0), l.n0, workers_word(l.n0), fmt_pct(c.share1), l.n1, seconds_text(c.seconds0), l.n0,
+      workers_word(l.n0), seconds_text(c.seconds1), l.n1, seconds_text(shrunk));
+  const std::string more = cause_detail(c, l);
+  if (!more.empty()) detail += "; " + more;
+  return c.points >= 0 ? fmt::format("{} growth accounts for {} points ({})", c.name, fmt_pts(c.points), detail)
+                       : fmt::format("{} shrank faster than the workers grew and gives back {} points ({})", c.name,
+                                     fmt_pts(-c.points), detail);
+}
+
+// "Of the N points of efficiency lost, <each cause>; <small causes together>; unattributed ...".
+std::string causes_sentence(const analysis::ScaleLoss& l) {
+  std::string parts;
+  std::vector<analysis::LossCause> small;
+  double small_points = 0;
+  for (const analysis::LossCause& c : l.causes) {
+    if (std::isfinite(c.points) && std::abs(c.points) < kSmallCause) {
+      small.push_back(c);
+      small_points += c.points;
+      continue;
+    }
+    parts += (parts.empty() ? "" : "; ") + cause_words(c, l);
+  }
+  if (!small.empty()) {
+    parts += fmt::format("{}{} account{} for {} points together (less than 0.5 each)", parts.empty() ? "" : "; ",
+                         cause_list(small), small.size() == 1 ? "s" : "", fmt_pts(small_points));
+  }
+  const std::string rest = l.rest >= 0
+                               ? fmt::format("{} accounts for {} points", analysis::kUnattributed, fmt_pts(l.rest))
+                               : fmt::format("{} shrank faster than the workers grew and gives back {} points",
+                                             analysis::kUnattributed, fmt_pts(-l.rest));
+  return fmt::format("Of the {} points of efficiency lost, {}; {}.", fmt_pts(l.lost), parts, rest);
+}
+
+// One scale has step records and the other none: the time outside the steps cannot be separated.
+std::string steps_note(const analysis::ScaleLoss& l) {
+  return fmt::format(
+      "(The time outside the training steps is not separated: there are no step records (run.step(), steps.csv) at "
+      "{} workers, only at {}; {})",
+      l.steps0 ? l.n1 : l.n0, l.steps0 ? l.n0 : l.n1,
+      is_attributed(l.basis) ? "the shares measured in the profiled steps are applied to the whole epoch time."
+                             : "without profiler traces at both scales nothing else can be attributed.");
+}
+
+// The main cause as the sentence names it: "the time outside the steps" (a stretch of time, so not
+// "the growth of outside the steps"), and the rank for waiting.
+std::string main_what(const analysis::MainLossCause& main, const analysis::ScaleLoss& l) {
+  if (main.name == analysis::kOutsideStepsCause) return "the time outside the steps";
+  for (const analysis::LossCause& c : l.causes) {
+    if (c.name == main.name && c.rank >= 0) return fmt::format("{} (rank {})", main.name, c.rank);
+  }
+  return main.name;
+}
+
 }  // namespace
 
+std::string cause_detail(const analysis::LossCause& c, const analysis::ScaleLoss& l) {
+  if (c.name == analysis::kOutsideStepsCause) return "each epoch's time minus the steps of the rank that set it";
+  if (l.basis != analysis::LossBasis::kDecomposition) return "";
+  if (c.name == analysis::kComputationCause) {
+    std::string out;
+    if (std::isfinite(c.seconds_per_sample0) && std::isfinite(c.seconds_per_sample1)) {
+      out = fmt::format("{:.3g} ms per sample on a worker at {} worker{}, {:.3g} ms at {}", c.seconds_per_sample0 * 1e3,
+                        l.n0, workers_word(l.n0), c.seconds_per_sample1 * 1e3, l.n1);
+    }
+    if (c.operators.empty()) return out;
+    out += out.empty() ? "" : "; ";
+    out += "operators whose time grew most beyond shrinking with the workers: ";
+    for (size_t i = 0; i < c.operators.size(); ++i) {
+      const analysis::OperatorGrowth& o = c.operators[i];
+      out += fmt::format("{}{} {} to {} per epoch (+{})", i == 0 ? "" : ", ", o.name, seconds_text(o.seconds0),
+                         seconds_text(o.seconds1), seconds_text(o.excess_s));
+    }
+    return out;
+  }
+  if (c.name == "communication") return "collectives no computation hides";
+  if (c.name == analysis::kWaitingCause) {
+    return c.rank >= 0 ? fmt::format("the others waited most for rank {}", c.rank)
+                       : std::string("at the collectives matched across ranks");
+  }
+  if (c.name == "data loading") return "data-loader regions in the steps";
+  if (c.name == "optimizer") return "optimizer step and zero_grad regions";
+  if (c.name == "host overhead") return "other host work: no computation, communication or data loading";
+  if (c.name == "idle") return "nothing recorded";
+  return "";
+}
+
 std::vector<std::string> loss_sentences(const SeriesResult& series) {
-  if (!series.has_loss()) return {};
+  if (!series.has_loss()) {
+    // One worker count: nothing to compare, and the reader should know why no loss is shown.
+    if (series.amdahl.points > 0 && series.amdahl.base_workers == series.amdahl.max_workers) {
+      return {fmt::format("{}: measured at {} worker{} only; where scaling is lost needs a second worker count.",
+                          series.series, series.amdahl.base_workers, series.amdahl.base_workers == 1 ? "" : "s")};
+    }
+    return {};
+  }
   const analysis::ScaleLoss& l = series.largest_loss();
   const std::string& name = series.series;
   std::vector<std::string> out;
@@ -95,46 +208,26 @@ std::vector<std::string> loss_sentences(const SeriesResult& series) {
         "{} percentage points of efficiency were lost; without profiler traces or computation data at both scales "
         "they cannot be attributed.",
         fmt_pts(l.lost)));
+    if (l.steps0 != l.steps1) out.push_back(steps_note(l));
     return out;
   }
-  std::string parts;
-  for (const analysis::LossCause& c : l.causes) {
-    std::string what;
-    if (std::isnan(c.points)) {
-      what = fmt::format("{} cannot be measured at both scales", c.name);
-    } else {
-      const std::string detail = fmt::format(
-          "{} of the epoch time at {} worker{}, {} at {}: {} per epoch vs. {} if it had shrunk with the workers",
-          fmt_pct(c.share0), l.n0, l.n0 == 1 ? "" : "s", fmt_pct(c.share1), l.n1, seconds_text(l.t1 * c.share1),
-          seconds_text(l.t0 * c.share0 * static_cast<double>(l.n0) / static_cast<double>(l.n1)));
-      what = c.points >= 0 ? fmt::format("{} growth accounts for {} points ({})", c.name, fmt_pts(c.points), detail)
-                           : fmt::format("{} shrank faster than the workers grew and gives back {} points ({})", c.name,
-                                         fmt_pts(-c.points), detail);
-    }
-    parts += (parts.empty() ? "" : "; ") + what;
-  }
-  out.push_back(fmt::format(
-      "Of the {} points of efficiency lost, {}; {}.", fmt_pts(l.lost), parts,
-      l.rest >= 0 ? fmt::format("everything else accounts for {} points", fmt_pts(l.rest))
-                  : fmt::format("everything else shrank faster than the workers grew and gives back {} points",
-                                fmt_pts(-l.rest))));
+  out.push_back(causes_sentence(l));
   out.push_back(basis_sentence(l.basis));
   if (analysis::outside_steps_beside_step_shares(l)) {
     out.push_back(
         "(The time outside the training steps comes from the step records: each epoch's time minus the steps of the "
         "rank that set it; the shares measured in the profiled steps are applied to the time in the steps.)");
   }
+  if (l.steps0 != l.steps1) out.push_back(steps_note(l));
   const analysis::MainLossCause main = analysis::main_loss_cause(l);
-  if (main.name == "everything else") {
+  if (main.name == analysis::kUnattributed) {
     out.push_back(
         fmt::format("Most of the loss lies beyond the causes named ({}): work that does not shrink with more workers "
                     "(per-worker overheads, a serial part, smaller per-worker batches running less efficiently).",
                     cause_list(l.causes)));
   } else if (!main.name.empty()) {
-    // "the growth of outside the steps" does not read: that cause is a stretch of time.
-    const std::string what =
-        main.name == analysis::kOutsideStepsCause ? std::string("the time outside the steps") : main.name;
-    out.push_back(fmt::format("The main reason {} does not scale better is the growth of {}.", name, what));
+    out.push_back(
+        fmt::format("The main reason {} does not scale better is the growth of {}.", name, main_what(main, l)));
   }
   return out;
 }

@@ -13,6 +13,11 @@ namespace scaleprof::report {
 using analysis::ScalabilityAnalysis;
 using analysis::SeriesResult;
 
+// What a cause of lost efficiency is and what grew, in a few words (the JSON causes' `detail`, the
+// sentences): the operators whose time grew most for computation, the rank the others waited for,
+// what the part of the step holds for the others; "" for a cause the basis says nothing more about.
+std::string cause_detail(const analysis::LossCause& cause, const analysis::ScaleLoss& loss);
+
 // Sentences explaining where the efficiency of one strategy was lost; empty without two scales.
 std::vector<std::string> loss_sentences(const SeriesResult& series);
 

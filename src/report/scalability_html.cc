@@ -167,7 +167,7 @@ std::string render_scalability_html(const ScalabilityAnalysis& analysis, const s
     if (explain && !s.notes.empty()) out += "<div class=\"explain\">\n";
     for (const std::string& n : s.notes) out += "<p>" + html_escape(n) + "</p>\n";
     if (explain && !s.notes.empty()) out += "</div>\n";
-    for (size_t i = 0; i < s.tables.size(); ++i) out += table_html(s.tables[i], s.table_keys[i]);
+    for (size_t i = 0; i < s.tables.size(); ++i) out += table_html(without_json_only(s.tables[i]), s.table_keys[i]);
     out += "</section>\n";
   }
 

@@ -30,6 +30,32 @@ Cell nodes_cell(int64_t nodes) {
   return nodes > 0 ? Cell(nodes) : Cell::null();
 }
 
+std::string json_number(double v) {
+  return std::isfinite(v) ? fmt::format("{}", v) : std::string("null");
+}
+
+// The `causes` list of a scaling_loss row: each named cause with its points, its seconds per epoch at
+// both scales and what grew, then the unattributed rest (no seconds: it is not a part of the epoch),
+// so that the list adds up to lost_pts as the chart and the sentences do.
+std::string loss_causes_json(const analysis::ScaleLoss& l) {
+  std::string out = "[";
+  auto item = [&out](const std::string& cause, double points, double from, double to, const std::string& detail) {
+    out += fmt::format(
+        "{}{{\"cause\": {}, \"pts\": {}, \"seconds_per_epoch_from\": {}, \"seconds_per_epoch_to\": {}, "
+        "\"detail\": {}}}",
+        out.size() > 1 ? ", " : "", json_quote(cause), json_number(points * 100.0), json_number(from), json_number(to),
+        json_quote(detail));
+  };
+  for (const analysis::LossCause& c : l.causes) item(c.name, c.points, c.seconds0, c.seconds1, cause_detail(c, l));
+  if (analysis::is_attributed(l.basis) || !l.causes.empty()) {
+    item(analysis::kUnattributed, l.rest, tables::kNaN, tables::kNaN, "the loss beyond the causes named");
+  } else {
+    item(analysis::kUnattributed, l.rest, tables::kNaN, tables::kNaN,
+         fmt::format("nothing attributed on basis {}", analysis::loss_basis_name(l.basis)));
+  }
+  return out + "]";
+}
+
 // The names of a section with one table.
 struct SectionNames {
   const char* key;
@@ -338,10 +364,13 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
       if (!title.empty()) title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
       t.columns.push_back({key + "_pts", title + " (pts)"});
     }
-    t.columns.push_back({"other_pts", "Everything else or unattributed (pts)"});
+    t.columns.push_back({"unattributed_pts", "Unattributed (pts)"});
     t.columns.push_back({"non_computation_from_pct", "Non-computation op. self time, from (%)"});
     t.columns.push_back({"non_computation_to_pct", "Non-computation op. self time, to (%)"});
     t.columns.push_back({"basis", "Basis"});
+    // JSON only: the causes as a list, and other_pts, unattributed_pts's name before it was renamed.
+    t.columns.push_back({"causes", "", true});
+    t.columns.push_back({"other_pts", "", true});
     for (const SeriesResult& sr : a.series) {
       for (const analysis::ScaleLoss& l : sr.losses) {
         std::vector<Cell> row = {sr.series, l.n0, l.n1, pct(l.efficiency), pct(l.lost)};
@@ -356,6 +385,8 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
         row.push_back(pct(l.non_computation0));
         row.push_back(pct(l.non_computation1));
         row.emplace_back(std::string(analysis::loss_basis_name(l.basis)));
+        row.emplace_back(JsonText{loss_causes_json(l)});
+        row.push_back(pct(l.rest));
         t.add_row(std::move(row));
       }
     }

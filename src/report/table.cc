@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "core/csv_cell.h"
 #include "core/terminal_text.h"
@@ -26,6 +27,7 @@ std::string cell_text(const Cell& c) {
 }
 
 std::string cell_json(const Cell& c) {
+  if (const auto* raw = std::get_if<JsonText>(&c.value)) return raw->json;
   if (std::holds_alternative<std::string>(c.value)) return json_quote(std::get<std::string>(c.value));
   if (std::holds_alternative<int64_t>(c.value)) return fmt::format("{}", std::get<int64_t>(c.value));
   if (std::holds_alternative<double>(c.value)) {
@@ -89,7 +91,11 @@ void fit_width(std::vector<size_t>* width, const std::vector<bool>& shrinkable, 
 
 // Text form: one pass over the rows for the column widths, a second to print them, so no row's
 // text is kept (a row source makes the same rows both times).
-void render_text(const Table& t, const RenderOptions& options, const TextSink& put) {
+void render_text(const Table& full, const RenderOptions& options, const TextSink& put) {
+  // Only a table with a JSON-only column is copied (trace reports' tables can be large).
+  std::optional<Table> shown;
+  if (has_json_only(full)) shown = without_json_only(full);
+  const Table& t = shown ? *shown : full;
   const bool color = options.color;
   std::vector<size_t> width(t.columns.size());
   std::vector<size_t> title_width(t.columns.size());
@@ -149,7 +155,11 @@ void render_text(const Table& t, const RenderOptions& options, const TextSink& p
   });
 }
 
-void render_csv(const Table& t, const TextSink& put) {
+void render_csv(const Table& full, const TextSink& put) {
+  // Only a table with a JSON-only column is copied (trace reports' tables can be large).
+  std::optional<Table> shown;
+  if (has_json_only(full)) shown = without_json_only(full);
+  const Table& t = shown ? *shown : full;
   std::string out;
   for (size_t i = 0; i < t.columns.size(); ++i) out += (i ? "," : "") + csv_cell(t.columns[i].key);
   out += "\n";
@@ -194,6 +204,29 @@ std::string collect(Render render) {
 }
 
 }  // namespace
+
+bool has_json_only(const Table& table) {
+  return std::any_of(table.columns.begin(), table.columns.end(), [](const Column& c) { return c.json_only; });
+}
+
+Table without_json_only(const Table& table) {
+  if (!has_json_only(table)) return table;
+  Table out;
+  out.title = table.title;
+  std::vector<size_t> kept;
+  for (size_t i = 0; i < table.columns.size(); ++i) {
+    if (table.columns[i].json_only) continue;
+    kept.push_back(i);
+    out.columns.push_back(table.columns[i]);
+  }
+  table.for_each_row([&](const std::vector<Cell>& row) {
+    std::vector<Cell> r;
+    r.reserve(kept.size());
+    for (size_t i : kept) r.push_back(i < row.size() ? row[i] : Cell::null());
+    out.rows.push_back(std::move(r));
+  });
+  return out;
+}
 
 void Table::for_each_row(const RowVisitor& visit) const {
   for (const auto& row : rows) visit(row);

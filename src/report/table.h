@@ -18,8 +18,14 @@ namespace scaleprof::report {
 
 enum class Format { kTable, kCsv, kJson };
 
+// A value JSON shows as it is: a list or an object the caller wrote (valid JSON), for a row's nested list.
+// Its column is JSON only (Column::json_only): text, CSV and HTML leave it out.
+struct JsonText {
+  std::string json;
+};
+
 struct Cell {
-  std::variant<std::monostate, std::string, int64_t, double> value;
+  std::variant<std::monostate, std::string, int64_t, double, JsonText> value;
   int precision = 2;  // digits after the point for doubles in table/CSV output
 
   Cell() = default;
@@ -30,12 +36,14 @@ struct Cell {
   Cell(int v) : value(static_cast<int64_t>(v)) {}                  // NOLINT
   Cell(uint64_t v) : value(static_cast<int64_t>(v)) {}             // NOLINT
   Cell(double v, int digits = 2) : value(v), precision(digits) {}  // NOLINT
+  Cell(JsonText v) : value(std::move(v)) {}                        // NOLINT
   static Cell null() { return {}; }
 };
 
 struct Column {
-  std::string key;    // JSON key and CSV header, e.g. "idle_us"
-  std::string title;  // table header, e.g. "Idle (us)"; empty means use key
+  std::string key;         // JSON key and CSV header, e.g. "idle_us"
+  std::string title;       // table header, e.g. "Idle (us)"; empty means use key
+  bool json_only = false;  // a nested list (JsonText cells): only JSON has it
 };
 
 using RowVisitor = std::function<void(const std::vector<Cell>&)>;
@@ -55,6 +63,11 @@ struct Table {
   // Every row, made and kept (for tests and small tables; rendering never calls it).
   std::vector<std::vector<Cell>> all_rows() const;
 };
+
+// The table without its JSON-only columns (rows made and kept): what text, CSV and HTML show. A table
+// without such columns is returned as it is.
+Table without_json_only(const Table& table);
+bool has_json_only(const Table& table);
 
 struct RenderOptions {
   Format format = Format::kTable;

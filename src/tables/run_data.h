@@ -55,6 +55,20 @@ struct TraceSums {
   int64_t collectives_matched = 0;    // of those, matched on every rank of their group
   int64_t collective_latency_ns = 0;  // each matched call's latency, once per rank taking part
   int64_t collective_wait_ns = 0;     // the ranks' waits for the last rank to arrive
+  // The profiled steps of one rank per run split into exclusive parts that add up to its steps
+  // (analysis/step_decomposition.h, waits at matched collectives moved out of exposed communication),
+  // seen from the rank that waited longest at the matched collectives (the lowest rank when none
+  // waited): in synchronous training every rank's step lasts as long, and the rank that waited shows
+  // what the stragglers cost where the straggler's own view would show it as its slower work. Runs summed.
+  int64_t decomposed_runs = 0;        // runs whose view is added
+  int64_t decomposed_step_ns = 0;     // the viewed rank's profiled steps
+  int64_t step_compute_ns = 0;        // computation
+  int64_t step_communication_ns = 0;  // exposed communication
+  int64_t step_wait_ns = 0;           // waiting at collectives for the last rank to arrive
+  int64_t step_data_loading_ns = 0;   // data loading
+  int64_t step_optimizer_ns = 0;      // optimizer
+  int64_t step_host_overhead_ns = 0;  // other host work
+  int64_t step_idle_ns = 0;           // nothing recorded
 };
 
 // `*into += from`, field by field, all or nothing: false (and *into unchanged) when a sum would leave
@@ -71,7 +85,16 @@ inline bool add_checked(TraceSums* into, const TraceSums& from) {
                      scaleprof::add_checked(&s.collective_calls, from.collective_calls) &&
                      scaleprof::add_checked(&s.collectives_matched, from.collectives_matched) &&
                      scaleprof::add_checked(&s.collective_latency_ns, from.collective_latency_ns) &&
-                     scaleprof::add_checked(&s.collective_wait_ns, from.collective_wait_ns);
+                     scaleprof::add_checked(&s.collective_wait_ns, from.collective_wait_ns) &&
+                     scaleprof::add_checked(&s.decomposed_runs, from.decomposed_runs) &&
+                     scaleprof::add_checked(&s.decomposed_step_ns, from.decomposed_step_ns) &&
+                     scaleprof::add_checked(&s.step_compute_ns, from.step_compute_ns) &&
+                     scaleprof::add_checked(&s.step_communication_ns, from.step_communication_ns) &&
+                     scaleprof::add_checked(&s.step_wait_ns, from.step_wait_ns) &&
+                     scaleprof::add_checked(&s.step_data_loading_ns, from.step_data_loading_ns) &&
+                     scaleprof::add_checked(&s.step_optimizer_ns, from.step_optimizer_ns) &&
+                     scaleprof::add_checked(&s.step_host_overhead_ns, from.step_host_overhead_ns) &&
+                     scaleprof::add_checked(&s.step_idle_ns, from.step_idle_ns);
   if (exact) *into = s;
   return exact;
 }
@@ -99,6 +122,14 @@ struct RankWait {
   int64_t arrived_last = 0;
 };
 
+// One operator's self time on the rank whose step decomposition a run keeps (TraceSums), for the
+// operators whose time grew most between two scales: device self time where the trace has device work,
+// else host self time. Nanoseconds over the whole trace.
+struct OperatorTime {
+  std::string name;
+  int64_t self_ns = 0;
+};
+
 struct RunData {
   std::string layout;  // "scaleprof", "itwinai" or "mlflow"
   std::string experiment;
@@ -117,6 +148,7 @@ struct RunData {
   std::optional<TraceSums> traces;
   std::vector<CollectiveSample> collectives;  // matched calls in the profiled steps, by group and position
   std::vector<RankWait> rank_waits;           // by rank; empty without matched calls
+  std::vector<OperatorTime> operators;        // the decomposed rank's operators, most self time first (at most 64)
 };
 
 struct ScalabilityData {
