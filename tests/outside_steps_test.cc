@@ -14,11 +14,14 @@ namespace {
 using scaleprof::testing::make_run;
 using scaleprof::testing::ScratchDir;
 
-// steps.csv with `steps` steps of `seconds` each in every one of `epochs` epochs.
-std::string steps_csv(int epochs, int steps, double seconds) {
+// steps.csv with `steps` steps of `seconds` each in every one of `epochs` epochs, `samples` each: a
+// fixed total split over the workers (strong scaling) gives each of n workers 32 / n.
+std::string steps_csv(int epochs, int steps, double seconds, int samples = 32) {
   std::string out = "epoch,step,start_unix_ns,duration_s,samples\n";
   for (int e = 0; e < epochs; ++e) {
-    for (int s = 0; s < steps; ++s) out += fmt::format("{},{},{},{:.9f},32\n", e, s, 1000 * (e * steps + s), seconds);
+    for (int s = 0; s < steps; ++s) {
+      out += fmt::format("{},{},{},{:.9f},{}\n", e, s, 1000 * (e * steps + s), seconds, samples);
+    }
   }
   return out;
 }
@@ -38,8 +41,8 @@ TEST(OutsideSteps, SerialTimeOutsideTheStepsIsItsOwnCause) {
   make_run(root, "exp", "w1", "w1", "ddp", 1, {{2.3, 2.3, 2.3}});
   make_run(root, "exp", "w2", "w2", "ddp", 2, {{1.3, 1.3, 1.3}, {1.35, 1.35, 1.35}});
   root.write("exp/w1/rank-00000/steps.csv", steps_csv(3, 10, 0.2));
-  root.write("exp/w2/rank-00000/steps.csv", steps_csv(3, 10, 0.1));
-  root.write("exp/w2/rank-00001/steps.csv", steps_csv(3, 10, 0.105));
+  root.write("exp/w2/rank-00000/steps.csv", steps_csv(3, 10, 0.1, 16));
+  root.write("exp/w2/rank-00001/steps.csv", steps_csv(3, 10, 0.105, 16));
   const scaleprof::testing::CliRun r =
       scaleprof::testing::run_cli("report --no-plots --format json --skip-epochs 0 --root " + root.path(), "", 60);
   ASSERT_EQ(r.exit_code, 0) << r.err;

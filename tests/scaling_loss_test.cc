@@ -43,6 +43,31 @@ TEST(ScalingLoss, TraceSharesAreAttributedByName) {
   EXPECT_NEAR(l.non_computation1, 0.6, 1e-12);
 }
 
+// Weak scaling (the same work per worker): the ideal is the same epoch time, so efficiency is t0 / t1
+// and a cause's points are its growth in seconds over t1, nothing expected to shrink with the workers.
+// 2 s at 1 worker, 2.5 s at 4: 80 % weak efficiency. Communication 0.2 -> 0.6 s: 16 points; outside
+// the steps 0.3 -> 0.4 s: 4 points. As strong scaling, the same times would have lost 80 points.
+TEST(ScalingLoss, WeakScalingIsMeasuredAgainstTheSameTime) {
+  ScaleShares base{1, 2.0, {{"communication", 0.1 / 0.85}}, 0.5};
+  ScaleShares at{4, 2.5, {{"communication", 0.6 / 2.1}}, 0.5};
+  base.outside_steps = 0.3 / 2.0;
+  at.outside_steps = 0.4 / 2.5;
+  base.weak_scaling = at.weak_scaling = true;
+  const ScaleLoss weak = attribute_scale_loss(base, at);
+  EXPECT_TRUE(weak.weak);
+  EXPECT_NEAR(weak.efficiency, 0.8, 1e-12);
+  ASSERT_EQ(weak.causes.size(), 2u);
+  EXPECT_EQ(weak.causes[0].name, kOutsideStepsCause);
+  EXPECT_NEAR(weak.causes[0].points, 0.1 / 2.5, 1e-12);
+  EXPECT_EQ(weak.causes[1].name, "communication");
+  EXPECT_NEAR(weak.causes[1].points, 0.4 / 2.5, 1e-12);
+  EXPECT_NEAR(weak.rest, 0.2 - 0.04 - 0.16, 1e-12);
+  base.weak_scaling = false;  // only when both scales say so
+  const ScaleLoss strong = attribute_scale_loss(base, at);
+  EXPECT_FALSE(strong.weak);
+  EXPECT_NEAR(strong.efficiency, 0.2, 1e-12);
+}
+
 // Causes with different names at the two scales cannot be compared; without a fraction either,
 // nothing is attributed. A larger rest is the main cause.
 TEST(ScalingLoss, MismatchedCausesAndLargerRest) {

@@ -72,6 +72,7 @@ ScaleShares scale_shares(const ScaleGroup& g, LossBasis basis) {
   sh.computation_fraction = g.computation_fraction;
   sh.shares_basis = basis;
   sh.outside_steps = g.outside_steps_share;
+  sh.samples_per_worker = g.throughput.samples_per_worker;
   if (basis == LossBasis::kNone) return sh;
   const TraceSums& t = *g.traces;
   if (basis == LossBasis::kDecomposition) {
@@ -310,6 +311,9 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
     out.warnings.emplace_back("No communication data found");  // itwinai's line under --include-communication
   }
 
+  // Samples per second and weak or strong scaling first: the loss attribution uses both.
+  analyse_throughput(&out);
+
   // Per series: scaling, Amdahl, loss attribution.
   std::map<std::string, std::vector<ScaleGroup*>> by_series;
   for (ScaleGroup& g : out.groups) by_series[g.series].push_back(&g);
@@ -343,15 +347,20 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
     }
     // Loss attribution of every larger scale against the smallest (analysis/scaling_loss.h), on the
     // best basis both scales support; itwinai's computation fraction is kept as an indication.
+    const bool weak = std::any_of(out.throughput.begin(), out.throughput.end(), [&](const SeriesThroughput& t) {
+      return t.series == name && t.mode == ScalingMode::kWeak;
+    });
     for (size_t i = 1; i < timed.size(); ++i) {
       if (timed[i]->workers <= timed.front()->workers) continue;
       const LossBasis basis = shares_basis(*timed.front(), *timed[i]);
-      s.losses.push_back(attribute_scale_loss(scale_shares(*timed.front(), basis), scale_shares(*timed[i], basis)));
+      ScaleShares base = scale_shares(*timed.front(), basis);
+      ScaleShares at = scale_shares(*timed[i], basis);
+      base.weak_scaling = at.weak_scaling = weak;
+      s.losses.push_back(attribute_scale_loss(base, at));
     }
     out.series.push_back(std::move(s));
   }
   out.best = best_strategy_per_scale(times);
-  analyse_throughput(&out);
   return out;
 }
 

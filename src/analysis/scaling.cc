@@ -167,13 +167,13 @@ double rectangle_energy_j(std::span<const double> power_w, double probing_interv
 }
 
 LossAttribution attribute_efficiency_loss(int64_t n0, double t0, std::span<const double> f0, int64_t n1, double t1,
-                                          std::span<const double> f1) {
+                                          std::span<const double> f1, bool weak) {
   LossAttribution out;
   const size_t k = std::max(f0.size(), f1.size());
   out.parts.assign(k, tables::kNaN);
   out.excess_s.assign(k, tables::kNaN);
   if (n0 <= 0 || n1 <= 0 || !(t0 > 0) || !(t1 > 0)) return out;
-  const double shrink = static_cast<double>(n0) / static_cast<double>(n1);
+  const double shrink = weak ? 1.0 : static_cast<double>(n0) / static_cast<double>(n1);
   out.efficiency = t0 * shrink / t1;
   out.lost = 1.0 - out.efficiency;
   double explained = 0;

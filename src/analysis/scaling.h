@@ -101,6 +101,8 @@ double rectangle_energy_j(std::span<const double> power_w, double probing_interv
 //     1 - E = sum_k x_k / t1 + rest.
 // All values are fractions (multiply by 100 for percentage points). A component with a NaN share
 // at either scale gets NaN and is counted in the rest.
+// Weak scaling (`weak`: the same work per worker at every scale) has the same time as its ideal: n0/n1
+// becomes 1 throughout, and E = t0 / t1 (weak-scaling efficiency).
 struct LossAttribution {
   double efficiency = tables::kNaN;  // E at n1 relative to n0
   double lost = tables::kNaN;        // 1 - E
@@ -110,7 +112,7 @@ struct LossAttribution {
 };
 
 LossAttribution attribute_efficiency_loss(int64_t n0, double t0, std::span<const double> f0, int64_t n1, double t1,
-                                          std::span<const double> f1);
+                                          std::span<const double> f1, bool weak = false);
 
 // The best (lowest epoch time) strategy at each worker count.
 struct StrategyTime {

@@ -47,7 +47,8 @@ bool same_causes(const std::vector<NamedShare>& a, const std::vector<NamedShare>
 // > 0): an operator missing at one scale has no time there. Shares are of the time in the steps.
 std::vector<OperatorGrowth> operator_growth(const ScaleShares& base, const ScaleShares& at, double in0, double in1) {
   std::vector<OperatorGrowth> out;
-  const double ratio = static_cast<double>(base.workers) / static_cast<double>(at.workers);
+  const double ratio =
+      base.weak_scaling && at.weak_scaling ? 1.0 : static_cast<double>(base.workers) / static_cast<double>(at.workers);
   auto seconds = [](const std::vector<OperatorShare>& ops, const std::string& name, double epoch) {
     for (const OperatorShare& o : ops) {
       if (o.name == name) return o.share * epoch;
@@ -112,7 +113,8 @@ ScaleLoss attribute_scale_loss(const ScaleShares& base, const ScaleShares& at) {
   } else if (!std::isnan(out.non_computation0)) {
     out.basis = LossBasis::kComputationFraction;  // nothing attributed: see the header
   }
-  const LossAttribution a = attribute_efficiency_loss(out.n0, out.t0, f0, out.n1, out.t1, f1);
+  out.weak = base.weak_scaling && at.weak_scaling;
+  const LossAttribution a = attribute_efficiency_loss(out.n0, out.t0, f0, out.n1, out.t1, f1, out.weak);
   out.efficiency = a.efficiency;
   out.lost = a.lost;
   out.rest = a.rest;

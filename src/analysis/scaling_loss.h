@@ -84,6 +84,9 @@ struct ScaleShares {
   std::vector<OperatorShare> operators;
   // Samples each worker processed per epoch (NaN unknown): computation per sample (LossCause).
   double samples_per_worker = tables::kNaN;
+  // The series is a weak scaling test (analysis/throughput.h): the ideal is the same epoch time at every
+  // scale, not one shrinking with the workers.
+  bool weak_scaling = false;
 };
 
 // An operator whose time per epoch grew beyond what shrinking with the workers would give.
@@ -121,6 +124,9 @@ struct ScaleLoss {
   double non_computation0 = tables::kNaN, non_computation1 = tables::kNaN;
   // Whether each scale separates the time outside the steps (step records: ScaleShares::outside_steps).
   bool steps0 = false, steps1 = false;
+  // Weak scaling (both scales' ScaleShares::weak_scaling): efficiency is t0 / t1, and each cause's
+  // points are its growth in seconds per epoch over the epoch time, nothing expected to shrink.
+  bool weak = false;
 };
 
 // Trace shares are used when both scales have them on the same basis with the same names, in the

@@ -62,6 +62,7 @@ std::vector<MainCause> main_causes(const ScalabilityAnalysis& a) {
     m.workers = l.n1;
     m.base_workers = l.n0;
     m.efficiency_pct = l.efficiency * 100.0;
+    m.weak = l.weak;
     m.lost_pts = l.lost * 100.0;
     m.basis = basis_words(l);
     m.attributed = analysis::is_attributed(l.basis);
@@ -117,8 +118,9 @@ std::string key_figures_html(const ScalabilityAnalysis& a) {
   out += "<div class=\"card\" id=\"kf-efficiency\"><h3>Efficiency at the largest scale</h3><ul>\n";
   if (causes.empty()) out += "<li>Needs two or more worker counts of one strategy.</li>\n";
   for (const MainCause& m : causes) {
-    out += fmt::format("<li><b>{}</b>: <span class=\"big\">{:.1f}%</span> at {} (vs. {})</li>\n", html_escape(m.series),
-                       m.efficiency_pct, workers_text(m.workers), m.base_workers);
+    out += fmt::format("<li><b>{}</b>: <span class=\"big\">{:.1f}%</span> at {} (vs. {}{})</li>\n",
+                       html_escape(m.series), m.efficiency_pct, workers_text(m.workers), m.base_workers,
+                       m.weak ? "; weak scaling: T(n0)/T(n)" : "");
   }
   out += "</ul></div>\n";
   // Main cause of the lost efficiency.

@@ -17,6 +17,7 @@ struct MainCause {
   int64_t workers = 0;       // the strategy's largest scale
   int64_t base_workers = 0;  // its smallest
   double efficiency_pct = tables::kNaN;
+  bool weak = false;  // a weak scaling test: the efficiency is T(n0)/T(n)
   double lost_pts = tables::kNaN;
   std::string cause;  // a cause name, "unattributed" or "" when nothing was lost
   double cause_pts = tables::kNaN;

@@ -173,11 +173,18 @@ std::vector<std::string> loss_sentences(const SeriesResult& series) {
   const analysis::ScaleLoss& l = series.largest_loss();
   const std::string& name = series.series;
   std::vector<std::string> out;
-  out.push_back(fmt::format(
-      "{}: from {} to {} workers the epoch time went from {} to {}, a speedup of {:.2f}x where {:.2f}x is ideal: "
-      "parallel efficiency {}.",
-      name, l.n0, l.n1, seconds_text(l.t0), seconds_text(l.t1), l.t0 / l.t1,
-      static_cast<double>(l.n1) / static_cast<double>(l.n0), fmt_pct(l.efficiency)));
+  if (l.weak) {
+    out.push_back(fmt::format(
+        "{}: weak scaling from {} to {} workers (the same samples per worker): the epoch time went from {} to {} "
+        "where the same time is ideal: weak-scaling efficiency {}.",
+        name, l.n0, l.n1, seconds_text(l.t0), seconds_text(l.t1), fmt_pct(l.efficiency)));
+  } else {
+    out.push_back(fmt::format(
+        "{}: from {} to {} workers the epoch time went from {} to {}, a speedup of {:.2f}x where {:.2f}x is ideal: "
+        "parallel efficiency {}.",
+        name, l.n0, l.n1, seconds_text(l.t0), seconds_text(l.t1), l.t0 / l.t1,
+        static_cast<double>(l.n1) / static_cast<double>(l.n0), fmt_pct(l.efficiency)));
+  }
   if (!(l.lost > 0)) {
     out.push_back(fmt::format("{} lost no efficiency (at or above linear scaling).", name));
     return out;

@@ -57,9 +57,9 @@ std::string series_sentence(const SeriesThroughput& s) {
     case ScalingMode::kWeak:
       return fmt::format(
           "{}: weak scaling (the same samples per worker at every scale, within {}: {} per epoch at {}, {} at {}); "
-          "{}: weak-scaling efficiency T({})/T({}) = {} / {} = {:.1f}%. The speedup, parallel efficiency and lost "
-          "points elsewhere in this report assume a fixed total of work (strong scaling) and understate a weak "
-          "scaling test.",
+          "{}: weak-scaling efficiency T({})/T({}) = {} / {} = {:.1f}%. The speedup and parallel efficiency of the "
+          "scaling table assume a fixed total of work (strong scaling) and understate a weak scaling test; where "
+          "scaling is lost is measured against this weak-scaling ideal (the same epoch time at every scale).",
           s.series, tolerance_text(), samples_text(s.per_worker0), workers_text(s.n0), samples_text(s.per_worker1),
           s.n1, throughput_change(s), s.n0, s.n1, seconds_text(s.t0), seconds_text(s.t1), s.t0 / s.t1 * 100.0);
     case ScalingMode::kStrong:
