@@ -58,7 +58,7 @@ class StreamingParser {
   // cuts windows between two events, workers parse them, rows are appended in file order. The
   // window the data ends in is left to the serial loop. False: a window did not parse on its own,
   // or the stream failed, and the file must be read serially.
-  bool parse_windows_in_parallel(EventImporter& importer);
+  bool parse_windows_in_parallel(EventImporter& importer, RankTrace& trace);
   // Where the serial loop cuts the unread bytes (pos_ at an element): just after the array's ']' if
   // it is there, else at the last ',' between two elements; 0 if none (the first element is longer
   // than the bytes read). Found from the JSON's structure, so windows stay bounded whatever the
