@@ -558,6 +558,20 @@ void reserve_event_rows(size_t json_bytes, RankTrace* t) {
           e.file_index);
 }
 
+void reserve_rows_at_density(RankTrace* t, uint64_t bytes_read, uint64_t total_bytes) {
+  EventTable& e = t->events;
+  if (bytes_read == 0 || total_bytes <= bytes_read || e.ts.empty()) return;
+  // 5 % over the density seen; at most a row per 16 bytes (no event is shorter), whatever a
+  // wrong size hint says.
+  const double at_density =
+      static_cast<double>(e.ts.size()) * static_cast<double>(total_bytes) / static_cast<double>(bytes_read) * 1.05;
+  const auto rows = std::min(static_cast<size_t>(at_density), static_cast<size_t>(total_bytes / 16));
+  if (rows <= e.ts.capacity()) return;
+  auto reserve = [rows](auto&... columns) { (columns.reserve(rows), ...); };
+  reserve(e.ts, e.dur, e.name, e.cat_name, e.cat, e.phase, e.track, e.correlation, e.external_id, e.stream,
+          e.file_index);
+}
+
 namespace {
 
 // One table's part of rows_to_map: `rows` more rows of its columns, past what `mark` covers.

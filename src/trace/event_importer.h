@@ -230,6 +230,13 @@ class EventImporter {
 // Reserves the event columns for a trace of about `json_bytes` of JSON (one row per 150 bytes).
 void reserve_event_rows(size_t json_bytes, RankTrace* t);
 
+// Once the first `bytes_read` of about `total_bytes` of JSON gave `t` its rows so far: reserves the
+// event columns for the rows the whole file will have at that density, if more than they hold
+// (reserve_event_rows guesses 150 bytes a row; a trace of short events has more rows, and every
+// column then grew when it filled, a copy of all rows so far, with two threads on the calling
+// thread). Early in the file, there are few rows to copy.
+void reserve_rows_at_density(RankTrace* t, uint64_t bytes_read, uint64_t total_bytes);
+
 // How far each table of a rank has been asked to be mapped ahead of its rows (rows_to_map), and
 // where its first column was then.
 struct RowsMapped {

@@ -121,6 +121,8 @@ bool StreamingParser::parse_windows_in_parallel(EventImporter& importer, RankTra
   // The rows of the rank's tables a worker has been asked to map ahead of the merge: 8 windows'
   // worth, a few hundred KB (WindowWorkers::prefault).
   RowsAhead mapped;
+  // JSON bytes of the windows merged, until the columns are sized from their density.
+  uint64_t merged_bytes = 0;
   auto merge_front = [&] {
     // Waiting on a worker: first parse the windows still queued, so this core does not idle.
     while (pending.front().wait_for(std::chrono::seconds(0)) != std::future_status::ready && workers.help()) {
@@ -128,6 +130,10 @@ bool StreamingParser::parse_windows_in_parallel(EventImporter& importer, RankTra
     ParsedWindow w = pending.front().get();
     pending.pop_front();
     if (ok && !(w.ok && importer.append_part(w.part, &w.rank_ids, w.dropped_warnings, w.summed))) ok = false;
+    if (ok && !density_checked_ && (merged_bytes += w.bytes) >= size_hint_ / kDensityShare) {
+      density_checked_ = true;
+      reserve_rows_at_density(&trace, merged_bytes, size_hint_);
+    }
     if (ok) {
       std::vector<std::span<char>> ranges;
       rows_to_map(&trace, w.part, 8, &mapped, &ranges);
@@ -309,6 +315,10 @@ Result<RankTrace> StreamingParser::parse() {
     buf_[cut] = saved_cut;
     buf_[cut + 1] = saved_after;
     if (!resume) return resume.error();
+    if (!density_checked_ && stream_offset(cut) >= size_hint_ / kDensityShare) {
+      density_checked_ = true;
+      reserve_rows_at_density(&trace, stream_offset(cut), size_hint_);
+    }
     if (options_.on_bytes_read) options_.on_bytes_read(in_.compressed_bytes());
     // Whether the window's text up to `next` ends with an element (rather than a comma).
     auto ends_with_element = [&](size_t next) {

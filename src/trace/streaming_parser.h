@@ -82,6 +82,10 @@ class StreamingParser {
   const ParseOptions& options_;
   uint64_t size_hint_;  // expected JSON bytes (0: unknown), to reserve the columns once
   bool parallel_;
+  // The columns are sized again from the rows of the first 1/kDensityShare of the file
+  // (reserve_rows_at_density), once.
+  static constexpr uint64_t kDensityShare = 32;
+  bool density_checked_ = false;
   std::vector<char> buf_;
   size_t pos_ = 1;           // next unread byte in buf_
   size_t len_ = 1;           // bytes valid in buf_ (buf_[0] is headroom for the '[')

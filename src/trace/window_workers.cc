@@ -34,6 +34,7 @@ ParsedWindow parse_window(std::string_view path, od::parser& parser, WindowText 
   }
   out.dropped_warnings = importer.warnings_dropped();
   out.summed = importer.summed();
+  out.bytes = window.size;
   out.text = std::move(window.text);
   return out;
 }

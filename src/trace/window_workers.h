@@ -47,6 +47,7 @@ struct ParsedWindow {
   // The window's buffer, handed back to be filled again.
   std::vector<char> text;
   size_t dropped_warnings = 0;
+  size_t bytes = 0;  // of the window's JSON
   Summed summed;
   bool ok = false;  // every byte was whole events and the array closed exactly at the window's end
 };
