@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <tuple>
+#include <type_traits>
 
 #include "core/time_bounds.h"
 #include "trace/category.h"
@@ -537,18 +540,14 @@ Result<size_t> EventImporter::import_window(od::document& doc, size_t cut, size_
   return size_;
 }
 
-namespace {
-
 // Gives back reserved rows only when many were never used: large reservations that were not
 // touched cost address space, not memory, while shrinking copies every column.
-void shrink(RankTrace* t) {
+void shrink_event_rows(RankTrace* t) {
   EventTable& e = t->events;
   if (e.ts.capacity() - e.ts.size() < (1U << 20)) return;
   auto fit = [](auto&... columns) { (columns.shrink_to_fit(), ...); };
   fit(e.ts, e.dur, e.name, e.cat_name, e.cat, e.phase, e.track, e.correlation, e.external_id, e.stream, e.file_index);
 }
-
-}  // namespace
 
 void reserve_event_rows(size_t json_bytes, RankTrace* t) {
   // Kineto events average 200-300 bytes of JSON; reserving avoids repeated regrowth of every column.
@@ -557,6 +556,68 @@ void reserve_event_rows(size_t json_bytes, RankTrace* t) {
   auto reserve = [rows](auto&... columns) { (columns.reserve(rows), ...); };
   reserve(e.ts, e.dur, e.name, e.cat_name, e.cat, e.phase, e.track, e.correlation, e.external_id, e.stream,
           e.file_index);
+}
+
+void reserve_rows_at_density(RankTrace* t, uint64_t bytes_read, uint64_t total_bytes) {
+  EventTable& e = t->events;
+  if (bytes_read == 0 || total_bytes <= bytes_read || e.ts.empty()) return;
+  // 5 % over the density seen; at most a row per 16 bytes (no event is shorter), whatever a
+  // wrong size hint says.
+  const double at_density =
+      static_cast<double>(e.ts.size()) * static_cast<double>(total_bytes) / static_cast<double>(bytes_read) * 1.05;
+  const auto rows = std::min(static_cast<size_t>(at_density), static_cast<size_t>(total_bytes / 16));
+  if (rows <= e.ts.capacity()) return;
+  auto reserve = [rows](auto&... columns) { (columns.reserve(rows), ...); };
+  reserve(e.ts, e.dur, e.name, e.cat_name, e.cat, e.phase, e.track, e.correlation, e.external_id, e.stream,
+          e.file_index);
+}
+
+namespace {
+
+// One table's part of rows_to_map: `rows` more rows of its columns, past what `mark` covers.
+template <class... Columns>
+void table_rows_to_map(size_t rows, RowsMapped* mark, std::vector<std::span<char>>* out, Columns&... columns) {
+  const auto& first = std::get<0>(std::tie(columns...));
+  const size_t size = first.size();
+  // A column that grew past its capacity moved: what was mapped was the old block's.
+  if (first.data() != mark->at) mark->rows = size;
+  // Asked again once fewer than half of `rows` are left mapped: a request every few merges.
+  if (rows == 0 || mark->rows >= size + rows / 2) return;
+  const size_t from = std::max(mark->rows, size);
+  auto one = [&](auto& column) {
+    using T = typename std::remove_reference_t<decltype(column)>::value_type;
+    const size_t end = std::min(size + rows, column.capacity());
+    if (from >= end) return;
+    // Past size(), within capacity: allocated, not yet constructed; only its pages are mapped.
+    char* base = reinterpret_cast<char*>(column.data());
+    out->emplace_back(base + from * sizeof(T), (end - from) * sizeof(T));
+  };
+  (one(columns), ...);
+  mark->rows = size + rows;
+  mark->at = first.data();
+}
+
+}  // namespace
+
+void rows_to_map(RankTrace* t, const RankTrace& part, size_t windows, RowsAhead* marks,
+                 std::vector<std::span<char>>* out) {
+  EventTable& e = t->events;
+  // At least a few rows, so a window without events does not make every merge ask again.
+  table_rows_to_map(windows * std::max<size_t>(part.events.size(), 64), &marks->events, out, e.ts, e.dur, e.name,
+                    e.cat_name, e.cat, e.phase, e.track, e.correlation, e.external_id, e.stream, e.file_index);
+  DeviceArgsTable& d = t->device_args;
+  table_rows_to_map(windows * part.device_args.size(), &marks->device_args, out, d.event, d.device, d.bytes,
+                    d.bandwidth_gbps, d.grid_x, d.grid_y, d.grid_z, d.block_x, d.block_y, d.block_z,
+                    d.registers_per_thread, d.shared_memory, d.blocks_per_sm, d.warps_per_sm, d.occupancy_pct);
+  CollectiveTable& c = t->collectives;
+  table_rows_to_map(windows * part.collectives.size(), &marks->collectives, out, c.event, c.collective_name, c.dtype,
+                    c.in_msg_nelems, c.out_msg_nelems, c.group_size, c.process_group_name, c.process_group_desc,
+                    c.process_group_ranks, c.seq, c.in_split_sizes, c.out_split_sizes);
+  MemoryTable& m = t->memory;
+  table_rows_to_map(windows * part.memory.size(), &marks->memory, out, m.event, m.bytes, m.total_allocated,
+                    m.total_reserved, m.device_type, m.device_id);
+  ShapesTable& sh = t->shapes;
+  table_rows_to_map(windows * part.shapes.size(), &marks->shapes, out, sh.event, sh.input_dims, sh.input_types);
 }
 
 void clear_for_reuse(RankTrace* t, bool keep_strings) {
@@ -601,7 +662,6 @@ Status finalize_trace(RankTrace* trace) {
   trace->stats.events_kept = trace->events.size();
   const auto& dist = trace->metadata.distributed;
   if (dist && dist->rank) trace->rank = *dist->rank;
-  shrink(trace);
   return Ok{};
 }
 

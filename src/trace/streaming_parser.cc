@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <deque>
 #include <future>
+#include <span>
 #include <utility>
 
 #include "trace/json_repair.h"
@@ -95,7 +97,7 @@ size_t StreamingParser::serial_cut() const {
   return 0;
 }
 
-bool StreamingParser::parse_windows_in_parallel(EventImporter& importer) {
+bool StreamingParser::parse_windows_in_parallel(EventImporter& importer, RankTrace& trace) {
   // The calling thread is one of the threads: it inflates, cuts, merges, and parses when the
   // workers are ahead.
   WindowWorkers workers(path_, options_.threads - 1);
@@ -116,6 +118,11 @@ bool StreamingParser::parse_windows_in_parallel(EventImporter& importer) {
     std::vector<StringId> rank_ids;
   };
   std::vector<SparePart> spare_parts;
+  // The rows of the rank's tables a worker has been asked to map ahead of the merge: 8 windows'
+  // worth, a few hundred KB (WindowWorkers::prefault).
+  RowsAhead mapped;
+  // JSON bytes of the windows merged, until the columns are sized from their density.
+  uint64_t merged_bytes = 0;
   auto merge_front = [&] {
     // Waiting on a worker: first parse the windows still queued, so this core does not idle.
     while (pending.front().wait_for(std::chrono::seconds(0)) != std::future_status::ready && workers.help()) {
@@ -123,6 +130,15 @@ bool StreamingParser::parse_windows_in_parallel(EventImporter& importer) {
     ParsedWindow w = pending.front().get();
     pending.pop_front();
     if (ok && !(w.ok && importer.append_part(w.part, &w.rank_ids, w.dropped_warnings, w.summed))) ok = false;
+    if (ok && !density_checked_ && (merged_bytes += w.bytes) >= size_hint_ / kDensityShare) {
+      density_checked_ = true;
+      reserve_rows_at_density(&trace, merged_bytes, size_hint_);
+    }
+    if (ok) {
+      std::vector<std::span<char>> ranges;
+      rows_to_map(&trace, w.part, 8, &mapped, &ranges);
+      if (!ranges.empty()) workers.prefault(std::move(ranges));
+    }
     spare.push_back(std::move(w.text));
     const bool keep_strings = ok && w.part.strings.memory_bytes() <= kKeptPartStrings;
     clear_for_reuse(&w.part, keep_strings);
@@ -219,7 +235,7 @@ Result<RankTrace> StreamingParser::parse() {
   reserve_event_rows(size_hint_ ? size_hint_ : kWindow * 4, &trace);
 
   // 2. The events, window by window (most of them on worker threads when allowed).
-  if (parallel_ && !parse_windows_in_parallel(importer)) return Error{std::string(kNeedsSerial)};
+  if (parallel_ && !parse_windows_in_parallel(importer, trace)) return Error{std::string(kNeedsSerial)};
   size_t window = kWindow;
   size_t array_end = 0;  // position in buf_ just after the closing bracket
   // Whether the text before pos_ ends with an element, so exactly one comma must come before the
@@ -299,6 +315,10 @@ Result<RankTrace> StreamingParser::parse() {
     buf_[cut] = saved_cut;
     buf_[cut + 1] = saved_after;
     if (!resume) return resume.error();
+    if (!density_checked_ && stream_offset(cut) >= size_hint_ / kDensityShare) {
+      density_checked_ = true;
+      reserve_rows_at_density(&trace, stream_offset(cut), size_hint_);
+    }
     if (options_.on_bytes_read) options_.on_bytes_read(in_.compressed_bytes());
     // Whether the window's text up to `next` ends with an element (rather than a comma).
     auto ends_with_element = [&](size_t next) {

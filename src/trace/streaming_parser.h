@@ -58,7 +58,7 @@ class StreamingParser {
   // cuts windows between two events, workers parse them, rows are appended in file order. The
   // window the data ends in is left to the serial loop. False: a window did not parse on its own,
   // or the stream failed, and the file must be read serially.
-  bool parse_windows_in_parallel(EventImporter& importer);
+  bool parse_windows_in_parallel(EventImporter& importer, RankTrace& trace);
   // Where the serial loop cuts the unread bytes (pos_ at an element): just after the array's ']' if
   // it is there, else at the last ',' between two elements; 0 if none (the first element is longer
   // than the bytes read). Found from the JSON's structure, so windows stay bounded whatever the
@@ -82,6 +82,10 @@ class StreamingParser {
   const ParseOptions& options_;
   uint64_t size_hint_;  // expected JSON bytes (0: unknown), to reserve the columns once
   bool parallel_;
+  // The columns are sized again from the rows of the first 1/kDensityShare of the file
+  // (reserve_rows_at_density), once.
+  static constexpr uint64_t kDensityShare = 32;
+  bool density_checked_ = false;
   std::vector<char> buf_;
   size_t pos_ = 1;           // next unread byte in buf_
   size_t len_ = 1;           // bytes valid in buf_ (buf_[0] is headroom for the '[')

@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "trace/event_importer.h"
 #include "trace/streamed_order.h"
 
 namespace scaleprof::trace {
@@ -221,6 +222,8 @@ Result<TraceSet> load_traces(const std::vector<std::string>& paths, const LoadOp
   std::vector<RankTrace> read;
   StreamedOrder order;
   auto streamed = stream_traces(paths, options, [&](size_t i, RankTrace&& trace) {
+    // Kept until every file is read: no reserved rows left over, on the thread that read it.
+    shrink_event_rows(&trace);
     std::lock_guard<std::mutex> lock(mutex);
     order.add(i);
     read.push_back(std::move(trace));

@@ -70,6 +70,19 @@ struct BlockMasks {
   }
   return m;
 }
+// The same on all 64 bytes at once, for CPUs with AVX-512BW: each comparison gives its 64-bit mask
+// directly, where AVX2 needs two comparisons, two movemasks and a shift per mask.
+[[gnu::target("avx512f,avx512bw,popcnt")]] BlockMasks classify_avx512(const char* p) {
+  const __m512i v = _mm512_loadu_si512(p);
+  const __m512i folded = _mm512_or_si512(v, _mm512_set1_epi8(0x20));
+  BlockMasks m;
+  m.quote = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('"'));
+  m.backslash = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\\'));
+  m.open = _mm512_cmpeq_epi8_mask(folded, _mm512_set1_epi8('{'));
+  m.close = _mm512_cmpeq_epi8_mask(folded, _mm512_set1_epi8('}'));
+  m.comma = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(','));
+  return m;
+}
 #endif
 #else
 [[gnu::always_inline]] inline BlockMasks classify(const char* p) {
@@ -185,15 +198,24 @@ template <BlockMasks (*Classify)(const char*)>
 [[gnu::target("avx2,popcnt")]] WindowCut scan_avx2(std::string_view text) {
   return scan<classify_avx2>(text);
 }
+[[gnu::target("avx512f,avx512bw,popcnt")]] WindowCut scan_avx512(std::string_view text) {
+  return scan<classify_avx512>(text);
+}
 #endif
 
 }  // namespace
 
-// The bytes are classified 32 at a time with AVX2 where the CPU has it (the scan is a pass over
-// every byte of the events, beside simdjson's own: 16 at a time cost 30 % more user time on one
-// thread than cutting at line breaks did), else 16 at a time with SSE2 (the x86-64 baseline).
+// The bytes are classified 64 at a time with AVX-512BW where the CPU has it, else 32 at a time
+// with AVX2, else 16 at a time with SSE2 (the x86-64 baseline). The scan is a pass over every byte
+// of the events, beside simdjson's own, and with several threads it is the calling thread's alone:
+// 16 at a time cost 30 % more user time on one thread than cutting at line breaks did, and
+// AVX-512BW takes 22 % less CPU time than AVX2 (0.039 against 0.050 s over the 905 windows of a
+// 474 MB `indent2` trace, each scanned just after it was copied, as the reader does; AMD EPYC).
 WindowCut find_window_cut(std::string_view text) {
 #if defined(SCALEPROF_WINDOW_CUT_AVX2)
+  static const bool avx512 =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("popcnt");
+  if (avx512) return scan_avx512(text);
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
   if (avx2) return scan_avx2(text);
 #endif

@@ -1,6 +1,10 @@
 #include "trace/window_workers.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <bit>
+#include <cstdint>
 #include <utility>
 
 namespace scaleprof::trace {
@@ -30,9 +34,32 @@ ParsedWindow parse_window(std::string_view path, od::parser& parser, WindowText 
   }
   out.dropped_warnings = importer.warnings_dropped();
   out.summed = importer.summed();
+  out.bytes = window.size;
   out.text = std::move(window.text);
   return out;
 }
+
+namespace {
+
+// Maps the pages of `ranges` without writing them (see WindowWorkers::prefault).
+void map_pages(const std::vector<std::span<char>>& ranges) {
+#if defined(MADV_POPULATE_WRITE)
+  static const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  for (const std::span<char> range : ranges) {
+    if (range.empty()) continue;
+    // Page-aligned, as madvise wants: the first page may hold rows already written, which mapping
+    // leaves as they are.
+    char* begin = range.data() - (reinterpret_cast<uintptr_t>(range.data()) & (page - 1));
+    const auto length = static_cast<size_t>(range.data() + range.size() - begin);
+    // A failure (an older kernel, memory freed meanwhile) only leaves the faults to the merge.
+    (void)madvise(begin, length, MADV_POPULATE_WRITE);
+  }
+#else
+  (void)ranges;
+#endif
+}
+
+}  // namespace
 
 WindowWorkers::WindowWorkers(std::string_view path, unsigned threads) : path_(path) {
   for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
@@ -63,6 +90,15 @@ std::future<ParsedWindow> WindowWorkers::parse(WindowText window) {
   return future;
 }
 
+void WindowWorkers::prefault(std::vector<std::span<char>> ranges) {
+  if (threads_.empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    prefault_.insert(prefault_.end(), ranges.begin(), ranges.end());
+  }
+  cv_.notify_one();
+}
+
 bool WindowWorkers::help() {
   Job job;
   {
@@ -79,12 +115,21 @@ void WindowWorkers::run() {
   od::parser parser;  // one per thread, reused across windows
   while (true) {
     Job job;
+    std::vector<std::span<char>> ranges;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
-      if (jobs_.empty()) return;
-      job = std::move(jobs_.front());
-      jobs_.pop_front();
+      cv_.wait(lock, [this] { return stop_ || !jobs_.empty() || !prefault_.empty(); });
+      if (jobs_.empty() && stop_) return;
+      if (!prefault_.empty()) {
+        ranges.swap(prefault_);
+      } else {
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+    }
+    if (!ranges.empty()) {
+      map_pages(ranges);
+      continue;
     }
     job.result.set_value(parse_window(path_, parser, std::move(job.window)));
   }
