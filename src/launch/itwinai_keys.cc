@@ -223,9 +223,10 @@ class Resolver {
                       src("run_name"), in_.str("run_name"), in_.str("run_name")));
     }
     if (set("exp_name")) {
-      problem(fmt::format("{}: 'exp_name' is itwinai 0.3's (0.4.2 no longer reads it); write 'experiment: {}' and "
-                          "remove exp_name",
-                          src("exp_name"), in_.str("exp_name")));
+      problem(
+          fmt::format("{}: 'exp_name' is itwinai 0.3's (0.4.2 no longer reads it); write 'experiment: {}' and "
+                      "remove exp_name",
+                      src("exp_name"), in_.str("exp_name")));
     }
     if (set("itwinai_trainer")) {
       problem(fmt::format("{}: 'itwinai_trainer' is itwinai 0.3's (0.4.2 no longer reads it); remove it",
