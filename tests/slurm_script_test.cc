@@ -462,7 +462,9 @@ TEST(SlurmCommand, SavesNeverOverwritesWithoutForceAndPreviews) {
   std::ofstream(dir / "slurm-scripts" / "ddp-n1-r1.sh") << "# edited by hand\n";
   CliResult refused = run_cli(dir.string(), args + "--no-submit-job --num_nodes 1");
   EXPECT_EQ(refused.exit_code, 1);
-  EXPECT_EQ(refused.output, "error: slurm-scripts/ddp-n1-r1.sh exists already; --force overwrites it\n");
+  EXPECT_EQ(refused.output,
+            "error: slurm-scripts/ddp-n1-r1.sh exists already; --force replaces the earlier submission, --append adds "
+            "repetitions to it\n");
   std::ifstream edited(dir / "slurm-scripts" / "ddp-n1-r1.sh");
   EXPECT_EQ(std::string((std::istreambuf_iterator<char>(edited)), std::istreambuf_iterator<char>()),
             "# edited by hand\n");

@@ -41,6 +41,7 @@ struct ReportOptions {
   int64_t gpus_per_node = 0;  // 0: not given (from the data, else 4)
   bool no_plots = false;
   bool no_warnings = false;
+  bool include_superseded = false;  // runs of jobs a later `scaleprof slurm --force` replaced
   unsigned threads = 0;
 };
 
@@ -131,6 +132,7 @@ int run_report(const ReportOptions& opt) {
   read.experiment = opt.experiment;
   read.run_names = split_commas(opt.run_names);
   read.gpus_per_node = opt.gpus_per_node;
+  read.include_superseded = opt.include_superseded;
   pipeline::ScalabilityReportOptions pipeline_options;
   pipeline_options.read = read;
   pipeline_options.tracking_uri = source.value().tracking_uri;
@@ -283,6 +285,8 @@ void setup_report_command(CLI::App& app, int* exit_code) {
     add_output_options(cmd, *opt);
     cmd->add_option("-o,--output", opt->output, "Write to FILE instead of standard output");
     cmd->add_flag("--no-warnings", opt->no_warnings, "Print no warnings (errors are still printed)");
+    cmd->add_flag("--include-superseded", opt->include_superseded,
+                  "Keep the runs of SLURM jobs that a later 'scaleprof slurm --force' superseded");
     cmd->add_option("--threads", opt->threads, "Trace files read in parallel (default: one per core)");
     cmd->callback([opt, exit_code] { *exit_code = run_report(*opt); });
   }

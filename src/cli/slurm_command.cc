@@ -28,8 +28,55 @@ namespace {
 
 struct SlurmOptions {
   std::vector<std::string> config_files;
-  bool no_submit = false, no_save = false, force = false, print_config = false;
+  bool no_submit = false, no_save = false, force = false, append = false, print_config = false;
+  // itwinai's flags (itwinai generate-slurm -j/--submit-job, -s/--save-script) and --preview.
+  bool submit = false, save = false, preview = false;
 };
+
+// What the call does: save the scripts, submit them, both, or neither (print them).
+struct Action {
+  bool save = true, submit = true;
+};
+
+// scaleprof's own rule: both unless --no-save-script / --no-submit-job. itwinai's rule, as soon as
+// -j, -s or a submit_job / save_script key is given: only what is asked for (a flag over a key), and
+// a preview when neither is. --preview: print only.
+Result<Action> decide_action(const SlurmOptions& opt, const launch::LaunchConfig& c) {
+  if ((opt.submit && opt.no_submit) || (opt.save && opt.no_save)) {
+    return Error{
+        std::string("--submit-job/-j and --no-submit-job, or --save-script/-s and --no-save-script, contradict "
+                    "each other"),
+        ErrorKind::kUsage};
+  }
+  if (opt.preview) {
+    if (opt.submit || opt.save) {
+      return Error{std::string("--preview prints the scripts only; it does not go with -j/--submit-job or "
+                               "-s/--save-script"),
+                   ErrorKind::kUsage};
+    }
+    return Action{false, false};
+  }
+  const bool itwinai_rule = opt.submit || opt.save || c.submit_job.has_value() || c.save_script.has_value();
+  if (!itwinai_rule) return Action{!opt.no_save, !opt.no_submit};
+  Action a;
+  a.submit = opt.submit || (!opt.no_submit && c.submit_job.value_or(false));
+  a.save = opt.save || (!opt.no_save && c.save_script.value_or(false));
+  return a;
+}
+
+// A message of several lines (launch::resolve_itwinai lists every problem): the first after
+// "error: ", the others each on a line of their own, each through the terminal sanitiser.
+void print_lines(const char* prefix, const std::string& message) {
+  size_t from = 0;
+  bool first = true;
+  while (from <= message.size()) {
+    size_t end = message.find('\n', from);
+    if (end == std::string::npos) end = message.size();
+    print_message(stderr, first ? prefix : "", message.substr(from, end - from));
+    first = false;
+    from = end + 1;
+  }
+}
 
 struct StatusOptions {
   std::string script_dir = "slurm-scripts";
@@ -64,15 +111,17 @@ std::string print_config(const config::Config& config) {
   std::string out = "# effective configuration of scaleprof slurm; after '#' where each value came from\n";
   size_t width = 0;
   std::vector<std::string> lines;
+  std::vector<const config::FieldSpec*> shown;
   for (const config::FieldSpec& f : config.schema()) {
+    if (f.foreign) continue;  // itwinai's keys: mapped or refused when the scripts are made
+    shown.push_back(&f);
     // Values hold no control characters (the configuration refuses them); the sanitiser is the
     // guarantee for the terminal all the same.
     lines.push_back(terminal_safe(fmt::format("{}: {}", f.name, config::format_value(config.entry(f.name).value))));
     if (lines.back().size() <= kPrintConfigColumn) width = std::max(width, lines.back().size());
   }
   for (size_t i = 0; i < lines.size(); ++i) {
-    const config::FieldSpec& f = config.schema()[i];
-    out += fmt::format("{:<{}}  # {}\n", lines[i], width, terminal_safe(config.entry(f.name).source));
+    out += fmt::format("{:<{}}  # {}\n", lines[i], width, terminal_safe(config.entry(shown[i]->name).source));
   }
   return out;
 }
@@ -86,7 +135,10 @@ std::string write_refusal(const std::string& path, bool force) {
   }
   if (S_ISLNK(st.st_mode)) return fmt::format("{} is a symbolic link; not replaced (remove it first)", path);
   if (!S_ISREG(st.st_mode)) return fmt::format("{} exists and is not a regular file", path);
-  if (!force) return fmt::format("{} exists already; --force overwrites it", path);
+  if (!force) {
+    return fmt::format("{} exists already; --force replaces the earlier submission, --append adds repetitions to it",
+                       path);
+  }
   return {};
 }
 
@@ -157,10 +209,35 @@ int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides
   const std::string cwd = std::filesystem::current_path(ec).string();
   auto launch = launch::make_launch_config(config, cwd, self_executable());
   if (!launch) {
-    print_message(stderr, "error", launch.error().message);
+    print_lines("error", launch.error().message);
     return kExitUsage;
   }
-  const launch::LaunchConfig& c = launch.value();
+  launch::LaunchConfig& c = launch.value();
+  for (const std::string& note : c.notes) print_message(stderr, "note", note);
+  auto action = decide_action(opt, c);
+  if (!action) {
+    print_message(stderr, "error", action.error().message);
+    return kExitUsage;
+  }
+  if (opt.force && opt.append) {
+    print_message(stderr, "error",
+                  "--force replaces the earlier submission and --append adds repetitions to it: give one of them");
+    return kExitUsage;
+  }
+  // What was submitted from this script folder before: --force supersedes it, --append numbers its
+  // repetitions after it.
+  std::vector<launch::SubmittedJob> recorded;
+  const std::string record_path = c.script_dir + "/" + std::string(launch::kSubmittedFile);
+  std::error_code exists_error;
+  if ((opt.force || opt.append) && std::filesystem::exists(record_path, exists_error)) {
+    *doing = fmt::format("reading {}", record_path);
+    std::vector<std::string> warnings;
+    auto read = launch::read_submitted(record_path, &warnings);
+    if (!read) return fail_with(read.error());
+    for (const std::string& w : warnings) print_message(stderr, "warning", w);
+    recorded = std::move(read).value();
+  }
+  if (opt.append) c.first_repetition = launch::last_repetition(recorded, c) + 1;
   *doing = "generating the scripts";
   launch::SubmitPlan plan;
   plan.jobs = launch::plan_jobs(c);
@@ -171,7 +248,7 @@ int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides
   }
   plan.scripts = std::move(scripts).value();
   plan.report_script = launch::render_report_script(c);
-  const bool save = !opt.no_save, submit = !opt.no_submit;
+  const bool save = action.value().save, submit = action.value().submit;
 
   if (!save && !submit) {  // preview: print and do nothing else
     // Through the sanitiser (line breaks kept): a preview shows exactly what the script holds.
@@ -195,7 +272,9 @@ int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides
     for (size_t i = 0; i < plan.jobs.size(); ++i) files.emplace_back(plan.script_paths[i], plan.scripts[i]);
     if (!plan.report_path.empty()) files.emplace_back(plan.report_path, plan.report_script);
     for (const auto& file : files) {
-      if (std::string refusal = write_refusal(file.first, opt.force); !refusal.empty()) {
+      // --append writes new scripts beside the earlier ones; report.sh, made anew, replaces its own.
+      const bool replace = opt.force || (opt.append && file.first == plan.report_path);
+      if (std::string refusal = write_refusal(file.first, replace); !refusal.empty()) {
         print_message(stderr, "error", refusal);
         return kExitError;
       }
@@ -213,6 +292,16 @@ int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides
       if (!plan.report_path.empty()) fmt::print("  {}\n", plan.report_path);
       return kExitOk;
     }
+  }
+  if (opt.force) {
+    *doing = fmt::format("superseding the earlier submission recorded in {}", record_path);
+    std::vector<std::string> kept = plan.script_paths;
+    if (!plan.report_path.empty()) kept.push_back(plan.report_path);
+    std::vector<std::string> notes;
+    if (auto ok = launch::supersede(c, launch::earlier_submission(recorded, c), kept, &notes); !ok) {
+      return fail_with(ok.error());
+    }
+    for (const std::string& n : notes) print_message(stderr, "note", n);
   }
   *doing = "submitting the jobs with sbatch";
   std::vector<launch::SubmittedJob> submitted;
@@ -282,7 +371,7 @@ int run_status(const StatusOptions& opt, std::string* doing) {
   auto cell = [](const std::string& s) { return s.empty() ? report::Cell::null() : report::Cell(s); };
   for (const launch::JobStatus& s : statuses) {
     const bool job = s.job.kind == "job";
-    table.add_row({s.job.job_id, s.job.kind, cell(s.job.strategy),
+    table.add_row({s.job.job_id, s.job.superseded ? s.job.kind + " (superseded)" : s.job.kind, cell(s.job.strategy),
                    job ? report::Cell(s.job.nodes) : report::Cell::null(),
                    job ? report::Cell(s.job.repetition) : report::Cell::null(), s.state, cell(s.slurm_state),
                    cell(elapsed_text(s.elapsed_s)), s.elapsed_s ? report::Cell(*s.elapsed_s) : report::Cell::null(),
@@ -314,13 +403,25 @@ void setup_slurm_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--no-submit-job", opt->no_submit, "Save the scripts, submit nothing");
   cmd->add_flag("--no-save-script", opt->no_save,
                 "Submit without keeping the scripts (with --no-submit-job: print them)");
-  cmd->add_flag("--force", opt->force, "Overwrite scripts that exist already");
+  cmd->add_flag("-j,--submit-job", opt->submit,
+                "itwinai's flag: submit; with -j or -s only what is asked for happens (itwinai's rule)");
+  cmd->add_flag("-s,--save-script", opt->save, "itwinai's flag: save the scripts (see -j)");
+  cmd->add_flag("--preview", opt->preview, "Print the scripts, save and submit nothing");
+  cmd->add_flag("--force", opt->force,
+                "Replace the earlier submission of this experiment: its scripts overwritten or removed, its jobs "
+                "recorded as superseded (the report leaves their runs out)");
+  cmd->add_flag("--append", opt->append,
+                "Add repetitions to the earlier submission of this experiment (numbered after the recorded ones)");
   cmd->add_flag("--print-config", opt->print_config,
                 "Print the effective configuration and where each value came from");
   cmd->allow_extras();
   cmd->footer(
       "Any field may be set as --FIELD VALUE after the files (e.g. --mode scaling-test --num_nodes 2 "
-      "--scalability_nodes 1,2,4 --env NAME=VALUE). Fields and defaults: --print-config, docs/launch.md.");
+      "--scalability_nodes 1,2,4 --env NAME=VALUE). Fields and defaults: --print-config, docs/launch.md.\n"
+      "Defaults differ from itwinai's: without flags scaleprof saves AND submits, where itwinai generate-slurm only "
+      "prints. With -j or -s (or itwinai's submit_job / save_script keys) itwinai's rule applies: only what is "
+      "asked for happens, and neither means a preview. itwinai's configuration keys are mapped or refused with what "
+      "to write instead (docs/launch.md, \"From itwinai\").");
   cmd->require_subcommand(0, 1);
 
   auto status_opt = std::make_shared<StatusOptions>();

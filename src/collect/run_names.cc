@@ -73,4 +73,12 @@ std::string generated_run_name(const std::string& strategy, int64_t world_size, 
   return sanitized(fmt::format("{}-{}-{:04x}", prefix(strategy, world_size), stamp, random16 & 0xffffu));
 }
 
+std::string slurm_job_of_run(std::string_view run_name) {
+  const size_t at = run_name.rfind("-slurm");
+  if (at == std::string_view::npos) return {};
+  const std::string_view id = run_name.substr(at + 6);
+  if (id.empty() || id.find_first_not_of("0123456789") != std::string_view::npos) return {};
+  return std::string(id);
+}
+
 }  // namespace scaleprof::collect

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "collect/environment.h"
 #include "collect/run_context.h"
@@ -28,5 +29,14 @@ std::string derived_run_name(const RunContext& context, const Environment& env);
 // A fresh name "<strategy>-w<world>-<YYYYmmdd-HHMMSS UTC>-<4 hex>" (rank 0 makes it; the Python API
 // broadcasts it to the other ranks). `random16` supplies the hex digits.
 std::string generated_run_name(const std::string& strategy, int64_t world_size, int64_t unix_ns, uint32_t random16);
+
+// `scaleprof slurm --force` supersedes the earlier submission of an experiment: the job ids of its
+// jobs are appended to <root>/<experiment>/superseded-jobs.txt, one per line, and the report leaves
+// their runs out (the report's --include-superseded keeps them).
+inline constexpr std::string_view kSupersededJobsFile = "superseded-jobs.txt";
+
+// The SLURM job id a run of `scaleprof slurm` carries at the end of its name
+// ("ddp-n2-r1-slurm4711" -> "4711"), or "" when the name ends otherwise.
+std::string slurm_job_of_run(std::string_view run_name);
 
 }  // namespace scaleprof::collect

@@ -288,7 +288,68 @@ Result<Value> scalar_value(const FieldSpec& field, std::string_view text, const 
   return Error{fmt::format("{}: expected {}, got '{}'", where, kind_name(field.kind), shown(text))};
 }
 
-Result<Value> node_value(const FieldSpec& field, const YAML::Node& node, const std::string& source) {
+// The commands of a multi-line string, as a shell reads its lines: a line ending in '\' continues on
+// the next (the backslash and line break removed), indentation and trailing blanks are dropped, and
+// empty lines are left out. Each entry is {text, number of the line it starts on}.
+std::vector<std::pair<std::string, size_t>> logical_lines(std::string_view text) {
+  std::vector<std::pair<std::string, size_t>> out;
+  std::string current;
+  size_t start = 0, number = 0;
+  bool continued = false;
+  size_t from = 0;
+  while (from <= text.size()) {
+    size_t end = text.find('\n', from);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(from, end - from);
+    ++number;
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.remove_suffix(1);
+    if (!continued) start = number;
+    const bool continues = !line.empty() && line.back() == '\\';
+    if (continues) line.remove_suffix(1);
+    current.append(line);
+    continued = continues;
+    if (!continued && !current.empty()) {
+      out.emplace_back(std::move(current), start);
+      current.clear();
+    }
+    from = end + 1;
+  }
+  if (!current.empty()) out.emplace_back(std::move(current), start);
+  return out;
+}
+
+// A YAML string with line breaks, for a field that takes them (FieldSpec::line_breaks): one command
+// joined from continued lines, or a list of one entry per line with a note.
+Result<Value> multi_line_value(const FieldSpec& field, const std::string& text, const std::string& where,
+                               std::vector<std::string>* notes) {
+  std::vector<std::pair<std::string, size_t>> lines = logical_lines(text);
+  if (field.line_breaks == LineBreaks::kJoinContinued) {
+    if (lines.size() > 1) {
+      return Error{
+          fmt::format("{}: line {} of the value starts a second command ('{}'): the line before it does "
+                      "not end in '\\'; a training command is one command: end every line but the last "
+                      "with '\\'",
+                      where, lines[1].second, shown(lines[1].first))};
+    }
+    return scalar_value(field, lines.empty() ? std::string() : lines.front().first, where);
+  }
+  std::vector<std::string> entries;
+  for (auto& [line, number] : lines) {
+    if (line.front() == '#') continue;  // a shell comment, not a command
+    auto one = scalar_value(field, line, fmt::format("{} (line {} of the value)", where, number));
+    if (!one) return one.error();
+    entries.push_back(std::get<std::vector<std::string>>(one.value()).front());
+  }
+  notes->push_back(
+      fmt::format("{}: a multi-line string, taken as {} command(s), one per line ({} is a list: "
+                  "write it as '- command' lines to say so)",
+                  where, entries.size(), field.name));
+  return Value{entries};
+}
+
+Result<Value> node_value(const FieldSpec& field, const YAML::Node& node, const std::string& source,
+                         std::vector<std::string>* notes) {
   const std::string where = fmt::format("{}: {}", place(source, node), field.name);
   if (node.IsNull()) {
     switch (field.kind) {
@@ -308,6 +369,10 @@ Result<Value> node_value(const FieldSpec& field, const YAML::Node& node, const s
   if (node.IsScalar()) {
     if (field.kind == Kind::kStringMap) {
       return Error{fmt::format("{}: expected {}, got '{}'", where, kind_name(field.kind), shown(node.Scalar()))};
+    }
+    if (field.line_breaks != LineBreaks::kRefuse && node.Scalar().find('\n') != std::string::npos &&
+        node.Scalar().size() <= kMaxValueBytes) {
+      return multi_line_value(field, node.Scalar(), where, notes);
     }
     return scalar_value(field, node.Scalar(), where);
   }
@@ -422,7 +487,9 @@ const FieldSpec* Config::find(std::string_view name) const {
 
 std::vector<std::string> Config::all_names() const {
   std::vector<std::string> names;
-  for (const FieldSpec& f : schema_) names.push_back(f.name);
+  for (const FieldSpec& f : schema_) {
+    if (!f.foreign) names.push_back(f.name);
+  }
   return names;
 }
 
@@ -465,6 +532,7 @@ Status Config::merge_text(std::string_view text, const std::string& source_name)
   // Validate everything first, then apply, so a bad file changes nothing.
   std::vector<std::tuple<const FieldSpec*, Value, std::string>> updates;
   std::map<std::string, std::string> seen;  // field -> where it was set in this file
+  std::vector<std::string> file_notes;
   for (auto it = root.begin(); it != root.end(); ++it) {
     // A copy: yaml-cpp's iterator hands out a temporary pair, and a reference to it would dangle.
     const YAML::Node key = it->first;
@@ -480,11 +548,12 @@ Status Config::merge_text(std::string_view text, const std::string& source_name)
       return Error{
           fmt::format("{}: '{}' is set twice (first at {})", place(source_name, key), field->name, at->second)};
     }
-    auto value = node_value(*field, value_node, source_name);
+    auto value = node_value(*field, value_node, source_name, &file_notes);
     if (!value) return value.error();
     updates.emplace_back(field, std::move(value).value(), line_of(source_name, key));
   }
   for (auto& [field, value, source] : updates) merge_into(&entries_[field->name], std::move(value), source);
+  notes_.insert(notes_.end(), file_notes.begin(), file_notes.end());
   return Ok{};
 }
 
@@ -518,7 +587,7 @@ Status Config::set_override(std::string_view flag, std::string_view text) {
              text.front() == '[') {
     auto list = load_yaml(std::string(text), where);
     if (!list) return list.error();
-    value = node_value(*field, list.value(), where);
+    value = node_value(*field, list.value(), where, &notes_);
     if (!value) return Error{fmt::format("{}", value.error().message)};
   } else if (field->kind == Kind::kStringList) {
     // "a,b" on the command line is two entries (itwinai's comma lists).

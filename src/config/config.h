@@ -36,6 +36,14 @@ inline constexpr size_t kMaxExpandedBytes = size_t{4} << 20;  // their text, ali
 
 enum class Kind { kString, kInt, kBool, kIntList, kStringList, kStringMap };
 
+// What a YAML string holding line breaks means for a field (every other value refuses them).
+enum class LineBreaks {
+  kRefuse,         // an error naming the character
+  kJoinContinued,  // one command: lines ending in '\' continue on the next (as a shell reads them),
+                   // indentation dropped; any other line break is an error naming the line
+  kOnePerLine,     // string lists: one entry per line (continued lines joined), with a note
+};
+
 // An ordered string map (YAML order is kept, so scripts list variables as the user wrote them).
 using StringMap = std::vector<std::pair<std::string, std::string>>;
 using Value = std::variant<std::string, int64_t, bool, std::vector<int64_t>, std::vector<std::string>, StringMap>;
@@ -54,6 +62,11 @@ struct FieldSpec {
   std::vector<std::string> aliases;
   // For lists: an empty list is an error.
   bool non_empty = false;
+  LineBreaks line_breaks = LineBreaks::kRefuse;
+  // A key of another tool (itwinai's SLURM builder) that is read only so that the command can map it
+  // or reject it with a message naming what to write instead: never printed by --print-config, never
+  // offered as a did-you-mean.
+  bool foreign = false;
 };
 
 struct Entry {
@@ -85,6 +98,11 @@ class Config {
   const StringMap& string_map(const std::string& name) const;
   // Sets a value from code (e.g. a default that depends on other fields), with its source.
   void set(const std::string& name, Value value, std::string source);
+  // Whether a file or flag set the field (its source is not "default").
+  bool is_set(const std::string& name) const { return entry(name).source != "default"; }
+  // What merging did that the user should know, e.g. a multi-line string taken as a list
+  // ("slurm.yaml:7: pre_exec_command: ...").
+  const std::vector<std::string>& notes() const { return notes_; }
 
  private:
   const FieldSpec* find(std::string_view name) const;
@@ -92,6 +110,7 @@ class Config {
 
   std::vector<FieldSpec> schema_;
   std::map<std::string, Entry> entries_;
+  std::vector<std::string> notes_;
 };
 
 // A value as YAML flow text: strings quoted when YAML would read them otherwise, [1, 2], {A: b}.

@@ -7,9 +7,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <string>
+#include <variant>
 #include <vector>
 
+#include "collect/run_names.h"
+#include "core/file_read.h"
 #include "importers/run_data_sink.h"
 
 namespace scaleprof::importers {
@@ -77,7 +82,7 @@ class Reader {
     if (is_run_dir(root)) {
       if (opt_.experiment.empty() || opt_.experiment == root.parent_path().filename().string()) {
         experiment_found_ = true;
-        read_scaleprof_run(sink_, root, root.parent_path().filename().string());
+        read_run_unless_superseded(root, root.parent_path(), root.parent_path().filename().string());
       }
       return;
     }
@@ -89,13 +94,13 @@ class Reader {
       } else if (is_run_dir(child)) {  // the root is one experiment
         if (opt_.experiment.empty() || opt_.experiment == root.filename().string()) {
           experiment_found_ = true;
-          read_scaleprof_run(sink_, child, root.filename().string());
+          read_run_unless_superseded(child, root, root.filename().string());
         }
       } else {
         if (!opt_.experiment.empty() && opt_.experiment != name) continue;
         experiment_found_ = true;
         for (const fs::path& run : sorted_subdirs(child)) {
-          if (is_run_dir(run)) read_scaleprof_run(sink_, run, name);
+          if (is_run_dir(run)) read_run_unless_superseded(run, child, name);
         }
       }
     }
@@ -119,6 +124,14 @@ class Reader {
                                opt_.experiment.empty() ? "" : " in experiment '" + opt_.experiment + "'"),
                    ErrorKind::kNotFound};
     }
+    for (const auto& [experiment_dir, runs] : left_out_) {
+      std::string names;
+      for (const std::string& r : runs) names += (names.empty() ? "" : ", ") + r;
+      warn(
+          fmt::format("{}: left out {} run(s) of SLURM jobs that a later 'scaleprof slurm --force' superseded ({} "
+                      "lists them): {}; --include-superseded keeps them",
+                      experiment_dir, runs.size(), collect::kSupersededJobsFile, names));
+    }
     for (const std::string& dir : skipped_itwinai_) {
       warn(fmt::format("{}: itwinai CSV data left out: its layout has no experiment name to match --experiment {}", dir,
                        opt_.experiment));
@@ -127,6 +140,42 @@ class Reader {
   }
 
  private:
+  // A run of the experiment folder `experiment_dir`, unless its SLURM job was superseded.
+  void read_run_unless_superseded(const fs::path& run, const fs::path& experiment_dir, const std::string& name) {
+    if (!opt_.include_superseded) {
+      const std::string job = collect::slurm_job_of_run(run.filename().string());
+      if (!job.empty() && superseded_jobs(experiment_dir).count(job) != 0) {
+        left_out_[experiment_dir.string()].push_back(run.filename().string());
+        return;
+      }
+    }
+    read_scaleprof_run(sink_, run, name);
+  }
+
+  // The job ids of the folder's superseded-jobs.txt (one per line; other lines ignored), read once.
+  const std::set<std::string>& superseded_jobs(const fs::path& experiment_dir) {
+    auto [it, fresh] = superseded_.try_emplace(experiment_dir.string());
+    if (!fresh) return it->second;
+    const std::string path = (experiment_dir / collect::kSupersededJobsFile).string();
+    auto text = read_named_file(path, size_t{16} << 20);
+    if (const auto* failure = std::get_if<FileReadFailure>(&text)) {
+      if (failure->what != FileReadFailure::What::kMissing) {
+        warn(fmt::format("{}: cannot be read; runs of superseded SLURM jobs may be pooled with the others", path));
+      }
+      return it->second;
+    }
+    const std::string& all = std::get<std::string>(text);
+    size_t from = 0;
+    while (from < all.size()) {
+      size_t end = all.find('\n', from);
+      if (end == std::string::npos) end = all.size();
+      const std::string line = all.substr(from, end - from);
+      if (!line.empty() && line.find_first_not_of("0123456789") == std::string::npos) it->second.insert(line);
+      from = end + 1;
+    }
+    return it->second;
+  }
+
   static bool kItwinaiSubdir(const std::string& name) {
     return std::any_of(std::begin(kItwinaiDirs), std::end(kItwinaiDirs), [&](const char* d) { return name == d; });
   }
@@ -135,8 +184,10 @@ class Reader {
 
   RunDataSink sink_;
   const ScalabilityReadOptions& opt_;
-  bool experiment_found_ = false;             // --experiment named a folder that was read
-  std::vector<std::string> skipped_itwinai_;  // itwinai folders left out because of --experiment
+  bool experiment_found_ = false;                             // --experiment named a folder that was read
+  std::vector<std::string> skipped_itwinai_;                  // itwinai folders left out because of --experiment
+  std::map<std::string, std::set<std::string>> superseded_;   // experiment folder -> job ids
+  std::map<std::string, std::vector<std::string>> left_out_;  // experiment folder -> runs left out
 };
 
 }  // namespace

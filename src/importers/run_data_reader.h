@@ -49,6 +49,9 @@ struct ScalabilityReadOptions {
   // not given, 4 as itwinai's plots assume.
   int64_t gpus_per_node = 0;
   bool scaleprof_runs = true;  // false: only itwinai's layout (`scaleprof runs` lists those this way)
+  // Runs of SLURM jobs that `scaleprof slurm --force` superseded (listed in the experiment folder's
+  // collect::kSupersededJobsFile) are left out, with one warning naming them, unless this is set.
+  bool include_superseded = false;
 };
 
 // Fails only when the root cannot be listed. A root with no data at all gives an empty run list.

@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "collect/run_names.h"
+#include "launch/itwinai_keys.h"
 
 namespace scaleprof::launch {
 
@@ -76,13 +77,15 @@ std::vector<FieldSpec> launch_fields() {
   reps.max = 1000;
   add("training_cmd", Kind::kString, std::string(),
       "what each rank runs, e.g. 'python train.py --epochs 5' (required); split into words like a shell does, "
-      "without expansion; {strategy} {num_nodes} {gpus_per_node} {repetition} {experiment} are filled in");
+      "without expansion; {strategy} {num_nodes} {gpus_per_node} {repetition} {experiment} are filled in")
+      .line_breaks = config::LineBreaks::kJoinContinued;
   add("python_venv", Kind::kString, std::string(),
       "virtual environment activated before training (omitted when empty)");
   add("pre_exec", Kind::kStringList, Strings{},
       "commands run before training, e.g. 'module load CUDA/12'; each is split into words and quoted: no pipes, "
       "redirections or variables (put those in a file and 'source FILE')")
       .aliases = {"pre_exec_command", "pre_exec_cmd"};
+  f.back().line_breaks = config::LineBreaks::kOnePerLine;  // itwinai's pre_exec_command is one shell text
   add("env", Kind::kStringMap, StringMap{}, "environment variables exported in the job (NAME: value)");
   add("container", Kind::kString, std::string(),
       "apptainer/singularity image the launcher runs in (omitted when empty)")
@@ -111,6 +114,7 @@ std::vector<FieldSpec> launch_fields() {
   add("report_html", Kind::kString, std::string(),
       "HTML file of the report job (default <script_dir>/<experiment>-report.html)");
   add("scaleprof_bin", Kind::kString, std::string(), "scaleprof executable the jobs call (default: this one)");
+  for (FieldSpec& foreign : itwinai_fields()) f.push_back(std::move(foreign));
   return f;
 }
 
@@ -189,8 +193,15 @@ Result<std::vector<std::string>> split_words(std::string_view command) {
   return words;
 }
 
-Result<LaunchConfig> make_launch_config(const config::Config& c, const std::string& cwd, const std::string& self_exe) {
+Result<LaunchConfig> make_launch_config(const config::Config& given, const std::string& cwd,
+                                        const std::string& self_exe) {
+  auto resolved = resolve_itwinai(given, cwd);
+  if (!resolved) return resolved.error();
+  const config::Config& c = resolved.value().config;
   LaunchConfig l;
+  l.submit_job = resolved.value().submit_job;
+  l.save_script = resolved.value().save_script;
+  l.notes = c.notes();
   l.mode = c.str("mode");
   for (const char* name :
        {"job_name", "account", "partition", "qos", "reservation", "constraint", "mem", "time", "std_out", "std_err"}) {

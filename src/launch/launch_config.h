@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +28,7 @@ struct LaunchConfig {
   std::string mode;  // single | runall | scaling-test
   std::string job_name, account, partition, qos, reservation, time, mem, constraint, std_out, std_err;
   int64_t num_nodes = 1, gpus_per_node = 0, cpus_per_task = 0, repetitions = 1;
+  int64_t first_repetition = 1;   // `scaleprof slurm --append`: numbered after the recorded ones
   int64_t rdzv_port = 0;          // 0: derived from the job id at run time (kRdzvPortBase + id % kRdzvPortCount)
   int64_t slurm_timeout_s = 120;  // deadline of each sbatch call
   bool exclusive = false, profiler = false, nsys = false, report = true;
@@ -39,11 +41,17 @@ struct LaunchConfig {
   std::vector<std::vector<std::string>> pre_exec;  // each command as words
   config::StringMap env;
   std::string scaleprof_bin, report_html;
+  // itwinai's submit_job / save_script keys, where set: itwinai's rule then decides what happens
+  // (docs/launch.md, "Saving and submitting").
+  std::optional<bool> submit_job, save_script;
+  // What the configuration did that the user should know (a multi-line pre_exec taken as a list).
+  std::vector<std::string> notes;
 };
 
 // Checks what the schema cannot (time and memory formats, names, paths, environment names, the
 // training command) and resolves derived defaults. `cwd` makes `root` absolute; `self_exe` is the
-// default for scaleprof_bin. Errors name the field and where its value came from.
+// default for scaleprof_bin. itwinai's keys, placeholders and interpolations are resolved first
+// (launch/itwinai_keys.h). Errors name the field and where its value came from.
 Result<LaunchConfig> make_launch_config(const config::Config& config, const std::string& cwd,
                                         const std::string& self_exe);
 

@@ -128,14 +128,15 @@ std::vector<JobPlan> plan_jobs(const LaunchConfig& c) {
     j.script_name = j.run_prefix + ".sh";
     jobs.push_back(std::move(j));
   };
+  const int64_t first = c.first_repetition;
   if (c.mode == "single") {
-    add(c.dist_strategy, c.num_nodes, 1);
+    add(c.dist_strategy, c.num_nodes, first);
   } else if (c.mode == "runall") {
-    for (const std::string& s : c.strategies) add(s, c.num_nodes, 1);
+    for (const std::string& s : c.strategies) add(s, c.num_nodes, first);
   } else {
     for (int64_t nodes : c.scalability_nodes) {
       for (const std::string& s : c.strategies) {
-        for (int64_t r = 1; r <= c.repetitions; ++r) add(s, nodes, r);
+        for (int64_t r = first; r < first + c.repetitions; ++r) add(s, nodes, r);
       }
     }
   }

@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <simdjson.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "collect/run_names.h"
 #include "core/file_io.h"
 #include "core/json_string.h"
 #include "launch/captured_command.h"
@@ -90,10 +93,10 @@ Status sbatch(const std::vector<std::string>& args, const std::string& path, con
 std::string submitted_line(const SubmittedJob& j) {
   return fmt::format(
       "{{\"kind\": {}, \"job_id\": {}, \"job_name\": {}, \"script\": {}, \"strategy\": {}, \"nodes\": {}, "
-      "\"repetition\": {}, \"experiment\": {}, \"root\": {}, \"run_prefix\": {}, \"submitted_unix_ns\": {}}}\n",
+      "\"repetition\": {}, \"experiment\": {}, \"root\": {}, \"run_prefix\": {}, \"submitted_unix_ns\": {}{}}}\n",
       json_quote(j.kind), json_quote(j.job_id), json_quote(j.job_name), json_quote(j.script), json_quote(j.strategy),
       j.nodes, j.repetition, json_quote(j.experiment), json_quote(j.root), json_quote(j.run_prefix),
-      j.submitted_unix_ns);
+      j.submitted_unix_ns, j.superseded ? ", \"superseded\": true" : "");
 }
 
 Result<std::vector<SubmittedJob>> read_submitted(const std::string& path, std::vector<std::string>* warnings) {
@@ -130,6 +133,8 @@ Result<std::vector<SubmittedJob>> read_submitted(const std::string& path, std::v
     j.nodes = num("nodes");
     j.repetition = num("repetition");
     j.submitted_unix_ns = num("submitted_unix_ns");
+    bool superseded = false;
+    j.superseded = o["superseded"].get_bool().get(superseded) == simdjson::SUCCESS && superseded;
     if (j.job_id.empty() || j.job_id.find_first_not_of("0123456789") != std::string::npos) {
       warnings->push_back(fmt::format("{}:{}: no valid job_id; line skipped", path, number));
       return;
@@ -171,6 +176,64 @@ Result<std::vector<SubmittedJob>> read_submitted(const std::string& path, std::v
     take(line);  // a last line without its line break (a torn write): parsed like the others
   }
   return jobs;
+}
+
+std::vector<SubmittedJob> earlier_submission(const std::vector<SubmittedJob>& recorded, const LaunchConfig& c) {
+  std::vector<SubmittedJob> out;
+  for (const SubmittedJob& j : recorded) {
+    if (!j.superseded && j.experiment == c.experiment && j.root == c.root) out.push_back(j);
+  }
+  return out;
+}
+
+int64_t last_repetition(const std::vector<SubmittedJob>& recorded, const LaunchConfig& c) {
+  int64_t last = 0;
+  for (const SubmittedJob& j : recorded) {
+    if (j.kind == "job" && j.experiment == c.experiment && j.root == c.root) last = std::max(last, j.repetition);
+  }
+  return last;
+}
+
+Status supersede(const LaunchConfig& c, const std::vector<SubmittedJob>& earlier, const std::vector<std::string>& kept,
+                 std::vector<std::string>* notes) {
+  if (earlier.empty()) return Ok{};
+  // The report's record first: were the call to stop after it, the old runs are left out of the
+  // report, never pooled with the new ones.
+  const std::string experiment_dir = c.root + "/" + c.experiment;
+  if (auto ok = make_directories(experiment_dir); !ok) return ok.error();
+  std::string ids;
+  std::vector<std::string> job_ids;
+  for (const SubmittedJob& j : earlier) {
+    ids += j.job_id + "\n";
+    job_ids.push_back(j.job_id);
+  }
+  const std::string marker = experiment_dir + "/" + std::string(collect::kSupersededJobsFile);
+  if (auto ok = append_line(marker, ids); !ok) return ok.error();
+  // submitted.jsonl, rewritten whole and atomically with the flag on the earlier jobs.
+  const std::string record_path = c.script_dir + "/" + std::string(kSubmittedFile);
+  std::vector<std::string> warnings;
+  auto recorded = read_submitted(record_path, &warnings);
+  if (!recorded) return recorded.error();
+  std::string text;
+  for (SubmittedJob j : recorded.value()) {
+    if (std::find(job_ids.begin(), job_ids.end(), j.job_id) != job_ids.end()) j.superseded = true;
+    text += submitted_line(j);
+  }
+  if (auto ok = replace_file(record_path, text); !ok) return ok.error();
+  // Their scripts that the new set does not replace.
+  int64_t removed = 0;
+  for (const SubmittedJob& j : earlier) {
+    if (j.script.empty() || std::find(kept.begin(), kept.end(), j.script) != kept.end()) continue;
+    struct stat st {};
+    if (::lstat(j.script.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;  // gone, or not ours to remove
+    if (::unlink(j.script.c_str()) == 0) ++removed;
+  }
+  notes->push_back(
+      fmt::format("superseded the earlier submission of experiment {}: job(s) {} (recorded in {}; "
+                  "the report leaves their runs out; {} script(s) of it removed); they are not "
+                  "cancelled: scancel them if they are still queued",
+                  c.experiment, fmt::join(job_ids, ", "), marker, removed));
+  return Ok{};
 }
 
 std::string parse_job_id(const std::string& out) {

@@ -21,9 +21,10 @@ struct SubmittedJob {
   std::string job_id, job_name, script, strategy, experiment, root, run_prefix;
   int64_t nodes = 0, repetition = 0;
   int64_t submitted_unix_ns = 0;
+  bool superseded = false;  // replaced by a later `scaleprof slurm --force` of the same experiment
 };
 
-// One line of submitted.jsonl (ending in '\n').
+// One line of submitted.jsonl (ending in '\n'); "superseded": true is written only when it is.
 std::string submitted_line(const SubmittedJob& job);
 
 // Reads submitted.jsonl. Lines that are not whole records (a torn last line, hand edits) or longer
@@ -34,6 +35,22 @@ Result<std::vector<SubmittedJob>> read_submitted(const std::string& path, std::v
 
 // The job id in `sbatch --parsable` output ("123" or "123;cluster"), or "" when there is none.
 std::string parse_job_id(const std::string& sbatch_output);
+
+// The jobs of the earlier submission(s) of this experiment (same experiment and root) that are not
+// superseded yet: what --force replaces.
+std::vector<SubmittedJob> earlier_submission(const std::vector<SubmittedJob>& recorded, const LaunchConfig& config);
+
+// The highest repetition number the recorded jobs of this experiment used, 0 when none: --append
+// numbers its repetitions after it.
+int64_t last_repetition(const std::vector<SubmittedJob>& recorded, const LaunchConfig& config);
+
+// Supersedes `earlier` (from earlier_submission): their job ids are appended to
+// <root>/<experiment>/superseded-jobs.txt (collect::kSupersededJobsFile), which the report reads;
+// submitted.jsonl is rewritten atomically with "superseded": true on them; and their scripts that
+// the new set does not replace (`kept`: the new set's paths) are removed, so script_dir holds only the
+// new submission. The earlier jobs are not cancelled. Lines of *notes say what was done.
+Status supersede(const LaunchConfig& config, const std::vector<SubmittedJob>& earlier,
+                 const std::vector<std::string>& kept, std::vector<std::string>* notes);
 
 struct SubmitPlan {
   std::vector<JobPlan> jobs;

@@ -8,6 +8,9 @@
 #  - the 8- and 16-node scripts pass `sbatch --test-only` against the same cluster;
 #  - the same scaling test submitted at once: the three jobs run together on the machine's one
 #    network namespace, each with its own rendezvous port (from its job id), and all complete;
+#  - that scaling test resubmitted over 1 and 2 nodes with --force: the earlier 4-node script is
+#    removed, the new jobs complete, and `scaleprof report` pools the new runs only, with one warning
+#    naming the 3 superseded ones;
 #  - a failing sbatch (more nodes than exist) exits non-zero with sbatch's message, and the job
 #    submitted before it stays recorded.
 # Skips (exit 0, one line saying why) only where SLURM cannot start. Every daemon is stopped by pid.
@@ -191,6 +194,30 @@ for n in 1 2 4; do
     fail "submitted at once: no completed $n-node run: $(cat "$work/together-runs.csv")"
 done
 say "submitted at once: 3 of 3 jobs completed, no port collision"
+
+# --- resubmitted with --force: the report sees the new submission only (issue 21) ------------------
+"$SCALEPROF" slurm "${cfg[@]}" --experiment slurm-it-together --script_dir "$work/together" --report false \
+  --scalability_nodes 1,2 --force >"$work/force.out" 2>"$work/force.err" || fail "--force: $(cat "$work/force.out" "$work/force.err")"
+mapfile -t forced < <(sed -n 's/^submitted job \([0-9]*\): ddp.*/\1/p' "$work/force.out")
+[ ${#forced[@]} = 2 ] || fail "expected 2 jobs from --force: $(cat "$work/force.out")"
+grep -q "superseded the earlier submission of experiment slurm-it-together: job(s) ${together[0]}, ${together[1]}, ${together[2]}" \
+  "$work/force.err" || fail "--force: $(cat "$work/force.err")"
+[ -e "$work/together/ddp-n4-r1.sh" ] && fail "--force left the earlier 4-node script"
+for id in "${forced[@]}"; do
+  for ((i = 0; i < 150 * 2; i++)); do
+    [ "$(tstatus | awk -F, -v id="$id" '$1==id{print $6}')" = completed ] && break
+    sleep 0.5
+  done
+  [ "$(tstatus | awk -F, -v id="$id" '$1==id{print $6}')" = completed ] || fail "--force: job $id did not complete"
+done
+"$SCALEPROF" report --root "$work/metrics" --experiment slurm-it-together --no-plots --format csv \
+  >"$work/force-report.csv" 2>"$work/force-report.err" || true
+for n in 1 2; do
+  grep -q "^ddp,$n,$n,1," "$work/force-report.csv" || fail "--force: the report should pool 1 run on $n nodes: $(cat "$work/force-report.csv")"
+done
+grep -q "^ddp,4,4," "$work/force-report.csv" && fail "--force: the superseded 4-node run is in the report"
+grep -q "left out 3 run(s) of SLURM jobs" "$work/force-report.err" || fail "--force: no warning: $(cat "$work/force-report.err")"
+say "--force: jobs ${forced[*]} completed; the report pools them only: $(grep -o 'left out 3 run(s)[^:]*' "$work/force-report.err")"
 
 # --- 8 and 16 nodes: sbatch --test-only against the same cluster -------------------------------
 "$SCALEPROF" slurm "${cfg[@]}" --scalability_nodes 8,16 --script_dir "$work/big" --no-submit-job >/dev/null
