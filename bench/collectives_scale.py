@@ -17,7 +17,8 @@ twice, as measured and with the CPU of starting the process subtracted (the leas
 runs on a file with the same header and no events), so the one-rank baseline is not mostly process
 start.
 
-    python3 bench/collectives_scale.py [--ranks 64,256,1024] [--threads 2] [--keep 0.25] [--report stragglers|summary]
+    python3 bench/collectives_scale.py [--ranks 64,256,1024] [--threads 2] [--keep 0.25]
+                                      [--report stragglers|summary|scalability]
 
 --keep thins the non-collective events (default: a quarter of them, ~2.5 MB per rank) so the
 biggest case fits a small machine's disk and time; all collective kernels and steps are kept.
@@ -62,6 +63,36 @@ def make_ranks(folder, base, events, world):
         (folder / f"rank-{r}.json").write_text(text)
 
 
+def make_run(folder, base, events, world):
+    """One run directory of `world` ranks as `scaleprof run` and the Python API write it, each rank's
+    trace in its traces/ folder: what `scaleprof report` reads (--report scalability)."""
+    traces = folder / "traces"
+    traces.mkdir()
+    make_ranks(traces, base, events, world)
+    run = folder / "exp" / f"ddp-w{world}"
+    run.mkdir(parents=True)
+    (run / "run.json").write_text(json.dumps({"schema_version": 1, "experiment": "exp", "run": f"ddp-w{world}",
+                                              "strategy": "ddp", "world_size": world, "nodes": 1,
+                                              "status": "completed"}))
+    for r in range(world):
+        rank = run / f"rank-{r:05d}"
+        (rank / "traces").mkdir(parents=True)
+        (rank / "rank.json").write_text(json.dumps({"schema_version": 1, "rank": r, "world_size": world,
+                                                    "status": "completed", "strategy": "ddp"}))
+        (rank / "epochs.csv").write_text("epoch,start_unix_ns,end_unix_ns,duration_s,samples\n"
+                                         "0,0,2000000000,2.000000000,\n1,2000000000,4000000000,2.000000000,\n")
+        (traces / f"rank-{r}.json").rename(rank / "traces" / f"rank-{r:05d}.json")
+    traces.rmdir()
+
+
+def command(cli, folder, threads, report):
+    if report == "scalability":
+        return [str(cli), "report", "--root", str(folder), "--no-plots", "--format", "json", "-o", os.devnull,
+                "--threads", str(threads)]
+    return [str(cli), "trace", report, str(folder), "--format", "json", "-o", os.devnull, "--threads",
+            str(threads), "-q"]
+
+
 def measure(cli, folder, threads, report):
     """Wall time, peak RSS and CPU seconds of one run, by /usr/bin/time (Debian `time`). Not from this
     process's wait4: a child forked from Python starts with Python's RSS (here the loaded base trace,
@@ -70,8 +101,8 @@ def measure(cli, folder, threads, report):
     counts in microseconds where `time` prints hundredths."""
     with tempfile.NamedTemporaryFile("r", prefix="scaleprof-bench-time-") as out:
         start = time.monotonic()
-        proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", out.name, str(cli), "trace", report,
-                                 str(folder), "--format", "json", "-o", os.devnull, "--threads", str(threads), "-q"])
+        proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", out.name, *command(cli, folder, threads, report)],
+                                stderr=subprocess.DEVNULL)
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         wall = time.monotonic() - start
@@ -86,13 +117,19 @@ def least_cpu_run(cli, folder, threads, report, repeat):
     return min((measure(cli, folder, threads, report) for _ in range(repeat)), key=lambda r: r[2])
 
 
+def input_bytes(folder):
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ranks", default="64,256,1024")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--keep", type=float, default=0.25)
     parser.add_argument("--scaleprof", default=str(REPO / "build" / "scaleprof"))
-    parser.add_argument("--report", choices=["collectives", "stragglers", "summary"], default="collectives")
+    parser.add_argument("--report", choices=["collectives", "stragglers", "summary", "scalability"],
+                        default="collectives",
+                        help="scalability: `scaleprof report` on one run directory of N ranks with their traces")
     parser.add_argument("--repeat", type=int, default=21, help="runs of the one-rank and empty cases (the least CPU time is kept)")
     args = parser.parse_args()
     if not BASE.is_file():
@@ -110,21 +147,22 @@ def main():
             events.append(e)
     rows = []
     with tempfile.TemporaryDirectory(prefix="scaleprof-bench-") as tmp:
+        make = make_run if args.report == "scalability" else make_ranks
         one = Path(tmp) / "one"
         one.mkdir()
-        make_ranks(one, base, events, 1)
-        one_bytes = sum(p.stat().st_size for p in one.iterdir())
+        make(one, base, events, 1)
+        one_bytes = input_bytes(one)
         empty = Path(tmp) / "empty"
         empty.mkdir()
-        make_ranks(empty, base, [e for e in events if e.get("ph") == "M"], 1)
+        make(empty, base, [e for e in events if e.get("ph") == "M"], 1)
         start_cpu = least_cpu_run(args.scaleprof, empty, 1, args.report, args.repeat)[2]
         wall, rss, cpu = least_cpu_run(args.scaleprof, one, 1, args.report, args.repeat)
         rows.append((1, 1, one_bytes, wall, rss, cpu))
         for world in (int(x) for x in args.ranks.split(",")):
             folder = Path(tmp) / f"r{world}"
             folder.mkdir()
-            make_ranks(folder, base, events, world)
-            total = sum(p.stat().st_size for p in folder.iterdir())
+            make(folder, base, events, world)
+            total = input_bytes(folder)
             wall, rss, cpu = measure(args.scaleprof, folder, args.threads, args.report)
             rows.append((world, args.threads, total, wall, rss, cpu))
             shutil.rmtree(folder)
