@@ -157,7 +157,9 @@ def write_run_dirs(root):
 # for MLflow runs, the trapezoid over the sample times for run directories (docs/mlflow.md). The node
 # count comes from the hosts of rank.json, which itwinai does not log (MLflow gives none).
 ENERGY_COLUMNS = ("energy_wh_total", "energy_wh_per_run", "energy_wh_per_epoch", "energy_wh", "energy_method")
-NOT_IN_ITWINAI = ENERGY_COLUMNS + ("nodes", "run", "device")
+# MLflow runs carry no samples (itwinai logs none), so no throughput, and the scaling table has no mode.
+THROUGHPUT_COLUMNS = ("scaling_mode", "weak_efficiency_pct")
+NOT_IN_ITWINAI = ENERGY_COLUMNS + THROUGHPUT_COLUMNS + ("nodes", "run", "device")
 
 
 def test_same_tables_as_run_directories(scaleprof_cli, stores, tmp_path):

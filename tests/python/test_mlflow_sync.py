@@ -209,6 +209,9 @@ def test_sync_counts_values_and_nesting(scaleprof_cli, recorded, mlflow_server, 
     for key in ("epoch_time", "scaling"):
         assert from_dirs[key].keys() == from_mlflow[key].keys() == {("ddp", 1), ("ddp", 2)}
         for config, row in from_dirs[key].items():
+            # Samples are not synced (itwinai logs none): the run directories' throughput columns have no
+            # counterpart on the server; every other column must match.
+            row = {k: v for k, v in row.items() if k not in ("scaling_mode", "weak_efficiency_pct")}
             assert from_mlflow[key][config].keys() == row.keys()
             for column, value in row.items():
                 if isinstance(value, float):
