@@ -347,8 +347,9 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
     }
     // Loss attribution of every larger scale against the smallest (analysis/scaling_loss.h), on the
     // best basis both scales support; itwinai's computation fraction is kept as an indication.
+    const std::string& series_name = name;  // a structured binding: clang 14 cannot capture it
     const bool weak = std::any_of(out.throughput.begin(), out.throughput.end(), [&](const SeriesThroughput& t) {
-      return t.series == name && t.mode == ScalingMode::kWeak;
+      return t.series == series_name && t.mode == ScalingMode::kWeak;
     });
     for (size_t i = 1; i < timed.size(); ++i) {
       if (timed[i]->workers <= timed.front()->workers) continue;
