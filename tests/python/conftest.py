@@ -1,6 +1,7 @@
 """Shared fixtures of the PyTorch end-to-end tests: the scaleprof binary and how to run it."""
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -51,3 +52,22 @@ def mlflow_server(tmp_path_factory):
         yield server
     finally:
         server.stop()
+
+
+def free_port():
+    """A TCP port free on 127.0.0.1 now (torchrun's rendezvous)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def training_env():
+    """The environment of a real gloo training under test: loopback only, one thread, no GPU library
+    (nothing sampled on any machine), and no SCALEPROF_* run identity inherited from the caller."""
+    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1", MASTER_ADDR="127.0.0.1",
+               SCALEPROF_NVML_LIBRARY="/nonexistent/libnvidia-ml.so.1",
+               SCALEPROF_ROCM_SMI_LIBRARY="/nonexistent/librocm_smi64.so")
+    for k in ("SCALEPROF_ROOT", "SCALEPROF_RUN", "SCALEPROF_EXPERIMENT", "SCALEPROF_STRATEGY",
+              "SCALEPROF_WRAPPER_PID", "SCALEPROF_GPU_MONITOR"):
+        env.pop(k, None)
+    return env

@@ -20,13 +20,12 @@ rest under 10 points.
 """
 import json
 import os
-import socket
 import subprocess
 import sys
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, free_port, training_env
 
 EXAMPLE = REPO / "examples" / "ddp_train.py"
 STEPS = 16  # 512 samples / global batch 32
@@ -37,21 +36,10 @@ STRAGGLER_S = 0.05
 SCALES = (1, 2, 4)
 
 
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def report(tmp_path_factory, scaleprof_cli):
     root = tmp_path_factory.mktemp("loss-known")
-    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1", MASTER_ADDR="127.0.0.1",
-               SCALEPROF_NVML_LIBRARY="/nonexistent/libnvidia-ml.so.1",
-               SCALEPROF_ROCM_SMI_LIBRARY="/nonexistent/librocm_smi64.so")
-    for k in ("SCALEPROF_ROOT", "SCALEPROF_RUN", "SCALEPROF_EXPERIMENT", "SCALEPROF_STRATEGY",
-              "SCALEPROF_WRAPPER_PID", "SCALEPROF_GPU_MONITOR"):
-        env.pop(k, None)
+    env = training_env()
     for nproc in SCALES:
         # Profiled: steps 2 to 14 of the warm-up epoch 0 (wait 1, warm-up 1, active 13; the last is not
         # decomposed): the more steps, the less a load spike on a shared machine skews the shares;

@@ -7,14 +7,13 @@ import csv
 import gzip
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, free_port, training_env
 
 try:
     import scaleprof  # the example records through the module; the last test calls it
@@ -26,21 +25,10 @@ EXAMPLE = REPO / "examples" / "ddp_train.py"
 SLEEP_S = 0.05  # rank 1 sleeps after every step: rank 0 waits for it at the next all-reduce
 
 
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def report(tmp_path_factory, scaleprof_cli):
     root = tmp_path_factory.mktemp("gloo-split")
-    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1", MASTER_ADDR="127.0.0.1",
-               SCALEPROF_NVML_LIBRARY="/nonexistent/libnvidia-ml.so.1",
-               SCALEPROF_ROCM_SMI_LIBRARY="/nonexistent/librocm_smi64.so")
-    for k in ("SCALEPROF_ROOT", "SCALEPROF_RUN", "SCALEPROF_EXPERIMENT", "SCALEPROF_STRATEGY",
-              "SCALEPROF_WRAPPER_PID", "SCALEPROF_GPU_MONITOR"):
-        env.pop(k, None)
+    env = training_env()
     for nproc in (1, 2):
         # Profiled: steps 2 to 6 of epoch 0 (wait 1, warm-up 1, active 5; 4 decomposed, so that one slow
         # step on a loaded machine does not decide the loss's shares); epochs 1 and 2 are timed.

@@ -6,13 +6,12 @@ that the runs' own records give (recomputed here from epochs.csv), and the mode 
 import csv
 import json
 import os
-import socket
 import subprocess
 import sys
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, free_port, training_env
 
 try:
     import scaleprof  # noqa: F401  the example records through the module
@@ -27,21 +26,10 @@ BATCH = 16
 CONFIGS = {"weak": ["--steps-per-epoch", "6"], "strong": ["--dataset-size", str(12 * BATCH)]}
 
 
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def report(tmp_path_factory, scaleprof_cli):
     root = tmp_path_factory.mktemp("throughput")
-    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1", MASTER_ADDR="127.0.0.1",
-               SCALEPROF_NVML_LIBRARY="/nonexistent/libnvidia-ml.so.1",
-               SCALEPROF_ROCM_SMI_LIBRARY="/nonexistent/librocm_smi64.so")
-    for k in ("SCALEPROF_ROOT", "SCALEPROF_RUN", "SCALEPROF_EXPERIMENT", "SCALEPROF_STRATEGY",
-              "SCALEPROF_WRAPPER_PID", "SCALEPROF_GPU_MONITOR"):
-        env.pop(k, None)
+    env = training_env()
     for strategy, args in CONFIGS.items():
         for nproc in (1, 2):
             cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", str(nproc),
