@@ -54,4 +54,31 @@ inline CliRun run_cli(const std::string& args, const std::string& env = "", int 
   return run_shell(command + SCALEPROF_CLI_PATH + " " + args);
 }
 
+// Whether `program` is on the PATH.
+inline bool have_program(const char* program) {
+  return run_shell(std::string("command -v ") + program + " >/dev/null").exit_code == 0;
+}
+
+// Opens the page `html` in headless Chromium (a profile of its own, removed after); returns the DOM
+// after its scripts ran, and puts the console messages (script errors among them) in *console.
+inline std::string chromium_dom(const std::string& html, std::string* console) {
+  static int counter = 0;
+  const std::filesystem::path profile =
+      std::filesystem::temp_directory_path() /
+      ("scaleprof-chromium-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  std::filesystem::create_directories(profile);
+  const CliRun r = run_shell(
+      "timeout 120 chromium --headless --disable-gpu --no-sandbox --no-first-run --user-data-dir=" + profile.string() +
+      " --enable-logging=stderr --v=0 --virtual-time-budget=2000 --dump-dom file://" + html);
+  std::error_code ignored;
+  std::filesystem::remove_all(profile, ignored);
+  console->clear();
+  if (r.exit_code != 0) *console = "chromium exited with " + std::to_string(r.exit_code) + ": " + r.err;
+  std::istringstream lines(r.err);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(":CONSOLE") != std::string::npos) *console += line + "\n";
+  }
+  return r.out;
+}
+
 }  // namespace scaleprof::testing

@@ -38,8 +38,10 @@ size_t count(const std::string& text, const std::string& part) {
 }
 
 bool have(const char* program) {
-  return shell(std::string("command -v ") + program + " >/dev/null").exit_code == 0;
+  return scaleprof::testing::have_program(program);
 }
+
+using scaleprof::testing::chromium_dom;
 
 // Three scales of ddp with GPU samples and traces at both ends (every table and plot has data).
 void build(const ScratchDir& root, const std::string& xss_run_name = "ddp-w1") {
@@ -210,21 +212,6 @@ TEST(ReportCli, ItwinaiNamesAndPlotFiles) {
   const std::string comm_plot = slurp(comm / "computation_vs_communication_plot.svg");
   EXPECT_NE(comm_plot.find("communication (hatched)"), std::string::npos);
   EXPECT_EQ(r.out.find("Communication Data Report"), std::string::npos);
-}
-
-// Opens `html` in headless Chromium; returns the DOM and puts the console messages in *console.
-std::string chromium_dom(const std::string& html, std::string* console) {
-  ScratchDir profile("report-chromium-profile");
-  CliRun r = shell(
-      "timeout 120 chromium --headless --disable-gpu --no-sandbox --no-first-run --user-data-dir=" + profile.path() +
-      " --enable-logging=stderr --v=0 --virtual-time-budget=2000 --dump-dom file://" + html);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  console->clear();
-  std::istringstream lines(r.err);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.find(":CONSOLE") != std::string::npos) *console += line + "\n";
-  }
-  return r.out;
 }
 
 // The text of the figure `plot-<stem>` in a DOM ("" when absent).

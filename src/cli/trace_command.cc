@@ -17,6 +17,7 @@
 #include "engine/partial_results.h"
 #include "pipeline/trace_diff_pipeline.h"
 #include "pipeline/trace_pipeline.h"
+#include "report/trace_html.h"
 #include "report/trace_report.h"
 #include "trace/streamed_order.h"
 
@@ -32,6 +33,7 @@ struct TraceOptions {
   std::vector<std::string> rank_overrides;  // FILE=N
   std::string only;                         // summary: comma-separated analyses
   std::string partial;                      // collectives/stragglers: write this shard's reduced rows here instead
+  std::string html;                         // summary: also write the page of report/trace_html.h here
   bool strict = false;
   bool quiet = false;
   bool full_names = false;
@@ -261,6 +263,11 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
     return kExitUsage;
   }
   if (const int code = emit(result.report, render, opt.output); code != kExitOk) return code;
+  if (!opt.html.empty()) {
+    const std::string page =
+        report::render_trace_html(result.report, {opt.paths, result.set.warnings, result.set.errors});
+    if (Status written = write_output_file(opt.html, page); !written) return fail_with(written.error());
+  }
   return partial_exit(result.set) ? kExitPartial : kExitOk;
 }
 
@@ -447,6 +454,9 @@ void setup_trace_command(CLI::App& app, int* exit_code) {
       cmd->add_option(
           "--only", opt->only,
           "Run only these analyses: breakdown,kernels,idle,overlap,launch,ops,steps,collectives,stragglers");
+      cmd->add_option("--html", opt->html,
+                      "Also write the analyses as one offline HTML page to FILE: charts per rank (binned past 64 "
+                      "ranks), collective bandwidth, a straggler heatmap, the operator table sortable");
     }
     const Subcommand* which = &sub;
     cmd->callback([opt, which, exit_code] { *exit_code = run_subcommand(*opt, *which); });

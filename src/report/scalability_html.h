@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "report/html_page.h"  // IWYU pragma: export (html_escape)
 #include "report/scalability_report.h"
 
 namespace scaleprof::report {
@@ -21,10 +22,6 @@ struct HtmlOptions {
   std::string root;        // data folder, shown in the header
   std::string plots_note;  // why plots are missing (no gnuplot, ...); empty when they are all there
 };
-
-// &, <, >, " and ' escaped; invalid UTF-8 sequences become U+FFFD (the page is UTF-8); other bytes
-// unchanged.
-std::string html_escape(std::string_view text);
 
 std::string render_scalability_html(const ScalabilityAnalysis& analysis, const std::vector<ReportSection>& sections,
                                     const std::vector<HtmlPlot>& plots, const HtmlOptions& options);
