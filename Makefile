@@ -16,6 +16,11 @@ APT_PACKAGES := cmake ninja-build g++ clang clang-format clang-tidy ccache pkg-c
   libclang-rt-14-dev libcurl4-openssl-dev libsqlite3-dev python3-venv python3-dev gnuplot-nox chromium \
   libyaml-cpp-dev slurm-wlm munge
 PIP_PACKAGES := torch==2.13.0 pytest numpy pybind11 scikit-build-core mlflow
+# DeepSpeed for the SLURM integration test's real DeepSpeed runs (examples/strategy_train.py, CPU and gloo).
+# Into the main venv: it only adds packages (einops hjson msgpack ninja psutil py-cpuinfo tqdm), no installed
+# version changes. A stamp of its own, so that checkouts whose venv predates it get it on their next
+# `make test`. An sdist: DS_BUILD_OPS=0 builds no C++/CUDA ops (none is used on CPU).
+DEEPSPEED_PACKAGES := deepspeed==0.19.8
 # itwinai 0.4.2 itself, to check that its own report reads what `scaleprof mlflow sync` sends
 # (tests/python/test_mlflow_itwinai.py). Its own venv: it needs pandas < 3. Only what its
 # `generate-scalability-report` imports (its full requirements pull in Ray, wandb and TensorBoard).
@@ -44,7 +49,7 @@ demo: $(STAMPS)/venv
 	@cmake --build $(BUILD) -j $(JOBS) --target scaleprof _scaleprof
 	@BUILD=$(BUILD) bash examples/scaling_demo.sh
 
-test: build $(STAMPS)/venv-itwinai $(STAMPS)/venv-traceinsight $(STAMPS)/wheel-tools
+test: build $(STAMPS)/venv-deepspeed $(STAMPS)/venv-itwinai $(STAMPS)/venv-traceinsight $(STAMPS)/wheel-tools
 	SCALEPROF_ITWINAI=$(CURDIR)/$(ITWINAI_VENV)/bin/itwinai SCALEPROF_HTA_PYTHON=$(CURDIR)/$(HTA_VENV)/bin/python \
 	  bash tools/run_tests.sh
 
@@ -62,6 +67,10 @@ $(STAMPS)/apt:
 $(STAMPS)/venv: $(STAMPS)/apt
 	@[ -x $(PY) ] || python3 -m venv $(VENV)
 	@$(PY) -m pip install -q $(PIP_PACKAGES)
+	@touch $@
+
+$(STAMPS)/venv-deepspeed: $(STAMPS)/venv
+	@DS_BUILD_OPS=0 $(PY) -m pip install -q $(DEEPSPEED_PACKAGES)
 	@touch $@
 
 $(STAMPS)/venv-itwinai: $(STAMPS)/apt

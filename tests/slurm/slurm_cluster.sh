@@ -74,8 +74,10 @@ NodeName=spn[1-$nodes] NodeHostname=$host NodeAddr=127.0.0.1 Port=$((base + 1))-
 PartitionName=debug Nodes=spn[1-$nodes] Default=YES MaxTime=INFINITE State=UP
 CONF
   export SLURM_CONF=$CLUSTER_DIR/slurm.conf
-  # Node names must resolve for the rendezvous address taken from the node list.
-  CLUSTER_HOSTS_LINE="127.0.0.1 $(seq -f 'spn%g' -s ' ' 1 "$nodes") # scaleprof slurm test"
+  # Node names must resolve for the rendezvous address taken from the node list. The line names this
+  # cluster's folder, so each cluster on the machine removes only its own: with one line shared by
+  # all, the first test run to stop removed it under the others, whose jobs then failed to resolve spn1.
+  CLUSTER_HOSTS_LINE="127.0.0.1 $(seq -f 'spn%g' -s ' ' 1 "$nodes") # scaleprof slurm test $CLUSTER_DIR"
   grep -qxF "$CLUSTER_HOSTS_LINE" /etc/hosts || echo "$CLUSTER_HOSTS_LINE" >>/etc/hosts
   slurmctld -D -i -f "$SLURM_CONF" >"$CLUSTER_DIR/slurmctld.out" 2>&1 &
   CLUSTER_PIDS+=($!)
@@ -116,8 +118,8 @@ cluster_stop() {
   done
   for pid in "${CLUSTER_PIDS[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
   if [ -n "$CLUSTER_HOSTS_LINE" ]; then
-    grep -vxF "$CLUSTER_HOSTS_LINE" /etc/hosts >/etc/hosts.scaleprof-tmp && cat /etc/hosts.scaleprof-tmp >/etc/hosts
-    rm -f /etc/hosts.scaleprof-tmp
+    grep -vxF "$CLUSTER_HOSTS_LINE" /etc/hosts >"/etc/hosts.scaleprof-$$" && cat "/etc/hosts.scaleprof-$$" >/etc/hosts
+    rm -f "/etc/hosts.scaleprof-$$"
   fi
 }
 
