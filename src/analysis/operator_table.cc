@@ -149,6 +149,9 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
 
   // 2. Kernel attribution by External id, before nesting (torch appends kernels while parsing).
   std::vector<int64_t> kernel_ns(n, 0);
+  // Device events no External id linked to an op, but with a correlation id: step 3b tries their
+  // launch's place in the host call tree.
+  std::vector<uint32_t> launched_unlinked;
   if (!options.host_times_only) {
     std::vector<std::pair<int64_t, uint32_t>> frontend_by_id;
     for (size_t i = 0; i < n; ++i) {
@@ -182,6 +185,7 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
         kernel_ns[it->second] += ev.dur[i];
         matched = true;
       }
+      if (!matched && ev.correlation[i] != trace::kNone) launched_unlinked.push_back(static_cast<uint32_t>(i));
       ++(matched ? table.attributed_device_events : table.unattributed_device_events);
     }
   }
@@ -217,6 +221,29 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
         }
       }
       stack.push_back(i);
+    }
+  }
+
+  // 3b. A device event whose launching runtime call (same correlation id) carries no External id
+  // belongs to the innermost host op the call is nested in on its thread, as torch's tree puts it
+  // there: MTIA writes no External id on its runtime calls, so without this every MTIA kernel stays
+  // unattributed. The call is a host event of the nesting above (runtime categories are host).
+  if (!launched_unlinked.empty()) {
+    std::unordered_map<int64_t, uint32_t> runtime_by_correlation;
+    for (size_t i = 0; i < n; ++i) {
+      if (kind[i] == Kind::kHost && trace::is_runtime_category(ev.cat[i]) && ev.correlation[i] != trace::kNone) {
+        runtime_by_correlation.try_emplace(ev.correlation[i], static_cast<uint32_t>(i));
+      }
+    }
+    for (uint32_t d : launched_unlinked) {
+      const auto launch = runtime_by_correlation.find(ev.correlation[d]);
+      if (launch == runtime_by_correlation.end()) continue;
+      int32_t op = parent[launch->second];
+      while (op >= 0 && !is_frontend(ev.cat[static_cast<size_t>(op)])) op = parent[static_cast<size_t>(op)];
+      if (op < 0) continue;
+      kernel_ns[static_cast<size_t>(op)] += ev.dur[d];
+      --table.unattributed_device_events;
+      ++table.attributed_device_events;
     }
   }
 

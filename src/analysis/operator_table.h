@@ -90,7 +90,9 @@ struct OperatorTable {
   int64_t async_calls = 0;                 // host calls treated as async
   int64_t dup_nodes_removed = 0;           // calls folded into a same-named parent
   int64_t calls_ended_at_stop = 0;         // host calls cut at the profiler's stop (see the header)
-  int64_t attributed_device_events = 0;    // device events whose (launch's) External id matched a host op
+  // Device events whose (launch's) External id matched a host op, or whose launch (by correlation id)
+  // is nested in one on its thread.
+  int64_t attributed_device_events = 0;
   int64_t unattributed_device_events = 0;  // the other device events (still rows of their own)
 };
 
