@@ -94,12 +94,88 @@ TEST(SlurmAnalyze, PlanChecksNameWhatIsWrong) {
   EXPECT_FALSE(check_analysis_plan(plan));
   plan.output_dir = "relative/out";
   EXPECT_FALSE(check_analysis_plan(plan));
+  // The input is named in a comment of the script: a line break there would start a command.
+  plan = ten_ranks_plan();
+  plan.input = "/data/x\nrm -rf ~";
+  auto hostile = check_analysis_plan(plan);
+  ASSERT_FALSE(hostile);
+  EXPECT_NE(hostile.error().message.find("is not allowed"), std::string::npos) << hostile.error().message;
+  plan = ten_ranks_plan();
+  plan.shards[1].paths = {"/r/a\u202Eb.json"};
+  EXPECT_FALSE(check_analysis_plan(plan));
   plan = ten_ranks_plan();
   plan.shards = plan_shards(ranks_of(std::vector<int64_t>(kMaxShards + 1, 0)), 1);
   auto many = check_analysis_plan(plan);
   ASSERT_FALSE(many);
   EXPECT_EQ(many.error().kind, ErrorKind::kTooLarge);
 }
+
+const char* kShardExpected = R"sh(#!/bin/bash
+#SBATCH --job-name=big-analyze
+#SBATCH --account=proj
+#SBATCH --partition=debug
+#SBATCH --time=00:20:00
+#SBATCH --output="/data/job 7/traces/slurm-analysis/logs/%x-%A_%a.out"
+#SBATCH --error="/data/job 7/traces/slurm-analysis/logs/%x-%A_%a.err"
+#SBATCH --array=0-2
+#SBATCH --nodes=1
+#SBATCH --ntasks=1
+#SBATCH --cpus-per-task=4
+#SBATCH --mem=8G
+
+# scaleprof slurm analyze: collectives and stragglers of 10 rank(s) of /data/job 7/traces, in 3 array task(s) of at most 4 rank(s);
+# task i writes /data/job 7/traces/slurm-analysis/shards/<analysis>-i.json; merge.sh, which waits for every task to succeed, makes the result.
+set -eo pipefail
+
+# Environment (env)
+export OMP_NUM_THREADS=1
+
+# This task's ranks (every task lists /data/job 7/traces and reads only the files of its ranks)
+paths=('/data/job 7/traces')
+case "$SLURM_ARRAY_TASK_ID" in
+  0) ranks=0-3 ;;
+  1) ranks=4-7 ;;
+  2) ranks=8-9 ;;
+  *) echo "scaleprof slurm analyze: no task $SLURM_ARRAY_TASK_ID in this array (0-2)" >&2; exit 2 ;;
+esac
+echo "scaleprof slurm analyze: task $SLURM_ARRAY_TASK_ID of array job $SLURM_ARRAY_JOB_ID on ${SLURMD_NODENAME:-$(hostname -s)}, ranks $ranks, cpus per task ${SLURM_CPUS_PER_TASK:-not set}"
+
+# A failing shard fails its task (exit 3: some trace unreadable), so the merge never runs on a part.
+/opt/scaleprof trace collectives "${paths[@]}" --ranks="$ranks" --threads=4 --gpus-per-node=4 --partial='/data/job 7/traces/slurm-analysis/shards/collectives-'"$SLURM_ARRAY_TASK_ID".json
+/opt/scaleprof trace stragglers "${paths[@]}" --ranks="$ranks" --threads=4 --gpus-per-node=4 --partial='/data/job 7/traces/slurm-analysis/shards/stragglers-'"$SLURM_ARRAY_TASK_ID".json
+)sh";
+
+const char* kMergeExpected = R"sh(#!/bin/bash
+#SBATCH --job-name=big-analyze-merge
+#SBATCH --account=proj
+#SBATCH --partition=debug
+#SBATCH --time=00:20:00
+#SBATCH --output="/data/job 7/traces/slurm-analysis/logs/%x-%j.out"
+#SBATCH --error="/data/job 7/traces/slurm-analysis/logs/%x-%j.err"
+#SBATCH --nodes=1
+#SBATCH --ntasks=1
+#SBATCH --cpus-per-task=4
+#SBATCH --mem=8G
+
+# scaleprof slurm analyze: merges the 3 shard(s) of shards.sh (submitted with --dependency=afterok
+# on its array) into the output of one run over all 10 rank(s).
+set -eo pipefail
+
+# Environment (env)
+export OMP_NUM_THREADS=1
+
+echo "scaleprof slurm analyze: merge job $SLURM_JOB_ID on ${SLURMD_NODENAME:-$(hostname -s)}"
+
+# collectives: every task's shard, by task number
+shards=()
+for task in $(seq 0 2); do shards+=('/data/job 7/traces/slurm-analysis/shards/collectives-'"$task".json); done
+/opt/scaleprof trace merge "${shards[@]}" --format=json --gpus-per-node=4 --output='/data/job 7/traces/slurm-analysis/collectives.json'
+
+# stragglers: every task's shard, by task number
+shards=()
+for task in $(seq 0 2); do shards+=('/data/job 7/traces/slurm-analysis/shards/stragglers-'"$task".json); done
+/opt/scaleprof trace merge "${shards[@]}" --format=json --gpus-per-node=4 --output='/data/job 7/traces/slurm-analysis/stragglers.json'
+)sh";
 
 // The configuration needs no training_cmd for analysis jobs, and only its scheduling and environment
 // fields reach the scripts.
@@ -108,8 +184,8 @@ TEST(SlurmAnalyze, ScriptsExpectedText) {
       "partition: debug\naccount: proj\ntime: 00:20:00\ncpus_per_task: 4\nmem: 8G\njob_name: big\n"
       "gpus_per_node: 4\nenv:\n  OMP_NUM_THREADS: '1'\n");
   const AnalysisPlan plan = ten_ranks_plan();
-  EXPECT_EQ(render_shard_script(c, plan), SHARD_EXPECTED);
-  EXPECT_EQ(render_merge_script(c, plan), MERGE_EXPECTED);
+  EXPECT_EQ(render_shard_script(c, plan), kShardExpected);
+  EXPECT_EQ(render_merge_script(c, plan), kMergeExpected);
 }
 
 // The scripts do what they say: run with stand-in tools that print their arguments, task 1 analyses

@@ -364,9 +364,6 @@ int run_analyze(const AnalyzeOptions& opt, const std::vector<std::string>& overr
   if (!action) return fail_with(action.error());
   // Absolute paths: the jobs run wherever SLURM starts them.
   const std::string input = (cwd / opt.input).lexically_normal().string();
-  if (std::string problem = config::control_character_problem(input); !problem.empty()) {
-    return fail_with(Error{fmt::format("the input {}", problem), ErrorKind::kUsage});
-  }
   *doing = fmt::format("listing the ranks of {}", input);
   auto inputs = pipeline::shard_inputs(input);
   if (!inputs) return fail_with(inputs.error());

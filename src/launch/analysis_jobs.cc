@@ -13,6 +13,7 @@
 
 #include "config/config.h"
 #include "core/file_io.h"
+#include "core/terminal_text.h"
 #include "launch/slurm_script.h"
 
 namespace scaleprof::launch {
@@ -132,8 +133,15 @@ Status check_analysis_plan(const AnalysisPlan& plan) {
     return Error{fmt::format("the output folder {} holds '\"', '\\' or '%', which an #SBATCH line cannot carry", out),
                  ErrorKind::kUsage};
   }
-  if (std::string problem = config::control_character_problem(out); !problem.empty()) {
-    return Error{fmt::format("the output folder: {}", problem), ErrorKind::kUsage};
+  // Paths are quoted in commands, but the input is also named in a comment line: no line breaks or
+  // other characters that would make the script read differently from what it runs.
+  std::vector<std::string> paths = {out, plan.input};
+  paths.insert(paths.end(), plan.common_paths.begin(), plan.common_paths.end());
+  for (const AnalysisShard& shard : plan.shards) paths.insert(paths.end(), shard.paths.begin(), shard.paths.end());
+  for (const std::string& path : paths) {
+    if (std::string problem = config::control_character_problem(path); !problem.empty()) {
+      return Error{fmt::format("the path '{}': {}", terminal_safe(path), problem), ErrorKind::kUsage};
+    }
   }
   return Ok{};
 }
@@ -202,7 +210,7 @@ std::string render_merge_script(const LaunchConfig& config, const AnalysisPlan& 
       "# on its array) into the output of one run over all {} rank(s).\n",
       tasks, plan.rank_count);
   job_environment(s, c);
-  s += "echo \"scaleprof slurm analyze: merge job $SLURM_JOB_ID on ${SLURMD_NODENAME:-$(hostname -s)}\"\n";
+  s += "\necho \"scaleprof slurm analyze: merge job $SLURM_JOB_ID on ${SLURMD_NODENAME:-$(hostname -s)}\"\n";
   for (const std::string& a : plan.analyses) {
     const std::string shard = shard_file(plan, a, "@");
     const size_t at = shard.find('@');

@@ -223,11 +223,11 @@ grep -q "left out 3 run(s) of SLURM jobs" "$work/force-report.err" || fail "--fo
 say "--force: jobs ${forced[*]} completed; the report pools them only: $(grep -o 'left out 3 run(s)[^:]*' "$work/force-report.err")"
 
 # --- trace analysis as jobs: slurm analyze, shards and a merge (issue 21, item 8) ------------------
-# 256 generated ranks (bench/collectives_scale.py's, thinned to their collectives and steps: small per
-# rank), analysed by a job array of 16 tasks of 16 ranks each and a merge job that waits for all of
-# them (afterok); `slurm status` follows every task and the merge; the merged collectives and
-# stragglers must be byte for byte those of `scaleprof trace` run once over all ranks. Self-contained:
-# its own folder, its own ids; the partition is up.
+# 256 generated ranks (bench/collectives_scale.py's, thinned to their collectives, steps and
+# metadata: 44 KB per rank), analysed by a job array of 16 tasks of 16 ranks each and a merge job
+# that waits for all of them (afterok); `slurm status` follows every task and the merge; the merged
+# collectives and stragglers must be byte for byte those of `scaleprof trace` run once over all
+# ranks. Self-contained: its own folder, its own ids; the partition is up.
 analyze_as_jobs() {
   local base="$REPO/../shared/traces/hta/nccl_parser_config/nccl_data.json.gz"
   if [ ! -f "$base" ]; then
@@ -242,7 +242,7 @@ from pathlib import Path
 sys.path.insert(0, "bench")
 from collectives_scale import BASE, make_ranks
 base = json.load(gzip.open(BASE))
-keep = lambda e: (e.get("cat") == "kernel" and "nccl" in e.get("name", "").lower()) or e.get("ph") != "X" \
+keep = lambda e: (e.get("cat") == "kernel" and "nccl" in e.get("name", "").lower()) or e.get("ph") == "M" \
     or e.get("name", "").startswith("ProfilerStep") or e.get("name") == "record_param_comms"
 make_ranks(Path(sys.argv[1]), base, [e for e in base["traceEvents"] if keep(e)], int(sys.argv[2]))
 PY
