@@ -38,7 +38,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 2:
       for (const auto& [id, info] : scaleprof::launch::parse_scontrol_jobs(text)) {
-        if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos) std::abort();
+        // A job id, or an array task's <array job id>_<task id>: digits on both sides of one '_'.
+        const size_t under = id.find('_');
+        const std::string job = id.substr(0, under);
+        const std::string task = under == std::string::npos ? "0" : id.substr(under + 1);
+        if (job.empty() || job.find_first_not_of("0123456789") != std::string::npos) std::abort();
+        if (task.empty() || task.find_first_not_of("0123456789") != std::string::npos) std::abort();
         check(info);
       }
       break;

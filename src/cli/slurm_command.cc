@@ -16,10 +16,12 @@
 #include "cli/output.h"
 #include "config/config.h"
 #include "core/file_io.h"
+#include "launch/analysis_jobs.h"
 #include "launch/job_status.h"
 #include "launch/launch_config.h"
 #include "launch/slurm_script.h"
 #include "launch/submission.h"
+#include "pipeline/shard_inputs.h"
 #include "report/table.h"
 
 namespace scaleprof::cli {
@@ -185,21 +187,28 @@ std::string self_executable() {
   return ec ? std::string("scaleprof") : path.string();
 }
 
-// `doing` always says what the command is doing, for the one-line error when memory runs out.
-int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides, std::string* doing) {
-  config::Config config(launch::launch_fields());
-  for (const std::string& file : opt.config_files) {
+// The -c files merged left to right, then the --FIELD VALUE overrides; the error is printed.
+bool read_config(const std::vector<std::string>& files, const std::vector<std::string>& overrides,
+                 config::Config* config, std::string* doing) {
+  for (const std::string& file : files) {
     *doing = fmt::format("reading the configuration {}", file);
-    if (auto ok = config.merge_file(file); !ok) {
+    if (auto ok = config->merge_file(file); !ok) {
       print_message(stderr, "error", ok.error().message);
-      return kExitUsage;
+      return false;
     }
   }
   *doing = "reading the command line's --FIELD VALUE overrides";
-  if (auto ok = apply_overrides(overrides, &config); !ok) {
+  if (auto ok = apply_overrides(overrides, config); !ok) {
     print_message(stderr, "error", ok.error().message);
-    return kExitUsage;
+    return false;
   }
+  return true;
+}
+
+// `doing` always says what the command is doing, for the one-line error when memory runs out.
+int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides, std::string* doing) {
+  config::Config config(launch::launch_fields());
+  if (!read_config(opt.config_files, overrides, &config, doing)) return kExitUsage;
   if (opt.print_config) {
     *doing = "printing the configuration";
     fmt::print("{}", print_config(config));
@@ -327,6 +336,128 @@ int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides
   return kExitOk;
 }
 
+struct AnalyzeOptions {
+  std::string input;
+  int64_t ranks_per_task = 0;
+  std::string analysis = "collectives";
+  std::string output;  // folder; default <input>/slurm-analysis
+  std::string format = "table";
+  int64_t gpus_per_node = 0;
+  SlurmOptions flags;  // -c, -j, -s, --preview, --no-submit-job, --no-save-script, --force
+};
+
+// `scaleprof slurm analyze`: the plan from the input's ranks, then the scripts previewed, saved or
+// submitted as `scaleprof slurm` does (decide_action).
+int run_analyze(const AnalyzeOptions& opt, const std::vector<std::string>& overrides, std::string* doing) {
+  config::Config config(launch::launch_fields());
+  if (!read_config(opt.flags.config_files, overrides, &config, doing)) return kExitUsage;
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  auto launch = launch::make_launch_config(config, cwd.string(), self_executable(), launch::LaunchPurpose::kAnalysis);
+  if (!launch) {
+    print_lines("error", launch.error().message);
+    return kExitUsage;
+  }
+  const launch::LaunchConfig& c = launch.value();
+  for (const std::string& note : c.notes) print_message(stderr, "note", note);
+  auto action = decide_action(opt.flags, c);
+  if (!action) return fail_with(action.error());
+  // Absolute paths: the jobs run wherever SLURM starts them.
+  const std::string input = (cwd / opt.input).lexically_normal().string();
+  *doing = fmt::format("listing the ranks of {}", input);
+  auto inputs = pipeline::shard_inputs(input);
+  if (!inputs) return fail_with(inputs.error());
+  const pipeline::ShardInputs& in = inputs.value();
+  if (in.unnamed_files > 0) {
+    print_message(stderr, "note",
+                  fmt::format("{} trace file(s) in {} say no rank in their name: every task reads them to learn "
+                              "their rank, and the ranks are taken as 0-{} (name files rank-N for large jobs)",
+                              in.unnamed_files, input, in.ranks.size() - 1));
+  }
+  launch::AnalysisPlan plan;
+  plan.input = input;
+  std::string out = opt.output;
+  if (out.empty()) {
+    if (!std::filesystem::is_directory(input, ec)) {
+      return fail_with(Error{std::string("--output DIR is needed when the input is a file"), ErrorKind::kUsage});
+    }
+    // Inside the run or trace directory: trace directories are listed without their subfolders.
+    out = input + "/slurm-analysis";
+  }
+  plan.output_dir = (cwd / out).lexically_normal().string();
+  while (plan.output_dir.size() > 1 && plan.output_dir.back() == '/') plan.output_dir.pop_back();
+  for (size_t pos = 0; pos <= opt.analysis.size();) {
+    const size_t comma = std::min(opt.analysis.find(',', pos), opt.analysis.size());
+    if (comma > pos) plan.analyses.push_back(opt.analysis.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  plan.format = opt.format;
+  plan.gpus_per_node = opt.gpus_per_node;
+  plan.common_paths = in.common_paths;
+  std::vector<launch::ShardInput> ranks;
+  for (const pipeline::ShardRank& r : in.ranks) ranks.push_back({r.rank, r.files});
+  plan.shards = launch::plan_shards(ranks, opt.ranks_per_task);
+  plan.rank_count = static_cast<int64_t>(ranks.size());
+  plan.ranks_per_task = opt.ranks_per_task;
+  if (auto ok = launch::check_analysis_plan(plan); !ok) return fail_with(ok.error());
+  *doing = "generating the scripts";
+  const std::string shard_script = launch::render_shard_script(c, plan);
+  const std::string merge_script = launch::render_merge_script(c, plan);
+  const bool save = action.value().save, submit = action.value().submit;
+  if (!save && !submit) {  // preview, through the sanitiser with line breaks kept
+    fmt::print("#################### {} ####################\n{}\n", launch::kShardScriptName,
+               terminal_safe_lines(shard_script));
+    fmt::print("#################### {} ####################\n{}", launch::kMergeScriptName,
+               terminal_safe_lines(merge_script));
+    return kExitOk;
+  }
+  *doing = fmt::format("preparing {}", plan.output_dir);
+  std::vector<std::string> notes;
+  if (auto ok = launch::prepare_output_dir(plan, opt.flags.force, &notes); !ok) return fail_with(ok.error());
+  for (const std::string& n : notes) print_message(stderr, "note", n);
+  if (auto ok = make_directories(plan.output_dir); !ok) return fail_with(ok.error());
+  std::string shard_path, merge_path;
+  if (save) {
+    shard_path = plan.output_dir + "/" + std::string(launch::kShardScriptName);
+    merge_path = plan.output_dir + "/" + std::string(launch::kMergeScriptName);
+    *doing = fmt::format("writing the scripts into {}", plan.output_dir);
+    if (auto ok = write_script_set(plan.output_dir, {{shard_path, shard_script}, {merge_path, merge_script}}); !ok) {
+      return fail_with(ok.error());
+    }
+    if (auto ok = launch::make_analysis_folders(plan); !ok) return fail_with(ok.error());
+    if (!submit) {
+      fmt::print("saved 2 script(s) in {}/ (not submitted): {} ({} array tasks), {}\n", plan.output_dir,
+                 launch::kShardScriptName, plan.shards.size(), launch::kMergeScriptName);
+      return kExitOk;
+    }
+  }
+  *doing = "submitting the analysis jobs with sbatch";
+  std::vector<launch::SubmittedJob> submitted;
+  auto status = launch::submit_analysis(
+      c, plan, shard_path, shard_script, merge_path, merge_script, &submitted, [&plan](const launch::SubmittedJob& j) {
+        if (j.array_tasks > 0) {
+          fmt::print("submitted job array {}: {} task(s), {} rank(s) each at most\n", j.job_id, j.array_tasks,
+                     plan.ranks_per_task);
+        } else {
+          fmt::print("submitted job {}: merge (runs when every task succeeded)\n", j.job_id);
+        }
+        std::fflush(stdout);
+      });
+  if (!status) {
+    print_message(stderr, "error", status.error().message);
+    if (!submitted.empty()) {
+      print_message(
+          stderr, "note",
+          fmt::format("the job array submitted before is recorded in {}/{}", plan.output_dir, launch::kSubmittedFile));
+    }
+    return kExitError;
+  }
+  for (const std::string& a : plan.analyses) fmt::print("result: {}\n", launch::result_file(plan, a));
+  fmt::print("recorded in {}/{}; follow with: scaleprof slurm status --script-dir {}\n", plan.output_dir,
+             launch::kSubmittedFile, plan.output_dir);
+  return kExitOk;
+}
+
 std::string elapsed_text(const std::optional<int64_t>& s) {
   if (!s) return {};
   return fmt::format("{}:{:02}:{:02}", *s / 3600, (*s / 60) % 60, *s % 60);
@@ -441,8 +572,58 @@ void setup_slurm_command(CLI::App& app, int* exit_code) {
     *exit_code = with_memory_guard([&](std::string* doing) { return run_status(*status_opt, doing); });
   });
 
-  cmd->callback([opt, exit_code, cmd, status] {
-    if (status->parsed()) return;
+  auto analyze_opt = std::make_shared<AnalyzeOptions>();
+  CLI::App* analyze = cmd->add_subcommand(
+      "analyze", "Analyse a big job's traces as SLURM jobs: an array of shards, then one merge job");
+  analyze->add_option("input", analyze_opt->input, "A scaleprof run directory or a directory of trace files")
+      ->required();
+  analyze
+      ->add_option("--ranks-per-task", analyze_opt->ranks_per_task,
+                   "Ranks each array task analyses (the array has ranks / N tasks, rounded up)")
+      ->required()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  analyze
+      ->add_option("--analysis", analyze_opt->analysis,
+                   "collectives, stragglers or both (comma-separated): the reports a shard can write")
+      ->capture_default_str();
+  analyze->add_option("--output", analyze_opt->output,
+                      "Folder of the scripts, submitted.jsonl, logs/, shards/ and the results (default: "
+                      "INPUT/slurm-analysis)");
+  analyze->add_option("--format", analyze_opt->format, "Format of the merged results: table, csv or json")
+      ->capture_default_str();
+  analyze
+      ->add_option("--gpus-per-node", analyze_opt->gpus_per_node,
+                   "Ranks per node when the traces have no host name (as trace collectives takes it)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+  analyze->add_option("-c,--config", analyze_opt->flags.config_files,
+                      "YAML file of scaleprof slurm (account, partition, time, cpus_per_task, mem, env, ...); repeat "
+                      "to merge several");
+  analyze->add_flag("--no-submit-job", analyze_opt->flags.no_submit, "Save the scripts, submit nothing");
+  analyze->add_flag("--no-save-script", analyze_opt->flags.no_save, "Submit without keeping the scripts");
+  analyze->add_flag("-j,--submit-job", analyze_opt->flags.submit, "itwinai's flag, as in scaleprof slurm");
+  analyze->add_flag("-s,--save-script", analyze_opt->flags.save, "itwinai's flag, as in scaleprof slurm");
+  analyze->add_flag("--preview", analyze_opt->flags.preview, "Print the two scripts, save and submit nothing");
+  analyze->add_flag("--force", analyze_opt->flags.force,
+                    "Replace an earlier analysis in the output folder: its shards and results removed, its jobs "
+                    "recorded as superseded");
+  analyze->allow_extras();
+  analyze->footer(
+      "Every array task runs `scaleprof trace ANALYSIS --ranks R --partial FILE` on its ranks; the merge job, "
+      "submitted with --dependency=afterok on the array, runs `scaleprof trace merge` into "
+      "OUTPUT/<analysis>.txt|csv|json: the output of one `scaleprof trace ANALYSIS` over all ranks. Follow with "
+      "`scaleprof slurm status --script-dir OUTPUT` (one row per task, and the merge).\n"
+      "Scheduling fields come from -c files and --FIELD VALUE after the input (--partition debug --time 00:10:00 "
+      "--cpus_per_task 4 ...); cpus_per_task is each task's --threads. Without flags the scripts are saved and "
+      "submitted; -j/-s follow itwinai's rule as in scaleprof slurm. Exit codes: 0 done, 1 a write or sbatch "
+      "failed or an earlier analysis is in the folder (see --force), 2 a bad command line or configuration. "
+      "docs/scale.md.");
+  analyze->callback([analyze_opt, analyze, exit_code] {
+    *exit_code =
+        with_memory_guard([&](std::string* doing) { return run_analyze(*analyze_opt, analyze->remaining(), doing); });
+  });
+
+  cmd->callback([opt, exit_code, cmd, status, analyze] {
+    if (status->parsed() || analyze->parsed()) return;
     *exit_code = with_memory_guard([&](std::string* doing) { return run_slurm(*opt, cmd->remaining(), doing); });
   });
 }

@@ -120,10 +120,10 @@ class Resolver {
  public:
   Resolver(const config::Config& c, std::string cwd) : in_(c), out_(c), cwd_(std::move(cwd)) {}
 
-  Result<ItwinaiResolution> run() {
+  Result<ItwinaiResolution> run(bool training) {
     check_keys();
     interpolate_all();
-    fill_training_placeholders();
+    if (training) fill_training_placeholders();
     check_expansions();
     if (!problems_.empty()) {
       if (problems_.size() == 1) return Error{problems_.front()};
@@ -435,8 +435,8 @@ class Resolver {
 
 }  // namespace
 
-Result<ItwinaiResolution> resolve_itwinai(const config::Config& config, const std::string& cwd) {
-  return Resolver(config, cwd).run();
+Result<ItwinaiResolution> resolve_itwinai(const config::Config& config, const std::string& cwd, bool training) {
+  return Resolver(config, cwd).run(training);
 }
 
 }  // namespace scaleprof::launch

@@ -28,7 +28,9 @@ struct ItwinaiResolution {
 // and itwinai's placeholders in training_cmd (`{distributed_strategy}` becomes scaleprof's per-job
 // `{strategy}`, ...), and refuses what a script would carry literally: `$(...)`, backticks and
 // `$NAME` in training_cmd and pre_exec. The error lists every problem, one per line after the first.
-Result<ItwinaiResolution> resolve_itwinai(const config::Config& config, const std::string& cwd);
+// `training` false (the analysis jobs of `scaleprof slurm analyze`): training_cmd is not used, so its
+// placeholders are not filled and its absence is no problem.
+Result<ItwinaiResolution> resolve_itwinai(const config::Config& config, const std::string& cwd, bool training = true);
 
 // Where `command` would have a shell expand something (outside single quotes, not after a
 // backslash): `$(...)`, a backtick, `${...}` or `$NAME`; the text of the first one, or "".

@@ -8,6 +8,7 @@
 
 #include "core/time_bounds.h"
 #include "importers/run_reader.h"
+#include "launch/analysis_jobs.h"
 #include "launch/captured_command.h"
 
 namespace scaleprof::launch {
@@ -35,6 +36,11 @@ std::string first_line(const std::string& s) {
   std::string line = trim(s.substr(0, std::min(s.find('\n'), size_t{300})));
   if (s.find('\n') > 300 && s.size() > 300) line += "...";
   return line;
+}
+
+// `s` when it is a number, else "".
+std::string digits_only(const std::string& s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos ? s : std::string();
 }
 
 }  // namespace
@@ -184,11 +190,15 @@ std::optional<SlurmJobInfo> parse_scontrol_job(const std::string& out) {
 std::map<std::string, SlurmJobInfo> parse_scontrol_jobs(const std::string& out) {
   std::map<std::string, SlurmJobInfo> jobs;
   std::istringstream in(out);
-  std::string word, id;
+  std::string word, id, array_job, array_task;
   SlurmJobInfo info;
   auto flush = [&] {
     if (!id.empty() && !info.state.empty()) jobs[id] = info;
+    // An array task is known by <array job>_<task> too, the id `slurm status` asks about.
+    if (!array_job.empty() && !array_task.empty() && !info.state.empty()) jobs[array_job + "_" + array_task] = info;
     id.clear();
+    array_job.clear();
+    array_task.clear();
     info = SlurmJobInfo{};
     info.source = "scontrol";
   };
@@ -202,6 +212,11 @@ std::map<std::string, SlurmJobInfo> parse_scontrol_jobs(const std::string& out) 
       info.state = word.substr(9);
     } else if (word.rfind("RunTime=", 0) == 0) {
       info.elapsed_s = parse_slurm_duration(word.substr(8));
+    } else if (word.rfind("ArrayJobId=", 0) == 0) {
+      array_job = digits_only(word.substr(11));
+    } else if (word.rfind("ArrayTaskId=", 0) == 0) {
+      // One task's number only: the pending rest of an array ("ArrayTaskId=5-15") names no one task.
+      array_task = digits_only(word.substr(12));
     }
   }
   flush();
@@ -220,8 +235,10 @@ std::map<std::string, SlurmJobInfo> parse_sacct(const std::string& out) {
   return jobs;
 }
 
-std::vector<JobStatus> job_statuses(const std::vector<SubmittedJob>& jobs, std::vector<std::string>* notes,
+std::vector<JobStatus> job_statuses(const std::vector<SubmittedJob>& recorded, std::vector<std::string>* notes,
                                     const StatusQuery& query) {
+  // A job array (slurm analyze's shards) is asked about, and shown, task by task.
+  const std::vector<SubmittedJob> jobs = expand_array_tasks(recorded);
   std::vector<JobStatus> out;
   if (jobs.empty()) return out;
   // What a client said when it failed: its error, else the first line of what it printed.
@@ -240,7 +257,8 @@ std::vector<JobStatus> job_statuses(const std::vector<SubmittedJob>& jobs, std::
   };
 
   std::map<std::string, SlurmJobInfo> known;
-  const auto q = run_captured({"squeue", "--noheader", "--states=all", "--format=%i|%T|%M"}, {}, query.limits);
+  const auto q =
+      run_captured({"squeue", "--noheader", "--array", "--states=all", "--format=%i|%T|%M"}, {}, query.limits);
   const bool controller_answered = q && q.value().exit_code == 0;
   if (controller_answered) {
     known = parse_squeue(q.value().out);
@@ -289,6 +307,7 @@ std::vector<JobStatus> job_statuses(const std::vector<SubmittedJob>& jobs, std::
     } else {
       st.state = "unknown";
     }
+    if (j.kind == kShardKind || j.kind == kMergeKind) outcome_from_output(&st);
     if (j.kind == "job" && !j.root.empty()) {
       auto key = std::make_pair(j.root, j.experiment);
       if (runs_by_place.count(key) == 0) {

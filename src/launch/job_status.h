@@ -31,11 +31,12 @@ struct JobStatus {
 };
 
 // Parsers of the SLURM clients' output (pure; tested on captured text).
-// squeue --noheader --states=all --format=%i|%T|%M
+// squeue --noheader --array --states=all --format=%i|%T|%M (array tasks one per line: <job>_<task>)
 std::map<std::string, SlurmJobInfo> parse_squeue(const std::string& out);
 // scontrol show job ID (one job)
 std::optional<SlurmJobInfo> parse_scontrol_job(const std::string& out);
-// scontrol --oneliner show job (every job the controller remembers; each record starts at JobId=)
+// scontrol --oneliner show job (every job the controller remembers; each record starts at JobId=;
+// an array task is also listed as <ArrayJobId>_<ArrayTaskId>)
 std::map<std::string, SlurmJobInfo> parse_scontrol_jobs(const std::string& out);
 // sacct --noheader --parsable2 --format=JobID,State,Elapsed (steps like 12.batch are ignored)
 std::map<std::string, SlurmJobInfo> parse_sacct(const std::string& out);
@@ -66,7 +67,8 @@ struct StatusQuery {
 // Asks SLURM (and the run directories) about every job: one squeue, one scontrol (when squeue
 // answered and missed some), sacct in batches for those still missing. `notes` receives one line per
 // source that could not answer (e.g. "sacct: Slurm accounting storage is disabled"); a source that
-// failed once is not asked again.
+// failed once is not asked again. A job array's record (slurm analyze's shards) gives one status per
+// task (<job id>_<task>); an analysis job SLURM has forgotten is completed when its output file exists.
 std::vector<JobStatus> job_statuses(const std::vector<SubmittedJob>& jobs, std::vector<std::string>* notes,
                                     const StatusQuery& query = {});
 

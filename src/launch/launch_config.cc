@@ -194,8 +194,8 @@ Result<std::vector<std::string>> split_words(std::string_view command) {
 }
 
 Result<LaunchConfig> make_launch_config(const config::Config& given, const std::string& cwd,
-                                        const std::string& self_exe) {
-  auto resolved = resolve_itwinai(given, cwd);
+                                        const std::string& self_exe, LaunchPurpose purpose) {
+  auto resolved = resolve_itwinai(given, cwd, purpose == LaunchPurpose::kTraining);
   if (!resolved) return resolved.error();
   const config::Config& c = resolved.value().config;
   LaunchConfig l;
@@ -278,15 +278,18 @@ Result<LaunchConfig> make_launch_config(const config::Config& given, const std::
                    ErrorKind::kTooLarge};
     }
   }
-  if (c.str("training_cmd").empty()) {
-    return Error{
-        std::string("training_cmd is not set: give the command each rank runs, e.g. "
-                    "training_cmd: python train.py --epochs 5 (in a -c file or --training_cmd)")};
+  // The analysis jobs write their own command line: no training command to check.
+  if (purpose == LaunchPurpose::kTraining) {
+    if (c.str("training_cmd").empty()) {
+      return Error{
+          std::string("training_cmd is not set: give the command each rank runs, e.g. "
+                      "training_cmd: python train.py --epochs 5 (in a -c file or --training_cmd)")};
+    }
+    auto words = split_words(c.str("training_cmd"));
+    if (!words) return Error{fmt::format("{}: {}", origin(c, "training_cmd"), words.error().message)};
+    if (words.value().empty()) return Error{fmt::format("{}: no command", origin(c, "training_cmd"))};
+    l.training_cmd = std::move(words).value();
   }
-  auto words = split_words(c.str("training_cmd"));
-  if (!words) return Error{fmt::format("{}: {}", origin(c, "training_cmd"), words.error().message)};
-  if (words.value().empty()) return Error{fmt::format("{}: no command", origin(c, "training_cmd"))};
-  l.training_cmd = std::move(words).value();
   for (const std::string& line : c.string_list("pre_exec")) {
     auto pre = split_words(line);
     if (!pre) return Error{fmt::format("{}: '{}': {}", origin(c, "pre_exec"), line, pre.error().message)};

@@ -48,12 +48,16 @@ struct LaunchConfig {
   std::vector<std::string> notes;
 };
 
+// What the configuration is for: training jobs need training_cmd; the analysis jobs of
+// `scaleprof slurm analyze` take only the sbatch fields (account, partition, time, ...) and ignore it.
+enum class LaunchPurpose { kTraining, kAnalysis };
+
 // Checks what the schema cannot (time and memory formats, names, paths, environment names, the
 // training command) and resolves derived defaults. `cwd` makes `root` absolute; `self_exe` is the
 // default for scaleprof_bin. itwinai's keys, placeholders and interpolations are resolved first
 // (launch/itwinai_keys.h). Errors name the field and where its value came from.
 Result<LaunchConfig> make_launch_config(const config::Config& config, const std::string& cwd,
-                                        const std::string& self_exe);
+                                        const std::string& self_exe, LaunchPurpose purpose = LaunchPurpose::kTraining);
 
 // Splits a command line into words the way a POSIX shell would for quotes and backslashes, without
 // any expansion ($VAR, $(...), globs stay literal): the words are quoted again in the script.

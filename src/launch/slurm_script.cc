@@ -17,13 +17,6 @@ int64_t procs_per_node(const LaunchConfig& c) {
   return std::max<int64_t>(1, c.gpus_per_node);
 }
 
-// An #SBATCH value: sbatch reads these lines itself (bash sees comments), splitting at blanks
-// outside double quotes; '"' and '\' were refused when the configuration was checked.
-std::string sbatch_value(const std::string& v) {
-  if (v.find_first_of(" '#") == std::string::npos) return v;
-  return "\"" + v + "\"";
-}
-
 std::string join_words(const std::vector<std::string>& words) {
   std::string out;
   for (const std::string& w : words) {
@@ -49,6 +42,29 @@ std::vector<std::string> fill_placeholders(const LaunchConfig& c, const JobPlan&
     }
   }
   return out;
+}
+
+// srun's CPU options: SLURM >= 22.05 no longer hands SLURM_CPUS_PER_TASK from sbatch to srun, so
+// without them every task (torchrun and all its workers) may get one CPU.
+std::string srun_cpu_options(const LaunchConfig& c) {
+  if (c.cpus_per_task <= 0) return "";
+  std::string o = fmt::format(" --cpus-per-task={}", c.cpus_per_task);
+  if (c.cpu_bind != "none") o += " --cpu-bind=" + c.cpu_bind;
+  return o;
+}
+
+std::string cpu_note(const LaunchConfig& c) {
+  if (c.cpus_per_task <= 0) return "";
+  return "# --cpus-per-task given to srun as well: SLURM >= 22.05 no longer passes it on from sbatch.\n";
+}
+
+}  // namespace
+
+// An #SBATCH value: sbatch reads these lines itself (bash sees comments), splitting at blanks
+// outside double quotes; '"' and '\' were refused when the configuration was checked.
+std::string sbatch_value(const std::string& v) {
+  if (v.find_first_of(" '#") == std::string::npos) return v;
+  return "\"" + v + "\"";
 }
 
 void sbatch_header(std::string& s, const LaunchConfig& c, const std::string& job_name) {
@@ -81,22 +97,6 @@ void job_environment(std::string& s, const LaunchConfig& c) {
     s += fmt::format("\n# Python environment (python_venv)\nsource {}\n", shell_quote(c.python_venv + "/bin/activate"));
   }
 }
-
-// srun's CPU options: SLURM >= 22.05 no longer hands SLURM_CPUS_PER_TASK from sbatch to srun, so
-// without them every task (torchrun and all its workers) may get one CPU.
-std::string srun_cpu_options(const LaunchConfig& c) {
-  if (c.cpus_per_task <= 0) return "";
-  std::string o = fmt::format(" --cpus-per-task={}", c.cpus_per_task);
-  if (c.cpu_bind != "none") o += " --cpu-bind=" + c.cpu_bind;
-  return o;
-}
-
-std::string cpu_note(const LaunchConfig& c) {
-  if (c.cpus_per_task <= 0) return "";
-  return "# --cpus-per-task given to srun as well: SLURM >= 22.05 no longer passes it on from sbatch.\n";
-}
-
-}  // namespace
 
 std::string shell_quote(std::string_view s) {
   const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) {

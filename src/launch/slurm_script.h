@@ -40,6 +40,18 @@ Result<std::vector<std::string>> render_job_scripts(const LaunchConfig& config, 
 std::string render_report_script(const LaunchConfig& config);
 inline constexpr std::string_view kReportScriptName = "report.sh";
 
+// The #SBATCH lines every script of a launch starts with (after #!/bin/bash): job name, account,
+// partition, qos, reservation, time, output and error; the analysis jobs of `slurm analyze` share them.
+void sbatch_header(std::string& script, const LaunchConfig& config, const std::string& job_name);
+
+// The common part of every job after the #SBATCH lines: `set -eo pipefail`, then env, pre_exec and
+// python_venv as configured.
+void job_environment(std::string& script, const LaunchConfig& config);
+
+// An #SBATCH value: unchanged, or in double quotes when it holds a blank, ' or # ('"' and '\' are
+// refused when the configuration is checked).
+std::string sbatch_value(const std::string& value);
+
 // `s` as one shell word: unchanged when it has only characters no shell treats specially, otherwise
 // in single quotes (a ' inside becomes '\'').
 std::string shell_quote(std::string_view s);

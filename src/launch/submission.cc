@@ -28,6 +28,27 @@ int64_t now_unix_ns() {
       .count();
 }
 
+// The folder part of an --output/--error pattern, for creating it before the job starts (SLURM
+// does not, and a job whose output folder is missing fails without a word). "" when there is none
+// or when it contains a pattern SLURM fills in per job.
+std::string log_folder(const std::string& pattern) {
+  const size_t slash = pattern.rfind('/');
+  if (slash == std::string::npos || slash == 0) return {};
+  std::string folder = pattern.substr(0, slash);
+  if (folder.find('%') != std::string::npos) return {};
+  return folder;
+}
+
+// At most the first 2,000 bytes of a client's message, without trailing blanks.
+std::string message_of(const std::string& text) {
+  std::string m = text.substr(0, 2000);
+  while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
+  if (text.size() > 2000) m += "...";
+  return m;
+}
+
+}  // namespace
+
 // One write() with O_APPEND: a crash loses at most this line, never an earlier one.
 Status append_line(const std::string& path, const std::string& line) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -48,27 +69,8 @@ Status append_line(const std::string& path, const std::string& line) {
   return Ok{};
 }
 
-// The folder part of an --output/--error pattern, for creating it before the job starts (SLURM
-// does not, and a job whose output folder is missing fails without a word). "" when there is none
-// or when it contains a pattern SLURM fills in per job.
-std::string log_folder(const std::string& pattern) {
-  const size_t slash = pattern.rfind('/');
-  if (slash == std::string::npos || slash == 0) return {};
-  std::string folder = pattern.substr(0, slash);
-  if (folder.find('%') != std::string::npos) return {};
-  return folder;
-}
-
-// At most the first 2,000 bytes of a client's message, without trailing blanks.
-std::string message_of(const std::string& text) {
-  std::string m = text.substr(0, 2000);
-  while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
-  if (text.size() > 2000) m += "...";
-  return m;
-}
-
-Status sbatch(const std::vector<std::string>& args, const std::string& path, const std::string& text,
-              const std::string& what, const CaptureLimits& limits, std::string* job_id) {
+Status submit_script(const std::vector<std::string>& args, const std::string& path, const std::string& text,
+                     const std::string& what, const CaptureLimits& limits, std::string* job_id) {
   std::vector<std::string> argv = {"sbatch", "--parsable"};
   argv.insert(argv.end(), args.begin(), args.end());
   if (!path.empty()) argv.push_back(path);
@@ -88,15 +90,15 @@ Status sbatch(const std::vector<std::string>& args, const std::string& path, con
   return Ok{};
 }
 
-}  // namespace
-
 std::string submitted_line(const SubmittedJob& j) {
   return fmt::format(
       "{{\"kind\": {}, \"job_id\": {}, \"job_name\": {}, \"script\": {}, \"strategy\": {}, \"nodes\": {}, "
-      "\"repetition\": {}, \"experiment\": {}, \"root\": {}, \"run_prefix\": {}, \"submitted_unix_ns\": {}{}}}\n",
+      "\"repetition\": {}, \"experiment\": {}, \"root\": {}, \"run_prefix\": {}, \"submitted_unix_ns\": {}{}{}{}}}\n",
       json_quote(j.kind), json_quote(j.job_id), json_quote(j.job_name), json_quote(j.script), json_quote(j.strategy),
       j.nodes, j.repetition, json_quote(j.experiment), json_quote(j.root), json_quote(j.run_prefix),
-      j.submitted_unix_ns, j.superseded ? ", \"superseded\": true" : "");
+      j.submitted_unix_ns, j.array_tasks > 0 ? fmt::format(", \"array_tasks\": {}", j.array_tasks) : std::string(),
+      j.output.empty() ? std::string() : fmt::format(", \"output\": {}", json_quote(j.output)),
+      j.superseded ? ", \"superseded\": true" : "");
 }
 
 Result<std::vector<SubmittedJob>> read_submitted(const std::string& path, std::vector<std::string>* warnings) {
@@ -133,6 +135,8 @@ Result<std::vector<SubmittedJob>> read_submitted(const std::string& path, std::v
     j.nodes = num("nodes");
     j.repetition = num("repetition");
     j.submitted_unix_ns = num("submitted_unix_ns");
+    j.array_tasks = num("array_tasks");
+    j.output = str("output");
     bool superseded = false;
     j.superseded = o["superseded"].get_bool().get(superseded) == simdjson::SUCCESS && superseded;
     if (j.job_id.empty() || j.job_id.find_first_not_of("0123456789") != std::string::npos) {
@@ -270,7 +274,7 @@ Status submit_all(const LaunchConfig& c, const SubmitPlan& plan, std::vector<Sub
     const JobPlan& p = plan.jobs[i];
     std::string id;
     const std::string what = plan.script_paths[i].empty() ? p.script_name : plan.script_paths[i];
-    if (auto ok = sbatch({}, plan.script_paths[i], plan.scripts[i], what, limits, &id); !ok) return ok.error();
+    if (auto ok = submit_script({}, plan.script_paths[i], plan.scripts[i], what, limits, &id); !ok) return ok.error();
     ids.push_back(id);
     SubmittedJob job;
     job.job_id = id;
@@ -287,7 +291,8 @@ Status submit_all(const LaunchConfig& c, const SubmitPlan& plan, std::vector<Sub
     for (const std::string& id : ids) dependency += ":" + id;
     std::string id;
     const std::string what = plan.report_path.empty() ? std::string(kReportScriptName) : plan.report_path;
-    if (auto ok = sbatch({dependency}, plan.report_path, plan.report_script, what, limits, &id); !ok) return ok.error();
+    if (auto ok = submit_script({dependency}, plan.report_path, plan.report_script, what, limits, &id); !ok)
+      return ok.error();
     SubmittedJob job;
     job.kind = "report";
     job.job_id = id;

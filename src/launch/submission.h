@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "launch/captured_command.h"
 #include "launch/launch_config.h"
 #include "launch/slurm_script.h"
 
@@ -22,6 +23,12 @@ struct SubmittedJob {
   int64_t nodes = 0, repetition = 0;
   int64_t submitted_unix_ns = 0;
   bool superseded = false;  // replaced by a later `scaleprof slurm --force` of the same experiment
+  // `scaleprof slurm analyze`: a job array of this many tasks (0: not an array); recorded once, shown
+  // by `slurm status` one row per task (<job id>_<task>).
+  int64_t array_tasks = 0;
+  // The file the job writes last (its outcome once SLURM has forgotten the job: written means done,
+  // the writer replaces files atomically); in an array's record "%a" stands for the task id.
+  std::string output;
 };
 
 // One line of submitted.jsonl (ending in '\n'); "superseded": true is written only when it is.
@@ -51,6 +58,16 @@ int64_t last_repetition(const std::vector<SubmittedJob>& recorded, const LaunchC
 // new submission. The earlier jobs are not cancelled. Lines of *notes say what was done.
 Status supersede(const LaunchConfig& config, const std::vector<SubmittedJob>& earlier,
                  const std::vector<std::string>& kept, std::vector<std::string>* notes);
+
+// Appends `line` to `path` with one write() (O_APPEND): a crash loses at most this line.
+Status append_line(const std::string& path, const std::string& line);
+
+// Submits one script with `sbatch --parsable ARGS PATH`, or the script `text` on standard input when
+// `path` is "", through run_captured within `limits`; `what` names it in errors. *job_id: the id
+// sbatch answered. An error when sbatch fails, answers no id, or is stopped (then the job may be
+// queued all the same, which the message says).
+Status submit_script(const std::vector<std::string>& args, const std::string& path, const std::string& text,
+                     const std::string& what, const CaptureLimits& limits, std::string* job_id);
 
 struct SubmitPlan {
   std::vector<JobPlan> jobs;

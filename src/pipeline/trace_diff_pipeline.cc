@@ -3,30 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <utility>
 
 #include "analysis/distribution.h"
 #include "core/diagnostic.h"
 #include "engine/diff_stream.h"
 #include "importers/run_reader.h"
+#include "pipeline/shard_inputs.h"
 
 namespace scaleprof::pipeline {
 
 namespace {
-
-namespace fs = std::filesystem;
-
-// A scaleprof run directory: run.json, or rank-NNNNN/ folders (docs/run-directory.md).
-bool is_run_directory(const std::string& path) {
-  std::error_code ec;
-  if (!fs::is_directory(path, ec)) return false;
-  if (fs::exists(fs::path(path) / collect::kRunJson, ec)) return true;
-  for (const auto& entry : fs::directory_iterator(path, ec)) {
-    if (entry.path().filename().string().starts_with("rank-") && entry.is_directory(ec)) return true;
-  }
-  return false;
-}
 
 // What a side's input names: its trace files, and from a run directory its samples per step and
 // strategy (the tables are filled once its traces are streamed).

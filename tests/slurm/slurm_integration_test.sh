@@ -14,6 +14,9 @@
 #  - the real strategies (examples/strategy_train.py): DDP, FSDP and DeepSpeed (CPU, gloo) at 1 and
 #    2 nodes, submitted at once; the report reads every strategy's epochs, each run one process group
 #    (Horovod too where the venv has an MPI-built one, else one line saying why it is skipped);
+#  - `scaleprof slurm analyze` on 256 generated ranks: a job array of 16 shards and a merge job,
+#    followed by `slurm status`, gives the output of one `scaleprof trace collectives` (and
+#    stragglers) over all ranks, byte for byte;
 #  - a failing sbatch (more nodes than exist) exits non-zero with sbatch's message, and the job
 #    submitted before it stays recorded.
 # Skips (exit 0, one line saying why) only where SLURM cannot start. Every daemon is stopped by pid.
@@ -303,6 +306,78 @@ CHECK
   say "real strategies: $checked"
 }
 real_strategies
+
+# --- trace analysis as jobs: slurm analyze, shards and a merge (issue 21, item 8) ------------------
+# 256 generated ranks (bench/collectives_scale.py's, thinned to their collectives, steps and
+# metadata: 44 KB per rank), analysed by a job array of 16 tasks of 16 ranks each and a merge job
+# that waits for all of them (afterok); `slurm status` follows every task and the merge; the merged
+# collectives and stragglers must be byte for byte those of `scaleprof trace` run once over all
+# ranks. Self-contained: its own folder, its own ids; the partition is up.
+analyze_as_jobs() {
+  local base="$REPO/../shared/traces/hta/nccl_parser_config/nccl_data.json.gz"
+  if [ ! -f "$base" ]; then
+    say "slurm analyze: SKIPPED: $base not found (the shared traces are not here)"
+    return 0
+  fi
+  local dir="$work/analyze" traces="$work/analyze/traces" out="$work/analyze/traces/slurm-analysis"
+  mkdir -p "$traces"
+  "$PY" - "$traces" 256 <<'PY' || fail "slurm analyze: could not generate the traces"
+import gzip, json, sys
+from pathlib import Path
+sys.path.insert(0, "bench")
+from collectives_scale import BASE, make_ranks
+base = json.load(gzip.open(BASE))
+keep = lambda e: (e.get("cat") == "kernel" and "nccl" in e.get("name", "").lower()) or e.get("ph") == "M" \
+    or e.get("name", "").startswith("ProfilerStep") or e.get("name") == "record_param_comms"
+make_ranks(Path(sys.argv[1]), base, [e for e in base["traceEvents"] if keep(e)], int(sys.argv[2]))
+PY
+  say "slurm analyze: 256 ranks generated, $(du -sm "$traces" | cut -f1) MB"
+  # The scheduling fields come from the scaling test's own configuration (time, cpus_per_task, env).
+  "$SCALEPROF" slurm analyze "$traces" --ranks-per-task 16 --analysis collectives,stragglers --format json \
+    -c "$work/base.yaml" --job_name it >"$dir/submit.out" 2>"$dir/submit.err" ||
+    fail "slurm analyze: $(cat "$dir/submit.out" "$dir/submit.err")"
+  local array merge
+  array=$(sed -n 's/^submitted job array \([0-9]*\): 16 task(s).*/\1/p' "$dir/submit.out")
+  merge=$(sed -n 's/^submitted job \([0-9]*\): merge.*/\1/p' "$dir/submit.out")
+  [ -n "$array" ] && [ -n "$merge" ] || fail "slurm analyze: expected an array of 16 tasks and a merge: $(cat "$dir/submit.out")"
+  local dep
+  dep=$(scontrol show job "$merge" | grep -o 'Dependency=[^ ]*' || true)
+  say "slurm analyze: array $array, merge $merge ($dep)"
+  [[ "$dep" == *"afterok:$array"* ]] || fail "slurm analyze: merge dependency '$dep'"
+  # A second call into the same folder is refused (nothing is overwritten without --force); a
+  # preview only prints.
+  "$SCALEPROF" slurm analyze "$traces" --ranks-per-task 16 --preview >"$dir/preview.out" 2>&1 ||
+    fail "slurm analyze --preview: $(cat "$dir/preview.out")"
+  grep -q "^#SBATCH --array=0-15$" "$dir/preview.out" || fail "slurm analyze --preview: $(head -20 "$dir/preview.out")"
+  local rc=0
+  "$SCALEPROF" slurm analyze "$traces" --ranks-per-task 16 -c "$work/base.yaml" >/dev/null 2>"$dir/again.err" || rc=$?
+  [ $rc = 1 ] && grep -q "exists already" "$dir/again.err" || fail "slurm analyze again: exit $rc, $(cat "$dir/again.err")"
+  astatus() { "$SCALEPROF" slurm status --script-dir "$out" --format csv 2>>"$dir/status.err"; }
+  local i state="" most_running=0 running
+  for ((i = 0; i < 300 * 2; i++)); do
+    local table
+    table=$(astatus)
+    running=$(awk -F, 'NR>1 && $2=="analysis-shard" && $6=="running"' <<<"$table" | wc -l)
+    [ "$running" -gt "$most_running" ] && most_running=$running
+    state=$(awk -F, -v id="$merge" '$1==id{print $6}' <<<"$table")
+    [ "$state" = completed ] || [ "$state" = failed ] || [ "$state" = cancelled ] && break
+    sleep 0.5
+  done
+  astatus >"$dir/status.csv"
+  [ "$state" = completed ] || fail "slurm analyze: the merge job is '$state': $(cat "$dir/status.csv") $(tail -n 5 "$out"/logs/*.err)"
+  [ "$(awk -F, -v a="$array" 'index($1, a "_") == 1 && $2=="analysis-shard" && $6=="completed"' "$dir/status.csv" | wc -l)" = 16 ] ||
+    fail "slurm analyze: status should show 16 completed tasks: $(cat "$dir/status.csv")"
+  say "slurm analyze: status shows 16 tasks completed (at most $most_running running together) and the merge: $(grep "^$merge," "$dir/status.csv")"
+  local report
+  for report in collectives stragglers; do
+    "$SCALEPROF" trace "$report" "$traces" --format json -o "$dir/whole-$report.json" 2>"$dir/whole-$report.err" ||
+      fail "trace $report over all ranks: $(cat "$dir/whole-$report.err")"
+    cmp "$dir/whole-$report.json" "$out/$report.json" ||
+      fail "slurm analyze: the merged $report differs from one run over all ranks"
+    say "slurm analyze: $report of 256 ranks from 16 shards: byte-identical to one run ($(wc -c <"$out/$report.json") bytes)"
+  done
+}
+analyze_as_jobs
 
 # --- 8 and 16 nodes: sbatch --test-only against the same cluster -------------------------------
 "$SCALEPROF" slurm "${cfg[@]}" --scalability_nodes 8,16 --script_dir "$work/big" --no-submit-job >/dev/null
