@@ -19,6 +19,9 @@
 //    negative energy is ignored (that value only) with a warning naming file and line; an epoch
 //    time outside 0..kMaxEpochSeconds is an error and the epoch is skipped (importers/value_checks.h,
 //    the checks the MLflow reader applies too);
+//  * a `samples` count (epochs.csv, steps.csv) that is not an integer, negative or above 2^53 is an
+//    error and that rank has no samples from that record (importers/value_checks.h, as the MLflow
+//    reader checks epoch_samples); an epoch has samples only when every rank gives them;
 //  * an itwinai self CUDA time outside 0..kMaxSelfTimeUs is an error and the line is skipped.
 #pragma once
 

@@ -9,7 +9,6 @@
 #include <optional>
 #include <set>
 
-#include "core/checked_sum.h"
 #include "importers/run_data_sink.h"
 #include "importers/run_reader.h"
 #include "importers/value_checks.h"
@@ -33,18 +32,6 @@ std::map<int64_t, double> steps_seconds_per_epoch(const RankData& rank) {
     sums[st.epoch] += st.duration_s;
   }
   for (int64_t e : broken) sums.erase(e);
-  return sums;
-}
-
-// Per epoch, the samples of one rank's step records (steps.csv), for epochs whose every step record
-// gives them: the rank's samples when its epoch record has none.
-std::map<int64_t, int64_t> step_samples_per_epoch(const RankData& rank) {
-  std::map<int64_t, int64_t> sums;
-  std::set<int64_t> missing;
-  for (const collect::StepRecord& st : rank.steps) {
-    if (!st.samples || !scaleprof::add_checked(&sums[st.epoch], *st.samples)) missing.insert(st.epoch);
-  }
-  for (int64_t e : missing) sums.erase(e);
   return sums;
 }
 
@@ -147,7 +134,10 @@ class ScaleprofRunReader : RunDataReader {
     std::map<int64_t, EpochSamples> epoch_samples;   // epoch -> samples of the ranks that gave them
     for (const RankData& r : in.ranks) {
       const std::map<int64_t, double> in_steps = steps_seconds_per_epoch(r);
-      const std::map<int64_t, int64_t> step_samples = step_samples_per_epoch(r);
+      // The rank's samples per epoch (its epoch records', else its steps'); a rejected count is an error.
+      std::vector<std::string> rejected;
+      const std::map<int64_t, int64_t> rank_samples = rank_samples_per_epoch(r, &rejected);
+      for (std::string& why : rejected) error(std::move(why));
       // One record per epoch and rank: a repeat (a restarted process appending to the same file)
       // would otherwise be merged by max and inflate every figure; the first record is kept.
       std::map<int64_t, int64_t> first_line;  // epoch -> line of its first record
@@ -164,11 +154,9 @@ class ScaleprofRunReader : RunDataReader {
                            r.dir, e.line, e.epoch, seen->second));
           continue;
         }
-        std::optional<int64_t> samples = e.samples;
-        if (auto ss = step_samples.find(e.epoch); !samples && ss != step_samples.end()) samples = ss->second;
-        if (samples) {
+        if (auto samples = rank_samples.find(e.epoch); samples != rank_samples.end()) {
           EpochSamples& es = epoch_samples[e.epoch];
-          es.sum += static_cast<double>(*samples);
+          es.sum += static_cast<double>(samples->second);
           ++es.ranks;
         }
         tables::EpochTime t{e.epoch, e.duration_s};

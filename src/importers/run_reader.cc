@@ -7,13 +7,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <set>
 
 #include "collect/run_file.h"
+#include "core/checked_sum.h"
 #include "core/csv_reader.h"
 #include "core/number_text.h"
+#include "importers/value_checks.h"
 
 namespace scaleprof::importers {
 
@@ -76,9 +79,24 @@ std::vector<T> read_records(const std::string& path, std::vector<Diagnostic>* wa
   return out;
 }
 
+// A record's `samples` cell: empty is "not given"; text that is not an integer is an error (the count is
+// then not given), not dropped in silence, as the MLflow reader reports a fractional epoch_samples.
+std::optional<int64_t> samples_cell(const CsvTable& t, RowView row, std::vector<Diagnostic>* warnings) {
+  const std::string_view cell = row.cell(t.column("samples"));
+  if (cell.empty()) return std::nullopt;
+  std::optional<int64_t> samples = parse_int64(cell);
+  if (!samples) {
+    constexpr size_t kShown = 40;
+    warnings->push_back({Severity::kError, fmt::format("{}:{}", t.path, t.line_numbers[row.row]),
+                         fmt::format("samples '{}{}' is not a whole number; samples ignored", cell.substr(0, kShown),
+                                     cell.size() > kShown ? "..." : "")});
+  }
+  return samples;
+}
+
 std::vector<collect::EpochRecord> read_epochs(const std::string& path, std::vector<Diagnostic>* warnings) {
   return read_records<collect::EpochRecord>(path, warnings,
-                                            [](const CsvTable& t, RowView row, collect::EpochRecord* e) {
+                                            [&](const CsvTable& t, RowView row, collect::EpochRecord* e) {
                                               auto epoch = parse_int64(row.cell(t.column("epoch")));
                                               auto start = parse_int64(row.cell(t.column("start_unix_ns")));
                                               auto end = parse_int64(row.cell(t.column("end_unix_ns")));
@@ -88,13 +106,13 @@ std::vector<collect::EpochRecord> read_epochs(const std::string& path, std::vect
                                               e->start_unix_ns = start.value_or(0);
                                               e->end_unix_ns = end.value_or(0);
                                               e->duration_s = *duration;
-                                              e->samples = parse_int64(row.cell(t.column("samples")));
+                                              e->samples = samples_cell(t, row, warnings);
                                               return true;
                                             });
 }
 
 std::vector<collect::StepRecord> read_steps(const std::string& path, std::vector<Diagnostic>* warnings) {
-  return read_records<collect::StepRecord>(path, warnings, [](const CsvTable& t, RowView row, collect::StepRecord* s) {
+  return read_records<collect::StepRecord>(path, warnings, [&](const CsvTable& t, RowView row, collect::StepRecord* s) {
     auto epoch = parse_int64(row.cell(t.column("epoch")));
     auto step = parse_int64(row.cell(t.column("step")));
     auto duration = parse_double(row.cell(t.column("duration_s")));
@@ -103,7 +121,7 @@ std::vector<collect::StepRecord> read_steps(const std::string& path, std::vector
     s->step = *step;
     s->start_unix_ns = parse_int64(row.cell(t.column("start_unix_ns"))).value_or(0);
     s->duration_s = *duration;
-    s->samples = parse_int64(row.cell(t.column("samples")));
+    s->samples = samples_cell(t, row, warnings);
     return true;
   });
 }
@@ -658,6 +676,42 @@ Result<std::vector<RunData>> read_runs(const std::string& root, const std::strin
     return a.run < b.run;
   });
   return runs;
+}
+
+std::map<int64_t, int64_t> rank_samples_per_epoch(const RankData& rank, std::vector<std::string>* rejected) {
+  // `where` is formatted only for a rejected count: a long run has millions of step records.
+  auto checked = [&](int64_t samples, auto where) {
+    const std::string why = implausible_value(Quantity::kSamples, "samples", static_cast<double>(samples));
+    if (!why.empty() && rejected != nullptr) rejected->push_back(fmt::format("{}: {}; samples ignored", where(), why));
+    return why.empty();
+  };
+  // Step sums, for epochs whose every step record gives a valid count.
+  std::map<int64_t, int64_t> steps;
+  std::set<int64_t> incomplete;
+  for (const collect::StepRecord& st : rank.steps) {
+    const bool valid = st.samples && checked(*st.samples, [&] {
+                         return fmt::format("{}/{}: epoch {} step {}", rank.dir, collect::kStepsCsv, st.epoch, st.step);
+                       });
+    if (!valid || !add_checked(&steps[st.epoch], *st.samples)) incomplete.insert(st.epoch);
+  }
+  for (int64_t e : incomplete) steps.erase(e);
+  std::map<int64_t, int64_t> out;
+  std::set<int64_t> seen;
+  for (const collect::EpochRecord& e : rank.epochs) {
+    // The record the report keeps: the first with a duration it accepts (run_dir_importer.cc).
+    if (std::isnan(e.duration_s) || !implausible_value(Quantity::kEpochSeconds, "duration_s", e.duration_s).empty()) {
+      continue;
+    }
+    if (!seen.insert(e.epoch).second) continue;
+    if (e.samples) {
+      if (checked(*e.samples, [&] { return fmt::format("{}/{}:{}", rank.dir, collect::kEpochsCsv, e.line); })) {
+        out[e.epoch] = *e.samples;
+      }
+    } else if (auto s = steps.find(e.epoch); s != steps.end()) {
+      out[e.epoch] = s->second;
+    }
+  }
+  return out;
 }
 
 }  // namespace scaleprof::importers

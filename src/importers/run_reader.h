@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -113,6 +114,14 @@ std::string derive_run_status(const RunData& run, const ReadOptions& options, st
 // Horovod was initialised, e.g. two tasks started by srun that each trained alone). "" when every
 // rank that looked was in a group of W, or none looked. Such a run's status is not_distributed.
 std::string not_one_process_group(const RunData& run);
+
+// The samples one rank processed per epoch, as the report takes them: its first epoch record's
+// `samples`, else the sum of the epoch's step records' when every one of them gives a count (and the
+// sum fits). Counts are checked as every reader checks them (importers/value_checks.h): a negative or
+// absurd one is left out, the epoch then has none from the records it came from, and each is one line
+// in *rejected (file, line or step). The report (run_dir_importer.cc) and `mlflow sync` (metric
+// epoch_samples) both use it, so a report read back from MLflow has the run directory's throughput.
+std::map<int64_t, int64_t> rank_samples_per_epoch(const RankData& rank, std::vector<std::string>* rejected = nullptr);
 
 // Whether process `pid` on `host` may still be running: true when host is another machine (cannot
 // tell) or the pid exists here.

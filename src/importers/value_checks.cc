@@ -25,6 +25,11 @@ std::string implausible_value(Quantity quantity, std::string_view name, double v
         return fmt::format("{} {} is outside 0 to {:g} s", name, value, kMaxEpochSeconds);
       }
       return {};
+    case Quantity::kSamples:
+      if (value < 0) return fmt::format("{} {} is negative", name, value);
+      if (!(value <= kMaxSamples)) return fmt::format("{} {} is above 2^53", name, value);
+      if (value != std::floor(value)) return fmt::format("{} {} is not a whole number", name, value);
+      return {};
   }
   return {};
 }

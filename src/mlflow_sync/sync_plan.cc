@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "collect/run_file.h"
 
@@ -133,10 +134,17 @@ RunPlan plan_worker(const importers::RunData& run, const importers::RankData& ra
   p.tags = {{"scaleprof.rank", std::to_string(rank.rank)}, {"scaleprof.status", rank.status}};
   // This worker's own epoch times; itwinai's `epoch_time_s` is the training's, on the main worker
   // only (add_training_epoch_times).
+  // Its samples as the report takes them from the run directory (importers/run_reader.h: the epoch
+  // record's, else its steps' sum; checked counts only), once per epoch with the timestamp of the
+  // epoch's first record, so the MLflow reader sums the same counts.
+  const std::map<int64_t, int64_t> samples = importers::rank_samples_per_epoch(rank);
+  std::set<int64_t> samples_sent;
   for (const collect::EpochRecord& e : rank.epochs) {
     const int64_t ts = ns_to_ms(e.end_unix_ns);
     p.metrics.push_back({kWorkerEpochTimeMetric, e.duration_s, ts, e.epoch});
-    if (e.samples) p.metrics.push_back({"epoch_samples", static_cast<double>(*e.samples), ts, e.epoch});
+    if (auto n = samples.find(e.epoch); n != samples.end() && samples_sent.insert(e.epoch).second) {
+      p.metrics.push_back({"epoch_samples", static_cast<double>(n->second), ts, e.epoch});
+    }
   }
   int64_t step_index = 0;
   for (const collect::StepRecord& s : rank.steps) {

@@ -79,8 +79,9 @@ def _worker_name(rank):
 
 
 def _log_worker(client, exp_id, parent_id, rank, world, strategy, epochs=None, gpu=None, profiling=None,
-                tmp=None, t0=1_700_000_000_000):
-    """One itwinai worker run: params as TorchTrainer logs them, then its metrics and artifact."""
+                tmp=None, t0=1_700_000_000_000, samples=None):
+    """One itwinai worker run: params as TorchTrainer logs them, then its metrics and artifact; `samples`
+    (one count per epoch) as `scaleprof mlflow sync` logs them (epoch_samples, step = epoch)."""
     run = client.create_run(exp_id, run_name=_worker_name(rank), tags={"mlflow.parentRunId": parent_id})
     rid = run.info.run_id
     params = {"strategy": strategy, "global_rank": str(rank), "global_world_size": str(world),
@@ -91,6 +92,8 @@ def _log_worker(client, exp_id, parent_id, rank, world, strategy, epochs=None, g
         client.log_param(rid, k, v)
     for step, seconds in enumerate(epochs or []):
         client.log_metric(rid, "epoch_time_s", seconds, timestamp=t0 + 1000 * step, step=step)
+    for step, count in enumerate(samples or []):
+        client.log_metric(rid, "epoch_samples", count, timestamp=t0 + 1000 * step, step=step)
     if gpu is not None:
         for idx, (util, power) in enumerate(gpu):
             client.log_metric(rid, "gpu_utilization_percent", util, timestamp=t0 + 1000 * idx, step=idx)
@@ -111,7 +114,8 @@ PROF = [("aten::mm", 600), ("ProfilerStep#1", 100), ("cudaStreamSynchronize", 30
 PROF_2 = [("aten::mm", 500), ("ProfilerStep#1", 100), ("nccl:all_reduce", 500)]
 
 
-def log_itwinai_runs(tracking_uri: str, tmp: Path, artifact_location: str | None = None, experiment: str = EXPERIMENT):
+def log_itwinai_runs(tracking_uri: str, tmp: Path, artifact_location: str | None = None, experiment: str = EXPERIMENT,
+                     samples: int | None = None):
     """The experiment every MLflow test reads (numbers worked out by hand in test_mlflow_report.py):
 
     ddp-1  train run, 1 worker:  epoch_time_s 10, 8, 8; GPU util 50, 70 %, power 100, 200 W (1 s)
@@ -120,6 +124,10 @@ def log_itwinai_runs(tracking_uri: str, tmp: Path, artifact_location: str | None
            both workers log torch_profiling_averages.csv
     ddp-1-prof  profiling for 1 worker
     tune-hvd  Ray-style: tune run -> trial_0 -> worker_0 (main), worker_1; horovod, 2 workers: 7, 5, 5
+
+    With `samples`, what a scaleprof sync adds to this shape: every epoch's `epoch_samples` (that count)
+    on both ddp-2 workers and on ddp-1's, on tune-hvd's main worker only (a worker without them: that
+    training has no throughput). itwinai itself logs none.
     """
     client = MlflowClient(tracking_uri=tracking_uri)
     exp_id = client.create_experiment(experiment, artifact_location=artifact_location)
@@ -131,11 +139,12 @@ def log_itwinai_runs(tracking_uri: str, tmp: Path, artifact_location: str | None
         client.set_terminated(rid, "FINISHED")
 
     r = train("ddp-1")
-    _log_worker(client, exp_id, r, 0, 1, "ddp", epochs=[10, 8, 8], gpu=[(50, 100), (70, 200)])
+    each = [samples] * 3 if samples is not None else None
+    _log_worker(client, exp_id, r, 0, 1, "ddp", epochs=[10, 8, 8], gpu=[(50, 100), (70, 200)], samples=each)
     end(r)
     r = train("ddp-2")
-    _log_worker(client, exp_id, r, 0, 2, "ddp", epochs=[6, 4, 4], gpu=[(80, 300)])
-    _log_worker(client, exp_id, r, 1, 2, "ddp", gpu=[(90, 300)])
+    _log_worker(client, exp_id, r, 0, 2, "ddp", epochs=[6, 4, 4], gpu=[(80, 300)], samples=each)
+    _log_worker(client, exp_id, r, 1, 2, "ddp", gpu=[(90, 300)], samples=each)
     end(r)
     r = train("ddp-1-prof")
     _log_worker(client, exp_id, r, 0, 1, "ddp", profiling=PROF, tmp=tmp)
@@ -146,7 +155,7 @@ def log_itwinai_runs(tracking_uri: str, tmp: Path, artifact_location: str | None
     end(r)
     tune = train("tune-hvd")
     trial = client.create_run(exp_id, run_name="trial_0", tags={"mlflow.parentRunId": tune}).info.run_id
-    _log_worker(client, exp_id, trial, 0, 2, "horovod", epochs=[7, 5, 5])
+    _log_worker(client, exp_id, trial, 0, 2, "horovod", epochs=[7, 5, 5], samples=each)
     _log_worker(client, exp_id, trial, 1, 2, "horovod")
     end(trial)
     end(tune)

@@ -1,6 +1,7 @@
 """`scaleprof report --tracking-uri` on itwinai-shaped MLflow runs (tests/python/mlflow_fixtures.py),
-logged with MLflow's own client into a real server, a SQLite database and a file store: the same
-tables from all three, equal to the numbers worked out by hand below."""
+logged with MLflow's own client into a real server, a SQLite database and a file store, with each
+epoch's samples as `scaleprof mlflow sync` adds them: the same tables from all three, equal to the
+numbers worked out by hand below and to the same runs read as run directories, in every column."""
 import json
 import os
 import subprocess
@@ -18,16 +19,21 @@ def report(cli, uri, *extra, command="report", env=None):
     return json.loads(proc.stdout), proc.stderr
 
 
+SAMPLES = 32  # per worker and epoch
+
+
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory, mlflow_server):
-    """The same itwinai runs in a server, a SQLite database and a file store."""
+    """The same itwinai runs, with 32 samples per worker and epoch, in a server, a SQLite database and a
+    file store."""
     tmp = tmp_path_factory.mktemp("mlflow")
-    log_itwinai_runs(mlflow_server.url, tmp / "a")
+    log_itwinai_runs(mlflow_server.url, tmp / "a", samples=SAMPLES)
     db = tmp / "direct.db"
-    log_itwinai_runs(f"sqlite:///{db}", tmp / "b", artifact_location=(tmp / "db-artifacts").as_uri())
+    log_itwinai_runs(f"sqlite:///{db}", tmp / "b", artifact_location=(tmp / "db-artifacts").as_uri(),
+                     samples=SAMPLES)
     os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"  # MLflow 3 keeps its file store behind this switch
     store = tmp / "mllogs" / "mlflow"
-    log_itwinai_runs(store.as_uri(), tmp / "c")
+    log_itwinai_runs(store.as_uri(), tmp / "c", samples=SAMPLES)
     return {"server": mlflow_server.url, "sqlite": f"sqlite:///{db}", "file": str(store)}
 
 
@@ -71,9 +77,38 @@ def test_numbers_by_hand(scaleprof_cli, stores):
     assert comp[("ddp", 1)]["computation_fraction_pct"] == pytest.approx(100 * 600 / 900, abs=5e-3)
     assert comp[("ddp", 2)]["computation_fraction_pct"] == pytest.approx(50.0, abs=5e-3)
     assert comp[("ddp", 2)]["ranks"] == 2
+    # Samples: 32 per worker and epoch on every ddp worker, so 32 per worker at 1 and at 2 workers: weak
+    # scaling, efficiency T(1)/T(2) = (26/3)/(14/3). tune-hvd's second worker gives none: no throughput.
+    assert scaling[("ddp", 2)]["scaling_mode"] == "weak"
+    assert scaling[("ddp", 2)]["weak_efficiency_pct"] == pytest.approx(100 * 26 / 14, abs=5e-3)
+    assert scaling[("horovod", 2)]["scaling_mode"] == "unknown"
+    assert scaling[("horovod", 2)]["weak_efficiency_pct"] is None
+    throughput = rows(doc, "throughput")
+    assert throughput[("ddp", 1)]["samples_per_epoch"] == pytest.approx(32)
+    assert throughput[("ddp", 2)]["samples_per_epoch"] == pytest.approx(64)
+    assert throughput[("ddp", 2)]["throughput_sps"] == pytest.approx(3 * 64 / 14, abs=5e-4)
+    assert throughput[("horovod", 2)]["epochs"] == 0
     # The profiling runs were joined with the timing runs, and the report says so.
     assert "joined 2 runs of ddp at 2 workers: 'ddp-2' (epoch times, GPU data), 'ddp-2-prof' (profiling averages)" \
         in err
+
+
+def test_itwinai_runs_without_samples_have_no_throughput(scaleprof_cli, stores, tmp_path):
+    """itwinai logs no samples: the report is today's, without throughput or scaling mode, and says why
+    nothing about samples is an error."""
+    store = tmp_path / "mllogs" / "mlflow"
+    log_itwinai_runs(store.as_uri(), tmp_path / "prof")
+    doc, err = report(scaleprof_cli, str(store))
+    with_samples, _ = report(scaleprof_cli, stores["file"])
+    assert "throughput" not in doc
+    for row in doc["scaling"]:
+        assert "scaling_mode" not in row and "weak_efficiency_pct" not in row
+    assert "epoch_samples" not in err
+    # Every other figure is the one of the runs with samples.
+    for key in ("epoch_time", "computation_fraction", "gpu"):
+        assert doc[key] == with_samples[key]
+    assert [{k: v for k, v in r.items() if k not in ("scaling_mode", "weak_efficiency_pct")}
+            for r in with_samples["scaling"]] == doc["scaling"]
 
 
 def test_run_names_and_missing_experiment(scaleprof_cli, stores):
@@ -147,7 +182,7 @@ def write_run_dirs(root):
                 (r / "traces" / f"worker_{rank}.pt.trace.json").write_text(json.dumps(trace))
 
     run("ddp-1", "ddp", 1, {0: {"epochs": [10, 8, 8], "gpu": [(50, 100), (70, 200)]}})
-    run("ddp-2", "ddp", 2, {0: {"epochs": [6, 4, 4], "gpu": [(80, 300)]}, 1: {"gpu": [(90, 300)]}})
+    run("ddp-2", "ddp", 2, {0: {"epochs": [6, 4, 4], "gpu": [(80, 300)]}, 1: {"epochs": [6, 4, 4], "gpu": [(90, 300)]}})
     run("ddp-1-prof", "ddp", 1, {0: {"prof": PROF}})
     run("ddp-2-prof", "ddp", 2, {0: {"prof": PROF_2}, 1: {"prof": PROF_2}})
     run("tune-hvd-trial_0", "horovod", 2, {0: {"epochs": [7, 5, 5]}, 1: {}})
@@ -157,14 +192,13 @@ def write_run_dirs(root):
 # for MLflow runs, the trapezoid over the sample times for run directories (docs/mlflow.md). The node
 # count comes from the hosts of rank.json, which itwinai does not log (MLflow gives none).
 ENERGY_COLUMNS = ("energy_wh_total", "energy_wh_per_run", "energy_wh_per_epoch", "energy_wh", "energy_method")
-# MLflow runs carry no samples (itwinai logs none), so no throughput, and the scaling table has no mode.
-THROUGHPUT_COLUMNS = ("scaling_mode", "weak_efficiency_pct")
-NOT_IN_ITWINAI = ENERGY_COLUMNS + THROUGHPUT_COLUMNS + ("nodes", "run", "device")
+NOT_IN_ITWINAI = ENERGY_COLUMNS + ("nodes", "run", "device")
 
 
 def test_same_tables_as_run_directories(scaleprof_cli, stores, tmp_path):
     """The same runs written as scaleprof run directories give the same report tables as from the three
-    MLflow stores (energy aside: each layout's rule, checked by hand for both)."""
+    MLflow stores (energy aside: each layout's rule, checked by hand for both), throughput and scaling
+    mode included: samples survive the round trip."""
     root = tmp_path / "runs"
     write_run_dirs(root)
     args = [str(scaleprof_cli), "report", "--root", str(root), "--no-plots", "--format", "json", "--skip-epochs", "0"]
@@ -172,7 +206,7 @@ def test_same_tables_as_run_directories(scaleprof_cli, stores, tmp_path):
     assert proc.returncode == 0, proc.stderr
     from_dirs = json.loads(proc.stdout)
     from_stores = {kind: report(scaleprof_cli, uri)[0] for kind, uri in stores.items()}
-    compared = ("epoch_time", "scaling", "amdahl", "gpu", "gpu_devices", "computation_fraction")
+    compared = ("epoch_time", "scaling", "amdahl", "gpu", "gpu_devices", "computation_fraction", "throughput")
     differences = []
     for kind, doc in from_stores.items():
         for key in compared:
@@ -187,6 +221,9 @@ def test_same_tables_as_run_directories(scaleprof_cli, stores, tmp_path):
     assert {r["nodes"] for r in from_dirs["epoch_time"]} == {1}
     assert {r["nodes"] for r in from_stores["server"]["epoch_time"]} == {None}
     assert len(from_dirs["gpu_devices"]) == 3 and len(from_dirs["computation_fraction"]) == 2
+    # The throughput columns are compared with real values, not two absent ones.
+    assert rows(from_dirs, "scaling")[("ddp", 2)]["scaling_mode"] == "weak"
+    assert rows(from_dirs, "throughput")[("ddp", 2)]["samples_per_epoch"] == pytest.approx(64)
     # By hand, as in test_numbers_by_hand: ddp at 1 worker 26/3 s, at 2 workers 14/3 s; 66.67 % and 50 %.
     epoch = rows(from_dirs, "epoch_time")
     assert epoch[("ddp", 1)]["mean_s"] == pytest.approx(26 / 3, abs=5e-4)

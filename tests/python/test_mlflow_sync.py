@@ -203,15 +203,17 @@ def test_sync_counts_values_and_nesting(scaleprof_cli, recorded, mlflow_server, 
                            capture_output=True, text=True, timeout=120)
         assert p.returncode in (0, 3), p.stderr
         doc = json.loads(p.stdout)
-        return {key: {(r["strategy"], r["workers"]): r for r in doc[key]} for key in ("epoch_time", "scaling")}
+        return {key: {(r["strategy"], r["workers"]): r for r in doc[key]}
+                for key in ("epoch_time", "scaling", "throughput")}
     from_dirs = report_tables("--root", str(recorded))
     from_mlflow = report_tables("--tracking-uri", mlflow_server.url, "--experiment-name", EXPERIMENT)
-    for key in ("epoch_time", "scaling"):
+    # Every rank's samples went up as epoch_samples and came back: the example's ranks each take the same
+    # samples at 1 and 2 workers (weak scaling), read the same from the server as from the directories.
+    assert from_mlflow["scaling"][("ddp", 2)]["scaling_mode"] == "weak"
+    assert from_mlflow["throughput"][("ddp", 2)]["samples_per_epoch"] > 0
+    for key in ("epoch_time", "scaling", "throughput"):
         assert from_dirs[key].keys() == from_mlflow[key].keys() == {("ddp", 1), ("ddp", 2)}
         for config, row in from_dirs[key].items():
-            # Samples are not synced (itwinai logs none): the run directories' throughput columns have no
-            # counterpart on the server; every other column must match.
-            row = {k: v for k, v in row.items() if k not in ("scaling_mode", "weak_efficiency_pct")}
             assert from_mlflow[key][config].keys() == row.keys()
             for column, value in row.items():
                 if isinstance(value, float):

@@ -21,6 +21,9 @@ namespace scaleprof::importers {
 namespace {
 
 constexpr const char* kEpochTime = "epoch_time_s";
+// Each worker's samples of each epoch (step = epoch), as `scaleprof mlflow sync` logs them from the
+// run directory; itwinai logs none.
+constexpr const char* kEpochSamples = "epoch_samples";
 constexpr const char* kGpuUtilization = "gpu_utilization_percent";
 constexpr const char* kGpuPower = "gpu_power_W";
 constexpr const char* kProfilingArtifact = "torch_profiling_averages/torch_profiling_averages.csv";
@@ -45,6 +48,27 @@ std::string status_of(const std::string& s) {
   if (s == "RUNNING" || s == "SCHEDULED") return "running";
   if (s == "KILLED") return "incomplete";
   return "";
+}
+
+// The samples the workers of one configuration gave for one epoch, by worker (its global rank, else
+// its run id: a worker run recorded twice is counted once). A worker that gives one epoch two
+// different counts gives none for it.
+struct WorkerSamples {
+  std::map<std::string, double> by_worker;
+  std::set<std::string> conflicting;
+};
+
+// The epoch's samples summed over the workers, or NaN unless every one of the `workers` gave them
+// (the run-directory reader's rule: a missing worker would understate the throughput).
+double complete_samples(const std::map<int64_t, WorkerSamples>& epochs, int64_t epoch, int64_t workers) {
+  auto it = epochs.find(epoch);
+  if (it == epochs.end() || !it->second.conflicting.empty() ||
+      static_cast<int64_t>(it->second.by_worker.size()) != workers) {
+    return tables::kNaN;
+  }
+  double sum = 0;
+  for (const auto& [worker, samples] : it->second.by_worker) sum += samples;
+  return sum;
 }
 
 // One training: the run whose children are the workers.
@@ -191,7 +215,8 @@ class Importer {
   void read_training(const Training& t) {
     // One tables::RunData per (strategy, world size) among the workers (normally exactly one).
     std::map<std::pair<std::string, int64_t>, tables::RunData> by_config;
-    std::map<std::pair<std::string, int64_t>, std::map<int64_t, double>> epochs;  // step -> slowest worker
+    std::map<std::pair<std::string, int64_t>, std::map<int64_t, double>> epochs;          // step -> slowest worker
+    std::map<std::pair<std::string, int64_t>, std::map<int64_t, WorkerSamples>> samples;  // step -> by worker
     auto run_for = [&](const std::string& strategy, int64_t workers) -> tables::RunData& {
       tables::RunData& r = by_config[{strategy, workers}];
       if (r.layout.empty()) {
@@ -215,7 +240,8 @@ class Importer {
       std::string size_text = param(*w, "global_world_size");
       if (size_text.empty()) size_text = param(*t.run, "global_world_size");
       int64_t world = 0;
-      const bool wants = has_metric(*w, kEpochTime) || has_metric(*w, kGpuPower) || has_metric(*w, kGpuUtilization);
+      const bool wants = has_metric(*w, kEpochTime) || has_metric(*w, kEpochSamples) || has_metric(*w, kGpuPower) ||
+                         has_metric(*w, kGpuUtilization);
       if (strategy.empty() || !parse_int64(size_text, &world, kParamNumber) || world <= 0 || world > kMaxWorkers) {
         if (wants) {
           data_.errors.push_back(fmt::format(
@@ -243,6 +269,7 @@ class Importer {
           }
         }
       }
+      if (has_metric(*w, kEpochSamples)) read_samples(*w, world, &samples[{strategy, world}]);
       bool gpu = false;
       for (const std::string& k : w->metric_keys) gpu |= k.find("gpu") != std::string::npos;
       if (gpu) read_gpu(*w, &run);
@@ -251,9 +278,40 @@ class Importer {
     for (auto& [key, run] : by_config) {
       auto it = epochs.find(key);
       if (it != epochs.end()) {
-        for (const auto& [step, seconds] : it->second) run.epochs.push_back({step, seconds});
+        const std::map<int64_t, WorkerSamples>& given = samples[key];
+        for (const auto& [step, seconds] : it->second) {
+          tables::EpochTime time{step, seconds};
+          time.samples = complete_samples(given, step, run.workers);
+          run.epochs.push_back(time);
+        }
       }
       data_.runs.push_back(std::move(run));
+    }
+  }
+
+  // One worker's epoch_samples into `epochs`, checked as the run-directory reader checks its samples
+  // (importers/value_checks.h): a negative, fractional or absurd count is an error and skipped, so that
+  // epoch has no samples from this worker (and no throughput), the rest is still read.
+  void read_samples(const MlflowRun& w, int64_t world, std::map<int64_t, WorkerSamples>* epochs) {
+    auto points = history(w, kEpochSamples);
+    if (!points) return;
+    int64_t rank = -1;
+    const bool ranked = parse_int64(param(w, "global_rank"), &rank, kParamNumber) && rank >= 0 && rank < world;
+    const std::string worker = ranked ? fmt::format("rank {}", rank) : "run " + w.run_id;
+    PointErrors bad(*this, w, kEpochSamples, &data_.errors);
+    for (const MetricPoint& p : *points) {
+      const std::string why = std::isnan(p.value) ? fmt::format("{} is NaN", kEpochSamples)
+                                                  : implausible_value(Quantity::kSamples, kEpochSamples, p.value);
+      if (!why.empty()) {
+        bad.add(p.step, why, "point skipped");
+        continue;
+      }
+      WorkerSamples& given = (*epochs)[p.step];
+      auto [it, inserted] = given.by_worker.try_emplace(worker, p.value);
+      if (!inserted && it->second != p.value && given.conflicting.insert(worker).second) {
+        bad.add(p.step, fmt::format("{} given twice for {} ({} and {})", kEpochSamples, worker, it->second, p.value),
+                "no samples for that epoch");
+      }
     }
   }
 

@@ -7,6 +7,10 @@
 //                                               artifact torch_profiling_averages/torch_profiling_averages.csv
 //   Ray: tune run -> trial runs -> worker runs  (each trial is one training)
 //
+// Runs sent by `scaleprof mlflow sync` have the same shape, and each worker also logs `epoch_samples`
+// (step = epoch): an epoch's samples are their sum over the workers when every worker of the training
+// gives them (throughput, weak or strong scaling), as the run-directory reader sums its ranks'.
+//
 // Discovery follows itwinai's: the top-level runs (or every run named in run_names), their children,
 // and the children's children where they exist. One tables::RunData per training and (strategy, world
 // size). Trainings of one configuration recorded separately (timing runs apart from profiling or GPU
