@@ -53,8 +53,14 @@ bool is_int(py::handle value) {
 
 int64_t int_argument(py::handle value, std::string_view name, int64_t min, int64_t max) {
   if (!is_int(value)) bad_argument(name, fmt::format("expected an integer, got {}", type_name(value)));
-  // __index__ of a numpy integer or a Python int; too large for int64 is out of range below.
-  const py::int_ number = py::reinterpret_steal<py::int_>(PyNumber_Index(value.ptr()));
+  // __index__ of a numpy integer or a Python int; too large for int64 is out of range below. An array
+  // has __index__ too, which fails unless it holds one integer.
+  PyObject* index = PyNumber_Index(value.ptr());
+  if (index == nullptr) {
+    PyErr_Clear();
+    bad_argument(name, fmt::format("expected an integer, got {}", type_name(value)));
+  }
+  const py::int_ number = py::reinterpret_steal<py::int_>(index);
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(number.ptr(), &overflow);
   if (overflow != 0 || v < min || v > max) {
@@ -67,7 +73,13 @@ double float_argument(py::handle value, std::string_view name, double min, doubl
   if (PyBool_Check(value.ptr()) || (!py::isinstance<py::float_>(value) && !is_int(value))) {
     bad_argument(name, fmt::format("expected a number, got {}", type_name(value)));
   }
-  const double v = py::float_(py::reinterpret_borrow<py::object>(value)).cast<double>();
+  // An array passes the checks above (it has __index__) but is a number only when it holds one.
+  PyObject* number = PyNumber_Float(value.ptr());
+  if (number == nullptr) {
+    PyErr_Clear();
+    bad_argument(name, fmt::format("expected a number, got {}", type_name(value)));
+  }
+  const double v = py::reinterpret_steal<py::float_>(number).cast<double>();
   if (!(v >= min && v <= max)) bad_argument(name, fmt::format("must be between {} and {}, got {}", min, max, v));
   return v;
 }
@@ -94,7 +106,11 @@ std::vector<py::object> items_of(py::handle value, std::string_view name) {
     bad_argument(name, fmt::format("expected a list, got {}", type_name(value)));
   }
   std::vector<py::object> out;
-  for (py::handle item : value) out.push_back(py::reinterpret_borrow<py::object>(item));
+  try {
+    for (py::handle item : value) out.push_back(py::reinterpret_borrow<py::object>(item));
+  } catch (const py::error_already_set&) {  // a 0-d array is iterable by type, not in fact
+    bad_argument(name, fmt::format("expected a list, got {}", type_name(value)));
+  }
   return out;
 }
 

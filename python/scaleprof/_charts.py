@@ -102,7 +102,8 @@ def temporal_breakdown(df) -> List[Any]:
     if kind == "none":
         return []
     ys = {name: df[f"{name}_pctg"] / 100.0 for name in ("idle_time", "compute_time", "non_compute_time")}
-    return _show([_bar(df["rank"], ys, "Temporal breakdown across ranks", "Rank", "Percentage", True, kind, True)], kind)
+    title = "Temporal breakdown across ranks"
+    return _show([_bar(df["rank"], ys, title, "Rank", "Percentage", True, kind, True)], kind)
 
 
 def comm_comp_overlap(df) -> List[Any]:

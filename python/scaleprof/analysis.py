@@ -76,19 +76,30 @@ def _check_visualize(value: Any, name: str = "visualize") -> bool:
     return value
 
 
-def _ranks_list(value: Any, name: str = "ranks") -> List[int]:
-    """HTA's ranks argument (None or [] means [0]); checked by the C++ binding's rules, here only the shape."""
+def _ranks_list(value: Any, name: str = "ranks", empty: Optional[List[int]] = None) -> List[int]:
+    """HTA's ranks argument (None or [] means [0]; for streams, `empty`), checked by the binding's rules."""
+    if empty is None:
+        empty = [0]
     if value is None:
-        return [0]
+        return list(empty)
     if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
         raise ValueError(f"{name}: expected a list of ranks, got {type(value).__name__}")
-    ranks = list(value)
-    for i, r in enumerate(ranks):
-        if isinstance(r, bool) or not hasattr(r, "__index__") or isinstance(r, float):
-            raise ValueError(f"{name}[{i}]: expected an integer, got {type(r).__name__}")
-        if r.__index__() < 0:
-            raise ValueError(f"{name}[{i}]: must be between 0 and 2147483647, got {r}")
-    return [r.__index__() for r in ranks] or [0]
+    try:
+        items = list(value)
+    except TypeError:  # a 0-d array has __iter__ but cannot be iterated
+        raise ValueError(f"{name}: expected a list of ranks, got {type(value).__name__}") from None
+    out = []
+    for i, r in enumerate(items):
+        try:
+            if isinstance(r, (bool, float)):
+                raise TypeError
+            index = r.__index__()  # int, numpy integer; an array of several fails
+        except (TypeError, AttributeError):
+            raise ValueError(f"{name}[{i}]: expected an integer, got {type(r).__name__}") from None
+        if not 0 <= index <= 2147483647:
+            raise ValueError(f"{name}[{i}]: must be between 0 and 2147483647, got {index}")
+        out.append(index)
+    return out or list(empty)
 
 
 class TraceAnalysis:
@@ -151,13 +162,21 @@ class TraceAnalysis:
     # -- the engine --------------------------------------------------------------------------------
     def _report(self, report: str, ranks: Optional[Sequence[int]], top: int = 10, duration_ratio: float = 1.0,
                 consecutive_kernel_delay: float = 30, sort_by: str = "self_cpu") -> Dict[str, Any]:
-        key = (report, tuple(ranks) if ranks is not None else None, top, duration_ratio, consecutive_kernel_delay,
-               sort_by)
-        if key not in self._cache:
-            self._cache[key] = _scaleprof.trace_report(
+        def run():
+            # The binding checks every argument (a ValueError naming it) before anything is read.
+            return _scaleprof.trace_report(
                 report, self._paths, rank_files=self._rank_files, ranks=ranks, top=top,
                 duration_ratio=duration_ratio, consecutive_kernel_delay_us=consecutive_kernel_delay,
                 include_last_step=self._include_last_step, sort_by=sort_by, threads=self._threads)
+
+        key = (report, tuple(ranks) if ranks is not None else None, top, duration_ratio, consecutive_kernel_delay,
+               sort_by)
+        try:
+            hash(key)
+        except TypeError:
+            return run()  # an argument of the wrong type (a list for a number): the binding says which
+        if key not in self._cache:
+            self._cache[key] = run()
         return self._cache[key]
 
     def _summary_table(self, key: str) -> Dict[str, Any]:
@@ -196,7 +215,8 @@ class TraceAnalysis:
         """(time by kernel type across ranks, per rank and type the longest kernels and "others")."""
         visualize = _check_visualize(visualize)
         if not isinstance(include_memory_kernels, bool):
-            raise ValueError(f"include_memory_kernels: expected True or False, got {type(include_memory_kernels).__name__}")
+            raise ValueError("include_memory_kernels: expected True or False, got "
+                             f"{type(include_memory_kernels).__name__}")
         if not isinstance(image_renderer, str):
             raise ValueError(f"image_renderer: expected a str, got {type(image_renderer).__name__}")
         if isinstance(num_kernels, bool) or not isinstance(num_kernels, int) or num_kernels < 1:
@@ -229,7 +249,7 @@ class TraceAnalysis:
             if not isinstance(value, bool):
                 raise ValueError(f"{name}: expected True or False, got {type(value).__name__}")
         ranks = _ranks_list(ranks)
-        stream_list = None if streams is None or len(_ranks_list(streams, "streams")) == 0 else _ranks_list(streams, "streams")
+        stream_list = _ranks_list(streams, "streams", empty=[]) or None  # None or []: every stream
         self._check_ranks(ranks)
         if consecutive_kernel_delay == 30:
             tables = self._report("summary", ranks=None)["tables"]
@@ -265,7 +285,8 @@ class TraceAnalysis:
         """{rank: DataFrame of correlation, cpu_duration, gpu_duration, launch_delay (us), one row per launch}."""
         visualize = _check_visualize(visualize)
         if not isinstance(include_memory_events, bool):
-            raise ValueError(f"include_memory_events: expected True or False, got {type(include_memory_events).__name__}")
+            raise ValueError("include_memory_events: expected True or False, got "
+                             f"{type(include_memory_events).__name__}")
         for name, value in (("runtime_cutoff", runtime_cutoff), ("launch_delay_cutoff", launch_delay_cutoff)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise ValueError(f"{name}: expected a number of microseconds >= 0, got {value!r}")

@@ -384,3 +384,50 @@ def test_no_chart_library_is_a_warning_not_an_error(own, monkeypatch):
     with pytest.warns(UserWarning, match="neither plotly nor matplotlib"):
         df = own.get_temporal_breakdown(visualize=True)
     assert len(df) == len(own.ranks)
+
+
+def test_random_arguments_raise_only_value_errors(own):
+    # A property over arguments of every kind: each call returns or raises ValueError / ScaleprofError,
+    # never a TypeError, a pybind11 cast error or a crash. Seeded, so a failure repeats.
+    rng = np.random.default_rng(22)
+    values = [None, True, 0, 1, -1, 7, 2**63, 0.5, -0.5, float("nan"), float("inf"), "0", "", "self_cpu",
+              [], [0], [1], [-1], [0, 1], ["0"], [None], [0.0], (0,), {0: 1}, np.int64(1), np.float32(0.5),
+              np.array([0, 1]), [np.array([0, 1])], np.array(3), np.bool_(True), object()]
+    calls = {
+        "get_temporal_breakdown": ["visualize"],
+        "get_comm_comp_overlap": ["visualize"],
+        "get_gpu_kernel_breakdown": ["visualize", "duration_ratio", "num_kernels", "include_memory_kernels",
+                                     "image_renderer"],
+        "get_idle_time_breakdown": ["ranks", "streams", "visualize", "visualize_pctg", "show_idle_interval_stats",
+                                    "consecutive_kernel_delay"],
+        "get_cuda_kernel_launch_stats": ["ranks", "runtime_cutoff", "launch_delay_cutoff", "include_memory_events",
+                                         "visualize"],
+        "get_operator_table": ["ranks", "sort_by", "top"],
+    }
+    returned = 0
+    for _ in range(150):
+        method = list(calls)[rng.integers(len(calls))]
+        names = calls[method]
+        kwargs = {n: values[rng.integers(len(values))] for n in names if rng.random() < 0.6}
+        if "visualize" in names:
+            kwargs["visualize"] = False  # no chart windows
+        try:
+            getattr(own, method)(**kwargs)
+            returned += 1
+        except (ValueError, scaleprof.ScaleprofError):
+            pass
+    assert returned > 0  # some combinations are valid and were computed
+    # The binding itself, every parameter given any of the values.
+    params = ["ranks", "top", "duration_ratio", "consecutive_kernel_delay_us", "include_last_step", "sort_by",
+              "threads", "rank_files"]
+    returned = 0
+    for _ in range(100):
+        kwargs = {n: values[rng.integers(len(values))] for n in params if rng.random() < 0.3}
+        report = ["breakdown", "idle", "kernels", "ops"][rng.integers(4)] if rng.random() < 0.8 else 5
+        paths = [OWN_FILE] if rng.random() < 0.8 else values[rng.integers(len(values))]
+        try:
+            _scaleprof.trace_report(report, paths, **kwargs)
+            returned += 1
+        except (ValueError, scaleprof.ScaleprofError):
+            pass
+    assert returned > 0
