@@ -1,6 +1,7 @@
-// The pybind11 module scaleprof._scaleprof: a thin binding of the collect engine and of the scalability
-// report pipeline. Every Result error becomes a scaleprof.ScaleprofError (a RuntimeError) carrying the C++ message
-// unchanged; the idiomatic API is the pure-Python package around it (python/scaleprof/__init__.py).
+// The pybind11 module scaleprof._scaleprof: a thin binding of the collect engine, of the scalability
+// report pipeline and of the trace reports (trace_analysis_binding.cc). Every Result error becomes a
+// scaleprof.ScaleprofError (a RuntimeError) carrying the C++ message unchanged; the idiomatic API is the pure-Python
+// package around it (python/scaleprof/__init__.py).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -11,6 +12,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "binding_errors.h"
 #include "collect/gpu_energy.h"
 #include "collect/gpu_monitor.h"
 #include "collect/rank_recorder.h"
@@ -22,6 +24,7 @@
 #include "pipeline/report_source.h"
 #include "pipeline/scalability_pipeline.h"
 #include "report/scalability_report.h"
+#include "trace_analysis_binding.h"
 
 namespace py = pybind11;
 namespace collect = scaleprof::collect;
@@ -29,19 +32,9 @@ namespace importers = scaleprof::importers;
 
 namespace {
 
-struct ScaleprofError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-template <class T>
-T unwrap(scaleprof::Result<T> r) {
-  if (!r) throw ScaleprofError(r.error().message);
-  return std::move(r).value();
-}
-
-void check(const scaleprof::Status& s) {
-  if (!s) throw ScaleprofError(s.error().message);
-}
+using scaleprof::python::check;
+using scaleprof::python::ScaleprofError;
+using scaleprof::python::unwrap;
 
 py::dict epoch_dict(const collect::EpochRecord& e) {
   py::dict d;
@@ -305,6 +298,7 @@ PYBIND11_MODULE(_scaleprof, m) {
   m.doc() = "scaleprof engine (C++): run context, rank recorder, GPU monitor, run-directory reader";
   py::register_exception<ScaleprofError>(m, "ScaleprofError", PyExc_RuntimeError);
   m.attr("__version__") = SCALEPROF_VERSION;
+  scaleprof::python::bind_trace_analysis(m);
 
   py::class_<collect::RunContext>(m, "RunContext")
       .def_readwrite("rank", &collect::RunContext::rank)

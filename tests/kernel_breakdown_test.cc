@@ -87,6 +87,35 @@ TEST(KernelBreakdown, TopKernelsFoldTheRestWithTheirOwnStatistics) {
   EXPECT_TRUE(top_kernels(k.kernels, KernelType::kMemory, 2).empty());
 }
 
+// HTA's duration_ratio: with more than k names, a name whose running sum passes the ratio-quantile
+// of the running sums is folded too. Sums 100, 80, 40, 5: running 100, 180, 220, 225; the median of
+// those is 200, so a and b stay (100, 180) and c (220) joins d in "others".
+TEST(KernelBreakdown, DurationRatioFoldsPastTheQuantileOfRunningSums) {
+  RankTraceBuilder b;
+  b.kernel("a", 0, 100);
+  b.kernel("b", 200, 80);
+  b.kernel("c", 300, 30);
+  b.kernel("c", 400, 10);
+  b.kernel("d", 500, 5);
+  const KernelBreakdown k = kernel_breakdown(b.trace(), b.all_rows());
+  const std::vector<KernelStats> half = top_kernels(k.kernels, KernelType::kComputation, 3, 0.5);
+  ASSERT_EQ(half.size(), 3u);
+  EXPECT_EQ(half[0].name, "a");
+  EXPECT_EQ(half[1].name, "b");
+  EXPECT_TRUE(half[2].others);
+  EXPECT_EQ(half[2].kernels, 2);
+  EXPECT_EQ(half[2].duration.count, 3);
+  EXPECT_EQ(half[2].duration.sum, 45);
+  EXPECT_EQ(half[2].duration.max, 30);  // the folded events' own statistics, not the sums'
+  // 1.0 (the CLI's default) folds by k alone; 0 keeps the largest only (its running sum is the minimum).
+  EXPECT_EQ(top_kernels(k.kernels, KernelType::kComputation, 3, 1.0).size(), 4u);
+  const std::vector<KernelStats> least = top_kernels(k.kernels, KernelType::kComputation, 3, 0.0);
+  ASSERT_EQ(least.size(), 2u);
+  EXPECT_EQ(least[1].duration.sum, 125);
+  // As in HTA, no rule applies when the type has no more than k names.
+  EXPECT_EQ(top_kernels(k.kernels, KernelType::kComputation, 4, 0.1).size(), 4u);
+}
+
 TEST(KernelBreakdown, PartitionsAddAcrossRanks) {
   const std::vector<std::vector<TypeShare>> ranks = {{{kComputationBit, 10}, {kCommunicationBit, 4}},
                                                      {{kCommunicationBit, 20}, {kMemoryBit, 1}}};

@@ -14,6 +14,8 @@ gpu.csv, traces/), appended record by record, so a crash loses at most the recor
 The format is documented in docs/run-directory.md. The work is done in C++ (scaleprof._scaleprof);
 this module only makes it idiomatic. Errors from the C++ side arrive as ScaleprofError (a
 RuntimeError) with the same message.
+
+Traces are analysed with scaleprof.TraceAnalysis (HTA's API, analysis.py; docs/python.md).
 """
 from __future__ import annotations
 
@@ -25,9 +27,12 @@ from typing import Any, Callable, Iterator, Optional, Union
 
 from . import _scaleprof
 from ._scaleprof import ScaleprofError, read_run, read_runs, scalability_report
+# HTA's TraceAnalysis on the engine (analysis.py); pandas is imported only when a method makes a DataFrame.
+from .analysis import TraceAnalysis
 
 __version__ = _scaleprof.__version__
-__all__ = ["Run", "ScaleprofError", "current_run", "recorded", "read_run", "read_runs", "scalability_report", "cli_path"]
+__all__ = ["Run", "ScaleprofError", "TraceAnalysis", "current_run", "recorded", "read_run", "read_runs",
+           "scalability_report", "cli_path"]
 
 _current: Optional["Run"] = None  # the innermost active Run of this process, for current_run()
 

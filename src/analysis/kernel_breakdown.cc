@@ -91,7 +91,8 @@ std::vector<TypeShare> merge_type_partitions(std::span<const std::vector<TypeSha
   return out;
 }
 
-std::vector<KernelStats> top_kernels(std::span<const KernelStats> kernels, KernelType type, int k) {
+std::vector<KernelStats> top_kernels(std::span<const KernelStats> kernels, KernelType type, int k,
+                                     double duration_ratio) {
   std::vector<KernelStats> of_type;
   for (const KernelStats& s : kernels) {
     if (s.type == type) of_type.push_back(s);
@@ -99,6 +100,17 @@ std::vector<KernelStats> top_kernels(std::span<const KernelStats> kernels, Kerne
   std::stable_sort(of_type.begin(), of_type.end(),
                    [](const KernelStats& a, const KernelStats& b) { return a.duration.sum > b.duration.sum; });
   if (k <= 0 || of_type.size() <= static_cast<size_t>(k)) return of_type;
+  if (duration_ratio < 1.0) {
+    // HTA's quantile rule: the running sums never decrease (largest first, sums >= 0), so the names
+    // it keeps are a prefix: those whose running sum is at most the quantile.
+    std::vector<int64_t> running(of_type.size());
+    int64_t total = 0;
+    for (size_t i = 0; i < of_type.size(); ++i) running[i] = total += of_type[i].duration.sum;
+    const double limit = quantile_sorted(running, std::max(0.0, duration_ratio));
+    size_t kept = 0;
+    while (kept < static_cast<size_t>(k) && static_cast<double>(running[kept]) <= limit) ++kept;
+    k = static_cast<int>(kept);
+  }
   KernelStats others;
   others.name = "others";
   others.type = type;

@@ -14,7 +14,9 @@
 // the folded events themselves. HTA instead regroups on the per-kernel sums whenever a type has
 // more than k names, which replaces each listed kernel's max/min/mean by its sum and its std by 0,
 // and describes "others" by its kernels' sums; scaleprof keeps real statistics. Per-type sums are
-// the same in both.
+// the same in both. HTA's second rule (get_gpu_kernel_breakdown's duration_ratio) is kept as an
+// option: with more than k names, a name whose running sum (largest first) exceeds the
+// duration_ratio-quantile of the running sums is folded too; 1.0 (the CLI's) folds none by it.
 #pragma once
 
 #include <cstdint>
@@ -63,6 +65,7 @@ std::vector<TypeShare> merge_type_partitions(std::span<const std::vector<TypeSha
 
 // The `k` kernels of `type` with the largest sums (k <= 0: all), then one "others" row folding
 // the rest if any remain.
-std::vector<KernelStats> top_kernels(std::span<const KernelStats> kernels, KernelType type, int k);
+std::vector<KernelStats> top_kernels(std::span<const KernelStats> kernels, KernelType type, int k,
+                                     double duration_ratio = 1.0);
 
 }  // namespace scaleprof::analysis

@@ -64,12 +64,12 @@ RankInputs inputs_of(const trace::RankTrace& t) {
   return in;
 }
 
-RankKernels kernels_of(const trace::RankTrace& t, const analysis::AnalysisWindow& w, int top) {
+RankKernels kernels_of(const trace::RankTrace& t, const analysis::AnalysisWindow& w, int top, double duration_ratio) {
   analysis::KernelBreakdown b = analysis::kernel_breakdown(t, w.rows);
   RankKernels out;
   out.partition = std::move(b.partition);
   for (int type = 0; type < analysis::kKernelTypeCount; ++type) {
-    out.top[type] = analysis::top_kernels(b.kernels, static_cast<analysis::KernelType>(type), top);
+    out.top[type] = analysis::top_kernels(b.kernels, static_cast<analysis::KernelType>(type), top, duration_ratio);
   }
   return out;
 }
@@ -164,7 +164,7 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
       window_options.include_last_step = options.include_last_step;
       const analysis::AnalysisWindow window = analysis::compute_analysis_window(trace, window_options);
       if (sections.breakdown) out.breakdown = analysis::temporal_breakdown(trace, window.rows);
-      if (sections.kernels) out.kernels = kernels_of(trace, window, options.top);
+      if (sections.kernels) out.kernels = kernels_of(trace, window, options.top, options.kernel_duration_ratio);
       if (sections.idle) {
         analysis::IdleOptions idle_options;
         idle_options.consecutive_kernel_delay_ns = options.consecutive_kernel_delay_ns;

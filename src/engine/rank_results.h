@@ -29,8 +29,10 @@
 namespace scaleprof::engine {
 
 struct TraceReportOptions {
-  std::vector<int64_t> ranks;                    // empty: all ranks
-  int top = 10;                                  // rows per group in kernel and operator tables
+  std::vector<int64_t> ranks;  // empty: all ranks
+  int top = 10;                // rows per group in kernel and operator tables
+  // HTA's duration_ratio for the kernel table (analysis::top_kernels); 1.0 folds no kernel by it (the CLI).
+  double kernel_duration_ratio = 1.0;
   int64_t consecutive_kernel_delay_ns = 30'000;  // idle-time breakdown threshold (HTA default 30 us)
   bool include_last_step = false;                // HTA drops the last ProfilerStep by default
   std::string sort_by = "self_cpu";              // operator table sort key

@@ -1,0 +1,348 @@
+"""scaleprof.TraceAnalysis: Holistic Trace Analysis' (HTA 0.6.1) TraceAnalysis API, computed by scaleprof's engine.
+
+    from scaleprof import TraceAnalysis
+
+    analyzer = TraceAnalysis(trace_dir="traces/")
+    time_df = analyzer.get_temporal_breakdown()
+    idle_df, stats_df = analyzer.get_idle_time_breakdown(ranks=[0, 1], show_idle_interval_stats=True)
+
+The methods have HTA's names, arguments and defaults and return pandas DataFrames with HTA's column
+names; docs/python.md lists them and docs/differences-from-hta.md where a value differs. Every number
+comes from the C++ engine (the same functions `scaleprof trace breakdown|kernels|idle|overlap|launch|...`
+run), handed over as one numpy array per column by _scaleprof.trace_report(); this module only renames
+columns, picks rows and draws charts. pandas is imported only when a DataFrame is made, so `import
+scaleprof` and the recording API work without it (`pip install scaleprof[notebook]` brings it).
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+from . import _charts, _scaleprof
+
+# HTA's default trace folder (hta.configs.default_values.DEFAULT_TRACE_DIR).
+DEFAULT_TRACE_DIR = "/tmp/trace"
+NOTEBOOK_EXTRA = "pip install scaleprof[notebook]"
+
+# HTA's kernel types in its per-kernel table (OTHER, the sync records, is not listed there).
+_KERNEL_TYPES = ("COMMUNICATION", "COMPUTATION", "MEMORY")
+# The memory launches HTA drops with include_memory_events=False, and their ROCm counterparts.
+_MEMORY_LAUNCHES = ("cudaMemcpyAsync", "cudaMemsetAsync", "hipMemcpyAsync", "hipMemsetAsync", "hipMemcpyWithStream")
+
+
+def _pandas():
+    try:
+        import pandas
+    except ImportError as e:
+        raise ImportError(f"scaleprof.TraceAnalysis returns pandas DataFrames, and pandas is not installed: "
+                          f"{NOTEBOOK_EXTRA}") from e
+    return pandas
+
+
+def _frame(columns: Dict[str, Any], names: Dict[str, str], rows=None):
+    """A DataFrame of `columns` (a table of trace_report) with the columns of `names` renamed, in its
+    order; `rows` (a boolean numpy array) picks rows."""
+    pd = _pandas()
+    import numpy as np
+
+    data = {}
+    for key, name in names.items():
+        col = columns[key]
+        col = np.asarray(col, dtype=object) if isinstance(col, list) else col
+        data[name] = col[rows] if rows is not None else col
+    df = pd.DataFrame(data)
+    for name in df.columns:  # names arrive as Python lists; keep them str columns, not object
+        if df[name].dtype == object:
+            df[name] = df[name].astype(str)
+    return df
+
+
+def _per_rank(columns: Dict[str, Any]):
+    """A per-rank table of the CLI without its totals row (the one without a rank), rank as int."""
+    import numpy as np
+
+    rank = np.asarray(columns["rank"], dtype=float)
+    rows = ~np.isnan(rank)
+    out = dict(columns)
+    out["rank"] = np.where(rows, rank, -1).astype(np.int64)
+    return out, rows
+
+
+def _check_visualize(value: Any, name: str = "visualize") -> bool:
+    if value is None:
+        return _charts.in_notebook()
+    if not isinstance(value, bool):
+        raise ValueError(f"{name}: expected True or False, got {type(value).__name__}")
+    return value
+
+
+def _ranks_list(value: Any, name: str = "ranks", empty: Optional[List[int]] = None) -> List[int]:
+    """HTA's ranks argument (None or [] means [0]; for streams, `empty`), checked by the binding's rules."""
+    if empty is None:
+        empty = [0]
+    if value is None:
+        return list(empty)
+    if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
+        raise ValueError(f"{name}: expected a list of ranks, got {type(value).__name__}")
+    try:
+        items = list(value)
+    except TypeError:  # a 0-d array has __iter__ but cannot be iterated
+        raise ValueError(f"{name}: expected a list of ranks, got {type(value).__name__}") from None
+    out = []
+    for i, r in enumerate(items):
+        try:
+            if isinstance(r, (bool, float)):
+                raise TypeError
+            index = r.__index__()  # int, numpy integer; an array of several fails
+        except (TypeError, AttributeError):
+            raise ValueError(f"{name}[{i}]: expected an integer, got {type(r).__name__}") from None
+        if not 0 <= index <= 2147483647:
+            raise ValueError(f"{name}[{i}]: must be between 0 and 2147483647, got {index}")
+        out.append(index)
+    return out or list(empty)
+
+
+class TraceAnalysis:
+    """The traces of one job: `trace_dir` (a folder, or one trace file) or `trace_files` ({rank: file}
+    or [file, ...], relative to `trace_dir` unless absolute), as HTA's TraceAnalysis takes them.
+
+    The traces are read (and checked) once here: a missing folder, an unreadable or corrupt trace is a
+    ValueError or ScaleprofError naming the file and the place in it. Each method then runs its analysis
+    in the engine; results of the default arguments are kept, so calling a method twice costs nothing.
+    `threads` (0: one per core) is how many threads the engine reads and analyses with.
+    """
+
+    def __init__(self, trace_files: Optional[Union[Dict[int, str], List[str]]] = None,
+                 trace_dir: Union[str, "os.PathLike[str]"] = DEFAULT_TRACE_DIR,
+                 include_last_profiler_step: Optional[bool] = False, *, threads: int = 0):
+        if isinstance(trace_dir, os.PathLike):
+            trace_dir = os.fspath(trace_dir)
+        if not isinstance(trace_dir, str):
+            raise ValueError(f"trace_dir: expected a path, got {type(trace_dir).__name__}")
+        if include_last_profiler_step is None:
+            include_last_profiler_step = False
+        if not isinstance(include_last_profiler_step, bool):
+            raise ValueError("include_last_profiler_step: expected True or False, got "
+                             f"{type(include_last_profiler_step).__name__}")
+        self._paths: List[str] = []
+        self._rank_files: Optional[Dict[Any, str]] = None
+        if trace_files is None:
+            if not os.path.exists(trace_dir):
+                raise ValueError(f"trace_dir: {trace_dir}: no such file or folder")
+            self._paths = [trace_dir]
+        elif isinstance(trace_files, dict):
+            self._rank_files = {rank: self._joined(trace_dir, f, f"trace_files[{rank!r}]")
+                                for rank, f in trace_files.items()}
+        elif isinstance(trace_files, (list, tuple)):
+            self._paths = [self._joined(trace_dir, f, f"trace_files[{i}]") for i, f in enumerate(trace_files)]
+        else:
+            raise ValueError(f"trace_files: expected a dict of rank to file or a list of files, got "
+                             f"{type(trace_files).__name__}")
+        if not self._paths and not self._rank_files:
+            raise ValueError("trace_files: no trace file given")
+        self._include_last_step = include_last_profiler_step
+        self._threads = threads
+        self._cache: Dict[Tuple, Dict[str, Any]] = {}
+        # Reads every trace once (a corrupt one fails here, as in HTA) and keeps the summary's tables.
+        summary = self._report("summary", ranks=None)
+        self.ranks: List[int] = sorted(summary["ranks"])
+        self.files: List[str] = list(summary["files"])
+        # What the engine noted while reading: rank assignments, rejected events, repaired JSON.
+        self.warnings: List[str] = list(summary["warnings"]) + list(summary["notes"])
+
+    @staticmethod
+    def _joined(trace_dir: str, f: Any, name: str) -> str:
+        if isinstance(f, os.PathLike):
+            f = os.fspath(f)
+        if not isinstance(f, str):
+            raise ValueError(f"{name}: expected a path, got {type(f).__name__}")
+        # HTA's rule (Trace._normalize_trace_filenames): relative to trace_dir unless absolute or under it.
+        return f if os.path.isabs(f) or (trace_dir and f.startswith(trace_dir)) else os.path.join(trace_dir, f)
+
+    # -- the engine --------------------------------------------------------------------------------
+    def _report(self, report: str, ranks: Optional[Sequence[int]], top: int = 10, duration_ratio: float = 1.0,
+                consecutive_kernel_delay: float = 30, sort_by: str = "self_cpu") -> Dict[str, Any]:
+        def run():
+            # The binding checks every argument (a ValueError naming it) before anything is read.
+            return _scaleprof.trace_report(
+                report, self._paths, rank_files=self._rank_files, ranks=ranks, top=top,
+                duration_ratio=duration_ratio, consecutive_kernel_delay_us=consecutive_kernel_delay,
+                include_last_step=self._include_last_step, sort_by=sort_by, threads=self._threads)
+
+        key = (report, tuple(ranks) if ranks is not None else None, top, duration_ratio, consecutive_kernel_delay,
+               sort_by)
+        try:
+            hash(key)
+        except TypeError:
+            return run()  # an argument of the wrong type (a list for a number): the binding says which
+        if key not in self._cache:
+            self._cache[key] = run()
+        return self._cache[key]
+
+    def _summary_table(self, key: str) -> Dict[str, Any]:
+        return self._report("summary", ranks=None)["tables"][key]
+
+    def _check_ranks(self, ranks: List[int]) -> None:
+        missing = [r for r in ranks if r not in self.ranks]
+        if missing:
+            raise ValueError(f"ranks: {missing} not among the ranks read ({self.ranks})")
+
+    # -- HTA's analyses ----------------------------------------------------------------------------
+    def get_temporal_breakdown(self, visualize: Optional[bool] = None):
+        """Idle, compute and non-compute GPU time per rank (HTA's columns; times in us)."""
+        visualize = _check_visualize(visualize)
+        table, rows = _per_rank(self._summary_table("breakdown"))
+        df = _frame(table, {
+            "rank": "rank", "idle_us": "idle_time(us)", "compute_us": "compute_time(us)",
+            "non_compute_us": "non_compute_time(us)", "kernel_us": "kernel_time(us)", "idle_pct": "idle_time_pctg",
+            "compute_pct": "compute_time_pctg", "non_compute_pct": "non_compute_time_pctg"}, rows)
+        if visualize:
+            _charts.temporal_breakdown(df)
+        return df
+
+    def get_comm_comp_overlap(self, visualize: Optional[bool] = None):
+        """Share of communication time overlapped by computation, per rank (NaN: no communication)."""
+        visualize = _check_visualize(visualize)
+        table, rows = _per_rank(self._summary_table("overlap"))
+        df = _frame(table, {"rank": "rank", "comm_comp_overlap_pct": "comp_comm_overlap_pctg"}, rows)
+        if visualize:
+            _charts.comm_comp_overlap(df)
+        return df
+
+    def get_gpu_kernel_breakdown(self, visualize: Optional[bool] = None, duration_ratio: float = 0.8,
+                                 num_kernels: int = 10, include_memory_kernels: bool = True,
+                                 image_renderer: str = ""):
+        """(time by kernel type across ranks, per rank and type the longest kernels and "others")."""
+        visualize = _check_visualize(visualize)
+        if not isinstance(include_memory_kernels, bool):
+            raise ValueError("include_memory_kernels: expected True or False, got "
+                             f"{type(include_memory_kernels).__name__}")
+        if not isinstance(image_renderer, str):
+            raise ValueError(f"image_renderer: expected a str, got {type(image_renderer).__name__}")
+        if isinstance(num_kernels, bool) or not isinstance(num_kernels, int) or num_kernels < 1:
+            raise ValueError(f"num_kernels: expected an integer of at least 1, got {num_kernels!r}")
+        tables = self._report("kernels", ranks=None, top=num_kernels, duration_ratio=duration_ratio)["tables"]
+        import numpy as np
+
+        types = tables["kernel_types"]
+        type_df = _frame(types, {"kernel_type": "kernel_type", "time_us": "sum", "pct": "percentage"})
+        type_df = type_df.sort_values(by="sum", ascending=False, ignore_index=True, kind="stable")
+        kernels = tables["kernels"]
+        wanted = _KERNEL_TYPES if include_memory_kernels else _KERNEL_TYPES[:2]
+        rows = np.isin(np.asarray(kernels["kernel_type"], dtype=object), wanted)
+        kernel_df = _frame(kernels, {"name": "name", "sum_us": "sum (us)", "max_us": "max (us)", "min_us": "min (us)",
+                                     "std_us": "stddev", "mean_us": "mean (us)", "kernel_type": "kernel_type",
+                                     "rank": "rank"}, rows)
+        kernel_df = kernel_df.sort_values(by=["kernel_type", "name", "rank"], ignore_index=True, kind="stable")
+        if visualize:
+            _charts.kernel_breakdown(type_df, kernel_df, image_renderer)
+        return type_df, kernel_df
+
+    def get_idle_time_breakdown(self, ranks: Optional[List[int]] = None, streams: Optional[List[int]] = None,
+                                visualize: Optional[bool] = None, visualize_pctg: bool = True,
+                                show_idle_interval_stats: bool = False, consecutive_kernel_delay: float = 30):
+        """(idle time per rank, stream and cause in us, the gap statistics per cause or None).
+
+        `consecutive_kernel_delay` is in microseconds, as in HTA (default 30)."""
+        visualize = _check_visualize(visualize)
+        for name, value in (("visualize_pctg", visualize_pctg), ("show_idle_interval_stats", show_idle_interval_stats)):
+            if not isinstance(value, bool):
+                raise ValueError(f"{name}: expected True or False, got {type(value).__name__}")
+        ranks = _ranks_list(ranks)
+        stream_list = _ranks_list(streams, "streams", empty=[]) or None  # None or []: every stream
+        self._check_ranks(ranks)
+        if consecutive_kernel_delay == 30:
+            tables = self._report("summary", ranks=None)["tables"]
+        else:
+            tables = self._report("idle", ranks=None, consecutive_kernel_delay=consecutive_kernel_delay)["tables"]
+        import numpy as np
+
+        idle, gaps = tables["idle"], tables["idle_gaps"]
+        category = np.asarray(idle["category"], dtype=object)
+        # HTA lists a cause only where some gap has it, and always "other" (its first kernel's gap,
+        # which is not a gap, falls there).
+        rows = np.isin(idle["rank"], ranks) & ((idle["gaps"] > 0) | (category == "other"))
+        if stream_list is not None:
+            rows &= np.isin(idle["stream"], stream_list)
+        idle_df = _frame(idle, {"rank": "rank", "stream": "stream", "category": "idle_category", "idle_us": "idle_time",
+                                "idle_pct": "idle_time_ratio"}, rows)
+        idle_df["idle_time_ratio"] = idle_df["idle_time_ratio"] / 100.0
+        stats_df = None
+        if show_idle_interval_stats:
+            stats_df = _frame(gaps, {"category": "idle_category", "rank": "rank", "stream": "stream", "count": "count",
+                                     "mean_us": "mean", "std_us": "std", "min_us": "min", "p25_us": "25%",
+                                     "p50_us": "50%", "p75_us": "75%", "max_us": "max"}, rows)
+            stats_df["count"] = stats_df["count"].astype(float)
+            stats_df = stats_df.set_index("idle_category")
+        if visualize:
+            for r in ranks:
+                _charts.idle_time(idle_df[idle_df["rank"] == r], r, visualize_pctg)
+        return idle_df, stats_df
+
+    def get_cuda_kernel_launch_stats(self, ranks: Optional[List[int]] = None, runtime_cutoff: int = 50,
+                                     launch_delay_cutoff: int = 100, include_memory_events: bool = True,
+                                     visualize: Optional[bool] = None):
+        """{rank: DataFrame of correlation, cpu_duration, gpu_duration, launch_delay (us), one row per launch}."""
+        visualize = _check_visualize(visualize)
+        if not isinstance(include_memory_events, bool):
+            raise ValueError("include_memory_events: expected True or False, got "
+                             f"{type(include_memory_events).__name__}")
+        for name, value in (("runtime_cutoff", runtime_cutoff), ("launch_delay_cutoff", launch_delay_cutoff)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ValueError(f"{name}: expected a number of microseconds >= 0, got {value!r}")
+        ranks = _ranks_list(ranks)
+        self._check_ranks(ranks)
+        table = self._report("launch", ranks=ranks, top=0)["tables"]["launch_delays"]
+        import numpy as np
+
+        launch = np.asarray(table["launch"], dtype=object)
+        keep = np.ones(len(launch), dtype=bool) if include_memory_events else ~np.isin(launch, _MEMORY_LAUNCHES)
+        out = {}
+        for r in ranks:
+            df = _frame(table, {"correlation": "correlation", "cpu_duration_us": "cpu_duration",
+                                "gpu_duration_us": "gpu_duration", "launch_delay_us": "launch_delay"},
+                        keep & (table["rank"] == r))
+            out[r] = df.sort_values(by="correlation", ignore_index=True, kind="stable")
+            if visualize:
+                _charts.launch_stats(out[r], r, runtime_cutoff, launch_delay_cutoff)
+        return out
+
+    def get_profiler_steps(self) -> List[int]:
+        """The ProfilerStep numbers of the traces, sorted. As in HTA, each rank's last step is left out
+        (the profiler often stops inside it) unless include_last_profiler_step was True."""
+        table = self._report("summary", ranks=None)["tables"]["steps"]
+        last: Dict[int, int] = {}
+        for rank, step in zip(table["rank"], table["step"]):
+            last[int(rank)] = max(last.get(int(rank), int(step)), int(step))
+        return sorted({int(step) for rank, step in zip(table["rank"], table["step"])
+                       if self._include_last_step or int(step) != last[int(rank)]})
+
+    # -- scaleprof's own ---------------------------------------------------------------------------
+    def get_report(self, report: str, ranks: Optional[List[int]] = None, top: int = 10,
+                   sort_by: str = "self_cpu") -> Dict[str, Any]:
+        """Every table of `scaleprof trace REPORT` (summary, breakdown, kernels, idle, overlap, launch, ops,
+        steps, collectives, stragglers, phases, decompose) as {key: DataFrame}, with the CLI's JSON keys
+        as column names (docs/trace-json.md). `ranks`: None for all."""
+        tables = self._report(report, ranks=None if ranks is None else _ranks_list(ranks), top=top,
+                              sort_by=sort_by)["tables"]
+        return {key: _frame(cols, {c: c for c in cols}) for key, cols in tables.items()}
+
+    def get_operator_table(self, ranks: Optional[List[int]] = None, sort_by: str = "self_cpu", top: int = 10):
+        """The operator table per rank (`scaleprof trace ops`): the `top` operators by `sort_by`."""
+        return self.get_report("ops", ranks=ranks, top=top, sort_by=sort_by)["operators"]
+
+    def get_collectives(self) -> Dict[str, Any]:
+        """Collectives matched across ranks, their waits and bandwidth (`scaleprof trace collectives`)."""
+        return self.get_report("collectives")
+
+    def get_stragglers(self) -> Dict[str, Any]:
+        """Which ranks arrive last at the collectives and what it costs (`scaleprof trace stragglers`)."""
+        return self.get_report("stragglers")
+
+    def get_step_times(self) -> Dict[str, Any]:
+        """ProfilerStep durations per rank and their spread (`scaleprof trace steps`)."""
+        return self.get_report("steps")
+
+    def get_phases(self) -> Dict[str, Any]:
+        """Forward, backward, optimizer and data loading per step (`scaleprof trace phases`)."""
+        return self.get_report("phases")

@@ -1,0 +1,294 @@
+// trace_report(): the tables of one `scaleprof trace` subcommand, computed by the same pipeline the CLI
+// runs (pipeline::stream_report), handed to Python column by column: numbers as one numpy array per
+// column, names as one list of str per column, never one Python object per row. The DataFrames are
+// assembled from them in python/scaleprof/analysis.py.
+//
+// Every argument arrives as a plain Python object and is checked here, so that a wrong type or value
+// is a ValueError naming the argument, never pybind11's cast error listing the overloads.
+#include "trace_analysis_binding.h"
+
+#include <pybind11/numpy.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "analysis/operator_table.h"
+#include "binding_errors.h"
+#include "engine/rank_results.h"
+#include "pipeline/trace_pipeline.h"
+#include "report/table.h"
+#include "trace/trace_set.h"
+
+namespace py = pybind11;
+
+namespace scaleprof::python {
+namespace {
+
+// The subcommands whose tables trace_report() gives (every `scaleprof trace` report but diff and merge).
+constexpr std::string_view kReports[] = {"summary", "breakdown", "kernels",     "idle",       "overlap", "launch",
+                                         "ops",     "steps",     "collectives", "stragglers", "phases",  "decompose"};
+
+[[noreturn]] void bad_argument(std::string_view name, const std::string& what) {
+  throw py::value_error(fmt::format("{}: {}", name, what));
+}
+
+std::string type_name(py::handle value) {
+  return py::str(py::type::of(value).attr("__name__"));
+}
+
+bool is_int(py::handle value) {
+  // bool is an int in Python, but ranks=[True] is a mistake, not rank 1.
+  return PyIndex_Check(value.ptr()) != 0 && !PyBool_Check(value.ptr()) && !py::isinstance<py::float_>(value);
+}
+
+int64_t int_argument(py::handle value, std::string_view name, int64_t min, int64_t max) {
+  if (!is_int(value)) bad_argument(name, fmt::format("expected an integer, got {}", type_name(value)));
+  // __index__ of a numpy integer or a Python int; too large for int64 is out of range below. An array
+  // has __index__ too, which fails unless it holds one integer.
+  PyObject* index = PyNumber_Index(value.ptr());
+  if (index == nullptr) {
+    PyErr_Clear();
+    bad_argument(name, fmt::format("expected an integer, got {}", type_name(value)));
+  }
+  const py::int_ number = py::reinterpret_steal<py::int_>(index);
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(number.ptr(), &overflow);
+  if (overflow != 0 || v < min || v > max) {
+    bad_argument(name, fmt::format("must be between {} and {}, got {}", min, max, py::str(value).cast<std::string>()));
+  }
+  return v;
+}
+
+double float_argument(py::handle value, std::string_view name, double min, double max) {
+  if (PyBool_Check(value.ptr()) || (!py::isinstance<py::float_>(value) && !is_int(value))) {
+    bad_argument(name, fmt::format("expected a number, got {}", type_name(value)));
+  }
+  // An array passes the checks above (it has __index__) but is a number only when it holds one.
+  PyObject* number = PyNumber_Float(value.ptr());
+  if (number == nullptr) {
+    PyErr_Clear();
+    bad_argument(name, fmt::format("expected a number, got {}", type_name(value)));
+  }
+  const double v = py::reinterpret_steal<py::float_>(number).cast<double>();
+  if (!(v >= min && v <= max)) bad_argument(name, fmt::format("must be between {} and {}, got {}", min, max, v));
+  return v;
+}
+
+bool bool_argument(py::handle value, std::string_view name) {
+  // numpy.bool_ too, without importing numpy for it.
+  const bool numpy_bool = py::str(py::type::of(value).attr("__module__")).cast<std::string>() == "numpy" &&
+                          type_name(value).rfind("bool", 0) == 0;
+  if (!PyBool_Check(value.ptr()) && !numpy_bool) {
+    bad_argument(name, fmt::format("expected True or False, got {}", type_name(value)));
+  }
+  return value.cast<bool>();
+}
+
+std::string str_argument(py::handle value, std::string_view name) {
+  if (!py::isinstance<py::str>(value)) bad_argument(name, fmt::format("expected a str, got {}", type_name(value)));
+  return value.cast<std::string>();
+}
+
+// A list, tuple, range or 1-d array of items; a str (a sequence of characters) is not one.
+std::vector<py::object> items_of(py::handle value, std::string_view name) {
+  if (py::isinstance<py::str>(value) || py::isinstance<py::bytes>(value) || py::isinstance<py::dict>(value) ||
+      !py::isinstance<py::iterable>(value)) {
+    bad_argument(name, fmt::format("expected a list, got {}", type_name(value)));
+  }
+  std::vector<py::object> out;
+  try {
+    for (py::handle item : value) out.push_back(py::reinterpret_borrow<py::object>(item));
+  } catch (const py::error_already_set&) {  // a 0-d array is iterable by type, not in fact
+    bad_argument(name, fmt::format("expected a list, got {}", type_name(value)));
+  }
+  return out;
+}
+
+std::vector<int64_t> ranks_argument(py::handle value, std::string_view name) {
+  std::vector<int64_t> out;
+  if (value.is_none()) return out;
+  size_t i = 0;
+  for (const py::object& item : items_of(value, name)) {
+    out.push_back(int_argument(item, fmt::format("{}[{}]", name, i++), 0, std::numeric_limits<int32_t>::max()));
+  }
+  return out;
+}
+
+std::vector<std::string> paths_argument(py::handle value, std::string_view name) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  for (const py::object& item : items_of(value, name)) {
+    // os.PathLike (pathlib.Path) is a path too.
+    py::object path = py::hasattr(item, "__fspath__") ? item.attr("__fspath__")() : item;
+    out.push_back(str_argument(path, fmt::format("{}[{}]", name, i++)));
+  }
+  return out;
+}
+
+// One column of a table as Python data.
+py::object column_object(const std::vector<report::Cell>& cells) {
+  bool any_text = false;
+  bool any_real = false;
+  for (const report::Cell& c : cells) {
+    any_text |= std::holds_alternative<std::string>(c.value);
+    any_real |= std::holds_alternative<double>(c.value) || std::holds_alternative<std::monostate>(c.value);
+  }
+  if (any_text) {
+    py::list out(cells.size());
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (const auto* s = std::get_if<std::string>(&cells[i].value)) {
+        // Names come from trace files: invalid UTF-8 is replaced, never an exception.
+        out[i] = py::reinterpret_steal<py::object>(
+            PyUnicode_DecodeUTF8(s->data(), static_cast<Py_ssize_t>(s->size()), "replace"));
+      } else if (const auto* n = std::get_if<int64_t>(&cells[i].value)) {
+        out[i] = py::str(std::to_string(*n));
+      } else {
+        out[i] = py::none();
+      }
+    }
+    return std::move(out);
+  }
+  if (any_real || cells.empty()) {
+    py::array_t<double> out(static_cast<py::ssize_t>(cells.size()));
+    auto v = out.mutable_unchecked<1>();
+    for (size_t i = 0; i < cells.size(); ++i) {
+      const auto& value = cells[i].value;
+      if (const auto* d = std::get_if<double>(&value)) {
+        v(static_cast<py::ssize_t>(i)) = *d;
+      } else if (const auto* n = std::get_if<int64_t>(&value)) {
+        v(static_cast<py::ssize_t>(i)) = static_cast<double>(*n);
+      } else {
+        v(static_cast<py::ssize_t>(i)) = std::numeric_limits<double>::quiet_NaN();
+      }
+    }
+    return std::move(out);
+  }
+  py::array_t<int64_t> out(static_cast<py::ssize_t>(cells.size()));
+  auto v = out.mutable_unchecked<1>();
+  for (size_t i = 0; i < cells.size(); ++i) v(static_cast<py::ssize_t>(i)) = std::get<int64_t>(cells[i].value);
+  return std::move(out);
+}
+
+// {column key: array or list}, in the table's column order; JSON-only columns (nested lists) are left out.
+py::dict table_columns(const report::Table& table) {
+  std::vector<size_t> kept;
+  for (size_t c = 0; c < table.columns.size(); ++c) {
+    if (!table.columns[c].json_only) kept.push_back(c);
+  }
+  std::vector<std::vector<report::Cell>> columns(kept.size());
+  table.for_each_row([&](const std::vector<report::Cell>& row) {
+    for (size_t k = 0; k < kept.size(); ++k) columns[k].push_back(kept[k] < row.size() ? row[kept[k]] : report::Cell());
+  });
+  py::dict out;
+  for (size_t k = 0; k < kept.size(); ++k) {
+    out[py::str(table.columns[kept[k]].key)] = column_object(columns[k]);
+    columns[k] = {};  // each column freed once converted
+  }
+  return out;
+}
+
+py::list string_list(const std::vector<std::string>& lines) {
+  py::list out;
+  for (const std::string& s : lines) {
+    out.append(py::reinterpret_steal<py::object>(
+        PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace")));
+  }
+  return out;
+}
+
+py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle rank_files_arg, py::handle ranks_arg,
+                      py::handle top_arg, py::handle duration_ratio_arg, py::handle delay_arg,
+                      py::handle include_last_step_arg, py::handle sort_by_arg, py::handle threads_arg) {
+  const std::string report = str_argument(report_arg, "report");
+  if (std::find(std::begin(kReports), std::end(kReports), report) == std::end(kReports)) {
+    bad_argument("report", fmt::format("unknown report '{}'", report));
+  }
+  std::vector<std::string> paths = paths_argument(paths_arg, "trace_dir");
+  trace::LoadOptions load;
+  load.parse.lenient = true;  // the CLI's default: repairable JSON is repaired, with a note
+  load.threads = static_cast<unsigned>(int_argument(threads_arg, "threads", 0, 1024));
+  if (!rank_files_arg.is_none()) {
+    if (!py::isinstance<py::dict>(rank_files_arg)) {
+      bad_argument("trace_files", fmt::format("expected a dict of rank to file, got {}", type_name(rank_files_arg)));
+    }
+    for (auto [rank, file] : py::reinterpret_borrow<py::dict>(rank_files_arg)) {
+      const int64_t r = int_argument(rank, "trace_files (a rank)", 0, std::numeric_limits<int32_t>::max());
+      py::object path =
+          py::hasattr(file, "__fspath__") ? file.attr("__fspath__")() : py::reinterpret_borrow<py::object>(file);
+      const std::string p = str_argument(path, fmt::format("trace_files[{}]", r));
+      load.rank_overrides.emplace_back(p, r);
+      paths.push_back(p);
+    }
+  }
+  if (paths.empty()) bad_argument("trace_dir", "no trace file or folder given");
+  engine::TraceReportOptions options;
+  options.ranks = ranks_argument(ranks_arg, "ranks");
+  options.top = static_cast<int>(int_argument(top_arg, "num_kernels", 0, std::numeric_limits<int32_t>::max()));
+  options.kernel_duration_ratio = float_argument(duration_ratio_arg, "duration_ratio", 0.0, 1.0);
+  const double delay_us = float_argument(delay_arg, "consecutive_kernel_delay", 0.0, 1e9);
+  options.consecutive_kernel_delay_ns = std::llround(delay_us * 1000.0);
+  options.include_last_step = bool_argument(include_last_step_arg, "include_last_profiler_step");
+  options.sort_by = str_argument(sort_by_arg, "sort_by");
+  if (!analysis::parse_operator_sort_key(options.sort_by)) {
+    bad_argument("sort_by", fmt::format("must be self_cpu, cpu_total, self_device, device_total or calls, got '{}'",
+                                        options.sort_by));
+  }
+
+  std::optional<Result<pipeline::StreamedReport>> streamed;
+  {
+    py::gil_scoped_release release;  // the ranks are read and analysed on threads of the engine's own
+    streamed.emplace(pipeline::stream_report(report, paths, load, options));
+  }
+  pipeline::StreamedReport result = unwrap(std::move(*streamed));
+  // A notebook wants all of its traces or a clear reason: an unreadable file is an error (the CLI goes
+  // on with the others and exits 3), each line naming the file and the place in it.
+  if (!result.set.errors.empty() || !result.any_read) {
+    std::string message = result.any_read ? "some traces could not be read" : "no trace could be read";
+    for (const std::string& e : result.set.errors) message += "\n  " + e;
+    if (result.set.files.empty()) message += fmt::format(" (no trace file in {})", fmt::join(paths, ", "));
+    throw ScaleprofError(message);
+  }
+  py::list ranks_read;
+  for (int64_t r : result.set.rank_of_file) {
+    if (r >= 0) ranks_read.append(r);
+  }
+  if (!result.any_selected) {
+    throw py::value_error(fmt::format("ranks: {} matches none of the ranks read ({})", fmt::join(options.ranks, ", "),
+                                      py::str(ranks_read).cast<std::string>()));
+  }
+  py::dict tables;
+  for (size_t i = 0; i < result.report.tables.size(); ++i) {
+    tables[py::str(result.report.keys[i])] = table_columns(result.report.tables[i]);
+  }
+  py::dict out;
+  out["tables"] = tables;
+  out["files"] = string_list(result.set.files);
+  out["ranks"] = ranks_read;
+  out["warnings"] = string_list(result.set.warnings);
+  out["notes"] = string_list(result.repair_notes);
+  return out;
+}
+
+}  // namespace
+
+void bind_trace_analysis(py::module_& m) {
+  m.def("trace_report", &trace_report, py::arg("report"), py::arg("paths"), py::arg("rank_files") = py::none(),
+        py::arg("ranks") = py::none(), py::arg("top") = 10, py::arg("duration_ratio") = 1.0,
+        py::arg("consecutive_kernel_delay_us") = 30, py::arg("include_last_step") = false,
+        py::arg("sort_by") = "self_cpu", py::arg("threads") = 0,
+        "The tables of `scaleprof trace REPORT` over the trace files of `paths` (files or folders) and "
+        "`rank_files` ({rank: file}), as {'tables': {key: {column: numpy array or list of str}}, 'files', "
+        "'ranks', 'warnings', 'notes'}. ValueError names a bad argument; ScaleprofError an unreadable trace.");
+}
+
+}  // namespace scaleprof::python
