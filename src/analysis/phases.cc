@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <bit>
 #include <cctype>
+#include <functional>
 #include <map>
 #include <set>
 #include <utility>
 
 #include "analysis/device_events.h"
 #include "analysis/intervals.h"
+#include "core/run_sort.h"
 
 namespace scaleprof::analysis {
 
@@ -123,8 +125,10 @@ std::vector<int64_t> launch_rows(const trace::RankTrace& trace) {
       by_external.emplace_back(ev.external_id[i], static_cast<uint32_t>(i));
     }
   }
-  std::sort(by_correlation.begin(), by_correlation.end());
-  std::sort(by_external.begin(), by_external.end());
+  // Both come almost in order from Kineto; the pairs are distinct (one per row), so the stable sort
+  // gives what std::sort would, in a pass and a merge or two.
+  stable_sort_runs(by_correlation.begin(), by_correlation.end(), std::less<>());
+  stable_sort_runs(by_external.begin(), by_external.end(), std::less<>());
   auto find = [](const std::vector<std::pair<int64_t, uint32_t>>& v, int64_t id) -> int64_t {
     if (id == trace::kNone) return -1;
     auto it = std::lower_bound(v.begin(), v.end(), std::make_pair(id, uint32_t{0}));
