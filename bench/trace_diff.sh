@@ -8,7 +8,7 @@
 #   diff:      scaleprof trace diff -q A B          (B: a copy of A in another file)
 # Prints a Markdown table with the ratio diff / read one, and the machine's load average before and
 # after (run it with the machine as quiet as you can: the ratio holds on a busy machine, the times
-# do not).
+# do not; bench/trace_diff_cpu.py gives the CPU time, which does not depend on the load).
 #
 # Usage: bench/trace_diff.sh [TRACE]   (default ../shared/traces/hta/df_index_resolver/df_index_resolver.json.gz)
 set -euo pipefail

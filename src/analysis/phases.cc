@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <bit>
 #include <cctype>
+#include <functional>
 #include <map>
 #include <set>
 #include <utility>
 
 #include "analysis/device_events.h"
 #include "analysis/intervals.h"
+#include "core/run_sort.h"
 
 namespace scaleprof::analysis {
 
@@ -116,27 +118,37 @@ std::vector<int64_t> launch_rows(const trace::RankTrace& trace) {
   const size_t n = ev.size();
   std::vector<std::pair<int64_t, uint32_t>> by_correlation, by_external;
   for (size_t i = 0; i < n; ++i) {
-    if (ev.phase[i] != trace::Phase::kComplete) continue;
-    if (trace::is_runtime_category(ev.cat[i]) && ev.correlation[i] != trace::kNone) {
+    if (ev.phase[i] == trace::Phase::kComplete && trace::is_runtime_category(ev.cat[i]) &&
+        ev.correlation[i] != trace::kNone) {
       by_correlation.emplace_back(ev.correlation[i], static_cast<uint32_t>(i));
-    } else if (trace::is_cpu_op_category(ev.cat[i]) && ev.external_id[i] != trace::kNone) {
-      by_external.emplace_back(ev.external_id[i], static_cast<uint32_t>(i));
     }
   }
-  std::sort(by_correlation.begin(), by_correlation.end());
-  std::sort(by_external.begin(), by_external.end());
+  // Both lists come almost in order from Kineto; the pairs are distinct (one per row), so the
+  // stable sort gives what std::sort would, in a pass and a merge or two.
+  stable_sort_runs(by_correlation.begin(), by_correlation.end(), std::less<>());
   auto find = [](const std::vector<std::pair<int64_t, uint32_t>>& v, int64_t id) -> int64_t {
     if (id == trace::kNone) return -1;
     auto it = std::lower_bound(v.begin(), v.end(), std::make_pair(id, uint32_t{0}));
     return it != v.end() && it->first == id ? static_cast<int64_t>(it->second) : int64_t{-1};
   };
   std::vector<int64_t> out(n, -1);
+  std::vector<uint32_t> unmatched;  // device work no runtime call's correlation id names
   for (size_t i = 0; i < n; ++i) {
     if (ev.phase[i] != trace::Phase::kComplete || !is_stream_work(ev.cat[i])) continue;
-    int64_t launch = find(by_correlation, ev.correlation[i]);
-    if (launch < 0) launch = find(by_external, ev.external_id[i]);
-    out[i] = launch;
+    out[i] = find(by_correlation, ev.correlation[i]);
+    if (out[i] < 0 && ev.external_id[i] != trace::kNone) unmatched.push_back(static_cast<uint32_t>(i));
   }
+  // The ops by External id only for work the runtime calls left unmatched (none on most CUDA
+  // traces, where every kernel has its launch): a list of every cpu_op less to make and sort.
+  if (unmatched.empty()) return out;
+  for (size_t i = 0; i < n; ++i) {
+    if (ev.phase[i] == trace::Phase::kComplete && trace::is_cpu_op_category(ev.cat[i]) &&
+        ev.external_id[i] != trace::kNone) {
+      by_external.emplace_back(ev.external_id[i], static_cast<uint32_t>(i));
+    }
+  }
+  stable_sort_runs(by_external.begin(), by_external.end(), std::less<>());
+  for (const uint32_t i : unmatched) out[i] = find(by_external, ev.external_id[i]);
   return out;
 }
 
