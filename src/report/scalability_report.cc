@@ -172,9 +172,9 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
                  {"projected_efficiency_4x_pct", "Proj. eff. @4x (%)"},
                  {"kind", "Kind"}};
     p.set_importance(Importance::kKey, {"strategy"});
-    p.set_importance(Importance::kUseful,
-                     {"projected_workers_4x", "projected_speedup_4x", "projected_efficiency_4x_pct"});
-    p.set_importance(Importance::kDetail, {"points", "serial_s", "parallel_s", "rms_residual_s", "kind"});
+    p.set_importance(Importance::kUseful, {"serial_s", "parallel_s", "projected_workers_4x", "projected_speedup_4x",
+                                           "projected_efficiency_4x_pct"});
+    p.set_importance(Importance::kDetail, {"points", "rms_residual_s", "kind"});
     for (const SeriesResult& sr : a.series) {
       if (!sr.amdahl.ok) {
         p.add_row({sr.series, sr.amdahl.points, Cell::null(), Cell::null(), Cell::null(), Cell::null(), Cell::null(),
