@@ -713,7 +713,7 @@ TEST(ScalabilityReport, ItwinaiCsvLayout) {
   EXPECT_NEAR(table_value(sections, "computation_fraction", "deepspeed", 8, "computation_fraction_pct"), 30.66, 1e-9);
   EXPECT_NEAR(table_value(sections, "gpu", "deepspeed", 4, "energy_wh_total"), 1500.0 / 3600.0, 1e-12);
   // Text form: itwinai-style heading and two-decimal cells.
-  const std::string text = render_sections_text(sections, false);
+  const std::string text = render_sections_text(sections, RenderOptions{});
   EXPECT_NE(text.find("######## Epoch Time Report ########"), std::string::npos);
   EXPECT_NE(text.find("######## Computation Data Report ########"), std::string::npos);
   EXPECT_NE(text.find("75.47"), std::string::npos);
@@ -755,7 +755,7 @@ TEST(ScalabilityReport, ItwinaiDeprecatedCommunicationReport) {
               600.0 / 950.0 * 100, 1e-9);
   EXPECT_NEAR(table_value(sections, "computation_vs_communication", "ddp", 4, "communication_s"), 350e-6, 1e-15);
   EXPECT_NEAR(table_value(sections, "computation_fraction", "ddp", 4, "computation_fraction_pct"), 60.0, 1e-9);
-  const std::string text = render_sections_text(sections, false);
+  const std::string text = render_sections_text(sections, RenderOptions{});
   EXPECT_NE(text.find("######## Communication Data Report ########"), std::string::npos) << text;
   EXPECT_NE(text.find("63.16"), std::string::npos) << text;
 }

@@ -308,7 +308,8 @@ TEST(ThroughputCli, JsonCsvAndTableColumns) {
             std::string::npos)
       << csv.out;
 
-  testing::CliRun table = testing::run_cli("report --no-plots --root " + root.path());
+  // --wide: every column with its title on one line (by default long titles wrap to fit 120 columns).
+  testing::CliRun table = testing::run_cli("report --no-plots --wide --root " + root.path());
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("######## Throughput Report ########"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("Throughput (samples/s)"), std::string::npos);

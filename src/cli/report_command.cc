@@ -42,6 +42,7 @@ struct ReportOptions {
   bool no_plots = false;
   bool no_warnings = false;
   bool include_superseded = false;  // runs of jobs a later `scaleprof slurm --force` replaced
+  bool wide = false;                // text tables keep every column, however wide
   unsigned threads = 0;
 };
 
@@ -168,8 +169,10 @@ int run_report(const ReportOptions& opt) {
   } else if (render.format == report::Format::kCsv) {
     text = report::render_sections_csv(sections);
   } else {
-    const bool color = table_color(opt.output, render.format);
-    text = report::render_sections_text(sections, color);
+    render.color = table_color(opt.output, render.format);
+    render.max_width = terminal_columns(opt.output.empty() ? STDOUT_FILENO : -1);
+    render.wide = opt.wide;
+    text = report::render_sections_text(sections, render);
   }
 
   // Plots and the HTML page.
@@ -261,6 +264,10 @@ void add_output_options(CLI::App* cmd, ReportOptions& opt) {
                   "say, else 4)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--format", opt.format, "Output format: table, csv or json")->capture_default_str();
+  cmd->add_flag("--wide", opt.wide,
+                "Text tables keep every column on one line (default: they fit the terminal, $COLUMNS or 120 when "
+                "not a terminal: headers wrap, names are shortened, the least needed columns are left out with a "
+                "note, the rest folded; CSV and JSON always have every column)");
 }
 
 }  // namespace

@@ -37,6 +37,7 @@ struct TraceOptions {
   bool strict = false;
   bool quiet = false;
   bool full_names = false;
+  bool wide = false;
   unsigned threads = 0;
   engine::TraceReportOptions report;
   double consecutive_kernel_delay_us = 30.0;
@@ -92,6 +93,27 @@ bool parse_rank_list(const std::string& text, std::vector<int64_t>* out, std::st
     }
   }
   return true;
+}
+
+// How text tables fit: the terminal's width (report/table_layout.h), --wide keeping every column,
+// --full-names every name.
+void text_width(const std::string& output, bool wide, bool full_names, report::RenderOptions* render) {
+  render->max_width = terminal_columns(output.empty() ? STDOUT_FILENO : -1);
+  render->wide = wide;
+  render->full_names = full_names;
+}
+
+// The help of --wide and --full-names, for every subcommand.
+void add_width_flags(CLI::App* cmd, bool* wide, bool* full_names) {
+  cmd->add_flag("--wide", *wide,
+                "Text tables keep every column on one line (default: they fit the terminal, $COLUMNS or 120 when "
+                "not a terminal: headers wrap, names are shortened, the least needed columns are left out with a "
+                "note, the rest folded; CSV and JSON always have every column)");
+  if (full_names != nullptr) {
+    cmd->add_flag("--full-names", *full_names,
+                  "Print kernel and operator names whole in text tables (default: shortened to fit; CSV and JSON "
+                  "never shorten); columns are still left out or folded to fit, unless --wide");
+  }
 }
 
 // Renders the tables to stdout or -o FILE.
@@ -227,7 +249,7 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
       progress_shown = true;
     };
   }
-  if (!opt.full_names) render.max_width = terminal_columns(opt.output.empty() ? STDOUT_FILENO : -1);
+  text_width(opt.output, opt.wide, opt.full_names, &render);
   if (!sub.rows_only && !opt.partial.empty()) {
     print_message(stderr, "error", "--partial is for the collectives and stragglers subcommands");
     return kExitUsage;
@@ -275,6 +297,7 @@ struct MergeOptions {
   std::vector<std::string> paths;
   std::string format = "table";
   std::string output;
+  bool wide = false;
   int64_t gpus_per_node = 0;
 };
 
@@ -288,6 +311,7 @@ int run_merge(const MergeOptions& opt) {
   if (!merged) {
     return fail_with(merged.error());
   }
+  text_width(opt.output, opt.wide, false, &render);
   engine::TraceReportOptions options;
   options.gpus_per_node = opt.gpus_per_node;
   const engine::PartialResults& m = merged.value();
@@ -305,6 +329,7 @@ void setup_merge_command(CLI::App& trace, int* exit_code) {
   cmd->add_option("-o,--output", opt->output, "Write to FILE instead of standard output");
   cmd->add_option("--gpus-per-node", opt->gpus_per_node, "Ranks per node when the traces have no host name")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+  add_width_flags(cmd, &opt->wide, nullptr);
   cmd->callback([opt, exit_code] { *exit_code = run_merge(*opt); });
 }
 
@@ -318,6 +343,7 @@ struct DiffCommandOptions {
   bool strict = false;
   bool quiet = false;
   bool full_names = false;
+  bool wide = false;
   unsigned threads = 0;
 };
 
@@ -361,7 +387,7 @@ int run_diff(const DiffCommandOptions& opt) {
   trace::LoadOptions load;
   load.parse.lenient = !opt.strict;
   load.threads = opt.threads;
-  if (!opt.full_names) render.max_width = terminal_columns(opt.output.empty() ? STDOUT_FILENO : -1);
+  text_width(opt.output, opt.wide, opt.full_names, &render);
   auto diffed = pipeline::diff_report(opt.a, opt.b, load, options);
   if (!diffed) return fail_with(diffed.error());
   const pipeline::DiffReport& d = diffed.value();
@@ -404,7 +430,7 @@ void setup_diff_command(CLI::App& trace, int* exit_code) {
                   "compared per sample when they differ");
   cmd->add_flag("--include-last-step", opt->include_last_step,
                 "Keep the last ProfilerStep (HTA drops it as possibly incomplete)");
-  cmd->add_flag("--full-names", opt->full_names, "Print kernel and operator names whole in text tables");
+  add_width_flags(cmd, &opt->wide, &opt->full_names);
   cmd->add_flag("--strict", opt->strict, "Fail on invalid JSON instead of repairing old Kineto defects");
   cmd->add_flag("-q,--quiet", opt->quiet, "Print no reading warnings (what the sides do not share is still said)");
   cmd->add_option("--threads", opt->threads, "Files read in parallel (default: one per core)");
@@ -427,9 +453,7 @@ void setup_trace_command(CLI::App& app, int* exit_code) {
     // paths that follow it (`--rank a.json=0 b.json`).
     cmd->add_option("--rank", opt->rank_overrides, "Set the rank of a file: FILE=N (repeatable)")
         ->allow_extra_args(false);
-    cmd->add_flag("--full-names", opt->full_names,
-                  "Print kernel and operator names whole in text tables (default: shortened to the terminal "
-                  "width, $COLUMNS or 120 when not a terminal; CSV and JSON are never shortened)");
+    add_width_flags(cmd, &opt->wide, &opt->full_names);
     cmd->add_flag("--strict", opt->strict, "Fail on invalid JSON instead of repairing old Kineto defects");
     cmd->add_flag("-q,--quiet", opt->quiet, "Print no warnings or progress");
     cmd->add_option("--threads", opt->threads, "Files read in parallel (default: one per core)");

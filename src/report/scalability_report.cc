@@ -12,6 +12,7 @@
 #include "analysis/computation_fraction.h"
 #include "core/terminal_text.h"
 #include "report/scalability_explanation.h"
+#include "report/table_layout.h"
 #include "report/throughput_report.h"
 
 namespace scaleprof::report {
@@ -80,6 +81,9 @@ ReportSection fraction_section(const ScalabilityAnalysis& a, const SectionNames&
   for (const auto& [column, field] : sums) t.columns.push_back(column);
   t.columns.push_back({"ranks", "Ranks"});
   t.columns.push_back({"basis", "Basis"});
+  t.set_importance(Importance::kKey, {"strategy", "num_gpus"});
+  t.set_importance(Importance::kUseful, {"computation_s", "communication_s", "total_s", "profiler_step_s"});
+  t.set_importance(Importance::kDetail, {"ranks", "basis"});
   for (const ScaleGroup& g : a.groups) {
     if (!g.computation) continue;
     const ComputationSums& c = *g.computation;
@@ -116,6 +120,9 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
     t.columns = {{"strategy", "Strategy"},  {"workers", "Workers"}, {"nodes", "Nodes"},         {"runs", "Runs"},
                  {"epochs", "Epochs used"}, {"mean_s", "Mean (s)"}, {"median_s", "Median (s)"}, {"std_s", "Std (s)"},
                  {"min_s", "Min (s)"},      {"max_s", "Max (s)"}};
+    t.set_importance(Importance::kKey, {"strategy", "workers"});
+    t.set_importance(Importance::kUseful, {"std_s", "min_s", "max_s"});
+    t.set_importance(Importance::kDetail, {"nodes", "runs", "epochs"});
     Table sc;
     sc.title = "Relative speedup and parallel efficiency (baseline: each strategy's smallest worker count)";
     sc.columns = {{"strategy", "Strategy"},
@@ -125,6 +132,9 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
                   {"speedup", "Speedup (x)"},
                   {"ideal_speedup", "Ideal speedup (x)"},
                   {"efficiency_pct", "Efficiency (%)"}};
+    sc.set_importance(Importance::kKey, {"strategy", "workers"});
+    sc.set_importance(Importance::kUseful, {"mean_s"});
+    sc.set_importance(Importance::kDetail, {"nodes", "ideal_speedup"});
     for (const ScaleGroup& g : a.groups) {
       if (g.epoch.count == 0) continue;
       t.add_row({g.series, g.workers, nodes_cell(g.nodes), static_cast<int64_t>(g.runs.size()), g.epoch.count,
@@ -161,6 +171,10 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
                  {"projected_speedup_4x", "Proj. speedup @4x (x)"},
                  {"projected_efficiency_4x_pct", "Proj. eff. @4x (%)"},
                  {"kind", "Kind"}};
+    p.set_importance(Importance::kKey, {"strategy"});
+    p.set_importance(Importance::kUseful, {"serial_s", "parallel_s", "projected_workers_4x", "projected_speedup_4x",
+                                           "projected_efficiency_4x_pct"});
+    p.set_importance(Importance::kDetail, {"points", "rms_residual_s", "kind"});
     for (const SeriesResult& sr : a.series) {
       if (!sr.amdahl.ok) {
         p.add_row({sr.series, sr.amdahl.points, Cell::null(), Cell::null(), Cell::null(), Cell::null(), Cell::null(),
@@ -206,6 +220,9 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
                  {"energy_wh_per_run", "Energy per run (Wh)"},
                  {"energy_wh_per_epoch", "Energy per epoch (Wh)"},
                  {"energy_method", "Energy rule"}};
+    t.set_importance(Importance::kKey, {"strategy", "workers"});
+    t.set_importance(Importance::kUseful, {"energy_wh_total", "energy_wh_per_run"});
+    t.set_importance(Importance::kDetail, {"nodes", "gpus", "energy_method"});
     for (const ScaleGroup& g : a.groups) {
       if (g.gpus == 0) continue;
       t.add_row({g.series, g.workers, nodes_cell(g.nodes), g.gpus, num(g.utilization_pct, 2), num(g.energy_wh_total, 4),
@@ -249,6 +266,9 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
                  {"memory_pct", "Memory (%)"},
                  {"other_pct", "Other (%)"},
                  {"idle_pct", "Idle (%)"}};
+    t.set_importance(Importance::kKey, {"strategy", "workers"});
+    t.set_importance(Importance::kUseful, {"memory_pct", "other_pct"});
+    t.set_importance(Importance::kDetail, {"nodes", "ranks", "span_ms"});
     for (const ScaleGroup& g : a.groups) {
       if (!g.traces || g.traces->span_ns <= 0) continue;
       t.add_row({g.series, g.workers, nodes_cell(g.nodes), g.traces->ranks,
@@ -285,6 +305,9 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
                  {"matched", "Matched"},
                  {"communication_pct", "Communication (% of steps)"},
                  {"waiting_pct", "Waiting for stragglers (% of steps)"}};
+    t.set_importance(Importance::kKey, {"strategy", "workers"});
+    t.set_importance(Importance::kUseful, {"calls", "matched"});
+    t.set_importance(Importance::kDetail, {"nodes", "ranks", "step_ms"});
     for (const ScaleGroup& g : a.groups) {
       if (!g.traces || g.traces->collective_calls == 0) continue;
       const TraceSums& c = *g.traces;
@@ -371,6 +394,9 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
     // JSON only: the causes as a list, and other_pts, unattributed_pts's name before it was renamed.
     t.columns.push_back({"causes", "", true});
     t.columns.push_back({"other_pts", "", true});
+    t.set_importance(Importance::kKey, {"strategy", "from_workers", "to_workers"});
+    t.set_importance(Importance::kUseful, {"basis"});
+    t.set_importance(Importance::kDetail, {"non_computation_from_pct", "non_computation_to_pct"});
     for (const SeriesResult& sr : a.series) {
       for (const analysis::ScaleLoss& l : sr.losses) {
         std::vector<Cell> row = {sr.series, l.n0, l.n1, pct(l.efficiency), pct(l.lost)};
@@ -394,6 +420,9 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
     b.title = "Best strategy per scale (lowest mean epoch time)";
     b.columns = {{"workers", "Workers"},     {"strategy", "Best strategy"},    {"mean_s", "Mean epoch (s)"},
                  {"runner_up", "Runner-up"}, {"runner_up_s", "Runner-up (s)"}, {"candidates", "Strategies"}};
+    b.set_importance(Importance::kKey, {"workers"});
+    b.set_importance(Importance::kUseful, {"runner_up", "runner_up_s"});
+    b.set_importance(Importance::kDetail, {"candidates"});
     for (const analysis::BestAtScale& x : a.best) {
       b.add_row({x.workers, x.strategy, num(x.seconds, 3), x.runner_up.empty() ? Cell::null() : Cell(x.runner_up),
                  num(x.runner_up_seconds, 3), x.candidates});
@@ -421,6 +450,9 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
                {"trace_files", "Traces"},
                {"layout", "Layout"},
                {"path", "Path"}};
+  t.set_importance(Importance::kKey, {"run"});
+  t.set_importance(Importance::kUseful, {"experiment", "path"});
+  t.set_importance(Importance::kDetail, {"nodes", "epochs_read", "gpu_series", "trace_files", "layout"});
   for (size_t i = 0; i < a.runs.size(); ++i) {
     const RunData& run = *a.runs[i];
     t.add_row({run.experiment, run.name, run.strategy, run.workers, nodes_cell(run.nodes),
@@ -434,24 +466,30 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
   return out;
 }
 
-std::string render_sections_text(const std::vector<ReportSection>& sections, bool color) {
+std::string render_sections_text(const std::vector<ReportSection>& sections, const RenderOptions& options) {
   std::string out;
-  RenderOptions ro;
+  RenderOptions ro = options;
   ro.format = Format::kTable;
-  ro.color = color;
+  const bool color = ro.color;
+  // Notes wrap at the width the tables fit, unless --wide asked for one line each.
+  const size_t note_width = ro.wide ? 0 : ro.max_width;
   for (const ReportSection& s : sections) {
     if (!out.empty()) out += "\n";
     const std::string heading = fmt::format("######## {} ########", terminal_safe(s.title));
     out += color ? fmt::format("\x1b[1;36m{}\x1b[0m\n", heading) : heading + "\n";
-    for (const std::string& n : s.notes) out += terminal_safe(n) + "\n";
+    for (const std::string& n : s.notes) {
+      for (const std::string& line : wrap_words(terminal_safe(n), note_width)) out += line + "\n";
+    }
     for (size_t i = 0; i < s.tables.size(); ++i) {
       const Table& t = s.tables[i];
       out += "\n";
       // The console shows one row per configuration; per-device detail would bury it (one row per GPU
       // of every run), so it is only named here and written by the other forms.
       if (s.table_keys[i] == "gpu_devices") {
-        out += fmt::format("{}: {} row(s), one per GPU of every run: see --format csv or json, or the --html page.\n",
-                           t.title, t.rows.size());
+        const std::string line =
+            fmt::format("{}: {} row(s), one per GPU of every run: see --format csv or json, or the --html page.",
+                        t.title, t.rows.size());
+        for (const std::string& piece : wrap_words(line, note_width)) out += piece + "\n";
         continue;
       }
       out += render(t, ro);

@@ -40,8 +40,9 @@ struct ReportSection {
 
 std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& analysis);
 
-// Console text: every section under its heading. `color` makes headings and headers bold.
-std::string render_sections_text(const std::vector<ReportSection>& sections, bool color);
+// Console text: every section under its heading, its tables fit to options.max_width as the table
+// renderer does (options.wide: every column); options.color makes headings and headers bold.
+std::string render_sections_text(const std::vector<ReportSection>& sections, const RenderOptions& options);
 // JSON object: one key per table, plus "explanation", "warnings", "errors", "skip_epochs".
 std::string render_sections_json(const std::vector<ReportSection>& sections, const ScalabilityAnalysis& analysis);
 // CSV: every table after a "# key" line, separated by blank lines.

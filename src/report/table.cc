@@ -9,6 +9,7 @@
 #include "core/csv_cell.h"
 #include "core/terminal_text.h"
 #include "report/name_shorten.h"
+#include "report/table_layout.h"
 
 namespace scaleprof::report {
 
@@ -50,60 +51,40 @@ std::string pad(const std::string& text, size_t width, bool right_align) {
   return right_align ? std::string(width - w, ' ') + text : text + std::string(width - w, ' ');
 }
 
-// Narrows text columns until a line fits `max_width`: every shrinkable column wider than a cap is
-// cut to the cap, with the cap as high as still fits (the widest names lose the most).
-void fit_width(std::vector<size_t>* width, const std::vector<bool>& shrinkable, const std::vector<size_t>& floor,
-               size_t max_width) {
-  size_t total = 0;
-  for (size_t w : *width) total += w + 2;
-  total = total >= 2 ? total - 2 : 0;
-  if (max_width == 0 || total <= max_width) return;
-  size_t widest = 0;
-  for (size_t i = 0; i < width->size(); ++i) {
-    if (shrinkable[i]) widest = std::max(widest, (*width)[i]);
+// A line of text pieces, each padded to its width and two spaces apart, without trailing spaces.
+std::string join_padded(const std::vector<std::string>& pieces, const std::vector<size_t>& width,
+                        const std::vector<bool>& right_align) {
+  std::string line;
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    if (k) line += "  ";
+    line += pad(pieces[k], width[k], right_align[k]);
   }
-  // The excess over the cap, summed over the columns the cap cuts.
-  auto cut = [&](size_t cap) {
-    size_t sum = 0;
-    for (size_t i = 0; i < width->size(); ++i) {
-      const size_t lowest = std::max(cap, floor[i]);
-      if (shrinkable[i] && (*width)[i] > lowest) sum += (*width)[i] - lowest;
-    }
-    return sum;
-  };
-  const size_t excess = total - max_width;
-  size_t lo = kMinShortenedWidth, hi = std::max(widest, kMinShortenedWidth);  // the answer lies in [lo, hi]
-  if (cut(lo) < excess) {
-    hi = lo;  // cannot fit: narrow as far as allowed
-  }
-  while (lo < hi) {
-    const size_t mid = lo + (hi - lo + 1) / 2;
-    if (cut(mid) >= excess) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  for (size_t i = 0; i < width->size(); ++i) {
-    if (shrinkable[i]) (*width)[i] = std::min((*width)[i], std::max(lo, floor[i]));
-  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  return line;
 }
 
-// Text form: one pass over the rows for the column widths, a second to print them, so no row's
-// text is kept (a row source makes the same rows both times).
+// `text` as lines of at most `width` (0: one line), each ending in a line feed, bold when `bold`.
+std::string wrapped_lines(const std::string& text, size_t width, bool bold) {
+  std::string out;
+  for (const std::string& line : wrap_words(text, width)) {
+    out += bold ? fmt::format("\x1b[1m{}\x1b[0m\n", line) : line + "\n";
+  }
+  return out;
+}
+
+// Text form: one pass over the rows for the column widths, then one per part of the layout to print
+// them (report/table_layout.h), so no row's text is kept (a row source makes the same rows each time).
 void render_text(const Table& full, const RenderOptions& options, const TextSink& put) {
   // Only a table with a JSON-only column is copied (trace reports' tables can be large).
   std::optional<Table> shown;
   if (has_json_only(full)) shown = without_json_only(full);
   const Table& t = shown ? *shown : full;
   const bool color = options.color;
-  std::vector<size_t> width(t.columns.size());
-  std::vector<size_t> title_width(t.columns.size());
-  std::vector<bool> numeric(t.columns.size(), true);
+  std::vector<ColumnMeasure> measure(t.columns.size());
   for (size_t i = 0; i < t.columns.size(); ++i) {
     const Column& col = t.columns[i];
-    title_width[i] = display_width(terminal_safe(col.title.empty() ? col.key : col.title));
-    width[i] = title_width[i];
+    measure[i].title = terminal_safe(col.title.empty() ? col.key : col.title);
+    measure[i].importance = col.importance;
   }
   const Cell empty;
   auto cell_at = [&empty](const std::vector<Cell>& row, size_t i) -> const Cell& {
@@ -113,46 +94,58 @@ void render_text(const Table& full, const RenderOptions& options, const TextSink
     for (size_t i = 0; i < t.columns.size(); ++i) {
       const Cell& c = cell_at(row, i);
       // Text form is for terminals: data strings are made harmless there (csv and json are data).
-      width[i] = std::max(width[i], display_width(terminal_safe(cell_text(c))));
-      if (!is_numeric(c) && !std::holds_alternative<std::monostate>(c.value)) numeric[i] = false;
+      measure[i].cells = std::max(measure[i].cells, display_width(terminal_safe(cell_text(c))));
+      if (!is_numeric(c) && !std::holds_alternative<std::monostate>(c.value)) measure[i].numeric = false;
     }
   });
-  // Only text columns give way; numbers are never cut.
-  std::vector<bool> shrinkable(t.columns.size());
-  for (size_t i = 0; i < t.columns.size(); ++i) shrinkable[i] = !numeric[i];
-  const std::vector<size_t> natural = width;
-  fit_width(&width, shrinkable, title_width, options.max_width);
+  const TableLayout layout = plan_table_layout(measure, options.max_width, options.wide, options.full_names);
+  // Titles wrap too, except where the reader asked for the wide layout.
+  const size_t title_width = options.wide ? 0 : options.max_width;
 
-  std::string out;
-  if (!t.title.empty()) {
+  for (size_t p = 0; p < layout.parts.size(); ++p) {
+    const TablePart& part = layout.parts[p];
+    std::vector<bool> right(part.columns.size());
+    for (size_t k = 0; k < part.columns.size(); ++k) right[k] = measure[part.columns[k]].numeric;
+    std::string out = p > 0 ? "\n" : "";
     const std::string title = terminal_safe(t.title);
-    out += color ? fmt::format("\x1b[1m{}\x1b[0m\n", title) : title + "\n";
-  }
-  std::string header;
-  for (size_t i = 0; i < t.columns.size(); ++i) {
-    const std::string title = terminal_safe(t.columns[i].title.empty() ? t.columns[i].key : t.columns[i].title);
-    if (i) header += "  ";
-    header += pad(title, width[i], numeric[i]);
-  }
-  while (!header.empty() && header.back() == ' ') header.pop_back();
-  out += color ? fmt::format("\x1b[1m{}\x1b[0m\n", header) : header + "\n";
-  size_t total = 0;
-  for (size_t w : width) total += w + 2;
-  out += std::string(total >= 2 ? total - 2 : 0, '-') + "\n";
-  put(out);
-  std::string s;
-  t.for_each_row([&](const std::vector<Cell>& row) {
-    s.clear();
-    for (size_t i = 0; i < t.columns.size(); ++i) {
-      std::string text = terminal_safe(cell_text(cell_at(row, i)));
-      if (width[i] != natural[i]) text = shorten_name(text, width[i]);
-      if (i) s += "  ";
-      s += pad(text, width[i], numeric[i]);
+    if (p > 0) {
+      out += wrapped_lines(title.empty() ? "(continued)" : title + " (continued)", title_width, color);
+    } else if (!title.empty()) {
+      out += wrapped_lines(title, title_width, color);
     }
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    s += "\n";
-    put(s);
-  });
+    std::vector<std::string> pieces(part.columns.size());
+    for (size_t line = 0; line < part.header_lines; ++line) {
+      for (size_t k = 0; k < part.columns.size(); ++k) pieces[k] = part.header[k][line];
+      const std::string header = join_padded(pieces, part.width, right);
+      out += color ? fmt::format("\x1b[1m{}\x1b[0m\n", header) : header + "\n";
+    }
+    size_t total = 0;
+    for (size_t w : part.width) total += w + 2;
+    out += std::string(total >= 2 ? total - 2 : 0, '-') + "\n";
+    put(out);
+    std::string s;
+    t.for_each_row([&](const std::vector<Cell>& row) {
+      for (size_t k = 0; k < part.columns.size(); ++k) {
+        const size_t c = part.columns[k];
+        pieces[k] = terminal_safe(cell_text(cell_at(row, c)));
+        if (part.width[k] < measure[c].cells) pieces[k] = shorten_name(pieces[k], part.width[k]);
+      }
+      s = join_padded(pieces, part.width, right);
+      s += "\n";
+      put(s);
+    });
+  }
+  if (!layout.dropped.empty()) {
+    // Titles with a comma of their own are told apart by semicolons.
+    bool comma = false;
+    for (size_t c : layout.dropped) comma |= measure[c].title.find(',') != std::string::npos;
+    std::string names;
+    for (size_t c : layout.dropped) names += (names.empty() ? "" : comma ? "; " : ", ") + measure[c].title;
+    put(wrapped_lines(fmt::format("Left out to fit {} columns: {}. --wide shows every column (so do --format csv "
+                                  "and json).",
+                                  options.max_width, names),
+                      options.max_width, false));
+  }
 }
 
 void render_csv(const Table& full, const TextSink& put) {
@@ -231,6 +224,12 @@ Table without_json_only(const Table& table) {
 void Table::for_each_row(const RowVisitor& visit) const {
   for (const auto& row : rows) visit(row);
   if (row_source) row_source(visit);
+}
+
+void Table::set_importance(Importance importance, std::initializer_list<std::string_view> keys) {
+  for (Column& c : columns) {
+    if (std::find(keys.begin(), keys.end(), c.key) != keys.end()) c.importance = importance;
+  }
 }
 
 std::vector<std::vector<Cell>> Table::all_rows() const {

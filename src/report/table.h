@@ -7,7 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -40,10 +42,21 @@ struct Cell {
   static Cell null() { return {}; }
 };
 
+// How much a reader of the text form needs a column when the table is wider than the terminal
+// (report/table_layout.h): columns of kUseful and kDetail are left out, kDetail first, and named in
+// a note under the table; what is left is folded, never cut. CSV, JSON and --wide keep every column.
+enum class Importance : uint8_t {
+  kKey,        // names the row (rank, strategy, operator): kept, and repeated in every part of a fold
+  kEssential,  // what the table is for: kept (the default, so a new column is never silently lost)
+  kUseful,     // left out when the table does not fit, after every kDetail column
+  kDetail,     // left out first
+};
+
 struct Column {
   std::string key;         // JSON key and CSV header, e.g. "idle_us"
   std::string title;       // table header, e.g. "Idle (us)"; empty means use key
   bool json_only = false;  // a nested list (JsonText cells): only JSON has it
+  Importance importance = Importance::kEssential;
 };
 
 using RowVisitor = std::function<void(const std::vector<Cell>&)>;
@@ -62,6 +75,9 @@ struct Table {
   void for_each_row(const RowVisitor& visit) const;
   // Every row, made and kept (for tests and small tables; rendering never calls it).
   std::vector<std::vector<Cell>> all_rows() const;
+  // Gives the columns with these keys `importance`. A key the table lacks is passed over: some
+  // columns exist only for some inputs (device times, the steps' phases).
+  void set_importance(Importance importance, std::initializer_list<std::string_view> keys);
 };
 
 // The table without its JSON-only columns (rows made and kept): what text, CSV and HTML show. A table
@@ -72,10 +88,15 @@ bool has_json_only(const Table& table);
 struct RenderOptions {
   Format format = Format::kTable;
   bool color = false;  // bold headers in text form (only when writing to a terminal)
-  // Text form only: the widest line wanted (the terminal's width). When a table is wider, its text
-  // columns (names) are narrowed, widest first but to no less than kMinShortenedWidth, and their
-  // cells shortened by shorten_name(). 0 keeps every name whole (CSV and JSON always do).
+  // Text form only: the widest line wanted (the terminal's width). A wider table is made to fit in
+  // the steps of report/table_layout.h: headers wrapped, names narrowed (to no less than
+  // kMinShortenedWidth, by shorten_name()), the least important columns left out with a note, the
+  // rest folded. 0: no limit, every column and name whole (CSV and JSON always are).
   size_t max_width = 0;
+  // --wide: every column in one part, headers on one line, however wide; names are still narrowed.
+  bool wide = false;
+  // --full-names: names never narrowed; columns are still left out or folded to fit.
+  bool full_names = false;
 };
 
 inline constexpr size_t kMinShortenedWidth = 40;

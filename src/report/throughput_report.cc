@@ -112,6 +112,9 @@ std::optional<ReportSection> throughput_section(const ScalabilityAnalysis& a) {
                {"throughput_per_worker_sps", "Per worker (samples/s)"},
                {"ideal_throughput_sps", "Ideal (samples/s)"},
                {"scaling_mode", "Scaling mode"}};
+  t.set_importance(Importance::kKey, {"strategy", "workers"});
+  t.set_importance(Importance::kUseful, {"samples_per_epoch", "samples_per_worker", "ideal_throughput_sps"});
+  t.set_importance(Importance::kDetail, {"nodes", "epochs"});
   for (const ScaleGroup& g : a.groups) {
     if (g.epoch.count == 0) continue;
     const analysis::GroupThroughput& tp = g.throughput;
@@ -128,6 +131,7 @@ void add_scaling_mode_columns(const ScalabilityAnalysis& a, Table* scaling) {
   if (!analysis::has_throughput(a)) return;
   scaling->columns.push_back({"scaling_mode", "Scaling mode"});
   scaling->columns.push_back({"weak_efficiency_pct", "Weak-scaling efficiency (%)"});
+  scaling->set_importance(Importance::kUseful, {"weak_efficiency_pct"});
   size_t row = 0;
   for (const ScaleGroup& g : a.groups) {
     if (g.epoch.count == 0 || row >= scaling->rows.size()) continue;

@@ -38,6 +38,9 @@ TraceReport breakdown_tables(const engine::RankStore& ranks) {
                    {"compute_pct", "Compute (%)"},
                    {"non_compute_pct", "Non-compute (%)"},
                    {"device_events", "Device events"}};
+  table.set_importance(Importance::kKey, {"rank"});
+  table.set_importance(Importance::kUseful, {"idle_us", "compute_us", "non_compute_us"});
+  table.set_importance(Importance::kDetail, {"device_events"});
   analysis::TemporalBreakdown pooled;
   bool exact = true;  // the pooled sums fit in int64 ns
   ranks->for_each([&](const engine::RankResults& r) {

@@ -74,6 +74,9 @@ Table calls_table(const analysis::CollectiveAnalysis& a) {
                {"busbw_gbps", "Bus bw"},
                {"locality", "Locality"},
                {"reason", "Note"}};
+  t.set_importance(Importance::kKey, {"group", "position"});
+  t.set_importance(Importance::kUseful, {"step", "end_spread_us", "algbw_gbps", "reason"});
+  t.set_importance(Importance::kDetail, {"group_size", "ranks", "locality"});
   for (const auto& m : a.calls) {
     t.add_row({m.group.empty() ? Cell::null() : Cell(m.group), m.position, int_or_null(m.step), m.type,
                int_or_null(m.bytes), int_or_null(m.group_size), static_cast<int64_t>(m.ranks.size()),
@@ -93,6 +96,8 @@ Table rank_table(std::shared_ptr<const analysis::CollectiveAnalysis> analysis) {
   t.columns = {{"group", "Group"},      {"position", "Call"},       {"type", "Type"},
                {"rank", "Rank"},        {"start_us", "Start (us)"}, {"duration_us", "Duration (us)"},
                {"wait_us", "Wait (us)"}};
+  t.set_importance(Importance::kKey, {"group", "position", "rank"});
+  t.set_importance(Importance::kUseful, {"start_us"});
   t.row_source = [a = std::move(analysis), origin](const RowVisitor& visit) {
     std::vector<Cell> row;
     for (const auto& m : a->calls) {
@@ -154,6 +159,9 @@ Table summary_table(const analysis::CollectiveAnalysis& a) {
                {"busbw_p50_gbps", "Bus bw p50"},
                {"busbw_p90_gbps", "Bus bw p90"},
                {"busbw_max_gbps", "Bus bw max"}};
+  t.set_importance(Importance::kKey, {"type", "size_bucket"});
+  t.set_importance(Importance::kUseful, {"skew_us", "algbw_p50_gbps", "busbw_min_gbps", "busbw_max_gbps"});
+  t.set_importance(Importance::kDetail, {"size_bucket_bytes", "all_ranks", "mean_bytes"});
   bool any_inexact = false;
   for (auto& [key, acc] : groups) {
     const auto& [type, complete, bound] = key;
@@ -186,6 +194,7 @@ Table alltoall_table(const analysis::CollectiveAnalysis& a) {
   t.columns = {{"group", "Group"},           {"position", "Call"},      {"ranks", "Ranks seen"},
                {"send_min", "Sent min"},     {"send_max", "Sent max"},  {"recv_min", "Received min"},
                {"recv_max", "Received max"}, {"imbalance", "Imbalance"}};
+  t.set_importance(Importance::kKey, {"group", "position"});
   for (const auto& m : a.calls) {
     if (m.type != "alltoall") continue;
     t.add_row({m.group.empty() ? Cell::null() : Cell(m.group), m.position, static_cast<int64_t>(m.ranks.size()),
@@ -203,6 +212,8 @@ Table clocks_table(const analysis::CollectiveAnalysis& a) {
                {"offset_us", "Offset (us)"},
                {"samples", "Calls used"},
                {"alignment_error_us", "Alignment error (us)"}};
+  t.set_importance(Importance::kKey, {"node"});
+  t.set_importance(Importance::kUseful, {"samples"});
   for (const auto& h : a.clocks) {
     t.add_row({h.node, static_cast<int64_t>(h.ranks.size()), us_cell(h.offset_ns), h.samples,
                ns_or_null(a.alignment_error_ns)});

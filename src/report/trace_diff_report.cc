@@ -31,6 +31,9 @@ Table inputs_table(const analysis::DiffSide& a, const analysis::DiffSide& b, con
                  {"rank", "Rank"},         {"file", "File"},
                  {"steps", "Steps"},       {"warmup_skipped", "Warm-up skipped"},
                  {"strategy", "Strategy"}, {"samples_per_step", "Samples/step"}};
+  out.set_importance(Importance::kKey, {"side"});
+  out.set_importance(Importance::kUseful, {"input", "strategy", "samples_per_step"});
+  out.set_importance(Importance::kDetail, {"warmup_skipped"});
   for (const auto& [side, info] : {std::pair{&a, &info_a}, std::pair{&b, &info_b}}) {
     for (const analysis::DiffRankSummary& r : side->ranks) {
       out.add_row({info->label, info->input, r.rank, r.path, steps_text(r), r.warmup_skipped,
@@ -50,6 +53,7 @@ void figure_columns(Table* t, const char* what) {
                                        {"delta_us", "B-A (us)"},
                                        {"change_pct", "Change (%)"},
                                        {"significant", "Significant"}});
+  t->set_importance(Importance::kDetail, {"a_spread_us", "b_spread_us"});
 }
 
 void figure_cells(const DiffRow& r, std::vector<Cell>* row) {
@@ -85,6 +89,7 @@ TraceReport diff_tables(const analysis::TraceDiff& diff, const analysis::DiffSid
   steps.title = fmt::format("Step time ({}): wall time and GPU busy time of the work launched in the step", unit);
   steps.columns = {{"figure", "Figure"}};
   figure_columns(&steps, "median");
+  steps.set_importance(Importance::kKey, {"figure"});
   for (const DiffRow& r : diff.steps) {
     std::vector<Cell> row = {r.name};
     figure_cells(r, &row);
@@ -104,6 +109,9 @@ TraceReport diff_tables(const analysis::TraceDiff& diff, const analysis::DiffSid
                      {"a_count", "A count"},
                      {"b_count", "B count"}};
   figure_columns(&kernels, "time");
+  kernels.set_importance(Importance::kKey, {"type", "name"});
+  kernels.set_importance(Importance::kUseful, {"launched_from", "a_count", "b_count"});
+  kernels.set_importance(Importance::kDetail, {"name_b", "launched_from_b"});
   for (const DiffRow& r : diff.kernels) {
     std::vector<Cell> row = {analysis::kernel_type_name(r.type),
                              r.name,
@@ -122,6 +130,8 @@ TraceReport diff_tables(const analysis::TraceDiff& diff, const analysis::DiffSid
   ops.title = fmt::format("Operators by exclusive (self) host time ({}), matched by name", unit);
   ops.columns = {{"name", "Operator"}, {"match", "Match"}, {"a_calls", "A calls"}, {"b_calls", "B calls"}};
   figure_columns(&ops, "self");
+  ops.set_importance(Importance::kKey, {"name"});
+  ops.set_importance(Importance::kUseful, {"a_calls", "b_calls"});
   for (const DiffRow& r : diff.operators) {
     std::vector<Cell> row = {r.name, analysis::diff_match_name(r.match, false), count_cell(r.a.count),
                              count_cell(r.b.count)};

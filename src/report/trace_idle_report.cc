@@ -16,6 +16,8 @@ TraceReport idle_tables(const engine::RankStore& ranks) {
   idle.columns = {{"rank", "Rank"},         {"device", "Device"},     {"stream", "Stream"},
                   {"category", "Category"}, {"idle_us", "Idle (us)"}, {"idle_pct", "Of stream idle (%)"},
                   {"gaps", "Gaps"}};
+  idle.set_importance(Importance::kKey, {"rank", "device", "stream", "category"});
+  idle.set_importance(Importance::kUseful, {"gaps"});
   idle.row_source = [ranks](const RowVisitor& visit) {
     ranks->for_each([&](const engine::RankResults& r) {
       for (const analysis::StreamIdle& s : r.idle.value()) {
@@ -32,6 +34,9 @@ TraceReport idle_tables(const engine::RankStore& ranks) {
   gaps.columns = {{"rank", "Rank"},   {"device", "Device"}, {"stream", "Stream"}, {"category", "Category"},
                   {"count", "Count"}, {"mean_us", "Mean"},  {"std_us", "Std"},    {"min_us", "Min"},
                   {"p25_us", "P25"},  {"p50_us", "P50"},    {"p75_us", "P75"},    {"max_us", "Max"}};
+  gaps.set_importance(Importance::kKey, {"rank", "device", "stream", "category"});
+  gaps.set_importance(Importance::kUseful, {"min_us", "max_us"});
+  gaps.set_importance(Importance::kDetail, {"std_us", "p25_us", "p75_us"});
   gaps.row_source = [ranks](const RowVisitor& visit) {
     ranks->for_each([&](const engine::RankResults& r) {
       for (const analysis::StreamIdle& s : r.idle.value()) {
@@ -49,6 +54,7 @@ TraceReport idle_tables(const engine::RankStore& ranks) {
   streams.title = "Work per stream (overlaps: events that started before earlier work ended; not gaps)";
   streams.columns = {{"rank", "Rank"},     {"device", "Device"}, {"stream", "Stream"},
                      {"events", "Events"}, {"gaps", "Gaps"},     {"overlaps", "Overlaps"}};
+  streams.set_importance(Importance::kKey, {"rank", "device", "stream"});
   streams.row_source = [ranks](const RowVisitor& visit) {
     ranks->for_each([&](const engine::RankResults& r) {
       for (const analysis::StreamIdle& s : r.idle.value()) {

@@ -77,6 +77,9 @@ TraceReport kernels_tables(const engine::RankStore& ranks) {
   kernels.columns = {{"rank", "Rank"},       {"kernel_type", "Type"},  {"count", "Count"},     {"sum_us", "Total (us)"},
                      {"pct", "Of type (%)"}, {"mean_us", "Mean (us)"}, {"min_us", "Min (us)"}, {"max_us", "Max (us)"},
                      {"std_us", "Std (us)"}, {"names", "Names"},       {"name", "Kernel"}};
+  kernels.set_importance(Importance::kKey, {"rank", "kernel_type", "name"});
+  kernels.set_importance(Importance::kUseful, {"mean_us", "names"});
+  kernels.set_importance(Importance::kDetail, {"min_us", "max_us", "std_us"});
   kernels.row_source = [ranks](const RowVisitor& visit) {
     ranks->for_each([&](const engine::RankResults& r) { kernel_rows(r, visit); });
   };

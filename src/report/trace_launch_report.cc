@@ -36,6 +36,9 @@ TraceReport launch_tables(const engine::RankStore& ranks) {
   summary.columns = {{"rank", "Rank"},    {"metric", "Metric"}, {"count", "Launches"}, {"sum_us", "Total"},
                      {"mean_us", "Mean"}, {"min_us", "Min"},    {"p25_us", "P25"},     {"p50_us", "P50"},
                      {"p75_us", "P75"},   {"p90_us", "P90"},    {"p99_us", "P99"},     {"max_us", "Max"}};
+  summary.set_importance(Importance::kKey, {"rank", "metric"});
+  summary.set_importance(Importance::kUseful, {"min_us", "p99_us"});
+  summary.set_importance(Importance::kDetail, {"p25_us", "p75_us", "p90_us"});
   summary.row_source = [ranks](const RowVisitor& visit) {
     ranks->for_each([&](const engine::RankResults& rank) {
       const engine::RankLaunches& r = rank.launch.value();
@@ -53,6 +56,9 @@ TraceReport launch_tables(const engine::RankStore& ranks) {
                      {"gpu_duration_us", "Device (us)"},
                      {"launch", "Launch call"},
                      {"kernel", "Device work"}};  // long kernel names last
+  slowest.set_importance(Importance::kKey, {"rank"});
+  slowest.set_importance(Importance::kUseful, {"cpu_duration_us", "gpu_duration_us", "launch"});
+  slowest.set_importance(Importance::kDetail, {"correlation"});
   slowest.row_source = [ranks](const RowVisitor& visit) {
     ranks->for_each([&](const engine::RankResults& rank) {
       for (const engine::SlowLaunch& l : rank.launch->slowest) {

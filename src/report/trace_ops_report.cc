@@ -53,6 +53,11 @@ Table operators_table(const engine::RankStore& ranks, int top) {
     }
   }
   out.columns.insert(out.columns.end(), {{"calls", "Calls"}, {"async", "Async"}});
+  out.set_importance(Importance::kKey, {"rank", "name"});
+  out.set_importance(Importance::kUseful,
+                     {"self_cpu_pct", "cpu_total_pct", "cpu_avg_us", "self_device_pct", "device_avg_us"});
+  out.set_importance(Importance::kDetail, {"side", "cpu_mem_bytes", "self_cpu_mem_bytes", "device_mem_bytes",
+                                           "self_device_mem_bytes", "async"});
   out.row_source = [ranks, device, memory, device_memory](const RowVisitor& visit) {
     ranks->for_each([&](const engine::RankResults& r) {
       for (const OperatorRow& row : r.ops->top) {
@@ -93,6 +98,9 @@ Table totals_table(const engine::RankStore& ranks) {
                  {"dup_nodes_removed", "Dup nodes removed"},
                  {"calls_ended_at_stop", "Calls ended at stop"},
                  {"unattributed_device_events", "Unattributed device events"}};
+  out.set_importance(Importance::kKey, {"rank"});
+  out.set_importance(Importance::kUseful, {"unattributed_device_events"});
+  out.set_importance(Importance::kDetail, {"async_calls", "dup_nodes_removed", "calls_ended_at_stop"});
   out.row_source = [ranks](const RowVisitor& visit) {
     ranks->for_each([&](const engine::RankResults& r) {
       const engine::RankOperators& t = r.ops.value();
@@ -126,6 +134,9 @@ Table fraction_table(const engine::RankStore& ranks) {
                  {"total_us", "Total self (us)"},
                  {"profiler_step_us", "ProfilerStep* (us)"},
                  {"fraction_pct", "Fraction (%)"}};
+  out.set_importance(Importance::kKey, {"rank"});
+  out.set_importance(Importance::kUseful, {"basis"});
+  out.set_importance(Importance::kDetail, {"profiler_step_us"});
   std::optional<analysis::ComputationFraction> pooled;
   if (ranks->size() > 1) {
     std::vector<analysis::FractionParts> all;

@@ -34,6 +34,9 @@ TraceReport overlap_tables(const engine::RankStore& ranks) {
                    {"compute_us", "Computation (us)"},
                    {"overlap_us", "Overlap (us)"},
                    {"comm_events", "Comm events"}};
+  table.set_importance(Importance::kKey, {"rank"});
+  table.set_importance(Importance::kUseful, {"overlap_us"});
+  table.set_importance(Importance::kDetail, {"comm_events"});
   analysis::CommCompOverlap pooled;
   bool any_without_communication = false;
   ranks->for_each([&](const engine::RankResults& r) {

@@ -106,6 +106,8 @@ TraceReport phases_tables(const engine::RankStore& ranks) {
                                                  {"optimizer_device_us", "Optimizer device (us)"},
                                                  {"other_device_us", "Other device (us)"}});
   }
+  phases.set_importance(Importance::kKey, {"rank", "step"});
+  phases.set_importance(Importance::kUseful, {"other_us", "other_device_us"});
   const bool any_step = !columns.values.empty();
   phases.row_source = [ranks, kernels, columns = std::move(columns), any_step](const RowVisitor& visit) {
     ranks->for_each([&](const engine::RankResults& r) {
@@ -122,6 +124,8 @@ TraceReport phases_tables(const engine::RankStore& ranks) {
     regions.title += "; device work by the region enclosing its launch, (none): launched outside every region";
     regions.columns.insert(regions.columns.end(), {{"kernels", "Kernels"}, {"device_us", "Device (us)"}});
   }
+  regions.set_importance(Importance::kKey, {"rank", "step", "region"});
+  regions.set_importance(Importance::kUseful, {"kernels"});
   regions.row_source = [ranks, kernels](const RowVisitor& visit) {
     ranks->for_each([&](const engine::RankResults& r) {
       for (const auto& s : r.phases->steps) {
@@ -181,6 +185,7 @@ TraceReport decompose_tables(const engine::RankStore& ranks, const analysis::Col
     header[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(header[0])));
     t.columns.push_back({fmt::format("{}_us", name), fmt::format("{} (us)", header)});
   }
+  t.set_importance(Importance::kKey, {"rank", "step"});
   const bool any_step = !columns.values.empty();
   t.row_source = [ranks, parts, columns = std::move(columns), any_step](const RowVisitor& visit) {
     ranks->for_each([&](const engine::RankResults& r) {

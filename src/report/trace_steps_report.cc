@@ -32,6 +32,8 @@ Table steps_table(const engine::RankStore& all) {
                                            {"gpu_busy_pct", "GPU busy (% of step)"},
                                            {"kernel_sum_us", "Kernel sum (us)"}});
   }
+  out.set_importance(Importance::kKey, {"rank", "step"});
+  out.set_importance(Importance::kUseful, {"start_us", "kernel_sum_us"});
   out.row_source = [all, kernels, origin](const RowVisitor& visit) {
     all->for_each([&](const engine::RankResults& r) {
       for (const auto& w : r.steps->steps) {
@@ -88,6 +90,8 @@ Table spread_table(const engine::RankStore& all) {
                  {"max_us", "Max (us)"},
                  {"spread_pct", "Spread (% of mean)"},
                  {"slowest_rank", "Slowest rank"}};
+  out.set_importance(Importance::kKey, {"step"});
+  out.set_importance(Importance::kUseful, {"min_us", "max_us"});
   for (const auto& [step, a] : by_step) {
     const double mean = static_cast<double>(a.sum_ns) / static_cast<double>(a.windows);
     const double spread =

@@ -39,6 +39,8 @@ TraceReport stragglers_tables(analysis::StragglerAnalysis s) {
                       {"wait_imposed_us", "Wait imposed (us)"},
                       {"own_wait_us", "Own wait (us)"},
                       {"mean_lag_when_last_us", "Mean lag when last (us)"}};
+  per_rank.set_importance(Importance::kKey, {"rank"});
+  per_rank.set_importance(Importance::kUseful, {"own_wait_us", "mean_lag_when_last_us"});
   bool inexact = false;
   for (const auto& r : s.ranks) inexact |= !r.wait_imposed_exact || !r.own_wait_exact;
   if (inexact) per_rank.title += kPastInt64;
@@ -56,6 +58,7 @@ TraceReport stragglers_tables(analysis::StragglerAnalysis s) {
   per_step.title =
       "Slowest rank per step (lag = its gap since its previous collective minus the others' median gap, summed)";
   per_step.columns = {{"step", "Step"}, {"calls", "Calls"}, {"slowest_rank", "Slowest rank"}, {"lag_us", "Lag (us)"}};
+  per_step.set_importance(Importance::kKey, {"step"});
   inexact = false;
   for (const auto& st : s.steps) {
     per_step.add_row({st.step, st.calls, st.slowest_rank, st.lag_exact ? us_cell(st.lag_ns) : Cell::null()});
@@ -74,6 +77,7 @@ TraceReport stragglers_tables(analysis::StragglerAnalysis s) {
                      {"straggler_us", "Straggler (us)"},
                      {"median_us", "Median rank (us)"},
                      {"difference_us", "Difference (us)"}};
+  compare.set_importance(Importance::kKey, {"rank", "quantity"});
   for (const auto& c : s.worst_vs_median) {
     compare.add_row({s.worst_rank, c.quantity, us_stat_cell(c.straggler_ns), us_stat_cell(c.median_ns),
                      us_stat_cell(c.straggler_ns - c.median_ns)});

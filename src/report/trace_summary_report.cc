@@ -15,6 +15,9 @@ TraceReport inputs_tables(const engine::RankStore& ranks) {
   t.title = "Inputs";
   t.columns = {{"rank", "Rank"},         {"file", "File"},       {"events", "Events"},     {"kept", "Kept"},
                {"rejected", "Rejected"}, {"repairs", "Repairs"}, {"json_mb", "JSON (MB)"}, {"devices", "Devices"}};
+  t.set_importance(Importance::kKey, {"rank"});
+  t.set_importance(Importance::kUseful, {"file", "devices"});
+  t.set_importance(Importance::kDetail, {"events", "kept", "json_mb"});
   t.row_source = [ranks](const RowVisitor& visit) {
     ranks->for_each([&](const engine::RankResults& r) {
       const trace::ReadStats& s = r.inputs.stats;
