@@ -183,14 +183,14 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
     g.failed = g.runs.empty() && !g.failed_runs.empty();
     out.any_failed_group |= g.failed;
     out.any_failed_run |= !g.failed_runs.empty();
-    for (size_t i : g.failed_runs) {
-      const RunData& r = data.runs[i];
-      if (g.failed) break;  // said once below, as an error
-      out.warnings.push_back(fmt::format(
-          "{}: run failed ({}); left out: {} at {} worker(s) has {} run(s) that did not fail, which are used", r.path,
-          failure_words(r), g.series, g.workers, g.runs.size()));
-    }
-    if (g.failed) {
+    if (!g.failed) {
+      for (size_t i : g.failed_runs) {
+        const RunData& r = data.runs[i];
+        out.warnings.push_back(fmt::format(
+            "{}: run failed ({}); left out: {} at {} worker(s) has {} run(s) that did not fail, which are used", r.path,
+            failure_words(r), g.series, g.workers, g.runs.size()));
+      }
+    } else {
       std::string runs;
       for (size_t i : g.failed_runs) {
         const RunData& r = data.runs[i];

@@ -218,7 +218,7 @@ class ScaleprofRunReader : RunDataReader {
       return;
     }
     // A failed or interrupted run is never used as if it were valid: the analysis leaves it out and
-    // says so (analysis/scalability.h, failed_run); other statuses keep their finished epochs.
+    // says so (tables::run_failed, analysis/scalability.h); other statuses keep their finished epochs.
     if (run.status != "completed" && !tables::run_failed(run)) {
       warn(fmt::format("{}: run status is {}; its {} finished epoch(s) are used", run.path, run.status,
                        run.epochs.size()));

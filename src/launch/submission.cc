@@ -314,7 +314,7 @@ Status submit_all(const LaunchConfig& c, const SubmitPlan& plan, std::vector<Sub
       const std::string experiment_dir = c.root + "/" + c.experiment;
       if (auto ok = make_directories(experiment_dir); !ok) return ok.error();
       const std::string logs = experiment_dir + "/" + std::string(collect::kJobLogsFile);
-      if (auto ok = append_line(logs, id + " " + log + "\n"); !ok) return ok.error();
+      if (auto ok = append_line(logs, fmt::format("{} {}\n", id, log)); !ok) return ok.error();
     }
   }
   if (c.report && !ids.empty()) {
