@@ -240,7 +240,7 @@ TEST(SlurmStatus, SacctIsAskedOnlyForJobsTheControllerForgot) {
   EXPECT_EQ(st[2].slurm_state, "REQUEUE_FED");
   std::ifstream in(log);
   std::string args((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(args, "--noheader --parsable2 --format=JobID,State,Elapsed --jobs=12\n");
+  EXPECT_EQ(args, "--noheader --parsable2 --format=JobID,State,Elapsed,ExitCode --jobs=12\n");
 }
 
 // Every base state and flag of slurm.schedmd.com/job_state_codes.html, long names and squeue's codes.
@@ -344,6 +344,108 @@ TEST(SlurmStatus, HostileRunJsonTimesGiveNoElapsedTime) {
   EXPECT_EQ(st[0].source, "run directory");
   EXPECT_EQ(st[0].state, "completed");
   EXPECT_EQ(st[0].elapsed_s, std::nullopt);
+}
+
+// A cancelled job stays cancelled once SLURM forgets it (issue 21): the first `slurm status` remembers
+// SLURM's word in the submission folder's job-states.txt; later squeue and scontrol list nothing, sacct
+// has no accounting, and the job's run directory says completed, which is what status showed before.
+// The report job's exit code (scontrol's ExitCode=3:0) gives its outcome, remembered too.
+TEST(SlurmStatus, CancelledJobStaysCancelledOnceSlurmForgetsIt) {
+  FakeClients fake;
+  fake.add("squeue", "echo '42|CANCELLED|0:07'\n");
+  fake.add("scontrol", "echo 'JobId=43 JobName=x-report JobState=FAILED RunTime=00:00:03 ExitCode=3:0'\n");
+  fake.add("sacct", "echo 'Slurm accounting storage is disabled' >&2; exit 1\n");
+  collect::RunInfo info;
+  info.experiment = "exp";
+  info.run = "ddp-n1-r1-slurm42";
+  info.strategy = "ddp";
+  info.world_size = 1;
+  info.start_unix_ns = 1'763'767'200'000'000'000;
+  info.end_unix_ns = *info.start_unix_ns + 5'000'000'000;
+  info.exit_status = 0;
+  info.status = "completed";
+  info.writer = "wrapper";
+  const fs::path run = fake.dir() / "root" / "exp" / info.run;
+  fs::create_directories(run);
+  std::ofstream(run / "run.json") << collect::to_json(info);
+  collect::RankInfo rank;
+  rank.world_size = 1;
+  rank.host = "n1";
+  rank.status = "completed";
+  rank.experiment = "exp";
+  rank.run = info.run;
+  fs::create_directories(run / collect::rank_dir_name(0));
+  std::ofstream(run / collect::rank_dir_name(0) / "rank.json") << collect::to_json(rank);
+  SubmittedJob job;
+  job.job_id = "42";
+  job.experiment = "exp";
+  job.root = (fake.dir() / "root").string();
+  job.run_prefix = "ddp-n1-r1";
+  SubmittedJob report;
+  report.kind = "report";
+  report.job_id = "43";
+  StatusQuery query;
+  query.state_file = (fake.dir() / "job-states.txt").string();
+  std::vector<std::string> notes;
+  std::vector<JobStatus> st = job_statuses({job, report}, &notes, query);
+  ASSERT_EQ(st.size(), 2u);
+  EXPECT_EQ(st[0].state, "cancelled");
+  EXPECT_EQ(st[0].source, "squeue");
+  EXPECT_EQ(st[1].state, "failed");
+  EXPECT_EQ(st[1].exit_code, 3);
+  EXPECT_EQ(st[1].outcome, "report written, partial (exit 3): a configuration failed or some data was rejected");
+  std::ifstream in(query.state_file);
+  const std::string remembered((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(remembered, "42 CANCELLED 7 -\n43 FAILED 3 3\n");
+
+  // SLURM forgets both jobs.
+  fake.add("squeue", "exit 0\n");
+  fake.add("scontrol", "exit 0\n");
+  notes.clear();
+  st = job_statuses({job, report}, &notes, query);
+  ASSERT_EQ(st.size(), 2u);
+  EXPECT_EQ(st[0].state, "cancelled");
+  EXPECT_EQ(st[0].slurm_state, "CANCELLED");
+  EXPECT_EQ(st[0].elapsed_s, 7);
+  EXPECT_EQ(st[0].source, "job-states.txt");
+  EXPECT_EQ(st[0].run_status, "completed");  // the run directory is still shown beside it
+  EXPECT_EQ(st[1].state, "failed");
+  EXPECT_EQ(st[1].exit_code, 3);
+  EXPECT_EQ(st[1].source, "job-states.txt");
+  EXPECT_EQ(st[1].outcome, "report written, partial (exit 3): a configuration failed or some data was rejected");
+
+  // Without the remembered states, the same answers made it "completed" (what the run directory says).
+  fs::remove(query.state_file);
+  notes.clear();
+  st = job_statuses({job, report}, &notes, query);
+  EXPECT_EQ(st[0].state, "completed");
+  EXPECT_EQ(st[0].source, "run directory");
+  EXPECT_EQ(st[1].state, "unknown");
+}
+
+TEST(SlurmStatus, ExitCodesAndReportOutcomes) {
+  EXPECT_EQ(parse_slurm_exit_code("0:0"), 0);
+  EXPECT_EQ(parse_slurm_exit_code("3:0"), 3);
+  EXPECT_EQ(parse_slurm_exit_code("0:15"), 143);  // ended by SIGTERM
+  EXPECT_EQ(parse_slurm_exit_code("3"), std::nullopt);
+  EXPECT_EQ(parse_slurm_exit_code("x:0"), std::nullopt);
+  const auto a = parse_sacct("16|COMPLETED|00:01:00|0:0\n17|FAILED|00:00:02|1:0\n18|CANCELLED by 0|00:00:00\n");
+  EXPECT_EQ(a.at("16").exit_code, 0);
+  EXPECT_EQ(a.at("17").exit_code, 1);
+  EXPECT_EQ(a.at("18").exit_code, std::nullopt);
+  EXPECT_EQ(report_outcome("completed", 0), "report written");
+  EXPECT_EQ(report_outcome("failed", 4), "tables written, plots failed (exit 4)");
+  EXPECT_EQ(report_outcome("failed", 1), "no report (exit 1): see the job's log");
+  EXPECT_EQ(report_outcome("cancelled", std::nullopt), "no report: the job was cancelled");
+  EXPECT_EQ(report_outcome("pending", std::nullopt), "waits for the scaling jobs");
+}
+
+TEST(SlurmSubmit, JobLogPathFillsTheSlurmPattern) {
+  EXPECT_EQ(job_log_path("/logs/%x-%j.err", "ddp-n1", "4711"), "/logs/ddp-n1-4711.err");
+  EXPECT_EQ(job_log_path("/logs/100%%-%J.out", "x", "12"), "/logs/100%-12.out");
+  EXPECT_EQ(job_log_path("logs/%x.err", "a", "1"), (fs::current_path() / "logs/a.err").string());
+  EXPECT_EQ(job_log_path("/logs/%N-%j.err", "a", "1"), "");  // the node is known only when it runs
+  EXPECT_EQ(job_log_path("/logs/%5j.err", "a", "1"), "");
 }
 
 // sbatch that hangs or floods: the submission stops with a message naming sbatch and the script,

@@ -135,6 +135,21 @@ void add_straggler_and_operators(const ScalabilityData& data, ScaleGroup* g) {
 
 }  // namespace
 
+std::string failure_words(const RunData& run) {
+  std::string out = "status " + run.status;
+  if (run.exit_code) out += fmt::format(", exit {}", *run.exit_code);
+  if (!run.log.empty()) out += ", log " + run.log;
+  return out;
+}
+
+int64_t baseline_workers(const ScalabilityAnalysis& analysis, const std::string& series) {
+  int64_t base = 0;
+  for (const ScaleGroup& g : analysis.groups) {
+    if (g.series == series && g.epoch.count > 0 && (base == 0 || g.workers < base)) base = g.workers;
+  }
+  return base;
+}
+
 double ScaleGroup::trace_share(int64_t TraceSums::*part) const {
   if (!traces || traces->span_ns <= 0) return tables::kNaN;
   return static_cast<double>((*traces).*part) / static_cast<double>(traces->span_ns);
@@ -160,7 +175,32 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
     g.series = std::move(series);
     g.workers = r.workers;
     g.nodes = r.nodes;
-    g.runs.push_back(i);
+    (tables::run_failed(r) ? g.failed_runs : g.runs).push_back(i);
+  }
+  // Failed runs: left out where the configuration has another run, else the configuration failed
+  // (an error: the report is partial, exit code 3).
+  for (auto& [key, g] : groups) {
+    g.failed = g.runs.empty() && !g.failed_runs.empty();
+    out.any_failed_group |= g.failed;
+    out.any_failed_run |= !g.failed_runs.empty();
+    if (!g.failed) {
+      for (size_t i : g.failed_runs) {
+        const RunData& r = data.runs[i];
+        out.warnings.push_back(fmt::format(
+            "{}: run failed ({}); left out: {} at {} worker(s) has {} run(s) that did not fail, which are used", r.path,
+            failure_words(r), g.series, g.workers, g.runs.size()));
+      }
+    } else {
+      std::string runs;
+      for (size_t i : g.failed_runs) {
+        const RunData& r = data.runs[i];
+        runs += fmt::format("{}{} ({})", runs.empty() ? "" : "; ", r.path, failure_words(r));
+      }
+      out.errors.push_back(fmt::format(
+          "{} at {} worker(s): FAILED: every run of it failed: {}; its finished epochs are no measurement of it, so "
+          "it has no figures and the strategy's baseline is its smallest scale that completed",
+          g.series, g.workers, runs));
+    }
   }
 
   bool any_epochs = false;

@@ -35,10 +35,16 @@ struct ScaleGroup {
   std::string series;  // strategy (experiment/strategy when several experiments are read)
   int64_t workers = 0;
   int64_t nodes = 0;
-  std::vector<size_t> runs;  // indices into ScalabilityData::runs
-  int64_t epochs_read = 0;   // before warm-up skipping
-  SampleStats epoch;         // pooled kept epochs of all runs, seconds
-  ScalingRow scaling;        // against the series' smallest worker count
+  std::vector<size_t> runs;  // indices into ScalabilityData::runs: the runs its figures are made of
+  // Runs of this configuration that failed (tables::run_failed), left out of its figures: a run that
+  // completed wins over one that failed, and a failed run's finished epochs alone are no measurement.
+  std::vector<size_t> failed_runs;
+  // Every run of the configuration failed: it has no figures, is shown as FAILED, and each strategy's
+  // speedup and efficiency are measured against its smallest scale that did not fail.
+  bool failed = false;
+  int64_t epochs_read = 0;  // before warm-up skipping
+  SampleStats epoch;        // pooled kept epochs of all runs, seconds
+  ScalingRow scaling;       // against the series' smallest worker count
   // Share of the kept epochs' time spent outside the training steps (step records: epoch time minus
   // the steps of the rank that set it); NaN unless every kept epoch has step records.
   double outside_steps_share = tables::kNaN;
@@ -99,13 +105,22 @@ struct ScalabilityAnalysis {
   std::vector<SeriesThroughput> throughput;  // per series with samples: weak or strong scaling
   std::vector<GpuDeviceRow> devices;
   std::vector<std::string> warnings;         // reader warnings plus the report's own ("No GPU data found", ...)
-  std::vector<std::string> errors;           // reader errors (file:line)
+  std::vector<std::string> errors;           // reader errors (file:line), and configurations that failed
+  bool any_failed_run = false;               // some run failed (left out, or its configuration FAILED)
+  bool any_failed_group = false;             // some configuration failed (every run of it)
   std::vector<const RunData*> runs;          // every run read, in reading order
   std::vector<std::string> run_epochs_note;  // per run: epochs read/used (parallel to runs)
   std::vector<int64_t> run_epochs_used;
 };
 
 // `data` must outlive the result (runs are referenced).
+// The smallest worker count of `series` that has epoch times (the baseline of its speedup and
+// efficiency), 0 when none has.
+int64_t baseline_workers(const ScalabilityAnalysis& analysis, const std::string& series);
+
+// "status failed, exit 1, log PATH": what is known of why a run failed, for the messages and tables.
+std::string failure_words(const RunData& run);
+
 ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const ScalabilityOptions& options);
 
 }  // namespace scaleprof::analysis

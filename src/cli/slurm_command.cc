@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "core/file_io.h"
 #include "launch/analysis_jobs.h"
+#include "launch/job_state_memory.h"
 #include "launch/job_status.h"
 #include "launch/launch_config.h"
 #include "launch/slurm_script.h"
@@ -483,6 +484,7 @@ int run_status(const StatusOptions& opt, std::string* doing) {
   *doing = fmt::format("asking SLURM about the {} job(s) of {}", jobs.value().size(), path);
   launch::StatusQuery query;
   query.limits.deadline = std::chrono::seconds(opt.timeout_s);
+  query.state_file = opt.script_dir + "/" + std::string(launch::kJobStatesFile);  // a cancelled job stays cancelled
   const std::vector<launch::JobStatus> statuses = launch::job_statuses(jobs.value(), &notes, query);
   *doing = "printing the job table";
   report::Table table;
@@ -498,7 +500,9 @@ int run_status(const StatusOptions& opt, std::string* doing) {
                    {"elapsed_s", "Elapsed (s)"},
                    {"run", "Run"},
                    {"run_status", "Run status"},
-                   {"source", "From"}};
+                   {"source", "From"},
+                   {"exit_code", "Exit"},
+                   {"outcome", "Outcome"}};
   auto cell = [](const std::string& s) { return s.empty() ? report::Cell::null() : report::Cell(s); };
   for (const launch::JobStatus& s : statuses) {
     const bool job = s.job.kind == "job";
@@ -506,7 +510,8 @@ int run_status(const StatusOptions& opt, std::string* doing) {
                    job ? report::Cell(s.job.nodes) : report::Cell::null(),
                    job ? report::Cell(s.job.repetition) : report::Cell::null(), s.state, cell(s.slurm_state),
                    cell(elapsed_text(s.elapsed_s)), s.elapsed_s ? report::Cell(*s.elapsed_s) : report::Cell::null(),
-                   cell(s.run), cell(s.run_status), cell(s.source)});
+                   cell(s.run), cell(s.run_status), cell(s.source),
+                   s.exit_code ? report::Cell(*s.exit_code) : report::Cell::null(), cell(s.outcome)});
   }
   for (const std::string& n : notes) print_message(stderr, "note", n);
   return write_table(table, render, opt.output);

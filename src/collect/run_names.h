@@ -35,6 +35,11 @@ std::string generated_run_name(const std::string& strategy, int64_t world_size, 
 // their runs out (the report's --include-superseded keeps them).
 inline constexpr std::string_view kSupersededJobsFile = "superseded-jobs.txt";
 
+// `scaleprof slurm` appends "<job id> <path>" to <root>/<experiment>/job-logs.txt for each job it
+// submits: where SLURM writes the job's standard error (the launch's std_err pattern filled in), so
+// the report can name the log of a run that failed.
+inline constexpr std::string_view kJobLogsFile = "job-logs.txt";
+
 // The SLURM job id a run of `scaleprof slurm` carries at the end of its name
 // ("ddp-n2-r1-slurm4711" -> "4711"), or "" when the name ends otherwise.
 std::string slurm_job_of_run(std::string_view run_name);

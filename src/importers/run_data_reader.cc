@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <variant>
 #include <vector>
@@ -149,7 +150,33 @@ class Reader {
         return;
       }
     }
+    const size_t before = sink_.data().runs.size();
     read_scaleprof_run(sink_, run, name);
+    // The log `scaleprof slurm` recorded for the run's job, named beside it where it failed.
+    const std::string job = collect::slurm_job_of_run(run.filename().string());
+    if (job.empty()) return;
+    const std::map<std::string, std::string>& logs = job_logs(experiment_dir);
+    if (auto it = logs.find(job); it != logs.end()) {
+      for (size_t i = before; i < sink_.data().runs.size(); ++i) sink_.data().runs[i].log = it->second;
+    }
+  }
+
+  // The job logs of the folder's job-logs.txt ("<job id> <path>" per line; other lines ignored), read once.
+  const std::map<std::string, std::string>& job_logs(const fs::path& experiment_dir) {
+    auto [it, fresh] = job_logs_.try_emplace(experiment_dir.string());
+    if (!fresh) return it->second;
+    auto text = read_named_file((experiment_dir / collect::kJobLogsFile).string(), size_t{16} << 20);
+    if (const auto* all = std::get_if<std::string>(&text)) {
+      std::istringstream in(*all);
+      std::string line;
+      while (std::getline(in, line)) {
+        const size_t space = line.find(' ');
+        if (space == 0 || space == std::string::npos || space + 1 == line.size()) continue;
+        const std::string id = line.substr(0, space);
+        if (id.find_first_not_of("0123456789") == std::string::npos) it->second[id] = line.substr(space + 1);
+      }
+    }
+    return it->second;  // missing or unreadable: no logs named (they are a help, not data)
   }
 
   // The job ids of the folder's superseded-jobs.txt (one per line; other lines ignored), read once.
@@ -184,10 +211,11 @@ class Reader {
 
   RunDataSink sink_;
   const ScalabilityReadOptions& opt_;
-  bool experiment_found_ = false;                             // --experiment named a folder that was read
-  std::vector<std::string> skipped_itwinai_;                  // itwinai folders left out because of --experiment
-  std::map<std::string, std::set<std::string>> superseded_;   // experiment folder -> job ids
-  std::map<std::string, std::vector<std::string>> left_out_;  // experiment folder -> runs left out
+  bool experiment_found_ = false;                            // --experiment named a folder that was read
+  std::vector<std::string> skipped_itwinai_;                 // itwinai folders left out because of --experiment
+  std::map<std::string, std::set<std::string>> superseded_;  // experiment folder -> job ids
+  std::map<std::string, std::map<std::string, std::string>> job_logs_;  // experiment folder -> job id -> log
+  std::map<std::string, std::vector<std::string>> left_out_;            // experiment folder -> runs left out
 };
 
 }  // namespace

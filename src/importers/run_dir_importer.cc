@@ -130,6 +130,7 @@ class ScaleprofRunReader : RunDataReader {
     }
     run.nodes = valid_count(nodes) ? nodes : 0;
     run.status = in.status;
+    if (in.info) run.exit_code = in.info->exit_status;
     std::map<int64_t, tables::EpochTime> epoch_max;  // epoch -> the slowest rank's duration and steps
     std::map<int64_t, EpochSamples> epoch_samples;   // epoch -> samples of the ranks that gave them
     for (const RankData& r : in.ranks) {
@@ -204,7 +205,9 @@ class ScaleprofRunReader : RunDataReader {
       error(fmt::format("{}: world size unknown (no run.json, no rank folders); run skipped", run.path));
       return;
     }
-    if (run.status != "completed") {
+    // A failed or interrupted run is never used as if it were valid: the analysis leaves it out and
+    // says so (tables::run_failed, analysis/scalability.h); other statuses keep their finished epochs.
+    if (run.status != "completed" && !tables::run_failed(run)) {
       warn(fmt::format("{}: run status is {}; its {} finished epoch(s) are used", run.path, run.status,
                        run.epochs.size()));
     }

@@ -6,10 +6,12 @@
 #include <set>
 #include <sstream>
 
+#include "core/output_file.h"
 #include "core/time_bounds.h"
 #include "importers/run_reader.h"
 #include "launch/analysis_jobs.h"
 #include "launch/captured_command.h"
+#include "launch/job_state_memory.h"
 
 namespace scaleprof::launch {
 
@@ -83,6 +85,37 @@ std::optional<int64_t> parse_slurm_duration(const std::string& text) {
     seconds = values[0] * 60;
   }
   return days * 86400 + seconds;
+}
+
+std::optional<int64_t> parse_slurm_exit_code(const std::string& text) {
+  const std::string t = trim(text);
+  const size_t colon = t.find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  auto small = [](const std::string& d) {
+    return !d.empty() && d.size() <= 3 && d.find_first_not_of("0123456789") == std::string::npos;
+  };
+  const std::string code = t.substr(0, colon);
+  const std::string signal = t.substr(colon + 1);
+  if (!small(code) || !small(signal)) return std::nullopt;
+  return std::stoll(signal) != 0 ? 128 + std::stoll(signal) : std::stoll(code);
+}
+
+std::string report_outcome(const std::string& state, const std::optional<int64_t>& exit_code) {
+  if (state == "pending") return "waits for the scaling jobs";
+  if (state == "running" || state == "suspended") return "writing the report";
+  if (state == "cancelled") return "no report: the job was cancelled";
+  if (state != "completed" && state != "failed") return "";
+  if (!exit_code) return state == "completed" ? "report written" : "no report: the job failed (see its log)";
+  switch (*exit_code) {
+    case 0:
+      return "report written";
+    case 3:
+      return "report written, partial (exit 3): a configuration failed or some data was rejected";
+    case 4:
+      return "tables written, plots failed (exit 4)";
+    default:
+      return fmt::format("no report (exit {}): see the job's log", *exit_code);
+  }
 }
 
 std::string state_class(const std::string& s) {
@@ -167,7 +200,7 @@ std::map<std::string, SlurmJobInfo> parse_squeue(const std::string& out) {
   while (std::getline(in, line)) {
     const std::vector<std::string> f = split(trim(line), '|');
     if (f.size() < 3 || f[0].empty()) continue;
-    SlurmJobInfo info{trim(f[1]), parse_slurm_duration(f[2]), "squeue"};
+    SlurmJobInfo info{trim(f[1]), parse_slurm_duration(f[2]), "squeue", std::nullopt};
     // "%M" counts M:SS as minutes:seconds; parse_slurm_duration reads a lone pair that way too.
     jobs[trim(f[0])] = info;
   }
@@ -182,6 +215,7 @@ std::optional<SlurmJobInfo> parse_scontrol_job(const std::string& out) {
   while (in >> word) {
     if (word.rfind("JobState=", 0) == 0) info.state = word.substr(9);
     if (word.rfind("RunTime=", 0) == 0) info.elapsed_s = parse_slurm_duration(word.substr(8));
+    if (word.rfind("ExitCode=", 0) == 0) info.exit_code = parse_slurm_exit_code(word.substr(9));
   }
   if (info.state.empty()) return std::nullopt;
   return info;
@@ -217,6 +251,8 @@ std::map<std::string, SlurmJobInfo> parse_scontrol_jobs(const std::string& out) 
     } else if (word.rfind("ArrayTaskId=", 0) == 0) {
       // One task's number only: the pending rest of an array ("ArrayTaskId=5-15") names no one task.
       array_task = digits_only(word.substr(12));
+    } else if (word.rfind("ExitCode=", 0) == 0) {
+      info.exit_code = parse_slurm_exit_code(word.substr(9));
     }
   }
   flush();
@@ -230,7 +266,8 @@ std::map<std::string, SlurmJobInfo> parse_sacct(const std::string& out) {
   while (std::getline(in, line)) {
     const std::vector<std::string> f = split(trim(line), '|');
     if (f.size() < 3 || f[0].empty() || f[0].find('.') != std::string::npos) continue;
-    jobs[f[0]] = SlurmJobInfo{trim(f[1]), parse_slurm_duration(f[2]), "sacct"};
+    jobs[f[0]] = SlurmJobInfo{trim(f[1]), parse_slurm_duration(f[2]), "sacct",
+                              f.size() > 3 ? parse_slurm_exit_code(f[3]) : std::nullopt};
   }
   return jobs;
 }
@@ -280,8 +317,9 @@ std::vector<JobStatus> job_statuses(const std::vector<SubmittedJob>& recorded, s
     for (size_t i = first; i < std::min(missing.size(), first + batch); ++i) {
       ids += (ids.empty() ? "" : ",") + missing[i];
     }
-    const auto a = run_captured({"sacct", "--noheader", "--parsable2", "--format=JobID,State,Elapsed", "--jobs=" + ids},
-                                {}, query.limits);
+    const auto a =
+        run_captured({"sacct", "--noheader", "--parsable2", "--format=JobID,State,Elapsed,ExitCode", "--jobs=" + ids},
+                     {}, query.limits);
     if (!a || a.value().exit_code != 0) {
       notes->push_back(fmt::format("sacct: {}", failure(a)));
       break;  // accounting is off or unreachable: the next batch would say the same
@@ -294,6 +332,38 @@ std::vector<JobStatus> job_statuses(const std::vector<SubmittedJob>& recorded, s
     for (auto& [id, info] : parse_sacct(a.value().out)) known.emplace(id, info);
   }
 
+  // What SLURM said of jobs that ended is remembered; what it no longer says is taken from there.
+  std::map<std::string, RememberedState> remembered;
+  bool remember_more = false;
+  if (!query.state_file.empty()) {
+    auto read = read_job_states(query.state_file);
+    if (read) {
+      remembered = std::move(read).value();
+    } else {
+      notes->push_back(read.error().message);
+    }
+  }
+  for (const SubmittedJob& j : jobs) {
+    const auto it = known.find(j.job_id);
+    if (it == known.end()) continue;
+    const std::string cls = state_class(it->second.state);
+    if (cls != "completed" && cls != "failed" && cls != "cancelled") continue;
+    const std::string word = it->second.state.substr(0, it->second.state.find(' '));
+    RememberedState now{word, it->second.elapsed_s, it->second.exit_code};
+    auto [at, fresh] = remembered.try_emplace(j.job_id, now);
+    if (!fresh && (at->second.slurm_state != now.slurm_state || at->second.elapsed_s != now.elapsed_s ||
+                   at->second.exit_code != now.exit_code)) {
+      at->second = now;
+      fresh = true;
+    }
+    remember_more |= fresh;
+  }
+  if (remember_more && !query.state_file.empty()) {
+    if (Status ok = write_output_file(query.state_file, job_states_text(remembered)); !ok) {
+      notes->push_back(fmt::format("the states of jobs that ended could not be remembered: {}", ok.error().message));
+    }
+  }
+
   // Run directories: <root>/<experiment>/<run_prefix>-slurm<job id>.
   std::map<std::pair<std::string, std::string>, std::vector<importers::RunData>> runs_by_place;
   for (const SubmittedJob& j : jobs) {
@@ -304,10 +374,19 @@ std::vector<JobStatus> job_statuses(const std::vector<SubmittedJob>& recorded, s
       st.state = state_class(it->second.state);
       st.elapsed_s = it->second.elapsed_s;
       st.source = it->second.source;
+      st.exit_code = it->second.exit_code;
+    } else if (auto r = remembered.find(j.job_id); r != remembered.end()) {
+      // SLURM forgot the job; it had ended, and how is what it said then.
+      st.slurm_state = r->second.slurm_state;
+      st.state = state_class(r->second.slurm_state);
+      st.elapsed_s = r->second.elapsed_s;
+      st.exit_code = r->second.exit_code;
+      st.source = std::string(kJobStatesFile);
     } else {
       st.state = "unknown";
     }
     if (j.kind == kShardKind || j.kind == kMergeKind) outcome_from_output(&st);
+    if (j.kind == "report") st.outcome = report_outcome(st.state, st.exit_code);
     if (j.kind == "job" && !j.root.empty()) {
       auto key = std::make_pair(j.root, j.experiment);
       if (runs_by_place.count(key) == 0) {

@@ -18,6 +18,7 @@ struct SlurmJobInfo {
   std::string state;                 // SLURM's word: PENDING, RUNNING, COMPLETED, FAILED, ...
   std::optional<int64_t> elapsed_s;  // time used so far
   std::string source;                // squeue, scontrol or sacct
+  std::optional<int64_t> exit_code;  // of a job that ended (scontrol, sacct): 128+N when signal N ended it
 };
 
 struct JobStatus {
@@ -25,9 +26,11 @@ struct JobStatus {
   std::string state;        // a state_class(): pending | running | suspended | completed | failed | cancelled | unknown
   std::string slurm_state;  // SLURM's own word, "" when SLURM does not know the job any more
   std::optional<int64_t> elapsed_s;
-  std::string run;         // run directory name when the job wrote one
-  std::string run_status;  // its status (completed, failed, running, incomplete)
-  std::string source;      // where the state came from
+  std::string run;                   // run directory name when the job wrote one
+  std::string run_status;            // its status (completed, failed, running, incomplete)
+  std::string source;                // where the state came from
+  std::optional<int64_t> exit_code;  // the batch script's exit code once the job ended, where SLURM said it
+  std::string outcome;               // report jobs: what became of the report (report_outcome)
 };
 
 // Parsers of the SLURM clients' output (pure; tested on captured text).
@@ -38,8 +41,14 @@ std::optional<SlurmJobInfo> parse_scontrol_job(const std::string& out);
 // scontrol --oneliner show job (every job the controller remembers; each record starts at JobId=;
 // an array task is also listed as <ArrayJobId>_<ArrayTaskId>)
 std::map<std::string, SlurmJobInfo> parse_scontrol_jobs(const std::string& out);
-// sacct --noheader --parsable2 --format=JobID,State,Elapsed (steps like 12.batch are ignored)
+// sacct --noheader --parsable2 --format=JobID,State,Elapsed,ExitCode (steps like 12.batch are ignored;
+// ExitCode may be absent)
 std::map<std::string, SlurmJobInfo> parse_sacct(const std::string& out);
+// SLURM's "CODE:SIGNAL" exit code: CODE, or 128+SIGNAL when a signal ended the job; nullopt if malformed.
+std::optional<int64_t> parse_slurm_exit_code(const std::string& text);
+// What became of a report job (`scaleprof report` after the scaling jobs), from its state class and
+// exit code (docs/cli.md's exit codes): "report written", "report written, partial (exit 3): ...", ...
+std::string report_outcome(const std::string& state, const std::optional<int64_t>& exit_code);
 // SLURM durations: [D-]HH:MM:SS, [D-]HH:MM, MM:SS, M:SS, D-HH; nullopt for INVALID or malformed text
 // (minutes and seconds after the first field must be below 60).
 std::optional<int64_t> parse_slurm_duration(const std::string& text);
@@ -62,6 +71,9 @@ std::optional<int64_t> elapsed_between(std::optional<int64_t> start_unix_ns, std
 struct StatusQuery {
   CaptureLimits limits;       // for each squeue, scontrol and sacct call
   size_t sacct_batch = 1000;  // job ids per sacct call: the argument list stays short whatever the job count
+  // Where the states of jobs that ended are remembered (launch/job_state_memory.h; "" none): a job
+  // SLURM has forgotten keeps the state SLURM last gave it (a cancelled job stays cancelled).
+  std::string state_file;
 };
 
 // Asks SLURM (and the run directories) about every job: one squeue, one scontrol (when squeue

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -240,6 +241,32 @@ Status supersede(const LaunchConfig& c, const std::vector<SubmittedJob>& earlier
   return Ok{};
 }
 
+std::string job_log_path(const std::string& pattern, const std::string& job_name, const std::string& job_id) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%') {
+      out += pattern[i];
+      continue;
+    }
+    const char next = i + 1 < pattern.size() ? pattern[i + 1] : '\0';
+    if (next == 'j' || next == 'J') {
+      out += job_id;
+    } else if (next == 'x') {
+      out += job_name;
+    } else if (next == '%') {
+      out += '%';
+    } else {
+      return {};  // %N, %t, %a, a width ...: not known before the job runs
+    }
+    ++i;
+  }
+  if (out.empty()) return {};
+  if (out.front() == '/') return out;
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  return ec ? out : (cwd / out).string();
+}
+
 std::string parse_job_id(const std::string& out) {
   size_t i = 0;
   while (i < out.size() && (out[i] == ' ' || out[i] == '\n')) ++i;
@@ -285,6 +312,14 @@ Status submit_all(const LaunchConfig& c, const SubmitPlan& plan, std::vector<Sub
     job.repetition = p.repetition;
     job.run_prefix = p.run_prefix;
     if (auto ok = record(std::move(job)); !ok) return ok.error();
+    // Where the job's standard error goes, for the report to name beside a run that failed.
+    const std::string log = job_log_path(c.std_err, p.job_name, id);
+    if (!log.empty() && !c.root.empty() && !c.experiment.empty()) {
+      const std::string experiment_dir = c.root + "/" + c.experiment;
+      if (auto ok = make_directories(experiment_dir); !ok) return ok.error();
+      const std::string logs = experiment_dir + "/" + std::string(collect::kJobLogsFile);
+      if (auto ok = append_line(logs, fmt::format("{} {}\n", id, log)); !ok) return ok.error();
+    }
   }
   if (c.report && !ids.empty()) {
     std::string dependency = "--dependency=afterany";

@@ -40,6 +40,11 @@ std::string submitted_line(const SubmittedJob& job);
 inline constexpr size_t kMaxSubmittedLine = 64 * 1024;
 Result<std::vector<SubmittedJob>> read_submitted(const std::string& path, std::vector<std::string>* warnings);
 
+// The file SLURM writes for an --output/--error `pattern` of the job `job_name` with id `job_id`: %j,
+// %J and %x filled in, %% made %, made absolute against the current folder (sbatch's working
+// folder); "" when the pattern holds anything else SLURM fills in per node, task or array index.
+std::string job_log_path(const std::string& pattern, const std::string& job_name, const std::string& job_id);
+
 // The job id in `sbatch --parsable` output ("123" or "123;cluster"), or "" when there is none.
 std::string parse_job_id(const std::string& sbatch_output);
 

@@ -77,6 +77,9 @@ std::string gnuplot_script(const PlotSpec& spec, const std::string& suffix, cons
   s += "set grid xtics ytics lc rgb '#cccccc' lw 1 dt 1\nset border 3 lw 1.2\nset tics nomirror out\n";
   s += "set key outside right top vertical box lc rgb '#999999' spacing 1.2\n";
   s += "set offsets graph 0.03, graph 0.03, 0, 0\n";
+  if (!spec.note.empty()) {
+    s += "set label " + gp_quote(spec.note) + " at graph 0.01, graph 0.97 left front tc rgb '#b00020'\n";
+  }
   for (int i = 0; i < kPaletteSize; ++i) {
     s += fmt::format("set linetype {} lc rgb '{}' lw 2.5 pt {} ps 1.4\n", i + 1, kPalette[i], kPointTypes[i]);
   }

@@ -230,6 +230,14 @@ std::vector<PlotSpec> scalability_plot_specs(const ScalabilityAnalysis& a, PlotN
     ef.ylabel = "Parallel efficiency (%)";
     ef.log_x = 2;
     ef.y_min = 0;
+    // Configurations that failed are named on the plot, never drawn as points.
+    std::string failed;
+    for (const ScaleGroup& g : a.groups) {
+      if (g.failed)
+        failed += fmt::format("{}{} at {} worker{}", failed.empty() ? "" : ", ", g.series, g.workers,
+                              g.workers == 1 ? "" : "s");
+    }
+    if (!failed.empty()) abs.note = sp.note = ef.note = "FAILED, not plotted: " + failed;
     double max_eff = 100;
     int64_t min_w = *all_workers.begin();
     int64_t max_proj = *all_workers.rbegin();

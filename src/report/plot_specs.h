@@ -48,6 +48,8 @@ struct PlotSpec {
   std::vector<std::string> categories;
   std::vector<PlotSeries> series;
   std::string stacked_rest = "other";  // stacked: the key entry of the hatched part, "(hatched)" added
+  // A line written on the plot in red, not a data point: the configurations that failed ("" none).
+  std::string note;
 };
 
 // Which file names: scaleprof's (`scaleprof report`), or itwinai's (`generate-scalability-report`),

@@ -1,8 +1,10 @@
 #include "report/scalability_explanation.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
+#include <map>
 
 #include "core/seconds_text.h"
 
@@ -247,6 +249,34 @@ std::vector<std::string> best_strategy_sentences(const ScalabilityAnalysis& anal
                               b.workers == 1 ? "" : "s", b.strategy, seconds_text(b.seconds),
                               (1.0 - b.seconds / b.runner_up_seconds) * 100.0, b.runner_up,
                               seconds_text(b.runner_up_seconds)));
+  }
+  return out;
+}
+
+std::vector<std::string> failure_sentences(const ScalabilityAnalysis& a) {
+  // Per strategy, in worker order (the groups' order): what each failed configuration recorded.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::string>> failed;
+  for (const analysis::ScaleGroup& g : a.groups) {
+    if (!g.failed) continue;
+    std::vector<std::string> why;
+    for (size_t i : g.failed_runs) {
+      const tables::RunData& r = *a.runs[i];
+      std::string w = r.exit_code ? fmt::format("exit {}", *r.exit_code) : "status " + r.status;
+      w += r.log.empty() ? ", run " + r.path : ", log " + r.log;
+      why.push_back(std::move(w));
+    }
+    if (failed.count(g.series) == 0) order.push_back(g.series);
+    failed[g.series].push_back(
+        fmt::format("{} worker{} failed ({})", g.workers, workers_word(g.workers), fmt::join(why, "; ")));
+  }
+  std::vector<std::string> out;
+  for (const std::string& series : order) {
+    const int64_t base = analysis::baseline_workers(a, series);
+    const std::string list = fmt::format("{}", fmt::join(failed[series], ", "));
+    out.push_back(base > 0 ? fmt::format("{}: baseline is {} worker{}, its smallest scale that completed; {}.", series,
+                                         base, workers_word(base), list)
+                           : fmt::format("{}: no scale completed; {}.", series, list));
   }
   return out;
 }

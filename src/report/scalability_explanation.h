@@ -21,6 +21,10 @@ std::string cause_detail(const analysis::LossCause& cause, const analysis::Scale
 // Sentences explaining where the efficiency of one strategy was lost; empty without two scales.
 std::vector<std::string> loss_sentences(const SeriesResult& series);
 
+// Per strategy with a configuration that failed: "ddp: baseline is 2 workers, its smallest scale that
+// completed; 1 worker failed (exit 1, log PATH)." Empty when nothing failed.
+std::vector<std::string> failure_sentences(const ScalabilityAnalysis& analysis);
+
 // "At N workers X is fastest (...), P% faster than Y (...)." for each scale with several strategies.
 std::vector<std::string> best_strategy_sentences(const ScalabilityAnalysis& analysis);
 

@@ -30,6 +30,33 @@ Cell pct(double fraction) {
 Cell nodes_cell(int64_t nodes) {
   return nodes > 0 ? Cell(nodes) : Cell::null();
 }
+Cell text_cell(const std::string& s) {
+  return s.empty() ? Cell::null() : Cell(s);
+}
+
+// What a FAILED configuration is shown with: the first exit code and the first log its failed runs
+// recorded (each run's own are in "Runs read").
+struct FailedCells {
+  Cell exit_code = Cell::null();
+  Cell log = Cell::null();
+};
+FailedCells failed_cells(const ScalabilityAnalysis& a, const ScaleGroup& g) {
+  FailedCells c;
+  bool exit_known = false;
+  bool log_known = false;
+  for (size_t i : g.failed_runs) {
+    const RunData& r = *a.runs[i];
+    if (!exit_known && r.exit_code) {
+      c.exit_code = Cell(*r.exit_code);
+      exit_known = true;
+    }
+    if (!log_known && !r.log.empty()) {
+      c.log = Cell(r.log);
+      log_known = true;
+    }
+  }
+  return c;
+}
 
 std::string json_number(double v) {
   return std::isfinite(v) ? fmt::format("{}", v) : std::string("null");
@@ -106,7 +133,7 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
 
   // Epoch time and scaling
   bool any_epochs = false;
-  for (const ScaleGroup& g : a.groups) any_epochs |= g.epoch.count > 0;
+  for (const ScaleGroup& g : a.groups) any_epochs |= g.epoch.count > 0 || g.failed;
   if (any_epochs) {
     ReportSection s;
     s.key = "epoch_time";
@@ -115,16 +142,27 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
                                              "(--skip-epochs {}); repetitions of a configuration are pooled.",
                                              skip, skip)
                                : "No warm-up epochs skipped (--skip-epochs 0); repetitions are pooled.");
+    for (const std::string& line : failure_sentences(a)) s.notes.push_back(line);
     Table t;
     t.title = "Epoch time per strategy and number of workers";
     t.columns = {{"strategy", "Strategy"},  {"workers", "Workers"}, {"nodes", "Nodes"},         {"runs", "Runs"},
                  {"epochs", "Epochs used"}, {"mean_s", "Mean (s)"}, {"median_s", "Median (s)"}, {"std_s", "Std (s)"},
                  {"min_s", "Min (s)"},      {"max_s", "Max (s)"}};
+    // Where a configuration failed, both tables show it as a row of its own, FAILED, with no figures,
+    // and say what each strategy's baseline is; otherwise they stay as they were.
+    const bool failed = a.any_failed_group;
+    if (failed) {
+      t.columns.push_back({"status", "Status"});
+      t.columns.push_back({"exit_code", "Exit code"});
+      t.columns.push_back({"log", "Log"});
+    }
     t.set_importance(Importance::kKey, {"strategy", "workers"});
-    t.set_importance(Importance::kUseful, {"std_s", "min_s", "max_s"});
+    t.set_importance(Importance::kUseful, {"std_s", "min_s", "max_s", "log"});
     t.set_importance(Importance::kDetail, {"nodes", "runs", "epochs"});
     Table sc;
-    sc.title = "Relative speedup and parallel efficiency (baseline: each strategy's smallest worker count)";
+    sc.title = failed ? "Relative speedup and parallel efficiency (baseline: each strategy's smallest worker count "
+                        "that did not fail)"
+                      : "Relative speedup and parallel efficiency (baseline: each strategy's smallest worker count)";
     sc.columns = {{"strategy", "Strategy"},
                   {"workers", "Workers"},
                   {"nodes", "Nodes"},
@@ -132,16 +170,34 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
                   {"speedup", "Speedup (x)"},
                   {"ideal_speedup", "Ideal speedup (x)"},
                   {"efficiency_pct", "Efficiency (%)"}};
+    if (failed) {
+      sc.columns.push_back({"status", "Status"});
+      sc.columns.push_back({"baseline_workers", "Baseline (workers)"});
+    }
     sc.set_importance(Importance::kKey, {"strategy", "workers"});
     sc.set_importance(Importance::kUseful, {"mean_s"});
     sc.set_importance(Importance::kDetail, {"nodes", "ideal_speedup"});
     for (const ScaleGroup& g : a.groups) {
-      if (g.epoch.count == 0) continue;
+      if (g.epoch.count == 0 && !g.failed) continue;
+      if (g.failed) {
+        const FailedCells fc = failed_cells(a, g);
+        const Cell none = Cell::null();
+        t.add_row({g.series, g.workers, nodes_cell(g.nodes), static_cast<int64_t>(g.failed_runs.size()), int64_t{0},
+                   none, none, none, none, none, "FAILED", fc.exit_code, fc.log});
+        const int64_t base = analysis::baseline_workers(a, g.series);
+        sc.add_row(
+            {g.series, g.workers, nodes_cell(g.nodes), none, none, none, none, "FAILED", base > 0 ? Cell(base) : none});
+        continue;
+      }
       t.add_row({g.series, g.workers, nodes_cell(g.nodes), static_cast<int64_t>(g.runs.size()), g.epoch.count,
                  num(g.epoch.mean, 3), num(g.epoch.median, 3), num(g.epoch.std, 3), num(g.epoch.min, 3),
                  num(g.epoch.max, 3)});
       sc.add_row({g.series, g.workers, nodes_cell(g.nodes), num(g.epoch.mean, 3), num(g.scaling.speedup, 3),
                   num(g.scaling.ideal_speedup, 3), pct(g.scaling.efficiency)});
+      if (failed) {
+        t.rows.back().insert(t.rows.back().end(), {Cell("measured"), Cell::null(), Cell::null()});
+        sc.rows.back().insert(sc.rows.back().end(), {Cell("measured"), Cell(analysis::baseline_workers(a, g.series))});
+      }
     }
     add_scaling_mode_columns(a, &sc);
     s.table_keys = {"epoch_time", "scaling"};
@@ -450,6 +506,11 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
                {"trace_files", "Traces"},
                {"layout", "Layout"},
                {"path", "Path"}};
+  // Where a run failed, each run's exit code and job log too (otherwise the table stays as it was).
+  if (a.any_failed_run) {
+    t.columns.push_back({"exit_code", "Exit code"});
+    t.columns.push_back({"log", "Log"});
+  }
   t.set_importance(Importance::kKey, {"run"});
   t.set_importance(Importance::kUseful, {"experiment", "path"});
   t.set_importance(Importance::kDetail, {"nodes", "epochs_read", "gpu_series", "trace_files", "layout"});
@@ -459,6 +520,10 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
                run.status.empty() ? Cell::null() : Cell(run.status), static_cast<int64_t>(run.epochs.size()),
                a.run_epochs_used[i], static_cast<int64_t>(run.gpus.size()),
                static_cast<int64_t>(run.trace_files.size()), run.layout, run.path});
+    if (a.any_failed_run) {
+      t.rows.back().push_back(run.exit_code ? Cell(*run.exit_code) : Cell::null());
+      t.rows.back().push_back(text_cell(run.log));
+    }
   }
   r.table_keys = {"runs"};
   r.tables = {std::move(t)};
@@ -519,7 +584,7 @@ std::string render_sections_json(const std::vector<ReportSection>& sections, con
       out += ",\n" + json_quote(s.table_keys[i]) + ": " + body;
     }
   }
-  std::vector<std::string> explanation;
+  std::vector<std::string> explanation = failure_sentences(analysis);
   for (const SeriesResult& sr : analysis.series) {
     for (const std::string& line : loss_sentences(sr)) explanation.push_back(line);
   }

@@ -134,7 +134,13 @@ void add_scaling_mode_columns(const ScalabilityAnalysis& a, Table* scaling) {
   scaling->set_importance(Importance::kUseful, {"weak_efficiency_pct"});
   size_t row = 0;
   for (const ScaleGroup& g : a.groups) {
-    if (g.epoch.count == 0 || row >= scaling->rows.size()) continue;
+    if ((g.epoch.count == 0 && !g.failed) || row >= scaling->rows.size()) continue;
+    if (g.failed) {  // a FAILED configuration's row (report/scalability_report.cc): nothing measured
+      scaling->rows[row].push_back(Cell::null());
+      scaling->rows[row].push_back(Cell::null());
+      ++row;
+      continue;
+    }
     scaling->rows[row].emplace_back(mode_of(a, g.series));
     const double weak = g.throughput.weak_efficiency;
     scaling->rows[row].push_back(std::isfinite(weak) ? Cell(weak * 100.0, 2) : Cell::null());

@@ -139,6 +139,10 @@ struct RunData {
   int64_t nodes = 0;    // 0 when unknown
   std::string path;     // the run folder (itwinai: the folder of its CSV files)
   std::string status;   // completed, failed, running, incomplete, or "" when unknown
+  // The training command's exit code where the run recorded one (run.json's exit_status), and the
+  // log of the SLURM job that ran it where known ("" otherwise): what a failed run is shown with.
+  std::optional<int64_t> exit_code;
+  std::string log;
   // Epoch times of the run, one per epoch: the slowest rank's duration (the epoch ends when the last
   // rank finishes it). Unordered; analyses sort by epoch.
   std::vector<tables::EpochTime> epochs;
@@ -150,6 +154,12 @@ struct RunData {
   std::vector<RankWait> rank_waits;           // by rank; empty without matched calls
   std::vector<OperatorTime> operators;        // the decomposed rank's operators, most self time first (at most 64)
 };
+
+// A run that failed (status failed, or interrupted: its process ended without recording an end) is no
+// measurement of its configuration, whatever epochs it finished before it ended.
+inline bool run_failed(const RunData& run) {
+  return run.status == "failed" || run.status == "interrupted";
+}
 
 struct ScalabilityData {
   std::vector<RunData> runs;
