@@ -148,7 +148,9 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
   }
 
   // 2. Kernel attribution by External id, before nesting (torch appends kernels while parsing).
-  std::vector<int64_t> kernel_ns(n, 0);
+  // Per event only once a device event is attributed: where none reaches an op (MTIA runtime calls
+  // without an External id) the array would be all zeros, 8 bytes per event at this function's peak.
+  std::vector<int64_t> kernel_ns;
   if (!options.host_times_only) {
     std::vector<std::pair<int64_t, uint32_t>> frontend_by_id;
     for (size_t i = 0; i < n; ++i) {
@@ -179,6 +181,7 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
           std::lower_bound(frontend_by_id.begin(), frontend_by_id.end(), std::make_pair(external_id, uint32_t{0}));
       bool matched = false;
       for (; external_id != trace::kNone && it != frontend_by_id.end() && it->first == external_id; ++it) {
+        if (kernel_ns.empty()) kernel_ns.assign(n, 0);
         kernel_ns[it->second] += ev.dur[i];
         matched = true;
       }
@@ -230,7 +233,7 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
     if (p >= 0 && child_count[p] == 1 && name_info(ev.name[p]).canonical == name_info(ev.name[i]).canonical) {
       removed[i] = 1;
       child_count[p] = child_count[i];
-      kernel_ns[p] = kernel_ns[i];  // torch replaces the parent's kernels by the child's
+      if (!kernel_ns.empty()) kernel_ns[p] = kernel_ns[i];  // torch replaces the parent's kernels by the child's
       ++table.dup_nodes_removed;
     }
   }
@@ -339,7 +342,7 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
       continue;
     }
     row.self_cpu_ns += dur(i);
-    row.self_device_ns += kernel_ns[i];
+    if (!kernel_ns.empty()) row.self_device_ns += kernel_ns[i];
     row.self_cpu_memory_bytes += bytes.cpu;
     row.self_device_memory_bytes += bytes.device;
     if (parent[i] < 0) continue;
@@ -360,7 +363,7 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
 
   // 8. Device time of each call's subtree, bottom-up (reverse pre-order visits children before
   // parents): kernel_ns, already in the rows as self time, becomes the subtree's total in place.
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+  for (auto it = order.rbegin(); it != order.rend() && !kernel_ns.empty(); ++it) {
     const uint32_t i = *it;
     if (removed[i]) continue;
     table.rows[row_index[i]].device_total_ns += kernel_ns[i];
