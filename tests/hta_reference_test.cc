@@ -95,13 +95,16 @@ int64_t ceil_div(int64_t a, int64_t b) {
 void round_like_hta(trace::RankTrace* t) {
   const int64_t base = t->metadata.base_time_ns.value_or(0);
   trace::EventTable& e = t->events;
+  trace::NarrowInt64Column dur;  // a column of its own: the event table's reads return values
+  dur.reserve(e.size());
   for (size_t i = 0; i < e.size(); ++i) {
     const int64_t rel = e.ts[i] - base;
     const int64_t ts_us = ceil_div(rel, 1000);
     const int64_t end_us = floor_div(rel + e.dur[i], 1000);
     e.ts[i] = base + ts_us * 1000;
-    e.dur[i] = e.phase[i] == trace::Phase::kComplete ? (end_us - ts_us) * 1000 : 0;
+    dur.push_back(e.phase[i] == trace::Phase::kComplete ? (end_us - ts_us) * 1000 : 0);
   }
+  e.dur = std::move(dur);
 }
 
 // --- reading the reference JSON --------------------------------------------------------------

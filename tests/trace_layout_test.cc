@@ -286,12 +286,12 @@ void expect_same_events(const RankTrace& a, const RankTrace& b, const std::strin
   SCOPED_TRACE(what);
   ASSERT_EQ(a.events.size(), b.events.size());
   EXPECT_EQ(a.events.ts, b.events.ts);
-  EXPECT_EQ(a.events.dur, b.events.dur);
+  EXPECT_EQ(a.events.dur.to_vector(), b.events.dur.to_vector());
   EXPECT_EQ(a.events.cat, b.events.cat);
   EXPECT_EQ(a.events.phase, b.events.phase);
   EXPECT_EQ(a.events.track, b.events.track);
-  EXPECT_EQ(a.events.correlation, b.events.correlation);
-  EXPECT_EQ(a.events.external_id, b.events.external_id);
+  EXPECT_EQ(a.events.correlation.to_vector(), b.events.correlation.to_vector());
+  EXPECT_EQ(a.events.external_id.to_vector(), b.events.external_id.to_vector());
   EXPECT_EQ(a.events.file_index, b.events.file_index);
   for (size_t i = 0; i < a.events.size(); ++i) {
     ASSERT_EQ(a.strings.view(a.events.name[i]), b.strings.view(b.events.name[i])) << i;

@@ -6,18 +6,20 @@ namespace scaleprof::analysis {
 
 std::vector<Interval> union_intervals(std::vector<Interval> intervals) {
   std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
-  std::vector<Interval> out;
-  out.reserve(intervals.size());
-  // out.back().end is the running maximum end of the current group (inputs are sorted by start),
-  // so a long interval keeps absorbing later short ones it contains.
+  // Merged in place (a group never outgrows the inputs it absorbed): a second array of every
+  // device event's interval was a large part of the peak memory on traces of short events.
+  // intervals[merged - 1].end is the running maximum end of the current group (inputs are sorted
+  // by start), so a long interval keeps absorbing later short ones it contains.
+  size_t merged = 0;
   for (const Interval& iv : intervals) {
-    if (out.empty() || iv.start > out.back().end) {
-      out.push_back(iv);
+    if (merged == 0 || iv.start > intervals[merged - 1].end) {
+      intervals[merged++] = iv;
     } else {
-      out.back().end = std::max(out.back().end, iv.end);
+      intervals[merged - 1].end = std::max(intervals[merged - 1].end, iv.end);
     }
   }
-  return out;
+  intervals.resize(merged);
+  return intervals;
 }
 
 int64_t total_length(std::span<const Interval> intervals) {

@@ -149,13 +149,13 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
   }
 
   // 2. Kernel attribution by External id, before nesting (torch appends kernels while parsing).
-  // Without it (host_times_only) kernel_ns stays empty: 8 bytes per event never touched.
+  // Per event only once a device event is attributed: where none reaches an op (MTIA runtime calls
+  // without an External id) the array would be all zeros, 8 bytes per event at this function's peak.
   std::vector<int64_t> kernel_ns;
   // Device events no External id linked to an op, but with a correlation id: step 3b tries their
   // launch's place in the host call tree.
   std::vector<uint32_t> launched_unlinked;
   if (!options.host_times_only) {
-    kernel_ns.assign(n, 0);
     std::vector<std::pair<int64_t, uint32_t>> frontend_by_id;
     for (size_t i = 0; i < n; ++i) {
       if (kind[i] == Kind::kHost && !async[i] && is_frontend(ev.cat[i]) && ev.external_id[i] != trace::kNone) {
@@ -185,6 +185,7 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
           std::lower_bound(frontend_by_id.begin(), frontend_by_id.end(), std::make_pair(external_id, uint32_t{0}));
       bool matched = false;
       for (; external_id != trace::kNone && it != frontend_by_id.end() && it->first == external_id; ++it) {
+        if (kernel_ns.empty()) kernel_ns.assign(n, 0);
         kernel_ns[it->second] += ev.dur[i];
         matched = true;
       }
@@ -263,6 +264,7 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
       int32_t op = parent[launch->second];
       while (op >= 0 && !is_frontend(ev.cat[static_cast<size_t>(op)])) op = parent[static_cast<size_t>(op)];
       if (op < 0) continue;
+      if (kernel_ns.empty()) kernel_ns.assign(n, 0);
       kernel_ns[static_cast<size_t>(op)] += ev.dur[d];
       --table.unattributed_device_events;
       ++table.attributed_device_events;

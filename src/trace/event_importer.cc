@@ -395,7 +395,9 @@ void EventImporter::add_rows(int64_t ts, int64_t dur, const std::string_view* na
     m.device_id.push_back(static_cast<int32_t>(args.memory.device_id));
     return;
   }
-  if (args.has_device_args || is_device_category(category)) {
+  // Only events that carry a device argument: nothing reads a row of absent values, which cost 72
+  // bytes per kernel of traces whose kernels have no args (issue 18, finding 20).
+  if (args.has_device_args) {
     DeviceArgsTable& d = t.device_args;
     d.event.push_back(row);
     d.device.push_back(static_cast<int32_t>(args.device.device));
@@ -603,8 +605,9 @@ void rows_to_map(RankTrace* t, const RankTrace& part, size_t windows, RowsAhead*
                  std::vector<std::span<char>>* out) {
   EventTable& e = t->events;
   // At least a few rows, so a window without events does not make every merge ask again.
-  table_rows_to_map(windows * std::max<size_t>(part.events.size(), 64), &marks->events, out, e.ts, e.dur, e.name,
-                    e.cat_name, e.cat, e.phase, e.track, e.correlation, e.external_id, e.stream, e.file_index);
+  table_rows_to_map(windows * std::max<size_t>(part.events.size(), 64), &marks->events, out, e.ts, e.dur.slots(),
+                    e.name, e.cat_name, e.cat, e.phase, e.track, e.correlation.slots(), e.external_id.slots(),
+                    e.stream.slots(), e.file_index);
   DeviceArgsTable& d = t->device_args;
   table_rows_to_map(windows * part.device_args.size(), &marks->device_args, out, d.event, d.device, d.bytes,
                     d.bandwidth_gbps, d.grid_x, d.grid_y, d.grid_z, d.block_x, d.block_y, d.block_z,

@@ -13,6 +13,10 @@ void append_column(std::vector<T>& into, const std::vector<T>& from) {
   into.insert(into.end(), from.begin(), from.end());
 }
 
+void append_column(NarrowInt64Column& into, const NarrowInt64Column& from) {
+  into.append(from);
+}
+
 // Appends `from` with each value passed through `map`: a part's string ids and row numbers made the
 // rank's. Sized once and written in place (push_back per value was a measurable share of the thread
 // that merges).

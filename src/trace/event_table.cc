@@ -2,8 +2,18 @@
 
 namespace scaleprof::trace {
 
+namespace {
+template <class T>
+size_t column_bytes(const std::vector<T>& column) {
+  return column.capacity() * sizeof(T);
+}
+size_t column_bytes(const NarrowInt64Column& column) {
+  return column.memory_bytes();
+}
+}  // namespace
+
 size_t RankTrace::memory_bytes() const {
-  auto bytes = [](const auto&... columns) { return ((columns.capacity() * sizeof(columns[0])) + ...); };
+  auto bytes = [](const auto&... columns) { return (column_bytes(columns) + ...); };
   const EventTable& e = events;
   size_t total = bytes(e.ts, e.dur, e.name, e.cat_name, e.cat, e.phase, e.track, e.correlation, e.external_id, e.stream,
                        e.file_index);

@@ -5,8 +5,9 @@
 // the trace gives `baseTimeNanoseconds` or absolute microseconds). Strings are ids into the rank's
 // StringPool. Events keep file order; analyses build the orderings they need.
 //
-// Memory per event: 54 bytes in the dense columns below, plus sparse rows for the events that carry
-// device, collective, memory or shape arguments (see RankTrace::memory_bytes()).
+// Memory per event: 42 bytes in the dense columns below (durations and ids in 4 bytes, see
+// narrow_column.h), plus sparse rows for the events that carry device, collective, memory or shape
+// arguments (see RankTrace::memory_bytes()).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "trace/category.h"
+#include "trace/narrow_column.h"
 #include "trace/string_pool.h"
 
 namespace scaleprof::trace {
@@ -37,23 +39,24 @@ struct TrackTable {
 
 // Dense columns, one row per kept event ('X' complete events and 'i' instant events).
 struct EventTable {
-  std::vector<int64_t> ts;   // ns
-  std::vector<int64_t> dur;  // ns; 0 for instants
+  std::vector<int64_t> ts;  // ns
+  NarrowInt64Column dur;    // ns; 0 for instants
   std::vector<StringId> name;
   std::vector<StringId> cat_name;  // the raw `cat` text (kept for unknown categories)
   std::vector<Category> cat;
   std::vector<Phase> phase;
   std::vector<uint32_t> track;       // row in TrackTable
-  std::vector<int64_t> correlation;  // args.correlation, kNone if absent
-  std::vector<int64_t> external_id;  // args["External id"] (or "external id"), kNone if absent
-  std::vector<int64_t> stream;       // args.stream, kNone if absent (Context Sync keeps 4294967295)
+  NarrowInt64Column correlation;     // args.correlation, kNone if absent
+  NarrowInt64Column external_id;     // args["External id"] (or "external id"), kNone if absent
+  NarrowInt64Column stream;          // args.stream, kNone if absent (Context Sync keeps 4294967295)
   std::vector<uint32_t> file_index;  // position in traceEvents, for messages and stable ordering
 
   size_t size() const { return ts.size(); }
   int64_t end(size_t i) const { return ts[i] + dur[i]; }
 };
 
-// Arguments of device events (kernel, memcpy, memset), one row per such event.
+// Arguments of device events (kernel, memcpy, memset), one row per event that carries at least one
+// of them: a device event without any (MTIA-like traces) costs no row.
 struct DeviceArgsTable {
   std::vector<uint32_t> event;                  // row in EventTable
   std::vector<int32_t> device;                  // args.device, -1 if absent
