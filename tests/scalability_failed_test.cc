@@ -151,7 +151,7 @@ TEST(ScalabilityFailed, FailedSmallestScaleIsShownAndTheBaselineIsTheNextComplet
     EXPECT_EQ(run["log"].is_null(), name != "ddp-n1-r1-slurm4711") << name;
   }
   // Console: the FAILED row, and the sentence under the heading.
-  const std::string text = render_sections_text(sections, false);
+  const std::string text = render_sections_text(sections, RenderOptions{});
   EXPECT_NE(text.find(failure_sentences(a)[0]), std::string::npos) << text;
   EXPECT_NE(text.find("FAILED"), std::string::npos);
   // Plots: the failed configuration is a note on the epoch, speedup and efficiency plots, not a point.
