@@ -70,10 +70,17 @@ inline void render_everything(const tables::ScalabilityData& data, const std::st
   }
   const analysis::ScalabilityAnalysis result = analysis::analyse_scalability(data, {});
   const std::vector<report::ReportSection> sections = report::scalability_sections(result);
-  const std::string text = report::render_sections_text(sections, false);
-  // Without colour, nothing in the text form may reach a terminal as a control character.
-  for (char c : text) {
-    if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7F) __builtin_trap();
+  // The text form as a terminal of 80 columns gets it (headers wrapped, columns left out, folded)
+  // and whole (--wide). Without colour, nothing in it may reach a terminal as a control character.
+  report::RenderOptions narrow;
+  narrow.max_width = 80;
+  report::RenderOptions wide;
+  wide.wide = true;
+  for (const report::RenderOptions& options : {narrow, wide}) {
+    const std::string text = report::render_sections_text(sections, options);
+    for (char c : text) {
+      if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7F) __builtin_trap();
+    }
   }
   (void)report::render_sections_csv(sections);
   const std::string json = report::render_sections_json(sections, result);
