@@ -81,15 +81,15 @@ struct OperatorRow {
 };
 
 struct OperatorTable {
-  std::vector<OperatorRow> rows;           // every row, in the order of each row's first call in the trace
-  int64_t sum_self_cpu_ns = 0;             // over all rows: denominator of Self CPU % and CPU total %
-  int64_t sum_self_device_ns = 0;          // over device rows except device user annotations
-  bool has_device_time = false;            // some row has Self device > 0 (torch then prints device columns)
-  bool has_memory = false;                 // the trace has [memory] events (profile_memory=True)
-  bool has_device_memory = false;          // some row has Self device memory > 0
-  int64_t async_calls = 0;                 // host calls treated as async
-  int64_t dup_nodes_removed = 0;           // calls folded into a same-named parent
-  int64_t calls_ended_at_stop = 0;         // host calls cut at the profiler's stop (see the header)
+  std::vector<OperatorRow> rows;    // every row, in the order of each row's first call in the trace
+  int64_t sum_self_cpu_ns = 0;      // over all rows: denominator of Self CPU % and CPU total %
+  int64_t sum_self_device_ns = 0;   // over device rows except device user annotations
+  bool has_device_time = false;     // some row has Self device > 0 (torch then prints device columns)
+  bool has_memory = false;          // the trace has [memory] events (profile_memory=True)
+  bool has_device_memory = false;   // some row has Self device memory > 0
+  int64_t async_calls = 0;          // host calls treated as async
+  int64_t dup_nodes_removed = 0;    // calls folded into a same-named parent
+  int64_t calls_ended_at_stop = 0;  // host calls cut at the profiler's stop (see the header)
   // Device events whose (launch's) External id matched a host op, or whose launch (by correlation id)
   // is nested in one on its thread.
   int64_t attributed_device_events = 0;
