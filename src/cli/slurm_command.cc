@@ -22,6 +22,7 @@
 #include "launch/launch_config.h"
 #include "launch/slurm_script.h"
 #include "launch/submission.h"
+#include "launch/write_refusal.h"
 #include "pipeline/shard_inputs.h"
 #include "report/table.h"
 
@@ -127,22 +128,6 @@ std::string print_config(const config::Config& config) {
     out += fmt::format("{:<{}}  # {}\n", lines[i], width, terminal_safe(config.entry(shown[i]->name).source));
   }
   return out;
-}
-
-// Why `path` may not be written, or "" when it may: a missing path may; an existing regular file
-// only with --force; a symbolic link (dangling or not), a folder or anything else never.
-std::string write_refusal(const std::string& path, bool force) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) {
-    return errno == ENOENT ? std::string() : fmt::format("{}: cannot check: {}", path, std::strerror(errno));
-  }
-  if (S_ISLNK(st.st_mode)) return fmt::format("{} is a symbolic link; not replaced (remove it first)", path);
-  if (!S_ISREG(st.st_mode)) return fmt::format("{} exists and is not a regular file", path);
-  if (!force) {
-    return fmt::format("{} exists already; --force replaces the earlier submission, --append adds repetitions to it",
-                       path);
-  }
-  return {};
 }
 
 // Writes every script or none: each goes into a hidden staging folder inside script_dir first, and
@@ -284,7 +269,9 @@ int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides
     for (const auto& file : files) {
       // --append writes new scripts beside the earlier ones; report.sh, made anew, replaces its own.
       const bool replace = opt.force || (opt.append && file.first == plan.report_path);
-      if (std::string refusal = write_refusal(file.first, replace); !refusal.empty()) {
+      if (std::string refusal = launch::write_refusal(
+              file.first, replace, "; --force replaces the earlier submission, --append adds repetitions to it");
+          !refusal.empty()) {
         print_message(stderr, "error", refusal);
         return kExitError;
       }

@@ -15,6 +15,7 @@
 #include "core/file_io.h"
 #include "core/terminal_text.h"
 #include "launch/slurm_script.h"
+#include "launch/write_refusal.h"
 
 namespace scaleprof::launch {
 
@@ -55,22 +56,6 @@ std::string words(const std::vector<std::string>& items) {
   std::string out;
   for (const std::string& w : items) out += (out.empty() ? "" : " ") + shell_quote(w);
   return out;
-}
-
-// Why `path` may not be (re)written, or "": missing is fine; a regular file only with `force`; a
-// symbolic link or anything else never.
-std::string refusal(const std::string& path, bool force) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) {
-    return errno == ENOENT ? std::string() : fmt::format("{}: cannot check: {}", path, std::strerror(errno));
-  }
-  if (S_ISLNK(st.st_mode)) return fmt::format("{} is a symbolic link; not replaced (remove it first)", path);
-  if (!S_ISREG(st.st_mode)) return fmt::format("{} exists and is not a regular file", path);
-  if (!force) {
-    return fmt::format("{} exists already: an earlier analysis went to {}; --force replaces it", path,
-                       std::filesystem::path(path).parent_path().string());
-  }
-  return {};
 }
 
 int64_t now_unix_ns() {
@@ -244,7 +229,9 @@ Status prepare_output_dir(const AnalysisPlan& plan, bool force, std::vector<std:
   }
   for (const std::string& path : ours) {
     // Exit code 1, as `scaleprof slurm` refuses an existing script.
-    if (std::string why = refusal(path, force); !why.empty()) return Error{why, ErrorKind::kRefused};
+    const std::string earlier = fmt::format(": an earlier analysis went to {}; --force replaces it",
+                                            std::filesystem::path(path).parent_path().string());
+    if (std::string why = write_refusal(path, force, earlier); !why.empty()) return Error{why, ErrorKind::kRefused};
   }
   if (!force) return Ok{};
   // Earlier records: marked superseded, so `slurm status` tells them from the new jobs.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "report/scalability_html.h"
+#include "report/svg_charts.h"
 
 namespace scaleprof::report {
 
@@ -59,16 +60,6 @@ std::vector<LegendPlace> place_legend(const std::vector<std::string>& names, dou
 // The axis never has more than this many ticks, whatever the data: the chart's size is bounded by
 // construction (a fuzzed epoch time of 1.7e17 s once made a 2.4 GB axis of 100-point ticks).
 constexpr int kMaxTicks = 12;
-
-// Tick step giving at most about six ticks over `range` points: 1, 2, 2.5 or 5 times a power of ten.
-double nice_step(double range) {
-  if (!(range > 0) || !std::isfinite(range)) return 1;
-  const double magnitude = std::pow(10.0, std::floor(std::log10(range / 6)));
-  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
-    if (range / (m * magnitude) <= 6) return m * magnitude;
-  }
-  return 10 * magnitude;
-}
 
 std::string num(double v) {
   return fmt::format("{:.1f}", v);

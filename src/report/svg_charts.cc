@@ -34,16 +34,6 @@ class Colors {
   std::vector<std::string> order_;
 };
 
-// A tick step of 1, 2, 2.5 or 5 times a power of ten giving at most about six ticks over `range`.
-double nice_step(double range) {
-  if (!(range > 0) || !std::isfinite(range)) return 1;
-  const double magnitude = std::pow(10.0, std::floor(std::log10(range / 6)));
-  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
-    if (range / (m * magnitude) <= 6) return m * magnitude;
-  }
-  return 10 * magnitude;
-}
-
 std::string svg_open(const std::string& id, const std::string& title, int width, int height) {
   return fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"{}\" role=\"img\" viewBox=\"0 0 {} {}\" width=\"{}\" "
@@ -83,6 +73,15 @@ std::string short_label(const std::string& label, size_t max_chars) {
 }
 
 }  // namespace
+
+double nice_step(double range) {
+  if (!(range > 0) || !std::isfinite(range)) return 1;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(range / 6)));
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+    if (range / (m * magnitude) <= 6) return m * magnitude;
+  }
+  return 10 * magnitude;
+}
 
 std::string bar_chart_svg(const BarChart& chart, int width) {
   const size_t n = std::min(chart.bars.size(), kMaxChartBars);

@@ -17,6 +17,10 @@ inline constexpr size_t kMaxChartPoints = 4000;
 inline constexpr size_t kMaxHeatmapRows = 64;
 inline constexpr size_t kMaxHeatmapColumns = 100;
 
+// A tick step of 1, 2, 2.5 or 5 times a power of ten giving at most about six ticks over `range` (1
+// for a range that is not a positive finite number): every chart's axis, the loss chart's too.
+double nice_step(double range);
+
 struct ChartSegment {
   std::string name;  // the legend's entry; one colour per name in a chart
   double value = 0;  // >= 0; negative and non-finite values are not drawn
