@@ -160,7 +160,9 @@ TEST(ScalabilityFailed, FailedSmallestScaleIsShownAndTheBaselineIsTheNextComplet
     if (p.note.empty()) continue;
     EXPECT_EQ(p.note, "FAILED, not plotted: ddp at 1 worker") << p.stem;
     for (const PlotSeries& s : p.series) {
-      if (s.name == "ddp") EXPECT_EQ(s.x.front(), 2.0) << p.stem;
+      if (s.name == "ddp") {
+        EXPECT_EQ(s.x.front(), 2.0) << p.stem;
+      }
     }
     ++noted;
   }

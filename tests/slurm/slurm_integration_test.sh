@@ -178,18 +178,33 @@ mapfile -t together < <(sed -n 's/^submitted job \([0-9]*\): ddp.*/\1/p' "$work/
 for id in "${together[@]}"; do
   say "job $id: rendezvous port $((20000 + id % 12000))"
 done
+# A second scaling test submitted while the first runs (issue 21): its jobs share the nodes and the
+# network namespace with the first's, and must complete as well, with ports of their own.
+"$SCALEPROF" slurm "${cfg[@]}" --experiment slurm-it-second --script_dir "$work/second" --report false \
+  >"$work/second.out" 2>&1 || fail "second scaling test: $(cat "$work/second.out")"
+mapfile -t second < <(sed -n 's/^submitted job \([0-9]*\): ddp.*/\1/p' "$work/second.out")
+[ ${#second[@]} = 3 ] || fail "expected 3 jobs of the second scaling test: $(cat "$work/second.out")"
 tstatus() { "$SCALEPROF" slurm status --script-dir "$work/together" --format csv 2>>"$work/status.err"; }
+sstatus() { "$SCALEPROF" slurm status --script-dir "$work/second" --format csv 2>>"$work/status.err"; }
 most_running=0
 for ((i = 0; i < 300 * 2; i++)); do
   out=$(tstatus)
   running=$(awk -F, 'NR>1 && $6=="running"' <<<"$out" | wc -l)
   done_count=$(awk -F, 'NR>1 && ($6=="completed" || $6=="failed" || $6=="cancelled")' <<<"$out" | wc -l)
+  second_done=$(sstatus | awk -F, 'NR>1 && ($6=="completed" || $6=="failed" || $6=="cancelled")' | wc -l)
   [ "$running" -gt "$most_running" ] && most_running=$running
-  [ "$done_count" = 3 ] && break
+  [ "$done_count" = 3 ] && [ "$second_done" = 3 ] && break
   sleep 0.5
 done
 say "submitted at once: at most $most_running running together; $(tstatus | cut -d, -f1,6,7 | tr '\n' ' ')"
+say "second scaling test, submitted while the first ran: $(sstatus | cut -d, -f1,6,7 | tr '\n' ' ')"
 [ "$done_count" = 3 ] || fail "the jobs submitted at once did not end in 300 s"
+[ "$second_done" = 3 ] || fail "the second scaling test's jobs did not end in 300 s"
+"$SCALEPROF" runs --root "$work/metrics" --experiment slurm-it-second --format csv >"$work/second-runs.csv"
+for n in 1 2 4; do
+  grep -q "^slurm-it-second,ddp-n$n-r1-slurm[0-9]*,ddp,$n,$n,3,completed," "$work/second-runs.csv" ||
+    fail "second scaling test: no completed $n-node run: $(cat "$work/second-runs.csv")"
+done
 [ "$most_running" = 3 ] || fail "the three jobs never ran at the same time (at most $most_running)"
 if grep -il "EADDRINUSE\|address already in use" "$work"/logs/it-ddp-*.err >/dev/null 2>&1; then
   fail "port collision: $(grep -il "EADDRINUSE\|address already in use" "$work"/logs/it-ddp-*.err)"
@@ -199,7 +214,7 @@ for n in 1 2 4; do
   grep -q "^slurm-it-together,ddp-n$n-r1-slurm[0-9]*,ddp,$n,$n,3,completed," "$work/together-runs.csv" ||
     fail "submitted at once: no completed $n-node run: $(cat "$work/together-runs.csv")"
 done
-say "submitted at once: 3 of 3 jobs completed, no port collision"
+say "submitted at once: 3 of 3 jobs completed, and the 3 of a second scaling test submitted while they ran; no port collision"
 
 # --- resubmitted with --force: the report sees the new submission only (issue 21) ------------------
 "$SCALEPROF" slurm "${cfg[@]}" --experiment slurm-it-together --script_dir "$work/together" --report false \
