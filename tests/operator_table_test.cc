@@ -200,6 +200,31 @@ TEST(OperatorTable, KernelsAreAttributedByExternalIdAndSummedUpTheTree) {
   EXPECT_EQ(t.unattributed_device_events, 1);
 }
 
+// MTIA's layout (issue 23 item 5): the kernels carry a correlation id, the runtime calls that launched
+// them no External id. Each kernel belongs to the innermost op its launch is nested in on its thread,
+// as torch's key_averages() puts it; a launch outside every op, or a kernel whose correlation id
+// points nowhere, stays unattributed.
+TEST(OperatorTable, KernelsOfLaunchesWithoutExternalIdGoToTheOpAroundTheLaunch) {
+  HostTraceBuilder b;
+  b.op("aten::linear", 100, 400, 1, 2);
+  b.op("aten::mm", 150, 300, 1, 3);
+  b.runtime("runFunction", 200, 20, /*correlation=*/91);  // inside aten::mm, itself inside aten::linear
+  b.runtime("runFunction", 470, 10, /*correlation=*/92);  // inside aten::linear only
+  b.runtime("runFunction", 700, 10, /*correlation=*/93);  // outside every op
+  b.kernel("mtia_gemm", 400, 30, trace::kNone, /*correlation=*/91);
+  b.kernel("mtia_add", 520, 8, trace::kNone, /*correlation=*/92);
+  b.kernel("mtia_late", 800, 5, trace::kNone, /*correlation=*/93);
+  b.kernel("mtia_lost", 900, 3, trace::kNone, /*correlation=*/94);
+  OperatorTable t = compute_operator_table(b.take());
+  EXPECT_EQ(row(t, "aten::mm").self_device_ns, 30);
+  EXPECT_EQ(row(t, "aten::mm").device_total_ns, 30);
+  EXPECT_EQ(row(t, "aten::linear").self_device_ns, 8);
+  EXPECT_EQ(row(t, "aten::linear").device_total_ns, 38);
+  EXPECT_EQ(row(t, "mtia_gemm", OpSide::kDevice).self_device_ns, 30);  // the kernel's own row is intact
+  EXPECT_EQ(t.attributed_device_events, 2);
+  EXPECT_EQ(t.unattributed_device_events, 2);
+}
+
 TEST(OperatorTable, FilteredNamesAreNeitherRowsNorChildren) {
   HostTraceBuilder b;
   b.op("aten::add_", 0, 100);
