@@ -2,7 +2,7 @@
 # Every test, as `make test` and CI run it (the Makefile has already built ./build and the venv):
 #   0. layer check (tools/check_layers.py: every cross-folder include against the layer order)
 #   1. clang-format check            4. unit tests again under AddressSanitizer + UBSan
-#   2. unit tests (ctest)            5. every fuzz target for FUZZ_SECONDS (default 60)
+#   2. unit tests (ctest)            5. every fuzz target for FUZZ_SECONDS (default 30)
 #   3. PyTorch end-to-end (pytest)   6. clang-tidy on src/
 #   3b. MLflow (a real server), 3c. SLURM integration (a real 16-node cluster)
 # Any failure fails the run; each step prints its own summary line and how long it took.
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 ASAN_BUILD=${ASAN_BUILD:-build-asan}
 FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
-FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 JOBS=$(nproc)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
