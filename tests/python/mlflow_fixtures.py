@@ -2,7 +2,6 @@
 pid) and runs logged exactly as itwinai 0.4.2 logs them, with MLflow's own Python client."""
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -10,6 +9,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import free_port  # the MLflow tests import it from here too
 
 mlflow = pytest.importorskip("mlflow", reason="mlflow is not installed (make deps installs it)")
 from mlflow.tracking import MlflowClient  # noqa: E402
@@ -18,12 +18,6 @@ EXPERIMENT = "scaling-test"
 
 # One CSV row set of torch.profiler key_averages as itwinai writes it (self device time in us).
 PROFILING_HEADER = "name,node_id,self_cuda_time_total,cuda_time_total,cuda_time_total_str,calls,strategy,num_gpus,global_rank"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class MlflowServer:

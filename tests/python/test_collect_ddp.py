@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import REPO
+from conftest import REPO, free_port, training_env
 
 try:
     import scaleprof
@@ -26,24 +26,6 @@ except ImportError as e:  # never skip silently: the module is part of what is t
 EXAMPLE = REPO / "examples" / "ddp_train.py"
 EPOCHS, STEPS = 3, 12
 PROFILED_STEPS = [2, 3]  # --profile-epoch 1 with wait=1, warmup=1, active=2: ProfilerStep#2 and #3
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def child_env(**extra):
-    # A fixed GPU answer on any machine: no GPU library, so nothing is sampled.
-    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1", MASTER_ADDR="127.0.0.1",
-               SCALEPROF_NVML_LIBRARY="/nonexistent/libnvidia-ml.so.1",
-               SCALEPROF_ROCM_SMI_LIBRARY="/nonexistent/librocm_smi64.so")
-    for k in ("SCALEPROF_ROOT", "SCALEPROF_RUN", "SCALEPROF_EXPERIMENT", "SCALEPROF_STRATEGY",
-              "SCALEPROF_WRAPPER_PID", "SCALEPROF_GPU_MONITOR"):
-        env.pop(k, None)
-    env.update(extra)
-    return env
 
 
 def torchrun(nproc, *example_args):
@@ -78,7 +60,7 @@ def torchrun_run(request, tmp_path_factory):
     before_ns = time.time_ns()
     proc = subprocess.run(torchrun(nproc, "--epochs", EPOCHS, "--steps-per-epoch", STEPS, "--root", root,
                                    "--experiment", "cnn", "--strategy", "ddp"),
-                          capture_output=True, text=True, timeout=240, env=child_env())
+                          capture_output=True, text=True, timeout=240, env=training_env())
     after_ns = time.time_ns()
     assert proc.returncode == 0, proc.stdout + proc.stderr
     run_dir = only_run_dir(root, "cnn")
@@ -178,7 +160,7 @@ def test_under_scaleprof_run_the_ranks_join_the_wrapper_run(tmp_path, scaleprof_
            *torchrun(2, "--epochs", 2, "--steps-per-epoch", 6, "--strategy", "ddp-bucket1", "--bucket-cap-mb", 1,
                      "--profile-epoch", -1)]
     start = time.time_ns()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=child_env())
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=training_env())
     end = time.time_ns()
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "no GPU library found" in proc.stderr  # said once, not fatal
@@ -203,7 +185,7 @@ def test_sigkill_of_one_rank_keeps_every_completed_epoch(tmp_path, scaleprof_cli
     root = tmp_path / "m"
     cmd = [str(scaleprof_cli), "run", "--root", str(root), "--experiment", "kill", "--strategy", "ddp", "--",
            *torchrun(2, "--epochs", 50, "--steps-per-epoch", 5, "--step-sleep", 0.02, "--profile-epoch", -1)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=training_env())
     try:
         deadline = time.time() + 120
         victim = None
@@ -282,7 +264,7 @@ def test_ranks_that_never_formed_a_process_group_are_flagged_and_left_out(tmp_pa
     cmd = [str(scaleprof_cli), "run", "--root", str(root), "--experiment", "e", "--strategy", "ddp", "--",
            sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", "2",
            "--master_addr", "127.0.0.1", "--master_port", str(free_port()), str(script)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=child_env())
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=training_env())
     assert proc.returncode == 0, proc.stdout + proc.stderr  # the training itself is not disturbed
     run_dir = only_run_dir(root, "e")
     for rank in (0, 1):
@@ -300,7 +282,7 @@ def test_ranks_that_never_formed_a_process_group_are_flagged_and_left_out(tmp_pa
     # Beside it, one process alone is a real 1-rank run: the report shows that one and names the other.
     single = subprocess.run([str(scaleprof_cli), "run", "--root", str(root), "--experiment", "e", "--strategy", "ddp",
                              "--", sys.executable, str(script)],
-                            capture_output=True, text=True, timeout=120, env=child_env())
+                            capture_output=True, text=True, timeout=120, env=training_env())
     assert single.returncode == 0, single.stdout + single.stderr
     report = subprocess.run([str(scaleprof_cli), "report", "--root", str(root), "--format", "json"],
                             capture_output=True, text=True, timeout=60, cwd=tmp_path)  # its plots/ land there
