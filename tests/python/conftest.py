@@ -61,7 +61,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def training_env():
+def training_env(**extra):
     """The environment of a real gloo training under test: loopback only, one thread, no GPU library
     (nothing sampled on any machine), and no SCALEPROF_* run identity inherited from the caller."""
     env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1", MASTER_ADDR="127.0.0.1",
@@ -70,4 +70,5 @@ def training_env():
     for k in ("SCALEPROF_ROOT", "SCALEPROF_RUN", "SCALEPROF_EXPERIMENT", "SCALEPROF_STRATEGY",
               "SCALEPROF_WRAPPER_PID", "SCALEPROF_GPU_MONITOR"):
         env.pop(k, None)
+    env.update(extra)
     return env

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from conftest import REPO
-from test_collect_ddp import child_env, torchrun
+from conftest import REPO, training_env
+from test_collect_ddp import torchrun
 
 import scaleprof
 
@@ -104,7 +104,7 @@ print("trained", flush=True)
 
 def test_a_full_disk_never_raises_into_the_training_and_loses_no_epoch(tmp_path):
     proc = subprocess.run([sys.executable, "-c", FULL_DISK_TRAINING, str(tmp_path)], capture_output=True, text=True,
-                          timeout=120, env=child_env())
+                          timeout=120, env=training_env())
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "trained\n"
     epochs_csv = tmp_path / "disk" / "full" / "rank-00000" / "epochs.csv"
@@ -135,7 +135,7 @@ def test_kill_9_of_the_wrapper_ends_the_training_and_the_run_says_interrupted(tm
     root = tmp_path / "m"
     cmd = [str(scaleprof_cli), "run", "--root", str(root), "--experiment", "k9", "--strategy", "ddp", "--no-gpu",
            "--", *torchrun(2, "--epochs", 200, "--steps-per-epoch", 3, "--step-sleep", 0.02, "--profile-epoch", -1)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=child_env())
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=training_env())
     pids = []
     try:
         deadline = time.time() + 120
@@ -200,7 +200,7 @@ def test_a_rank_folder_that_cannot_be_opened_at_the_first_record_never_raises(tm
     # there (no agreed name yet, an unusable root) is a warning per distinct reason, never an exception.
     root = tmp_path / "root"
     proc = subprocess.run([sys.executable, "-c", LATE_OPEN_TRAINING, str(root)], capture_output=True, text=True,
-                          timeout=120, env=child_env())
+                          timeout=120, env=training_env())
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "trained 3\n"  # epoch 0, epoch 1 and its step
     warnings = [l for l in proc.stderr.splitlines() if l.startswith("scaleprof:")]

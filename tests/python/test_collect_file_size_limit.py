@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 
-from test_collect_ddp import child_env
+from conftest import training_env
 
 import scaleprof
 
@@ -39,7 +39,7 @@ print("not reached", flush=True)
 
 def test_the_python_api_under_a_file_size_limit_counts_write_errors_and_the_training_goes_on(tmp_path):
     proc = subprocess.run([sys.executable, "-c", LIMITED_TRAINING, str(tmp_path), "300"], capture_output=True,
-                          text=True, timeout=120, env=child_env())
+                          text=True, timeout=120, env=training_env())
     # Ended by its own write (SIGXFSZ), after the training and the recording finished.
     assert proc.returncode == -signal.SIGXFSZ, proc.stderr
     assert proc.stdout.startswith("trained ") and "not reached" not in proc.stdout, proc.stderr
@@ -78,7 +78,7 @@ def test_scaleprof_run_under_a_file_size_limit_returns_the_trainings_exit_code(t
         pytest.skip(f"the stand-in NVML is built with the C++ tests ({FAKE_NVML})")
     script = tmp_path / "nvml.txt"
     script.write_text("devices=4\nutil.0=10\n")
-    env = child_env(SCALEPROF_NVML_LIBRARY=str(FAKE_NVML), SCALEPROF_FAKE_NVML_SCRIPT=str(script))
+    env = training_env(SCALEPROF_NVML_LIBRARY=str(FAKE_NVML), SCALEPROF_FAKE_NVML_SCRIPT=str(script))
     root = tmp_path / "m"
     proc = subprocess.run([str(scaleprof_cli), "run", "--root", str(root), "--experiment", "lim", "--run-name", "r",
                            "--gpu-interval", "10ms", "--", sys.executable, "-c", SCRIPT_THEN_EXIT],
@@ -114,7 +114,7 @@ with scaleprof.Run(experiment="trace", run_name="r", root=root) as run:
 
 def test_a_profiler_trace_that_cannot_be_written_is_a_warning_not_an_exception(tmp_path):
     proc = subprocess.run([sys.executable, "-c", UNWRITABLE_TRACE_TRAINING, str(tmp_path)], capture_output=True,
-                          text=True, timeout=300, env=child_env())
+                          text=True, timeout=300, env=training_env())
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "trained 1\n"
     traces = tmp_path / "trace" / "r" / "rank-00000" / "traces"
