@@ -208,7 +208,8 @@ py::list string_list(const std::vector<std::string>& lines) {
 
 py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle rank_files_arg, py::handle ranks_arg,
                       py::handle top_arg, py::handle duration_ratio_arg, py::handle delay_arg,
-                      py::handle include_last_step_arg, py::handle sort_by_arg, py::handle threads_arg) {
+                      py::handle include_last_step_arg, py::handle sort_by_arg, py::handle threads_arg,
+                      py::handle launch_top_arg) {
   const std::string report = str_argument(report_arg, "report");
   if (std::find(std::begin(kReports), std::end(kReports), report) == std::end(kReports)) {
     bad_argument("report", fmt::format("unknown report '{}'", report));
@@ -234,6 +235,10 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
   engine::TraceReportOptions options;
   options.ranks = ranks_argument(ranks_arg, "ranks");
   options.top = static_cast<int>(int_argument(top_arg, "num_kernels", 0, std::numeric_limits<int32_t>::max()));
+  if (!launch_top_arg.is_none()) {
+    options.launch_top =
+        static_cast<int>(int_argument(launch_top_arg, "launch_top", 0, std::numeric_limits<int32_t>::max()));
+  }
   options.kernel_duration_ratio = float_argument(duration_ratio_arg, "duration_ratio", 0.0, 1.0);
   const double delay_us = float_argument(delay_arg, "consecutive_kernel_delay", 0.0, 1e9);
   options.consecutive_kernel_delay_ns = std::llround(delay_us * 1000.0);
@@ -285,10 +290,11 @@ void bind_trace_analysis(py::module_& m) {
   m.def("trace_report", &trace_report, py::arg("report"), py::arg("paths"), py::arg("rank_files") = py::none(),
         py::arg("ranks") = py::none(), py::arg("top") = 10, py::arg("duration_ratio") = 1.0,
         py::arg("consecutive_kernel_delay_us") = 30, py::arg("include_last_step") = false,
-        py::arg("sort_by") = "self_cpu", py::arg("threads") = 0,
+        py::arg("sort_by") = "self_cpu", py::arg("threads") = 0, py::arg("launch_top") = py::none(),
         "The tables of `scaleprof trace REPORT` over the trace files of `paths` (files or folders) and "
         "`rank_files` ({rank: file}), as {'tables': {key: {column: numpy array or list of str}}, 'files', "
-        "'ranks', 'warnings', 'notes'}. ValueError names a bad argument; ScaleprofError an unreadable trace.");
+        "'ranks', 'warnings', 'notes'}. `launch_top`: rows of the launch-delay table (None: `top`, 0: every "
+        "launch). ValueError names a bad argument; ScaleprofError an unreadable trace.");
 }
 
 }  // namespace scaleprof::python

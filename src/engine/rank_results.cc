@@ -171,7 +171,9 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
         out.idle = analysis::idle_time_breakdown(trace, window.rows, idle_options);
       }
       if (sections.overlap) out.overlap = analysis::comm_comp_overlap(trace, window.rows);
-      if (sections.launch) out.launch = launches_of(trace, window, options.top);
+      if (sections.launch) {
+        out.launch = launches_of(trace, window, options.launch_top < 0 ? options.top : options.launch_top);
+      }
     });
   }
   // Every step is listed: the last-step rule of the HTA reports is about their analysis window.

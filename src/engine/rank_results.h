@@ -31,6 +31,9 @@ namespace scaleprof::engine {
 struct TraceReportOptions {
   std::vector<int64_t> ranks;  // empty: all ranks
   int top = 10;                // rows per group in kernel and operator tables
+  // Rows of the launch-delay table; -1: `top`. The Python API asks for every launch (0) in the same
+  // pass as the rest of the summary, since HTA's launch statistics list each one.
+  int launch_top = -1;
   // HTA's duration_ratio for the kernel table (analysis::top_kernels); 1.0 folds no kernel by it (the CLI).
   double kernel_duration_ratio = 1.0;
   int64_t consecutive_kernel_delay_ns = 30'000;  // idle-time breakdown threshold (HTA default 30 us)
