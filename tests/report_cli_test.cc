@@ -280,6 +280,27 @@ TEST(ReportHtml, RendersInChromiumWithEveryTableAndPlot) {
   // The run name is text, not markup: escaped in the DOM, and no script element exists.
   EXPECT_NE(dom.find("<td>&lt;script&gt;alert(1)&lt;/script&gt;</td>"), std::string::npos);
   EXPECT_EQ(dom.find("<script"), std::string::npos);
+
+  // Beside the page, in report-traces/, the trace page of each of the three runs with traces, linked
+  // from a "Trace pages" section; the hostile run name is a safe file name and escaped link text.
+  const std::string traces = scratch / "report-traces";
+  const std::string xss_page = "ddp-1w-_script_alert_1___script_.html";
+  for (const std::string& name : {xss_page, std::string("ddp-4w-ddp-w4.html"), std::string("gloo-2w-gloo-w2.html")}) {
+    ASSERT_TRUE(fs::exists(traces + "/" + name)) << name;
+    EXPECT_NE(html.find("<a href=\"report-traces/" + name + "\">"), std::string::npos) << name;
+    EXPECT_NE(slurp(traces + "/" + name).find("<figure"), std::string::npos) << name << " draws nothing";
+  }
+  EXPECT_EQ(std::distance(fs::directory_iterator(traces), fs::directory_iterator()), 3);
+  EXPECT_NE(dom.find(">ddp, 1 worker(s): run &lt;script&gt;alert(1)&lt;/script&gt;</a> (1 trace file(s))"),
+            std::string::npos);
+  EXPECT_NE(dom.find(">gloo, 2 worker(s): run gloo-w2</a> (2 trace file(s))"), std::string::npos);
+  EXPECT_NE(r.err.find("Saved 3 trace page(s) in"), std::string::npos) << r.err;
+  // --no-trace-pages: neither the pages nor the links.
+  ScratchDir bare("report-html-bare");
+  CliRun no_pages = run("report --no-plots --no-trace-pages --root " + root.path() + " --html " + (bare / "r.html"));
+  ASSERT_EQ(no_pages.exit_code, 0) << no_pages.err;
+  EXPECT_FALSE(fs::exists(bare / "r-traces"));
+  EXPECT_EQ(slurp(bare / "r.html").find("trace-pages"), std::string::npos);
 }
 
 // Pixels of `img` inside [x0, x1) x [y0, y1) within 40 of the colour (r, g, b) on every channel.

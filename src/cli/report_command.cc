@@ -14,6 +14,7 @@
 #include "importers/run_data_reader.h"
 #include "pipeline/report_source.h"
 #include "pipeline/scalability_pipeline.h"
+#include "pipeline/trace_pages.h"
 #include "report/scalability_html.h"
 #include "report/scalability_plots.h"
 #include "report/scalability_report.h"
@@ -43,6 +44,7 @@ struct ReportOptions {
   bool no_warnings = false;
   bool include_superseded = false;  // runs of jobs a later `scaleprof slurm --force` replaced
   bool wide = false;                // text tables keep every column, however wide
+  bool no_trace_pages = false;      // --html without the pages of each run's traces beside it
   unsigned threads = 0;
 };
 
@@ -218,6 +220,21 @@ int run_report(const ReportOptions& opt) {
     report::HtmlOptions html_options;
     html_options.root = read.root;
     html_options.plots_note = plots_note;
+    if (!opt.no_trace_pages) {
+      // The runs' trace pages first, so the report's page links only to pages that exist.
+      pipeline::TracePagesOptions pages_options;
+      pages_options.folder = pipeline::trace_pages_folder(opt.html);
+      pages_options.href_prefix = std::filesystem::path(pages_options.folder).filename().string() + "/";
+      pages_options.threads = opt.threads;
+      auto pages = pipeline::write_trace_pages(data, pages_options);
+      if (!pages) return fail_with(pages.error());
+      html_options.trace_pages = std::move(pages.value().links);
+      if (!html_options.trace_pages.empty()) {
+        print_message(stderr, "",
+                      fmt::format("Saved {} trace page(s) in '{}'.", html_options.trace_pages.size(),
+                                  std::filesystem::absolute(pages_options.folder).string()));
+      }
+    }
     const std::string page = report::render_scalability_html(analysis, sections, plots, html_options);
     if (Status written = write_output_file(opt.html, page); !written) {
       return fail_with(written.error());
@@ -256,7 +273,10 @@ void add_plot_options(CLI::App* cmd, ReportOptions& opt) {
 }
 
 void add_output_options(CLI::App* cmd, ReportOptions& opt) {
-  cmd->add_option("--html", opt.html, "Also write one self-contained HTML report to FILE");
+  cmd->add_option("--html", opt.html,
+                  "Also write one self-contained HTML report to FILE, and beside it (FILE without .html, then "
+                  "-traces/) the `trace summary --html` page of every run with profiler traces, linked from it");
+  cmd->add_flag("--no-trace-pages", opt.no_trace_pages, "With --html: write no trace pages (and no links to them)");
   cmd->add_option("--skip-epochs", opt.skip_epochs, "Warm-up epochs dropped from the start of every run")
       ->capture_default_str();
   cmd->add_option("--gpus-per-node", opt.gpus_per_node,

@@ -44,6 +44,7 @@ std::string render_scalability_html(const ScalabilityAnalysis& analysis, const s
   for (const ReportSection& s : sections) {
     out += fmt::format("<li><a href=\"#section-{}\">{}</a></li>\n", html_escape(s.key), html_escape(s.title));
   }
+  if (!options.trace_pages.empty()) out += "<li><a href=\"#trace-pages\">Trace pages</a></li>\n";
   out += "<li><a href=\"#plots\">Plots</a></li>\n</ul></nav>\n";
 
   if (!analysis.warnings.empty()) {
@@ -68,6 +69,18 @@ std::string render_scalability_html(const ScalabilityAnalysis& analysis, const s
     out += "</section>\n";
   }
 
+  if (!options.trace_pages.empty()) {
+    // Pages beside this one (trace summary --html of each run): where each run's time went, rank by rank.
+    out +=
+        "<section id=\"trace-pages\">\n<h2>Trace pages</h2>\n<p>Each run's profiler traces analysed rank by rank "
+        "(<code>scaleprof trace summary --html</code>): time breakdown, kernels, idle time, overlap, "
+        "collectives and stragglers.</p>\n<ul>\n";
+    for (const TraceLink& link : options.trace_pages) {
+      out += fmt::format("<li><a href=\"{}\">{}</a> ({} trace file(s){})</li>\n", html_escape(link.href),
+                         html_escape(link.label), link.trace_files, link.failed ? "; some could not be read" : "");
+    }
+    out += "</ul>\n</section>\n";
+  }
   out += "<section id=\"plots\">\n<h2>Plots</h2>\n";
   if (!options.plots_note.empty()) out += "<p class=\"warn\">" + html_escape(options.plots_note) + "</p>\n";
   for (size_t i = 0; i < plots.size(); ++i) {

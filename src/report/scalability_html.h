@@ -3,6 +3,7 @@
 // Every string that came from data (run names, strategies, paths, kernel names) is HTML-escaped.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,9 +19,18 @@ struct HtmlPlot {
   std::string svg;    // an <svg> element as gnuplot wrote it
 };
 
+// A link to the trace page of one run (pipeline/trace_pages.h), relative to the report's page.
+struct TraceLink {
+  std::string label;  // "ddp, 4 worker(s): run NAME"
+  std::string href;
+  int64_t trace_files = 0;
+  bool failed = false;  // some of its traces could not be read (the page says which)
+};
+
 struct HtmlOptions {
-  std::string root;        // data folder, shown in the header
-  std::string plots_note;  // why plots are missing (no gnuplot, ...); empty when they are all there
+  std::string root;                    // data folder, shown in the header
+  std::string plots_note;              // why plots are missing (no gnuplot, ...); empty when they are all there
+  std::vector<TraceLink> trace_pages;  // empty: no "Trace pages" section
 };
 
 std::string render_scalability_html(const ScalabilityAnalysis& analysis, const std::vector<ReportSection>& sections,
