@@ -15,7 +15,7 @@ APT_PACKAGES := cmake ninja-build g++ clang clang-format clang-tidy ccache pkg-c
   libisal-dev zlib1g-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev \
   libclang-rt-14-dev libcurl4-openssl-dev libsqlite3-dev python3-venv python3-dev gnuplot-nox chromium \
   libyaml-cpp-dev slurm-wlm munge
-PIP_PACKAGES := torch==2.13.0 pytest numpy pybind11 scikit-build-core mlflow nbclient nbformat ipykernel
+PIP_PACKAGES := torch==2.13.0 pytest numpy pybind11 scikit-build-core mlflow nbclient nbformat ipykernel plotly
 # DeepSpeed for the SLURM integration test's real DeepSpeed runs (examples/strategy_train.py, CPU and gloo).
 # Into the main venv: it only adds packages (einops hjson msgpack ninja psutil py-cpuinfo tqdm), no installed
 # version changes. A stamp of its own, so that checkouts whose venv predates it get it on their next

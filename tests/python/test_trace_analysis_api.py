@@ -431,3 +431,31 @@ def test_random_arguments_raise_only_value_errors(own):
         except (ValueError, scaleprof.ScaleprofError):
             pass
     assert returned > 0
+
+
+def test_charts_with_plotly(own, monkeypatch):
+    """visualize=True with plotly (HTA's library): the figures hold the DataFrames' values; show() is
+    recorded instead of opening a browser."""
+    go = pytest.importorskip("plotly.graph_objects")
+    shown = []
+    monkeypatch.setattr(go.Figure, "show", lambda fig, *a, **k: shown.append(fig))
+    monkeypatch.setenv("SCALEPROF_CHARTS", "plotly")
+    temporal = own.get_temporal_breakdown(visualize=True)
+    assert len(shown) == 1
+    fig = shown[0]
+    assert fig.layout.title.text == "Temporal breakdown across ranks"
+    assert fig.layout.barmode == "stack"
+    assert [len(bar.x) for bar in fig.data] == [len(temporal)] * 3  # idle, compute, non-compute per rank
+    bars = {bar.name: list(bar.y) for bar in fig.data}
+    assert len(bars) == 3
+    total = [sum(col[i] for col in bars.values()) for i in range(len(temporal))]
+    assert total == pytest.approx([1.0] * len(temporal), abs=2e-3)  # the three shares of each rank's time
+    types, kernels = own.get_gpu_kernel_breakdown(visualize=True)
+    pie = shown[1].data[0]
+    assert list(pie.labels) == list(types["kernel_type"])
+    assert list(pie.values) == pytest.approx(list(types["percentage"]))
+    assert len(shown) == 2 + len(kernels.groupby(["kernel_type", "rank"]))
+    launches = own.get_cuda_kernel_launch_stats(visualize=True)
+    scatter = shown[-1].data[0]
+    rank = list(launches)[-1]  # HTA's default ranks, [0]
+    assert list(scatter.x) == pytest.approx(list(launches[rank]["cpu_duration"]))
