@@ -10,10 +10,7 @@
 #
 #   OUT=/tmp/out bash tools/gpu_check.sh
 #
-# Builds scaleprof there with CMake (16 cores: about a minute). Where the machine lacks the Debian
-# -dev packages, .gpu/debs/*.deb (downloaded beside a Debian 12 checkout with `apt-get download`)
-# are unpacked into a private prefix; where the build fails anyway, .gpu/bin/scaleprof (a CLI built
-# elsewhere, with its libraries in .gpu/lib) still records the NVML part.
+# Builds scaleprof there (tools/gpu_build.sh); with only the carried CLI it still records the NVML part.
 set -u
 OUT=${OUT:-/tmp/gpu-check-out}
 work=/tmp/gpu-check
@@ -28,29 +25,8 @@ nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=cs
 "$py" -c "import torch, sys; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0), 'nccl', torch.cuda.nccl.version(), 'python', sys.version.split()[0])"
 
 log "build"
-if compgen -G ".gpu/debs/*.deb" >/dev/null; then
-  for f in .gpu/debs/*.deb; do dpkg -x "$f" "$prefix"; done
-  export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-fi
-build=$work/build
-scaleprof=""
-if cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSCALEPROF_TESTS=OFF -DSCALEPROF_PYTHON=ON \
-     -DPython_EXECUTABLE="$py" -DCMAKE_PREFIX_PATH="$prefix/usr" -DCMAKE_POLICY_VERSION_MINIMUM=3.5 >"$work/logs/cmake.log" 2>&1 &&
-   cmake --build "$build" -j "$(nproc)" --target scaleprof _scaleprof >"$work/logs/build.log" 2>&1; then
-  scaleprof=$build/scaleprof
-  export PYTHONPATH="$build/python"
-  log "built $scaleprof and the Python module"
-else
-  tail -30 "$work/logs/cmake.log" "$work/logs/build.log"
-  if [ -x .gpu/bin/scaleprof ]; then
-    scaleprof=.gpu/bin/scaleprof
-    export LD_LIBRARY_PATH="$PWD/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    log "build failed: using the carried CLI (no Python module: the DDP part is skipped)"
-  else
-    log "build failed and no carried CLI: nothing to check"; exit 1
-  fi
-fi
-"$scaleprof" --version
+# shellcheck source=tools/gpu_build.sh
+source tools/gpu_build.sh || { log "nothing to check"; exit 1; }
 
 root=$work/runs
 # nvidia-smi samples the same GPU every 100 ms for the whole check: the reference for the monitor.
