@@ -5,7 +5,7 @@
 
 SHELL := /bin/bash
 BUILD ?= build
-ASAN_BUILD ?= build-asan
+SANITIZE_BUILD ?= build-sanitize
 VENV ?= .venv
 PY := $(VENV)/bin/python
 JOBS ?= $(shell nproc)
@@ -41,7 +41,7 @@ export CCACHE_NOHASHDIR := 1
 # (make's own default CXX is g++; a CXX from the environment wins and is used everywhere alike.)
 export CXX
 
-.PHONY: demo test wheel deps build build-asan test-unit test-asan test-python format-check fuzz bench clean
+.PHONY: demo test wheel deps build build-sanitize bench clean
 
 # The demo builds what it runs and nothing else: the CLI and the Python module (no test suite).
 demo: $(STAMPS)/venv
@@ -100,9 +100,12 @@ build: $(STAMPS)/venv
 	@cmake -S . -B $(BUILD) $(CMAKE_CONFIG) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-build-asan: $(STAMPS)/apt
-	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSCALEPROF_SANITIZE=ON >/dev/null
-	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+# The sanitizer tree of tools/run_tests.sh: clang, ASan + UBSan + libFuzzer's coverage, the unit tests
+# and the fuzz targets in one tree (the library compiled once for both).
+build-sanitize: $(STAMPS)/apt
+	@CXX=clang++ cmake -S . -B $(SANITIZE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSCALEPROF_FUZZ=ON \
+	  -DSCALEPROF_TESTS=ON >/dev/null
+	@cmake --build $(SANITIZE_BUILD) -j $(JOBS)
 
 # Benchmarks against the peer (HTA from PyPI, in its own venv): figures for the README.
 bench: build
@@ -115,4 +118,4 @@ bench: build
 	build-bench/bench/collect_overhead_bench
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz build-bench build-py
+	rm -rf $(BUILD) $(SANITIZE_BUILD) build-asan build-fuzz build-bench build-py

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test, as `make test` and CI run it (the Makefile has already built ./build and the venv):
 #   0. layer check (tools/check_layers.py: every cross-folder include against the layer order)
-#   1. clang-format check            4. unit tests again under AddressSanitizer + UBSan
+#   1. clang-format check            4. unit tests again under AddressSanitizer + UBSan (clang)
 #   2. unit tests (ctest)            5. every fuzz target for FUZZ_SECONDS (default 30)
 #   3. PyTorch end-to-end (pytest)   6. clang-tidy on src/
 #   3b. MLflow (a real server), 3c. SLURM integration (a real 16-node cluster)
@@ -9,14 +9,16 @@
 #
 # Why a background chain: steps 3-3c wait on real time (servers, trainings, job schedulers) and leave
 # the CPUs partly idle, while the ASan and fuzz builds and clang-tidy only need CPU. So right after
-# the unit tests those three start in the background at the lowest priority (nice 19: the timed
-# tests in the foreground keep the CPUs whenever they want them), and the foreground waits for each
-# one's result only where it needs it. The work done is the same; only the idle time is used.
+# the unit tests those start in the background at the lowest priority (nice 19: the timed tests in
+# the foreground keep the CPUs whenever they want them), and the foreground waits for each one's
+# result only where it needs it. The work done is the same; only the idle time is used.
+# One sanitizer tree serves steps 4 and 5: clang with ASan, UBSan and libFuzzer's coverage
+# instrumentation (-fsanitize=fuzzer-no-link), holding the unit tests and the fuzz targets, so the
+# library is compiled once for both (it was twice: a gcc ASan tree and a clang fuzz tree).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-ASAN_BUILD=${ASAN_BUILD:-build-asan}
-FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
+SANITIZE_BUILD=${SANITIZE_BUILD:-build-sanitize}
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 JOBS=$(nproc)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
@@ -44,20 +46,14 @@ chain_part() { # part command...
   "$@" >"$BUILD/ci-$part.log" 2>&1 || rc=$?
   echo "$rc" >"$BUILD/ci-$part.rc"
 }
-build_asan() {
-  cmake -S . -B "$ASAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSCALEPROF_SANITIZE=ON >/dev/null &&
-    cmake --build "$ASAN_BUILD" -j "$JOBS"
-}
-build_fuzz() {
-  CXX=clang++ cmake -S . -B "$FUZZ_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSCALEPROF_FUZZ=ON \
-    -DSCALEPROF_TESTS=OFF >/dev/null &&
-    # shellcheck disable=SC2086  # one argument per target
-    cmake --build "$FUZZ_BUILD" -j "$JOBS" --target $fuzz_targets
+build_sanitized() {
+  CXX=clang++ cmake -S . -B "$SANITIZE_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSCALEPROF_FUZZ=ON \
+    -DSCALEPROF_TESTS=ON >/dev/null &&
+    cmake --build "$SANITIZE_BUILD" -j "$JOBS"
 }
 background_chain() {
-  chain_part asan-build build_asan
-  chain_part fuzz-build build_fuzz
-  chain_part clang-tidy bash tools/clang_tidy_cached.sh "$BUILD"
+  chain_part sanitize-build build_sanitized
+  chain_part clang-tidy python3 tools/clang_tidy_cached.py "$BUILD"
 }
 chain_pid=""
 await() { # part: waits for it, shows its log's end, fails on its failure
@@ -88,8 +84,8 @@ ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS"
 
 rm -f "$BUILD"/ci-*.rc
 set -m  # the chain gets a process group of its own, so stop_chain ends all of it
-nice -n 19 bash -c "$(declare -f chain_part build_asan build_fuzz background_chain); \
-  BUILD='$BUILD' ASAN_BUILD='$ASAN_BUILD' FUZZ_BUILD='$FUZZ_BUILD' JOBS=$JOBS fuzz_targets='$fuzz_targets' background_chain" &
+nice -n 19 bash -c "$(declare -f chain_part build_sanitized background_chain); \
+  BUILD='$BUILD' SANITIZE_BUILD='$SANITIZE_BUILD' JOBS=$JOBS background_chain" &
 chain_pid=$!
 set +m
 trap 'stop_chain; step_done' EXIT
@@ -128,15 +124,15 @@ step "SLURM integration (a real 16-node cluster on this machine; budget 4 minute
 # SLURM cannot start. The venv has the scaleprof module from the step above.
 timeout --signal=TERM --kill-after=20 300 bash tests/slurm/slurm_integration_test.sh
 
-step "unit tests under AddressSanitizer and UBSan"
-await asan-build
-ctest --test-dir "$ASAN_BUILD" --output-on-failure -j "$JOBS"
+step "unit tests under AddressSanitizer and UBSan (clang, the fuzz targets' tree)"
+await sanitize-build
+ctest --test-dir "$SANITIZE_BUILD" --output-on-failure -j "$JOBS"
 
 # Every fuzz target (built by the background chain) with a seed corpus in fuzz/corpus/<name>/
 # (target fuzz/<name>_fuzzer.cc) runs for FUZZ_SECONDS, two at a time. The seeds are copied to
 # $FUZZ_BUILD/corpus/<name> so what the fuzzer adds never lands in the repo.
 step "fuzzing $(echo "$fuzz_targets" | wc -w) targets for ${FUZZ_SECONDS}s each"
-await fuzz-build
+FUZZ_BUILD=$SANITIZE_BUILD
 fuzz_one() { # name: runs one target on a copy of its seeds; prints one line; non-zero on a finding
   local name=$1 bin="$FUZZ_BUILD/fuzz/$1_fuzzer" work="$FUZZ_BUILD/corpus/$1" log="$FUZZ_BUILD/fuzz-$1.log"
   mkdir -p "$work" && cp -r "fuzz/corpus/$name/." "$work/"
