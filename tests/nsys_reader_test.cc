@@ -341,6 +341,15 @@ TEST_F(NsysFixture, TwoRanksCollectivesAndOverlap) {
   ASSERT_EQ(breakdown.exit_code, 0) << breakdown.err;
 }
 
+TEST_F(NsysFixture, DirectoriesListExports) {
+  const std::string r0 = rank("rank0.sqlite", 0);
+  const std::string r1 = rank("rank1.sqlite", 1);
+  std::ofstream(dir_.file("notes.txt")) << "not a trace";
+  auto files = expand_trace_paths({fs::path(r0).parent_path().string()});
+  ASSERT_TRUE(files.ok()) << files.error().message;
+  EXPECT_EQ(files.value(), (std::vector<std::string>{r0, r1}));
+}
+
 TEST_F(NsysFixture, NotAnNsysExport) {
   const std::string path = make("other.sqlite", "CREATE TABLE experiments (experiment_id INTEGER, name TEXT);");
   auto read = read_trace_file(path);
