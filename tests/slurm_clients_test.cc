@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "collect/run_records.h"
-#include "launch/captured_command.h"
+#include "core/captured_command.h"
 #include "launch/job_status.h"
 #include "launch/launch_config.h"
 #include "launch/submission.h"

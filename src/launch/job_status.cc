@@ -6,11 +6,11 @@
 #include <set>
 #include <sstream>
 
+#include "core/captured_command.h"
 #include "core/output_file.h"
 #include "core/time_bounds.h"
 #include "importers/run_reader.h"
 #include "launch/analysis_jobs.h"
-#include "launch/captured_command.h"
 #include "launch/job_state_memory.h"
 
 namespace scaleprof::launch {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "launch/captured_command.h"
+#include "core/captured_command.h"
 #include "launch/submission.h"
 
 namespace scaleprof::launch {

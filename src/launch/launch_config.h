@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "config/config.h"
+#include "core/captured_command.h"
 #include "core/result.h"
-#include "launch/captured_command.h"
 
 namespace scaleprof::launch {
 

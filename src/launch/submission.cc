@@ -16,9 +16,9 @@
 #include <sstream>
 
 #include "collect/run_names.h"
+#include "core/captured_command.h"
 #include "core/file_io.h"
 #include "core/json_string.h"
-#include "launch/captured_command.h"
 
 namespace scaleprof::launch {
 

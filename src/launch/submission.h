@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/captured_command.h"
 #include "core/result.h"
-#include "launch/captured_command.h"
 #include "launch/launch_config.h"
 #include "launch/slurm_script.h"
 

@@ -12,6 +12,7 @@
 
 #include "trace/event_importer.h"
 #include "trace/streamed_order.h"
+#include "trace/trace_file.h"
 
 namespace scaleprof::trace {
 
@@ -23,7 +24,9 @@ bool is_trace_file_name(const std::string& name) {
   auto ends_with = [&](std::string_view suffix) {
     return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
-  return ends_with(".json") || ends_with(".json.gz");
+  // Nsight Systems exports and reports too (trace_file.h).
+  return ends_with(".json") || ends_with(".json.gz") || ends_with(".sqlite") || ends_with(".nsys-rep") ||
+         ends_with(".qdrep");
 }
 
 }  // namespace
@@ -69,7 +72,8 @@ Result<std::vector<std::string>> expand_trace_paths(const std::vector<std::strin
       }
       if (ec) return Error{fmt::format("{}: cannot list directory: {}", p, ec.message()), ErrorKind::kIo};
       if (found.empty())
-        return Error{fmt::format("{}: no trace files (*.json, *.json.gz) in this directory", p), ErrorKind::kNotFound};
+        return Error{fmt::format("{}: no trace files (*.json, *.json.gz, *.sqlite, *.nsys-rep) in this directory", p),
+                     ErrorKind::kNotFound};
       std::sort(found.begin(), found.end());
       files.insert(files.end(), found.begin(), found.end());
     } else {
@@ -150,7 +154,7 @@ Result<StreamedSet> stream_traces(const std::vector<std::string>& paths, const L
           continue;
         }
       }
-      Result<RankTrace> r = read_kineto_trace(files[i], parse);
+      Result<RankTrace> r = read_trace_file(files[i], parse);
       if (r.ok()) {
         RankTrace trace = std::move(r).value();
         std::optional<int64_t> rank = override_of(files[i]);

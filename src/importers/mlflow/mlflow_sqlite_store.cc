@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "core/file_below.h"
+#include "core/sqlite_read.h"
 #include "importers/mlflow/mlflow_meta.h"
 #include "importers/mlflow/mlflow_store.h"
 
@@ -29,70 +30,6 @@ namespace scaleprof::importers {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-// The longest value SQLite will hand over (a larger one fails its query): bounds the memory of one
-// cell whatever the file says.
-constexpr int kMaxSqliteValueBytes = 16 << 20;
-
-// The query running now and its deadline; the progress handler reads it.
-struct QueryClock {
-  Clock::time_point deadline = Clock::time_point::max();
-  bool expired = false;
-};
-
-int on_progress(void* clock) {
-  auto* c = static_cast<QueryClock*>(clock);
-  if (Clock::now() < c->deadline) return 0;
-  c->expired = true;
-  return 1;  // SQLITE_INTERRUPT
-}
-
-// One prepared statement, finalized on every path; it starts the query's deadline.
-class Statement {
- public:
-  Statement(sqlite3* db, QueryClock* clock, std::chrono::milliseconds limit, const char* sql) {
-    clock->expired = false;
-    clock->deadline = Clock::now() + limit;
-    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  bool ok() const { return rc_ == SQLITE_OK && stmt_ != nullptr; }
-  void bind(int index, const std::string& text) {
-    sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-  }
-  // SQLITE_ROW, SQLITE_DONE or an error code.
-  int step() { return sqlite3_step(stmt_); }
-  int type(int column) const { return sqlite3_column_type(stmt_, column); }
-  size_t bytes(int column) const { return static_cast<size_t>(sqlite3_column_bytes(stmt_, column)); }
-  // The cell as text, NUL bytes included (the length is SQLite's, not strlen's).
-  std::string text(int column) const {
-    const unsigned char* t = sqlite3_column_text(stmt_, column);
-    if (t == nullptr) return {};
-    return {reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(stmt_, column))};
-  }
-  int64_t integer(int column) const { return sqlite3_column_int64(stmt_, column); }
-  double real(int column) const { return sqlite3_column_double(stmt_, column); }
-
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-  int rc_ = SQLITE_ERROR;
-};
-
-// CREATE VIRTUAL TABLE, in any case and spacing: a module's table, not rows in the file.
-bool is_virtual_table(std::string_view sql) {
-  std::string words;
-  for (char c : sql.substr(0, 64)) {
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-      if (!words.empty() && words.back() != ' ') words += ' ';
-    } else {
-      words += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-    }
-  }
-  return words.starts_with("create virtual ");
-}
 
 // The tables and columns read; anything else in the file is ignored.
 struct TableShape {
@@ -113,11 +50,8 @@ const std::vector<TableShape>& mlflow_tables() {
 
 class SqliteStore final : public MlflowStore {
  public:
-  SqliteStore(sqlite3* db, std::string path, const MlflowReadLimits& limits)
-      : db_(db), path_(std::move(path)), limits_(limits) {
-    sqlite3_progress_handler(db_, 1000, on_progress, &clock_);
-  }
-  ~SqliteStore() override { sqlite3_close(db_); }
+  SqliteStore(std::unique_ptr<SqliteFile> file, std::string path, const MlflowReadLimits& limits)
+      : file_(std::move(file)), path_(std::move(path)), limits_(limits) {}
   SqliteStore(const SqliteStore&) = delete;
   SqliteStore& operator=(const SqliteStore&) = delete;
 
@@ -128,41 +62,23 @@ class SqliteStore final : public MlflowStore {
   Status check_schema() {
     for (const TableShape& t : mlflow_tables()) {
       std::string type;
-      std::string sql;
-      int found = 0;
-      {
-        Statement s(db_, &clock_, limits_.query_deadline,
-                    "SELECT type, sql FROM sqlite_master WHERE name = ? COLLATE NOCASE LIMIT 4");
-        if (!s.ok()) return failure(t.name);
-        s.bind(1, t.name);
-        int rc = 0;
-        while ((rc = s.step()) == SQLITE_ROW) {
-          ++found;
-          if (type.empty() || s.text(0) != "table") {
-            type = s.text(0);
-            sql = s.text(1);
-          }
-        }
-        if (rc != SQLITE_DONE) return failure(t.name);
+      switch (file_->check_table(t.name, &type)) {
+        case SqliteTableCheck::kTable:
+          break;
+        case SqliteTableCheck::kFailed:
+          return failure(t.name);
+        case SqliteTableCheck::kMissing:
+          return Error{fmt::format("{}: no table {} (is this an MLflow database?)", path_, t.name)};
+        case SqliteTableCheck::kVirtual:
+          return Error{
+              fmt::format("{}: {} is a virtual table, not a table (is this an MLflow database?)", path_, t.name)};
+        case SqliteTableCheck::kView:
+        case SqliteTableCheck::kOther:
+          return Error{fmt::format("{}: {} is a {}, not a table (is this an MLflow database?)", path_, t.name,
+                                   shown_type(type))};
       }
-      if (found == 0) return Error{fmt::format("{}: no table {} (is this an MLflow database?)", path_, t.name)};
-      if (type != "table") {
-        return Error{
-            fmt::format("{}: {} is a {}, not a table (is this an MLflow database?)", path_, t.name, shown_type(type))};
-      }
-      if (is_virtual_table(sql)) {
-        return Error{
-            fmt::format("{}: {} is a virtual table, not a table (is this an MLflow database?)", path_, t.name)};
-      }
-      std::set<std::string> columns;
-      {
-        Statement s(db_, &clock_, limits_.query_deadline, "SELECT name FROM pragma_table_info(?) LIMIT 1000");
-        if (!s.ok()) return failure(t.name);
-        s.bind(1, t.name);
-        int rc = 0;
-        while ((rc = s.step()) == SQLITE_ROW) columns.insert(s.text(0));
-        if (rc != SQLITE_DONE) return failure(t.name);
-      }
+      const std::set<std::string> columns = file_->columns(t.name);
+      if (columns.empty()) return failure(t.name);
       for (const char* c : t.columns) {
         if (columns.count(c) == 0) {
           return Error{fmt::format("{}: table {} has no column {} (is this an MLflow database?)", path_, t.name, c)};
@@ -173,8 +89,7 @@ class SqliteStore final : public MlflowStore {
   }
 
   Result<std::optional<std::string>> experiment_id(const std::string& name) override {
-    Statement s(db_, &clock_, limits_.query_deadline,
-                "SELECT experiment_id FROM experiments WHERE name = ? AND lifecycle_stage != 'deleted'");
+    SqliteStatement s(*file_, "SELECT experiment_id FROM experiments WHERE name = ? AND lifecycle_stage != 'deleted'");
     if (!s.ok()) return failure("experiments");
     s.bind(1, name);
     const int rc = s.step();
@@ -187,9 +102,9 @@ class SqliteStore final : public MlflowStore {
     std::vector<MlflowRun> out;
     std::map<std::string, size_t> index;
     {
-      Statement s(db_, &clock_, limits_.query_deadline,
-                  "SELECT run_uuid, name, status, artifact_uri FROM runs WHERE experiment_id = ? AND "
-                  "lifecycle_stage != 'deleted' ORDER BY start_time, run_uuid");
+      SqliteStatement s(*file_,
+                        "SELECT run_uuid, name, status, artifact_uri FROM runs WHERE experiment_id = ? AND "
+                        "lifecycle_stage != 'deleted' ORDER BY start_time, run_uuid");
       if (!s.ok()) return failure("runs");
       s.bind(1, experiment_id);
       int rc = 0;
@@ -237,7 +152,7 @@ class SqliteStore final : public MlflowStore {
     for (const Part& part : parts) {
       const std::string table = part.table;
       std::map<size_t, size_t> keys_of;  // run index -> keys read
-      Statement s(db_, &clock_, limits_.query_deadline, part.sql);
+      SqliteStatement s(*file_, part.sql);
       if (!s.ok()) return failure(part.table);
       s.bind(1, experiment_id);
       int rc = 0;
@@ -273,9 +188,9 @@ class SqliteStore final : public MlflowStore {
   }
 
   Result<std::vector<MetricPoint>> metric_history(const MlflowRun& run, const std::string& key) override {
-    Statement s(db_, &clock_, limits_.query_deadline,
-                "SELECT step, timestamp, value, is_nan FROM metrics WHERE run_uuid = ? AND key = ? ORDER BY "
-                "timestamp, step");
+    SqliteStatement s(*file_,
+                      "SELECT step, timestamp, value, is_nan FROM metrics WHERE run_uuid = ? AND key = ? ORDER BY "
+                      "timestamp, step");
     if (!s.ok()) return failure("metrics");
     s.bind(1, run.run_id);
     s.bind(2, key);
@@ -346,7 +261,7 @@ class SqliteStore final : public MlflowStore {
   }
 
   // A text cell of at most max_value_bytes; a longer one is reported and read as empty.
-  std::string capped_text(const Statement& s, int column, const char* table, const std::string& run_id,
+  std::string capped_text(const SqliteStatement& s, int column, const char* table, const std::string& run_id,
                           const char* name) {
     if (s.bytes(column) <= limits_.max_value_bytes) return s.text(column);
     problem(fmt::format("{}: table {}: run {}: {} is longer than {} bytes; left empty", path_, table, run_id, name,
@@ -378,21 +293,20 @@ class SqliteStore final : public MlflowStore {
   }
 
   Error failure(const char* table) const {
-    if (clock_.expired) {
+    if (file_->expired()) {
       return Error{
           fmt::format("{}: a query on table {} took longer than {} s; stopped (is this an MLflow database?)", path_,
                       table, std::chrono::duration_cast<std::chrono::seconds>(limits_.query_deadline).count()),
           ErrorKind::kTooLarge};
     }
     return Error{
-        fmt::format("{}: cannot read table {}: {} (is this an MLflow database?)", path_, table, sqlite3_errmsg(db_)),
+        fmt::format("{}: cannot read table {}: {} (is this an MLflow database?)", path_, table, file_->message()),
         ErrorKind::kIo};
   }
 
-  sqlite3* db_;
+  std::unique_ptr<SqliteFile> file_;
   std::string path_;
   MlflowReadLimits limits_;
-  QueryClock clock_;
 };
 
 }  // namespace
@@ -402,20 +316,11 @@ Result<std::unique_ptr<MlflowStore>> open_mlflow_sqlite_store(const std::string&
   if (!std::filesystem::is_regular_file(path, ec)) {
     return Error{fmt::format("{}: no such MLflow SQLite database", path), ErrorKind::kNotFound};
   }
-  sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
-  if (rc != SQLITE_OK) {
-    std::string message = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
-    return Error{fmt::format("{}: cannot open the SQLite database: {}", path, message), ErrorKind::kIo};
-  }
-  // The file's schema is not trusted: no SQL function with side effects runs from a view or
-  // trigger, and the schema tables cannot be written.
-  sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
-  sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
-  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, kMaxSqliteValueBytes);
-  sqlite3_busy_timeout(db, 5000);  // a writer holding the lock briefly is waited for, not an error
-  auto store = std::make_unique<SqliteStore>(db, path, limits);
+  SqliteLimits sqlite_limits;
+  sqlite_limits.query_deadline = limits.query_deadline;
+  auto file = SqliteFile::open(path, sqlite_limits);
+  if (!file) return file.error();
+  auto store = std::make_unique<SqliteStore>(std::move(file).value(), path, limits);
   if (Status schema = store->check_schema(); !schema) return schema.error();
   return std::unique_ptr<MlflowStore>(std::move(store));
 }

@@ -1,4 +1,4 @@
-#include "launch/captured_command.h"
+#include "core/captured_command.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
