@@ -156,7 +156,7 @@ py::object column_object(const std::vector<report::Cell>& cells) {
         out[i] = py::none();
       }
     }
-    return std::move(out);
+    return out;
   }
   if (any_real || cells.empty()) {
     py::array_t<double> out(static_cast<py::ssize_t>(cells.size()));
@@ -171,12 +171,12 @@ py::object column_object(const std::vector<report::Cell>& cells) {
         v(static_cast<py::ssize_t>(i)) = std::numeric_limits<double>::quiet_NaN();
       }
     }
-    return std::move(out);
+    return out;
   }
   py::array_t<int64_t> out(static_cast<py::ssize_t>(cells.size()));
   auto v = out.mutable_unchecked<1>();
   for (size_t i = 0; i < cells.size(); ++i) v(static_cast<py::ssize_t>(i)) = std::get<int64_t>(cells[i].value);
-  return std::move(out);
+  return out;
 }
 
 // {column key: array or list}, in the table's column order; JSON-only columns (nested lists) are left out.
