@@ -45,6 +45,7 @@ class HostTraceBuilder {
     m.total_reserved.push_back(-1);
     m.device_type.push_back(device_type);
     m.device_id.push_back(device_type == 0 ? -1 : 0);
+    m.addr.push_back(trace::kNone);
     return row;
   }
 

@@ -270,6 +270,12 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
           ++per_epoch_runs;
         }
       }
+      if (r.peak_device_memory_bytes >= 0) {
+        g.peak_device_memory_bytes = std::max(g.peak_device_memory_bytes, r.peak_device_memory_bytes);
+        g.min_peak_device_memory_bytes = g.min_peak_device_memory_bytes < 0
+                                             ? r.min_peak_device_memory_bytes
+                                             : std::min(g.min_peak_device_memory_bytes, r.min_peak_device_memory_bytes);
+      }
       if (r.traces && !traces_overflow) {
         if (!g.traces) g.traces = TraceSums{};
         traces_overflow = !tables::add_checked(&*g.traces, *r.traces);
