@@ -50,6 +50,8 @@ class HostTraceBuilder {
   }
 
   trace::RankTrace take() { return std::move(t_); }
+  // The memory rows so far, for tests that set the arguments memory() leaves absent (totals, Addr).
+  trace::MemoryTable& memory_table() { return t_.memory; }
 
  private:
   uint32_t add(std::string_view name, trace::Category cat, trace::Phase phase, int64_t ts, int64_t dur, int64_t pid,

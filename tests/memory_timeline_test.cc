@@ -25,7 +25,7 @@ using testing::HostTraceBuilder;
 void memory(HostTraceBuilder& b, int64_t ts, int64_t bytes, int64_t addr, int64_t allocated, int64_t reserved,
             int32_t device_type = 1, int64_t tid = 1) {
   b.memory(ts, bytes, device_type, tid);
-  trace::MemoryTable& m = b.t_.memory;
+  trace::MemoryTable& m = b.memory_table();
   m.addr.back() = addr;
   m.total_allocated.back() = allocated;
   m.total_reserved.back() = reserved;
