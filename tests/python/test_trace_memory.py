@@ -194,3 +194,18 @@ def test_recorded_mlp_operator_memory_columns(run_cli, mlp_profile):
     assert any(v[1] > 0 for v in torch_rows.values())
     for name, (count, total, self_bytes) in torch_rows.items():
         assert ours[name] == [count, total, self_bytes], name
+
+
+@pytest.mark.skipif(not DF_INDEX.is_file(), reason=f"shared trace not found at {DF_INDEX}")
+def test_python_api_memory_timeline(run_cli, tmp_path):
+    """TraceAnalysis.get_memory_timeline() gives the CLI's tables (the same pipeline)."""
+    pytest.importorskip("pandas")
+    scaleprof = pytest.importorskip("scaleprof")
+    (tmp_path / "df.json.gz").symlink_to(DF_INDEX)
+    tables = scaleprof.TraceAnalysis(trace_dir=str(tmp_path)).get_memory_timeline(top=0)
+    cli, _ = run_cli("memory", DF_INDEX, "--top", 0)
+    assert set(tables) == set(cli)
+    devices = tables["memory_devices"]
+    assert list(devices["peak_allocated_bytes"]) == [r["peak_allocated_bytes"] for r in cli["memory_devices"]]
+    assert int(tables["memory_at_peak"]["bytes"].sum()) == sum(r["peak_allocated_bytes"] for r in cli["memory_devices"])
+    assert len(tables["memory_timeline"]) == len(cli["memory_timeline"])
