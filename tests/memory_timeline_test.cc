@@ -12,6 +12,7 @@
 #include "analysis/profiler_steps.h"
 #include "engine/rank_results_store.h"
 #include "host_trace_builder.h"
+#include "report/trace_report.h"
 #include "trace/kineto_reader.h"
 
 namespace scaleprof {
@@ -185,6 +186,54 @@ TEST(MemoryTimeline, SpilledResultsReadBackTheSame) {
   EXPECT_EQ(c.timeline.size(), a.timeline.size());
   EXPECT_EQ(c.steps.size(), a.steps.size());
   EXPECT_EQ(c.steps[1].peak_ts_ns, a.steps[1].peak_ts_ns);
+}
+
+// Across ranks: each rank's peak per device type; imbalance = max / mean. Ranks 0, 1, 2 peak at 100,
+// 300 and 200 B on CUDA (rank 2 on two GPUs, its largest counts) and 8 B on the CPU (rank 0 only).
+TEST(MemoryTimeline, ReportSpreadAcrossRanks) {
+  auto store = std::make_shared<engine::RankResultsStore>();
+  auto device = [](int32_t type, int32_t id, int64_t peak) {
+    analysis::DeviceMemory d;
+    d.device_type = type;
+    d.device_id = id;
+    d.peak_allocated = peak;
+    d.holders_known = true;
+    d.holders = {{"aten::mm", peak, 1}};
+    d.timeline = {{1000 * (id + 1), peak, peak}};
+    return d;
+  };
+  const std::vector<std::vector<analysis::DeviceMemory>> ranks = {
+      {device(0, -1, 8), device(1, 0, 100)}, {device(1, 1, 300)}, {device(1, 2, 150), device(1, 3, 200)}};
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    engine::RankResults results;
+    results.rank = static_cast<int64_t>(r);
+    results.memory.emplace().devices = ranks[r];
+    store->add(std::move(results));
+  }
+  const report::TraceReport tables = report::memory_tables(store, true);
+  ASSERT_EQ(tables.keys, (std::vector<std::string>{"memory_devices", "memory_ranks", "memory_steps", "memory_at_peak",
+                                                   "memory_timeline"}));
+  const auto spread = tables.tables[1].all_rows();
+  ASSERT_EQ(spread.size(), 2u);
+  EXPECT_EQ(std::get<std::string>(spread[0][0].value), "CPU");
+  EXPECT_EQ(std::get<int64_t>(spread[0][1].value), 1);
+  EXPECT_EQ(std::get<std::string>(spread[1][0].value), "CUDA");
+  EXPECT_EQ(std::get<int64_t>(spread[1][1].value), 3);
+  EXPECT_EQ(std::get<int64_t>(spread[1][2].value), 300);  // max, rank 1
+  EXPECT_EQ(std::get<int64_t>(spread[1][3].value), 1);
+  EXPECT_EQ(std::get<int64_t>(spread[1][4].value), 100);  // min, rank 0
+  EXPECT_EQ(std::get<int64_t>(spread[1][5].value), 0);
+  EXPECT_DOUBLE_EQ(std::get<double>(spread[1][6].value), 200.0);
+  EXPECT_DOUBLE_EQ(std::get<double>(spread[1][7].value), 1.5);
+  EXPECT_EQ(tables.tables[0].all_rows().size(), 5u);  // one row per (rank, device)
+  EXPECT_EQ(tables.tables[4].all_rows().size(), 5u);
+  // In summary: nothing where no rank has memory events.
+  auto empty = std::make_shared<engine::RankResultsStore>();
+  engine::RankResults none;
+  none.memory.emplace();
+  empty->add(std::move(none));
+  EXPECT_TRUE(report::memory_tables(empty, false).tables.empty());
+  EXPECT_EQ(report::memory_tables(empty, true).tables.size(), 5u);
 }
 
 // df_index_resolver: the analysis against the raw rows of the trace's memory table.
