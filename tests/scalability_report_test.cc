@@ -8,6 +8,7 @@
 #include "engine/run_trace_metrics.h"
 #include "importers/csv.h"
 #include "importers/run_data_reader.h"
+#include "report/plot_specs.h"
 #include "report/scalability_explanation.h"
 #include "report/scalability_report.h"
 #include "scalability_fixtures.h"
@@ -332,6 +333,15 @@ TEST(ScalabilityReport, PeakDeviceMemoryAgainstWorkers) {
     EXPECT_DOUBLE_EQ(std::get<double>(rows[1][3].value), 4.0);
     EXPECT_DOUBLE_EQ(std::get<double>(rows[1][4].value), 1.75);
   }
+  bool plotted = false;
+  for (const report::PlotSpec& p : report::scalability_plot_specs(a)) {
+    if (p.stem != "peak_device_memory") continue;
+    plotted = true;
+    EXPECT_EQ(p.categories, (std::vector<std::string>{"1", "2"}));
+    ASSERT_EQ(p.series.size(), 1u);
+    EXPECT_EQ(p.series[0].y, (std::vector<double>{6.0, 7.0}));
+  }
+  EXPECT_TRUE(plotted);
 }
 
 // Issue 7 item 7: two runs of one configuration whose trace sums (each exact) add up past int64 ns.
