@@ -45,10 +45,13 @@ class HostTraceBuilder {
     m.total_reserved.push_back(-1);
     m.device_type.push_back(device_type);
     m.device_id.push_back(device_type == 0 ? -1 : 0);
+    m.addr.push_back(trace::kNone);
     return row;
   }
 
   trace::RankTrace take() { return std::move(t_); }
+  // The memory rows so far, for tests that set the arguments memory() leaves absent (totals, Addr).
+  trace::MemoryTable& memory_table() { return t_.memory; }
 
  private:
   uint32_t add(std::string_view name, trace::Category cat, trace::Phase phase, int64_t ts, int64_t dur, int64_t pid,

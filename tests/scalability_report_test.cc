@@ -8,6 +8,7 @@
 #include "engine/run_trace_metrics.h"
 #include "importers/csv.h"
 #include "importers/run_data_reader.h"
+#include "report/plot_specs.h"
 #include "report/scalability_explanation.h"
 #include "report/scalability_report.h"
 #include "scalability_fixtures.h"
@@ -295,6 +296,52 @@ TEST(ScalabilityReport, GlooCollectivesSplitCommunicationFromWaiting) {
     ASSERT_EQ(sec.tables[0].rows.size(), 2u);
   }
   EXPECT_TRUE(found);
+}
+
+// Issue 23: peak device memory per GPU against workers, from the runs' traces' [memory] events (the
+// largest and smallest peak over each run's ranks, engine/run_trace_metrics.cc); the section exists
+// only where some run has it. ddp at 1 worker: 6 GB; at 2 workers two runs, ranks 5-7 GB and 4-5 GB.
+TEST(ScalabilityReport, PeakDeviceMemoryAgainstWorkers) {
+  ScalabilityData data;
+  data.runs.push_back(run_in_memory("ddp", 1, 8, collective_sums(1, 100'000'000, 0, 0, 0, 0)));
+  data.runs.push_back(run_in_memory("ddp", 2, 5, collective_sums(2, 200'000'000, 0, 0, 0, 0)));
+  auto none = [](const ScalabilityAnalysis& a) {
+    for (const ReportSection& sec : scalability_sections(a)) {
+      if (sec.key == "memory") return false;
+    }
+    return true;
+  };
+  EXPECT_TRUE(none(analyse_scalability(data, {})));
+  data.runs[0].peak_device_memory_bytes = data.runs[0].min_peak_device_memory_bytes = 6'000'000'000;
+  data.runs.push_back(data.runs[1]);
+  data.runs[1].peak_device_memory_bytes = 7'000'000'000;
+  data.runs[1].min_peak_device_memory_bytes = 5'000'000'000;
+  data.runs[2].peak_device_memory_bytes = 5'000'000'000;
+  data.runs[2].min_peak_device_memory_bytes = 4'000'000'000;
+  const ScalabilityAnalysis a = analyse_scalability(data, {});
+  ASSERT_FALSE(none(a));
+  for (const ReportSection& sec : scalability_sections(a)) {
+    if (sec.key != "memory") continue;
+    ASSERT_EQ(sec.table_keys, std::vector<std::string>{"peak_device_memory"});
+    const auto rows = sec.tables[0].all_rows();
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(std::get<int64_t>(rows[0][1].value), 1);
+    EXPECT_DOUBLE_EQ(std::get<double>(rows[0][2].value), 6.0);
+    EXPECT_DOUBLE_EQ(std::get<double>(rows[0][4].value), 1.0);
+    EXPECT_EQ(std::get<int64_t>(rows[1][1].value), 2);
+    EXPECT_DOUBLE_EQ(std::get<double>(rows[1][2].value), 7.0);
+    EXPECT_DOUBLE_EQ(std::get<double>(rows[1][3].value), 4.0);
+    EXPECT_DOUBLE_EQ(std::get<double>(rows[1][4].value), 1.75);
+  }
+  bool plotted = false;
+  for (const report::PlotSpec& p : report::scalability_plot_specs(a)) {
+    if (p.stem != "peak_device_memory") continue;
+    plotted = true;
+    EXPECT_EQ(p.categories, (std::vector<std::string>{"1", "2"}));
+    ASSERT_EQ(p.series.size(), 1u);
+    EXPECT_EQ(p.series[0].y, (std::vector<double>{6.0, 7.0}));
+  }
+  EXPECT_TRUE(plotted);
 }
 
 // Issue 7 item 7: two runs of one configuration whose trace sums (each exact) add up past int64 ns.

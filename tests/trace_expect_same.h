@@ -82,6 +82,7 @@ inline void expect_same_tables(const RankTrace& a, const RankTrace& b, const std
   EXPECT_EQ(a.memory.total_reserved, b.memory.total_reserved);
   EXPECT_EQ(a.memory.device_type, b.memory.device_type);
   EXPECT_EQ(a.memory.device_id, b.memory.device_id);
+  EXPECT_EQ(a.memory.addr, b.memory.addr);
   EXPECT_EQ(a.shapes.event, b.shapes.event);
   EXPECT_EQ(a.shapes.input_dims, b.shapes.input_dims);
   EXPECT_EQ(a.shapes.input_types, b.shapes.input_types);

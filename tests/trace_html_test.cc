@@ -156,6 +156,12 @@ TEST(TraceHtml, TwoRanksOfARealTraceDrawEveryChart) {
   const std::string top = figure(html, "top-kernels");
   EXPECT_NE(top.find("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem): COMMUNICATION"), std::string::npos)
       << top.substr(0, 2000);
+  // Memory (issue 23): allocated and reserved over time, one series each per rank and device.
+  const std::string memory = figure(html, "memory");
+  for (const char* series : {"rank 0 CUDA 1 allocated", "rank 1 CUDA 1 reserved", "rank 1 CPU allocated"}) {
+    EXPECT_NE(memory.find(series), std::string::npos) << series;
+  }
+  EXPECT_NE(html.find("id=\"table-memory-at-peak\""), std::string::npos);
   if (!testing::have_program("chromium")) GTEST_SKIP() << "chromium not installed: the page was not opened";
   std::string console;
   const std::string dom = chromium_dom(page, &console);

@@ -592,7 +592,7 @@ TEST(KinetoReader, ArgumentsNeverCarryOverToTheNextEvent) {
       "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"c2\",\"ts\":5,\"dur\":1,\"args\":{\"Collective "
       "name\":\"broadcast\"}},\n"
       "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":6,\"args\":{\"Bytes\":16,\"Total Allocated\":32,"
-      "\"Total Reserved\":64,\"Device Type\":1,\"Device Id\":2}},\n"
+      "\"Total Reserved\":64,\"Device Type\":1,\"Device Id\":2,\"Addr\":139926520725504}},\n"
       "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":7,\"args\":{\"Device Id\":3}},\n"
       "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"s1\",\"ts\":8,\"dur\":1,\"args\":{\"Input Dims\":[[1]],"
       "\"Input type\":[\"float\"]}},\n"
@@ -650,6 +650,7 @@ TEST(KinetoReader, ArgumentsNeverCarryOverToTheNextEvent) {
   EXPECT_EQ(m.total_reserved, (std::vector<int64_t>{64, -1}));
   EXPECT_EQ(m.device_type, (std::vector<int32_t>{1, -1}));
   EXPECT_EQ(m.device_id, (std::vector<int32_t>{2, 3}));
+  EXPECT_EQ(m.addr, (std::vector<int64_t>{139926520725504, kNone}));
   ASSERT_EQ(t.shapes.size(), 2u);
   EXPECT_EQ(t.strings.view(t.shapes.input_dims[1]), "[[2]]");
   EXPECT_EQ(t.shapes.input_types[1], 0u);

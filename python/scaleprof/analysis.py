@@ -334,7 +334,7 @@ class TraceAnalysis:
     def get_report(self, report: str, ranks: Optional[List[int]] = None, top: int = 10,
                    sort_by: str = "self_cpu") -> Dict[str, Any]:
         """Every table of `scaleprof trace REPORT` (summary, breakdown, kernels, idle, overlap, launch, ops,
-        steps, collectives, stragglers, phases, decompose) as {key: DataFrame}, with the CLI's JSON keys
+        steps, collectives, stragglers, phases, decompose, memory) as {key: DataFrame}, with the CLI's JSON keys
         as column names (docs/trace-json.md). `ranks`: None for all."""
         tables = self._report(report, ranks=None if ranks is None else _ranks_list(ranks), top=top,
                               sort_by=sort_by)["tables"]
@@ -359,3 +359,9 @@ class TraceAnalysis:
     def get_phases(self) -> Dict[str, Any]:
         """Forward, backward, optimizer and data loading per step (`scaleprof trace phases`)."""
         return self.get_report("phases")
+
+    def get_memory_timeline(self, ranks: Optional[List[int]] = None, top: int = 10) -> Dict[str, Any]:
+        """Memory from the traces' [memory] events (`scaleprof trace memory`, issue 23; the name of HTA's
+        PR #223): per rank and device the peaks, bytes allocated before profiling, the peak per step, the
+        `top` operators holding the peak, and allocated/reserved over time (the `memory_timeline` key)."""
+        return self.get_report("memory", ranks=ranks, top=top)

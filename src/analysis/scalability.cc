@@ -270,6 +270,12 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
           ++per_epoch_runs;
         }
       }
+      if (r.peak_device_memory_bytes >= 0) {
+        g.peak_device_memory_bytes = std::max(g.peak_device_memory_bytes, r.peak_device_memory_bytes);
+        g.min_peak_device_memory_bytes = g.min_peak_device_memory_bytes < 0
+                                             ? r.min_peak_device_memory_bytes
+                                             : std::min(g.min_peak_device_memory_bytes, r.min_peak_device_memory_bytes);
+      }
       if (r.traces && !traces_overflow) {
         if (!g.traces) g.traces = TraceSums{};
         traces_overflow = !tables::add_checked(&*g.traces, *r.traces);
@@ -321,6 +327,8 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
           comp_comm > 0 ? static_cast<double>(g.computation->computation_ns) / comp_comm : tables::kNaN;
     }
     if (g.traces) add_straggler_and_operators(data, &g);
+    if (g.peak_device_memory_bytes >= 0)
+      g.peak_device_memory_gb = static_cast<double>(g.peak_device_memory_bytes) / 1e9;
     g.epoch = sample_stats(std::move(kept));
     if (outside_known && kept_sum > 0) g.outside_steps_share = std::max(0.0, outside_sum) / kept_sum;
     if (!util.empty()) g.utilization_pct = sample_stats(std::move(util)).mean;

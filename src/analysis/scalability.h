@@ -58,6 +58,11 @@ struct ScaleGroup {
   std::string energy_method;                  // "counter", "trapezoid", "rectangle" or a mix "a+b"
   // Traces
   std::optional<TraceSums> traces;
+  // Peak bytes allocated per device other than the CPU ([memory] events), the largest and smallest
+  // over the ranks of the group's runs; -1 where no trace has them (issue 23).
+  int64_t peak_device_memory_bytes = -1;
+  int64_t min_peak_device_memory_bytes = -1;
+  double peak_device_memory_gb = tables::kNaN;  // the largest, in GB (1e9 B), for the bar plot
   // The rank the others waited for most at the matched collectives, the runs' waits summed (-1 none),
   // and the decomposed rank's operators, self time as a share of its decomposed steps, runs pooled.
   int64_t straggler_rank = -1;

@@ -65,6 +65,7 @@ constexpr Subcommand kSubcommands[] = {
     {"decompose", "Each step split into compute, exposed communication, collective wait, data, optimizer, host, idle"},
     {"collectives", "Collectives matched across ranks: latency, skew, wait, algorithm and bus bandwidth", true},
     {"stragglers", "Stragglers: who the other ranks wait for at collectives, per rank and per step", true},
+    {"memory", "Memory from [memory] events: allocated/reserved over time, peaks per step, holders at the peak"},
 };
 
 // Parses "0,2,5-7" into a list of ranks.
@@ -201,7 +202,7 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       print_message(stderr, "error",
                     fmt::format("--only: unknown analysis '{}' (choose from breakdown, kernels, idle, overlap, "
-                                "launch, ops, steps, collectives, stragglers)",
+                                "launch, ops, steps, collectives, stragglers, memory)",
                                 name));
       return kExitUsage;
     }
@@ -477,10 +478,17 @@ void setup_trace_command(CLI::App& app, int* exit_code) {
     if (std::string_view(sub.name) == "summary") {
       cmd->add_option(
           "--only", opt->only,
-          "Run only these analyses: breakdown,kernels,idle,overlap,launch,ops,steps,collectives,stragglers");
+          "Run only these analyses: breakdown,kernels,idle,overlap,launch,ops,steps,collectives,stragglers,memory");
       cmd->add_option("--html", opt->html,
                       "Also write the analyses as one offline HTML page to FILE: charts per rank (binned past 64 "
                       "ranks), collective bandwidth, a straggler heatmap, the operator table sortable");
+    }
+    if (std::string_view(sub.name) == "memory") {
+      cmd->add_option("--points", opt->report.memory_points,
+                      "Timeline buckets per device: at most 3 points each (lowest and highest allocated, highest "
+                      "reserved), the exact peak always kept; 0: no timeline rows")
+          ->capture_default_str()
+          ->check(CLI::Range(0, 1'000'000));
     }
     const Subcommand* which = &sub;
     cmd->callback([opt, which, exit_code] { *exit_code = run_subcommand(*opt, *which); });

@@ -38,6 +38,7 @@ ReportSections sections_of(std::string_view report, const TraceReportOptions& op
     s.steps = wanted("steps");
     s.collectives = wanted("collectives");
     s.stragglers = wanted("stragglers");
+    s.memory = wanted("memory");
     return s;
   }
   s.breakdown = report == "breakdown";
@@ -51,6 +52,7 @@ ReportSections sections_of(std::string_view report, const TraceReportOptions& op
   s.stragglers = report == "stragglers";
   s.phases = report == "phases";
   s.decompose = report == "decompose";
+  s.memory = report == "memory";
   return s;
 }
 
@@ -186,6 +188,15 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
   }
   if (sections.decompose) {
     tasks.emplace_back([&] { out.decomposition = analysis::decompose_steps(trace, options.include_last_step); });
+  }
+  // Memory (issue 23): its own step windows, found again (a few ms) so it depends on no other section.
+  if (sections.memory) {
+    tasks.emplace_back([&] {
+      analysis::MemoryOptions memory_options;
+      memory_options.points = options.memory_points;
+      memory_options.top = options.top;
+      out.memory = analysis::memory_timeline(trace, analysis::find_profiler_steps(trace), memory_options);
+    });
   }
   run_tasks(tasks, threads);
   return out;

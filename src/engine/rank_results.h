@@ -18,6 +18,7 @@
 #include "analysis/idle_time.h"
 #include "analysis/kernel_breakdown.h"
 #include "analysis/launch_stats.h"
+#include "analysis/memory_timeline.h"
 #include "analysis/operator_table.h"
 #include "analysis/phases.h"
 #include "analysis/profiler_steps.h"
@@ -43,6 +44,8 @@ struct TraceReportOptions {
   std::vector<std::string> only;
   // Node map for collectives when the traces carry no host names: node = rank / gpus_per_node.
   int64_t gpus_per_node = 0;
+  // `trace memory` (issue 23): timeline buckets per device (analysis::MemoryOptions::points).
+  int memory_points = 50;
 };
 
 // The ranks of `set` selected by options.ranks, in rank order.
@@ -65,10 +68,11 @@ struct ReportSections {
   bool stragglers = false;
   bool phases = false;     // `trace phases` only (not in summary)
   bool decompose = false;  // `trace decompose` only: per-rank parts, then the waits of the matched collectives
+  bool memory = false;     // [memory] events: timeline, peaks, holders (issue 23)
   // The sections reduced from each rank into RankResults (collectives and stragglers use the
   // compact collective rows instead).
   bool per_rank() const {
-    return inputs || breakdown || kernels || idle || overlap || launch || ops || steps || phases || decompose;
+    return inputs || breakdown || kernels || idle || overlap || launch || ops || steps || phases || decompose || memory;
   }
   bool collective_rows() const { return collectives || stragglers || decompose; }
 };
@@ -133,6 +137,7 @@ struct RankResults {
   std::optional<analysis::ProfilerSteps> steps;
   std::optional<analysis::RankPhases> phases;
   std::optional<analysis::RankDecomposition> decomposition;
+  std::optional<analysis::RankMemory> memory;
 };
 
 // Runs the per-rank analyses of `sections` on one rank (inside its analysis window where the HTA

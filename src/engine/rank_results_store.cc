@@ -186,6 +186,55 @@ void read_decomposition(Reader& r, analysis::RankDecomposition* d) {
   r.raw_vector(&d->steps);
 }
 
+// Memory (issue 23).
+static_assert(sizeof(analysis::MemoryHolder) == 48, "MemoryHolder changed: update write/read below");
+static_assert(sizeof(analysis::DeviceMemory) == 192, "DeviceMemory changed: update write/read below");
+
+void write_memory(Writer& w, const analysis::RankMemory& m) {
+  w.raw(m.out_of_memory_events);
+  w.raw(static_cast<uint64_t>(m.devices.size()));
+  for (const analysis::DeviceMemory& d : m.devices) {
+    w.raw(d.device_type);
+    w.raw(d.device_id);
+    for (int64_t v : {d.events, d.allocations, d.frees, d.allocated_bytes, d.first_ts_ns, d.last_ts_ns,
+                      d.before_profiling, d.peak_allocated, d.peak_allocated_ts_ns, d.peak_reserved,
+                      d.peak_reserved_ts_ns, d.min_allocated, d.final_allocated}) {
+      w.raw(v);
+    }
+    w.raw(d.holders_known);
+    w.raw(static_cast<uint64_t>(d.holders.size()));
+    for (const analysis::MemoryHolder& h : d.holders) {
+      w.str(h.name);
+      w.raw(h.bytes);
+      w.raw(h.allocations);
+    }
+    w.raw_vector(d.timeline);
+    w.raw_vector(d.steps);
+  }
+}
+void read_memory(Reader& r, analysis::RankMemory* m) {
+  r.raw(&m->out_of_memory_events);
+  m->devices.resize(r.count(1));
+  for (analysis::DeviceMemory& d : m->devices) {
+    r.raw(&d.device_type);
+    r.raw(&d.device_id);
+    for (int64_t* v : {&d.events, &d.allocations, &d.frees, &d.allocated_bytes, &d.first_ts_ns, &d.last_ts_ns,
+                       &d.before_profiling, &d.peak_allocated, &d.peak_allocated_ts_ns, &d.peak_reserved,
+                       &d.peak_reserved_ts_ns, &d.min_allocated, &d.final_allocated}) {
+      r.raw(v);
+    }
+    r.raw(&d.holders_known);
+    d.holders.resize(r.count(1));
+    for (analysis::MemoryHolder& h : d.holders) {
+      r.str(&h.name);
+      r.raw(&h.bytes);
+      r.raw(&h.allocations);
+    }
+    r.raw_vector(&d.timeline);
+    r.raw_vector(&d.steps);
+  }
+}
+
 template <class T>
 void write_vector(Writer& w, const std::vector<T>& v) {
   w.raw(static_cast<uint64_t>(v.size()));
@@ -246,6 +295,7 @@ std::string encode_rank_results(const RankResults& in) {
   });
   write_optional(w, in.phases, [&](const analysis::RankPhases& p) { write_phases(w, p); });
   write_optional(w, in.decomposition, [&](const analysis::RankDecomposition& d) { write_decomposition(w, d); });
+  write_optional(w, in.memory, [&](const analysis::RankMemory& m) { write_memory(w, m); });
   return std::move(w.out);
 }
 
@@ -284,6 +334,7 @@ bool decode_rank_results(const std::string& bytes, RankResults* out) {
   });
   read_optional(r, &out->phases, [&](analysis::RankPhases* p) { read_phases(r, p); });
   read_optional(r, &out->decomposition, [&](analysis::RankDecomposition* d) { read_decomposition(r, d); });
+  read_optional(r, &out->memory, [&](analysis::RankMemory* m) { read_memory(r, m); });
   return r.ok && r.at == bytes.size();
 }
 
@@ -325,6 +376,13 @@ size_t resident_bytes(const RankResults& r) {
     }
   }
   if (r.decomposition) n += heap_bytes(r.decomposition->path) + heap_bytes(r.decomposition->steps);
+  if (r.memory) {
+    n += heap_bytes(r.memory->devices);
+    for (const auto& d : r.memory->devices) {
+      n += heap_bytes(d.holders) + heap_bytes(d.timeline) + heap_bytes(d.steps);
+      for (const auto& h : d.holders) n += heap_bytes(h.name);
+    }
+  }
   return n;
 }
 

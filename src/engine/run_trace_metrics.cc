@@ -14,6 +14,7 @@
 #include "analysis/collective_rows.h"
 #include "analysis/computation_fraction.h"
 #include "analysis/kernel_breakdown.h"
+#include "analysis/memory_timeline.h"
 #include "analysis/operator_table.h"
 #include "analysis/step_decomposition.h"
 #include "analysis/stragglers.h"
@@ -72,6 +73,7 @@ struct RankParts {
   analysis::FractionParts fraction;
   analysis::RankDecomposition decomposition;    // its profiled steps split into exclusive parts
   std::vector<tables::OperatorTime> operators;  // most self time first, over its profiled steps
+  int64_t peak_device_memory_bytes = -1;        // largest peak allocated on a non-CPU device; -1 none
 };
 
 // The operators of one rank that the loss attribution names (computation per sample grew most):
@@ -175,6 +177,15 @@ RankParts reduce_rank(const trace::RankTrace& rank, bool fraction) {
   const analysis::OperatorTable operators = analysis::compute_operator_table(rank);
   if (fraction) out.fraction = analysis::fraction_parts(operators);
   out.operators = step_operators(operators, out.decomposition.device, decomposed_ns);
+  // Peak device memory (issue 23): only the peak is kept, so no step windows and no timeline.
+  if (rank.memory.size() > 0) {
+    analysis::MemoryOptions memory_options;
+    memory_options.points = 0;
+    memory_options.holders = false;
+    for (const analysis::DeviceMemory& d : analysis::memory_timeline(rank, {}, memory_options).devices) {
+      if (d.device_type != 0) out.peak_device_memory_bytes = std::max(out.peak_device_memory_bytes, d.peak_allocated);
+    }
+  }
   return out;
 }
 
@@ -226,6 +237,13 @@ void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& o
           run.path));
     }
     run.traces = sums;
+    for (const RankParts& p : parts) {
+      if (p.peak_device_memory_bytes < 0) continue;
+      run.peak_device_memory_bytes = std::max(run.peak_device_memory_bytes, p.peak_device_memory_bytes);
+      run.min_peak_device_memory_bytes = run.min_peak_device_memory_bytes < 0
+                                             ? p.peak_device_memory_bytes
+                                             : std::min(run.min_peak_device_memory_bytes, p.peak_device_memory_bytes);
+    }
     if (want_fraction) {
       std::vector<analysis::FractionParts> fractions;
       fractions.reserve(parts.size());

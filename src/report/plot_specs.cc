@@ -352,6 +352,14 @@ std::vector<PlotSpec> scalability_plot_specs(const ScalabilityAnalysis& a, PlotN
   }
   add_bandwidth_spec(a, &out);
   add_rank_wait_spec(a, &out);
+  // Issue 23: peak device memory per GPU (the largest over the ranks), where traces have [memory] events.
+  bool any_memory = false;
+  for (const ScaleGroup& g : a.groups) any_memory |= !std::isnan(g.peak_device_memory_gb);
+  if (any_memory) {
+    out.push_back(bar_spec(a, colors, "peak_device_memory",
+                           "Peak device memory per GPU by strategy and number of workers", "Peak allocated (GB)",
+                           &ScaleGroup::peak_device_memory_gb));
+  }
   return out;
 }
 

@@ -13,6 +13,8 @@
 //   rank_wait                  per rank: the time it waited for the last rank at collectives and the
 //                              time the others waited for it, at each strategy's largest scale with
 //                              matched collectives (at most 32 ranks: those with the most waiting)
+//   peak_device_memory         peak bytes allocated per GPU (largest over ranks, [memory] events), bars
+//                              per workers and strategy (issue 23)
 // A plot whose data is absent is not drawn.
 #pragma once
 

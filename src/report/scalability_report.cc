@@ -337,6 +337,37 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
     out.push_back(std::move(s));
   }
 
+  // Peak device memory per GPU against workers (issue 23), where the traces have [memory] events.
+  bool any_memory = false;
+  for (const ScaleGroup& g : a.groups) any_memory |= g.peak_device_memory_bytes >= 0;
+  if (any_memory) {
+    ReportSection s;
+    s.key = "memory";
+    s.title = "Peak Device Memory";
+    s.notes.push_back(
+        "Peak bytes allocated on one GPU (the trace's Total Allocated of its [memory] events, profile_memory=True, "
+        "blocks allocated before profiling included), the largest and the smallest over the ranks traced: with "
+        "data parallelism it stays flat as workers grow; sharded training (FSDP, ZeRO) should shrink it.");
+    Table t;
+    t.title = "Peak device memory per GPU";
+    t.columns = {{"strategy", "Strategy"},
+                 {"workers", "Workers"},
+                 {"max_peak_gb", "Max peak (GB)"},
+                 {"min_peak_gb", "Min peak (GB)"},
+                 {"imbalance", "Max / min"}};
+    t.set_importance(Importance::kKey, {"strategy", "workers"});
+    for (const ScaleGroup& g : a.groups) {
+      if (g.peak_device_memory_bytes < 0) continue;
+      const auto max = static_cast<double>(g.peak_device_memory_bytes);
+      const auto min = static_cast<double>(g.min_peak_device_memory_bytes);
+      t.add_row(
+          {g.series, g.workers, Cell(max / 1e9, 3), Cell(min / 1e9, 3), min > 0 ? Cell(max / min, 3) : Cell::null()});
+    }
+    s.table_keys = {"peak_device_memory"};
+    s.tables = {std::move(t)};
+    out.push_back(std::move(s));
+  }
+
   // Collectives matched across ranks: communication vs. waiting for stragglers
   bool any_collectives = false;
   for (const ScaleGroup& g : a.groups) any_collectives |= g.traces && g.traces->collective_calls > 0;

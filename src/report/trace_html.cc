@@ -231,6 +231,52 @@ std::string overlap_section(const TraceReport& report) {
                 chart.note);
 }
 
+// Memory (issue 23): allocated and reserved over time, one series each per rank and device, from the
+// thinned timeline of `trace memory` (at most 3 points per bucket); ranks past what kMaxChartPoints
+// holds are left out and named in the caption. Absent (no section) when no trace has [memory] events.
+std::string memory_section(const TraceReport& report) {
+  const Rows rows(find_table(report, "memory_timeline"));
+  if (!rows.present()) return {};
+  const int rank = rows.column("rank"), device = rows.column("device"), time = rows.column("time_us"),
+            allocated = rows.column("allocated_bytes"), reserved = rows.column("reserved_bytes");
+  ScatterChart chart{"chart-memory",
+                     "Allocated and reserved memory over time",
+                     "ms from the first memory event",
+                     "GB",
+                     false,
+                     false,
+                     {}};
+  std::set<int64_t> drawn, left_out;
+  rows.each([&](const std::vector<Cell>& row) {
+    const auto r = static_cast<int64_t>(number(row, rank));
+    if (!drawn.contains(r) && (left_out.contains(r) || chart.points.size() + 2 * 512 > kMaxChartPoints)) {
+      left_out.insert(r);
+      return;
+    }
+    drawn.insert(r);
+    const std::string series = fmt::format("rank {} {}", r, text(row, device));
+    const double t = number(row, time) / 1000;
+    chart.points.push_back({t, number(row, allocated) / 1e9, series + " allocated"});
+    const double res = number(row, reserved);
+    if (std::isfinite(res) && res > 0) chart.points.push_back({t, res / 1e9, series + " reserved"});
+  });
+  if (chart.points.empty()) return {};
+  std::string note;
+  if (!left_out.empty()) {
+    note = fmt::format("{} more ranks not drawn (from rank {}): `scaleprof trace memory --ranks` draws them.",
+                       left_out.size(), *left_out.begin());
+  }
+  std::string out = "<section id=\"memory\"><h2>Memory</h2>\n";
+  out += figure("memory", scatter_chart_svg(chart),
+                "Bytes allocated and reserved by each rank's allocators after each [memory] event "
+                "(profile_memory=True), thinned to the lowest and highest points of each time bucket; the exact "
+                "peak is always drawn.",
+                note);
+  if (const Table* t = find_table(report, "memory_devices")) out += html_table(*t, "memory-devices", {1024, true});
+  if (const Table* t = find_table(report, "memory_at_peak")) out += html_table(*t, "memory-at-peak", {1024, true});
+  return out + "</section>\n";
+}
+
 std::string top_kernels_section(const TraceReport& report) {
   const Rows rows(find_table(report, "kernels"));
   if (!rows.present()) return missing("No kernel table (left out with --only).");
@@ -472,7 +518,7 @@ std::string render_trace_html(const TraceReport& report, const TraceHtmlOptions&
          "</section>\n";
   out += "<section id=\"collectives\"><h2>Collectives and stragglers</h2>\n" + collectives_section(report);
   if (const Table* t = find_table(report, "stragglers")) out += html_table(*t, "stragglers", {200, true});
-  out += "</section>\n<section id=\"operators\"><h2>Operators</h2>\n";
+  out += "</section>\n" + memory_section(report) + "<section id=\"operators\"><h2>Operators</h2>\n";
   if (const Table* t = find_table(report, "operators")) {
     out += "<p class=\"meta\">Click a column's header to sort by it.</p>\n";
     out += html_table(without_json_only(*t), "operators", {kMaxOperatorRows, true});

@@ -52,6 +52,9 @@ TraceReport steps_tables(const engine::RankStore& ranks);
 TraceReport phases_tables(const engine::RankStore& ranks);
 TraceReport decompose_tables(const engine::RankStore& ranks, const analysis::CollectiveRows& rows,
                              const engine::TraceReportOptions& options);
+// `trace memory` (trace_memory_report.cc, issue 23): per rank and device from [memory] events; in
+// summary (`subcommand` false) only where some rank has them.
+TraceReport memory_tables(const engine::RankStore& ranks, bool subcommand);
 // Collectives and stragglers from one set of compact rows (matched once; the rows are freed before
 // the tables are rendered).
 TraceReport collective_tables(analysis::CollectiveRows rows, const engine::ReportSections& sections,

@@ -40,8 +40,8 @@ void append(TraceReport* into, TraceReport from) {
 }  // namespace
 
 const std::vector<std::string>& summary_analysis_names() {
-  static const std::vector<std::string> kNames = {"breakdown", "kernels", "idle",        "overlap",   "launch",
-                                                  "ops",       "steps",   "collectives", "stragglers"};
+  static const std::vector<std::string> kNames = {"breakdown", "kernels", "idle",        "overlap",    "launch",
+                                                  "ops",       "steps",   "collectives", "stragglers", "memory"};
   return kNames;
 }
 
@@ -61,6 +61,8 @@ TraceReport report_tables(const engine::ReportSections& sections, const engine::
   if (sections.collectives || sections.stragglers) {
     append(&report, collective_tables(std::move(rows), sections, options));
   }
+  // `!sections.inputs`: the `trace memory` subcommand (summary has the inputs table).
+  if (sections.memory) append(&report, memory_tables(ranks, !sections.inputs));
   return report;
 }
 

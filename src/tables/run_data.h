@@ -153,6 +153,10 @@ struct RunData {
   std::vector<CollectiveSample> collectives;  // matched calls in the profiled steps, by group and position
   std::vector<RankWait> rank_waits;           // by rank; empty without matched calls
   std::vector<OperatorTime> operators;        // the decomposed rank's operators, most self time first (at most 64)
+  // Peak bytes allocated on one device other than the CPU ([memory] events, analysis/memory_timeline.h),
+  // the largest and the smallest over the run's ranks; -1 where no trace has such events (issue 23).
+  int64_t peak_device_memory_bytes = -1;
+  int64_t min_peak_device_memory_bytes = -1;
 };
 
 // A run that failed (status failed, or interrupted: its process ended without recording an end) is no

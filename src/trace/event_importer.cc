@@ -87,6 +87,9 @@ simdjson::error_code EventImporter::import_args(od::object args, EventArgs* a) {
       case 'E':
         if (key_is(k, "External id")) read_int(v, &a->external_id);
         break;
+      case 'A':
+        if (key_is(k, "Addr")) read_int(v, &a->write_memory().addr);
+        break;
       case 'e':
         if (key_is(k, "external id")) {
           read_int(v, &a->external_id);
@@ -393,6 +396,7 @@ void EventImporter::add_rows(int64_t ts, int64_t dur, const std::string_view* na
     m.total_reserved.push_back(args.memory.total_reserved);
     m.device_type.push_back(static_cast<int32_t>(args.memory.device_type));
     m.device_id.push_back(static_cast<int32_t>(args.memory.device_id));
+    m.addr.push_back(args.memory.addr);
     return;
   }
   // Only events that carry a device argument: nothing reads a row of absent values, which cost 72
@@ -618,7 +622,7 @@ void rows_to_map(RankTrace* t, const RankTrace& part, size_t windows, RowsAhead*
                     c.process_group_ranks, c.seq, c.in_split_sizes, c.out_split_sizes);
   MemoryTable& m = t->memory;
   table_rows_to_map(windows * part.memory.size(), &marks->memory, out, m.event, m.bytes, m.total_allocated,
-                    m.total_reserved, m.device_type, m.device_id);
+                    m.total_reserved, m.device_type, m.device_id, m.addr);
   ShapesTable& sh = t->shapes;
   table_rows_to_map(windows * part.shapes.size(), &marks->shapes, out, sh.event, sh.input_dims, sh.input_types);
 }
@@ -634,7 +638,7 @@ void clear_for_reuse(RankTrace* t, bool keep_strings) {
   clear(c.event, c.collective_name, c.dtype, c.in_msg_nelems, c.out_msg_nelems, c.group_size, c.process_group_name,
         c.process_group_desc, c.process_group_ranks, c.seq, c.in_split_sizes, c.out_split_sizes);
   MemoryTable& m = t->memory;
-  clear(m.event, m.bytes, m.total_allocated, m.total_reserved, m.device_type, m.device_id);
+  clear(m.event, m.bytes, m.total_allocated, m.total_reserved, m.device_type, m.device_id, m.addr);
   clear(t->shapes.event, t->shapes.input_dims, t->shapes.input_types);
   clear(t->tracks.pid, t->tracks.tid, t->tracks.pid_label, t->tracks.tid_label);
   // Whatever else a part holds is small: reset to a new trace's.

@@ -67,7 +67,7 @@ struct EventArgs {
   };
   // Memory instants.
   struct Memory {
-    int64_t bytes = 0, total_allocated = -1, total_reserved = -1, device_type = -1, device_id = -1;
+    int64_t bytes = 0, total_allocated = -1, total_reserved = -1, device_type = -1, device_id = -1, addr = kNone;
   };
   struct Shapes {
     std::string_view input_dims, input_types;

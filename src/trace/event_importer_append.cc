@@ -121,6 +121,7 @@ bool EventImporter::append_part(RankTrace& p, std::vector<StringId>* rank_ids, s
   append_column(m.total_reserved, pm.total_reserved);
   append_column(m.device_type, pm.device_type);
   append_column(m.device_id, pm.device_id);
+  append_column(m.addr, pm.addr);
 
   ShapesTable& sh = t.shapes;
   const ShapesTable& ps = p.shapes;

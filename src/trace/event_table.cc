@@ -25,7 +25,7 @@ size_t RankTrace::memory_bytes() const {
       bytes(c.event, c.collective_name, c.dtype, c.in_msg_nelems, c.out_msg_nelems, c.group_size, c.process_group_name,
             c.process_group_desc, c.process_group_ranks, c.seq, c.in_split_sizes, c.out_split_sizes);
   total += bytes(memory.event, memory.bytes, memory.total_allocated, memory.total_reserved, memory.device_type,
-                 memory.device_id);
+                 memory.device_id, memory.addr);
   total += bytes(shapes.event, shapes.input_dims, shapes.input_types);
   total += bytes(tracks.pid, tracks.tid, tracks.pid_label, tracks.tid_label);
   return total + strings.memory_bytes();

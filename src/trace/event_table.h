@@ -101,6 +101,9 @@ struct MemoryTable {
   std::vector<int64_t> total_reserved;
   std::vector<int32_t> device_type;  // c10::DeviceType: 0 CPU, 1 CUDA, 6 HIP, ...
   std::vector<int32_t> device_id;
+  // args.Addr: the block's address, which pairs a free with its allocation (the memory report's
+  // holders at the peak); kNone if absent (torch <= 1.9, [OutOfMemory]).
+  std::vector<int64_t> addr;
 
   size_t size() const { return event.size(); }
 };
