@@ -38,6 +38,7 @@ ReportSections sections_of(std::string_view report, const TraceReportOptions& op
     s.steps = wanted("steps");
     s.collectives = wanted("collectives");
     s.stragglers = wanted("stragglers");
+    s.critical_path = wanted("critical-path");
     return s;
   }
   s.breakdown = report == "breakdown";
@@ -51,6 +52,7 @@ ReportSections sections_of(std::string_view report, const TraceReportOptions& op
   s.stragglers = report == "stragglers";
   s.phases = report == "phases";
   s.decompose = report == "decompose";
+  s.critical_path = report == "critical-path";
   return s;
 }
 
@@ -184,6 +186,13 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
   }
   if (sections.decompose) {
     tasks.emplace_back([&] { out.decomposition = analysis::decompose_steps(trace, options.include_last_step); });
+  }
+  // The critical path of each step (issue 23).
+  if (sections.critical_path) {
+    tasks.emplace_back([&] {
+      out.critical_path =
+          analysis::critical_path(trace, analysis::step_path_windows(trace, options.path_step), options.top);
+    });
   }
   run_tasks(tasks, threads);
   return out;

@@ -15,6 +15,7 @@
 #include "analysis/collective_calls.h"
 #include "analysis/comm_comp_overlap.h"
 #include "analysis/computation_fraction.h"
+#include "analysis/critical_path.h"
 #include "analysis/idle_time.h"
 #include "analysis/kernel_breakdown.h"
 #include "analysis/launch_stats.h"
@@ -40,6 +41,7 @@ struct TraceReportOptions {
   std::vector<std::string> only;
   // Node map for collectives when the traces carry no host names: node = rank / gpus_per_node.
   int64_t gpus_per_node = 0;
+  int64_t path_step = -1;  // `trace critical-path --step N`: only that step; -1 every step
 };
 
 // The ranks of `set` selected by options.ranks, in rank order.
@@ -60,14 +62,16 @@ struct ReportSections {
   bool steps = false;
   bool collectives = false;
   bool stragglers = false;
-  bool phases = false;     // `trace phases` only (not in summary)
-  bool decompose = false;  // `trace decompose` only: per-rank parts, then the waits of the matched collectives
+  bool phases = false;         // `trace phases` only (not in summary)
+  bool decompose = false;      // `trace decompose` only: per-rank parts, then the waits of the matched collectives
+  bool critical_path = false;  // per-rank paths, then the cross-rank path at the matched collectives (issue 23)
   // The sections reduced from each rank into RankResults (collectives and stragglers use the
   // compact collective rows instead).
   bool per_rank() const {
-    return inputs || breakdown || kernels || idle || overlap || launch || ops || steps || phases || decompose;
+    return inputs || breakdown || kernels || idle || overlap || launch || ops || steps || phases || decompose ||
+           critical_path;
   }
-  bool collective_rows() const { return collectives || stragglers || decompose; }
+  bool collective_rows() const { return collectives || stragglers || decompose || critical_path; }
 };
 
 // `report`: a `scaleprof trace` subcommand name; unknown names select nothing.
@@ -130,6 +134,7 @@ struct RankResults {
   std::optional<analysis::ProfilerSteps> steps;
   std::optional<analysis::RankPhases> phases;
   std::optional<analysis::RankDecomposition> decomposition;
+  std::optional<analysis::RankCriticalPath> critical_path;
 };
 
 // Runs the per-rank analyses of `sections` on one rank (inside its analysis window where the HTA
