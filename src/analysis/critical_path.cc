@@ -10,6 +10,7 @@
 #include "analysis/kernel_classify.h"
 #include "analysis/phases.h"
 #include "analysis/profiler_steps.h"
+#include "core/run_sort.h"
 
 namespace scaleprof::analysis {
 
@@ -95,28 +96,33 @@ class RankGraphSource {
       } else if (trace::is_runtime_category(c) || (trace::is_cpu_op_category(c) && !profiler_step_number(t.name(i)))) {
         host.push_back(static_cast<uint32_t>(i));
       } else if (c == Category::kCudaSync && ev.correlation[i] != trace::kNone) {
-        sync_stream_[ev.correlation[i]] = ev.stream[i];
+        sync_stream_.emplace_back(ev.correlation[i], ev.stream[i]);
       }
     }
-    host_ = group(std::move(host), false);
-    device_ = group(std::move(device), true);
+    host_ = group(host, false);
+    device_ = group(device, true);
+    std::sort(sync_stream_.begin(), sync_stream_.end());
   }
 
   std::vector<PathSegment> path(const PathWindow& w);
 
  private:
-  std::vector<TrackRows> group(std::vector<uint32_t> rows, bool device) const {
+  // Rows bucketed by track (in track order), each bucket by start, longer first: Kineto writes a
+  // thread's events almost in this order, so each costs a pass and a merge or two (core/run_sort.h).
+  std::vector<TrackRows> group(const std::vector<uint32_t>& rows, bool device) const {
     const trace::EventTable& ev = t_.events;
-    std::sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) {
-      return std::make_tuple(ev.track[a], ev.ts[a], -ev.dur[a], a) <
-             std::make_tuple(ev.track[b], ev.ts[b], -ev.dur[b], b);
-    });
+    std::vector<TrackRows> by_track(t_.tracks.size());
+    for (uint32_t r : rows) by_track[ev.track[r]].rows.push_back(r);
     std::vector<TrackRows> out;
-    for (uint32_t r : rows) {
-      if (out.empty() || out.back().track != ev.track[r]) {
-        out.push_back({ev.track[r], device ? static_cast<int64_t>(ev.stream[r]) : trace::kNone, {}});
-      }
-      out.back().rows.push_back(r);
+    for (size_t k = 0; k < by_track.size(); ++k) {
+      TrackRows& b = by_track[k];
+      if (b.rows.empty()) continue;
+      stable_sort_runs(b.rows.begin(), b.rows.end(), [&](uint32_t x, uint32_t y) {
+        return ev.ts[x] < ev.ts[y] || (ev.ts[x] == ev.ts[y] && ev.dur[x] > ev.dur[y]);
+      });
+      b.track = static_cast<uint32_t>(k);
+      b.stream = device ? static_cast<int64_t>(ev.stream[b.rows.front()]) : trace::kNone;
+      out.push_back(std::move(b));
     }
     return out;
   }
@@ -132,8 +138,9 @@ class RankGraphSource {
   HostRoles roles_;
   KernelNameTypes types_;
   std::vector<uint8_t> call_kinds_;
-  std::unordered_map<int64_t, int64_t> sync_stream_;  // correlation -> stream of its cuda_sync record
+  std::vector<std::pair<int64_t, int64_t>> sync_stream_;  // (correlation, stream) of the cuda_sync records
   std::vector<TrackRows> host_, device_;
+  size_t edges_hint_ = 0;  // the most edges a window had so far
 };
 
 // The graph of one window and its longest path.
@@ -142,6 +149,7 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
   std::vector<uint32_t> row_of;
   std::vector<int64_t> begin, finish;  // node times of each local event, clipped
   std::vector<Edge> edges;
+  edges.reserve(edges_hint_);
   auto start = [](size_t k) { return static_cast<uint32_t>(2 + 2 * k); };
   auto end = [](size_t k) { return static_cast<uint32_t>(3 + 2 * k); };
   auto time = [&](uint32_t node) {
@@ -236,13 +244,17 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
                comm ? PathCategory::kCommunication : PathCategory::kComputation,
                comm ? BoundBy::kGpuCommunicationBound : BoundBy::kGpuComputeBound, false, row, true);
       // As HTA: the launch delays the kernel when the stream was empty when the call began (its queue
-      // length 0); a kernel queued behind another waits for that one instead (kernel-kernel, when the
-      // gap is under HTA's threshold; past it, the launch again, so that the kernel stays reachable).
-      const bool queued = prev >= 0 && finish[static_cast<size_t>(prev)] > begin[lk];
+      // length 0, over the whole trace: the work before it on the stream may be outside the window);
+      // a kernel queued behind another waits for that one instead (kernel-kernel, when that one is on
+      // the graph and the gap is under HTA's threshold; else, where HTA adds no edge, a zero-weight
+      // edge from the launch keeps the kernel on the graph: "queued behind earlier work").
+      const bool queued = it != track.rows.begin() && ev.end(*std::prev(it)) > ev.ts[launcher];
       const int64_t gap = prev >= 0 ? begin[k] - finish[static_cast<size_t>(prev)] : -1;
-      if (queued && gap >= 0 && gap < kKernelKernelThresholdNs) {
+      if (queued && prev >= 0 && gap >= 0 && gap < kKernelKernelThresholdNs) {
         add_edge(end(static_cast<size_t>(prev)), start(k), PathEdgeType::kKernelKernel, PathCategory::kIdle,
                  BoundBy::kGpuKernelKernelOverhead, false, -1, true);
+      } else if (queued) {
+        add_edge(start(lk), start(k), PathEdgeType::kKernelLaunch, PathCategory::kIdle, BoundBy::kNone, true, -1, true);
       } else {
         add_edge(start(lk), start(k), PathEdgeType::kKernelLaunch, PathCategory::kHost,
                  BoundBy::kGpuKernelLaunchOverhead, false, -1);
@@ -269,7 +281,9 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
       if (kind == CallKind::kSyncAll || kind == CallKind::kSyncStream) {
         int64_t stream = trace::kNone;
         if (kind == CallKind::kSyncStream && ev.correlation[row] != trace::kNone) {
-          if (auto s = sync_stream_.find(ev.correlation[row]); s != sync_stream_.end()) stream = s->second;
+          const auto s = std::lower_bound(sync_stream_.begin(), sync_stream_.end(),
+                                          std::make_pair(ev.correlation[row], std::numeric_limits<int64_t>::min()));
+          if (s != sync_stream_.end() && s->first == ev.correlation[row]) stream = s->second;
         }
         // The device work launched before the call that ended last (on its stream when known).
         int64_t best = -1;
@@ -357,6 +371,7 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
   }
   std::reverse(segments.begin(), segments.end());
   for (uint32_t row : row_of) local_[row] = -1;
+  edges_hint_ = std::max(edges_hint_, edges.size());
   return segments;
 }
 
@@ -467,7 +482,8 @@ RankCriticalPath critical_path(const trace::RankTrace& trace, const std::vector<
       const auto name = static_cast<uint32_t>(key);
       if (name >= 0xFFFFFFF0u) {
         const auto type = static_cast<PathEdgeType>((name & 0xF) >> 1);
-        item.name = type == PathEdgeType::kKernelLaunch   ? "(launch delay)"
+        item.name = type == PathEdgeType::kKernelLaunch
+                        ? ((name & 1) != 0 ? "(queued behind earlier work)" : "(launch delay)")
                     : type == PathEdgeType::kKernelKernel ? "(GPU idle between kernels)"
                     : (name & 1) != 0                     ? "(waiting for another stream)"
                                                           : "(host idle / Python)";
