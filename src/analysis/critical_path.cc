@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -99,6 +100,15 @@ class RankGraphSource {
         sync_stream_.emplace_back(ev.correlation[i], ev.stream[i]);
       }
     }
+    // As HTA: the backward pass (the one thread with "autograd" host events) is put on the forward
+    // thread (the one with "forward" events), so that the path runs through it where the forward
+    // thread waits for it (`## backward ##` encloses nothing on its own thread).
+    const std::optional<uint32_t> fwd = only_track_with(host, "forward");
+    const std::optional<uint32_t> bwd = only_track_with(host, "autograd");
+    if (fwd && bwd && *fwd != *bwd) {
+      remap_from_ = *bwd;
+      remap_to_ = *fwd;
+    }
     host_ = group(host, false);
     device_ = group(device, true);
     std::sort(sync_stream_.begin(), sync_stream_.end());
@@ -112,7 +122,10 @@ class RankGraphSource {
   std::vector<TrackRows> group(const std::vector<uint32_t>& rows, bool device) const {
     const trace::EventTable& ev = t_.events;
     std::vector<TrackRows> by_track(t_.tracks.size());
-    for (uint32_t r : rows) by_track[ev.track[r]].rows.push_back(r);
+    for (uint32_t r : rows) {
+      const uint32_t track = !device && ev.track[r] == remap_from_ ? remap_to_ : ev.track[r];
+      by_track[track].rows.push_back(r);
+    }
     std::vector<TrackRows> out;
     for (size_t k = 0; k < by_track.size(); ++k) {
       TrackRows& b = by_track[k];
@@ -125,6 +138,21 @@ class RankGraphSource {
       out.push_back(std::move(b));
     }
     return out;
+  }
+  // The one track whose cpu_op / user_annotation names contain `word`, if exactly one has any.
+  std::optional<uint32_t> only_track_with(const std::vector<uint32_t>& host, std::string_view word) const {
+    const trace::EventTable& ev = t_.events;
+    std::vector<int8_t> has(t_.strings.size(), -1);  // by name id: -1 unknown, 0 no, 1 yes
+    std::optional<uint32_t> found;
+    for (uint32_t r : host) {
+      if (!trace::is_cpu_op_category(ev.cat[r])) continue;
+      int8_t& h = has[ev.name[r]];
+      if (h < 0) h = t_.name(r).find(word) != std::string_view::npos ? 1 : 0;
+      if (h == 0) continue;
+      if (found && *found != ev.track[r]) return std::nullopt;
+      found = ev.track[r];
+    }
+    return found;
   }
   CallKind call_kind(uint32_t row) {
     uint8_t& k = call_kinds_[t_.events.name[row]];
@@ -140,7 +168,9 @@ class RankGraphSource {
   std::vector<uint8_t> call_kinds_;
   std::vector<std::pair<int64_t, int64_t>> sync_stream_;  // (correlation, stream) of the cuda_sync records
   std::vector<TrackRows> host_, device_;
-  size_t edges_hint_ = 0;  // the most edges a window had so far
+  size_t edges_hint_ = 0;                                       // the most edges a window had so far
+  uint32_t remap_from_ = std::numeric_limits<uint32_t>::max();  // the backward thread's track, put on
+  uint32_t remap_to_ = 0;                                       // the forward thread's
 };
 
 // The graph of one window and its longest path.
