@@ -54,3 +54,14 @@ def test_each_rank_path_adds_up_and_the_other_rank_waits(traces, run_cli):
             assert r["waiting_for_rank_us"] == pytest.approx(STRAGGLER_MS * 1e3, rel=0.25), r
     one_step, _ = run_cli("critical-path", traces, "--step", 3)
     assert {r["step"] for r in one_step["critical_path"]} == {3}
+
+
+def test_the_python_api_gives_the_same_tables(traces, run_cli):
+    pytest.importorskip("pandas")
+    scaleprof = pytest.importorskip("scaleprof")
+    tables = scaleprof.TraceAnalysis(trace_dir=str(traces)).get_report("critical-path")
+    out, _ = run_cli("critical-path", traces)
+    cross = tables["cross_rank_path"]
+    assert list(cross["rank"]) == [r["rank"] for r in out["cross_rank_path"]]
+    assert list(cross["lag_us"]) == pytest.approx([r["lag_us"] for r in out["cross_rank_path"]])
+    assert list(tables["critical_path"]["step_us"]) == pytest.approx([r["step_us"] for r in out["critical_path"]])
