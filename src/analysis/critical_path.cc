@@ -88,14 +88,20 @@ class RankGraphSource {
         types_(t.strings),
         call_kinds_(t.strings.size(), 0xFF) {
     const trace::EventTable& ev = t.events;
-    std::vector<uint32_t> host, device;
+    std::vector<uint32_t> host, device, annotations;
     for (size_t i = 0; i < ev.size(); ++i) {
       if (ev.phase[i] != trace::Phase::kComplete || ev.dur[i] <= 0) continue;
       const Category c = ev.cat[i];
       if (is_stream_work(c)) {
         device.push_back(static_cast<uint32_t>(i));
-      } else if (trace::is_runtime_category(c) || (trace::is_cpu_op_category(c) && !profiler_step_number(t.name(i)))) {
+      } else if (trace::is_runtime_category(c) || c == Category::kCpuOp ||
+                 (c == Category::kUserAnnotation && roles_.of(ev.name[i], c) == HostRole::kCommunication)) {
+        // HTA's nodes: operators and runtime calls, no user annotations (their self time is the
+        // Python between the operators they enclose); the host spans of collectives (gloo) are kept:
+        // they are the communication of a CPU run.
         host.push_back(static_cast<uint32_t>(i));
+      } else if (c == Category::kUserAnnotation) {
+        annotations.push_back(static_cast<uint32_t>(i));
       } else if (c == Category::kCudaSync && ev.correlation[i] != trace::kNone) {
         sync_stream_.emplace_back(ev.correlation[i], ev.stream[i]);
       }
@@ -103,8 +109,9 @@ class RankGraphSource {
     // As HTA: the backward pass (the one thread with "autograd" host events) is put on the forward
     // thread (the one with "forward" events), so that the path runs through it where the forward
     // thread waits for it (`## backward ##` encloses nothing on its own thread).
-    const std::optional<uint32_t> fwd = only_track_with(host, "forward");
-    const std::optional<uint32_t> bwd = only_track_with(host, "autograd");
+    annotations.insert(annotations.end(), host.begin(), host.end());
+    const std::optional<uint32_t> fwd = only_track_with(annotations, "forward");
+    const std::optional<uint32_t> bwd = only_track_with(annotations, "autograd");
     if (fwd && bwd && *fwd != *bwd) {
       remap_from_ = *bwd;
       remap_to_ = *fwd;

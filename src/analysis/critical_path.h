@@ -26,7 +26,8 @@
 // GPU idle between kernels) and "waiting for GPU" (a blocking call, named after the device work it
 // waited for). The path runs from the step's start to its end, so its segments add up to the step.
 //
-// Window: host events (cpu_op, user_annotation other than ProfilerStep, runtime and driver calls)
+// Window: host events (cpu_op, runtime and driver calls, and the user annotations of collectives,
+// gloo's spans; HTA takes no user annotation, whose self time is then idle)
 // of positive duration starting in the step, and the device work they launched that starts in it;
 // ends past the step are cut at its end, nested events at their parent's end.
 // Waiting for another rank needs the other ranks: the report moves, per rank and step,
