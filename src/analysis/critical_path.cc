@@ -175,7 +175,16 @@ class RankGraphSource {
   std::vector<uint8_t> call_kinds_;
   std::vector<std::pair<int64_t, int64_t>> sync_stream_;  // (correlation, stream) of the cuda_sync records
   std::vector<TrackRows> host_, device_;
-  size_t edges_hint_ = 0;                                       // the most edges a window had so far
+  // One step's graph, kept for the next step.
+  struct Scratch {
+    std::vector<uint32_t> row_of;
+    std::vector<int64_t> begin, finish;
+    std::vector<Edge> edges;
+    std::vector<std::vector<size_t>> runtime_calls;
+    std::vector<std::vector<std::pair<int64_t, size_t>>> stream_work;
+    std::vector<int64_t> launched, waited, dist, pred;
+    std::vector<uint32_t> first, out, indegree, fill, ready;
+  } scratch_;
   uint32_t remap_from_ = std::numeric_limits<uint32_t>::max();  // the backward thread's track, put on
   uint32_t remap_to_ = 0;                                       // the forward thread's
 };
@@ -183,10 +192,17 @@ class RankGraphSource {
 // The graph of one window and its longest path.
 std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
   const trace::EventTable& ev = t_.events;
-  std::vector<uint32_t> row_of;
-  std::vector<int64_t> begin, finish;  // node times of each local event, clipped
-  std::vector<Edge> edges;
-  edges.reserve(edges_hint_);
+  // The buffers are the rank's, reused from step to step (fresh pages for each step's graph were a
+  // tenth of the run on df_index_resolver).
+  Scratch& b = scratch_;
+  std::vector<uint32_t>& row_of = b.row_of;
+  std::vector<int64_t>& begin = b.begin;  // node times of each local event, clipped
+  std::vector<int64_t>& finish = b.finish;
+  std::vector<Edge>& edges = b.edges;
+  row_of.clear();
+  begin.clear();
+  finish.clear();
+  edges.clear();
   auto start = [](size_t k) { return static_cast<uint32_t>(2 + 2 * k); };
   auto end = [](size_t k) { return static_cast<uint32_t>(3 + 2 * k); };
   auto time = [&](uint32_t node) {
@@ -213,7 +229,9 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
 
   // The host: per thread, the nesting of its events (operator edges) and its top-level chain
   // (dependency edges), from the source to the sink.
-  std::vector<std::vector<size_t>> runtime_calls;  // per host track, its runtime calls in order
+  std::vector<std::vector<size_t>>& runtime_calls = b.runtime_calls;  // per host track, its runtime calls in order
+  runtime_calls.resize(host_.size());
+  size_t host_track = 0;
   // Self time of local host event k, from node src to node dst.
   auto self_edge = [&](uint32_t src, uint32_t dst, size_t k) {
     const uint32_t row = row_of[k];
@@ -227,7 +245,8 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
              BoundBy::kCpuBound, false, row);
   };
   for (const TrackRows& track : host_) {
-    runtime_calls.emplace_back();
+    runtime_calls[host_track].clear();
+    std::vector<size_t>& calls_of_track = runtime_calls[host_track++];
     auto it = std::lower_bound(track.rows.begin(), track.rows.end(), w.start_ns,
                                [&](uint32_t r, int64_t ts) { return ev.ts[r] < ts; });
     struct Frame {
@@ -253,7 +272,7 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
         self_edge(stack.back().cursor, start(k), stack.back().k);  // the parent's self time up to this child
       }
       stack.push_back({k, start(k)});
-      if (trace::is_runtime_category(ev.cat[row])) runtime_calls.back().push_back(k);
+      if (trace::is_runtime_category(ev.cat[row])) calls_of_track.push_back(k);
     }
     while (!stack.empty()) pop();
     add_edge(thread_cursor, kSink, PathEdgeType::kDependency, PathCategory::kIdle, BoundBy::kNone, true, -1);
@@ -261,10 +280,14 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
 
   // Device work launched in the window: spans, kernel-kernel and launch edges.
   const size_t host_count = row_of.size();
-  std::vector<int64_t> launched(host_count, -1);  // local runtime call -> the local device event it launched
-  std::vector<std::vector<std::pair<int64_t, size_t>>> stream_work;  // per device track: (launch start, local)
+  std::vector<int64_t>& launched = b.launched;  // local runtime call -> the local device event it launched
+  launched.assign(host_count, -1);
+  auto& stream_work = b.stream_work;  // per device track: (launch start, local)
+  stream_work.resize(device_.size());
+  size_t device_track = 0;
   for (const TrackRows& track : device_) {
-    stream_work.emplace_back();
+    stream_work[device_track].clear();
+    std::vector<std::pair<int64_t, size_t>>& work_of_track = stream_work[device_track++];
     auto it = std::lower_bound(track.rows.begin(), track.rows.end(), w.start_ns,
                                [&](uint32_t r, int64_t ts) { return ev.ts[r] < ts; });
     int64_t prev = -1;
@@ -297,13 +320,14 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
                  BoundBy::kGpuKernelLaunchOverhead, false, -1);
       }
       launched[lk] = static_cast<int64_t>(k);
-      stream_work.back().emplace_back(begin[lk], k);
+      work_of_track.emplace_back(begin[lk], k);
       prev = static_cast<int64_t>(k);
     }
   }
 
   // Synchronisation: GPU -> CPU at blocking calls, GPU -> GPU at cudaStreamWaitEvent.
-  std::vector<int64_t> waited(host_count, -1);  // blocking call -> the device event it waited for
+  std::vector<int64_t>& waited = b.waited;  // blocking call -> the device event it waited for
+  waited.assign(host_count, -1);
   auto wait_on = [&](size_t x, size_t d) {
     if (finish[d] > finish[x]) return;  // it returned before the work ended: it did not wait for it
     add_edge(end(d), end(x), PathEdgeType::kSyncDependency, PathCategory::kWaitingForGpu, BoundBy::kNone, true,
@@ -359,21 +383,29 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
 
   // The longest path by HTA's weights: Kahn's order over the edges, one pass.
   const size_t nodes = 2 + 2 * row_of.size();
-  std::vector<uint32_t> first(nodes + 1, 0), out(edges.size()), indegree(nodes, 0);
+  std::vector<uint32_t>& first = b.first;
+  std::vector<uint32_t>& out = b.out;
+  std::vector<uint32_t>& indegree = b.indegree;
+  first.assign(nodes + 1, 0);
+  out.resize(edges.size());
+  indegree.assign(nodes, 0);
   for (const Edge& e : edges) {
     ++first[e.src + 1];
     ++indegree[e.dst];
   }
   for (size_t v = 0; v < nodes; ++v) first[v + 1] += first[v];
   {
-    std::vector<uint32_t> fill(first.begin(), first.end() - 1);
+    std::vector<uint32_t>& fill = b.fill;
+    fill.assign(first.begin(), first.end() - 1);
     for (size_t i = 0; i < edges.size(); ++i) out[fill[edges[i].src]++] = static_cast<uint32_t>(i);
   }
-  std::vector<int64_t> dist(nodes, kUnreached);
-  std::vector<int64_t> pred(nodes, -1);
+  std::vector<int64_t>& dist = b.dist;
+  std::vector<int64_t>& pred = b.pred;
+  dist.assign(nodes, kUnreached);
+  pred.assign(nodes, -1);
   dist[kSource] = 0;
-  std::vector<uint32_t> ready;
-  ready.reserve(nodes);
+  std::vector<uint32_t>& ready = b.ready;
+  ready.clear();
   for (uint32_t v = 0; v < nodes; ++v) {
     if (indegree[v] == 0) ready.push_back(v);
   }
@@ -408,7 +440,6 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
   }
   std::reverse(segments.begin(), segments.end());
   for (uint32_t row : row_of) local_[row] = -1;
-  edges_hint_ = std::max(edges_hint_, edges.size());
   return segments;
 }
 
