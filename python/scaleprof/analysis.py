@@ -334,8 +334,8 @@ class TraceAnalysis:
     def get_report(self, report: str, ranks: Optional[List[int]] = None, top: int = 10,
                    sort_by: str = "self_cpu") -> Dict[str, Any]:
         """Every table of `scaleprof trace REPORT` (summary, breakdown, kernels, idle, overlap, launch, ops,
-        steps, collectives, stragglers, phases, decompose, memory) as {key: DataFrame}, with the CLI's JSON keys
-        as column names (docs/trace-json.md). `ranks`: None for all."""
+        steps, collectives, stragglers, phases, decompose, memory, critical-path) as {key: DataFrame}, with the
+        CLI's JSON keys as column names (docs/trace-json.md). `ranks`: None for all."""
         tables = self._report(report, ranks=None if ranks is None else _ranks_list(ranks), top=top,
                               sort_by=sort_by)["tables"]
         return {key: _frame(cols, {c: c for c in cols}) for key, cols in tables.items()}

@@ -63,6 +63,8 @@ constexpr Subcommand kSubcommands[] = {
     {"steps", "ProfilerStep windows and GPU time per step"},
     {"phases", "Time per phase (data loading, forward, backward, optimizer) and record_function region per step"},
     {"decompose", "Each step split into compute, exposed communication, collective wait, data, optimizer, host, idle"},
+    {"critical-path",
+     "Critical path per rank and step, its time by category adding up to the step, and across ranks at collectives"},
     {"collectives", "Collectives matched across ranks: latency, skew, wait, algorithm and bus bandwidth", true},
     {"stragglers", "Stragglers: who the other ranks wait for at collectives, per rank and per step", true},
     {"memory", "Memory from [memory] events: allocated/reserved over time, peaks per step, holders at the peak"},
@@ -202,7 +204,7 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       print_message(stderr, "error",
                     fmt::format("--only: unknown analysis '{}' (choose from breakdown, kernels, idle, overlap, "
-                                "launch, ops, steps, collectives, stragglers, memory)",
+                                "launch, ops, steps, collectives, stragglers, memory, critical-path)",
                                 name));
       return kExitUsage;
     }
@@ -476,9 +478,9 @@ void setup_trace_command(CLI::App& app, int* exit_code) {
                       "Write this shard's reduced results to FILE for `scaleprof trace merge` (see docs/scale.md)");
     }
     if (std::string_view(sub.name) == "summary") {
-      cmd->add_option(
-          "--only", opt->only,
-          "Run only these analyses: breakdown,kernels,idle,overlap,launch,ops,steps,collectives,stragglers,memory");
+      cmd->add_option("--only", opt->only,
+                      "Run only these analyses: breakdown,kernels,idle,overlap,launch,ops,steps,collectives,stragglers,"
+                      "memory,critical-path");
       cmd->add_option("--html", opt->html,
                       "Also write the analyses as one offline HTML page to FILE: charts per rank (binned past 64 "
                       "ranks), collective bandwidth, a straggler heatmap, the operator table sortable");
@@ -489,6 +491,10 @@ void setup_trace_command(CLI::App& app, int* exit_code) {
                       "reserved), the exact peak always kept; 0: no timeline rows")
           ->capture_default_str()
           ->check(CLI::Range(0, 1'000'000));
+    }
+    if (std::string_view(sub.name) == "critical-path") {
+      cmd->add_option("--step", opt->report.path_step, "Only this ProfilerStep number (default: every step)")
+          ->check(CLI::NonNegativeNumber);
     }
     const Subcommand* which = &sub;
     cmd->callback([opt, which, exit_code] { *exit_code = run_subcommand(*opt, *which); });

@@ -39,6 +39,7 @@ ReportSections sections_of(std::string_view report, const TraceReportOptions& op
     s.collectives = wanted("collectives");
     s.stragglers = wanted("stragglers");
     s.memory = wanted("memory");
+    s.critical_path = wanted("critical-path");
     return s;
   }
   s.breakdown = report == "breakdown";
@@ -53,6 +54,7 @@ ReportSections sections_of(std::string_view report, const TraceReportOptions& op
   s.phases = report == "phases";
   s.decompose = report == "decompose";
   s.memory = report == "memory";
+  s.critical_path = report == "critical-path";
   return s;
 }
 
@@ -196,6 +198,13 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
       memory_options.points = options.memory_points;
       memory_options.top = options.top;
       out.memory = analysis::memory_timeline(trace, analysis::find_profiler_steps(trace), memory_options);
+    });
+  }
+  // The critical path of each step (issue 23).
+  if (sections.critical_path) {
+    tasks.emplace_back([&] {
+      out.critical_path =
+          analysis::critical_path(trace, analysis::step_path_windows(trace, options.path_step), options.top);
     });
   }
   run_tasks(tasks, threads);

@@ -15,6 +15,7 @@
 #include "analysis/collective_calls.h"
 #include "analysis/comm_comp_overlap.h"
 #include "analysis/computation_fraction.h"
+#include "analysis/critical_path.h"
 #include "analysis/idle_time.h"
 #include "analysis/kernel_breakdown.h"
 #include "analysis/launch_stats.h"
@@ -46,6 +47,7 @@ struct TraceReportOptions {
   int64_t gpus_per_node = 0;
   // `trace memory` (issue 23): timeline buckets per device (analysis::MemoryOptions::points).
   int memory_points = 50;
+  int64_t path_step = -1;  // `trace critical-path --step N`: only that step; -1 every step
 };
 
 // The ranks of `set` selected by options.ranks, in rank order.
@@ -66,15 +68,17 @@ struct ReportSections {
   bool steps = false;
   bool collectives = false;
   bool stragglers = false;
-  bool phases = false;     // `trace phases` only (not in summary)
-  bool decompose = false;  // `trace decompose` only: per-rank parts, then the waits of the matched collectives
-  bool memory = false;     // [memory] events: timeline, peaks, holders (issue 23)
+  bool phases = false;         // `trace phases` only (not in summary)
+  bool decompose = false;      // `trace decompose` only: per-rank parts, then the waits of the matched collectives
+  bool memory = false;         // [memory] events: timeline, peaks, holders (issue 23)
+  bool critical_path = false;  // per-rank paths, then the cross-rank path at the matched collectives (issue 23)
   // The sections reduced from each rank into RankResults (collectives and stragglers use the
   // compact collective rows instead).
   bool per_rank() const {
-    return inputs || breakdown || kernels || idle || overlap || launch || ops || steps || phases || decompose || memory;
+    return inputs || breakdown || kernels || idle || overlap || launch || ops || steps || phases || decompose ||
+           memory || critical_path;
   }
-  bool collective_rows() const { return collectives || stragglers || decompose; }
+  bool collective_rows() const { return collectives || stragglers || decompose || critical_path; }
 };
 
 // `report`: a `scaleprof trace` subcommand name; unknown names select nothing.
@@ -138,6 +142,7 @@ struct RankResults {
   std::optional<analysis::RankPhases> phases;
   std::optional<analysis::RankDecomposition> decomposition;
   std::optional<analysis::RankMemory> memory;
+  std::optional<analysis::RankCriticalPath> critical_path;
 };
 
 // Runs the per-rank analyses of `sections` on one rank (inside its analysis window where the HTA

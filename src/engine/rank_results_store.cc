@@ -234,6 +234,43 @@ void read_memory(Reader& r, analysis::RankMemory* m) {
     r.raw_vector(&d.steps);
   }
 }
+// The critical path (issue 23).
+void write_critical_path(Writer& w, const analysis::RankCriticalPath& p) {
+  w.str(p.path);
+  w.raw(p.device);
+  w.raw(static_cast<uint64_t>(p.steps.size()));
+  for (const analysis::StepCriticalPath& s : p.steps) {
+    for (int64_t v : {s.step, s.start_ns, s.end_ns, s.hta_length_ns, s.segments, s.on_device_ns}) w.raw(v);
+    w.raw(s.category_ns);
+    w.raw(s.bound_by_ns);
+    w.raw(static_cast<uint64_t>(s.top.size()));
+    for (const analysis::PathItem& item : s.top) {
+      w.str(item.name);
+      w.raw(item.category);
+      w.raw(item.bound_by);
+      w.raw(item.ns);
+      w.raw(item.segments);
+    }
+  }
+}
+void read_critical_path(Reader& r, analysis::RankCriticalPath* p) {
+  r.str(&p->path);
+  r.raw(&p->device);
+  p->steps.resize(r.count(1));
+  for (analysis::StepCriticalPath& s : p->steps) {
+    for (int64_t* v : {&s.step, &s.start_ns, &s.end_ns, &s.hta_length_ns, &s.segments, &s.on_device_ns}) r.raw(v);
+    r.raw(&s.category_ns);
+    r.raw(&s.bound_by_ns);
+    s.top.resize(r.count(1));
+    for (analysis::PathItem& item : s.top) {
+      r.str(&item.name);
+      r.raw(&item.category);
+      r.raw(&item.bound_by);
+      r.raw(&item.ns);
+      r.raw(&item.segments);
+    }
+  }
+}
 
 template <class T>
 void write_vector(Writer& w, const std::vector<T>& v) {
@@ -296,6 +333,7 @@ std::string encode_rank_results(const RankResults& in) {
   write_optional(w, in.phases, [&](const analysis::RankPhases& p) { write_phases(w, p); });
   write_optional(w, in.decomposition, [&](const analysis::RankDecomposition& d) { write_decomposition(w, d); });
   write_optional(w, in.memory, [&](const analysis::RankMemory& m) { write_memory(w, m); });
+  write_optional(w, in.critical_path, [&](const analysis::RankCriticalPath& p) { write_critical_path(w, p); });
   return std::move(w.out);
 }
 
@@ -335,6 +373,7 @@ bool decode_rank_results(const std::string& bytes, RankResults* out) {
   read_optional(r, &out->phases, [&](analysis::RankPhases* p) { read_phases(r, p); });
   read_optional(r, &out->decomposition, [&](analysis::RankDecomposition* d) { read_decomposition(r, d); });
   read_optional(r, &out->memory, [&](analysis::RankMemory* m) { read_memory(r, m); });
+  read_optional(r, &out->critical_path, [&](analysis::RankCriticalPath* p) { read_critical_path(r, p); });
   return r.ok && r.at == bytes.size();
 }
 
@@ -381,6 +420,13 @@ size_t resident_bytes(const RankResults& r) {
     for (const auto& d : r.memory->devices) {
       n += heap_bytes(d.holders) + heap_bytes(d.timeline) + heap_bytes(d.steps);
       for (const auto& h : d.holders) n += heap_bytes(h.name);
+    }
+  }
+  if (r.critical_path) {
+    n += heap_bytes(r.critical_path->path) + heap_bytes(r.critical_path->steps);
+    for (const auto& s : r.critical_path->steps) {
+      n += heap_bytes(s.top);
+      for (const auto& item : s.top) n += heap_bytes(item.name);
     }
   }
   return n;

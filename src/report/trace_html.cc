@@ -518,7 +518,14 @@ std::string render_trace_html(const TraceReport& report, const TraceHtmlOptions&
          "</section>\n";
   out += "<section id=\"collectives\"><h2>Collectives and stragglers</h2>\n" + collectives_section(report);
   if (const Table* t = find_table(report, "stragglers")) out += html_table(*t, "stragglers", {200, true});
-  out += "</section>\n" + memory_section(report) + "<section id=\"operators\"><h2>Operators</h2>\n";
+  out += "</section>\n" + memory_section(report);
+  // The critical path (issue 23): per rank and step by category, and across ranks at the collectives.
+  if (const Table* t = find_table(report, "critical_path")) {
+    out += "<section id=\"critical-path\"><h2>Critical path</h2>\n" + html_table(*t, "critical-path", {200, true});
+    if (const Table* c = find_table(report, "cross_rank_path")) out += html_table(*c, "cross-rank-path", {200, true});
+    out += "</section>\n";
+  }
+  out += "<section id=\"operators\"><h2>Operators</h2>\n";
   if (const Table* t = find_table(report, "operators")) {
     out += "<p class=\"meta\">Click a column's header to sort by it.</p>\n";
     out += html_table(without_json_only(*t), "operators", {kMaxOperatorRows, true});

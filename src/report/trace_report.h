@@ -55,6 +55,10 @@ TraceReport decompose_tables(const engine::RankStore& ranks, const analysis::Col
 // `trace memory` (trace_memory_report.cc, issue 23): per rank and device from [memory] events; in
 // summary (`subcommand` false) only where some rank has them.
 TraceReport memory_tables(const engine::RankStore& ranks, bool subcommand);
+// `trace critical-path` (trace_critical_path_report.cc): per-rank paths from `ranks`, the cross-rank
+// path and each rank's wait from the compact rows of the same ranks.
+TraceReport critical_path_tables(const engine::RankStore& ranks, const analysis::CollectiveRows& rows,
+                                 const engine::TraceReportOptions& options);
 // Collectives and stragglers from one set of compact rows (matched once; the rows are freed before
 // the tables are rendered).
 TraceReport collective_tables(analysis::CollectiveRows rows, const engine::ReportSections& sections,

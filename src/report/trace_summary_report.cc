@@ -40,8 +40,9 @@ void append(TraceReport* into, TraceReport from) {
 }  // namespace
 
 const std::vector<std::string>& summary_analysis_names() {
-  static const std::vector<std::string> kNames = {"breakdown", "kernels", "idle",        "overlap",    "launch",
-                                                  "ops",       "steps",   "collectives", "stragglers", "memory"};
+  static const std::vector<std::string> kNames = {"breakdown",  "kernels", "idle",         "overlap",
+                                                  "launch",     "ops",     "steps",        "collectives",
+                                                  "stragglers", "memory",  "critical-path"};
   return kNames;
 }
 
@@ -58,6 +59,7 @@ TraceReport report_tables(const engine::ReportSections& sections, const engine::
   if (sections.steps) append(&report, steps_tables(ranks));
   if (sections.phases) append(&report, phases_tables(ranks));
   if (sections.decompose) append(&report, decompose_tables(ranks, rows, options));
+  if (sections.critical_path) append(&report, critical_path_tables(ranks, rows, options));
   if (sections.collectives || sections.stragglers) {
     append(&report, collective_tables(std::move(rows), sections, options));
   }

@@ -1,0 +1,232 @@
+// `scaleprof trace critical-path` (issue 23): per rank and step, the critical path's time by
+// scaleprof's category and by HTA's bound_by (analysis/critical_path.h), its longest items, and
+// across ranks, per step, the path through the matched collectives: at each one it continues on the
+// rank that arrived last, so the step's path names its straggler and how late it was.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "analysis/collective_match.h"
+#include "report/trace_cells.h"
+#include "report/trace_report.h"
+
+namespace scaleprof::report {
+
+namespace {
+
+using analysis::PathCategory;
+
+std::string title_case(std::string_view name) {
+  std::string header(name);
+  std::replace(header.begin(), header.end(), '_', ' ');
+  if (!header.empty()) header[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(header[0])));
+  return header;
+}
+
+double pct(int64_t part, int64_t whole) {
+  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : std::nan("");
+}
+
+// One rank's part of the cross-rank path of a step.
+struct RankOnPath {
+  int64_t last_arrivals = 0;  // matched collectives of the step it arrived at last
+  int64_t lag_ns = 0;         // summed: its arrival − the arrival before it, where it was last
+  int64_t on_path_ns = 0;     // the cross-rank path's time on this rank
+};
+
+// The matched collectives of each step and what they say across ranks.
+struct CrossRank {
+  std::map<std::pair<int64_t, int64_t>, int64_t> waits;    // (rank, step) -> summed wait
+  std::map<int64_t, std::map<int64_t, RankOnPath>> steps;  // step -> rank -> its part
+  std::map<int64_t, int64_t> collectives;                  // step -> matched calls
+};
+
+// Each rank's step windows on the collectives' aligned clock (the host offsets subtracted).
+using StepTimes = std::map<int64_t, std::map<int64_t, std::pair<int64_t, int64_t>>>;  // step -> rank -> [start, end)
+
+CrossRank cross_rank(const analysis::CollectiveRows& rows, const StepTimes& times,
+                     const engine::TraceReportOptions& options) {
+  CrossRank out;
+  if (rows.ranks().size() < 2) return out;
+  analysis::MatchOptions match;
+  match.gpus_per_node = options.gpus_per_node;
+  const analysis::CollectiveAnalysis analysis = analysis::match_collectives(rows, match);
+  std::map<int64_t, int64_t> offset;  // rank -> ns subtracted from its times
+  for (const analysis::HostClock& c : analysis.clocks) {
+    for (int64_t r : c.ranks) offset[r] = c.offset_ns;
+  }
+  // step -> calls in the order of their last arrival
+  std::map<int64_t, std::vector<const analysis::MatchedCollective*>> by_step;
+  for (const analysis::MatchedCollective& call : analysis.calls) {
+    if (call.status != analysis::MatchStatus::kMatched || call.step < 0 || call.ranks.size() < 2) continue;
+    for (const analysis::RankTiming& t : call.ranks) out.waits[{t.rank, call.step}] += t.wait_ns;
+    by_step[call.step].push_back(&call);
+  }
+  auto latest_start = [](const analysis::MatchedCollective* c) {
+    int64_t latest = c->ranks.front().start_ns;
+    for (const auto& t : c->ranks) latest = std::max(latest, t.start_ns);
+    return latest;
+  };
+  for (auto& [step, calls] : by_step) {
+    std::stable_sort(calls.begin(), calls.end(),
+                     [&](const auto* a, const auto* b) { return latest_start(a) < latest_start(b); });
+    auto& ranks = out.steps[step];
+    out.collectives[step] = static_cast<int64_t>(calls.size());
+    const auto step_it = times.find(step);
+    // The path enters the step on the first call's last rank, at that rank's own step start.
+    int64_t from = -1;
+    for (const analysis::MatchedCollective* call : calls) {
+      int64_t latest = latest_start(call), before = std::numeric_limits<int64_t>::min(), earliest_end = -1;
+      for (const auto& t : call->ranks) {
+        if (t.rank != call->last_rank) before = std::max(before, t.start_ns);
+        earliest_end = earliest_end < 0 ? t.end_ns : std::min(earliest_end, t.end_ns);
+      }
+      RankOnPath& last = ranks[call->last_rank];
+      ++last.last_arrivals;
+      last.lag_ns += latest - before;
+      if (from < 0 && step_it != times.end()) {
+        if (auto r = step_it->second.find(call->last_rank); r != step_it->second.end()) {
+          from = r->second.first - offset[call->last_rank];
+        }
+      }
+      if (from >= 0) last.on_path_ns += std::max<int64_t>(0, latest - from);
+      from = std::max(latest, earliest_end);
+    }
+    // After the last call the path ends on the rank whose step ends last.
+    if (step_it != times.end() && from >= 0) {
+      int64_t end_rank = -1, end = std::numeric_limits<int64_t>::min();
+      for (const auto& [rank, window] : step_it->second) {
+        if (window.second - offset[rank] > end) end = window.second - offset[rank], end_rank = rank;
+      }
+      if (end_rank >= 0) ranks[end_rank].on_path_ns += std::max<int64_t>(0, end - from);
+    }
+    for (const auto& [rank, window] :
+         step_it != times.end() ? step_it->second : std::map<int64_t, std::pair<int64_t, int64_t>>{}) {
+      ranks[rank];  // every rank of the step gets a row, on the path or not
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TraceReport critical_path_tables(const engine::RankStore& ranks, const analysis::CollectiveRows& rows,
+                                 const engine::TraceReportOptions& options) {
+  StepTimes times;
+  std::vector<std::pair<int64_t, std::string>> missing;
+  ranks->for_each([&](const engine::RankResults& r) {
+    if (r.critical_path->steps.empty()) missing.emplace_back(r.rank, r.critical_path->path);
+    for (const auto& s : r.critical_path->steps) times[s.step][r.rank] = {s.start_ns, s.end_ns};
+  });
+  auto cross = std::make_shared<const CrossRank>(cross_rank(rows, times, options));
+  auto with_waits = [cross](const engine::RankResults& r, analysis::StepCriticalPath s) {
+    if (auto it = cross->waits.find({r.rank, s.step}); it != cross->waits.end()) {
+      analysis::move_rank_wait(&s, it->second);
+    }
+    return s;
+  };
+
+  Table t;
+  t.title =
+      "Critical path per rank and step: its time by category (adds up to the step) and by HTA's bound_by "
+      "(no_weight: the time HTA weighs 0, idle gaps and waits); HTA length: the path's length by HTA's weights";
+  t.columns = {{"rank", "Rank"}, {"step", "Step"}, {"step_us", "Step (us)"}};
+  for (int c = 0; c < analysis::kPathCategoryCount; ++c) {
+    const std::string_view name = analysis::path_category_name(static_cast<PathCategory>(c));
+    t.columns.push_back({fmt::format("{}_us", name), fmt::format("{} (us)", title_case(name))});
+  }
+  t.columns.push_back({"hta_length_us", "HTA length (us)"});
+  for (int b = 0; b < analysis::kBoundByCount; ++b) {
+    std::string_view name = analysis::bound_by_name(static_cast<analysis::BoundBy>(b));
+    if (name.empty()) name = "no_weight";
+    t.columns.push_back({fmt::format("{}_us", name), fmt::format("{} (us)", name)});
+  }
+  t.columns.push_back({"segments", "Segments"});
+  t.set_importance(Importance::kKey, {"rank", "step"});
+  t.set_importance(Importance::kDetail, {"hta_length_us", "no_weight_us", "cpu_bound_us", "gpu_compute_bound_us",
+                                         "gpu_communication_bound_us", "gpu_kernel_kernel_overhead_us",
+                                         "gpu_kernel_launch_overhead_us", "segments"});
+  t.row_source = [ranks, with_waits](const RowVisitor& visit) {
+    ranks->for_each([&](const engine::RankResults& r) {
+      for (const auto& raw : r.critical_path->steps) {
+        const analysis::StepCriticalPath s = with_waits(r, raw);
+        std::vector<Cell> row = {r.rank, s.step, us_cell(s.duration_ns())};
+        for (int64_t ns : s.category_ns) row.push_back(us_cell(ns));
+        row.push_back(us_cell(s.hta_length_ns));
+        for (int64_t ns : s.bound_by_ns) row.push_back(us_cell(ns));
+        row.emplace_back(s.segments);
+        visit(row);
+      }
+    });
+  };
+
+  Table top;
+  top.title = fmt::format(
+      "The critical path's longest items per rank and step (--top {}): operators, kernels, "
+      "waits for the GPU named by the device work waited for, idle gaps",
+      options.top);
+  top.columns = {{"rank", "Rank"}, {"step", "Step"},         {"category", "Category"}, {"bound_by", "Bound by"},
+                 {"name", "Name"}, {"path_us", "Path (us)"}, {"step_pct", "Step %"},   {"segments", "Segments"}};
+  top.set_importance(Importance::kKey, {"rank", "step", "name"});
+  top.set_importance(Importance::kDetail, {"segments", "bound_by"});
+  top.row_source = [ranks](const RowVisitor& visit) {
+    ranks->for_each([&](const engine::RankResults& r) {
+      for (const auto& s : r.critical_path->steps) {
+        for (const analysis::PathItem& item : s.top) {
+          visit({r.rank, s.step, analysis::path_category_name(item.category), analysis::bound_by_name(item.bound_by),
+                 item.name, us_cell(item.ns), pct_cell(pct(item.ns, s.duration_ns())), item.segments});
+        }
+      }
+    });
+  };
+
+  Table across;
+  across.title =
+      "Cross-rank critical path per step: at each matched collective the path continues on the rank that arrived "
+      "last; lag: how much later it arrived than the rank before it; straggler: the rank with the most lag";
+  across.columns = {{"step", "Step"},
+                    {"rank", "Rank"},
+                    {"straggler", "Straggler"},
+                    {"lag_us", "Lag (us)"},
+                    {"last_arrivals", "Last arrivals"},
+                    {"collectives", "Collectives"},
+                    {"on_path_us", "On path (us)"}};
+  across.set_importance(Importance::kKey, {"step", "rank"});
+  across.row_source = [cross](const RowVisitor& visit) {
+    for (const auto& [step, ranks] : cross->steps) {
+      int64_t straggler = -1, most = 0;
+      for (const auto& [rank, part] : ranks) {
+        if (part.lag_ns > most) most = part.lag_ns, straggler = rank;
+      }
+      for (const auto& [rank, part] : ranks) {
+        visit({step, rank, rank == straggler ? "yes" : "no", us_cell(part.lag_ns), part.last_arrivals,
+               cross->collectives.at(step), us_cell(part.on_path_ns)});
+      }
+    }
+  };
+
+  Table left;
+  left.title =
+      missing.empty() ? "Ranks left out for want of a profiled step: none" : "Ranks left out: no profiled step";
+  left.columns = {{"rank", "Rank"}, {"file", "File"}, {"missing", "Missing"}};
+  for (const auto& [rank, path] : missing) {
+    left.add_row({rank, path,
+                  "no ProfilerStep#N annotation: profile with a torch.profiler schedule and call "
+                  "prof.step() once per step"});
+  }
+
+  TraceReport report;
+  report.add("critical_path", std::move(t));
+  report.add("critical_path_top", std::move(top));
+  report.add("cross_rank_path", std::move(across));
+  report.add("critical_path_missing", std::move(left));
+  return report;
+}
+
+}  // namespace scaleprof::report

@@ -1,0 +1,67 @@
+"""`scaleprof trace critical-path` on real DDP over gloo (2 CPU ranks under torchrun): rank 1 sleeps a
+known time before its backward pass in every step, so the gradient all-reduce waits for it; the
+cross-rank path of every step must name rank 1 as the straggler, with its lag within 10 % of the
+sleep, and each rank's path must add up to its step."""
+import pytest
+
+from conftest import HERE, free_port, run_python, training_env
+
+STRAGGLER_MS = 150.0
+STRAGGLER = 1
+CATEGORIES = ["computation_us", "communication_us", "host_us", "waiting_for_gpu_us", "idle_us",
+              "waiting_for_rank_us"]
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory):
+    trace_dir = tmp_path_factory.mktemp("critical_path") / "traces"
+    run_python(["-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", "2",
+                "--master_addr", "127.0.0.1", "--master_port", free_port(),
+                HERE / "ddp_phases_model.py", "--trace-dir", trace_dir, "--data-sleep-ms", 5,
+                "--straggler-rank", STRAGGLER, "--straggler-ms", STRAGGLER_MS],
+               timeout=120, env=training_env())
+    assert len(list(trace_dir.iterdir())) == 2
+    return trace_dir
+
+
+def test_the_cross_rank_path_names_the_delayed_rank_and_its_lag(traces, run_cli):
+    out, _ = run_cli("critical-path", traces)
+    steps = {}
+    for row in out["cross_rank_path"]:
+        steps.setdefault(row["step"], {})[row["rank"]] = row
+    assert sorted(steps) == [2, 3, 4]
+    for step, ranks in steps.items():
+        assert sorted(ranks) == [0, 1]
+        assert ranks[STRAGGLER]["straggler"] == "yes", (step, ranks)
+        assert ranks[0]["straggler"] == "no"
+        assert ranks[STRAGGLER]["lag_us"] == pytest.approx(STRAGGLER_MS * 1e3, rel=0.10), (step, ranks)
+        assert ranks[STRAGGLER]["last_arrivals"] >= 1
+        assert ranks[STRAGGLER]["on_path_us"] > ranks[0]["on_path_us"]
+
+
+def test_each_rank_path_adds_up_and_the_other_rank_waits(traces, run_cli):
+    out, _ = run_cli("critical-path", traces)
+    rows = [r for r in out["critical_path"]]
+    assert sorted({r["rank"] for r in rows}) == [0, 1]
+    for r in rows:
+        assert all(r[k] >= 0 for k in CATEGORIES), r
+        assert sum(r[k] for k in CATEGORIES) == pytest.approx(r["step_us"], abs=0.01), r
+        if r["rank"] == STRAGGLER:
+            assert r["waiting_for_rank_us"] < 0.25 * STRAGGLER_MS * 1e3, r
+            # Its sleep is in no operator: idle on its own path.
+            assert r["idle_us"] >= 0.9 * STRAGGLER_MS * 1e3, r
+        else:
+            assert r["waiting_for_rank_us"] == pytest.approx(STRAGGLER_MS * 1e3, rel=0.25), r
+    one_step, _ = run_cli("critical-path", traces, "--step", 3)
+    assert {r["step"] for r in one_step["critical_path"]} == {3}
+
+
+def test_the_python_api_gives_the_same_tables(traces, run_cli):
+    pytest.importorskip("pandas")
+    scaleprof = pytest.importorskip("scaleprof")
+    tables = scaleprof.TraceAnalysis(trace_dir=str(traces)).get_report("critical-path")
+    out, _ = run_cli("critical-path", traces)
+    cross = tables["cross_rank_path"]
+    assert list(cross["rank"]) == [r["rank"] for r in out["cross_rank_path"]]
+    assert list(cross["lag_us"]) == pytest.approx([r["lag_us"] for r in out["cross_rank_path"]])
+    assert list(tables["critical_path"]["step_us"]) == pytest.approx([r["step_us"] for r in out["critical_path"]])
