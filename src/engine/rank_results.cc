@@ -38,6 +38,7 @@ ReportSections sections_of(std::string_view report, const TraceReportOptions& op
     s.steps = wanted("steps");
     s.collectives = wanted("collectives");
     s.stragglers = wanted("stragglers");
+    s.counters = wanted("counters");
     return s;
   }
   s.breakdown = report == "breakdown";
@@ -51,6 +52,8 @@ ReportSections sections_of(std::string_view report, const TraceReportOptions& op
   s.stragglers = report == "stragglers";
   s.phases = report == "phases";
   s.decompose = report == "decompose";
+  s.counters = report == "counters" || report == "counters_series";
+  s.counter_series = report == "counters_series";
   return s;
 }
 
@@ -158,7 +161,8 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
     tasks.emplace_back([&] { *collectives = analysis::extract_collectives(trace); });
   }
   // The HTA-style analyses share one window per rank, computed once.
-  if (sections.breakdown || sections.kernels || sections.idle || sections.overlap || sections.launch) {
+  if (sections.breakdown || sections.kernels || sections.idle || sections.overlap || sections.launch ||
+      sections.counters) {
     tasks.emplace_back([&] {
       analysis::WindowOptions window_options;
       window_options.include_last_step = options.include_last_step;
@@ -172,6 +176,12 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
       }
       if (sections.overlap) out.overlap = analysis::comm_comp_overlap(trace, window.rows);
       if (sections.launch) out.launch = launches_of(trace, window, options.top);
+      // Counters (issue 23), in HTA's window as HTA's; the series are kept only when asked for.
+      if (sections.counters) {
+        analysis::RankCounterSeries series = analysis::counter_series(trace, window.rows);
+        out.counters = analysis::summarize_counters(series, options.max_queue_length);
+        if (sections.counter_series) out.counter_series = std::move(series);
+      }
     });
   }
   // Every step is listed: the last-step rule of the HTA reports is about their analysis window.

@@ -15,6 +15,7 @@
 #include "analysis/collective_calls.h"
 #include "analysis/comm_comp_overlap.h"
 #include "analysis/computation_fraction.h"
+#include "analysis/counters.h"
 #include "analysis/idle_time.h"
 #include "analysis/kernel_breakdown.h"
 #include "analysis/launch_stats.h"
@@ -40,6 +41,8 @@ struct TraceReportOptions {
   std::vector<std::string> only;
   // Node map for collectives when the traces carry no host names: node = rank / gpus_per_node.
   int64_t gpus_per_node = 0;
+  // `trace counters`: the queue length at which a stream counts as full (analysis/counters.h).
+  int64_t max_queue_length = analysis::kDefaultMaxQueueLength;
 };
 
 // The ranks of `set` selected by options.ranks, in rank order.
@@ -60,12 +63,15 @@ struct ReportSections {
   bool steps = false;
   bool collectives = false;
   bool stragglers = false;
-  bool phases = false;     // `trace phases` only (not in summary)
-  bool decompose = false;  // `trace decompose` only: per-rank parts, then the waits of the matched collectives
+  bool phases = false;          // `trace phases` only (not in summary)
+  bool decompose = false;       // `trace decompose` only: per-rank parts, then the waits of the matched collectives
+  bool counters = false;        // queue length per stream, memcpy bandwidth per direction
+  bool counter_series = false;  // "counters_series" (the Python API's time series): the step functions too
   // The sections reduced from each rank into RankResults (collectives and stragglers use the
   // compact collective rows instead).
   bool per_rank() const {
-    return inputs || breakdown || kernels || idle || overlap || launch || ops || steps || phases || decompose;
+    return inputs || breakdown || kernels || idle || overlap || launch || ops || steps || phases || decompose ||
+           counters;
   }
   bool collective_rows() const { return collectives || stragglers || decompose; }
 };
@@ -130,6 +136,8 @@ struct RankResults {
   std::optional<analysis::ProfilerSteps> steps;
   std::optional<analysis::RankPhases> phases;
   std::optional<analysis::RankDecomposition> decomposition;
+  std::optional<analysis::RankCounters> counters;
+  std::optional<analysis::RankCounterSeries> counter_series;  // the Python API's time series only
 };
 
 // Runs the per-rank analyses of `sections` on one rank (inside its analysis window where the HTA

@@ -40,8 +40,9 @@ void append(TraceReport* into, TraceReport from) {
 }  // namespace
 
 const std::vector<std::string>& summary_analysis_names() {
-  static const std::vector<std::string> kNames = {"breakdown", "kernels", "idle",        "overlap",   "launch",
-                                                  "ops",       "steps",   "collectives", "stragglers"};
+  static const std::vector<std::string> kNames = {
+      "breakdown", "kernels", "idle",        "overlap",    "launch",
+      "ops",       "steps",   "collectives", "stragglers", "counters"};  // issue 23: counters
   return kNames;
 }
 
@@ -58,6 +59,9 @@ TraceReport report_tables(const engine::ReportSections& sections, const engine::
   if (sections.steps) append(&report, steps_tables(ranks));
   if (sections.phases) append(&report, phases_tables(ranks));
   if (sections.decompose) append(&report, decompose_tables(ranks, rows, options));
+  // Issue 23, counters.
+  if (sections.counters) append(&report, counters_tables(ranks));
+  if (sections.counter_series) append(&report, counter_series_tables(ranks));
   if (sections.collectives || sections.stragglers) {
     append(&report, collective_tables(std::move(rows), sections, options));
   }
