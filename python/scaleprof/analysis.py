@@ -429,7 +429,7 @@ class TraceAnalysis:
     def get_report(self, report: str, ranks: Optional[List[int]] = None, top: int = 10,
                    sort_by: str = "self_cpu") -> Dict[str, Any]:
         """Every table of `scaleprof trace REPORT` (summary, breakdown, kernels, idle, overlap, launch, ops,
-        steps, collectives, stragglers, phases, decompose) as {key: DataFrame}, with the CLI's JSON keys
+        steps, collectives, stragglers, phases, decompose, counters) as {key: DataFrame}, with the CLI's JSON keys
         as column names (docs/trace-json.md). `ranks`: None for all."""
         tables = self._report(report, ranks=None if ranks is None else _ranks_list(ranks), top=top,
                               sort_by=sort_by)["tables"]
