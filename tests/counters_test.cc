@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analysis/analysis_window.h"
+#include "cli_harness.h"
 #include "rank_trace_builder.h"
 #include "trace/kineto_reader.h"
 
@@ -327,6 +328,37 @@ TEST(CountersHta, DfIndexResolver) {
 }
 TEST(CountersHta, TraceFilter2Ranks) {
   expect_hta_counters("trace_filter_2ranks");
+}
+
+// The CLI on the shared trace that fills a queue: at the default limit (896) stream 7 is full for
+// 64,219 us, with 437 launch calls made then, 56,134 us of host time (128 us each: the calls block);
+// at HTA's 1,024 nothing is full. Every stream has a row; summary has the tables, its page a chart.
+TEST(CountersCli, FullQueueFiresAtTheDefaultLimitAndNotAtHtas) {
+  const fs::path trace = kShared / "traces" / "hta" / "negative_queue_length_values_check";
+  if (!fs::exists(trace)) GTEST_SKIP() << "no shared traces at " << trace;
+  const testing::CliRun r = testing::run_cli("trace counters -q --format csv " + trace.string(), "", 120);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\n0,7,896,64219,0.0629641867228013,437,56134\n"), std::string::npos) << r.out;
+  for (const char* stream : {"25", "27", "84", "285", "363"}) {
+    EXPECT_NE(r.out.find(std::string("\n0,") + stream + ",896,0,0,0,0\n"), std::string::npos) << stream;
+  }
+  const testing::CliRun hta =
+      testing::run_cli("trace counters -q --format csv --max-queue-length 1024 " + trace.string(), "", 120);
+  ASSERT_EQ(hta.exit_code, 0) << hta.err;
+  EXPECT_NE(hta.out.find("\n0,7,1024,0,0,0,0\n"), std::string::npos) << hta.out;
+  EXPECT_EQ(testing::run_cli("trace counters -q --max-queue-length 0 " + trace.string()).exit_code, 2);
+
+  const fs::path page = fs::temp_directory_path() / ("counters-" + std::to_string(::getpid()) + ".html");
+  const testing::CliRun summary =
+      testing::run_cli("trace summary -q --format json --html " + page.string() + " " + trace.string(), "", 120);
+  ASSERT_EQ(summary.exit_code, 0) << summary.err;
+  for (const char* key : {"\"queue_length\":", "\"queue_full\":", "\"memory_bandwidth\":"}) {
+    EXPECT_NE(summary.out.find(key), std::string::npos) << key;
+  }
+  const std::string html = testing::slurp(page.string());
+  fs::remove(page);
+  EXPECT_NE(html.find("id=\"chart-queue\""), std::string::npos);
+  EXPECT_NE(html.find("rank 0: busiest stream: 612.3"), std::string::npos);
 }
 
 }  // namespace
