@@ -35,9 +35,8 @@ namespace scaleprof::analysis {
 
 // HTA's max_queue_length default (CUDA_MAX_LAUNCH_QUEUE_PER_STREAM).
 inline constexpr int64_t kHtaMaxQueueLength = 1024;
-// scaleprof's default: where launch calls start to block, counted as HTA counts (docs/cli.md,
-// "trace counters": on the one shared trace that fills a queue, launches stall from 896 on; a count
-// of 1,024 is never reached because the driver's queue holds less than 1,024 launches).
+// scaleprof's default: where launch calls started to block on the one shared trace that fills a
+// queue (docs/cli.md, "trace counters"); counted as HTA counts, queues do not reach 1,024.
 inline constexpr int64_t kDefaultMaxQueueLength = 896;
 
 struct CounterPoint {
