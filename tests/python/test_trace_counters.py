@@ -29,6 +29,8 @@ CASES = {
     "trace_filter": HTA_TRACES / "trace_filter",
     "negative_queue_length_values_check": HTA_TRACES / "negative_queue_length_values_check",
     "critical_path_alexnet": HTA_TRACES / "critical_path" / "alexnet",
+    "critical_path_simple_add": HTA_TRACES / "critical_path" / "simple_add",
+    "critical_path_cuda_event_sync": HTA_TRACES / "critical_path" / "cuda_event_sync",
 }
 
 HTA_SCRIPT = r"""
