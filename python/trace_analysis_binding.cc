@@ -35,9 +35,10 @@ namespace scaleprof::python {
 namespace {
 
 // The subcommands whose tables trace_report() gives (every `scaleprof trace` report but diff and merge).
-constexpr std::string_view kReports[] = {"summary", "breakdown", "kernels", "idle",         "overlap",
-                                         "launch",  "ops",       "steps",   "collectives",  "stragglers",
-                                         "phases",  "decompose", "memory",  "critical-path"};
+constexpr std::string_view kReports[] = {"summary", "breakdown", "kernels", "idle", "overlap", "launch", "ops", "steps",
+                                         "collectives", "stragglers", "phases", "decompose", "memory", "critical-path",
+                                         // Issue 23: counters, and their step functions.
+                                         "counters", "counters_series"};
 
 [[noreturn]] void bad_argument(std::string_view name, const std::string& what) {
   throw py::value_error(fmt::format("{}: {}", name, what));
@@ -210,7 +211,7 @@ py::list string_list(const std::vector<std::string>& lines) {
 py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle rank_files_arg, py::handle ranks_arg,
                       py::handle top_arg, py::handle duration_ratio_arg, py::handle delay_arg,
                       py::handle include_last_step_arg, py::handle sort_by_arg, py::handle threads_arg,
-                      py::handle launch_top_arg) {
+                      py::handle launch_top_arg, py::handle max_queue_length_arg) {
   const std::string report = str_argument(report_arg, "report");
   if (std::find(std::begin(kReports), std::end(kReports), report) == std::end(kReports)) {
     bad_argument("report", fmt::format("unknown report '{}'", report));
@@ -249,6 +250,8 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
     bad_argument("sort_by", fmt::format("must be self_cpu, cpu_total, self_device, device_total or calls, got '{}'",
                                         options.sort_by));
   }
+
+  options.max_queue_length = int_argument(max_queue_length_arg, "max_queue_length", 1, int64_t{1} << 30);
 
   std::optional<Result<pipeline::StreamedReport>> streamed;
   {
@@ -292,6 +295,7 @@ void bind_trace_analysis(py::module_& m) {
         py::arg("ranks") = py::none(), py::arg("top") = 10, py::arg("duration_ratio") = 1.0,
         py::arg("consecutive_kernel_delay_us") = 30, py::arg("include_last_step") = false,
         py::arg("sort_by") = "self_cpu", py::arg("threads") = 0, py::arg("launch_top") = py::none(),
+        py::arg("max_queue_length") = analysis::kDefaultMaxQueueLength,
         "The tables of `scaleprof trace REPORT` over the trace files of `paths` (files or folders) and "
         "`rank_files` ({rank: file}), as {'tables': {key: {column: numpy array or list of str}}, 'files', "
         "'ranks', 'warnings', 'notes'}. `launch_top`: rows of the launch-delay table (None: `top`, 0: every "

@@ -27,6 +27,9 @@ NOTEBOOK_EXTRA = "pip install scaleprof[notebook]"
 # HTA's kernel types in its per-kernel table (OTHER, the sync records, is not listed there).
 _KERNEL_TYPES = ("COMMUNICATION", "COMPUTATION", "MEMORY")
 # The memory launches HTA drops with include_memory_events=False, and their ROCm counterparts.
+# scaleprof's default limit of a full launch queue (analysis::kDefaultMaxQueueLength, docs/cli.md).
+_QUEUE_LIMIT = 896
+_STATS = ("count", "mean", "std", "min", "25%", "50%", "75%", "max")
 _MEMORY_LAUNCHES = ("cudaMemcpyAsync", "cudaMemsetAsync", "hipMemcpyAsync", "hipMemsetAsync", "hipMemcpyWithStream")
 # HTA's get_gpu_kernel_breakdown default: kernels that make up 80 % of a type's time are listed.
 _HTA_DURATION_RATIO = 0.8
@@ -166,17 +169,17 @@ class TraceAnalysis:
     # -- the engine --------------------------------------------------------------------------------
     def _report(self, report: str, ranks: Optional[Sequence[int]], top: int = 10, duration_ratio: float = 1.0,
                 consecutive_kernel_delay: float = 30, sort_by: str = "self_cpu",
-                launch_top: Optional[int] = None) -> Dict[str, Any]:
+                launch_top: Optional[int] = None, max_queue_length: int = _QUEUE_LIMIT) -> Dict[str, Any]:
         def run():
             # The binding checks every argument (a ValueError naming it) before anything is read.
             return _scaleprof.trace_report(
                 report, self._paths, rank_files=self._rank_files, ranks=ranks, top=top,
                 duration_ratio=duration_ratio, consecutive_kernel_delay_us=consecutive_kernel_delay,
                 include_last_step=self._include_last_step, sort_by=sort_by, threads=self._threads,
-                launch_top=launch_top)
+                launch_top=launch_top, max_queue_length=max_queue_length)
 
         key = (report, tuple(ranks) if ranks is not None else None, top, duration_ratio, consecutive_kernel_delay,
-               sort_by, launch_top)
+               sort_by, launch_top, max_queue_length)
         try:
             hash(key)
         except TypeError:
@@ -330,12 +333,115 @@ class TraceAnalysis:
         return sorted({int(step) for rank, step in zip(table["rank"], table["step"])
                        if self._include_last_step or int(step) != last[int(rank)]})
 
+    # -- counters (issue 23): HTA's TraceCounters -----------------------------------------------
+    def _counters(self, ranks: Optional[List[int]], key: str, max_queue_length: int = _QUEUE_LIMIT):
+        ranks = _ranks_list(ranks)
+        self._check_ranks(ranks)
+        return ranks, self._report("counters", ranks=ranks, max_queue_length=max_queue_length)["tables"][key]
+
+    @staticmethod
+    def _described(table: Dict[str, Any], by: str, value: str):
+        """HTA's groupby([rank, by]).describe() layout: index (rank, by), columns (value, statistic)."""
+        pd = _pandas()
+        import numpy as np
+
+        if len(table["rank"]) == 0:
+            return None
+        index = pd.MultiIndex.from_arrays([np.asarray(table["rank"], dtype=np.int64),
+                                           np.asarray(table[by], dtype=object if by == "name" else np.int64)],
+                                          names=["rank", by])
+        data = {(value, stat): np.asarray(table[f"{value}_{stat}"], dtype=float) for stat in _STATS}
+        return pd.DataFrame(data, index=index)
+
+    def get_queue_length_summary(self, ranks: Optional[List[int]] = None):
+        """Queue length statistics per rank and stream over its change points, as HTA's (index rank, stream;
+        columns (queue_length, count/mean/std/min/25%/50%/75%/max)); None without launches. The statistics
+        weighted by time are in get_queue_length_time_weighted_summary()."""
+        _, table = self._counters(ranks, "queue_length")
+        return self._described(table, "stream", "queue_length")
+
+    def get_queue_length_time_weighted_summary(self, ranks: Optional[List[int]] = None):
+        """Per rank and stream: launches, span (us), and the queue length weighted by the time each value
+        held (mean, p50, p95, max), with the share of the span the queue was empty (scaleprof's own)."""
+        _, table = self._counters(ranks, "queue_length")
+        return _frame(table, {"rank": "rank", "stream": "stream", "launches": "launches", "span_us": "span_us",
+                              "mean": "mean", "p50": "p50", "p95": "p95", "max": "max", "empty_pct": "empty_pct"})
+
+    def get_queue_length_time_series(self, ranks: Optional[List[int]] = None):
+        """{rank: DataFrame of ts, pid, tid, stream, queue_length}, one row per change (HTA's columns; ts in
+        the trace's own microseconds)."""
+        ranks, _ = self._counters(ranks, "queue_length")
+        table = self._report("counters_series", ranks=ranks)["tables"]["queue_length_series"]
+        rank = table["rank"]
+        out = {}
+        for r in ranks:
+            df = _frame(table, {"ts": "ts", "pid": "pid", "tid": "tid", "stream": "stream",
+                                "queue_length": "queue_length"}, rank == r)
+            if len(df):
+                out[r] = df
+        return out
+
+    def get_time_spent_blocked_on_full_queue(self, queue_length_dict: Optional[Dict[int, Any]] = None,
+                                             max_queue_length: int = _QUEUE_LIMIT,
+                                             ranks: Optional[List[int]] = None):
+        """Per rank and stream (every stream, where HTA keeps one per rank): the time the queue was at or above
+        max_queue_length (duration_at_max_queue_length, us) and its share of the rank's trace
+        (relative_duration_at_max_queue_length), as HTA's columns, plus the launches made while full and
+        their host time. Streams never full are left out, as in HTA. `queue_length_dict` (HTA's first
+        argument, get_queue_length_time_series()'s result) only picks the ranks; the default limit is
+        896, where launches block (HTA: 1024, never reached; docs/cli.md)."""
+        if isinstance(max_queue_length, bool) or not isinstance(max_queue_length, int) or max_queue_length < 1:
+            raise ValueError(f"max_queue_length: expected an integer >= 1, got {max_queue_length!r}")
+        if ranks is None and queue_length_dict is not None:
+            ranks = sorted(queue_length_dict)
+        _, table = self._counters(ranks, "queue_full", max_queue_length)
+        import numpy as np
+
+        full = np.asarray(table["duration_at_max_queue_length_us"], dtype=float) > 0
+        return _frame(table, {"rank": "rank", "stream": "stream",
+                              "duration_at_max_queue_length_us": "duration_at_max_queue_length",
+                              "relative_duration_at_max_queue_length": "relative_duration_at_max_queue_length",
+                              "full_launches": "full_launches", "full_launch_call_us": "full_launch_call_us"},
+                      full)
+
+    # The name issue 23 used for it.
+    get_time_blocked_on_full_queue = get_time_spent_blocked_on_full_queue
+
+    def get_memory_bw_summary(self, ranks: Optional[List[int]] = None):
+        """Memcpy/memset bandwidth statistics (GB/s) per rank and direction over the change points above 0, as
+        HTA's (index rank, name; columns (memory_bw_gbps, count/.../max)); None without copies. The
+        statistics weighted by time, bytes and busy time are in get_memory_bw_time_weighted_summary()."""
+        _, table = self._counters(ranks, "memory_bandwidth")
+        return self._described(table, "name", "memory_bw_gbps")
+
+    def get_memory_bw_time_weighted_summary(self, ranks: Optional[List[int]] = None):
+        """Per rank and direction: copies, bytes, busy time (us) and the bandwidth weighted by time (mean, p50,
+        p95, max GB/s) (scaleprof's own)."""
+        _, table = self._counters(ranks, "memory_bandwidth")
+        return _frame(table, {"rank": "rank", "name": "name", "copies": "copies", "bytes": "bytes",
+                              "busy_us": "busy_us", "mean_gbps": "mean_gbps", "p50_gbps": "p50_gbps",
+                              "p95_gbps": "p95_gbps", "max_gbps": "max_gbps"})
+
+    def get_memory_bw_time_series(self, ranks: Optional[List[int]] = None):
+        """{rank: DataFrame of ts, pid, name, memory_bw_gbps}, one row per change (HTA's columns; ts in the
+        trace's own microseconds)."""
+        ranks, _ = self._counters(ranks, "memory_bandwidth")
+        table = self._report("counters_series", ranks=ranks)["tables"]["memory_bandwidth_series"]
+        rank = table["rank"]
+        out = {}
+        for r in ranks:
+            df = _frame(table, {"ts": "ts", "pid": "pid", "name": "name", "memory_bw_gbps": "memory_bw_gbps"},
+                        rank == r)
+            if len(df):
+                out[r] = df
+        return out
+
     # -- scaleprof's own ---------------------------------------------------------------------------
     def get_report(self, report: str, ranks: Optional[List[int]] = None, top: int = 10,
                    sort_by: str = "self_cpu") -> Dict[str, Any]:
         """Every table of `scaleprof trace REPORT` (summary, breakdown, kernels, idle, overlap, launch, ops,
-        steps, collectives, stragglers, phases, decompose, memory, critical-path) as {key: DataFrame}, with the
-        CLI's JSON keys as column names (docs/trace-json.md). `ranks`: None for all."""
+        steps, collectives, stragglers, phases, decompose, memory, critical-path, counters) as {key: DataFrame},
+        with the CLI's JSON keys as column names (docs/trace-json.md). `ranks`: None for all."""
         tables = self._report(report, ranks=None if ranks is None else _ranks_list(ranks), top=top,
                               sort_by=sort_by)["tables"]
         return {key: _frame(cols, {c: c for c in cols}) for key, cols in tables.items()}

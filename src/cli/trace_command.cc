@@ -68,6 +68,8 @@ constexpr Subcommand kSubcommands[] = {
     {"collectives", "Collectives matched across ranks: latency, skew, wait, algorithm and bus bandwidth", true},
     {"stragglers", "Stragglers: who the other ranks wait for at collectives, per rank and per step", true},
     {"memory", "Memory from [memory] events: allocated/reserved over time, peaks per step, holders at the peak"},
+    // Issue 23: counters.
+    {"counters", "Launch queue length per stream (time-weighted and HTA's), time with it full, memcpy bandwidth"},
 };
 
 // Parses "0,2,5-7" into a list of ranks.
@@ -204,7 +206,7 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       print_message(stderr, "error",
                     fmt::format("--only: unknown analysis '{}' (choose from breakdown, kernels, idle, overlap, "
-                                "launch, ops, steps, collectives, stragglers, memory, critical-path)",
+                                "launch, ops, steps, collectives, stragglers, memory, critical-path, counters)",
                                 name));
       return kExitUsage;
     }
@@ -473,6 +475,14 @@ void setup_trace_command(CLI::App& app, int* exit_code) {
     cmd->add_option("--gpus-per-node", opt->report.gpus_per_node,
                     "Collectives: ranks per node, for intra/inter-node and clocks when traces have no host name")
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+    // Issue 23: counters.
+    if (std::string_view(sub.name) == "counters" || std::string_view(sub.name) == "summary") {
+      cmd->add_option("--max-queue-length", opt->report.max_queue_length,
+                      "Counters: the queue length at which a stream's launch queue counts as full (HTA: 1024, "
+                      "which launches never reach; see docs/cli.md)")
+          ->capture_default_str()
+          ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+    }
     if (sub.rows_only) {
       cmd->add_option("--partial", opt->partial,
                       "Write this shard's reduced results to FILE for `scaleprof trace merge` (see docs/scale.md)");
@@ -480,7 +490,7 @@ void setup_trace_command(CLI::App& app, int* exit_code) {
     if (std::string_view(sub.name) == "summary") {
       cmd->add_option("--only", opt->only,
                       "Run only these analyses: breakdown,kernels,idle,overlap,launch,ops,steps,collectives,stragglers,"
-                      "memory,critical-path");
+                      "memory,critical-path,counters");
       cmd->add_option("--html", opt->html,
                       "Also write the analyses as one offline HTML page to FILE: charts per rank (binned past 64 "
                       "ranks), collective bandwidth, a straggler heatmap, the operator table sortable");

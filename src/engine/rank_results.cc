@@ -40,6 +40,7 @@ ReportSections sections_of(std::string_view report, const TraceReportOptions& op
     s.stragglers = wanted("stragglers");
     s.memory = wanted("memory");
     s.critical_path = wanted("critical-path");
+    s.counters = wanted("counters");
     return s;
   }
   s.breakdown = report == "breakdown";
@@ -55,6 +56,8 @@ ReportSections sections_of(std::string_view report, const TraceReportOptions& op
   s.decompose = report == "decompose";
   s.memory = report == "memory";
   s.critical_path = report == "critical-path";
+  s.counters = report == "counters" || report == "counters_series";
+  s.counter_series = report == "counters_series";
   return s;
 }
 
@@ -162,7 +165,8 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
     tasks.emplace_back([&] { *collectives = analysis::extract_collectives(trace); });
   }
   // The HTA-style analyses share one window per rank, computed once.
-  if (sections.breakdown || sections.kernels || sections.idle || sections.overlap || sections.launch) {
+  if (sections.breakdown || sections.kernels || sections.idle || sections.overlap || sections.launch ||
+      sections.counters) {
     tasks.emplace_back([&] {
       analysis::WindowOptions window_options;
       window_options.include_last_step = options.include_last_step;
@@ -177,6 +181,12 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
       if (sections.overlap) out.overlap = analysis::comm_comp_overlap(trace, window.rows);
       if (sections.launch) {
         out.launch = launches_of(trace, window, options.launch_top < 0 ? options.top : options.launch_top);
+      }
+      // Counters (issue 23), in HTA's window as HTA's; the series are kept only when asked for.
+      if (sections.counters) {
+        analysis::RankCounterSeries series = analysis::counter_series(trace, window.rows);
+        out.counters = analysis::summarize_counters(series, options.max_queue_length);
+        if (sections.counter_series) out.counter_series = std::move(series);
       }
     });
   }

@@ -15,6 +15,7 @@
 #include "analysis/collective_calls.h"
 #include "analysis/comm_comp_overlap.h"
 #include "analysis/computation_fraction.h"
+#include "analysis/counters.h"
 #include "analysis/critical_path.h"
 #include "analysis/idle_time.h"
 #include "analysis/kernel_breakdown.h"
@@ -48,6 +49,8 @@ struct TraceReportOptions {
   // `trace memory` (issue 23): timeline buckets per device (analysis::MemoryOptions::points).
   int memory_points = 50;
   int64_t path_step = -1;  // `trace critical-path --step N`: only that step; -1 every step
+  // `trace counters`: the queue length at which a stream counts as full (analysis/counters.h).
+  int64_t max_queue_length = analysis::kDefaultMaxQueueLength;
 };
 
 // The ranks of `set` selected by options.ranks, in rank order.
@@ -68,15 +71,17 @@ struct ReportSections {
   bool steps = false;
   bool collectives = false;
   bool stragglers = false;
-  bool phases = false;         // `trace phases` only (not in summary)
-  bool decompose = false;      // `trace decompose` only: per-rank parts, then the waits of the matched collectives
-  bool memory = false;         // [memory] events: timeline, peaks, holders (issue 23)
-  bool critical_path = false;  // per-rank paths, then the cross-rank path at the matched collectives (issue 23)
+  bool phases = false;          // `trace phases` only (not in summary)
+  bool decompose = false;       // `trace decompose` only: per-rank parts, then the waits of the matched collectives
+  bool memory = false;          // [memory] events: timeline, peaks, holders (issue 23)
+  bool critical_path = false;   // per-rank paths, then the cross-rank path at the matched collectives (issue 23)
+  bool counters = false;        // queue length per stream, memcpy bandwidth per direction (issue 23)
+  bool counter_series = false;  // "counters_series" (the Python API's time series): the step functions too
   // The sections reduced from each rank into RankResults (collectives and stragglers use the
   // compact collective rows instead).
   bool per_rank() const {
     return inputs || breakdown || kernels || idle || overlap || launch || ops || steps || phases || decompose ||
-           memory || critical_path;
+           memory || critical_path || counters;
   }
   bool collective_rows() const { return collectives || stragglers || decompose || critical_path; }
 };
@@ -143,6 +148,8 @@ struct RankResults {
   std::optional<analysis::RankDecomposition> decomposition;
   std::optional<analysis::RankMemory> memory;
   std::optional<analysis::RankCriticalPath> critical_path;
+  std::optional<analysis::RankCounters> counters;
+  std::optional<analysis::RankCounterSeries> counter_series;  // the Python API's time series only
 };
 
 // Runs the per-rank analyses of `sections` on one rank (inside its analysis window where the HTA

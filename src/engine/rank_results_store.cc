@@ -271,6 +271,42 @@ void read_critical_path(Reader& r, analysis::RankCriticalPath* p) {
     }
   }
 }
+static_assert(sizeof(analysis::DirectionBandwidth) == 152, "DirectionBandwidth changed: update write/read below");
+
+void write(Writer& w, const analysis::DirectionBandwidth& b) {
+  w.str(b.name);
+  w.raw(b.copies);
+  w.raw(b.bytes);
+  w.raw(b.points);
+  w.raw(b.weighted);
+}
+void read(Reader& r, analysis::DirectionBandwidth* b) {
+  r.str(&b->name);
+  r.raw(&b->copies);
+  r.raw(&b->bytes);
+  r.raw(&b->points);
+  r.raw(&b->weighted);
+}
+void write(Writer& w, const analysis::CounterSeries& c) {
+  w.raw(c.key);
+  w.raw(c.pid);
+  w.raw(c.tid);
+  w.raw_vector(c.points);
+  w.raw_vector(c.call_ns);
+}
+void read(Reader& r, analysis::CounterSeries* c) {
+  r.raw(&c->key);
+  r.raw(&c->pid);
+  r.raw(&c->tid);
+  r.raw_vector(&c->points);
+  r.raw_vector(&c->call_ns);
+}
+void write(Writer& w, const std::string& s) {
+  w.str(s);
+}
+void read(Reader& r, std::string* s) {
+  r.str(s);
+}
 
 template <class T>
 void write_vector(Writer& w, const std::vector<T>& v) {
@@ -334,6 +370,20 @@ std::string encode_rank_results(const RankResults& in) {
   write_optional(w, in.decomposition, [&](const analysis::RankDecomposition& d) { write_decomposition(w, d); });
   write_optional(w, in.memory, [&](const analysis::RankMemory& m) { write_memory(w, m); });
   write_optional(w, in.critical_path, [&](const analysis::RankCriticalPath& p) { write_critical_path(w, p); });
+  write_optional(w, in.counters, [&](const analysis::RankCounters& c) {
+    w.raw(c.max_queue_length);
+    w.raw(c.trace_duration_ns);
+    w.raw_vector(c.queues);
+    write_vector(w, c.bandwidth);
+  });
+  write_optional(w, in.counter_series, [&](const analysis::RankCounterSeries& c) {
+    write_vector(w, c.queues);
+    write_vector(w, c.names);
+    write_vector(w, c.bandwidth);
+    w.raw_vector(c.copies);
+    w.raw_vector(c.bytes);
+    w.raw(c.duration_ns);
+  });
   return std::move(w.out);
 }
 
@@ -374,6 +424,20 @@ bool decode_rank_results(const std::string& bytes, RankResults* out) {
   read_optional(r, &out->decomposition, [&](analysis::RankDecomposition* d) { read_decomposition(r, d); });
   read_optional(r, &out->memory, [&](analysis::RankMemory* m) { read_memory(r, m); });
   read_optional(r, &out->critical_path, [&](analysis::RankCriticalPath* p) { read_critical_path(r, p); });
+  read_optional(r, &out->counters, [&](analysis::RankCounters* c) {
+    r.raw(&c->max_queue_length);
+    r.raw(&c->trace_duration_ns);
+    r.raw_vector(&c->queues);
+    read_vector(r, &c->bandwidth);
+  });
+  read_optional(r, &out->counter_series, [&](analysis::RankCounterSeries* c) {
+    read_vector(r, &c->queues);
+    read_vector(r, &c->names);
+    read_vector(r, &c->bandwidth);
+    r.raw_vector(&c->copies);
+    r.raw_vector(&c->bytes);
+    r.raw(&c->duration_ns);
+  });
   return r.ok && r.at == bytes.size();
 }
 
@@ -428,6 +492,18 @@ size_t resident_bytes(const RankResults& r) {
       n += heap_bytes(s.top);
       for (const auto& item : s.top) n += heap_bytes(item.name);
     }
+  }
+  if (r.counters) {
+    n += heap_bytes(r.counters->queues) + heap_bytes(r.counters->bandwidth);
+    for (const auto& b : r.counters->bandwidth) n += heap_bytes(b.name);
+  }
+  if (r.counter_series) {
+    for (const auto* list : {&r.counter_series->queues, &r.counter_series->bandwidth}) {
+      n += heap_bytes(*list);
+      for (const auto& c : *list) n += heap_bytes(c.points) + heap_bytes(c.call_ns);
+    }
+    n += heap_bytes(r.counter_series->names) + heap_bytes(r.counter_series->copies) +
+         heap_bytes(r.counter_series->bytes);
   }
   return n;
 }

@@ -277,6 +277,34 @@ std::string memory_section(const TraceReport& report) {
   return out + "</section>\n";
 }
 
+// Issue 23, counters: per rank, the time-weighted mean launch queue of its busiest stream (a rank
+// whose queues stay empty is bound by its host), and the time each stream's queue was full.
+std::string counters_section(const TraceReport& report) {
+  const Rows rows(find_table(report, "queue_length"));
+  if (!rows.present()) return missing("No counters (left out with --only).");
+  const int rank = rows.column("rank"), mean = rows.column("mean");
+  PerRank ranks;
+  rows.each([&](const std::vector<Cell>& row) {
+    auto* parts = rank_parts(&ranks, row, rank);
+    const double v = number(row, mean);
+    if (parts == nullptr || !std::isfinite(v)) return;
+    if (parts->empty()) parts->push_back({"busiest stream", v});
+    (*parts)[0].value = std::max((*parts)[0].value, v);
+  });
+  if (!keep_ranks_with_values(&ranks)) return missing("No kernel launches with device work: no launch queue.");
+  RankChart chart = rank_bars(
+      ranks, [](const auto& p) { return total(p); }, "Longest queue");
+  BarChart bars{"chart-queue", "Launch queue length per rank", "launches queued, mean over time (busiest stream)", 0,
+                std::move(chart.bars)};
+  std::string out = figure("queue", bar_chart_svg(bars),
+                           "Launches enqueued and not yet started on each rank's busiest stream, weighted by time "
+                           "(scaleprof trace counters; HTA's get_queue_length_summary gives the mean over change "
+                           "points). Near 0: the device waits for the host to launch.",
+                           chart.note);
+  if (const Table* t = find_table(report, "queue_full")) out += html_table(*t, "queue-full", {200, true});
+  return out;
+}
+
 std::string top_kernels_section(const TraceReport& report) {
   const Rows rows(find_table(report, "kernels"));
   if (!rows.present()) return missing("No kernel table (left out with --only).");
@@ -516,6 +544,7 @@ std::string render_trace_html(const TraceReport& report, const TraceHtmlOptions&
          kernel_types_section(report) + top_kernels_section(report) + "</section>\n";
   out += "<section id=\"idle\"><h2>Idle time and overlap</h2>\n" + idle_section(report) + overlap_section(report) +
          "</section>\n";
+  out += "<section id=\"counters\"><h2>Launch queue</h2>\n" + counters_section(report) + "</section>\n";
   out += "<section id=\"collectives\"><h2>Collectives and stragglers</h2>\n" + collectives_section(report);
   if (const Table* t = find_table(report, "stragglers")) out += html_table(*t, "stragglers", {200, true});
   out += "</section>\n" + memory_section(report);

@@ -59,6 +59,11 @@ TraceReport memory_tables(const engine::RankStore& ranks, bool subcommand);
 // path and each rank's wait from the compact rows of the same ranks.
 TraceReport critical_path_tables(const engine::RankStore& ranks, const analysis::CollectiveRows& rows,
                                  const engine::TraceReportOptions& options);
+// `trace counters` (trace_counters_report.cc): queue length per stream, the time it was full, memcpy
+// bandwidth per direction; and the step functions themselves (the Python API's time series).
+TraceReport counters_tables(const engine::RankStore& ranks);
+TraceReport counter_series_tables(const engine::RankStore& ranks);
+TraceReport counters_report(const trace::TraceSet& set, const engine::TraceReportOptions& options);
 // Collectives and stragglers from one set of compact rows (matched once; the rows are freed before
 // the tables are rendered).
 TraceReport collective_tables(analysis::CollectiveRows rows, const engine::ReportSections& sections,

@@ -40,9 +40,9 @@ void append(TraceReport* into, TraceReport from) {
 }  // namespace
 
 const std::vector<std::string>& summary_analysis_names() {
-  static const std::vector<std::string> kNames = {"breakdown",  "kernels", "idle",         "overlap",
-                                                  "launch",     "ops",     "steps",        "collectives",
-                                                  "stragglers", "memory",  "critical-path"};
+  static const std::vector<std::string> kNames = {"breakdown",  "kernels", "idle",          "overlap",
+                                                  "launch",     "ops",     "steps",         "collectives",
+                                                  "stragglers", "memory",  "critical-path", "counters"};
   return kNames;
 }
 
@@ -60,6 +60,9 @@ TraceReport report_tables(const engine::ReportSections& sections, const engine::
   if (sections.phases) append(&report, phases_tables(ranks));
   if (sections.decompose) append(&report, decompose_tables(ranks, rows, options));
   if (sections.critical_path) append(&report, critical_path_tables(ranks, rows, options));
+  // Issue 23, counters.
+  if (sections.counters) append(&report, counters_tables(ranks));
+  if (sections.counter_series) append(&report, counter_series_tables(ranks));
   if (sections.collectives || sections.stragglers) {
     append(&report, collective_tables(std::move(rows), sections, options));
   }
