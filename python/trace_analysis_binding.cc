@@ -35,8 +35,8 @@ namespace scaleprof::python {
 namespace {
 
 // The subcommands whose tables trace_report() gives (every `scaleprof trace` report but diff and merge).
-constexpr std::string_view kReports[] = {"summary", "breakdown", "kernels",     "idle",       "overlap", "launch",
-                                         "ops",     "steps",     "collectives", "stragglers", "phases",  "decompose"};
+constexpr std::string_view kReports[] = {"summary", "breakdown",   "kernels",    "idle",   "overlap",   "launch", "ops",
+                                         "steps",   "collectives", "stragglers", "phases", "decompose", "flops"};
 
 [[noreturn]] void bad_argument(std::string_view name, const std::string& what) {
   throw py::value_error(fmt::format("{}: {}", name, what));

@@ -38,6 +38,7 @@ ReportSections sections_of(std::string_view report, const TraceReportOptions& op
     s.steps = wanted("steps");
     s.collectives = wanted("collectives");
     s.stragglers = wanted("stragglers");
+    s.flops = wanted("flops");
     return s;
   }
   s.breakdown = report == "breakdown";
@@ -51,6 +52,7 @@ ReportSections sections_of(std::string_view report, const TraceReportOptions& op
   s.stragglers = report == "stragglers";
   s.phases = report == "phases";
   s.decompose = report == "decompose";
+  s.flops = report == "flops";
   return s;
 }
 
@@ -184,6 +186,18 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
   }
   if (sections.decompose) {
     tasks.emplace_back([&] { out.decomposition = analysis::decompose_steps(trace, options.include_last_step); });
+  }
+  if (sections.flops) {
+    tasks.emplace_back([&] {
+      out.flops = RankFlopsResult{analysis::compute_flops(trace),
+                                  trace.metadata.devices.empty() ? std::string() : trace.metadata.devices[0].name};
+      // Only --top rows per rank are shown: keeping no more bounds memory over ranks (totals are kept).
+      if (options.top > 0) {
+        auto& f = out.flops->flops;
+        if (f.operators.size() > static_cast<size_t>(options.top)) f.operators.resize(static_cast<size_t>(options.top));
+        if (f.kernels.size() > static_cast<size_t>(options.top)) f.kernels.resize(static_cast<size_t>(options.top));
+      }
+    });
   }
   run_tasks(tasks, threads);
   return out;

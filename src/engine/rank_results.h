@@ -15,6 +15,7 @@
 #include "analysis/collective_calls.h"
 #include "analysis/comm_comp_overlap.h"
 #include "analysis/computation_fraction.h"
+#include "analysis/flops.h"
 #include "analysis/idle_time.h"
 #include "analysis/kernel_breakdown.h"
 #include "analysis/launch_stats.h"
@@ -40,6 +41,10 @@ struct TraceReportOptions {
   std::vector<std::string> only;
   // Node map for collectives when the traces carry no host names: node = rank / gpus_per_node.
   int64_t gpus_per_node = 0;
+  // `trace flops` (issue 23): the device whose peaks MFU uses instead of the trace's
+  // deviceProperties name, and one peak (TFLOP/s) for every dtype instead of the table's (0: none).
+  std::string flops_device;
+  double peak_tflops = 0;
 };
 
 // The ranks of `set` selected by options.ranks, in rank order.
@@ -62,10 +67,11 @@ struct ReportSections {
   bool stragglers = false;
   bool phases = false;     // `trace phases` only (not in summary)
   bool decompose = false;  // `trace decompose` only: per-rank parts, then the waits of the matched collectives
+  bool flops = false;      // `trace flops`, and summary's FLOPs line (issue 23)
   // The sections reduced from each rank into RankResults (collectives and stragglers use the
   // compact collective rows instead).
   bool per_rank() const {
-    return inputs || breakdown || kernels || idle || overlap || launch || ops || steps || phases || decompose;
+    return inputs || breakdown || kernels || idle || overlap || launch || ops || steps || phases || decompose || flops;
   }
   bool collective_rows() const { return collectives || stragglers || decompose; }
 };
@@ -118,6 +124,12 @@ struct RankOperators {
   analysis::FractionParts fraction_parts;  // for the fraction pooled over ranks
 };
 
+// `trace flops`: the rank's FLOPs and the device its peaks are looked up for.
+struct RankFlopsResult {
+  analysis::RankFlops flops;
+  std::string device;  // the first deviceProperties name, "" for none
+};
+
 struct RankResults {
   int64_t rank = 0;
   RankInputs inputs;
@@ -130,6 +142,7 @@ struct RankResults {
   std::optional<analysis::ProfilerSteps> steps;
   std::optional<analysis::RankPhases> phases;
   std::optional<analysis::RankDecomposition> decomposition;
+  std::optional<RankFlopsResult> flops;
 };
 
 // Runs the per-rank analyses of `sections` on one rank (inside its analysis window where the HTA

@@ -40,8 +40,8 @@ void append(TraceReport* into, TraceReport from) {
 }  // namespace
 
 const std::vector<std::string>& summary_analysis_names() {
-  static const std::vector<std::string> kNames = {"breakdown", "kernels", "idle",        "overlap",   "launch",
-                                                  "ops",       "steps",   "collectives", "stragglers"};
+  static const std::vector<std::string> kNames = {"breakdown", "kernels", "idle",        "overlap",    "launch",
+                                                  "ops",       "steps",   "collectives", "stragglers", "flops"};
   return kNames;
 }
 
@@ -58,6 +58,7 @@ TraceReport report_tables(const engine::ReportSections& sections, const engine::
   if (sections.steps) append(&report, steps_tables(ranks));
   if (sections.phases) append(&report, phases_tables(ranks));
   if (sections.decompose) append(&report, decompose_tables(ranks, rows, options));
+  if (sections.flops) append(&report, flops_tables(ranks, options, sections.inputs));
   if (sections.collectives || sections.stragglers) {
     append(&report, collective_tables(std::move(rows), sections, options));
   }
