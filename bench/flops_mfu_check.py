@@ -3,7 +3,7 @@
 
 Runs `torch.mm` of N x N matrices in each dtype, times it with CUDA events (torch's own measurement:
 2*N^3 FLOPs per call over the events' time), records the same loop with the profiler
-(record_shapes=True, one ProfilerStep per iteration), and prints scaleprof's TFLOP/s and MFU of the
+(record_shapes=True, one ProfilerStep#N annotation per iteration), and prints scaleprof's TFLOP/s and MFU of the
 aten::mm rows next to torch's. It fails (exit 1) when scaleprof's FLOPs are not exactly
 iterations x 2*N^3 per dtype. Without CUDA it runs on the CPU (host times, no MFU unless
 --peak-tflops), which is how it is tested off the GPU machine.
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import torch
-from torch.profiler import ProfilerActivity, profile
+from torch.profiler import ProfilerActivity, profile, record_function
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
@@ -49,12 +49,13 @@ def torch_tflops(a, b, iters, cuda):
 def record(pairs, iters, cuda, path):
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     with profile(activities=activities, record_shapes=True) as prof:
-        for _ in range(iters):
-            for a, b in pairs.values():
-                torch.mm(a, b)
-            if cuda:
-                torch.cuda.synchronize()
-            prof.step()
+        for i in range(iters):
+            # The annotation prof.step() writes under a schedule, without the schedule's windows.
+            with record_function(f"ProfilerStep#{i}"):
+                for a, b in pairs.values():
+                    torch.mm(a, b)
+                if cuda:
+                    torch.cuda.synchronize()
     prof.export_chrome_trace(str(path))
 
 
@@ -105,12 +106,13 @@ def main():
         mfu = row["mfu_pct"]
         # torch's MFU against the same peak: scaleprof's MFU scaled by the ratio of the two rates.
         torch_mfu = mfu * measured[d] / row["tflops"] if mfu is not None and row["tflops"] else None
-        print(f"{d:6} {row['flops']:>18,} {expected:>18,} {measured[d]:>14.2f} {row['tflops']:>18.2f} "
+        print(f"{d:6} {row['flops']:>18,} {expected:>18,} {measured[d]:>14.4f} {row['tflops']:>18.4f} "
               f"{'-' if mfu is None else f'{mfu:.1f}':>16} {'-' if torch_mfu is None else f'{torch_mfu:.1f}':>12}")
     steps = out["flops_steps"]
     if steps:
-        print(f"steps: {len(steps)}; rank MFU {rank['mfu_pct']} % over {rank['time_basis']} "
-              f"({rank['tflops']} TFLOP/s of step wall time, synchronised each step)")
+        mfu = "-" if rank["mfu_pct"] is None else f"{rank['mfu_pct']:.2f} %"
+        print(f"steps: {len(steps)}; rank MFU {mfu} over {rank['time_basis']} ({rank['tflops']:.4f} TFLOP/s of the "
+              f"steps' wall time, each step synchronised)")
     print(f"trace: {trace}")
     if not ok:
         print("FAIL: scaleprof's FLOPs differ from iterations x 2*N^3", file=sys.stderr)
