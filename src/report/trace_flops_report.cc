@@ -114,7 +114,7 @@ Table ranks_table(const engine::RankStore& all, const engine::TraceReportOptions
           for (size_t d = 0; d < compute.size(); ++d) compute[d] += s.compute_flops[d];
         }
         ns = steps_ns(f);
-        basis = fmt::format("{} steps", f.steps.size());
+        basis = fmt::format("{} step{}", f.steps.size(), f.steps.size() == 1 ? "" : "s");
       }
       visit({r.rank, fr.device.empty() ? Cell("none") : Cell(fr.device), peak.label(), f.shaped_calls, f.counted_calls,
              f.unmodelled_calls, f.flops, f.flop_counter_flops, basis, us_cell(ns), tflops_cell(flops, ns),
