@@ -84,7 +84,13 @@ void choose_counted(std::vector<Candidate>* cands) {
   }
 }
 
-// Device time of the counted calls: each device event goes to the counted call its launch lies in.
+// Kernels (and MTIA device work): copies, sets and sync records are not the FLOPs' work (TraceLens
+// also times an operator by its kernels).
+bool is_kernel(Category c) {
+  return c == Category::kKernel || c == Category::kMtiaCcpEvents;
+}
+
+// Device time of the counted calls: each kernel goes to the counted call its launch lies in.
 void attribute_device_time(const trace::RankTrace& t, std::vector<Candidate>* cands, bool* has_device) {
   const trace::EventTable& e = t.events;
   struct Span {
@@ -107,14 +113,14 @@ void attribute_device_time(const trace::RankTrace& t, std::vector<Candidate>* ca
       launch_by_correlation.emplace(e.correlation[i], i);
     } else if (c == Category::kCpuOp && e.external_id[i] != trace::kNone) {
       op_by_external.emplace(e.external_id[i], i);
-    } else if (trace::is_device_category(c) && c != Category::kGpuUserAnnotation) {
+    } else if (is_kernel(c)) {
       *has_device = true;
     }
   }
   if (!*has_device || by_track.empty()) return;
   for (uint32_t i = 0; i < e.size(); ++i) {
     const Category c = e.cat[i];
-    if (!trace::is_device_category(c) || c == Category::kGpuUserAnnotation) continue;
+    if (!is_kernel(c)) continue;
     int64_t launch = -1;
     if (auto it = launch_by_correlation.find(e.correlation[i]);
         e.correlation[i] != trace::kNone && it != launch_by_correlation.end()) {

@@ -13,12 +13,12 @@
 // So no FLOP is counted twice, and a level whose shapes do not fit its formula (an old trace without
 // Concrete Inputs) falls back to the next level up.
 //
-// Time. A call's device time is the summed duration of the device events launched inside it (the
-// runtime call with the kernel's correlation id lies within the call on the call's thread; without a
-// runtime call, the host op with the kernel's External id); its host time is its duration. Achieved
-// FLOP/s divide by device time where the trace has device events, by host time otherwise (CPU
-// traces). A kernel gets FLOPs only from calls that launched exactly that one device event (a call
-// with several kernels cannot say how its FLOPs split between them).
+// Time. A call's device time is the summed duration of the kernels launched inside it (the runtime
+// call with the kernel's correlation id lies within the call on the call's thread; without a runtime
+// call, the host op with the kernel's External id); copies, sets and sync records are left out. Its
+// host time is its duration. Achieved FLOP/s divide by device time where the trace has kernels, by
+// host time otherwise (CPU traces). A kernel gets FLOPs only from calls that launched exactly that
+// one kernel (a call with several cannot say how its FLOPs split between them).
 //
 // Steps. A call belongs to the ProfilerStep#N window (on any thread) that contains its start; the
 // step's achieved FLOP/s are its FLOPs over its wall time.
@@ -71,7 +71,7 @@ struct RankFlops {
   std::vector<FlopOperator> operators;  // per (name, dtype), by FLOPs, largest first
   std::vector<FlopKernel> kernels;      // per (kernel name, dtype), by FLOPs, largest first
   std::vector<FlopStep> steps;          // by start time
-  bool has_device = false;              // the trace has device events: times are device times
+  bool has_device = false;              // the trace has kernels: times are device times
   int64_t shaped_calls = 0;             // cpu_op calls with Input Dims
   int64_t counted_calls = 0;            // calls whose FLOPs count
   int64_t unmodelled_calls = 0;         // calls with a formula's name whose shapes did not fit it
