@@ -126,6 +126,8 @@ TEST(DevicePeaks, MatchesTraceNames) {
   EXPECT_EQ(find_device_peak("NVIDIA H100 NVL"), nullptr);
   EXPECT_EQ(find_device_peak("Intel Xeon"), nullptr);
   EXPECT_DOUBLE_EQ(find_device_peak("H100 SXM")->tflops[static_cast<size_t>(FlopDtype::kBf16)], 989.4);
+  EXPECT_DOUBLE_EQ(find_device_peak("A100")->tflops[static_cast<size_t>(FlopDtype::kTf32)], 156);
+  EXPECT_DOUBLE_EQ(find_device_peak("A100")->tflops[static_cast<size_t>(FlopDtype::kFp8)], 0);  // none
 }
 
 trace::RankTrace read(const std::string& json) {
@@ -156,7 +158,7 @@ constexpr const char* kTrace = R"({"deviceProperties": [{"id": 0, "name": "NVIDI
   {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 112, "dur": 2, "args": {"External id": 4, "correlation": 9}},
   {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 120, "dur": 2, "args": {"External id": 4, "correlation": 10}},
   {"ph": "X", "cat": "kernel", "name": "gemm_a", "pid": 0, "tid": 7, "ts": 130, "dur": 1, "args": {"correlation": 9, "stream": 7}},
-  {"ph": "X", "cat": "kernel", "name": "gemm_b", "pid": 0, "tid": 7, "ts": 135, "dur": 3, "args": {"correlation": 10, "stream": 7}}
+  {"ph": "X", "cat": "kernel", "name": "sm80_xmma_gemm_f32f32_tf32f32_f32_nn", "pid": 0, "tid": 7, "ts": 135, "dur": 3, "args": {"correlation": 10, "stream": 7}}
 ]})";
 
 TEST(Flops, CountsTheInnermostCallWithItsKernelsAndSteps) {
@@ -169,7 +171,9 @@ TEST(Flops, CountsTheInnermostCallWithItsKernelsAndSteps) {
   EXPECT_EQ(f.flops, addmm + relu + mm);
   EXPECT_EQ(f.flop_counter_flops, addmm + mm);
   EXPECT_EQ(f.compute_flops[static_cast<size_t>(FlopDtype::kBf16)], addmm);
-  EXPECT_EQ(f.compute_flops[static_cast<size_t>(FlopDtype::kFp32)], mm);
+  // The fp32 mm ran a TF32 tensor-core kernel (its name says so): counted against the TF32 peak.
+  EXPECT_EQ(f.compute_flops[static_cast<size_t>(FlopDtype::kTf32)], mm);
+  EXPECT_EQ(f.compute_flops[static_cast<size_t>(FlopDtype::kFp32)], 0);
   ASSERT_EQ(f.operators.size(), 3u);
   EXPECT_EQ(f.operators[0].name, "aten::addmm");
   EXPECT_EQ(f.operators[0].device_ns, 4000);  // the kernel's 4 us, not the 20 us on the host
@@ -177,7 +181,8 @@ TEST(Flops, CountsTheInnermostCallWithItsKernelsAndSteps) {
   EXPECT_EQ(f.operators[1].name, "aten::mm");
   EXPECT_EQ(f.operators[1].device_ns, 4000);  // two kernels, 1 + 3 us
   EXPECT_EQ(f.operators[1].kernels, 2);
-  // Only single-kernel calls give a kernel its FLOPs: sm90_gemm and relu_kernel, not gemm_a/b.
+  EXPECT_EQ(f.operators[1].dtype, FlopDtype::kTf32);
+  // Only single-kernel calls give a kernel its FLOPs: sm90_gemm and relu_kernel, not the mm's two.
   ASSERT_EQ(f.kernels.size(), 2u);
   EXPECT_EQ(f.kernels[0].name, "sm90_gemm");
   EXPECT_EQ(f.kernels[0].flops, addmm);

@@ -9,21 +9,20 @@ namespace scaleprof::analysis {
 
 namespace {
 
-// {fp32, fp64, fp16, bf16, fp8, int8, other}, TF32, source. Dense figures (sparse / 2).
+// {fp32, fp64, fp16, bf16, fp8, int8, other, tf32}, source. Dense figures (sparse / 2).
 constexpr std::array<DevicePeak, 10> kPeaks = {{
-    {"A100", {19.5, 9.7, 312, 312, 0, 624, 0}, 156, "NVIDIA A100 Tensor Core GPU datasheet (SXM4 and PCIe)"},
-    {"H100 SXM", {67, 34, 989.4, 989.4, 1978.9, 1978.9, 0}, 494.7, "NVIDIA H100 Tensor Core GPU datasheet, H100 SXM"},
-    {"H100 PCIe", {51, 26, 756, 756, 1513, 1513, 0}, 378, "NVIDIA H100 Tensor Core GPU datasheet, H100 PCIe"},
-    {"H200", {67, 34, 989.4, 989.4, 1978.9, 1978.9, 0}, 494.7, "NVIDIA H200 Tensor Core GPU datasheet, H200 SXM"},
-    {"L40S", {91.6, 0, 362.05, 362.05, 733, 733, 0}, 183, "NVIDIA L40S GPU datasheet"},
-    {"V100 SXM2", {15.7, 7.8, 125, 0, 0, 0, 0}, 0, "NVIDIA Tesla V100 GPU datasheet, V100 SXM2"},
-    {"MI250X", {95.7, 95.7, 383, 383, 0, 383, 0}, 0, "AMD Instinct MI250X accelerator datasheet (FP32/FP64 matrix)"},
+    {"A100", {19.5, 9.7, 312, 312, 0, 624, 0, 156}, "NVIDIA A100 Tensor Core GPU datasheet (SXM4 and PCIe)"},
+    {"H100 SXM", {67, 34, 989.4, 989.4, 1978.9, 1978.9, 0, 494.7}, "NVIDIA H100 Tensor Core GPU datasheet, H100 SXM"},
+    {"H100 PCIe", {51, 26, 756, 756, 1513, 1513, 0, 378}, "NVIDIA H100 Tensor Core GPU datasheet, H100 PCIe"},
+    {"H200", {67, 34, 989.4, 989.4, 1978.9, 1978.9, 0, 494.7}, "NVIDIA H200 Tensor Core GPU datasheet, H200 SXM"},
+    {"L40S", {91.6, 0, 362.05, 362.05, 733, 733, 0, 183}, "NVIDIA L40S GPU datasheet"},
+    {"V100 SXM2", {15.7, 7.8, 125, 0, 0, 0, 0, 0}, "NVIDIA Tesla V100 GPU datasheet, V100 SXM2"},
+    {"MI250X", {95.7, 95.7, 383, 383, 0, 383, 0, 0}, "AMD Instinct MI250X accelerator datasheet (FP32/FP64 matrix)"},
     {"MI250",
-     {90.5, 90.5, 362.1, 362.1, 0, 362.1, 0},
-     0,
+     {90.5, 90.5, 362.1, 362.1, 0, 362.1, 0, 0},
      "AMD Instinct MI250 accelerator datasheet (FP32/FP64 matrix)"},
-    {"MI300X", {163.4, 163.4, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 653.7, "AMD Instinct MI300X accelerator datasheet"},
-    {"MI325X", {163.4, 163.4, 1307.4, 1307.4, 2614.9, 2614.9, 0}, 653.7, "AMD Instinct MI325X accelerator datasheet"},
+    {"MI300X", {163.4, 163.4, 1307.4, 1307.4, 2614.9, 2614.9, 0, 653.7}, "AMD Instinct MI300X accelerator datasheet"},
+    {"MI325X", {163.4, 163.4, 1307.4, 1307.4, 2614.9, 2614.9, 0, 653.7}, "AMD Instinct MI325X accelerator datasheet"},
 }};
 
 std::string lower(std::string_view s) {

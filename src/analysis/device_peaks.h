@@ -4,7 +4,8 @@
 //
 // fp32 is the plain (non tensor core) FP32 peak: Kineto's `Input type` says "float" whether or not
 // the call ran on TF32 tensor cores (torch.backends.cuda.matmul.allow_tf32, off by default for
-// matmuls, on by default for cuDNN convolutions); `--peak-tflops` sets the peak when that matters.
+// matmuls, on by default for cuDNN convolutions); a call whose kernel's name says TF32 is counted
+// against the TF32 peak instead (flops.h); `--peak-tflops` sets one peak for all.
 #pragma once
 
 #include <optional>
@@ -17,10 +18,9 @@ namespace scaleprof::analysis {
 
 struct DevicePeak {
   std::string_view name;  // the table's name, also what --device accepts
-  // TFLOP/s by FlopDtype (fp32, fp64, fp16, bf16, fp8, int8 (TOPS), other); 0 where the device has
-  // no such peak (fp8 on A100).
+  // TFLOP/s by FlopDtype (fp32, fp64, fp16, bf16, fp8, int8 (TOPS), other, tf32); 0 where the
+  // device has no such peak (fp8 on A100).
   double tflops[kFlopDtypeCount];
-  double tf32_tflops;       // dense TF32 tensor-core peak, 0 if none (documented, not applied)
   std::string_view source;  // datasheet the numbers come from
 };
 

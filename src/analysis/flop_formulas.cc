@@ -345,6 +345,8 @@ std::string_view flop_dtype_name(FlopDtype d) {
       return "int8";
     case FlopDtype::kOther:
       return "other";
+    case FlopDtype::kTf32:
+      return "tf32";
   }
   return "?";
 }

@@ -45,9 +45,10 @@ inline bool is_flop_counter_class(FlopClass c) {
   return c == FlopClass::kMatmul || c == FlopClass::kConvolution || c == FlopClass::kAttention;
 }
 
-// The element type of an operator's main input, as the device peak tables are keyed.
-enum class FlopDtype : uint8_t { kFp32, kFp64, kFp16, kBf16, kFp8, kInt8, kOther };
-inline constexpr int kFlopDtypeCount = 7;
+// The element type of an operator's main input, as the device peak tables are keyed. kTf32: fp32
+// inputs whose kernels ran on TF32 tensor cores, which only the kernel's name tells (flops.h).
+enum class FlopDtype : uint8_t { kFp32, kFp64, kFp16, kBf16, kFp8, kInt8, kOther, kTf32 };
+inline constexpr int kFlopDtypeCount = 8;
 std::string_view flop_dtype_name(FlopDtype d);
 // Kineto's `Input type` text: "float" -> fp32, "c10::BFloat16" -> bf16, "c10::Float8_e4m3fn" -> fp8, ...
 FlopDtype flop_dtype_of(std::string_view input_type);

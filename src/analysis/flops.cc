@@ -25,7 +25,14 @@ struct Candidate {
   int64_t device_ns = 0;
   int64_t kernels = 0;
   uint32_t kernel_event = 0;  // the device event, when it launched exactly one
+  bool tf32 = false;          // an fp32 call with a kernel on TF32 tensor cores
 };
+
+// cuBLAS/CUTLASS name their TF32 tensor-core kernels "..._tf32..." or, on sm80, "...tensorop_s1688gemm..."
+// (single precision through the 16x8x8 TF32 MMA); `Input type` says "float" either way.
+bool is_tf32_kernel(std::string_view name) {
+  return name.find("tf32") != std::string_view::npos || name.find("s1688gemm") != std::string_view::npos;
+}
 
 bool is_compute(const Candidate& c) {
   return is_flop_counter_class(c.flops.cls);
@@ -142,6 +149,7 @@ void attribute_device_time(const trace::RankTrace& t, std::vector<Candidate>* ca
     call.device_ns += e.dur[i];
     call.kernels += 1;
     call.kernel_event = i;
+    if (call.flops.dtype == FlopDtype::kFp32 && is_tf32_kernel(t.name(i))) call.tf32 = true;
   }
 }
 
@@ -198,8 +206,9 @@ RankFlops compute_flops(const trace::RankTrace& t) {
             [](const FlopStep& a, const FlopStep& b) { return a.start_ns < b.start_ns; });
 
   std::map<std::pair<trace::StringId, FlopDtype>, size_t> op_rows, kernel_rows;
-  for (const Candidate& c : cands) {
+  for (Candidate& c : cands) {
     if (!c.counted) continue;
+    if (c.tf32) c.flops.dtype = FlopDtype::kTf32;
     ++out.counted_calls;
     out.flops += c.flops.flops;
     const size_t dtype = static_cast<size_t>(c.flops.dtype);
