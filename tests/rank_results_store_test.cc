@@ -91,6 +91,18 @@ RankResults sample(int64_t rank) {
   r.decomposition->steps.resize(1);
   r.decomposition->steps[0].step = 11;
   r.decomposition->steps[0].part_ns[2] = 33 + rank;
+  r.flops.emplace();
+  r.flops->device = "NVIDIA H100 80GB HBM3";
+  r.flops->flops.operators = {{"aten::addmm (a name longer than the small-string buffer)", analysis::FlopClass::kMatmul,
+                               analysis::FlopDtype::kBf16, 3, 4096, 50, 20, 3}};
+  r.flops->flops.kernels = {{"sm90_gemm", analysis::FlopClass::kMatmul, analysis::FlopDtype::kBf16, 2, 2048, 12}};
+  r.flops->flops.steps.resize(2);
+  r.flops->flops.steps[1].step = 7;
+  r.flops->flops.steps[1].compute_flops[3] = 99;
+  r.flops->flops.has_device = true;
+  r.flops->flops.unmodelled_calls = 5;
+  r.flops->flops.compute_flops[3] = 4096;
+  r.flops->flops.span_ns = 1234 + rank;
   return r;
 }
 
@@ -158,6 +170,20 @@ TEST(RankResultsStore, EveryFieldComesBack) {
   EXPECT_EQ(out.phases->steps[1].regions[1].device_ns, 9);
   EXPECT_EQ(out.phases->steps[1].regions[0].kernels, 2);
   EXPECT_EQ(out.decomposition->path, "d.json");
+  EXPECT_EQ(out.flops->device, "NVIDIA H100 80GB HBM3");
+  ASSERT_EQ(out.flops->flops.operators.size(), 1U);
+  EXPECT_EQ(out.flops->flops.operators[0].name, in.flops->flops.operators[0].name);
+  EXPECT_EQ(out.flops->flops.operators[0].dtype, analysis::FlopDtype::kBf16);
+  EXPECT_EQ(out.flops->flops.operators[0].device_ns, 20);
+  ASSERT_EQ(out.flops->flops.kernels.size(), 1U);
+  EXPECT_EQ(out.flops->flops.kernels[0].flops, 2048);
+  ASSERT_EQ(out.flops->flops.steps.size(), 2U);
+  EXPECT_EQ(out.flops->flops.steps[1].step, 7);
+  EXPECT_EQ(out.flops->flops.steps[1].compute_flops[3], 99);
+  EXPECT_TRUE(out.flops->flops.has_device);
+  EXPECT_EQ(out.flops->flops.unmodelled_calls, 5);
+  EXPECT_EQ(out.flops->flops.compute_flops[3], 4096);
+  EXPECT_EQ(out.flops->flops.span_ns, 1238);
   EXPECT_TRUE(out.decomposition->device);
   ASSERT_EQ(out.decomposition->steps.size(), 1U);
   EXPECT_EQ(out.decomposition->steps[0].part_ns[2], 37);

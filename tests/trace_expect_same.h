@@ -86,6 +86,7 @@ inline void expect_same_tables(const RankTrace& a, const RankTrace& b, const std
   EXPECT_EQ(a.shapes.event, b.shapes.event);
   EXPECT_EQ(a.shapes.input_dims, b.shapes.input_dims);
   EXPECT_EQ(a.shapes.input_types, b.shapes.input_types);
+  EXPECT_EQ(a.shapes.concrete_inputs, b.shapes.concrete_inputs);
   EXPECT_EQ(a.rank, b.rank);
   EXPECT_EQ(a.stats.events_total, b.stats.events_total);
   EXPECT_EQ(a.stats.events_kept, b.stats.events_kept);

@@ -178,7 +178,7 @@ record() {
   cd "$data"
   COUNT=0
 
-  local subcommands=(summary breakdown kernels idle overlap launch ops steps collectives stragglers memory counters critical-path)
+  local subcommands=(summary breakdown kernels idle overlap launch ops steps collectives stragglers memory counters critical-path flops)
   local formats=(table csv json) s
 
   # --help of every command.
@@ -283,7 +283,7 @@ record() {
 trace_set() {
   local label=$1 s f
   shift
-  for s in summary breakdown kernels idle overlap launch ops steps collectives stragglers memory counters critical-path; do
+  for s in summary breakdown kernels idle overlap launch ops steps collectives stragglers memory counters critical-path flops; do
     for f in table csv json; do snap "trace-$s" "$label" trace "$s" "$@" --format "$f"; done
   done
 }

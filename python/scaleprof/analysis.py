@@ -440,8 +440,8 @@ class TraceAnalysis:
     def get_report(self, report: str, ranks: Optional[List[int]] = None, top: int = 10,
                    sort_by: str = "self_cpu") -> Dict[str, Any]:
         """Every table of `scaleprof trace REPORT` (summary, breakdown, kernels, idle, overlap, launch, ops,
-        steps, collectives, stragglers, phases, decompose, memory, critical-path, counters) as {key: DataFrame},
-        with the CLI's JSON keys as column names (docs/trace-json.md). `ranks`: None for all."""
+        steps, collectives, stragglers, phases, decompose, memory, critical-path, counters, flops) as
+        {key: DataFrame}, with the CLI's JSON keys as column names (docs/trace-json.md). `ranks`: None for all."""
         tables = self._report(report, ranks=None if ranks is None else _ranks_list(ranks), top=top,
                               sort_by=sort_by)["tables"]
         return {key: _frame(cols, {c: c for c in cols}) for key, cols in tables.items()}
@@ -461,6 +461,11 @@ class TraceAnalysis:
     def get_step_times(self) -> Dict[str, Any]:
         """ProfilerStep durations per rank and their spread (`scaleprof trace steps`)."""
         return self.get_report("steps")
+
+    def get_flops(self, ranks: Optional[List[int]] = None, top: int = 10) -> Dict[str, Any]:
+        """FLOPs from recorded shapes, TFLOP/s and MFU per rank, step, operator and kernel
+        (`scaleprof trace flops`, docs/flops.md; the trace's device sets the peak)."""
+        return self.get_report("flops", ranks=ranks, top=top)
 
     def get_phases(self) -> Dict[str, Any]:
         """Forward, backward, optimizer and data loading per step (`scaleprof trace phases`)."""

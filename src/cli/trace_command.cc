@@ -11,6 +11,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "analysis/device_peaks.h"
 #include "analysis/operator_table.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
@@ -65,6 +66,7 @@ constexpr Subcommand kSubcommands[] = {
     {"decompose", "Each step split into compute, exposed communication, collective wait, data, optimizer, host, idle"},
     {"critical-path",
      "Critical path per rank and step, its time by category adding up to the step, and across ranks at collectives"},
+    {"flops", "FLOPs from recorded shapes, achieved TFLOP/s and MFU per rank, step, operator and kernel"},
     {"collectives", "Collectives matched across ranks: latency, skew, wait, algorithm and bus bandwidth", true},
     {"stragglers", "Stragglers: who the other ranks wait for at collectives, per rank and per step", true},
     {"memory", "Memory from [memory] events: allocated/reserved over time, peaks per step, holders at the peak"},
@@ -206,7 +208,7 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       print_message(stderr, "error",
                     fmt::format("--only: unknown analysis '{}' (choose from breakdown, kernels, idle, overlap, "
-                                "launch, ops, steps, collectives, stragglers, memory, critical-path, counters)",
+                                "launch, ops, steps, collectives, stragglers, memory, critical-path, counters, flops)",
                                 name));
       return kExitUsage;
     }
@@ -222,6 +224,19 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
     return kExitUsage;
   }
   report_options.consecutive_kernel_delay_ns = std::llround(opt.consecutive_kernel_delay_us * 1000.0);
+  // trace flops: the peaks MFU is taken against.
+  if (!opt.report.flops_device.empty() && analysis::find_device_peak(opt.report.flops_device) == nullptr) {
+    std::string names;
+    for (const analysis::DevicePeak& p : analysis::device_peaks())
+      names += (names.empty() ? "" : ", ") + std::string(p.name);
+    print_message(stderr, "error",
+                  fmt::format("--device: no peak table for '{}' (known: {})", opt.report.flops_device, names));
+    return kExitUsage;
+  }
+  if (!(opt.report.peak_tflops >= 0) || opt.report.peak_tflops > 1e9) {
+    print_message(stderr, "error", "--peak-tflops must be a number of TFLOP/s between 0 and 1e9");
+    return kExitUsage;
+  }
 
   trace::LoadOptions load;
   load.parse.lenient = !opt.strict;
@@ -487,10 +502,18 @@ void setup_trace_command(CLI::App& app, int* exit_code) {
       cmd->add_option("--partial", opt->partial,
                       "Write this shard's reduced results to FILE for `scaleprof trace merge` (see docs/scale.md)");
     }
+    if (std::string_view(sub.name) == "flops" || std::string_view(sub.name) == "summary") {
+      cmd->add_option("--device", opt->report.flops_device,
+                      "FLOPs: take MFU against this device's peaks instead of the trace's device (A100, H100 SXM, "
+                      "H100 PCIe, H200, L40S, V100 SXM2, MI250X, MI250, MI300X, MI325X; docs/flops.md)");
+      cmd->add_option("--peak-tflops", opt->report.peak_tflops,
+                      "FLOPs: take MFU against this peak (TFLOP/s) for every dtype (e.g. TF32, or a device not in the "
+                      "table)");
+    }
     if (std::string_view(sub.name) == "summary") {
       cmd->add_option("--only", opt->only,
                       "Run only these analyses: breakdown,kernels,idle,overlap,launch,ops,steps,collectives,stragglers,"
-                      "memory,critical-path,counters");
+                      "memory,critical-path,counters,flops");
       cmd->add_option("--html", opt->html,
                       "Also write the analyses as one offline HTML page to FILE: charts per rank (binned past 64 "
                       "ranks), collective bandwidth, a straggler heatmap, the operator table sortable");

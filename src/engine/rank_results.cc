@@ -41,6 +41,7 @@ ReportSections sections_of(std::string_view report, const TraceReportOptions& op
     s.memory = wanted("memory");
     s.critical_path = wanted("critical-path");
     s.counters = wanted("counters");
+    s.flops = wanted("flops");
     return s;
   }
   s.breakdown = report == "breakdown";
@@ -58,6 +59,7 @@ ReportSections sections_of(std::string_view report, const TraceReportOptions& op
   s.critical_path = report == "critical-path";
   s.counters = report == "counters" || report == "counters_series";
   s.counter_series = report == "counters_series";
+  s.flops = report == "flops";
   return s;
 }
 
@@ -215,6 +217,18 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
     tasks.emplace_back([&] {
       out.critical_path =
           analysis::critical_path(trace, analysis::step_path_windows(trace, options.path_step), options.top);
+    });
+  }
+  if (sections.flops) {
+    tasks.emplace_back([&] {
+      out.flops = RankFlopsResult{analysis::compute_flops(trace),
+                                  trace.metadata.devices.empty() ? std::string() : trace.metadata.devices[0].name};
+      // Only --top rows per rank are shown: keeping no more bounds memory over ranks (totals are kept).
+      if (options.top > 0) {
+        auto& f = out.flops->flops;
+        if (f.operators.size() > static_cast<size_t>(options.top)) f.operators.resize(static_cast<size_t>(options.top));
+        if (f.kernels.size() > static_cast<size_t>(options.top)) f.kernels.resize(static_cast<size_t>(options.top));
+      }
     });
   }
   run_tasks(tasks, threads);

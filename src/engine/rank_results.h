@@ -17,6 +17,7 @@
 #include "analysis/computation_fraction.h"
 #include "analysis/counters.h"
 #include "analysis/critical_path.h"
+#include "analysis/flops.h"
 #include "analysis/idle_time.h"
 #include "analysis/kernel_breakdown.h"
 #include "analysis/launch_stats.h"
@@ -51,6 +52,10 @@ struct TraceReportOptions {
   int64_t path_step = -1;  // `trace critical-path --step N`: only that step; -1 every step
   // `trace counters`: the queue length at which a stream counts as full (analysis/counters.h).
   int64_t max_queue_length = analysis::kDefaultMaxQueueLength;
+  // `trace flops` (issue 23): the device whose peaks MFU uses instead of the trace's
+  // deviceProperties name, and one peak (TFLOP/s) for every dtype instead of the table's (0: none).
+  std::string flops_device;
+  double peak_tflops = 0;
 };
 
 // The ranks of `set` selected by options.ranks, in rank order.
@@ -77,11 +82,12 @@ struct ReportSections {
   bool critical_path = false;   // per-rank paths, then the cross-rank path at the matched collectives (issue 23)
   bool counters = false;        // queue length per stream, memcpy bandwidth per direction (issue 23)
   bool counter_series = false;  // "counters_series" (the Python API's time series): the step functions too
+  bool flops = false;           // `trace flops`, and summary's FLOPs line (issue 23)
   // The sections reduced from each rank into RankResults (collectives and stragglers use the
   // compact collective rows instead).
   bool per_rank() const {
     return inputs || breakdown || kernels || idle || overlap || launch || ops || steps || phases || decompose ||
-           memory || critical_path || counters;
+           memory || critical_path || counters || flops;
   }
   bool collective_rows() const { return collectives || stragglers || decompose || critical_path; }
 };
@@ -134,6 +140,12 @@ struct RankOperators {
   analysis::FractionParts fraction_parts;  // for the fraction pooled over ranks
 };
 
+// `trace flops`: the rank's FLOPs and the device its peaks are looked up for.
+struct RankFlopsResult {
+  analysis::RankFlops flops;
+  std::string device;  // the first deviceProperties name, "" for none
+};
+
 struct RankResults {
   int64_t rank = 0;
   RankInputs inputs;
@@ -150,6 +162,7 @@ struct RankResults {
   std::optional<analysis::RankCriticalPath> critical_path;
   std::optional<analysis::RankCounters> counters;
   std::optional<analysis::RankCounterSeries> counter_series;  // the Python API's time series only
+  std::optional<RankFlopsResult> flops;
 };
 
 // Runs the per-rank analyses of `sections` on one rank (inside its analysis window where the HTA

@@ -307,6 +307,56 @@ void write(Writer& w, const std::string& s) {
 void read(Reader& r, std::string* s) {
   r.str(s);
 }
+// `trace flops` (issue 23).
+void write_flops(Writer& w, const RankFlopsResult& f) {
+  w.str(f.device);
+  const analysis::RankFlops& x = f.flops;
+  w.raw(static_cast<uint64_t>(x.operators.size()));
+  for (const analysis::FlopOperator& o : x.operators) {
+    w.str(o.name);
+    w.raw(o.cls);
+    w.raw(o.dtype);
+    for (int64_t v : {o.calls, o.flops, o.host_ns, o.device_ns, o.kernels}) w.raw(v);
+  }
+  w.raw(static_cast<uint64_t>(x.kernels.size()));
+  for (const analysis::FlopKernel& k : x.kernels) {
+    w.str(k.name);
+    w.raw(k.cls);
+    w.raw(k.dtype);
+    for (int64_t v : {k.calls, k.flops, k.device_ns}) w.raw(v);
+  }
+  w.raw_vector(x.steps);
+  w.raw(x.has_device);
+  for (int64_t v : {x.shaped_calls, x.counted_calls, x.unmodelled_calls, x.flops, x.flop_counter_flops, x.span_ns}) {
+    w.raw(v);
+  }
+  w.raw(x.compute_flops);
+}
+void read_flops(Reader& r, RankFlopsResult* f) {
+  r.str(&f->device);
+  analysis::RankFlops& x = f->flops;
+  x.operators.resize(r.count(1));
+  for (analysis::FlopOperator& o : x.operators) {
+    r.str(&o.name);
+    r.raw(&o.cls);
+    r.raw(&o.dtype);
+    for (int64_t* v : {&o.calls, &o.flops, &o.host_ns, &o.device_ns, &o.kernels}) r.raw(v);
+  }
+  x.kernels.resize(r.count(1));
+  for (analysis::FlopKernel& k : x.kernels) {
+    r.str(&k.name);
+    r.raw(&k.cls);
+    r.raw(&k.dtype);
+    for (int64_t* v : {&k.calls, &k.flops, &k.device_ns}) r.raw(v);
+  }
+  r.raw_vector(&x.steps);
+  r.raw(&x.has_device);
+  for (int64_t* v :
+       {&x.shaped_calls, &x.counted_calls, &x.unmodelled_calls, &x.flops, &x.flop_counter_flops, &x.span_ns}) {
+    r.raw(v);
+  }
+  r.raw(&x.compute_flops);
+}
 
 template <class T>
 void write_vector(Writer& w, const std::vector<T>& v) {
@@ -384,6 +434,7 @@ std::string encode_rank_results(const RankResults& in) {
     w.raw_vector(c.bytes);
     w.raw(c.duration_ns);
   });
+  write_optional(w, in.flops, [&](const RankFlopsResult& f) { write_flops(w, f); });
   return std::move(w.out);
 }
 
@@ -438,6 +489,7 @@ bool decode_rank_results(const std::string& bytes, RankResults* out) {
     r.raw_vector(&c->bytes);
     r.raw(&c->duration_ns);
   });
+  read_optional(r, &out->flops, [&](RankFlopsResult* f) { read_flops(r, f); });
   return r.ok && r.at == bytes.size();
 }
 
@@ -452,6 +504,8 @@ template <class T>
 size_t heap_bytes(const std::vector<T>& v) {
   size_t n = v.capacity() * sizeof(T);
   if constexpr (std::is_same_v<T, analysis::KernelStats> || std::is_same_v<T, analysis::OperatorRow>) {
+    for (const T& x : v) n += heap_bytes(x.name);
+  } else if constexpr (std::is_same_v<T, analysis::FlopOperator> || std::is_same_v<T, analysis::FlopKernel>) {
     for (const T& x : v) n += heap_bytes(x.name);
   } else if constexpr (std::is_same_v<T, SlowLaunch>) {
     for (const T& x : v) n += heap_bytes(x.launch) + heap_bytes(x.kernel);
@@ -504,6 +558,10 @@ size_t resident_bytes(const RankResults& r) {
     }
     n += heap_bytes(r.counter_series->names) + heap_bytes(r.counter_series->copies) +
          heap_bytes(r.counter_series->bytes);
+  }
+  if (r.flops) {
+    n += heap_bytes(r.flops->device) + heap_bytes(r.flops->flops.operators) + heap_bytes(r.flops->flops.kernels) +
+         heap_bytes(r.flops->flops.steps);
   }
   return n;
 }

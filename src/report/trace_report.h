@@ -64,6 +64,9 @@ TraceReport critical_path_tables(const engine::RankStore& ranks, const analysis:
 TraceReport counters_tables(const engine::RankStore& ranks);
 TraceReport counter_series_tables(const engine::RankStore& ranks);
 TraceReport counters_report(const trace::TraceSet& set, const engine::TraceReportOptions& options);
+// `trace flops` (trace_flops_report.cc): per rank, step, operator and kernel; `ranks_only`: summary's
+// per-rank table, and only when some rank has FLOPs.
+TraceReport flops_tables(const engine::RankStore& ranks, const engine::TraceReportOptions& options, bool ranks_only);
 // Collectives and stragglers from one set of compact rows (matched once; the rows are freed before
 // the tables are rendered).
 TraceReport collective_tables(analysis::CollectiveRows rows, const engine::ReportSections& sections,

@@ -40,9 +40,9 @@ void append(TraceReport* into, TraceReport from) {
 }  // namespace
 
 const std::vector<std::string>& summary_analysis_names() {
-  static const std::vector<std::string> kNames = {"breakdown",  "kernels", "idle",          "overlap",
-                                                  "launch",     "ops",     "steps",         "collectives",
-                                                  "stragglers", "memory",  "critical-path", "counters"};
+  static const std::vector<std::string> kNames = {"breakdown",     "kernels",  "idle",        "overlap",    "launch",
+                                                  "ops",           "steps",    "collectives", "stragglers", "memory",
+                                                  "critical-path", "counters", "flops"};
   return kNames;
 }
 
@@ -63,6 +63,7 @@ TraceReport report_tables(const engine::ReportSections& sections, const engine::
   // Issue 23, counters.
   if (sections.counters) append(&report, counters_tables(ranks));
   if (sections.counter_series) append(&report, counter_series_tables(ranks));
+  if (sections.flops) append(&report, flops_tables(ranks, options, sections.inputs));
   if (sections.collectives || sections.stragglers) {
     append(&report, collective_tables(std::move(rows), sections, options));
   }

@@ -136,7 +136,11 @@ simdjson::error_code EventImporter::import_args(od::object args, EventArgs* a) {
         if (key_is(k, "warps per SM")) a->has_device_args |= read_double(v, &a->write_device().warps_per_sm);
         break;
       case 'C':
-        if (key_is(k, "Collective name")) a->has_collective |= read_string(v, &a->write_collective().name);
+        if (key_is(k, "Collective name")) {
+          a->has_collective |= read_string(v, &a->write_collective().name);
+        } else if (key_is(k, "Concrete Inputs")) {
+          read_raw(v, &a->write_shapes().concrete_inputs);  // scalars of the call (stride, groups, ...)
+        }
         break;
       case 'I':
         if (key_is(k, "In msg nelems") || key_is(k, "In msg size")) {
@@ -439,6 +443,7 @@ void EventImporter::add_rows(int64_t ts, int64_t dur, const std::string_view* na
     s.event.push_back(row);
     s.input_dims.push_back(t.strings.intern(args.shapes.input_dims));
     s.input_types.push_back(t.strings.intern(args.shapes.input_types));
+    s.concrete_inputs.push_back(t.strings.intern(args.shapes.concrete_inputs));
   }
 }
 
@@ -624,7 +629,8 @@ void rows_to_map(RankTrace* t, const RankTrace& part, size_t windows, RowsAhead*
   table_rows_to_map(windows * part.memory.size(), &marks->memory, out, m.event, m.bytes, m.total_allocated,
                     m.total_reserved, m.device_type, m.device_id, m.addr);
   ShapesTable& sh = t->shapes;
-  table_rows_to_map(windows * part.shapes.size(), &marks->shapes, out, sh.event, sh.input_dims, sh.input_types);
+  table_rows_to_map(windows * part.shapes.size(), &marks->shapes, out, sh.event, sh.input_dims, sh.input_types,
+                    sh.concrete_inputs);
 }
 
 void clear_for_reuse(RankTrace* t, bool keep_strings) {
@@ -639,7 +645,7 @@ void clear_for_reuse(RankTrace* t, bool keep_strings) {
         c.process_group_desc, c.process_group_ranks, c.seq, c.in_split_sizes, c.out_split_sizes);
   MemoryTable& m = t->memory;
   clear(m.event, m.bytes, m.total_allocated, m.total_reserved, m.device_type, m.device_id, m.addr);
-  clear(t->shapes.event, t->shapes.input_dims, t->shapes.input_types);
+  clear(t->shapes.event, t->shapes.input_dims, t->shapes.input_types, t->shapes.concrete_inputs);
   clear(t->tracks.pid, t->tracks.tid, t->tracks.pid_label, t->tracks.tid_label);
   // Whatever else a part holds is small: reset to a new trace's.
   if (!keep_strings) t->strings = StringPool();

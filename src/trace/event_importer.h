@@ -70,7 +70,7 @@ struct EventArgs {
     int64_t bytes = 0, total_allocated = -1, total_reserved = -1, device_type = -1, device_id = -1, addr = kNone;
   };
   struct Shapes {
-    std::string_view input_dims, input_types;
+    std::string_view input_dims, input_types, concrete_inputs;
   };
 
   int64_t correlation = kNone;

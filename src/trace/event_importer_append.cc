@@ -128,6 +128,7 @@ bool EventImporter::append_part(RankTrace& p, std::vector<StringId>* rank_ids, s
   append_mapped(sh.event, ps.event, rank_row);
   append_mapped(sh.input_dims, ps.input_dims, rank_string);
   append_mapped(sh.input_types, ps.input_types, rank_string);
+  append_mapped(sh.concrete_inputs, ps.concrete_inputs, rank_string);
 
   ReadStats& st = t.stats;
   const ReadStats& ps_ = p.stats;

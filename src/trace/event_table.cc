@@ -26,7 +26,7 @@ size_t RankTrace::memory_bytes() const {
             c.process_group_desc, c.process_group_ranks, c.seq, c.in_split_sizes, c.out_split_sizes);
   total += bytes(memory.event, memory.bytes, memory.total_allocated, memory.total_reserved, memory.device_type,
                  memory.device_id, memory.addr);
-  total += bytes(shapes.event, shapes.input_dims, shapes.input_types);
+  total += bytes(shapes.event, shapes.input_dims, shapes.input_types, shapes.concrete_inputs);
   total += bytes(tracks.pid, tracks.tid, tracks.pid_label, tracks.tid_label);
   return total + strings.memory_bytes();
 }

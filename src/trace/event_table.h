@@ -113,6 +113,10 @@ struct ShapesTable {
   std::vector<uint32_t> event;
   std::vector<StringId> input_dims;   // e.g. "[[64, 64], [64, 64]]"
   std::vector<StringId> input_types;  // e.g. "[\"float\", \"float\"]"
+  // `Concrete Inputs` (PyTorch >= 2.4 with record_shapes): the call's scalar arguments as strings,
+  // e.g. "[\"\", \"\", \"\", \"[2, 2]\", \"[1, 1]\", \"[1, 1]\", \"1\"]"; "" when absent. The FLOP
+  // formulas of convolutions need them (stride, padding, dilation, groups).
+  std::vector<StringId> concrete_inputs;
 
   size_t size() const { return event.size(); }
 };
