@@ -20,6 +20,7 @@
 #include "analysis/temporal_breakdown.h"
 #include "cli_harness.h"
 #include "nsys_fixture.h"
+#include "scalability_fixtures.h"
 #include "trace/nsys_reader.h"
 #include "trace/trace_file.h"
 #include "trace/trace_set.h"
@@ -35,23 +36,8 @@ using testing::write_sqlite;
 
 const fs::path kCapture = fs::path(SCALEPROF_SHARED_DIR) / "traces" / "nsys" / "fuser_report1.sqlite";
 
-class Scratch {
- public:
-  explicit Scratch(const std::string& name) : path_(fs::temp_directory_path() / ("scaleprof-nsys-test-" + name)) {
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
+// A scratch folder of its own per process and test (ctest runs tests in parallel processes).
+using Scratch = scaleprof::testing::ScratchDir;
 
 // Rows of `sql` on the file at `path`, every cell as text ("NULL" for NULL), read with SQLite
 // directly: the independent side of the checks below.
@@ -91,14 +77,14 @@ TEST(NsysCapture, DetectedByContent) {
   EXPECT_EQ(detect_trace_format(kCapture.string()), TraceFormat::kNsysSqlite);
   // The same bytes under a Kineto-looking name are still an nsys export.
   Scratch dir("detect");
-  fs::copy_file(kCapture, dir.file("rank-0.json"));
-  EXPECT_EQ(detect_trace_format(dir.file("rank-0.json")), TraceFormat::kNsysSqlite);
-  auto t = read_trace_file(dir.file("rank-0.json"));
+  fs::copy_file(kCapture, (dir / "rank-0.json"));
+  EXPECT_EQ(detect_trace_format((dir / "rank-0.json")), TraceFormat::kNsysSqlite);
+  auto t = read_trace_file((dir / "rank-0.json"));
   ASSERT_TRUE(t.ok()) << t.error().message;
   EXPECT_EQ(rows_of(t.value(), Category::kKernel).size(), 18U);
   // And a JSON file called .sqlite goes to the Kineto reader.
-  std::ofstream(dir.file("x.sqlite")) << R"({"traceEvents": []})";
-  EXPECT_EQ(detect_trace_format(dir.file("x.sqlite")), TraceFormat::kKineto);
+  std::ofstream((dir / "x.sqlite")) << R"({"traceEvents": []})";
+  EXPECT_EQ(detect_trace_format((dir / "x.sqlite")), TraceFormat::kKineto);
 }
 
 TEST(NsysCapture, EighteenKernelsAsSqliteHasThem) {
@@ -285,7 +271,7 @@ class NsysFixture : public ::testing::Test {
  protected:
   NsysFixture() : dir_("fixture") {}
   std::string make(const std::string& name, const std::string& sql) {
-    const std::string path = dir_.file(name);
+    const std::string path = (dir_ / name);
     EXPECT_EQ(write_sqlite(path, sql), "");
     return path;
   }
@@ -344,7 +330,7 @@ TEST_F(NsysFixture, TwoRanksCollectivesAndOverlap) {
 TEST_F(NsysFixture, DirectoriesListExports) {
   const std::string r0 = rank("rank0.sqlite", 0);
   const std::string r1 = rank("rank1.sqlite", 1);
-  std::ofstream(dir_.file("notes.txt")) << "not a trace";
+  std::ofstream((dir_ / "notes.txt")) << "not a trace";
   auto files = expand_trace_paths({fs::path(r0).parent_path().string()});
   ASSERT_TRUE(files.ok()) << files.error().message;
   EXPECT_EQ(files.value(), (std::vector<std::string>{r0, r1}));
@@ -440,9 +426,9 @@ TEST_F(NsysFixture, OversizedValueFailsItsTableInOneLine) {
 }
 
 TEST_F(NsysFixture, ReportWithoutNsysOnPathIsOneLine) {
-  const std::string report = dir_.file("run.nsys-rep");  // not SQLite: the name says report
+  const std::string report = (dir_ / "run.nsys-rep");  // not SQLite: the name says report
   std::ofstream(report) << "not a real report";
-  const std::string empty_path = dir_.file("empty-bin");
+  const std::string empty_path = (dir_ / "empty-bin");
   fs::create_directories(empty_path);
   // No timeout(1) here: with this PATH the shell could not find it.
   const auto run = run_cli("trace kernels " + report, "PATH=" + empty_path);
@@ -453,9 +439,9 @@ TEST_F(NsysFixture, ReportWithoutNsysOnPathIsOneLine) {
 
 TEST_F(NsysFixture, ReportExportedByNsysOnPath) {
   const std::string exported = rank("exported.sqlite", 0);
-  const std::string report = dir_.file("run.nsys-rep");
+  const std::string report = (dir_ / "run.nsys-rep");
   std::ofstream(report) << "a report only nsys reads";
-  const std::string bin = dir_.file("bin");
+  const std::string bin = (dir_ / "bin");
   fs::create_directories(bin);
   // A stand-in nsys: `nsys export --type sqlite --output OUT FILE` copies the fixture to OUT.
   std::ofstream(bin + "/nsys") << "#!/bin/sh\n"
