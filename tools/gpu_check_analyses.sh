@@ -32,5 +32,7 @@ for name in transformer matmul; do
     COLUMNS=160 "$scaleprof" trace "$sub" "$work/traces/$name.pt.trace.json" 2>&1 | head -40
   done
 done
+log "FLOPs and MFU of known matmuls (bench/flops_mfu_check.py: torch's CUDA-event TFLOP/s beside scaleprof's)"
+timeout 240 "$py" bench/flops_mfu_check.py --cli "$scaleprof" --out "$work/mfu" 2>&1 | grep -v USDT | tee "$work/mfu.txt" | tail -20
 log "pack"
 tar czf "$OUT/gpu_analyses.tar.gz" -C "$work" --exclude build . && ls -la "$OUT"
