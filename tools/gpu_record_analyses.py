@@ -69,8 +69,12 @@ def main():
     result["transformer_flops_per_step"] = flops_by_op(train_step)
     sync()
     steps_peak = []
+    # The trace is written when the schedule's cycle ends (on_trace_ready): at the end of a cycle the
+    # profiler clears its events, so exporting after the block would write an empty trace.
+    transformer_trace = str(args.out / "transformer.pt.trace.json")
     with profile(activities=activities, record_shapes=True, profile_memory=True,
-                 schedule=schedule(wait=0, warmup=1, active=4)) as prof:
+                 schedule=schedule(wait=0, warmup=1, active=4, repeat=1),
+                 on_trace_ready=lambda p: p.export_chrome_trace(transformer_trace)) as prof:
         for _ in range(5):
             if cuda:
                 torch.cuda.reset_peak_memory_stats()
@@ -78,7 +82,6 @@ def main():
             sync()
             steps_peak.append(torch.cuda.max_memory_allocated() if cuda else None)
             prof.step()
-    prof.export_chrome_trace(str(args.out / "transformer.pt.trace.json"))
     result["transformer_max_memory_allocated_per_step"] = steps_peak[1:]
     rows = []
     for e in prof.key_averages():
@@ -115,12 +118,14 @@ def main():
         seconds = time.perf_counter() - t0
     result["matmul"]["seconds_unprofiled"] = seconds
     result["matmul"]["tflops_unprofiled"] = result["matmul"]["flops_per_product"] * args.products / seconds / 1e12
-    with profile(activities=activities, record_shapes=True, schedule=schedule(wait=0, warmup=1, active=args.products)) as prof:
+    matmul_trace = str(args.out / "matmul.pt.trace.json")
+    with profile(activities=activities, record_shapes=True,
+                 schedule=schedule(wait=0, warmup=1, active=args.products, repeat=1),
+                 on_trace_ready=lambda p: p.export_chrome_trace(matmul_trace)) as prof:
         for _ in range(args.products + 1):
             a @ b
             sync()
             prof.step()
-    prof.export_chrome_trace(str(args.out / "matmul.pt.trace.json"))
     (args.out / "torch.json").write_text(json.dumps(result, indent=1))
     print(json.dumps({k: v for k, v in result.items() if k != "transformer_key_averages"}, indent=1)[:3000])
 
