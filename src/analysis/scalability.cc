@@ -276,6 +276,11 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
                                              ? r.min_peak_device_memory_bytes
                                              : std::min(g.min_peak_device_memory_bytes, r.min_peak_device_memory_bytes);
       }
+      if (!std::isnan(r.step_flops)) {
+        g.step_flops = (std::isnan(g.step_flops) ? 0.0 : g.step_flops) + r.step_flops;
+        g.flop_step_ns += r.flop_step_ns;
+        g.flop_ideal_ns += r.flop_ideal_ns;
+      }
       if (r.traces && !traces_overflow) {
         if (!g.traces) g.traces = TraceSums{};
         traces_overflow = !tables::add_checked(&*g.traces, *r.traces);
@@ -329,6 +334,10 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
     if (g.traces) add_straggler_and_operators(data, &g);
     if (g.peak_device_memory_bytes >= 0)
       g.peak_device_memory_gb = static_cast<double>(g.peak_device_memory_bytes) / 1e9;
+    if (!std::isnan(g.step_flops) && g.flop_step_ns > 0) {
+      g.tflops_per_gpu = g.step_flops / g.flop_step_ns / 1e3;
+      g.mfu_pct = g.flop_ideal_ns / g.flop_step_ns * 100.0;  // NaN when some peak is unknown
+    }
     g.epoch = sample_stats(std::move(kept));
     if (outside_known && kept_sum > 0) g.outside_steps_share = std::max(0.0, outside_sum) / kept_sum;
     if (!util.empty()) g.utilization_pct = sample_stats(std::move(util)).mean;

@@ -63,6 +63,14 @@ struct ScaleGroup {
   int64_t peak_device_memory_bytes = -1;
   int64_t min_peak_device_memory_bytes = -1;
   double peak_device_memory_gb = tables::kNaN;  // the largest, in GB (1e9 B), for the bar plot
+  // FLOPs of the profiled steps (RunData::step_flops), the runs' sums: achieved TFLOP/s per GPU
+  // (FLOPs over rank-seconds of steps) and MFU in percent (time at peak over time taken); NaN where no
+  // trace recorded shapes, or (MFU) a device or dtype has no peak (issue 23).
+  double step_flops = tables::kNaN;
+  double flop_step_ns = 0;
+  double flop_ideal_ns = 0;
+  double tflops_per_gpu = tables::kNaN;
+  double mfu_pct = tables::kNaN;
   // The rank the others waited for most at the matched collectives, the runs' waits summed (-1 none),
   // and the decomposed rank's operators, self time as a share of its decomposed steps, runs pooled.
   int64_t straggler_rank = -1;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <utility>
 #include <vector>
@@ -13,6 +15,8 @@
 #include "analysis/collective_match.h"
 #include "analysis/collective_rows.h"
 #include "analysis/computation_fraction.h"
+#include "analysis/device_peaks.h"
+#include "analysis/flops.h"
 #include "analysis/kernel_breakdown.h"
 #include "analysis/memory_timeline.h"
 #include "analysis/operator_table.h"
@@ -74,7 +78,40 @@ struct RankParts {
   analysis::RankDecomposition decomposition;    // its profiled steps split into exclusive parts
   std::vector<tables::OperatorTime> operators;  // most self time first, over its profiled steps
   int64_t peak_device_memory_bytes = -1;        // largest peak allocated on a non-CPU device; -1 none
+  // FLOPs of its ProfilerSteps (issue 23): counted FLOPs (NaN: no shapes), the steps' time, and the
+  // time the matmul/convolution/attention FLOPs would take at the device's peak (NaN: no peak).
+  double step_flops = std::numeric_limits<double>::quiet_NaN();
+  double flop_step_ns = 0;
+  double flop_ideal_ns = std::numeric_limits<double>::quiet_NaN();
 };
+
+// The FLOPs of a rank's profiled steps and their time at the device's peaks (analysis/flops.h,
+// analysis/device_peaks.h), for the report's FLOPs and MFU against workers.
+void add_step_flops(const trace::RankTrace& rank, RankParts* out) {
+  if (rank.shapes.size() == 0) return;
+  const analysis::RankFlops f = analysis::compute_flops(rank);
+  double flops = 0;
+  double ns = 0;
+  analysis::DtypeFlops compute{};
+  for (const analysis::FlopStep& s : f.steps) {
+    flops += static_cast<double>(s.flops);
+    ns += static_cast<double>(s.duration_ns());
+    for (size_t d = 0; d < compute.size(); ++d) compute[d] += s.compute_flops[d];
+  }
+  if (ns <= 0 || flops <= 0) return;  // no counted call (shapes of other ops only): nothing to report
+  out->step_flops = flops;
+  out->flop_step_ns = ns;
+  const analysis::DevicePeak* peak =
+      rank.metadata.devices.empty() ? nullptr : analysis::find_device_peak(rank.metadata.devices[0].name);
+  if (peak == nullptr) return;
+  double ideal = 0;
+  for (size_t d = 0; d < compute.size(); ++d) {
+    if (compute[d] == 0) continue;
+    if (!(peak->tflops[d] > 0)) return;  // a dtype without a peak: MFU unknown
+    ideal += static_cast<double>(compute[d]) / (peak->tflops[d] * 1e12) * 1e9;
+  }
+  out->flop_ideal_ns = ideal;
+}
 
 // The operators of one rank that the loss attribution names (computation per sample grew most):
 // operators, not annotations, collectives or ProfilerSteps, by self time (device time where the trace has device
@@ -186,6 +223,7 @@ RankParts reduce_rank(const trace::RankTrace& rank, bool fraction) {
       if (d.device_type != 0) out.peak_device_memory_bytes = std::max(out.peak_device_memory_bytes, d.peak_allocated);
     }
   }
+  add_step_flops(rank, &out);
   return out;
 }
 
@@ -243,6 +281,12 @@ void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& o
       run.min_peak_device_memory_bytes = run.min_peak_device_memory_bytes < 0
                                              ? p.peak_device_memory_bytes
                                              : std::min(run.min_peak_device_memory_bytes, p.peak_device_memory_bytes);
+    }
+    for (const RankParts& p : parts) {
+      if (std::isnan(p.step_flops)) continue;
+      run.step_flops = (std::isnan(run.step_flops) ? 0.0 : run.step_flops) + p.step_flops;
+      run.flop_step_ns += p.flop_step_ns;
+      run.flop_ideal_ns += p.flop_ideal_ns;  // NaN once any rank's device or dtype has no peak
     }
     if (want_fraction) {
       std::vector<analysis::FractionParts> fractions;

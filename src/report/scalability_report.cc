@@ -368,6 +368,38 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
     out.push_back(std::move(s));
   }
 
+  // FLOPs and MFU against workers (issue 23), where the traces recorded shapes.
+  bool any_flops = false;
+  for (const ScaleGroup& g : a.groups) any_flops |= !std::isnan(g.tflops_per_gpu);
+  if (any_flops) {
+    ReportSection s;
+    s.key = "flops";
+    s.title = "FLOPs and MFU";
+    s.notes.push_back(
+        "FLOPs from the shapes the profiler recorded (record_shapes=True; docs/flops.md: FlopCounterMode's "
+        "counting), over the profiled steps of every rank traced: achieved TFLOP/s per GPU (the FLOPs over the "
+        "ranks' step time) and MFU (the time the matmul, convolution and attention FLOPs would take at the "
+        "device's peak, docs/flops.md's table, over the step time). With perfect scaling both stay flat as "
+        "workers grow; what falls is time lost to communication, waiting and overhead.");
+    Table t;
+    t.title = "FLOPs and MFU per GPU";
+    t.columns = {{"strategy", "Strategy"},
+                 {"workers", "Workers"},
+                 {"tflops_per_gpu", "TFLOP/s per GPU"},
+                 {"tflops_total", "TFLOP/s, all workers"},
+                 {"mfu_pct", "MFU (%)"}};
+    t.set_importance(Importance::kKey, {"strategy", "workers"});
+    auto number = [](double v, int digits) { return std::isnan(v) ? Cell::null() : Cell(v, digits); };
+    for (const ScaleGroup& g : a.groups) {
+      if (std::isnan(g.tflops_per_gpu)) continue;
+      t.add_row({g.series, g.workers, number(g.tflops_per_gpu, 4),
+                 number(g.tflops_per_gpu * static_cast<double>(g.workers), 4), number(g.mfu_pct, 2)});
+    }
+    s.table_keys = {"flops"};
+    s.tables = {std::move(t)};
+    out.push_back(std::move(s));
+  }
+
   // Collectives matched across ranks: communication vs. waiting for stragglers
   bool any_collectives = false;
   for (const ScaleGroup& g : a.groups) any_collectives |= g.traces && g.traces->collective_calls > 0;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -157,6 +158,14 @@ struct RunData {
   // the largest and the smallest over the run's ranks; -1 where no trace has such events (issue 23).
   int64_t peak_device_memory_bytes = -1;
   int64_t min_peak_device_memory_bytes = -1;
+  // FLOPs of the profiled steps from recorded shapes (analysis/flops.h), summed over the ranks that
+  // have them: counted FLOPs, the steps' wall time (rank-seconds, ns), and the time their matmul,
+  // convolution and attention FLOPs would take at the device's peak (NaN where a rank's device or
+  // dtype has no peak). step_flops is NaN where no rank recorded shapes (issue 23). Doubles: a large
+  // run's FLOPs pass int64.
+  double step_flops = std::numeric_limits<double>::quiet_NaN();
+  double flop_step_ns = 0;
+  double flop_ideal_ns = 0;
 };
 
 // A run that failed (status failed, or interrupted: its process ended without recording an end) is no
