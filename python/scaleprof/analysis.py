@@ -471,6 +471,32 @@ class TraceAnalysis:
         """Forward, backward, optimizer and data loading per step (`scaleprof trace phases`)."""
         return self.get_report("phases")
 
+    def critical_path_analysis(self, rank: int = 0, annotation: str = "ProfilerStep", instance_id=None,
+                               top: int = 10) -> Dict[str, Any]:
+        """HTA's name for the critical path (`scaleprof trace critical-path`, docs/critical-path.md): the
+        path of `rank` in each ProfilerStep, or only in step `instance_id` (HTA: the instance of the
+        annotation), as {key: DataFrame}: `critical_path` (its time by category, adding up to the step,
+        and by HTA's bound_by), `critical_path_top` (its `top` longest items) and `cross_rank_path` (at the
+        matched collectives, the rank that arrived last). HTA returns its graph instead; scaleprof's
+        windows are ProfilerSteps only, so `annotation` must be "ProfilerStep"."""
+        if annotation not in ("ProfilerStep", "ProfilerStep#"):
+            raise ValueError(f"annotation: only ProfilerStep windows are analysed, got {annotation!r}")
+        if isinstance(rank, bool) or not isinstance(rank, int):
+            raise ValueError(f"rank: expected an integer, got {type(rank).__name__}")
+        self._check_ranks([rank])
+        if instance_id is not None and (isinstance(instance_id, bool) or not isinstance(instance_id, int)):
+            raise ValueError(f"instance_id: expected a ProfilerStep number or None, got {instance_id!r}")
+        tables = self.get_report("critical-path", ranks=None, top=top)
+        out = {}
+        for key, df in tables.items():
+            rows = df
+            if "rank" in df.columns and key != "cross_rank_path":
+                rows = rows[rows["rank"] == rank]
+            if instance_id is not None and "step" in df.columns:
+                rows = rows[rows["step"] == instance_id]
+            out[key] = rows.reset_index(drop=True)
+        return out
+
     def get_memory_timeline(self, ranks: Optional[List[int]] = None, top: int = 10) -> Dict[str, Any]:
         """Memory from the traces' [memory] events (`scaleprof trace memory`, issue 23; the name of HTA's
         PR #223): per rank and device the peaks, bytes allocated before profiling, the peak per step, the

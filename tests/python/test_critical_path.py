@@ -65,3 +65,25 @@ def test_the_python_api_gives_the_same_tables(traces, run_cli):
     assert list(cross["rank"]) == [r["rank"] for r in out["cross_rank_path"]]
     assert list(cross["lag_us"]) == pytest.approx([r["lag_us"] for r in out["cross_rank_path"]])
     assert list(tables["critical_path"]["step_us"]) == pytest.approx([r["step_us"] for r in out["critical_path"]])
+
+
+def test_htas_method_name_selects_the_rank_and_step(traces, run_cli):
+    pytest.importorskip("pandas")
+    scaleprof = pytest.importorskip("scaleprof")
+    analyzer = scaleprof.TraceAnalysis(trace_dir=str(traces))
+    out, _ = run_cli("critical-path", traces)
+    every = [r for r in out["critical_path"] if r["rank"] == STRAGGLER]
+    assert len(every) >= 2
+    step = every[1]["step"]
+    tables = analyzer.critical_path_analysis(rank=STRAGGLER, annotation="ProfilerStep", instance_id=step)
+    path = tables["critical_path"]
+    assert list(path["rank"]) == [STRAGGLER] and list(path["step"]) == [step]
+    assert path["step_us"].iloc[0] == pytest.approx(every[1]["step_us"])
+    assert sum(path[c].iloc[0] for c in CATEGORIES) == pytest.approx(path["step_us"].iloc[0], rel=1e-3)
+    assert set(tables["cross_rank_path"]["step"]) == {step}
+    assert len(analyzer.critical_path_analysis(rank=0)["critical_path"]) == len(
+        [r for r in out["critical_path"] if r["rank"] == 0])
+    with pytest.raises(ValueError, match="annotation"):
+        analyzer.critical_path_analysis(rank=0, annotation="forward")
+    with pytest.raises(ValueError, match="ranks"):
+        analyzer.critical_path_analysis(rank=7)
