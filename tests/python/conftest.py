@@ -72,3 +72,25 @@ def training_env(**extra):
         env.pop(k, None)
     env.update(extra)
     return env
+
+
+def hta_python():
+    """HTA 0.6.1 (PyPI traceinsight) in its own venv (it needs pandas < 3): SCALEPROF_HTA_PYTHON, else
+    .cache/venv-traceinsight/bin/python (make test and bench/compare_hta.sh make it)."""
+    return Path(os.environ.get("SCALEPROF_HTA_PYTHON", REPO / ".cache" / "venv-traceinsight" / "bin" / "python"))
+
+
+def run_hta_on_cases(script, cases, timeout=300):
+    """Runs `script` with HTA's Python on the trace folders of `cases` ({name: folder}, passed as
+    name folder ...) and returns the JSON it prints; skips, saying why, without HTA or the traces."""
+    python = hta_python()
+    if not python.is_file():
+        pytest.skip(f"HTA (traceinsight 0.6.1) not found at {python}: set SCALEPROF_HTA_PYTHON or run "
+                    "bench/compare_hta.sh")
+    missing = [str(p) for p in cases.values() if not Path(p).is_dir()]
+    if missing:
+        pytest.skip(f"shared traces missing: {', '.join(missing)}")
+    args = [x for case, path in cases.items() for x in (case, str(path))]
+    proc = subprocess.run([str(python), "-c", script, *args], capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)

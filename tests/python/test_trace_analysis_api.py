@@ -12,7 +12,6 @@ per-kernel sums, only the sums are compared (scaleprof keeps real statistics, §
 """
 import json
 import math
-import os
 import re
 import subprocess
 import sys
@@ -23,6 +22,7 @@ import pytest
 
 pd = pytest.importorskip("pandas")
 import scaleprof  # noqa: E402
+from conftest import run_hta_on_cases  # noqa: E402
 from scaleprof import _charts, _scaleprof  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -68,23 +68,9 @@ json.dump(out, sys.stdout)
 """
 
 
-def hta_python():
-    return Path(os.environ.get("SCALEPROF_HTA_PYTHON", REPO / ".cache" / "venv-traceinsight" / "bin" / "python"))
-
-
 @pytest.fixture(scope="module")
 def hta():
-    python = hta_python()
-    if not python.exists():
-        pytest.skip(f"HTA (traceinsight 0.6.1) not found at {python}: set SCALEPROF_HTA_PYTHON or run "
-                    "bench/compare_hta.sh")
-    missing = [str(p) for p in CASES.values() if not p.is_dir()]
-    if missing:
-        pytest.skip(f"shared traces missing: {', '.join(missing)}")
-    args = [x for case, path in CASES.items() for x in (case, str(path))]
-    proc = subprocess.run([str(python), "-c", HTA_SCRIPT, *args], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout)
+    return run_hta_on_cases(HTA_SCRIPT, CASES, timeout=300)
 
 
 @pytest.fixture(scope="module")

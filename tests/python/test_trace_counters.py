@@ -13,14 +13,13 @@ some figures differ (docs/differences-from-hta.md §12):
 """
 import json
 import math
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 pd = pytest.importorskip("pandas")
 import scaleprof  # noqa: E402
+from conftest import run_hta_on_cases  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 HTA_TRACES = REPO.parent / "shared" / "traces" / "hta"
@@ -66,23 +65,9 @@ json.dump(out, sys.stdout)
 """
 
 
-def hta_python():
-    return Path(os.environ.get("SCALEPROF_HTA_PYTHON", REPO / ".cache" / "venv-traceinsight" / "bin" / "python"))
-
-
 @pytest.fixture(scope="module")
 def hta():
-    python = hta_python()
-    if not python.exists():
-        pytest.skip(f"HTA (traceinsight 0.6.1) not found at {python}: set SCALEPROF_HTA_PYTHON or run "
-                    "bench/compare_hta.sh")
-    missing = [str(p) for p in CASES.values() if not p.is_dir()]
-    if missing:
-        pytest.skip(f"shared traces missing: {', '.join(missing)}")
-    args = [x for case, path in CASES.items() for x in (case, str(path))]
-    proc = subprocess.run([str(python), "-c", HTA_SCRIPT, *args], capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout)
+    return run_hta_on_cases(HTA_SCRIPT, CASES, timeout=600)
 
 
 @pytest.fixture(scope="module")

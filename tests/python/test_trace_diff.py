@@ -13,12 +13,13 @@ HTA is run from its own venv (traceinsight 0.6.1 needs pandas < 3): SCALEPROF_HT
 ../shared.
 """
 import json
-import os
 import subprocess
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
+
+from conftest import hta_python
 
 REPO = Path(__file__).resolve().parents[2]
 PAIR = REPO.parent / "shared" / "traces" / "hta" / "trace_compare"
@@ -39,15 +40,10 @@ print(json.dumps(out))
 """
 
 
-def hta_python():
-    path = Path(os.environ.get("SCALEPROF_HTA_PYTHON", REPO / ".cache" / "venv-traceinsight" / "bin" / "python"))
-    return path if path.is_file() else None
-
-
 @pytest.fixture(scope="module")
 def hta_figures():
     python = hta_python()
-    if python is None:
+    if not python.is_file():
         pytest.skip("HTA (traceinsight) not found: set SCALEPROF_HTA_PYTHON or run bench/compare_hta.sh")
     if not PAIR.is_dir():
         pytest.skip(f"shared traces not found at {PAIR}")
