@@ -1,5 +1,7 @@
 #include "engine/step_timeline_build.h"
 
+#include "engine/rank_stream.h"
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -105,6 +107,33 @@ tables::RunTimeline build_step_timeline(std::span<const RankSteps> ranks, const 
       out.steps.push_back(std::move(step));
     }
   }
+  return out;
+}
+
+Result<TimelineRead> read_step_timeline(const std::vector<std::string>& paths, const trace::LoadOptions& load) {
+  struct Steps {
+    int64_t rank = 0;
+    analysis::RankDecomposition steps;
+  };
+  auto reduce = [](const trace::RankTrace& rank, unsigned /*threads_per_file*/) {
+    RankReduction<Steps> out;
+    out.collectives = analysis::extract_collectives(rank);
+    out.parts = Steps{rank.rank, analysis::decompose_steps(rank, false, collective_cuts(*out.collectives))};
+    return out;
+  };
+  auto every_rank = [](int64_t) { return true; };
+  std::vector<Steps> parts;
+  auto reduced = reduce_ranks(paths, load, reduce, every_rank, &parts);
+  if (!reduced) return reduced.error();
+  TimelineRead out;
+  out.set = std::move(reduced.value().set);
+  out.repair_notes = std::move(reduced.value().repair_notes);
+  std::vector<RankSteps> ranks;
+  for (const Steps& p : parts) {
+    ranks.push_back({p.rank, &p.steps});
+    if (p.steps.steps.empty()) ++out.ranks_without_steps;
+  }
+  out.timeline = build_step_timeline(ranks, analysis::match_collectives(reduced.value().rows));
   return out;
 }
 
