@@ -121,7 +121,11 @@ Model build_model(const RunTimeline& t, const std::map<int64_t, std::vector<size
         }
         // The completions since the previous join (up to this one).
         j.completions_begin = m.completions.size();
-        for (; next < mine.size() && mine[next].time_ns <= tj.time_ns; ++next) m.completions.push_back(mine[next]);
+        // A call that completes the instant it starts waits for the next cut, never for its own arrival.
+        for (; next < mine.size() && mine[next].time_ns <= tj.time_ns; ++next) {
+          if (static_cast<int64_t>(mine[next].call) == tj.call) break;
+          m.completions.push_back(mine[next]);
+        }
         j.completions_end = m.completions.size();
         // Blocked with no collective completing: communication the matching never saw, kept as work.
         if (j.completions_begin == j.completions_end) j.work_ns += j.blocked_ns * change.transfer_scale;
