@@ -14,6 +14,11 @@ using tables::RunTimeline;
 using tables::TimelineJoin;
 using tables::TimelineStep;
 
+// a - b without int64 overflow (timelines come from files: never trusted to keep differences in range).
+double diff(int64_t a, int64_t b) {
+  return static_cast<double>(a) - static_cast<double>(b);
+}
+
 constexpr size_t kExposed = 1;  // tables::TimelineParts: exposed communication
 constexpr size_t kWait = 2;     // collective wait (0 in timelines; counted as blocked if present)
 
@@ -232,7 +237,7 @@ Replay replay(const RunTimeline& t, const WhatIf& change) {
       // A step starts its measured gap after the previous step's re-timed end.
       const size_t prev = previous[j.step];
       start[j.step] = prev != std::numeric_limits<size_t>::max() && !std::isnan(end[prev])
-                          ? end[prev] + static_cast<double>(st.start_ns - t.steps[prev].end_ns())
+                          ? end[prev] + diff(st.start_ns, t.steps[prev].end_ns())
                           : static_cast<double>(st.start_ns);
       base = start[j.step] + j.work_ns;
     } else {
@@ -244,10 +249,10 @@ Replay replay(const RunTimeline& t, const WhatIf& change) {
       const int64_t measured_last = m.last_arrival[done.call];
       // The transfer after the last arrival is what the change scales; a completion before the last
       // arrival (clocks not quite aligned) keeps its measured lead, so that nothing changed replays exactly.
-      const auto after_last = static_cast<double>(done.time_ns - measured_last);
+      const auto after_last = diff(done.time_ns, measured_last);
       const double transfer = std::max(0.0, after_last) * change.transfer_scale + std::min(0.0, after_last);
       // The rank's work between the completion and the join, scaled like the segment's work.
-      const double slack = static_cast<double>(j.time_ns - done.time_ns) * j.scale;
+      const double slack = diff(j.time_ns, done.time_ns) * j.scale;
       at = std::max(at, retimed_last_arrival(done.call) + transfer + slack);
     }
     cur.retimed = at;
@@ -265,7 +270,7 @@ Replay replay(const RunTimeline& t, const WhatIf& change) {
   for (size_t i = 0; i < t.steps.size(); ++i) {
     if (std::isnan(start[i]) || std::isnan(end[i])) continue;
     const TimelineStep& st = t.steps[i];
-    const auto measured = static_cast<double>(st.end_ns() - st.start_ns);
+    const auto measured = diff(st.end_ns(), st.start_ns);
     const double predicted = end[i] - start[i];
     out.measured_ns += measured;
     out.predicted_ns += predicted;

@@ -105,7 +105,7 @@ double transfer_share(const WhatIfScale& scale) {
   double transfer = 0, steps = 0;
   for (const RunTimeline* t : scale.runs) {
     std::map<int64_t, double> per_rank;
-    for (const tables::TimelineStep& st : t->steps) per_rank[st.rank] += static_cast<double>(st.end_ns() - st.start_ns);
+    for (const tables::TimelineStep& st : t->steps) per_rank[st.rank] += static_cast<double>(st.end_ns()) - static_cast<double>(st.start_ns);
     if (per_rank.empty()) continue;
     double mean_step = 0;
     for (const auto& [rank, ns] : per_rank) mean_step += ns;
@@ -114,7 +114,7 @@ double transfer_share(const WhatIfScale& scale) {
       int64_t last = 0;
       for (const auto& r : c.ranks) last = std::max(last, r.arrival_ns);
       double sum = 0;
-      for (const auto& r : c.ranks) sum += std::max<double>(0.0, static_cast<double>(r.completion_ns - last));
+      for (const auto& r : c.ranks) sum += std::max(0.0, static_cast<double>(r.completion_ns) - static_cast<double>(last));
       if (!c.ranks.empty()) transfer += sum / static_cast<double>(c.ranks.size());
     }
   }
