@@ -214,6 +214,32 @@ Replay replay(const RunTimeline& t, const WhatIf& change) {
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return std::pair(m.joins[a].time_ns, m.joins[a].rank) < std::pair(m.joins[b].time_ns, m.joins[b].rank);
   });
+  // A rank's first step starts when it was measured to, except a rank capped at the median: a slow
+  // rank starts its first profiled step late for the same reason it is slow (its previous step, not
+  // profiled, ran long), so it starts no later than the other ranks' median start of that step.
+  std::vector<double> first_start(t.steps.size());
+  {
+    std::map<int64_t, std::vector<std::pair<int64_t, double>>> starts;  // step number -> (rank, start)
+    for (const auto& [rank, list] : by_rank) {
+      first_start[list.front()] = static_cast<double>(t.steps[list.front()].start_ns);
+      starts[t.steps[list.front()].step].emplace_back(rank, first_start[list.front()]);
+    }
+    for (const auto& [rank, list] : by_rank) {
+      if (std::find(change.ranks_at_median.begin(), change.ranks_at_median.end(), rank) ==
+          change.ranks_at_median.end()) {
+        continue;
+      }
+      std::vector<double> others;
+      for (const auto& [r, at] : starts[t.steps[list.front()].step]) {
+        if (r != rank) others.push_back(at);
+      }
+      if (others.empty()) continue;
+      std::sort(others.begin(), others.end());
+      const size_t n = others.size();
+      const double median = n % 2 == 1 ? others[n / 2] : 0.5 * (others[n / 2 - 1] + others[n / 2]);
+      first_start[list.front()] = std::min(first_start[list.front()], median);
+    }
+  }
   // Per step index: its re-timed start and end.
   std::vector<double> start(t.steps.size(), std::numeric_limits<double>::quiet_NaN());
   std::vector<double> end(t.steps.size(), std::numeric_limits<double>::quiet_NaN());
@@ -238,7 +264,7 @@ Replay replay(const RunTimeline& t, const WhatIf& change) {
       const size_t prev = previous[j.step];
       start[j.step] = prev != std::numeric_limits<size_t>::max() && !std::isnan(end[prev])
                           ? end[prev] + diff(st.start_ns, t.steps[prev].end_ns())
-                          : static_cast<double>(st.start_ns);
+                          : first_start[j.step];
       base = start[j.step] + j.work_ns;
     } else {
       base = cur.retimed + j.work_ns;
