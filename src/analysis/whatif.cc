@@ -42,6 +42,7 @@ struct Join {
   int64_t time_ns = 0;
   double work_ns = 0;     // local work since the previous join, re-scaled
   double scale = 1.0;     // re-scaled / measured local work (part_scale alone): the work after a completion
+  double capped_ns = 0;   // work removed by the cap at the median, taken first from the work after a completion
   double blocked_ns = 0;  // exposed communication (and wait) since the previous join
   int64_t slot = -1;      // the rank's index in its call's ranks, for an arrival
   size_t completions_begin = 0, completions_end = 0;  // into Model::completions
@@ -167,7 +168,11 @@ void cap_at_median(const RunTimeline& t, const std::vector<int64_t>& ranks, Mode
       const size_t at = static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), j.work_ns) - sorted.begin());
       capped[n] = std::min(j.work_ns, median_without(sorted, at));
     }
-    for (size_t n = 0; n < list.size(); ++n) m->joins[list[n]].work_ns = capped[n];
+    for (size_t n = 0; n < list.size(); ++n) {
+      Join& j = m->joins[list[n]];
+      j.capped_ns = j.work_ns - capped[n];
+      j.work_ns = capped[n];
+    }
   }
 }
 
@@ -278,7 +283,8 @@ Replay replay(const RunTimeline& t, const WhatIf& change) {
       const auto after_last = diff(done.time_ns, measured_last);
       const double transfer = std::max(0.0, after_last) * change.transfer_scale + std::min(0.0, after_last);
       // The rank's work between the completion and the join, scaled like the segment's work.
-      const double slack = diff(j.time_ns, done.time_ns) * j.scale;
+      // (A slow rank's excess is rarely spent blocked: what the cap removes comes off this work first.)
+      const double slack = std::max(0.0, diff(j.time_ns, done.time_ns) * j.scale - j.capped_ns);
       at = std::max(at, retimed_last_arrival(done.call) + transfer + slack);
     }
     cur.retimed = at;
