@@ -25,6 +25,7 @@
 #include "analysis/operator_table.h"
 #include "binding_errors.h"
 #include "engine/rank_results.h"
+#include "path_argument.h"
 #include "pipeline/trace_pipeline.h"
 #include "report/table.h"
 #include "trace/trace_set.h"
@@ -126,14 +127,17 @@ std::vector<int64_t> ranks_argument(py::handle value, std::string_view name) {
   return out;
 }
 
+// One path: str, bytes or os.PathLike as its bytes, NUL refused (path_argument.h, the one conversion).
+std::string one_path(py::handle value, const std::string& name) {
+  std::optional<std::string> path = path_argument(value, name);
+  if (!path) bad_argument(name, fmt::format("expected a path (str or os.PathLike), got {}", type_name(value)));
+  return *path;
+}
+
 std::vector<std::string> paths_argument(py::handle value, std::string_view name) {
   std::vector<std::string> out;
   size_t i = 0;
-  for (const py::object& item : items_of(value, name)) {
-    // os.PathLike (pathlib.Path) is a path too.
-    py::object path = py::hasattr(item, "__fspath__") ? item.attr("__fspath__")() : item;
-    out.push_back(str_argument(path, fmt::format("{}[{}]", name, i++)));
-  }
+  for (const py::object& item : items_of(value, name)) out.push_back(one_path(item, fmt::format("{}[{}]", name, i++)));
   return out;
 }
 
@@ -226,9 +230,7 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
     }
     for (auto [rank, file] : py::reinterpret_borrow<py::dict>(rank_files_arg)) {
       const int64_t r = int_argument(rank, "trace_files (a rank)", 0, std::numeric_limits<int32_t>::max());
-      py::object path =
-          py::hasattr(file, "__fspath__") ? file.attr("__fspath__")() : py::reinterpret_borrow<py::object>(file);
-      const std::string p = str_argument(path, fmt::format("trace_files[{}]", r));
+      const std::string p = one_path(file, fmt::format("trace_files[{}]", r));
       load.rank_overrides.emplace_back(p, r);
       paths.push_back(p);
     }
@@ -265,7 +267,7 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
     std::string message = result.any_read ? "some traces could not be read" : "no trace could be read";
     for (const std::string& e : result.set.errors) message += "\n  " + e;
     if (result.set.files.empty()) message += fmt::format(" (no trace file in {})", fmt::join(paths, ", "));
-    throw ScaleprofError(message);
+    throw ScaleprofError(utf8_message(message));
   }
   py::list ranks_read;
   for (int64_t r : result.set.rank_of_file) {
