@@ -13,7 +13,6 @@
 #include <stdexcept>
 
 #include "binding_errors.h"
-#include "path_argument.h"
 #include "collect/gpu_energy.h"
 #include "collect/gpu_monitor.h"
 #include "collect/rank_recorder.h"
@@ -22,6 +21,7 @@
 #include "collect/timers.h"
 #include "core/file_size_signal.h"
 #include "importers/run_reader.h"
+#include "path_argument.h"
 #include "pipeline/report_source.h"
 #include "pipeline/scalability_pipeline.h"
 #include "report/scalability_report.h"
@@ -34,8 +34,8 @@ namespace importers = scaleprof::importers;
 namespace {
 
 using scaleprof::python::check;
-using scaleprof::python::ScaleprofError;
 using scaleprof::python::path_argument;
+using scaleprof::python::ScaleprofError;
 using scaleprof::python::unwrap;
 using scaleprof::python::utf8_message;
 
@@ -437,7 +437,8 @@ PYBIND11_MODULE(_scaleprof, m) {
       .def_property_readonly("gpu_note", &collect::RankRecorder::gpu_note);
 
   m.def(
-      "read_run", [](const py::object& dir) { return run_dict(unwrap(importers::read_run(required_path(dir, "dir")))); },
+      "read_run",
+      [](const py::object& dir) { return run_dict(unwrap(importers::read_run(required_path(dir, "dir")))); },
       py::arg("dir"),
       "One run directory as dicts: status, ranks with epochs, steps, trace files and GPU summaries, warnings.");
   m.def(

@@ -39,7 +39,8 @@ TEST(HtmlPage, EscapeShowsBidiAndControlCharactersAsTheirCode) {
   EXPECT_EQ(report::html_escape("csi\u009B"), "csi\\u009b");
   EXPECT_EQ(report::html_escape("zero\u200Bwidth\u2066"), "zero\\u200bwidth\\u2066");
   // What is not a control stays: markup escaped, line breaks and tabs, other UTF-8, invalid bytes as U+FFFD.
-  EXPECT_EQ(report::html_escape("<b>\"x\" & 'y'</b>\n\t\r"), "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;\n\t\r");
+  EXPECT_EQ(report::html_escape("<b>\"x\" & 'y'</b>\n\t\r"),
+            "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;\n\t\r");
   EXPECT_EQ(report::html_escape("caf\u00e9 \u4e2d"), "caf\u00e9 \u4e2d");
   EXPECT_EQ(report::html_escape("bad\xff"), "bad\uFFFD");
 }

@@ -97,15 +97,15 @@ INSERT INTO NVTX_EVENTS (start, end, eventType, textId, globalTid) VALUES (10, 2
 // made SQLite scan StringIds once per kernel. The reader reads each table with one plain scan, so the
 // statistics choose nothing: the result is the one of the same file without them.
 TEST_F(NsysHostileSchema, ForgedStatisticsChangeNothing) {
-  const std::string base = std::string(kLooseStringIds) +
-                           "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 2000) "
-                           "INSERT INTO StringIds SELECT i, 'name_' || i FROM c;\n" +
-                           kernels_sql(2000, 1234) +
-                           "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (10, 20, 1, 1, 1, 77, 0, NULL);\n"
-                           "INSERT INTO NVTX_EVENTS (start, end, eventType, textId, globalTid) VALUES (5, 9, 59, 1999, 1);\n";
+  const std::string base =
+      std::string(kLooseStringIds) +
+      "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 2000) "
+      "INSERT INTO StringIds SELECT i, 'name_' || i FROM c;\n" +
+      kernels_sql(2000, 1234) +
+      "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (10, 20, 1, 1, 1, 77, 0, NULL);\n"
+      "INSERT INTO NVTX_EVENTS (start, end, eventType, textId, globalTid) VALUES (5, 9, 59, 1999, 1);\n";
   const std::string plain = make("plain.sqlite", base);
-  const std::string forged =
-      make("forged.sqlite", base + R"sql(
+  const std::string forged = make("forged.sqlite", base + R"sql(
 CREATE INDEX string_id ON StringIds(id);
 CREATE INDEX kernel_name ON CUPTI_ACTIVITY_KIND_KERNEL(demangledName);
 ANALYZE;
@@ -135,10 +135,11 @@ INSERT INTO sqlite_stat1 VALUES ('CUPTI_ACTIVITY_KIND_KERNEL', NULL, '1');
 
 // Many rows naming one string and many strings: each row read once, each name looked up once per row.
 TEST_F(NsysHostileSchema, ManyRowsAndStringsAreReadOncePerRow) {
-  const std::string path = make("many.sqlite", std::string(kLooseStringIds) +
-                                                   "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c "
-                                                   "WHERE i < 50000) INSERT INTO StringIds SELECT i, 'n' || i FROM c;\n" +
-                                                   kernels_sql(50000, 49999));
+  const std::string path =
+      make("many.sqlite", std::string(kLooseStringIds) +
+                              "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c "
+                              "WHERE i < 50000) INSERT INTO StringIds SELECT i, 'n' || i FROM c;\n" +
+                              kernels_sql(50000, 49999));
   auto read = read_nsys_sqlite(path);
   ASSERT_TRUE(read.ok()) << read.error().message;
   const RankTrace& t = read.value();
@@ -191,8 +192,8 @@ TEST_F(NsysHostileSchema, FileDeadlineCoversEveryQuery) {
   EXPECT_EQ(s.step(), SQLITE_INTERRUPT);
   EXPECT_TRUE(strict.value()->expired());
   // The reader's message names the file, the table it stopped at and the deadline of the whole file.
-  const std::string fixture = make("rank.sqlite", std::string(kNsysFixtureSchema) + nsys_fixture_rank_sql(0, 0) +
-                                                      kernels_sql(20000, 1));
+  const std::string fixture =
+      make("rank.sqlite", std::string(kNsysFixtureSchema) + nsys_fixture_rank_sql(0, 0) + kernels_sql(20000, 1));
   NsysReadOptions options;
   options.limits.query_deadline = std::chrono::milliseconds(0);
   auto read = read_nsys_sqlite(fixture, options);
@@ -241,8 +242,11 @@ TEST_F(NsysHostileSchema, RandomSchemasAndStatisticsReadEachRowOnce) {
              std::to_string(k * 10 + 5) + ", 1, 1, " + std::to_string(k) + ", " +
              std::to_string(names.rbegin()->first) + ", 0, NULL);\n";
     }
-    const char* indexable[] = {"StringIds(id)", "StringIds(value)", "StringIds(id, value)",
-                               "CUPTI_ACTIVITY_KIND_KERNEL(demangledName)", "CUPTI_ACTIVITY_KIND_KERNEL(start, end)",
+    const char* indexable[] = {"StringIds(id)",
+                               "StringIds(value)",
+                               "StringIds(id, value)",
+                               "CUPTI_ACTIVITY_KIND_KERNEL(demangledName)",
+                               "CUPTI_ACTIVITY_KIND_KERNEL(start, end)",
                                "CUPTI_ACTIVITY_KIND_RUNTIME(nameId)"};
     std::vector<std::string> indexes;
     for (int i = 0; i < 6; ++i) {
@@ -255,7 +259,9 @@ TEST_F(NsysHostileSchema, RandomSchemasAndStatisticsReadEachRowOnce) {
       sql += "DELETE FROM sqlite_stat1;\n";
       const char* tables[] = {"StringIds", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"};
       for (int i = 0, n = pick(8); i < n; ++i) {
-        const std::string idx = indexes.empty() || pick(3) == 0 ? "NULL" : "'" + indexes[static_cast<size_t>(pick(static_cast<int>(indexes.size())))] + "'";
+        const std::string idx = indexes.empty() || pick(3) == 0
+                                    ? "NULL"
+                                    : "'" + indexes[static_cast<size_t>(pick(static_cast<int>(indexes.size())))] + "'";
         sql += "INSERT INTO sqlite_stat1 VALUES ('" + std::string(tables[pick(4)]) + "', " + idx + ", '" +
                std::to_string(1 + rng() % 2000000000) + " " + std::to_string(1 + rng() % 2000000000) + "');\n";
       }

@@ -102,9 +102,9 @@ TEST(SubmittedBounds, SlurmStatusOverAHugeArrayCountWarnsAndEnds) {
   SubmittedJob array = job("300");
   array.kind = std::string(kShardsKind);
   array.array_tasks = 3;
-  dir.write("s/submitted.jsonl", submitted_line(job("100")) +
-                                     with(submitted_line(array), "array_tasks", "1000000000000") +
-                                     submitted_line(array));
+  dir.write(
+      "s/submitted.jsonl",
+      submitted_line(job("100")) + with(submitted_line(array), "array_tasks", "1000000000000") + submitted_line(array));
   const fs::path empty = fs::path(dir.path()) / "bin";
   fs::create_directories(empty);
   // timeout(1) by its path: with this PATH the shell could not find it. Before the bound the run

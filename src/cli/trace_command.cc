@@ -237,9 +237,9 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
   if (opt.peak_tflops) {
     // Given means used: 0 or less would be taken as "not given" and silently ignored.
     if (!(*opt.peak_tflops > 0) || *opt.peak_tflops > 1e9) {
-      print_message(stderr, "error",
-                    fmt::format("--peak-tflops must be a number of TFLOP/s above 0 and at most 1e9 (got {})",
-                                *opt.peak_tflops));
+      print_message(
+          stderr, "error",
+          fmt::format("--peak-tflops must be a number of TFLOP/s above 0 and at most 1e9 (got {})", *opt.peak_tflops));
       return kExitUsage;
     }
     report_options.peak_tflops = *opt.peak_tflops;

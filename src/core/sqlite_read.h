@@ -40,7 +40,7 @@ struct SqliteLimits {
   std::chrono::milliseconds query_deadline{std::chrono::minutes(5)};  // one query, from prepare to its last row
   // When set: every query together, from open(); each query still ends at its own deadline too.
   std::optional<std::chrono::milliseconds> file_deadline;
-  int max_value_bytes = 16 << 20;                                     // SQLITE_LIMIT_LENGTH
+  int max_value_bytes = 16 << 20;  // SQLITE_LIMIT_LENGTH
 };
 
 // The deadline of the query running now; the progress handler reads it.

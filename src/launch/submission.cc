@@ -110,8 +110,8 @@ Result<std::vector<SubmittedJob>> read_submitted(const std::string& path, std::v
   std::vector<SubmittedJob> jobs;
   simdjson::dom::parser parser;
   int64_t number = 0;
-  int64_t rows = 0;        // jobs, an array counting as its tasks: the rows `slurm status` makes
-  std::string too_many;    // set once rows passed kMaxSubmittedRows: the file is refused
+  int64_t rows = 0;      // jobs, an array counting as its tasks: the rows `slurm status` makes
+  std::string too_many;  // set once rows passed kMaxSubmittedRows: the file is refused
   auto take = [&](const std::string& line) {
     ++number;
     if (line.empty() || !too_many.empty()) return;
@@ -144,10 +144,11 @@ Result<std::vector<SubmittedJob>> read_submitted(const std::string& path, std::v
     j.output = str("output");
     // Every count is bounded by what a submission can write: `slurm status` makes a row per array
     // task, and one line with "array_tasks": 10^12 grew it until memory ran out.
-    for (const auto& [key, value, most] : {std::tuple{"nodes", j.nodes, kMaxRecordedNodes},
-                                           std::tuple{"repetition", j.repetition, kMaxRecordedRepetition},
-                                           std::tuple{"array_tasks", j.array_tasks, kMaxRecordedArrayTasks},
-                                           std::tuple{"submitted_unix_ns", j.submitted_unix_ns, std::numeric_limits<int64_t>::max()}}) {
+    for (const auto& [key, value, most] :
+         {std::tuple{"nodes", j.nodes, kMaxRecordedNodes},
+          std::tuple{"repetition", j.repetition, kMaxRecordedRepetition},
+          std::tuple{"array_tasks", j.array_tasks, kMaxRecordedArrayTasks},
+          std::tuple{"submitted_unix_ns", j.submitted_unix_ns, std::numeric_limits<int64_t>::max()}}) {
       if (value < 0 || value > most) {
         warnings->push_back(
             fmt::format("{}:{}: {} {} is outside 0 to {}; line skipped", path, number, key, value, most));

@@ -138,8 +138,8 @@ std::string bar_chart_svg(const BarChart& chart, int width) {
       body += fmt::format(
           "<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"><title>{}: {}: "
           "{:.4g}</title></rect>\n",
-          xa, y + 2, std::max(0.0, px(at) - xa), row_h - 4, colors.of(s.name), html_name(bar.label),
-          html_name(s.name), s.value);
+          xa, y + 2, std::max(0.0, px(at) - xa), row_h - 4, colors.of(s.name), html_name(bar.label), html_name(s.name),
+          s.value);
     }
     // The bar's value beside it (a bar of 0 is otherwise no bar at all).
     if (n <= 32) {

@@ -235,9 +235,9 @@ class NsysReader {
     auto ok = usable(q);
     if (!ok || !ok.value()) return;
     --tables_read_;
-    SqliteStatement s(
-        *file_,
-        "SELECT id, name, totalMemory, smCount, computeMajor, computeMinor FROM TARGET_INFO_GPU NOT INDEXED LIMIT 1024");
+    SqliteStatement s(*file_,
+                      "SELECT id, name, totalMemory, smCount, computeMajor, computeMinor FROM TARGET_INFO_GPU NOT "
+                      "INDEXED LIMIT 1024");
     if (!s.ok()) return;
     auto number = [&](int c) { return s.type(c) == SQLITE_INTEGER ? s.integer(c) : int64_t{-1}; };
     while (s.step() == SQLITE_ROW) {
