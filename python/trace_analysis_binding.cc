@@ -293,6 +293,11 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
 }  // namespace
 
 void bind_trace_analysis(py::module_& m) {
+  m.def(
+      "fs_path", [](py::handle value, const std::string& name) { return py::bytes(one_path(value, name)); },
+      py::arg("value"), py::arg("name"),
+      "A path argument as the bindings take it (path_argument.h): its os.fsencode bytes; ValueError naming "
+      "`name` for a NUL byte or a value that is not a path. TraceAnalysis checks its paths with it first.");
   m.def("trace_report", &trace_report, py::arg("report"), py::arg("paths"), py::arg("rank_files") = py::none(),
         py::arg("ranks") = py::none(), py::arg("top") = 10, py::arg("duration_ratio") = 1.0,
         py::arg("consecutive_kernel_delay_us") = 30, py::arg("include_last_step") = false,

@@ -95,16 +95,11 @@ def _index(value: Any, name: str) -> int:
 
 
 def _path(value: Any, name: str) -> str:
-    """A path argument (str, bytes or os.PathLike) as str: bytes and undecodable names as os.fsdecode
-    gives them, so that the binding's os.fsencode gives back the same bytes (python/path_argument.h
-    refuses a NUL there)."""
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if isinstance(value, bytes):
-        value = os.fsdecode(value)
-    if not isinstance(value, str):
-        raise ValueError(f"{name}: expected a path, got {type(value).__name__}")
-    return value
+    """A path argument (str, bytes or os.PathLike) checked by the binding's one path conversion
+    (python/path_argument.h: os.fsencode, NUL refused, a ValueError naming `name`) and kept as str the
+    way os.fsdecode gives it, so that joining it to trace_dir works and the binding gets the same bytes
+    back."""
+    return os.fsdecode(_scaleprof.fs_path(value, name))
 
 
 def _ranks_list(value: Any, name: str = "ranks", empty: Optional[List[int]] = None) -> List[int]:
