@@ -3,7 +3,9 @@
 // analysis window and the temporal breakdown run on what was read. Whatever the bytes (a corrupt
 // page, views or virtual tables in place of tables, NULL, text or huge values, ids that point
 // nowhere, times that overflow): no crash, no hang (every query has a deadline), no runaway
-// allocation. Seeds: fuzz/corpus/nsys_reader/, small hand-written fixtures (never the shared capture).
+// allocation, no row multiplied (StringIds ids shared by many rows are refused; a forged sqlite_stat1
+// chooses no plan: every table is one plain scan). Seeds: fuzz/corpus/nsys_reader/, small hand-written
+// fixtures (never the shared capture), among them shared-ids.sqlite and forged-stat1.sqlite.
 #include <unistd.h>
 
 #include <chrono>

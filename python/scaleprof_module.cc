@@ -21,6 +21,7 @@
 #include "collect/timers.h"
 #include "core/file_size_signal.h"
 #include "importers/run_reader.h"
+#include "path_argument.h"
 #include "pipeline/report_source.h"
 #include "pipeline/scalability_pipeline.h"
 #include "report/scalability_report.h"
@@ -33,8 +34,10 @@ namespace importers = scaleprof::importers;
 namespace {
 
 using scaleprof::python::check;
+using scaleprof::python::path_argument;
 using scaleprof::python::ScaleprofError;
 using scaleprof::python::unwrap;
+using scaleprof::python::utf8_message;
 
 py::dict epoch_dict(const collect::EpochRecord& e) {
   py::dict d;
@@ -161,13 +164,19 @@ std::optional<int64_t> int_argument(py::handle value, const char* name) {
 // check_given_text (an explicit "" is an error, not the default).
 std::optional<std::string> text_argument(py::handle value, const char* name, bool path = false) {
   if (value.is_none()) return std::nullopt;
-  py::object text = py::reinterpret_borrow<py::object>(value);
-  if (path && !PyUnicode_Check(value.ptr()) && PyObject_HasAttrString(value.ptr(), "__fspath__")) {
-    text = py::module_::import("os").attr("fspath")(value);
+  if (path) {
+    // A path is its bytes (path_argument.h: os.fsencode, NUL refused), not text: a non-UTF-8 name is a name.
+    std::optional<std::string> bytes = path_argument(value, name);
+    if (!bytes) {
+      throw py::type_error(
+          fmt::format("{} must be a str or os.PathLike, not {} ({})", name, type_name(value), shown(value)));
+    }
+    if (auto s = collect::check_given_text(name, *bytes); !s) throw py::value_error(s.error().message);
+    return bytes;
   }
+  py::object text = py::reinterpret_borrow<py::object>(value);
   if (!PyUnicode_Check(text.ptr())) {
-    throw py::type_error(fmt::format("{} must be a {}, not {} ({})", name, path ? "str or os.PathLike" : "str",
-                                     type_name(value), shown(value)));
+    throw py::type_error(fmt::format("{} must be a str, not {} ({})", name, type_name(value), shown(value)));
   }
   Py_ssize_t size = 0;
   const char* utf8 = PyUnicode_AsUTF8AndSize(text.ptr(), &size);
@@ -178,6 +187,12 @@ std::optional<std::string> text_argument(py::handle value, const char* name, boo
   std::string out(utf8, static_cast<size_t>(size));
   if (auto s = collect::check_given_text(name, out); !s) throw py::value_error(s.error().message);
   return out;
+}
+
+// A path that must be given (read_run's dir, read_runs' root): as text_argument's path, None refused.
+std::string required_path(py::handle value, const char* name) {
+  if (value.is_none()) throw py::type_error(fmt::format("{} must be a str or os.PathLike, not None", name));
+  return *text_argument(value, name, /*path=*/true);
 }
 
 collect::RunContext detect_context(const py::dict& kw) {
@@ -254,14 +269,14 @@ std::vector<std::string> run_names_argument(const py::object& value) {
 // `scaleprof report --format json` as a dict: the same pipeline (the source chosen from the arguments
 // and the environment as the CLI does, pipeline/report_source.h), and the report's one JSON writer,
 // parsed by Python's json module rather than written a second time.
-py::object scalability_report(const std::optional<std::string>& root, const std::optional<std::string>& tracking_uri,
+py::object scalability_report(const py::object& root_arg, const std::optional<std::string>& tracking_uri,
                               const std::optional<std::string>& experiment,
                               const std::optional<std::string>& experiment_name, const py::object& run_names,
                               int skip_epochs, int64_t gpus_per_node, unsigned threads, const py::object& what_if) {
   if (skip_epochs < 0) throw py::value_error(fmt::format("skip_epochs must be 0 or more (got {})", skip_epochs));
   if (gpus_per_node < 0) throw py::value_error(fmt::format("gpus_per_node must be 1 or more (got {})", gpus_per_node));
   scaleprof::pipeline::SourceRequest request;
-  request.root = root.value_or("");
+  request.root = root_arg.is_none() ? std::string() : required_path(root_arg, "root");
   request.tracking_uri = tracking_uri.value_or("");
   scaleprof::pipeline::read_source_environment(&request);
   const scaleprof::pipeline::ReportSource source = unwrap(scaleprof::pipeline::choose_report_source(request));
@@ -296,7 +311,7 @@ py::object scalability_report(const std::optional<std::string>& root, const std:
       text = scaleprof::report::render_sections_json(scaleprof::report::scalability_sections(analysis), analysis);
     }
   }
-  if (error) throw ScaleprofError(error->message);
+  if (error) throw ScaleprofError(utf8_message(error->message));
   return py::module_::import("json").attr("loads")(text);
 }
 
@@ -430,13 +445,17 @@ PYBIND11_MODULE(_scaleprof, m) {
       .def_property_readonly("gpu_note", &collect::RankRecorder::gpu_note);
 
   m.def(
-      "read_run", [](const std::string& dir) { return run_dict(unwrap(importers::read_run(dir))); }, py::arg("dir"),
+      "read_run",
+      [](const py::object& dir) { return run_dict(unwrap(importers::read_run(required_path(dir, "dir")))); },
+      py::arg("dir"),
       "One run directory as dicts: status, ranks with epochs, steps, trace files and GPU summaries, warnings.");
   m.def(
       "read_runs",
-      [](const std::string& root, const std::string& experiment) {
+      [](const py::object& root, const std::string& experiment) {
         py::list out;
-        for (const auto& r : unwrap(importers::read_runs(root, experiment))) out.append(run_dict(r));
+        for (const auto& r : unwrap(importers::read_runs(required_path(root, "root"), experiment))) {
+          out.append(run_dict(r));
+        }
         return out;
       },
       py::arg("root"), py::arg("experiment") = "");

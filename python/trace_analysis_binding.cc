@@ -25,6 +25,7 @@
 #include "analysis/operator_table.h"
 #include "binding_errors.h"
 #include "engine/rank_results.h"
+#include "path_argument.h"
 #include "pipeline/trace_pipeline.h"
 #include "pipeline/whatif_pipeline.h"
 #include "report/table.h"
@@ -127,14 +128,17 @@ std::vector<int64_t> ranks_argument(py::handle value, std::string_view name) {
   return out;
 }
 
+// One path: str, bytes or os.PathLike as its bytes, NUL refused (path_argument.h, the one conversion).
+std::string one_path(py::handle value, const std::string& name) {
+  std::optional<std::string> path = path_argument(value, name);
+  if (!path) bad_argument(name, fmt::format("expected a path (str or os.PathLike), got {}", type_name(value)));
+  return *path;
+}
+
 std::vector<std::string> paths_argument(py::handle value, std::string_view name) {
   std::vector<std::string> out;
   size_t i = 0;
-  for (const py::object& item : items_of(value, name)) {
-    // os.PathLike (pathlib.Path) is a path too.
-    py::object path = py::hasattr(item, "__fspath__") ? item.attr("__fspath__")() : item;
-    out.push_back(str_argument(path, fmt::format("{}[{}]", name, i++)));
-  }
+  for (const py::object& item : items_of(value, name)) out.push_back(one_path(item, fmt::format("{}[{}]", name, i++)));
   return out;
 }
 
@@ -227,9 +231,7 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
     }
     for (auto [rank, file] : py::reinterpret_borrow<py::dict>(rank_files_arg)) {
       const int64_t r = int_argument(rank, "trace_files (a rank)", 0, std::numeric_limits<int32_t>::max());
-      py::object path =
-          py::hasattr(file, "__fspath__") ? file.attr("__fspath__")() : py::reinterpret_borrow<py::object>(file);
-      const std::string p = str_argument(path, fmt::format("trace_files[{}]", r));
+      const std::string p = one_path(file, fmt::format("trace_files[{}]", r));
       load.rank_overrides.emplace_back(p, r);
       paths.push_back(p);
     }
@@ -266,7 +268,7 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
     std::string message = result.any_read ? "some traces could not be read" : "no trace could be read";
     for (const std::string& e : result.set.errors) message += "\n  " + e;
     if (result.set.files.empty()) message += fmt::format(" (no trace file in {})", fmt::join(paths, ", "));
-    throw ScaleprofError(message);
+    throw ScaleprofError(utf8_message(message));
   }
   py::list ranks_read;
   for (int64_t r : result.set.rank_of_file) {
@@ -290,8 +292,8 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
 }
 
 // `scaleprof trace what-if` over `paths`: {'tables': {'what_if': {column: values}}, 'files', 'warnings'}.
-py::dict trace_what_if(const std::vector<std::string>& paths, const std::vector<std::string>& what_ifs,
-                       unsigned threads) {
+py::dict trace_what_if(py::handle paths_arg, const std::vector<std::string>& what_ifs, unsigned threads) {
+  const std::vector<std::string> paths = paths_argument(paths_arg, "paths");
   trace::LoadOptions load;
   load.parse.lenient = true;
   load.threads = threads;
@@ -323,7 +325,12 @@ py::dict trace_what_if(const std::vector<std::string>& paths, const std::vector<
 void bind_trace_analysis(py::module_& m) {
   m.def("trace_what_if", &trace_what_if, py::arg("paths"), py::arg("what_ifs"), py::arg("threads") = 0,
         "`scaleprof trace what-if`: every rank's profiled steps re-timed under each change (docs/report.md, "
-        "\"What fixing a cause would gain\"); ValueError for a change not understood.");
+        "\"What fixing a cause would gain\"); ValueError for a change not understood or a bad path.");
+  m.def(
+      "fs_path", [](py::handle value, const std::string& name) { return py::bytes(one_path(value, name)); },
+      py::arg("value"), py::arg("name"),
+      "A path argument as the bindings take it (path_argument.h): its os.fsencode bytes; ValueError naming "
+      "`name` for a NUL byte or a value that is not a path. TraceAnalysis checks its paths with it first.");
   m.def("trace_report", &trace_report, py::arg("report"), py::arg("paths"), py::arg("rank_files") = py::none(),
         py::arg("ranks") = py::none(), py::arg("top") = 10, py::arg("duration_ratio") = 1.0,
         py::arg("consecutive_kernel_delay_us") = 30, py::arg("include_last_step") = false,

@@ -453,6 +453,19 @@ TEST_F(NsysFixture, ReportExportedByNsysOnPath) {
   const auto run = run_cli("trace kernels --format csv " + report, "PATH=" + bin + ":/usr/bin:/bin", 60);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("ncclDevKernel_AllReduce_Sum_f32_RING_LL"), std::string::npos) << run.out;
+  // A report whose name starts with '-' reaches nsys as a path (./-run.nsys-rep), never as an option:
+  // this stand-in fails on a last argument that looks like one.
+  std::ofstream(dir_ / "-run.nsys-rep") << "a report only nsys reads";
+  std::ofstream(bin + "/nsys") << "#!/bin/sh\n"
+                                  "for a; do last=$a; done\n"
+                                  "case \"$last\" in -*) echo \"option $last\" >&2; exit 4;; esac\n"
+                                  "while [ $# -gt 0 ]; do [ \"$1\" = --output ] && out=$2; shift; done\n"
+                                  "cp '"
+                               << exported << "' \"$out\"\n";
+  const auto dashed = testing::run_shell("cd '" + dir_.path() + "' && PATH=" + bin + ":/usr/bin:/bin timeout 60 " +
+                                         SCALEPROF_CLI_PATH + " trace kernels --format csv -- -run.nsys-rep");
+  ASSERT_EQ(dashed.exit_code, 0) << dashed.err;
+  EXPECT_NE(dashed.out.find("ncclDevKernel_AllReduce_Sum_f32_RING_LL"), std::string::npos) << dashed.out;
   // A failing nsys is a one-line error with its message.
   std::ofstream(bin + "/nsys") << "#!/bin/sh\necho 'cannot open report' >&2\nexit 3\n";
   const auto failed = run_cli("trace kernels " + report, "PATH=" + bin + ":/usr/bin:/bin", 60);

@@ -854,5 +854,35 @@ TEST(KinetoReader, RealTracesStreamingMatchesWholeDocument) {
   EXPECT_GE(checked, 15);
 }
 
+// Device numbers past 32 bits (issue 30): a [memory] event's Device Id of 2^32 was kept as device 0
+// (its bytes counted against a real GPU); it is now refused and counted. A launch argument past 32
+// bits is absent (-1), never a wrong small number.
+TEST(KinetoReader, DeviceNumbersPast32BitsAreNeverTruncated) {
+  TempDir dir;
+  const std::string text = with_event(
+      "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":1,\"args\":{\"Bytes\":16,\"Device Type\":1,\"Device "
+      "Id\":4294967296}},\n"
+      "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":2,\"args\":{\"Bytes\":16,\"Device Type\":4294967297,\"Device "
+      "Id\":0}},\n"
+      "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":3,\"args\":{\"Bytes\":32,\"Device Type\":1,\"Device Id\":-1}},\n"
+      "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":4,\"args\":{\"Bytes\":64,\"Device Type\":1,\"Device Id\":7}},\n"
+      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":5,\"dur\":1,\"args\":{\"device\":4294967296,"
+      "\"grid\":[4294967297,2,1],\"block\":[1,1,1],\"registers per thread\":-4294967296}}");
+  auto r = read_kineto_trace(dir.write("devices.json", text));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const RankTrace& t = r.value();
+  EXPECT_EQ(t.memory.bytes, (std::vector<int64_t>{32, 64}));
+  EXPECT_EQ(t.memory.device_id, (std::vector<int32_t>{-1, 7}));
+  EXPECT_EQ(t.stats.rejected_events, 2U);
+  std::string all;
+  for (const std::string& w : t.warnings) all += w + "\n";
+  EXPECT_NE(all.find("has a Device Type or Device Id outside the 32-bit range; skipped"), std::string::npos) << all;
+  ASSERT_EQ(t.device_args.size(), 1U);
+  EXPECT_EQ(t.device_args.device[0], -1);
+  EXPECT_EQ(t.device_args.grid_x[0], -1);
+  EXPECT_EQ(t.device_args.grid_y[0], 2);
+  EXPECT_EQ(t.device_args.registers_per_thread[0], -1);
+}
+
 }  // namespace
 }  // namespace scaleprof::trace

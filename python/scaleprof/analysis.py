@@ -15,6 +15,7 @@ scaleprof` and the recording API work without it (`pip install scaleprof[noteboo
 """
 from __future__ import annotations
 
+import operator
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -81,6 +82,26 @@ def _check_visualize(value: Any, name: str = "visualize") -> bool:
     return value
 
 
+def _index(value: Any, name: str) -> int:
+    """An integer argument: an int or anything with __index__ (numpy and torch integers), never a bool or
+    a float; a ValueError naming the argument otherwise. The one conversion of every integer argument
+    the methods check here (ranks, rank, instance_id)."""
+    try:
+        if isinstance(value, (bool, float)):
+            raise TypeError
+        return operator.index(value)  # int, numpy integer; an array of several fails
+    except (TypeError, AttributeError):
+        raise ValueError(f"{name}: expected an integer, got {type(value).__name__}") from None
+
+
+def _path(value: Any, name: str) -> str:
+    """A path argument (str, bytes or os.PathLike) checked by the binding's one path conversion
+    (python/path_argument.h: os.fsencode, NUL refused, a ValueError naming `name`) and kept as str the
+    way os.fsdecode gives it, so that joining it to trace_dir works and the binding gets the same bytes
+    back."""
+    return os.fsdecode(_scaleprof.fs_path(value, name))
+
+
 def _ranks_list(value: Any, name: str = "ranks", empty: Optional[List[int]] = None) -> List[int]:
     """HTA's ranks argument (None or [] means [0]; for streams, `empty`), checked by the binding's rules."""
     if empty is None:
@@ -95,12 +116,7 @@ def _ranks_list(value: Any, name: str = "ranks", empty: Optional[List[int]] = No
         raise ValueError(f"{name}: expected a list of ranks, got {type(value).__name__}") from None
     out = []
     for i, r in enumerate(items):
-        try:
-            if isinstance(r, (bool, float)):
-                raise TypeError
-            index = r.__index__()  # int, numpy integer; an array of several fails
-        except (TypeError, AttributeError):
-            raise ValueError(f"{name}[{i}]: expected an integer, got {type(r).__name__}") from None
+        index = _index(r, f"{name}[{i}]")
         if not 0 <= index <= 2147483647:
             raise ValueError(f"{name}[{i}]: must be between 0 and 2147483647, got {index}")
         out.append(index)
@@ -120,10 +136,7 @@ class TraceAnalysis:
     def __init__(self, trace_files: Optional[Union[Dict[int, str], List[str]]] = None,
                  trace_dir: Union[str, "os.PathLike[str]"] = DEFAULT_TRACE_DIR,
                  include_last_profiler_step: Optional[bool] = False, *, threads: int = 0):
-        if isinstance(trace_dir, os.PathLike):
-            trace_dir = os.fspath(trace_dir)
-        if not isinstance(trace_dir, str):
-            raise ValueError(f"trace_dir: expected a path, got {type(trace_dir).__name__}")
+        trace_dir = _path(trace_dir, "trace_dir")
         if include_last_profiler_step is None:
             include_last_profiler_step = False
         if not isinstance(include_last_profiler_step, bool):
@@ -159,10 +172,7 @@ class TraceAnalysis:
 
     @staticmethod
     def _joined(trace_dir: str, f: Any, name: str) -> str:
-        if isinstance(f, os.PathLike):
-            f = os.fspath(f)
-        if not isinstance(f, str):
-            raise ValueError(f"{name}: expected a path, got {type(f).__name__}")
+        f = _path(f, name)
         # HTA's rule (Trace._normalize_trace_filenames): relative to trace_dir unless absolute or under it.
         return f if os.path.isabs(f) or (trace_dir and f.startswith(trace_dir)) else os.path.join(trace_dir, f)
 
@@ -494,11 +504,10 @@ class TraceAnalysis:
         windows are ProfilerSteps only, so `annotation` must be "ProfilerStep"."""
         if annotation not in ("ProfilerStep", "ProfilerStep#"):
             raise ValueError(f"annotation: only ProfilerStep windows are analysed, got {annotation!r}")
-        if isinstance(rank, bool) or not isinstance(rank, int):
-            raise ValueError(f"rank: expected an integer, got {type(rank).__name__}")
+        rank = _index(rank, "rank")  # numpy and torch integers as the other methods take them
         self._check_ranks([rank])
-        if instance_id is not None and (isinstance(instance_id, bool) or not isinstance(instance_id, int)):
-            raise ValueError(f"instance_id: expected a ProfilerStep number or None, got {instance_id!r}")
+        if instance_id is not None:
+            instance_id = _index(instance_id, "instance_id (a ProfilerStep number or None)")
         tables = self.get_report("critical-path", ranks=None, top=top)
         out = {}
         for key, df in tables.items():

@@ -43,6 +43,7 @@ struct TraceOptions {
   unsigned threads = 0;
   engine::TraceReportOptions report;
   double consecutive_kernel_delay_us = 30.0;
+  std::optional<double> peak_tflops;  // --peak-tflops when given (report.peak_tflops 0 means the table's)
 };
 
 // Every subcommand streams its ranks (engine/trace_stream.h): each is read, reduced, freed.
@@ -234,9 +235,15 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
                   fmt::format("--device: no peak table for '{}' (known: {})", opt.report.flops_device, names));
     return kExitUsage;
   }
-  if (!(opt.report.peak_tflops >= 0) || opt.report.peak_tflops > 1e9) {
-    print_message(stderr, "error", "--peak-tflops must be a number of TFLOP/s between 0 and 1e9");
-    return kExitUsage;
+  if (opt.peak_tflops) {
+    // Given means used: 0 or less would be taken as "not given" and silently ignored.
+    if (!(*opt.peak_tflops > 0) || *opt.peak_tflops > 1e9) {
+      print_message(
+          stderr, "error",
+          fmt::format("--peak-tflops must be a number of TFLOP/s above 0 and at most 1e9 (got {})", *opt.peak_tflops));
+      return kExitUsage;
+    }
+    report_options.peak_tflops = *opt.peak_tflops;
   }
 
   trace::LoadOptions load;
@@ -566,7 +573,7 @@ void setup_trace_command(CLI::App& app, int* exit_code) {
       cmd->add_option("--device", opt->report.flops_device,
                       "FLOPs: take MFU against this device's peaks instead of the trace's device (A100, H100 SXM, "
                       "H100 PCIe, H200, L40S, V100 SXM2, MI250X, MI250, MI300X, MI325X; docs/flops.md)");
-      cmd->add_option("--peak-tflops", opt->report.peak_tflops,
+      cmd->add_option("--peak-tflops", opt->peak_tflops,
                       "FLOPs: take MFU against this peak (TFLOP/s) for every dtype (e.g. TF32, or a device not in the "
                       "table)");
     }

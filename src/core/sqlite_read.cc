@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <filesystem>
 
 namespace scaleprof {
@@ -38,7 +39,7 @@ bool is_virtual_table_sql(std::string_view sql) {
 
 SqliteStatement::SqliteStatement(SqliteFile& file, const char* sql) {
   file.clock_.expired = false;
-  file.clock_.deadline = Clock::now() + file.limits_.query_deadline;
+  file.clock_.deadline = std::min(Clock::now() + file.limits_.query_deadline, file.file_end_);
   rc_ = sqlite3_prepare_v2(file.db_, sql, -1, &stmt_, nullptr);
 }
 SqliteStatement::~SqliteStatement() {
@@ -97,6 +98,7 @@ Result<std::unique_ptr<SqliteFile>> SqliteFile::open(const std::string& path, co
 
 SqliteFile::SqliteFile(sqlite3* db, std::string path, const SqliteLimits& limits)
     : db_(db), path_(std::move(path)), limits_(limits) {
+  if (limits_.file_deadline) file_end_ = Clock::now() + *limits_.file_deadline;
   sqlite3_progress_handler(db_, 1000, on_progress, &clock_);
 }
 

@@ -6,7 +6,9 @@
 //    schema tables cannot be written (DEFENSIVE);
 //  - one cell is at most SqliteLimits::max_value_bytes long (a larger one fails its query);
 //  - a query that runs past its deadline is interrupted (a progress handler), so a recursive view
-//    or a huge join never hangs the caller;
+//    or a huge join never hangs the caller; with SqliteLimits::file_deadline set, one deadline also
+//    covers every query on the file together (a reader running a few queries cannot take a few
+//    deadlines);
 //  - a table is read only after check_table() found a real table (sqlite_master type 'table', not a
 //    view, not a virtual table) with the columns the reader needs.
 // Callers keep SQLite's own result codes (SQLITE_ROW, SQLITE_NULL, ...) from <sqlite3.h>.
@@ -16,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -35,7 +38,9 @@ bool has_sqlite_magic(std::string_view head);
 
 struct SqliteLimits {
   std::chrono::milliseconds query_deadline{std::chrono::minutes(5)};  // one query, from prepare to its last row
-  int max_value_bytes = 16 << 20;                                     // SQLITE_LIMIT_LENGTH
+  // When set: every query together, from open(); each query still ends at its own deadline too.
+  std::optional<std::chrono::milliseconds> file_deadline;
+  int max_value_bytes = 16 << 20;  // SQLITE_LIMIT_LENGTH
 };
 
 // The deadline of the query running now; the progress handler reads it.
@@ -93,6 +98,7 @@ class SqliteFile {
   std::string message() const;
   const std::string& path() const { return path_; }
   std::chrono::milliseconds deadline() const { return limits_.query_deadline; }
+  const std::optional<std::chrono::milliseconds>& file_deadline() const { return limits_.file_deadline; }
 
  private:
   friend class SqliteStatement;
@@ -101,6 +107,7 @@ class SqliteFile {
   std::string path_;
   SqliteLimits limits_;
   SqliteClock clock_;
+  std::chrono::steady_clock::time_point file_end_ = std::chrono::steady_clock::time_point::max();
 };
 
 // CREATE VIRTUAL TABLE, in any case and spacing: a module's table, not rows in the file.

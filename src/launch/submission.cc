@@ -13,7 +13,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
+#include <tuple>
 
 #include "collect/run_names.h"
 #include "core/captured_command.h"
@@ -108,9 +110,11 @@ Result<std::vector<SubmittedJob>> read_submitted(const std::string& path, std::v
   std::vector<SubmittedJob> jobs;
   simdjson::dom::parser parser;
   int64_t number = 0;
+  int64_t rows = 0;      // jobs, an array counting as its tasks: the rows `slurm status` makes
+  std::string too_many;  // set once rows passed kMaxSubmittedRows: the file is refused
   auto take = [&](const std::string& line) {
     ++number;
-    if (line.empty()) return;
+    if (line.empty() || !too_many.empty()) return;
     simdjson::dom::object o;
     if (parser.parse(line).get_object().get(o) != simdjson::SUCCESS) {
       warnings->push_back(fmt::format("{}:{}: not a JSON object; line skipped", path, number));
@@ -138,10 +142,29 @@ Result<std::vector<SubmittedJob>> read_submitted(const std::string& path, std::v
     j.submitted_unix_ns = num("submitted_unix_ns");
     j.array_tasks = num("array_tasks");
     j.output = str("output");
+    // Every count is bounded by what a submission can write: `slurm status` makes a row per array
+    // task, and one line with "array_tasks": 10^12 grew it until memory ran out.
+    for (const auto& [key, value, most] :
+         {std::tuple{"nodes", j.nodes, kMaxRecordedNodes},
+          std::tuple{"repetition", j.repetition, kMaxRecordedRepetition},
+          std::tuple{"array_tasks", j.array_tasks, kMaxRecordedArrayTasks},
+          std::tuple{"submitted_unix_ns", j.submitted_unix_ns, std::numeric_limits<int64_t>::max()}}) {
+      if (value < 0 || value > most) {
+        warnings->push_back(
+            fmt::format("{}:{}: {} {} is outside 0 to {}; line skipped", path, number, key, value, most));
+        return;
+      }
+    }
     bool superseded = false;
     j.superseded = o["superseded"].get_bool().get(superseded) == simdjson::SUCCESS && superseded;
     if (j.job_id.empty() || j.job_id.find_first_not_of("0123456789") != std::string::npos) {
       warnings->push_back(fmt::format("{}:{}: no valid job_id; line skipped", path, number));
+      return;
+    }
+    rows += std::max<int64_t>(1, j.array_tasks);  // at most 2,001 a line: no overflow before the check below
+    if (rows > static_cast<int64_t>(kMaxSubmittedRows)) {
+      too_many = fmt::format("{}:{}: more than {} jobs and array tasks recorded; not read (move old records away)",
+                             path, number, kMaxSubmittedRows);
       return;
     }
     jobs.push_back(std::move(j));
@@ -175,11 +198,13 @@ Result<std::vector<SubmittedJob>> read_submitted(const std::string& path, std::v
     }
   }
   if (in.bad()) return Error{fmt::format("{}: read error after line {}", path, number), ErrorKind::kIo};
+  if (!too_many.empty()) return Error{too_many, ErrorKind::kTooLarge};
   if (too_long) {
     warnings->push_back(fmt::format("{}:{}: longer than {} bytes; line skipped", path, number + 1, kMaxSubmittedLine));
   } else if (!line.empty()) {
     take(line);  // a last line without its line break (a torn write): parsed like the others
   }
+  if (!too_many.empty()) return Error{too_many, ErrorKind::kTooLarge};
   return jobs;
 }
 

@@ -34,10 +34,17 @@ struct SubmittedJob {
 // One line of submitted.jsonl (ending in '\n'); "superseded": true is written only when it is.
 std::string submitted_line(const SubmittedJob& job);
 
-// Reads submitted.jsonl. Lines that are not whole records (a torn last line, hand edits) or longer
-// than kMaxSubmittedLine are skipped with a warning "file:line: ..." in *warnings; a read error is an
-// error, never a shorter list.
+// Reads submitted.jsonl. Lines that are not whole records (a torn last line, hand edits), longer
+// than kMaxSubmittedLine, or with a count past what a submission writes (nodes, repetition,
+// array_tasks, submitted_unix_ns: negative or above the bounds below) are skipped with a warning
+// "file:line: ..." in *warnings; a read error is an error, never a shorter list. More than
+// kMaxSubmittedRows jobs and array tasks together (the rows of `slurm status`) is a one-line error
+// (ErrorKind::kTooLarge), so no file makes the status grow without bound.
 inline constexpr size_t kMaxSubmittedLine = 64 * 1024;
+inline constexpr int64_t kMaxRecordedNodes = 100000;         // num_nodes' and scalability_nodes' most
+inline constexpr int64_t kMaxRecordedRepetition = 1000000;   // --append numbers past `repetitions` (1,000)
+inline constexpr int64_t kMaxRecordedArrayTasks = kMaxJobs;  // slurm analyze's shards (analysis_jobs.h)
+inline constexpr size_t kMaxSubmittedRows = 200000;          // 100 submissions of kMaxJobs
 Result<std::vector<SubmittedJob>> read_submitted(const std::string& path, std::vector<std::string>* warnings);
 
 // The file SLURM writes for an --output/--error `pattern` of the job `job_name` with id `job_id`: %j,

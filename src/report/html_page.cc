@@ -4,7 +4,9 @@
 
 #include <cmath>
 
+#include "core/terminal_text.h"
 #include "core/utf8.h"
+#include "report/name_shorten.h"
 
 namespace scaleprof::report {
 
@@ -21,12 +23,23 @@ std::string html_escape(std::string_view text) {
         out += kReplacementCharacter;
         ++pos;
       } else {
-        out.append(text, pos, length);
+        const uint32_t cp = utf8_code_point(text, pos, length);
+        if (is_terminal_control(cp)) {
+          // Bidi overrides (U+202E shows "exe.txt" for "txt.exe"), invisible format characters and
+          // C1 controls: shown as their code, as the terminal shows them (core/terminal_text.h).
+          out += fmt::format("\\u{:04x}", cp);
+        } else {
+          out.append(text, pos, length);
+        }
         pos += length;
       }
       continue;
     }
     ++pos;
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\r' && c != '\t') || c == 0x7f) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(c)));  // ESC, NUL, DEL ...
+      continue;
+    }
     switch (c) {
       case '&':
         out += "&amp;";
@@ -48,6 +61,26 @@ std::string html_escape(std::string_view text) {
     }
   }
   return out;
+}
+
+std::string url_path(std::string_view path) {
+  std::string out;
+  out.reserve(path.size());
+  for (const char c : path) {
+    const bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+                      c == '.' || c == '_' || c == '~' || c == '/';
+    if (keep) {
+      out += c;
+    } else {
+      out += fmt::format("%{:02X}", static_cast<unsigned>(static_cast<unsigned char>(c)));
+    }
+  }
+  return out;
+}
+
+std::string html_name(std::string_view text) {
+  // Escaped after shortening: an entity is never cut in half.
+  return html_escape(shorten_name(text, kMaxHtmlNameWidth));
 }
 
 namespace {
@@ -94,7 +127,7 @@ std::string html_page_start(std::string_view title, std::string_view extra_style
 
 std::string html_cell(const Cell& c) {
   if (std::holds_alternative<std::string>(c.value)) {
-    return "<td>" + html_escape(std::get<std::string>(c.value)) + "</td>";
+    return "<td>" + html_name(std::get<std::string>(c.value)) + "</td>";
   }
   if (std::holds_alternative<int64_t>(c.value))
     return fmt::format("<td class=\"num\">{}</td>", std::get<int64_t>(c.value));

@@ -12,29 +12,36 @@ bool is_continuation(char c) {
   return (static_cast<unsigned char>(c) & 0xC0) == 0x80;
 }
 
-// Position just after the bracket closing the one opened at `open`, or npos without a partner.
-// Only brackets of the same kind nest; `->` inside a template list is not a closer of interest
-// because parameter lists are removed first.
-size_t matching_close(std::string_view s, size_t open, char opener, char closer) {
-  int depth = 0;
-  for (size_t i = open; i < s.size(); ++i) {
-    if (s[i] == opener) ++depth;
-    if (s[i] == closer && --depth == 0) return i + 1;
-  }
-  return std::string_view::npos;
-}
-
-// Replaces the contents of every top-level `opener ... closer` pair by an ellipsis.
+// Replaces the contents of every top-level `opener ... closer` pair by an ellipsis. Only brackets of
+// the same kind nest; `->` inside a template list is not a closer of interest because parameter
+// lists are removed first. Linear: every opener's partner is found in one pass with a stack (a scan
+// from each opener to its partner was quadratic on a name of many unclosed brackets, and every name
+// of a page passes here, report/html_page.h).
 std::string elide_brackets(std::string_view s, char opener, char closer) {
+  std::vector<size_t> open_at;  // positions of the openers, in order
+  std::vector<size_t> end_of;   // just after each one's partner; npos without one
+  std::vector<size_t> stack;    // indexes into open_at of the openers not closed yet
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == opener) {
+      stack.push_back(open_at.size());
+      open_at.push_back(i);
+      end_of.push_back(std::string_view::npos);
+    } else if (s[i] == closer && !stack.empty()) {
+      end_of[stack.back()] = i + 1;
+      stack.pop_back();
+    }
+  }
   std::string out;
   out.reserve(s.size());
   size_t i = 0;
+  size_t k = 0;  // the first opener at or after i
   while (i < s.size()) {
     if (s[i] != opener) {
       out += s[i++];
       continue;
     }
-    const size_t end = matching_close(s, i, opener, closer);
+    while (open_at[k] < i) ++k;
+    const size_t end = end_of[k];
     // `operator<` / `operator<<` and friends have no partner; a pair with nothing inside stays.
     if (end == std::string_view::npos || end - i <= 2) {
       out += s[i++];

@@ -42,7 +42,7 @@ std::string render_scalability_html(const ScalabilityAnalysis& analysis, const s
   out += key_figures_html(analysis);
   out += "<nav><h2>Contents</h2><ul>\n";
   for (const ReportSection& s : sections) {
-    out += fmt::format("<li><a href=\"#section-{}\">{}</a></li>\n", html_escape(s.key), html_escape(s.title));
+    out += fmt::format("<li><a href=\"#section-{}\">{}</a></li>\n", url_path(s.key), html_escape(s.title));
   }
   if (!options.trace_pages.empty()) out += "<li><a href=\"#trace-pages\">Trace pages</a></li>\n";
   out += "<li><a href=\"#plots\">Plots</a></li>\n</ul></nav>\n";
@@ -76,7 +76,7 @@ std::string render_scalability_html(const ScalabilityAnalysis& analysis, const s
         "(<code>scaleprof trace summary --html</code>): time breakdown, kernels, idle time, overlap, "
         "collectives and stragglers.</p>\n<ul>\n";
     for (const TraceLink& link : options.trace_pages) {
-      out += fmt::format("<li><a href=\"{}\">{}</a> ({} trace file(s){})</li>\n", html_escape(link.href),
+      out += fmt::format("<li><a href=\"{}\">{}</a> ({} trace file(s){})</li>\n", url_path(link.href),
                          html_escape(link.label), link.trace_files, link.failed ? "; some could not be read" : "");
     }
     out += "</ul>\n</section>\n";

@@ -22,7 +22,7 @@ struct HtmlPlot {
 // A link to the trace page of one run (pipeline/trace_pages.h), relative to the report's page.
 struct TraceLink {
   std::string label;  // "ddp, 4 worker(s): run NAME"
-  std::string href;
+  std::string href;   // the page's relative path as it is on disk; written through url_path (html_page.h)
   int64_t trace_files = 0;
   bool failed = false;  // some of its traces could not be read (the page says which)
 };

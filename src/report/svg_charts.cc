@@ -54,7 +54,7 @@ int legend_svg(const std::vector<std::string>& names, Colors& colors, int right,
     }
     *out += fmt::format(
         "<rect x=\"{:.1f}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{:.1f}\" y=\"{}\">{}</text>\n",
-        x, 8 + 20 * row, colors.of(name), x + 17, 8 + 20 * row + 11, html_escape(name));
+        x, 8 + 20 * row, colors.of(name), x + 17, 8 + 20 * row + 11, html_name(name));
     x += w + 16;
   }
   return names.empty() ? 0 : 8 + 20 * (row + 1);
@@ -64,7 +64,7 @@ bool drawable(double v) {
   return std::isfinite(v) && v > 0;
 }
 
-// Labels longer than this are cut (the full text is in the tooltip).
+// Labels longer than this are cut (the tooltip has the name, as html_name bounds it).
 std::string short_label(const std::string& label, size_t max_chars) {
   if (label.size() <= max_chars) return label;
   size_t cut = max_chars - 1;
@@ -129,7 +129,7 @@ std::string bar_chart_svg(const BarChart& chart, int width) {
     const ChartBar& bar = chart.bars[i];
     const int y = top + static_cast<int>(i) * row_h;
     body += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"end\"><title>{}</title>{}</text>\n", x0 - 6,
-                        y + row_h - 5, html_escape(bar.label), html_escape(short_label(bar.label, 32)));
+                        y + row_h - 5, html_name(bar.label), html_escape(short_label(bar.label, 32)));
     double at = 0;
     for (const ChartSegment& s : bar.segments) {
       if (!drawable(s.value)) continue;
@@ -138,8 +138,8 @@ std::string bar_chart_svg(const BarChart& chart, int width) {
       body += fmt::format(
           "<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"><title>{}: {}: "
           "{:.4g}</title></rect>\n",
-          xa, y + 2, std::max(0.0, px(at) - xa), row_h - 4, colors.of(s.name), html_escape(bar.label),
-          html_escape(s.name), s.value);
+          xa, y + 2, std::max(0.0, px(at) - xa), row_h - 4, colors.of(s.name), html_name(bar.label), html_name(s.name),
+          s.value);
     }
     // The bar's value beside it (a bar of 0 is otherwise no bar at all).
     if (n <= 32) {
@@ -268,7 +268,7 @@ std::string heatmap_svg(const Heatmap& map, int width) {
           "<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"rgb({},{},{})\"><title>{}, {}: {:.4g} "
           "{}</title></rect>\n",
           label_w + cell_w * static_cast<double>(c), y, cell_w, cell_h, mix(213), mix(94), mix(0),
-          html_escape(map.row_labels[r]), html_escape(map.column_labels[c]), v, html_escape(map.unit));
+          html_name(map.row_labels[r]), html_name(map.column_labels[c]), v, html_escape(map.unit));
     }
   }
   const size_t col_label_every = std::max<size_t>(1, cols / 12);

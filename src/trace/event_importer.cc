@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <tuple>
 #include <type_traits>
 
@@ -13,6 +14,20 @@
 #include "trace/number_parse.h"
 
 namespace scaleprof::trace {
+
+namespace {
+
+bool fits_int32(int64_t v) {
+  return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
+}
+
+// A launch argument (device, grid, block, registers) for the 32-bit device-args columns: one past
+// 32 bits is absent (-1), never truncated to a wrong small number.
+int32_t int32_or_absent(int64_t v) {
+  return fits_int32(v) ? static_cast<int32_t>(v) : -1;
+}
+
+}  // namespace
 
 void EventImporter::warn(size_t offset, std::string_view message) {
   if (out_->warnings.size() < kMaxWarningsPerFile) {
@@ -344,6 +359,10 @@ simdjson::error_code EventImporter::import_event(od::value& v) {
   if (ts < kMinTimeNs || ts > kMaxTimeNs) {
     return reject(fmt::format("has a ts outside the supported time range ({} us)", ts_tok.substr(0, 40)));
   }
+  if (instant && (!fits_int32(args.memory.device_type) || !fits_int32(args.memory.device_id))) {
+    // The memory table keeps them in 32 bits: a Device Id of 2^32 would have become device 0.
+    return reject("has a Device Type or Device Id outside the 32-bit range");
+  }
   if (instant) {
     const int64_t magnitude = args.memory.bytes == INT64_MIN ? INT64_MAX : std::abs(args.memory.bytes);
     if (__builtin_add_overflow(summed_bytes, magnitude, &summed_bytes) || summed_bytes > kMaxSummedBytes) {
@@ -408,16 +427,16 @@ void EventImporter::add_rows(int64_t ts, int64_t dur, const std::string_view* na
   if (args.has_device_args) {
     DeviceArgsTable& d = t.device_args;
     d.event.push_back(row);
-    d.device.push_back(static_cast<int32_t>(args.device.device));
+    d.device.push_back(int32_or_absent(args.device.device));
     d.bytes.push_back(args.device.bytes);
     d.bandwidth_gbps.push_back(args.device.bandwidth);
-    d.grid_x.push_back(static_cast<int32_t>(args.device.grid[0]));
-    d.grid_y.push_back(static_cast<int32_t>(args.device.grid[1]));
-    d.grid_z.push_back(static_cast<int32_t>(args.device.grid[2]));
-    d.block_x.push_back(static_cast<int32_t>(args.device.block[0]));
-    d.block_y.push_back(static_cast<int32_t>(args.device.block[1]));
-    d.block_z.push_back(static_cast<int32_t>(args.device.block[2]));
-    d.registers_per_thread.push_back(static_cast<int32_t>(args.device.registers));
+    d.grid_x.push_back(int32_or_absent(args.device.grid[0]));
+    d.grid_y.push_back(int32_or_absent(args.device.grid[1]));
+    d.grid_z.push_back(int32_or_absent(args.device.grid[2]));
+    d.block_x.push_back(int32_or_absent(args.device.block[0]));
+    d.block_y.push_back(int32_or_absent(args.device.block[1]));
+    d.block_z.push_back(int32_or_absent(args.device.block[2]));
+    d.registers_per_thread.push_back(int32_or_absent(args.device.registers));
     d.shared_memory.push_back(args.device.shared_memory);
     d.blocks_per_sm.push_back(static_cast<float>(args.device.blocks_per_sm));
     d.warps_per_sm.push_back(static_cast<float>(args.device.warps_per_sm));

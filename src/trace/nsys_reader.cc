@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -89,6 +91,7 @@ class NsysReader {
 
   Status read() {
     if (Status s = require_string_ids(); !s) return s;
+    if (Status s = read_string_ids(); !s) return s;
     read_session_start();
     read_devices();
     if (Status s = read_nvtx(); !s) return s;
@@ -117,8 +120,9 @@ class NsysReader {
 
   Error failure(std::string_view table) const {
     if (file_->expired()) {
-      return Error{fmt::format("{}: a query on table {} took longer than {} s; stopped {}", path(), table,
-                               std::chrono::duration_cast<std::chrono::seconds>(file_->deadline()).count(), kHint),
+      const auto limit = file_->file_deadline().value_or(file_->deadline());
+      return Error{fmt::format("{}: reading the file took longer than {} s; stopped at table {} {}", path(),
+                               std::chrono::duration_cast<std::chrono::seconds>(limit).count(), table, kHint),
                    ErrorKind::kTooLarge};
     }
     return Error{fmt::format("{}: cannot read table {}: {} {}", path(), table, file_->message(), kHint)};
@@ -165,12 +169,56 @@ class NsysReader {
     return Ok{};
   }
 
+  // StringIds, read once into a table sorted by id: names are looked up here, never joined in SQL.
+  // A join trusts the file to keep ids unique (300 rows sharing an id made 300 kernels 90,000) and
+  // lets its statistics (a forged sqlite_stat1) choose a plan that scans StringIds once per row.
+  // Duplicate ids are refused: which of two names an id means cannot be known.
+  Status read_string_ids() {
+    SqliteStatement s(*file_, "SELECT id, value FROM StringIds NOT INDEXED");
+    if (!s.ok()) return failure("StringIds");
+    int rc = 0;
+    while ((rc = s.step()) == SQLITE_ROW) {
+      if (s.type(0) != SQLITE_INTEGER) {
+        problem("StringIds", "without an integer id skipped");
+        continue;
+      }
+      if (s.type(1) != SQLITE_TEXT) {
+        problem("StringIds", "without a text value skipped");
+        continue;
+      }
+      if (strings_.size() >= kMaxRows) {
+        return Error{fmt::format("{}: table StringIds: more than {} strings; not read", path(), kMaxRows),
+                     ErrorKind::kTooLarge};
+      }
+      const std::string_view value = s.view(1);
+      strings_.push_back({s.integer(0), string_bytes_.size(), value.size()});
+      string_bytes_ += value;
+    }
+    if (rc != SQLITE_DONE) return failure("StringIds");
+    std::sort(strings_.begin(), strings_.end(), [](const StringEntry& a, const StringEntry& b) { return a.id < b.id; });
+    const auto twice = std::adjacent_find(strings_.begin(), strings_.end(),
+                                          [](const StringEntry& a, const StringEntry& b) { return a.id == b.id; });
+    if (twice != strings_.end()) {
+      return Error{fmt::format("{}: table StringIds: id {} appears more than once; an id must name one string {}",
+                               path(), twice->id, kHint)};
+    }
+    return Ok{};
+  }
+
+  // The string of StringIds id `id`; nullopt when no row has it.
+  std::optional<std::string_view> string_of(int64_t id) const {
+    const auto it = std::lower_bound(strings_.begin(), strings_.end(), id,
+                                     [](const StringEntry& e, int64_t v) { return e.id < v; });
+    if (it == strings_.end() || it->id != id) return std::nullopt;
+    return std::string_view(string_bytes_).substr(it->offset, it->size);
+  }
+
   void read_session_start() {
     const TableQuery q{"TARGET_INFO_SESSION_START_TIME", {"utcEpochNs"}, nullptr};
     auto ok = usable(q);
     if (!ok || !ok.value()) return;
     --tables_read_;
-    SqliteStatement s(*file_, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1");
+    SqliteStatement s(*file_, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME NOT INDEXED LIMIT 1");
     if (!s.ok() || s.step() != SQLITE_ROW || s.type(0) != SQLITE_INTEGER) return;
     const int64_t base = s.integer(0);
     if (base < 0 || base > kMaxTimeNs / 2) {
@@ -187,8 +235,9 @@ class NsysReader {
     auto ok = usable(q);
     if (!ok || !ok.value()) return;
     --tables_read_;
-    SqliteStatement s(
-        *file_, "SELECT id, name, totalMemory, smCount, computeMajor, computeMinor FROM TARGET_INFO_GPU LIMIT 1024");
+    SqliteStatement s(*file_,
+                      "SELECT id, name, totalMemory, smCount, computeMajor, computeMinor FROM TARGET_INFO_GPU NOT "
+                      "INDEXED LIMIT 1024");
     if (!s.ok()) return;
     auto number = [&](int c) { return s.type(c) == SQLITE_INTEGER ? s.integer(c) : int64_t{-1}; };
     while (s.step() == SQLITE_ROW) {
@@ -238,12 +287,15 @@ class NsysReader {
     return true;
   }
 
-  // The name in column `c` (a StringIds value joined in, or text), or a placeholder naming the id
-  // of column `id_col` when the id points nowhere.
-  std::string_view name(const SqliteStatement& s, int c, int id_col, const char* table) {
-    if (s.type(c) == SQLITE_TEXT) return s.view(c);
+  // The StringIds string of the id in column `id_col`, or a placeholder naming the id when it points
+  // nowhere.
+  std::string_view name(const SqliteStatement& s, int id_col, const char* table) {
+    const bool integer = s.type(id_col) == SQLITE_INTEGER;
+    if (integer) {
+      if (auto found = string_of(s.integer(id_col))) return *found;
+    }
     problem(table, "with a name id that points nowhere kept as \"nsys string <id>\"");
-    placeholder_ = fmt::format("nsys string {}", s.type(id_col) == SQLITE_INTEGER ? s.integer(id_col) : -1);
+    placeholder_ = fmt::format("nsys string {}", integer ? s.integer(id_col) : -1);
     return placeholder_;
   }
 
@@ -340,8 +392,7 @@ class NsysReader {
     // 59: push/pop range, 60: start/end range (ENUM_NSYS_EVENT_TYPE); marks (34) have no duration.
     const TableQuery q{"NVTX_EVENTS",
                        {"start", "end", "eventType", "text", "textId", "globalTid"},
-                       "SELECT e.start, e.end, e.eventType, COALESCE(e.text, s.value), e.textId, e.globalTid "
-                       "FROM NVTX_EVENTS e LEFT JOIN StringIds s ON s.id = e.textId"};
+                       "SELECT start, end, eventType, text, textId, globalTid FROM NVTX_EVENTS NOT INDEXED"};
     return each_row(q, [&](const SqliteStatement& s) {
       const int64_t type = s.type(2) == SQLITE_INTEGER ? s.integer(2) : -1;
       if (type != 59 && type != 60) {
@@ -355,7 +406,7 @@ class NsysReader {
       if (s.type(3) == SQLITE_TEXT) {
         text = s.view(3);
       } else if (s.type(4) == SQLITE_INTEGER) {
-        text = name(s, 3, 4, q.table);
+        text = name(s, 4, q.table);
       } else {
         text = "(unnamed NVTX range)";
       }
@@ -367,13 +418,13 @@ class NsysReader {
   Status read_runtime() {
     const TableQuery q{"CUPTI_ACTIVITY_KIND_RUNTIME",
                        {"start", "end", "globalTid", "correlationId", "nameId"},
-                       "SELECT r.start, r.end, r.globalTid, r.correlationId, s.value, r.nameId "
-                       "FROM CUPTI_ACTIVITY_KIND_RUNTIME r LEFT JOIN StringIds s ON s.id = r.nameId"};
+                       "SELECT start, end, globalTid, correlationId, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME "
+                       "NOT INDEXED"};
     return each_row(q, [&](const SqliteStatement& s) {
       int64_t ts = 0;
       int64_t dur = 0;
       if (!span(s, 0, q.table, &ts, &dur)) return;
-      const std::string_view n = strip_version(name(s, 4, 5, q.table));
+      const std::string_view n = strip_version(name(s, 4, q.table));
       // The driver API (cu*) and the runtime (cuda*) share this table; Kineto tells them apart.
       const bool driver = n.starts_with("cu") && !n.starts_with("cuda");
       const int64_t tid = s.type(2) == SQLITE_INTEGER ? s.integer(2) : 0;
@@ -387,10 +438,9 @@ class NsysReader {
         "CUPTI_ACTIVITY_KIND_KERNEL",
         {"start", "end", "deviceId", "streamId", "correlationId", "globalPid", "demangledName", "gridX", "gridY",
          "gridZ", "blockX", "blockY", "blockZ", "registersPerThread", "staticSharedMemory", "dynamicSharedMemory"},
-        "SELECT k.start, k.end, k.deviceId, k.streamId, k.correlationId, k.globalPid, s.value, "
-        "k.demangledName, k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ, "
-        "k.registersPerThread, k.staticSharedMemory, k.dynamicSharedMemory "
-        "FROM CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN StringIds s ON s.id = k.demangledName"};
+        "SELECT start, end, deviceId, streamId, correlationId, globalPid, demangledName, gridX, gridY, gridZ, "
+        "blockX, blockY, blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory "
+        "FROM CUPTI_ACTIVITY_KIND_KERNEL NOT INDEXED"};
     return each_row(q, [&](const SqliteStatement& s) {
       int64_t ts = 0;
       int64_t dur = 0;
@@ -398,15 +448,15 @@ class NsysReader {
       Launch launch;
       auto value = [&](int c) { return s.type(c) == SQLITE_INTEGER ? s.integer(c) : int64_t{-1}; };
       for (int i = 0; i < 3; ++i) {
-        launch.grid[i] = value(8 + i);
-        launch.block[i] = value(11 + i);
+        launch.grid[i] = value(7 + i);
+        launch.block[i] = value(10 + i);
       }
-      launch.registers = value(14);
-      const int64_t st = value(15);
-      const int64_t dyn = value(16);
+      launch.registers = value(13);
+      const int64_t st = value(14);
+      const int64_t dyn = value(15);
       launch.shared_memory =
           st >= 0 && dyn >= 0 && st <= (int64_t{1} << 40) && dyn <= (int64_t{1} << 40) ? st + dyn : -1;
-      device_row(s, q.table, ts, dur, name(s, 6, 7, q.table), Category::kKernel, -1, launch);
+      device_row(s, q.table, ts, dur, name(s, 6, q.table), Category::kKernel, -1, launch);
     });
   }
 
@@ -426,7 +476,7 @@ class NsysReader {
                        {"start", "end", "deviceId", "streamId", "correlationId", "globalPid", "bytes", "copyKind",
                         "srcKind", "dstKind"},
                        "SELECT start, end, deviceId, streamId, correlationId, globalPid, bytes, copyKind, srcKind, "
-                       "dstKind FROM CUPTI_ACTIVITY_KIND_MEMCPY"};
+                       "dstKind FROM CUPTI_ACTIVITY_KIND_MEMCPY NOT INDEXED"};
     return each_row(q, [&](const SqliteStatement& s) {
       int64_t ts = 0;
       int64_t dur = 0;
@@ -443,7 +493,7 @@ class NsysReader {
     const TableQuery q{"CUPTI_ACTIVITY_KIND_MEMSET",
                        {"start", "end", "deviceId", "streamId", "correlationId", "globalPid", "bytes", "memKind"},
                        "SELECT start, end, deviceId, streamId, correlationId, globalPid, bytes, memKind "
-                       "FROM CUPTI_ACTIVITY_KIND_MEMSET"};
+                       "FROM CUPTI_ACTIVITY_KIND_MEMSET NOT INDEXED"};
     return each_row(q, [&](const SqliteStatement& s) {
       int64_t ts = 0;
       int64_t dur = 0;
@@ -459,7 +509,7 @@ class NsysReader {
     const TableQuery q{"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
                        {"start", "end", "deviceId", "streamId", "correlationId", "globalPid", "syncType"},
                        "SELECT start, end, deviceId, streamId, correlationId, globalPid, syncType "
-                       "FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"};
+                       "FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION NOT INDEXED"};
     return each_row(q, [&](const SqliteStatement& s) {
       int64_t ts = 0;
       int64_t dur = 0;
@@ -478,8 +528,17 @@ class NsysReader {
     }
   };
 
+  // One StringIds row: its id and where its text lies in string_bytes_.
+  struct StringEntry {
+    int64_t id;
+    size_t offset;
+    size_t size;
+  };
+
   SqliteFile* file_;
   RankTrace& t_;
+  std::vector<StringEntry> strings_;  // sorted by id once read
+  std::string string_bytes_;
   int64_t base_ = 0;
   int64_t summed_ns_ = 0;
   int tables_read_ = 0;
@@ -493,7 +552,10 @@ class NsysReader {
 }  // namespace
 
 Result<RankTrace> read_nsys_sqlite(const std::string& path, const NsysReadOptions& options) {
-  auto file = SqliteFile::open(path, options.limits);
+  // One deadline for the whole file: every query of the reader together, not each one.
+  SqliteLimits limits = options.limits;
+  if (!limits.file_deadline) limits.file_deadline = limits.query_deadline;
+  auto file = SqliteFile::open(path, limits);
   if (!file) return file.error();
   RankTrace trace;
   trace.path = path;

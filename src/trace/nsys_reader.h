@@ -19,8 +19,12 @@
 // Host tracks are (pid, tid) from nsys' globalTid; device tracks (device, stream), as Kineto's.
 //
 // The file may be anything: it is opened with core/sqlite_read.h (read-only, schema not trusted,
-// queries under a deadline); a file without StringIds is not an nsys export; a table read must be
-// a real table with the columns read, else the file fails with one line naming it and the table. A
+// one deadline for every query on the file together); a file without StringIds is not an nsys
+// export; a table read must be a real table with the columns read, else the file fails with one
+// line naming it and the table. Each table is read with one plain scan (`NOT INDEXED`, no join, no
+// WHERE), so no index or statistics in the file (a forged sqlite_stat1) choose how it is read:
+// StringIds is read once into a table sorted by id and names are looked up there; an id that
+// appears twice in StringIds fails the file (a join would have multiplied the rows naming it). A
 // row with a bad value (NULL or non-integer times, end before start, times outside the reader's
 // bounds, a name id that points nowhere) is skipped or kept with a placeholder name, counted, and
 // named in one warning per table and reason.
@@ -35,6 +39,7 @@
 namespace scaleprof::trace {
 
 struct NsysReadOptions {
+  // limits.query_deadline is the deadline of the whole file (limits.file_deadline, when set, instead).
   SqliteLimits limits;
 };
 

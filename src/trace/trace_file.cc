@@ -58,7 +58,9 @@ Result<RankTrace> export_and_read(const std::string& path, std::chrono::seconds 
   launch::CaptureLimits limits;
   limits.deadline = deadline;
   limits.max_output_bytes = size_t{1} << 20;
-  auto run = launch::run_captured({"nsys", "export", "--type", "sqlite", "--output", out, path}, {}, limits);
+  // A relative name starting with '-' would reach nsys as an option: it goes as ./NAME.
+  const std::string input = path.starts_with('-') ? "./" + path : path;
+  auto run = launch::run_captured({"nsys", "export", "--type", "sqlite", "--output", out, input}, {}, limits);
   if (!run) {
     if (run.error().kind == ErrorKind::kNotFound) {
       return Error{fmt::format("{}: an Nsight Systems report; reading it needs nsys on PATH to export it (or run `nsys "
