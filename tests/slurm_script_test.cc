@@ -260,6 +260,7 @@ TEST(SlurmScript, ReportScriptExpectedText) {
 
 # scaleprof slurm: the scalability report of experiment cnn, after every job has ended.
 set -eo pipefail
+/opt/scaleprof/bin/scaleprof slurm status --script-dir=scripts >/dev/null || true
 exec /opt/scaleprof/bin/scaleprof report --root=/data/metrics --experiment=cnn --html=/home/u/work/scripts/cnn-report.html --plot-dir=/home/u/work/scripts/cnn-plots
 )");
 }

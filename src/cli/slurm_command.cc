@@ -19,6 +19,7 @@
 #include "launch/analysis_jobs.h"
 #include "launch/job_state_memory.h"
 #include "launch/job_status.h"
+#include "launch/jobs_not_run.h"
 #include "launch/launch_config.h"
 #include "launch/slurm_script.h"
 #include "launch/submission.h"
@@ -487,6 +488,8 @@ int run_status(const StatusOptions& opt, std::string* doing) {
   query.limits.deadline = std::chrono::seconds(opt.timeout_s);
   query.state_file = opt.script_dir + "/" + std::string(launch::kJobStatesFile);  // a cancelled job stays cancelled
   const std::vector<launch::JobStatus> statuses = launch::job_statuses(jobs.value(), &notes, query);
+  *doing = "recording the jobs that did not run";
+  launch::record_jobs_not_run(statuses, &notes);  // for the report (its job runs this command first)
   *doing = "printing the job table";
   report::Table table;
   table.title = fmt::format("Jobs submitted from {}", opt.script_dir);

@@ -268,6 +268,10 @@ std::string render_report_script(const LaunchConfig& c) {
   s += fmt::format("\n# scaleprof slurm: the scalability report of experiment {}, after every job has ended.\n",
                    c.experiment);
   s += "set -eo pipefail\n";
+  // The jobs that never ran (cancelled while pending, ...) are recorded for the report by slurm status;
+  // the report is written whatever it says.
+  s += fmt::format("{} slurm status --script-dir={} >/dev/null || true\n", shell_quote(c.scaleprof_bin),
+                   shell_quote(c.script_dir));
   const std::string html = c.report_html;
   const std::string plots = html.substr(0, html.rfind('/') + 1) + c.experiment + "-plots";
   s += fmt::format("exec {} report --root={} --experiment={} --html={} --plot-dir={}\n", shell_quote(c.scaleprof_bin),
