@@ -143,11 +143,13 @@ TEST(ItwinaiConfig, Itwinai042RepositoryConfigsRunAsTheyAre) {
     for (const char* mode : {"", "scaling-test"}) {
       config::Config c(launch_fields());
       ASSERT_TRUE(c.merge_text(shown.out, path)) << path;
-      if (*mode != '\0') ASSERT_TRUE(c.set_override("--mode", mode));
+      if (*mode != '\0') {
+        ASSERT_TRUE(c.set_override("--mode", mode));
+      }
       auto l = make_launch_config(c, "/work", "/opt/scaleprof");
       ASSERT_TRUE(l) << path << " " << mode << ": " << l.error().message;
       for (const std::string& script : scripts_without_placeholders(l.value())) {
-        EXPECT_NE(exec_line(script).find(" --no-python "), std::string::npos) << path << "\n" << script;
+        EXPECT_NE(exec_line(script).find("--gpu-interval=1s -- "), std::string::npos) << path << "\n" << script;
       }
     }
   }

@@ -63,10 +63,14 @@ TEST(SlurmNotRun, JobCancelledWhilePendingIsAConfigurationThatDidNotRun) {
   EXPECT_NE(report.out.find("ddp,4,2,1,0,,,,,,\"NOT RUN: cancelled before it ran (SLURM state CANCELLED, job 101)\",,"),
             std::string::npos)
       << report.out;
-  EXPECT_NE(report.out.find("ddp: baseline is 2 workers, its smallest scale that completed; 4 workers did not run "
-                            "(cancelled before it ran (SLURM state CANCELLED, job 101))."),
+  // The explanation (JSON's `explanation`, the console's Epoch Time Report) says what did not run.
+  const testing::CliRun json = testing::run_shell(env + SCALEPROF_CLI_PATH + " report --root " + metrics.path() +
+                                                  " --experiment cnn --no-plots --format json");
+  EXPECT_EQ(json.exit_code, 3) << json.err;
+  EXPECT_NE(json.out.find("ddp: baseline is 2 workers, its smallest scale that completed; 4 workers did not run "
+                          "(cancelled before it ran (SLURM state CANCELLED, job 101))."),
             std::string::npos)
-      << report.out << report.err;
+      << json.out.substr(0, 3000);
   EXPECT_NE(report.err.find("did not run: cancelled before it ran (SLURM state CANCELLED, job 101)"), std::string::npos)
       << report.err;
 

@@ -639,7 +639,9 @@ TEST(SlurmCommand, PrintConfigIsBoundedAndSanitised) {
   EXPECT_LT(r.output.size(), 60'000u + 6'000u);  // the long value once, no padding to its width
   EXPECT_NE(r.output.find("\nnum_nodes: 1                                 # default\n"), std::string::npos)
       << r.output.substr(0, 2000);
-  EXPECT_NE(r.output.find("# a\\u202e\\u009b.yaml:1\n"), std::string::npos);
+  EXPECT_NE(r.output.find("# a\\u202e\\u009b.yaml:1; shell code: each task's shell expands it, {placeholders} "
+                          "filled per job\n"),
+            std::string::npos);
   EXPECT_EQ(r.output.find("\xE2\x80\xAE"), std::string::npos);
   EXPECT_EQ(r.output.find("\xC2\x9B"), std::string::npos);
   // A bidi override in a value is refused before any script is generated.

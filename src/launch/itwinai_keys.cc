@@ -395,7 +395,9 @@ class Resolver {
           "the ones that prepare the job in pre_exec",
           src("training_cmd"), sep->first, sep->second));
     }
-    const std::string& written = in_.str("training_cmd").empty() ? out_.str("training_cmd") : in_.str("training_cmd");
+    // As written (out_'s has its placeholders filled by now), or itwinai's default.
+    const std::string written =
+        in_.str("training_cmd").empty() ? std::string(kItwinaiDefaultTrainingCmd) : in_.str("training_cmd");
     for (const char* key : kCommandKeys) {
       if (!in_.is_set(key)) continue;
       const bool used = written.find(fmt::format("{{{}}}", key)) != std::string::npos ||
