@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -18,6 +19,7 @@
 #include "config/config.h"
 #include "launch/job_status.h"
 #include "launch/launch_config.h"
+#include "launch/shell_text.h"
 #include "launch/slurm_script.h"
 #include "launch/submission.h"
 
@@ -62,10 +64,10 @@ const char* kDdpScript = R"(#!/bin/bash
 # Self-contained: nothing outside this file is sourced except what the configuration names.
 set -eo pipefail
 
-# Environment (env)
+# Environment (env: the values are expanded by this shell)
 export NCCL_DEBUG=WARN
 
-# Before training (pre_exec)
+# Before training (pre_exec: shell code, as the configuration has it)
 module load CUDA/12
 
 # Python environment (python_venv)
@@ -92,6 +94,7 @@ echo "scaleprof slurm: job $SLURM_JOB_ID on $SLURM_JOB_NODELIST ($SLURM_NNODES n
 
 # One torchrun per node under scaleprof run; torchrun starts the node's processes.
 # SCALEPROF_HOST: SLURM's node name names the node in the run directory.
+# training_cmd is shell code: each task's shell expands it ($VAR, $(...), ~) before the launcher starts it.
 # --cpus-per-task given to srun as well: SLURM >= 22.05 no longer passes it on from sbatch.
 srun --ntasks-per-node=1 --cpus-per-task=32 --cpu-bind=cores --kill-on-bad-exit=1 bash -c 'export SCALEPROF_HOST="${SLURMD_NODENAME:-$(hostname -s)}"
 exec /opt/scaleprof/bin/scaleprof run --experiment=cnn --strategy=ddp --run-name="$RUN_NAME" --gpu-interval=1s -- torchrun --nnodes="$SLURM_NNODES" --nproc-per-node=4 --rdzv-backend=c10d --rdzv-endpoint="$MASTER_ADDR:$MASTER_PORT" --rdzv-id="$SLURM_JOB_ID" --rdzv-conf=is_host=$((SLURM_NODEID == 0 ? 1 : 0)) --no-python python train.py --epochs 5
@@ -153,6 +156,7 @@ echo "scaleprof slurm: job $SLURM_JOB_ID on $SLURM_JOB_NODELIST ($SLURM_NNODES n
 
 # Horovod: srun starts one task per GPU, each under scaleprof run.
 # SCALEPROF_HOST: SLURM's node name names the node in the run directory.
+# training_cmd is shell code: each task's shell expands it ($VAR, $(...), ~) before the launcher starts it.
 srun --ntasks-per-node=4 --ntasks=8 --kill-on-bad-exit=1 bash -c 'export SCALEPROF_HOST="${SLURMD_NODENAME:-$(hostname -s)}"
 mkdir -p "$SCALEPROF_ROOT/$SCALEPROF_EXPERIMENT/$RUN_NAME/nsys"
 exec /opt/scaleprof/bin/scaleprof run --experiment=cnn --strategy=horovod --run-name="$RUN_NAME" --gpu-interval=1s -- nsys profile -t cuda,nvtx,osrt --gpu-metrics-devices=all -o "$SCALEPROF_ROOT/$SCALEPROF_EXPERIMENT/$RUN_NAME/nsys/rank-%q{SLURM_PROCID}" python train.py --epochs 5
@@ -256,6 +260,7 @@ TEST(SlurmScript, ReportScriptExpectedText) {
 
 # scaleprof slurm: the scalability report of experiment cnn, after every job has ended.
 set -eo pipefail
+/opt/scaleprof/bin/scaleprof slurm status --script-dir=scripts >/dev/null || true
 exec /opt/scaleprof/bin/scaleprof report --root=/data/metrics --experiment=cnn --html=/home/u/work/scripts/cnn-report.html --plot-dir=/home/u/work/scripts/cnn-plots
 )");
 }
@@ -288,10 +293,32 @@ TEST(SlurmScript, ValidationErrorsNameFieldAndSource) {
   EXPECT_EQ(l.error().message.rfind("training_cmd is not set", 0), 0u);
 }
 
-TEST(SlurmScript, SplitWordsLikeAShellWithoutExpansion) {
-  auto w = split_words(R"X(python  "a b" 'c "d"' e\ f "$(x)" `y` $HOME)X");
-  ASSERT_TRUE(w.ok());
-  EXPECT_EQ(w.value(), (std::vector<std::string>{"python", "a b", "c \"d\"", "e f", "$(x)", "`y`", "$HOME"}));
+TEST(SlurmScript, ShellTextIsReadAsBashReadsIt) {
+  // Unclosed constructs would swallow the script's lines after them: refused, with where they open.
+  EXPECT_EQ(shell_quoting("python 'x.py").error().message, "unclosed ' at character 8");
+  EXPECT_EQ(shell_quoting("a \"b $(c").error().message, "unclosed $( at character 6");
+  EXPECT_EQ(shell_quoting("a ${B").error().message, "unclosed ${ at character 3");
+  EXPECT_EQ(shell_quoting("a `b").error().message, "unclosed ` at character 3");
+  EXPECT_EQ(shell_quoting("a b\\").error().message, "trailing backslash");
+  EXPECT_TRUE(shell_quoting("echo $((1 + (2))) \"$(echo ')')\" # it's a comment"));
+  const std::vector<Quoting> q = shell_quoting("a'b'\"c$(d)\"").value();
+  EXPECT_EQ(q[0], Quoting::kNone);
+  EXPECT_EQ(q[2], Quoting::kSingle);
+  EXPECT_EQ(q[5], Quoting::kDouble);
+  EXPECT_EQ(q[8], Quoting::kNone);  // inside $(...) within "...": a command of its own
+  // Values are quoted for where they land.
+  EXPECT_EQ(quote_in(Quoting::kNone, "it's $x"), "'it'\\''s $x'");
+  EXPECT_EQ(quote_in(Quoting::kDouble, "a\"$`\\b"), "a\\\"\\$\\`\\\\b");
+  EXPECT_EQ(quote_in(Quoting::kSingle, "it's"), "it'\\''s");
+  // Where training_cmd would stop being one command.
+  EXPECT_EQ(command_separator_in("python t.py; rm x"),
+            std::make_optional(std::make_pair(std::string(";"), size_t{12})));
+  EXPECT_EQ(command_separator_in("a && b")->first, "&&");
+  EXPECT_EQ(command_separator_in("a | b")->first, "|");
+  EXPECT_FALSE(command_separator_in("python t.py > log 2>&1 &>all 'a;b' \"c|d\" $(e; f) \\; # g; h"));
+  // env values: one word, blanks kept, the user's quotes and expansions working.
+  EXPECT_EQ(assignment_value("--a --b"), "--a\\ --b");
+  EXPECT_EQ(assignment_value("~/x:$HOME/y \"a b\" $(c d)"), "~/x:$HOME/y\\ \"a b\"\\ $(c d)");
   EXPECT_EQ(shell_quote("plain-word_1.2/x:y"), "plain-word_1.2/x:y");
   EXPECT_EQ(shell_quote("a b"), "'a b'");
   EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
@@ -335,12 +362,15 @@ TEST(SlurmScript, HostileValuesInEveryFieldStayInert) {
   };
   int accepted = 0, rejected = 0;
   for (const config::FieldSpec& field : launch_fields()) {
+    // training_cmd, pre_exec and env values are the user's own shell code, run as written (the threat
+    // model of docs/launch.md): what is tested here is every field that is data, and env's names.
+    if (is_shell_code_field(field.name) && field.kind != config::Kind::kStringMap) continue;
     for (const std::string& value : hostile) {
       config::Config c(launch_fields());
       ASSERT_TRUE(c.merge_text("training_cmd: python train.py\nscaleprof_bin: /bin/scaleprof\n", "base.yaml"));
       // Through the command line, as a user (or a script building a command line) would pass it.
       std::string flag_value = value;
-      if (field.kind == config::Kind::kStringMap) flag_value = "HOSTILE=" + value;
+      if (field.kind == config::Kind::kStringMap) flag_value = "HOSTILE=x";  // the value is shell code
       auto set = c.set_override("--" + field.name, flag_value);
       if (set && field.kind == config::Kind::kStringMap) {
         // ... and as a hostile variable name.
@@ -385,7 +415,9 @@ TEST(SlurmScript, HostileScriptRunsWithValuesAsPlainWords) {
                                               ? "while [ \"$1\" != bash ]; do shift; done; shift 2; SLURM_NODEID=0 "
                                                 "SLURM_NNODES=1 SLURM_JOB_ID=7 bash -c \"$1\"\n"
                                           : std::string(tool) == "scontrol" ? "echo n1\n"
-                                                                            : "printf '<%s>\\n' \"$@\"\n");
+                                                                            : "printf '<%s>\\n' \"$@\"; printf "
+                                                                              "'root<%s>\\nX<%s>\\n' "
+                                                                              "\"$SCALEPROF_ROOT\" \"$X\"\n");
     fs::permissions(dir / "bin" / tool, fs::perms::owner_all);
   }
   config::Config c(launch_fields());
@@ -394,7 +426,10 @@ TEST(SlurmScript, HostileScriptRunsWithValuesAsPlainWords) {
   for (char ch : "train " + h) escaped += std::string("\\") + ch;
   ASSERT_TRUE(c.set_override("--training_cmd", "python " + escaped));
   ASSERT_TRUE(c.set_override("--scaleprof_bin", (dir / "bin" / "scaleprof").string()));
-  ASSERT_TRUE(c.set_override("--env", "X=" + h));
+  // env values and pre_exec are shell code: the user's backslashes make these values literal, as in
+  // training_cmd. root is data: quoted by scaleprof, whatever it holds.
+  ASSERT_TRUE(c.set_override("--env", "X=" + escaped.substr(escaped.find(' ') + 1)));
+  ASSERT_TRUE(c.set_override("--root", (dir / h).string()));
   std::string yaml_h;  // h, backslash-escaped, inside a YAML double-quoted string
   for (char ch : h) {
     const std::string shell_escaped = std::string("\\") + ch;  // one word for pre_exec's splitting
@@ -415,6 +450,76 @@ TEST(SlurmScript, HostileScriptRunsWithValuesAsPlainWords) {
   EXPECT_FALSE(fs::exists(marker)) << out;
   EXPECT_NE(out.find("<train " + h + ">"), std::string::npos) << out;
   EXPECT_NE(out.find("$(touch " + m + ")';`touch " + m + "`\""), std::string::npos) << out;  // pre_exec's echo
+  EXPECT_NE(out.find("root<" + (dir / h).string() + ">\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("X<" + h + ">\n"), std::string::npos) << out;
+  fs::remove_all(dir);
+}
+
+// The user's shell code is expanded by the job's shell (issue 32): $SCRATCH, $HOME,
+// $SLURM_CPUS_PER_TASK, $(...) and ~ in training_cmd, pre_exec and env arrive expanded at the
+// training program; values scaleprof puts into that code (a configuration key's value, the job's
+// name) arrive as exactly themselves, outside quotes, in "..." and in '...', and run nothing.
+TEST(SlurmScript, ShellCodeIsExpandedByTheJobsShell) {
+  const fs::path dir = fs::temp_directory_path() / ("scaleprof-shell-code-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "bin");
+  fs::create_directories(dir / "home/venv/bin");
+  std::ofstream(dir / "home/venv/bin/activate") << "export FROM_VENV=1\n";
+  const fs::path marker = dir / "pwned";
+  const std::map<std::string, std::string> stubs = {
+      // srun runs the task's bash -c with what SLURM gives a task; scaleprof run starts its command.
+      {"srun",
+       "while [ \"$1\" != bash ]; do shift; done; shift 2\nSLURM_NODEID=0 SLURM_NNODES=1 exec bash -c \"$1\"\n"},
+      {"scontrol", "echo n1\n"},
+      {"scaleprof", "while [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"\n"},
+      {"torchrun",
+       "printf '<%s>\\n' \"$@\" >\"$RECORD/torchrun.args\"\nwhile [ \"$1\" != --no-python ]; do shift; done; shift\n"
+       "exec \"$@\"\n"},
+      {"python", "printf '<%s>\\n' \"$@\" >\"$RECORD/python.args\"\nenv >\"$RECORD/python.env\"\n"}};
+  for (const auto& [tool, body] : stubs) {
+    std::ofstream(dir / "bin" / tool) << "#!/bin/bash\n" << body;
+    fs::permissions(dir / "bin" / tool, fs::perms::owner_all);
+  }
+  const std::string hostile = "it's $(touch " + marker.string() + ") \"x\" `touch " + marker.string() + "`";
+  config::Config c(launch_fields());
+  ASSERT_TRUE(
+      c.merge_text("training_cmd: python train.py --data $SCRATCH/data --home ~ --cpus \"$SLURM_CPUS_PER_TASK\" "
+                   "--sub $(echo a b) --cfg {config_path} --q \"{config_path}\" --s '{config_path}' --job {job_name} "
+                   "--run \"{run_name}\" {{literal}}\n"
+                   "pre_exec: ['source $HOME/venv/bin/activate', 'export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK']\n"
+                   "env: {DATA: $SCRATCH/d, OPTS: --a --b, TILDE: ~/x, SUB: \"$(echo hi there)\"}\n"
+                   "gpus_per_node: 0\njob_name: j=1@x\n",
+                   "code.yaml"));
+  ASSERT_TRUE(c.set_override("--config_path", hostile));
+  ASSERT_TRUE(c.set_override("--scaleprof_bin", (dir / "bin/scaleprof").string()));
+  auto l = make_launch_config(c, dir.string(), "/unused");
+  ASSERT_TRUE(l) << l.error().message;
+  const std::string script = render_job_script(l.value(), plan_jobs(l.value())[0]);
+  std::ofstream(dir / "job.sh") << script;
+  const std::string cmd = "cd " + dir.string() + " && RECORD=" + dir.string() + " HOME=" + (dir / "home").string() +
+                          " SCRATCH=/scratch/u SLURM_CPUS_PER_TASK=6 SLURM_JOB_ID=7 PATH=" + (dir / "bin").string() +
+                          ":$PATH bash job.sh 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[512];
+  while (p != nullptr && std::fgets(buf, sizeof(buf), p) != nullptr) out += buf;
+  ASSERT_EQ(::pclose(p), 0) << out << script;
+  std::ifstream args_in(dir / "python.args");
+  const std::string args((std::istreambuf_iterator<char>(args_in)), std::istreambuf_iterator<char>());
+  const std::string home = (dir / "home").string();
+  EXPECT_EQ(args, "<train.py>\n<--data>\n</scratch/u/data>\n<--home>\n<" + home +
+                      ">\n<--cpus>\n<6>\n<--sub>\n<a>\n<b>\n<--cfg>\n<" + hostile + ">\n<--q>\n<" + hostile +
+                      ">\n<--s>\n<" + hostile + ">\n<--job>\n<j=1@x-ddp-n1-r1>\n<--run>\n<ddp-n1-r1>\n<{literal}>\n")
+      << script;
+  std::ifstream env_in(dir / "python.env");
+  std::set<std::string> env;
+  for (std::string line; std::getline(env_in, line);) env.insert(line);
+  for (const std::string& expected :
+       {std::string("DATA=/scratch/u/d"), std::string("OPTS=--a --b"), "TILDE=" + home + "/x",
+        std::string("SUB=hi there"), std::string("OMP_NUM_THREADS=6"), std::string("FROM_VENV=1")}) {
+    EXPECT_EQ(env.count(expected), 1u) << expected << "\n" << script;
+  }
+  EXPECT_FALSE(fs::exists(marker));
   fs::remove_all(dir);
 }
 
@@ -534,7 +639,9 @@ TEST(SlurmCommand, PrintConfigIsBoundedAndSanitised) {
   EXPECT_LT(r.output.size(), 60'000u + 6'000u);  // the long value once, no padding to its width
   EXPECT_NE(r.output.find("\nnum_nodes: 1                                 # default\n"), std::string::npos)
       << r.output.substr(0, 2000);
-  EXPECT_NE(r.output.find("# a\\u202e\\u009b.yaml:1\n"), std::string::npos);
+  EXPECT_NE(r.output.find("# a\\u202e\\u009b.yaml:1; shell code: each task's shell expands it, {placeholders} "
+                          "filled per job\n"),
+            std::string::npos);
   EXPECT_EQ(r.output.find("\xE2\x80\xAE"), std::string::npos);
   EXPECT_EQ(r.output.find("\xC2\x9B"), std::string::npos);
   // A bidi override in a value is refused before any script is generated.

@@ -148,6 +148,7 @@ void add_straggler_and_operators(const ScalabilityData& data, ScaleGroup* g) {
 }  // namespace
 
 std::string failure_words(const RunData& run) {
+  if (!run.not_run.empty()) return "did not run: " + run.not_run;
   std::string out = "status " + run.status;
   if (run.exit_code) out += fmt::format(", exit {}", *run.exit_code);
   if (!run.log.empty()) out += ", log " + run.log;

@@ -19,6 +19,7 @@
 #include "launch/analysis_jobs.h"
 #include "launch/job_state_memory.h"
 #include "launch/job_status.h"
+#include "launch/jobs_not_run.h"
 #include "launch/launch_config.h"
 #include "launch/slurm_script.h"
 #include "launch/submission.h"
@@ -112,21 +113,33 @@ Status apply_overrides(const std::vector<std::string>& args, config::Config* con
 constexpr size_t kPrintConfigColumn = 48;
 
 std::string print_config(const config::Config& config) {
-  std::string out = "# effective configuration of scaleprof slurm; after '#' where each value came from\n";
+  std::string out =
+      "# effective configuration of scaleprof slurm; after '#' where each value came from, and for shell code\n"
+      "# (training_cmd, pre_exec, env) that the job's shell expands it: $VAR, $(...) and ~ are the job's\n";
   size_t width = 0;
   std::vector<std::string> lines;
-  std::vector<const config::FieldSpec*> shown;
+  std::vector<std::string> comments;
   for (const config::FieldSpec& f : config.schema()) {
-    if (f.foreign) continue;  // itwinai's keys: mapped or refused when the scripts are made
-    shown.push_back(&f);
+    // itwinai's keys are shown where a file or flag set them: they fill placeholders, or are mapped,
+    // warned about or refused when the scripts are made.
+    if (f.foreign && !config.is_set(f.name)) continue;
     // Values hold no control characters (the configuration refuses them); the sanitiser is the
     // guarantee for the terminal all the same.
     lines.push_back(terminal_safe(fmt::format("{}: {}", f.name, config::format_value(config.entry(f.name).value))));
     if (lines.back().size() <= kPrintConfigColumn) width = std::max(width, lines.back().size());
+    std::string comment = config.entry(f.name).source;
+    if (f.name == "training_cmd") {
+      comment += "; shell code: each task's shell expands it, {placeholders} filled per job";
+    } else if (f.name == "pre_exec") {
+      comment += "; shell code: the job's shell runs each line as written";
+    } else if (f.name == "env") {
+      comment += "; shell code: the job's shell expands each value (NAME=value)";
+    } else if (f.foreign) {
+      comment += "; itwinai's key";
+    }
+    comments.push_back(terminal_safe(comment));
   }
-  for (size_t i = 0; i < lines.size(); ++i) {
-    out += fmt::format("{:<{}}  # {}\n", lines[i], width, terminal_safe(config.entry(shown[i]->name).source));
-  }
+  for (size_t i = 0; i < lines.size(); ++i) out += fmt::format("{:<{}}  # {}\n", lines[i], width, comments[i]);
   return out;
 }
 
@@ -209,6 +222,7 @@ int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides
   }
   launch::LaunchConfig& c = launch.value();
   for (const std::string& note : c.notes) print_message(stderr, "note", note);
+  for (const std::string& warning : c.warnings) print_message(stderr, "warning", warning);
   auto action = decide_action(opt, c);
   if (!action) {
     print_message(stderr, "error", action.error().message);
@@ -348,6 +362,7 @@ int run_analyze(const AnalyzeOptions& opt, const std::vector<std::string>& overr
   }
   const launch::LaunchConfig& c = launch.value();
   for (const std::string& note : c.notes) print_message(stderr, "note", note);
+  for (const std::string& warning : c.warnings) print_message(stderr, "warning", warning);
   auto action = decide_action(opt.flags, c);
   if (!action) return fail_with(action.error());
   // Absolute paths: the jobs run wherever SLURM starts them.
@@ -473,6 +488,8 @@ int run_status(const StatusOptions& opt, std::string* doing) {
   query.limits.deadline = std::chrono::seconds(opt.timeout_s);
   query.state_file = opt.script_dir + "/" + std::string(launch::kJobStatesFile);  // a cancelled job stays cancelled
   const std::vector<launch::JobStatus> statuses = launch::job_statuses(jobs.value(), &notes, query);
+  *doing = "recording the jobs that did not run";
+  launch::record_jobs_not_run(statuses, &notes);  // for the report (its job runs this command first)
   *doing = "printing the job table";
   report::Table table;
   table.title = fmt::format("Jobs submitted from {}", opt.script_dir);

@@ -16,6 +16,7 @@
 
 #include "collect/run_names.h"
 #include "core/file_read.h"
+#include "importers/jobs_not_run.h"
 #include "importers/run_data_sink.h"
 
 namespace scaleprof::importers {
@@ -103,6 +104,7 @@ class Reader {
         for (const fs::path& run : sorted_subdirs(child)) {
           if (is_run_dir(run)) read_run_unless_superseded(run, child, name);
         }
+        read_jobs_not_run(child, name);
       }
     }
   }
@@ -158,6 +160,52 @@ class Reader {
     const std::map<std::string, std::string>& logs = job_logs(experiment_dir);
     if (auto it = logs.find(job); it != logs.end()) {
       for (size_t i = before; i < sink_.data().runs.size(); ++i) sink_.data().runs[i].log = it->second;
+    }
+  }
+
+  // The SLURM jobs of the experiment that never ran their configuration (jobs-not-run.txt, written by
+  // `scaleprof slurm status`): one run each, status not_run, with no data, so that the report shows
+  // the configuration as one that did not run. A job whose run was read since (it ran after all), or
+  // that a later --force superseded, is not one.
+  void read_jobs_not_run(const fs::path& experiment_dir, const std::string& experiment) {
+    const std::string path = (experiment_dir / kJobsNotRunFile).string();
+    auto text = read_named_file(path, size_t{16} << 20);
+    if (const auto* failure = std::get_if<FileReadFailure>(&text)) {
+      if (failure->what != FileReadFailure::What::kMissing) warn(fmt::format("{}: cannot be read", path));
+      return;
+    }
+    std::vector<std::string> warnings;
+    const std::vector<JobNotRun> jobs = parse_jobs_not_run(std::get<std::string>(text), path, &warnings);
+    for (std::string& w : warnings) warn(std::move(w));
+    std::set<std::string> read;
+    int64_t per_node = 0;  // processes per node of the experiment's runs, for records that lack workers
+    for (const tables::RunData& r : sink_.data().runs) {
+      if (r.experiment != experiment) continue;
+      read.insert(r.name);
+      read.insert(fs::path(r.path).filename().string());
+      if (per_node == 0 && r.nodes > 0 && r.workers > 0 && r.workers % r.nodes == 0) per_node = r.workers / r.nodes;
+    }
+    for (const JobNotRun& j : jobs) {
+      const std::string name = j.run_prefix + "-slurm" + j.job_id;
+      if (read.count(name) != 0) continue;
+      if (!opt_.include_superseded && superseded_jobs(experiment_dir).count(j.job_id) != 0) continue;
+      if (!sink_.wanted_run(name, name)) continue;
+      tables::RunData r;
+      r.layout = "scaleprof";
+      r.experiment = experiment;
+      r.name = name;
+      r.strategy = j.strategy;
+      r.nodes = j.nodes;
+      r.workers = j.workers > 0 ? j.workers : j.nodes * std::max<int64_t>(1, per_node);
+      r.path = (experiment_dir / name).string();
+      r.status = "not_run";
+      r.not_run = not_run_reason(j);
+      // A job that started wrote its log; one cancelled while pending never did.
+      if (j.state == "failed" || (j.elapsed_s && *j.elapsed_s > 0)) {
+        const std::map<std::string, std::string>& logs = job_logs(experiment_dir);
+        if (auto it = logs.find(j.job_id); it != logs.end()) r.log = it->second;
+      }
+      sink_.data().runs.push_back(std::move(r));
     }
   }
 

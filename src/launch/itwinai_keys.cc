@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "launch/shell_text.h"
+
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <utility>
 
@@ -46,50 +49,6 @@ std::vector<FieldSpec> itwinai_fields() {
   return f;
 }
 
-std::string shell_expansion_in(std::string_view s) {
-  bool in_double = false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (c == '\\') {
-      ++i;  // the next character is literal (in double quotes too, for the ones that matter here)
-      continue;
-    }
-    if (c == '\'' && !in_double) {
-      const size_t end = s.find('\'', i + 1);
-      if (end == std::string_view::npos) return {};
-      i = end;
-      continue;
-    }
-    if (c == '"') {
-      in_double = !in_double;
-      continue;
-    }
-    if (c == '`') {
-      const size_t end = s.find('`', i + 1);
-      return std::string(s.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i + 1));
-    }
-    if (c != '$' || i + 1 >= s.size()) continue;
-    const char n = s[i + 1];
-    if (n == '(' || n == '{') {
-      // To the matching bracket (nested ones counted), or the end.
-      const char open = n, close = n == '(' ? ')' : '}';
-      int depth = 0;
-      size_t j = i + 1;
-      for (; j < s.size(); ++j) {
-        if (s[j] == open) ++depth;
-        if (s[j] == close && --depth == 0) break;
-      }
-      return std::string(s.substr(i, j < s.size() ? j - i + 1 : std::string_view::npos));
-    }
-    if (std::isalpha(static_cast<unsigned char>(n)) != 0 || n == '_') {
-      size_t j = i + 1;
-      while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) != 0 || s[j] == '_')) ++j;
-      return std::string(s.substr(i, j - i));
-    }
-  }
-  return {};
-}
-
 namespace {
 
 // The field `name` names, by its own name or an alias (itwinai's spellings), or nullptr.
@@ -111,10 +70,24 @@ std::optional<std::string> scalar_text(const config::Value& v) {
 // The fields that hold one value per job: in training_cmd they become scaleprof's per-job
 // placeholders; elsewhere they are one value for every job, right only in single mode.
 std::optional<std::string> per_job_placeholder(const std::string& field) {
-  if (field == "dist_strategy") return "{strategy}";
-  if (field == "num_nodes") return "{num_nodes}";
+  if (field == "dist_strategy") return job_placeholder("strategy");
+  if (field == "num_nodes") return job_placeholder("num_nodes");
   return std::nullopt;
 }
+
+bool is_identifier(std::string_view name) {
+  return !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) != 0 || name[0] == '_') &&
+         std::all_of(name.begin(), name.end(),
+                     [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_'; });
+}
+
+// itwinai 0.4.2's training command when the configuration has none (DEFAULT_TRAINING_CMD).
+constexpr const char* kItwinaiDefaultTrainingCmd =
+    "{itwinai_launcher} exec-pipeline --config-name={config_name} --config-path={config_path} "
+    "--strategy={distributed_strategy} --run-name={run_name} +pipe_key={pipe_key}";
+
+// The keys of itwinai's that only matter through a placeholder of training_cmd.
+constexpr std::array<const char*, 4> kCommandKeys = {"config_name", "config_path", "pipe_key", "config_file"};
 
 class Resolver {
  public:
@@ -122,16 +95,16 @@ class Resolver {
 
   Result<ItwinaiResolution> run(bool training) {
     check_keys();
-    interpolate_all();
-    if (training) fill_training_placeholders();
-    check_expansions();
+    if (training) default_training_cmd();
+    interpolate_all(training);
+    if (training) check_training_cmd();
     if (!problems_.empty()) {
       if (problems_.size() == 1) return Error{problems_.front()};
       std::string message = fmt::format("{} things to change in the configuration:", problems_.size());
       for (const std::string& p : problems_) message += "\n  - " + p;
       return Error{message};
     }
-    ItwinaiResolution r{out_, std::nullopt, std::nullopt};
+    ItwinaiResolution r{out_, std::nullopt, std::nullopt, warnings_, notes_};
     if (in_.is_set("submit_job")) r.submit_job = in_.boolean("submit_job");
     if (in_.is_set("save_script")) r.save_script = in_.boolean("save_script");
     return r;
@@ -140,11 +113,7 @@ class Resolver {
  private:
   std::string src(const std::string& name) const { return in_.entry(name).source; }
   void problem(std::string text) { problems_.push_back(std::move(text)); }
-  // A problem of a field's interpolation: its text still holds "${...}", named once already.
-  void interpolation_problem(const std::string& field, std::string text) {
-    flagged_.push_back(field);
-    problem(std::move(text));
-  }
+  void warning(std::string text) { warnings_.push_back(std::move(text)); }
   bool any_itwinai_key() const {
     return std::any_of(in_.schema().begin(), in_.schema().end(),
                        [&](const FieldSpec& f) { return f.foreign && in_.is_set(f.name); });
@@ -204,34 +173,6 @@ class Resolver {
                       "profile write 'profiler: true', torch.profiler traces, or 'nsys: true')",
                       src("py_spy")));
     }
-    const std::vector<std::pair<const char*, const char*>> command_parts = {{"config_name", "--config-name={}"},
-                                                                            {"config_path", "--config-path={}"},
-                                                                            {"pipe_key", "+pipe_key={}"},
-                                                                            {"config_file", "--config {}"}};
-    for (const auto& [name, form] : command_parts) {
-      if (!set(name)) continue;
-      problem(
-          fmt::format("{}: itwinai's '{}: {}' is part of its training command; scaleprof has only "
-                      "training_cmd: write '{}' there and remove {}",
-                      src(name), name, in_.str(name), fmt::format(fmt::runtime(form), in_.str(name)), name));
-    }
-    if (set("run_name")) {
-      problem(
-          fmt::format("{}: itwinai's 'run_name: {}': scaleprof names each run <strategy>-n<nodes>-r<repetition>-"
-                      "slurm<job id> itself; to name the whole set of runs write 'experiment: {}' and remove "
-                      "run_name",
-                      src("run_name"), in_.str("run_name"), in_.str("run_name")));
-    }
-    if (set("exp_name")) {
-      problem(
-          fmt::format("{}: 'exp_name' is itwinai 0.3's (0.4.2 no longer reads it); write 'experiment: {}' and "
-                      "remove exp_name",
-                      src("exp_name"), in_.str("exp_name")));
-    }
-    if (set("itwinai_trainer")) {
-      problem(fmt::format("{}: 'itwinai_trainer' is itwinai 0.3's (0.4.2 no longer reads it); remove it",
-                          src("itwinai_trainer")));
-    }
     if (set("cpus_per_gpu")) {
       const int64_t n = in_.integer("cpus_per_gpu"), gpus = std::max<int64_t>(1, in_.integer("gpus_per_node"));
       problem(
@@ -240,200 +181,254 @@ class Resolver {
                       "gpus_per_node {}); horovod runs one task per GPU: 'cpus_per_task: {}'",
                       src("cpus_per_gpu"), n, n * gpus, n, gpus, n));
     }
+    // Keys that change nothing here: a warning each, and the scripts are made.
+    if (set("profiling_sampling_rate")) {
+      warning(
+          fmt::format("{}: itwinai's 'profiling_sampling_rate' (py-spy's sampling rate) has no effect: "
+                      "scaleprof does not run py-spy",
+                      src("profiling_sampling_rate")));
+    }
+    if (set("exp_name")) {
+      warning(
+          fmt::format("{}: 'exp_name' is itwinai 0.3's and has no effect (0.4.2 no longer reads it); the runs "
+                      "are recorded under 'experiment: {}'",
+                      src("exp_name"), in_.str("experiment")));
+    }
+    if (set("itwinai_trainer")) {
+      warning(
+          fmt::format("{}: 'itwinai_trainer' is itwinai 0.3's tutorial switch and has no effect (0.4.2 no "
+                      "longer reads it)",
+                      src("itwinai_trainer")));
+    }
   }
 
-  // OmegaConf's ${key} in every string value: itwinai's loader fills them from the same file.
-  void interpolate_all() {
+  // itwinai's DEFAULT_TRAINING_CMD for an itwinai configuration without training_cmd.
+  void default_training_cmd() {
+    if (!out_.str("training_cmd").empty() || !any_itwinai_key()) return;
+    out_.set("training_cmd", std::string(kItwinaiDefaultTrainingCmd), "itwinai's default training_cmd");
+    notes_.push_back(fmt::format("training_cmd is not set: itwinai's default, \"{}\"", kItwinaiDefaultTrainingCmd));
+  }
+
+  // OmegaConf's ${key} in every string value (itwinai's loader fills them from the same file), and in
+  // training_cmd itwinai's str.format placeholders {key}. In shell code a ${NAME} that is not a key
+  // of the configuration is the shell's: left for the job's shell to expand.
+  void interpolate_all(bool training) {
     const bool single = in_.str("mode") == "single";
     for (const FieldSpec& f : in_.schema()) {
-      if (f.foreign) continue;
-      const config::Value& v = in_.entry(f.name).value;
+      if (f.foreign || (f.name == "training_cmd" && !training)) continue;
+      const config::Value& v = out_.entry(f.name).value;
       if (const auto* s = std::get_if<std::string>(&v)) {
-        std::string filled = interpolate(f.name, *s, single);
-        if (filled != *s) out_.set(f.name, filled, src(f.name));
+        std::optional<std::string> filled = interpolate(f.name, *s, single);
+        if (filled && *filled != *s) out_.set(f.name, *filled, out_.entry(f.name).source);
       } else if (const auto* list = std::get_if<std::vector<std::string>>(&v)) {
         std::vector<std::string> filled = *list;
-        for (std::string& e : filled) e = interpolate(f.name, e, single);
+        for (std::string& e : filled) e = interpolate(f.name, e, single).value_or(e);
         if (filled != *list) out_.set(f.name, filled, src(f.name));
       } else if (const auto* map = std::get_if<config::StringMap>(&v)) {
         config::StringMap filled = *map;
-        for (auto& kv : filled) kv.second = interpolate(f.name, kv.second, single);
+        for (auto& kv : filled) kv.second = interpolate(f.name, kv.second, single).value_or(kv.second);
         if (filled != *map) out_.set(f.name, filled, src(f.name));
       }
     }
   }
 
-  std::string interpolate(const std::string& field, const std::string& text, bool single) {
-    std::string out;
-    size_t from = 0;
-    for (size_t at = text.find("${"); at != std::string::npos; at = text.find("${", from)) {
-      const size_t end = text.find('}', at);
-      if (end == std::string::npos) break;
-      out.append(text, from, at - from);
-      from = end + 1;
-      const std::string inner = text.substr(at + 2, end - at - 2);
-      const std::string whole = text.substr(at, end - at + 1);
-      if (inner == "itwinai.cwd:") {
-        out += cwd_;
-        continue;
+  // The value `text` of `field` with its interpolations (and in training_cmd its placeholders)
+  // filled; nullopt after a problem was named, or when a per-job value reset the field to its default.
+  std::optional<std::string> interpolate(const std::string& field, const std::string& text, bool single) {
+    const bool shell = is_shell_code_field(field);
+    const bool command = field == "training_cmd";
+    if (!command && text.find("${") == std::string::npos) return text;
+    const std::string where = fmt::format("{} ({})", field, out_.entry(field).source);
+    size_t problems_before = problems_.size();
+    bool reset = false;
+    auto find = [&](std::string_view t, size_t from) -> std::optional<Placeholder> {
+      while (from < t.size()) {
+        const size_t at = t.find_first_of(command ? "{}$" : "$", from);
+        if (at == std::string_view::npos) return std::nullopt;
+        const char c = t[at];
+        if (c == '}') {  // str.format's "}}" is one literal brace
+          if (at + 1 < t.size() && t[at + 1] == '}') return Placeholder{at, 2, "}", false};
+          from = at + 1;
+          continue;
+        }
+        if (c == '{' && at + 1 < t.size() && t[at + 1] == '{') return Placeholder{at, 2, "{", false};
+        if (c == '$' && (at + 1 >= t.size() || t[at + 1] != '{')) {
+          from = at + 1;
+          continue;
+        }
+        const size_t open = c == '$' ? at + 1 : at;
+        const size_t end = t.find('}', open);
+        if (end == std::string_view::npos) return std::nullopt;
+        const std::string inner(t.substr(open + 1, end - open - 1));
+        const std::string whole(t.substr(at, end - at + 1));
+        std::optional<Placeholder> p =
+            c == '$' ? interpolation(field, inner, whole, single, shell, &reset) : placeholder(inner, whole);
+        if (p) {
+          p->at = at;
+          p->length = end - at + 1;
+          return p;
+        }
+        from = c == '$' ? end + 1 : open + 1;
       }
-      const FieldSpec* named = field_named(in_, inner);
-      if (named == nullptr) {
-        interpolation_problem(
-            field, fmt::format("{}: {}: '{}' is an OmegaConf interpolation of a key this configuration does not have "
-                               "(and the scripts never expand shell variables): write the value itself",
-                               src(field), field, whole));
-        out += whole;
-        continue;
+      return std::nullopt;
+    };
+    if (!shell) {
+      // Data: the values are written in as they are (the field's own checks follow).
+      std::string out;
+      size_t from = 0;
+      for (std::optional<Placeholder> p = find(text, 0); p; p = find(text, from)) {
+        out.append(text, from, p->at - from);
+        out += p->value;
+        from = p->at + p->length;
       }
-      const std::optional<std::string> per_job = per_job_placeholder(named->name);
-      if (per_job && field == "training_cmd") {
-        out += *per_job;  // the same as the file's value in single mode, each job's own otherwise
-        continue;
+      out.append(text, from, std::string::npos);
+      if (reset) {
+        out_.set(field, default_of(field), fmt::format("default (itwinai resets {} per job)", field));
+        return std::nullopt;
       }
-      if (per_job && !single) {
-        interpolation_problem(
-            field, fmt::format("{}: {}: '{}' is this file's {} ({}), the same for every job of mode {}; {}", src(field),
-                               field, whole, named->name, *scalar_text(in_.entry(named->name).value), in_.str("mode"),
-                               field == "job_name" ? "scaleprof appends -<strategy>-n<nodes>-r<repetition> to job_name "
-                                                     "itself: leave it out"
-                                                   : "in std_out and std_err write %x (the job name, which holds "
-                                                     "strategy, nodes and repetition) instead"));
-        out += whole;
-        continue;
-      }
-      const std::optional<std::string> value = scalar_text(in_.entry(named->name).value);
-      if (!value) {
-        interpolation_problem(
-            field, fmt::format("{}: {}: '{}' names a list; write the value itself", src(field), field, whole));
-        out += whole;
-        continue;
-      }
-      out += *value;
+      return problems_.size() == problems_before ? std::optional<std::string>(out) : std::nullopt;
     }
-    out.append(text, from, std::string::npos);
-    return out;
+    auto filled = fill_shell_placeholders(text, find);
+    if (!filled) {
+      problem(fmt::format("{}: {}", where, filled.error().message));
+      return std::nullopt;
+    }
+    if (problems_.size() != problems_before) return std::nullopt;
+    return filled.value();
   }
 
-  // itwinai fills training_cmd with str.format over every field of its configuration.
-  void fill_training_placeholders() {
-    const std::string text = out_.str("training_cmd");
-    if (text.empty()) {
-      std::string message =
-          "training_cmd is not set: give the command each rank runs, e.g. training_cmd: python train.py --epochs 5 "
-          "(in a -c file or --training_cmd)";
-      if (any_itwinai_key()) {
-        message += fmt::format(
-            "; itwinai's default, with this configuration's values, would be: training_cmd: \"{} exec-pipeline "
-            "--config-name={} --config-path={} --strategy={{strategy}} --run-name={{strategy}}-n{{num_nodes}}-"
-            "r{{repetition}} +pipe_key={}\"",
-            venv_itwinai(), in_.str("config_name"), in_.str("config_path"), in_.str("pipe_key"));
+  config::Value default_of(const std::string& field) const {
+    for (const FieldSpec& f : in_.schema()) {
+      if (f.name == field) return f.default_value;
+    }
+    return std::string();
+  }
+
+  // ${inner} in `field`: a key's value, itwinai's cwd, a per-job value, or (shell code, not a key)
+  // the shell's own ${NAME}: nullopt, left as written.
+  std::optional<Placeholder> interpolation(const std::string& field, const std::string& inner, const std::string& whole,
+                                           bool single, bool shell, bool* reset) {
+    if (inner == "itwinai.cwd:") return Placeholder{0, 0, cwd_, true};
+    if (inner.rfind("oc.env:", 0) == 0 && is_identifier(inner.substr(7))) {
+      // OmegaConf's environment resolver: the job's shell has the environment sbatch copied from the
+      // submitting shell.
+      if (shell) return Placeholder{0, 0, "${" + inner.substr(7) + "}", false};
+      problem(fmt::format("{}: {}: '{}' reads the environment of the submitting shell; write the value itself",
+                          src(field), field, whole));
+      return std::nullopt;
+    }
+    const FieldSpec* named = is_identifier(inner) ? field_named(in_, inner) : nullptr;
+    if (named == nullptr) {
+      if (shell) return std::nullopt;  // the shell's ${NAME}
+      problem(
+          fmt::format("{}: {}: '{}' is an OmegaConf interpolation of a key this configuration does not have "
+                      "(and SLURM does not expand shell variables in {}): write the value itself",
+                      src(field), field, whole, field));
+      return std::nullopt;
+    }
+    const std::optional<std::string> per_job = per_job_placeholder(named->name);
+    if (per_job && field == "training_cmd") return Placeholder{0, 0, *per_job, false};
+    if (per_job && !single) {
+      if (field == "std_out" || field == "std_err" || field == "job_name") {
+        if (*reset) return Placeholder{0, 0, whole, false};  // named once per field
+        *reset = true;
+        const std::string def = scalar_text(default_of(field)).value_or("");
+        warning(fmt::format(
+            "{}: {}: '{}' differs per job in mode {}; as itwinai does for runall and scaling-test, every job "
+            "gets the default {} instead{}",
+            src(field), field, whole, in_.str("mode"), def,
+            field == "job_name" ? " (and -<strategy>-n<nodes>-r<repetition> after it)"
+                                : " (%x: the job's name, which holds strategy, nodes and repetition)"));
+        return Placeholder{0, 0, whole, false};
       }
-      problem(message);
+      problem(fmt::format(
+          "{}: {}: '{}' is this file's {} ({}), the same for every job of mode {}; write the value "
+          "itself",
+          src(field), field, whole, named->name, *scalar_text(in_.entry(named->name).value), in_.str("mode")));
+      return std::nullopt;
+    }
+    const std::optional<std::string> value = scalar_text(out_.entry(named->name).value);
+    if (!value) {
+      problem(fmt::format("{}: {}: '{}' names a list; write the value itself", src(field), field, whole));
+      return std::nullopt;
+    }
+    return Placeholder{0, 0, *value, true};
+  }
+
+  // {name} in training_cmd (itwinai fills it with str.format over every field of its configuration).
+  std::optional<Placeholder> placeholder(const std::string& name, const std::string& whole) {
+    if (!is_identifier(name)) return std::nullopt;  // a brace of the shell's: {a,b}, {} of find -exec
+    static const std::vector<std::string> kOwn = {"strategy",   "num_nodes", "gpus_per_node", "repetition",
+                                                  "experiment", "run_name",  "job_name"};
+    if (std::find(kOwn.begin(), kOwn.end(), name) != kOwn.end()) return Placeholder{0, 0, job_placeholder(name), false};
+    if (name == "distributed_strategy" || name == "dist_strat")
+      return Placeholder{0, 0, job_placeholder("strategy"), false};
+    if (name == "itwinai_launcher") return Placeholder{0, 0, venv_itwinai(), true};
+    const FieldSpec* named = field_named(in_, name);
+    if (named != nullptr) {
+      if (const std::optional<std::string> v = scalar_text(out_.entry(named->name).value)) {
+        return Placeholder{0, 0, *v, true};
+      }
+    }
+    problem(fmt::format(
+        "{}: training_cmd: {} is not a placeholder scaleprof fills (a key of the configuration, "
+        "{{strategy}}, {{num_nodes}}, {{gpus_per_node}}, {{repetition}}, {{experiment}}, {{run_name}}, "
+        "{{job_name}}, {{itwinai_launcher}}); write its value instead, or {{{{ and }}}} for a literal brace",
+        src("training_cmd"), whole));
+    return std::nullopt;
+  }
+
+  // What the launch line would not survive, and the itwinai keys that have no effect without a
+  // placeholder of theirs in training_cmd.
+  void check_training_cmd() {
+    const std::string& cmd = out_.str("training_cmd");
+    if (cmd.empty()) {
+      problem(
+          std::string("training_cmd is not set: give the command each rank runs, e.g. training_cmd: python "
+                      "train.py --epochs 5 (in a -c file or --training_cmd)"));
       return;
     }
-    std::string filled, suggested;
-    bool unfilled = false;
-    size_t from = 0;
-    for (size_t at = text.find('{'); at != std::string::npos; at = text.find('{', from)) {
-      const size_t end = text.find('}', at);
-      if (end == std::string::npos) break;
-      const std::string name = text.substr(at + 1, end - at - 1);
-      const bool identifier =
-          !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) != 0 || name[0] == '_') &&
-          std::all_of(name.begin(), name.end(),
-                      [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_'; });
-      // "{{" is str.format's literal brace; "${" an interpolation named already.
-      const bool escaped = at > 0 && (text[at - 1] == '{' || text[at - 1] == '$');
-      filled.append(text, from, at - from);
-      suggested.append(text, from, at - from);
-      from = end + 1;
-      const std::string whole = text.substr(at, end - at + 1);
-      if (!identifier || escaped) {
-        filled += whole;
-        suggested += whole;
-        continue;
-      }
-      std::optional<std::string> value = placeholder(name);
-      if (value) {
-        filled += *value;
-        suggested += *value;
-        continue;
-      }
-      const FieldSpec* named = field_named(in_, name);
-      if (named != nullptr && named->foreign && (named->kind == Kind::kString || named->kind == Kind::kInt)) {
-        const std::string v = *scalar_text(in_.entry(named->name).value);
-        problem(
-            fmt::format("{}: training_cmd: itwinai's placeholder {} ({}'s value: {}) has no scaleprof field; "
-                        "write the value in its place",
-                        src("training_cmd"), whole, named->name, v));
-        suggested += v;
-      } else {
-        problem(
-            fmt::format("{}: training_cmd: {} is not a placeholder scaleprof fills ({{strategy}}, {{num_nodes}}, "
-                        "{{gpus_per_node}}, {{repetition}}, {{experiment}} and itwinai's "
-                        "{{distributed_strategy}}, {{run_name}}, {{job_name}}, {{itwinai_launcher}}, "
-                        "{{python_venv}}); write its value instead",
-                        src("training_cmd"), whole));
-        suggested += whole;
-      }
-      filled += whole;
-      unfilled = true;
+    if (auto sep = command_separator_in(cmd)) {
+      problem(fmt::format(
+          "training_cmd ({}): '{}' at character {} would end the command the launcher starts (torchrun or srun "
+          "run training_cmd as one program with its arguments); put the commands in a script and run that, or "
+          "the ones that prepare the job in pre_exec",
+          src("training_cmd"), sep->first, sep->second));
     }
-    filled.append(text, from, std::string::npos);
-    suggested.append(text, from, std::string::npos);
-    if (unfilled && suggested != text) {
-      problem(fmt::format("training_cmd with itwinai's values written in: \"{}\"", suggested));
-    }
-    if (filled != text) out_.set("training_cmd", filled, src("training_cmd"));
-  }
-
-  // The text a placeholder of training_cmd stands for, or nullopt when scaleprof has no value.
-  std::optional<std::string> placeholder(const std::string& name) const {
-    static const std::vector<std::string> kOwn = {"strategy", "num_nodes", "gpus_per_node", "repetition", "experiment"};
-    if (std::find(kOwn.begin(), kOwn.end(), name) != kOwn.end()) return "{" + name + "}";  // filled per job
-    if (name == "distributed_strategy" || name == "dist_strat") return "{strategy}";
-    // itwinai's run name in a scaling test holds strategy and size; scaleprof's is this, then -slurm<job id>.
-    if (name == "run_name") return "{strategy}-n{num_nodes}-r{repetition}";
-    if (name == "job_name") return in_.str("job_name") + "-{strategy}-n{num_nodes}-r{repetition}";
-    if (name == "itwinai_launcher") return venv_itwinai();
-    const FieldSpec* named = field_named(in_, name);
-    if (named == nullptr || named->foreign) return std::nullopt;
-    if (named->name == "python_venv" && in_.str("python_venv").empty()) return std::nullopt;
-    return scalar_text(out_.entry(named->name).value);
-  }
-
-  // What a shell would expand reaches the program literally: the scripts quote every word.
-  void check_expansions() {
-    auto check = [&](const std::string& field, const std::string& command) {
-      if (std::find(flagged_.begin(), flagged_.end(), field) != flagged_.end()) return;
-      const std::string found = shell_expansion_in(command);
-      if (found.empty()) return;
-      std::string advice = "write the value itself, or put the command in a file and 'source FILE' in pre_exec";
-      if (found.rfind("$(which ", 0) == 0 && found.back() == ')') {
-        const std::string program = found.substr(8, found.size() - 9);
-        advice =
-            fmt::format("write '{}' (found on the job's PATH{})", program,
-                        program == "itwinai" && !in_.str("python_venv").empty() ? fmt::format(", or {}", venv_itwinai())
-                                                                                : std::string());
+    // As written (out_'s has its placeholders filled by now), or itwinai's default.
+    const std::string written =
+        in_.str("training_cmd").empty() ? std::string(kItwinaiDefaultTrainingCmd) : in_.str("training_cmd");
+    for (const char* key : kCommandKeys) {
+      if (!in_.is_set(key)) continue;
+      const bool used = written.find(fmt::format("{{{}}}", key)) != std::string::npos ||
+                        written.find(fmt::format("${{{}}}", key)) != std::string::npos;
+      if (!used) {
+        warning(fmt::format("{}: itwinai's '{}' has no effect: training_cmd has no {{{}}} placeholder", src(key), key,
+                            key));
       }
-      problem(
-          fmt::format("{}: {}: '{}' would reach the command as that literal text (every word of the script is "
-                      "quoted and no shell expands it); {}",
-                      src(field), field, found, advice));
-    };
-    if (!out_.str("training_cmd").empty()) check("training_cmd", out_.str("training_cmd"));
-    for (const std::string& line : out_.string_list("pre_exec")) check("pre_exec", line);
+    }
+    if (in_.is_set("run_name")) {
+      warning(
+          fmt::format("{}: itwinai's 'run_name: {}' has no effect: scaleprof names each run "
+                      "<strategy>-n<nodes>-r<repetition>-slurm<job id>, and {{run_name}} in training_cmd "
+                      "stands for <strategy>-n<nodes>-r<repetition>; to name the whole set write 'experiment: NAME'",
+                      src("run_name"), in_.str("run_name")));
+    }
   }
 
   const config::Config& in_;
   config::Config out_;
   std::string cwd_;
   std::vector<std::string> problems_;
-  std::vector<std::string> flagged_;
+  std::vector<std::string> warnings_;
+  std::vector<std::string> notes_;
 };
 
 }  // namespace
+
+std::string job_placeholder(std::string_view name) {
+  return "\x01" + std::string(name) + "\x02";
+}
 
 Result<ItwinaiResolution> resolve_itwinai(const config::Config& config, const std::string& cwd, bool training) {
   return Resolver(config, cwd).run(training);

@@ -7,6 +7,7 @@
 
 #include "collect/run_names.h"
 #include "launch/itwinai_keys.h"
+#include "launch/shell_text.h"
 
 namespace scaleprof::launch {
 
@@ -76,17 +77,20 @@ std::vector<FieldSpec> launch_fields() {
   reps.min = 1;
   reps.max = 1000;
   add("training_cmd", Kind::kString, std::string(),
-      "what each rank runs, e.g. 'python train.py --epochs 5' (required); split into words like a shell does, "
-      "without expansion; {strategy} {num_nodes} {gpus_per_node} {repetition} {experiment} are filled in")
+      "what each rank runs, e.g. 'python train.py --data $SCRATCH/data' (required): shell code, expanded by the "
+      "job's shell on each node; {strategy} {num_nodes} {gpus_per_node} {repetition} {experiment} {run_name} "
+      "and the configuration's {key}s are filled in, quoted")
       .line_breaks = config::LineBreaks::kJoinContinued;
   add("python_venv", Kind::kString, std::string(),
       "virtual environment activated before training (omitted when empty)");
   add("pre_exec", Kind::kStringList, Strings{},
-      "commands run before training, e.g. 'module load CUDA/12'; each is split into words and quoted: no pipes, "
-      "redirections or variables (put those in a file and 'source FILE')")
+      "commands run before training, e.g. 'source $HOME/venv/bin/activate': shell code, one line each, run by "
+      "the job's shell as written")
       .aliases = {"pre_exec_command", "pre_exec_cmd"};
   f.back().line_breaks = config::LineBreaks::kOnePerLine;  // itwinai's pre_exec_command is one shell text
-  add("env", Kind::kStringMap, StringMap{}, "environment variables exported in the job (NAME: value)");
+  add("env", Kind::kStringMap, StringMap{},
+      "environment variables exported in the job (NAME: value); the value is expanded by the job's shell as in "
+      "NAME=value ($VAR, $(...), ~), blanks kept");
   add("container", Kind::kString, std::string(),
       "apptainer/singularity image the launcher runs in (omitted when empty)")
       .aliases = {"container_path"};
@@ -153,46 +157,6 @@ Status plain_name(const config::Config& c, const std::string& name, bool allow_e
 
 }  // namespace
 
-Result<std::vector<std::string>> split_words(std::string_view command) {
-  std::vector<std::string> words;
-  std::string word;
-  bool in_word = false;
-  for (size_t i = 0; i < command.size(); ++i) {
-    const char c = command[i];
-    if (c == ' ' || c == '\t') {
-      if (in_word) words.push_back(std::move(word));
-      word.clear();
-      in_word = false;
-    } else if (c == '\'') {
-      const size_t end = command.find('\'', i + 1);
-      if (end == std::string_view::npos) return Error{fmt::format("unclosed ' at character {}", i + 1)};
-      word.append(command.substr(i + 1, end - i - 1));
-      in_word = true;
-      i = end;
-    } else if (c == '"') {
-      in_word = true;
-      size_t j = i + 1;
-      for (; j < command.size() && command[j] != '"'; ++j) {
-        if (command[j] == '\\' && j + 1 < command.size() &&
-            std::string_view("\"\\$`").find(command[j + 1]) != std::string_view::npos)
-          ++j;
-        word += command[j];
-      }
-      if (j >= command.size()) return Error{fmt::format("unclosed \" at character {}", i + 1)};
-      i = j;
-    } else if (c == '\\') {
-      if (i + 1 >= command.size()) return Error{std::string("trailing backslash")};
-      word += command[++i];
-      in_word = true;
-    } else {
-      word += c;
-      in_word = true;
-    }
-  }
-  if (in_word) words.push_back(std::move(word));
-  return words;
-}
-
 Result<LaunchConfig> make_launch_config(const config::Config& given, const std::string& cwd,
                                         const std::string& self_exe, LaunchPurpose purpose) {
   auto resolved = resolve_itwinai(given, cwd, purpose == LaunchPurpose::kTraining);
@@ -202,6 +166,8 @@ Result<LaunchConfig> make_launch_config(const config::Config& given, const std::
   l.submit_job = resolved.value().submit_job;
   l.save_script = resolved.value().save_script;
   l.notes = c.notes();
+  l.notes.insert(l.notes.end(), resolved.value().notes.begin(), resolved.value().notes.end());
+  l.warnings = resolved.value().warnings;
   l.mode = c.str("mode");
   for (const char* name :
        {"job_name", "account", "partition", "qos", "reservation", "constraint", "mem", "time", "std_out", "std_err"}) {
@@ -278,23 +244,27 @@ Result<LaunchConfig> make_launch_config(const config::Config& given, const std::
                    ErrorKind::kTooLarge};
     }
   }
-  // The analysis jobs write their own command line: no training command to check.
+  // The analysis jobs write their own command line: no training command to check. Shell code is
+  // checked for what would break the script around it (resolve_itwinai named the rest).
   if (purpose == LaunchPurpose::kTraining) {
-    if (c.str("training_cmd").empty()) {
-      return Error{
-          std::string("training_cmd is not set: give the command each rank runs, e.g. "
-                      "training_cmd: python train.py --epochs 5 (in a -c file or --training_cmd)")};
+    l.training_cmd = c.str("training_cmd");
+    if (l.training_cmd.find_first_not_of(" \t") == std::string::npos) {
+      return Error{fmt::format("{}: no command", origin(c, "training_cmd"))};
     }
-    auto words = split_words(c.str("training_cmd"));
-    if (!words) return Error{fmt::format("{}: {}", origin(c, "training_cmd"), words.error().message)};
-    if (words.value().empty()) return Error{fmt::format("{}: no command", origin(c, "training_cmd"))};
-    l.training_cmd = std::move(words).value();
   }
   for (const std::string& line : c.string_list("pre_exec")) {
-    auto pre = split_words(line);
-    if (!pre) return Error{fmt::format("{}: '{}': {}", origin(c, "pre_exec"), line, pre.error().message)};
-    if (pre.value().empty()) return Error{fmt::format("{}: an empty command", origin(c, "pre_exec"))};
-    l.pre_exec.push_back(std::move(pre).value());
+    if (line.find_first_not_of(" \t") == std::string::npos) {
+      return Error{fmt::format("{}: an empty command", origin(c, "pre_exec"))};
+    }
+    if (auto ok = shell_quoting(line); !ok) {
+      return Error{fmt::format("{}: '{}': {}", origin(c, "pre_exec"), line, ok.error().message)};
+    }
+    l.pre_exec.push_back(line);
+  }
+  for (const auto& [name, value] : c.string_map("env")) {
+    if (auto ok = shell_quoting(value); !ok) {
+      return Error{fmt::format("{}: {}: '{}': {}", origin(c, "env"), name, value, ok.error().message)};
+    }
   }
   static const std::regex kEnvName(R"(^[A-Za-z_][A-Za-z0-9_]*$)");
   for (const auto& [k, v] : c.string_map("env")) {

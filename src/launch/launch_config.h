@@ -36,16 +36,20 @@ struct LaunchConfig {
   std::string cpu_bind = "cores";  // srun --cpu-bind with cpus_per_task; "none": not passed
   std::vector<std::string> strategies;
   std::vector<int64_t> scalability_nodes;
-  std::vector<std::string> training_cmd;  // words, after placeholders are known (filled per job)
+  // Shell code, as the user wrote it (docs/launch.md, "What is shell code and what is data"): the job's
+  // shell expands it. training_cmd holds job_placeholder()s, filled per job.
+  std::string training_cmd;
   std::string python_venv, container, container_runtime, experiment, root, gpu_interval, script_dir;
-  std::vector<std::vector<std::string>> pre_exec;  // each command as words
-  config::StringMap env;
+  std::vector<std::string> pre_exec;  // one shell command line each
+  config::StringMap env;              // values: the right side of NAME=value, expanded by the job's shell
   std::string scaleprof_bin, report_html;
   // itwinai's submit_job / save_script keys, where set: itwinai's rule then decides what happens
   // (docs/launch.md, "Saving and submitting").
   std::optional<bool> submit_job, save_script;
   // What the configuration did that the user should know (a multi-line pre_exec taken as a list).
   std::vector<std::string> notes;
+  // Keys of the configuration that have no effect (itwinai's, mostly): printed as warnings.
+  std::vector<std::string> warnings;
 };
 
 // What the configuration is for: training jobs need training_cmd; the analysis jobs of
@@ -58,9 +62,5 @@ enum class LaunchPurpose { kTraining, kAnalysis };
 // (launch/itwinai_keys.h). Errors name the field and where its value came from.
 Result<LaunchConfig> make_launch_config(const config::Config& config, const std::string& cwd,
                                         const std::string& self_exe, LaunchPurpose purpose = LaunchPurpose::kTraining);
-
-// Splits a command line into words the way a POSIX shell would for quotes and backslashes, without
-// any expansion ($VAR, $(...), globs stay literal): the words are quoted again in the script.
-Result<std::vector<std::string>> split_words(std::string_view command);
 
 }  // namespace scaleprof::launch

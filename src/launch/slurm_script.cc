@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+
+#include "launch/itwinai_keys.h"
+#include "launch/shell_text.h"
 
 namespace scaleprof::launch {
 
@@ -17,31 +21,29 @@ int64_t procs_per_node(const LaunchConfig& c) {
   return std::max<int64_t>(1, c.gpus_per_node);
 }
 
-std::string join_words(const std::vector<std::string>& words) {
-  std::string out;
-  for (const std::string& w : words) {
-    if (!out.empty()) out += ' ';
-    out += shell_quote(w);
-  }
-  return out;
-}
-
-// Fills {strategy} {num_nodes} {gpus_per_node} {repetition} {experiment} in each word.
-std::vector<std::string> fill_placeholders(const LaunchConfig& c, const JobPlan& job) {
-  const std::vector<std::pair<std::string, std::string>> values = {{"{strategy}", job.strategy},
-                                                                   {"{num_nodes}", std::to_string(job.nodes)},
-                                                                   {"{gpus_per_node}", std::to_string(c.gpus_per_node)},
-                                                                   {"{repetition}", std::to_string(job.repetition)},
-                                                                   {"{experiment}", c.experiment}};
-  std::vector<std::string> out = c.training_cmd;
-  for (std::string& word : out) {
+// training_cmd with the values of this job in place of its job_placeholder()s, each quoted for the
+// place it stands (outside quotes, in "..." or in '...'): the rest is the user's shell code.
+std::string fill_placeholders(const LaunchConfig& c, const JobPlan& job) {
+  const std::vector<std::pair<std::string, std::string>> values = {
+      {job_placeholder("strategy"), job.strategy},
+      {job_placeholder("num_nodes"), std::to_string(job.nodes)},
+      {job_placeholder("gpus_per_node"), std::to_string(c.gpus_per_node)},
+      {job_placeholder("repetition"), std::to_string(job.repetition)},
+      {job_placeholder("experiment"), c.experiment},
+      {job_placeholder("run_name"), job.run_prefix},
+      {job_placeholder("job_name"), job.job_name}};
+  auto next = [&](std::string_view text, size_t from) -> std::optional<Placeholder> {
+    std::optional<Placeholder> first;
     for (const auto& [key, value] : values) {
-      for (size_t at = word.find(key); at != std::string::npos; at = word.find(key, at + value.size())) {
-        word.replace(at, key.size(), value);
-      }
+      const size_t at = text.find(key, from);
+      if (at != std::string_view::npos && (!first || at < first->at)) first = Placeholder{at, key.size(), value, true};
     }
-  }
-  return out;
+    return first;
+  };
+  auto filled = fill_shell_placeholders(c.training_cmd, next);
+  // The text was read as shell code when the configuration was checked; a LaunchConfig made by hand
+  // that cannot be read keeps its text (no placeholder is filled unquoted).
+  return filled ? filled.value() : c.training_cmd;
 }
 
 // srun's CPU options: SLURM >= 22.05 no longer hands SLURM_CPUS_PER_TASK from sbatch to srun, so
@@ -86,12 +88,12 @@ void sbatch_header(std::string& s, const LaunchConfig& c, const std::string& job
 void job_environment(std::string& s, const LaunchConfig& c) {
   s += "set -eo pipefail\n";
   if (!c.env.empty()) {
-    s += "\n# Environment (env)\n";
-    for (const auto& [name, value] : c.env) s += fmt::format("export {}={}\n", name, shell_quote(value));
+    s += "\n# Environment (env: the values are expanded by this shell)\n";
+    for (const auto& [name, value] : c.env) s += fmt::format("export {}={}\n", name, assignment_value(value));
   }
   if (!c.pre_exec.empty()) {
-    s += "\n# Before training (pre_exec)\n";
-    for (const std::vector<std::string>& command : c.pre_exec) s += join_words(command) + "\n";
+    s += "\n# Before training (pre_exec: shell code, as the configuration has it)\n";
+    for (const std::string& command : c.pre_exec) s += command + "\n";
   }
   if (!c.python_venv.empty()) {
     s += fmt::format("\n# Python environment (python_venv)\nsource {}\n", shell_quote(c.python_venv + "/bin/activate"));
@@ -194,8 +196,7 @@ std::string render_job_script(const LaunchConfig& c, const JobPlan& job) {
       torchrun ? ", rendezvous $MASTER_ADDR:$MASTER_PORT" : "");
 
   // What one task runs: scaleprof run around the launcher (torchrun) or the rank (horovod).
-  std::vector<std::string> rank_cmd = fill_placeholders(c, job);
-  std::string rank_line = join_words(rank_cmd);
+  std::string rank_line = fill_placeholders(c, job);
   if (c.nsys) {
     rank_line = fmt::format(
         "nsys profile -t cuda,nvtx,osrt --gpu-metrics-devices=all -o "
@@ -222,7 +223,9 @@ std::string render_job_script(const LaunchConfig& c, const JobPlan& job) {
   task += fmt::format("exec {} run --experiment={} --strategy={} --run-name=\"$RUN_NAME\" --gpu-interval={} -- {}\n",
                       shell_quote(c.scaleprof_bin), shell_quote(c.experiment), job.strategy,
                       shell_quote(c.gpu_interval), launcher);
-  const char* host_note = "# SCALEPROF_HOST: SLURM's node name names the node in the run directory.\n";
+  const char* host_note =
+      "# SCALEPROF_HOST: SLURM's node name names the node in the run directory.\n"
+      "# training_cmd is shell code: each task's shell expands it ($VAR, $(...), ~) before the launcher starts it.\n";
   if (torchrun) {
     s += "\n# One torchrun per node under scaleprof run; torchrun starts the node's processes.\n";
     s += host_note;
@@ -265,6 +268,10 @@ std::string render_report_script(const LaunchConfig& c) {
   s += fmt::format("\n# scaleprof slurm: the scalability report of experiment {}, after every job has ended.\n",
                    c.experiment);
   s += "set -eo pipefail\n";
+  // The jobs that never ran (cancelled while pending, ...) are recorded for the report by slurm status;
+  // the report is written whatever it says.
+  s += fmt::format("{} slurm status --script-dir={} >/dev/null || true\n", shell_quote(c.scaleprof_bin),
+                   shell_quote(c.script_dir));
   const std::string html = c.report_html;
   const std::string plots = html.substr(0, html.rfind('/') + 1) + c.experiment + "-plots";
   s += fmt::format("exec {} report --root={} --experiment={} --html={} --plot-dir={}\n", shell_quote(c.scaleprof_bin),

@@ -96,10 +96,12 @@ Status submit_script(const std::vector<std::string>& args, const std::string& pa
 std::string submitted_line(const SubmittedJob& j) {
   return fmt::format(
       "{{\"kind\": {}, \"job_id\": {}, \"job_name\": {}, \"script\": {}, \"strategy\": {}, \"nodes\": {}, "
-      "\"repetition\": {}, \"experiment\": {}, \"root\": {}, \"run_prefix\": {}, \"submitted_unix_ns\": {}{}{}{}}}\n",
+      "\"repetition\": {}, \"experiment\": {}, \"root\": {}, \"run_prefix\": {}, \"submitted_unix_ns\": {}{}{}{}{}}}\n",
       json_quote(j.kind), json_quote(j.job_id), json_quote(j.job_name), json_quote(j.script), json_quote(j.strategy),
       j.nodes, j.repetition, json_quote(j.experiment), json_quote(j.root), json_quote(j.run_prefix),
-      j.submitted_unix_ns, j.array_tasks > 0 ? fmt::format(", \"array_tasks\": {}", j.array_tasks) : std::string(),
+      j.submitted_unix_ns,
+      j.processes_per_node > 0 ? fmt::format(", \"processes_per_node\": {}", j.processes_per_node) : std::string(),
+      j.array_tasks > 0 ? fmt::format(", \"array_tasks\": {}", j.array_tasks) : std::string(),
       j.output.empty() ? std::string() : fmt::format(", \"output\": {}", json_quote(j.output)),
       j.superseded ? ", \"superseded\": true" : "");
 }
@@ -139,6 +141,7 @@ Result<std::vector<SubmittedJob>> read_submitted(const std::string& path, std::v
     j.run_prefix = str("run_prefix");
     j.nodes = num("nodes");
     j.repetition = num("repetition");
+    j.processes_per_node = num("processes_per_node");
     j.submitted_unix_ns = num("submitted_unix_ns");
     j.array_tasks = num("array_tasks");
     j.output = str("output");
@@ -336,6 +339,7 @@ Status submit_all(const LaunchConfig& c, const SubmitPlan& plan, std::vector<Sub
     job.nodes = p.nodes;
     job.repetition = p.repetition;
     job.run_prefix = p.run_prefix;
+    job.processes_per_node = std::max<int64_t>(1, c.gpus_per_node);  // torchrun's per node, or Horovod's tasks
     if (auto ok = record(std::move(job)); !ok) return ok.error();
     // Where the job's standard error goes, for the report to name beside a run that failed.
     const std::string log = job_log_path(c.std_err, p.job_name, id);

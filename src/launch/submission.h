@@ -21,6 +21,7 @@ struct SubmittedJob {
   std::string kind = "job";  // "job" or "report"
   std::string job_id, job_name, script, strategy, experiment, root, run_prefix;
   int64_t nodes = 0, repetition = 0;
+  int64_t processes_per_node = 0;  // ranks per node (0: not recorded): the workers of a job that never ran
   int64_t submitted_unix_ns = 0;
   bool superseded = false;  // replaced by a later `scaleprof slurm --force` of the same experiment
   // `scaleprof slurm analyze`: a job array of this many tasks (0: not an array); recorded once, shown

@@ -332,15 +332,19 @@ std::vector<std::string> failure_sentences(const ScalabilityAnalysis& a) {
   for (const analysis::ScaleGroup& g : a.groups) {
     if (!g.failed) continue;
     std::vector<std::string> why;
+    bool none_ran = true;  // every job of it never ran (RunData::not_run): "did not run", not "failed"
     for (size_t i : g.failed_runs) {
       const tables::RunData& r = *a.runs[i];
-      std::string w = r.exit_code ? fmt::format("exit {}", *r.exit_code) : "status " + r.status;
-      w += r.log.empty() ? ", run " + r.path : ", log " + r.log;
+      none_ran &= !r.not_run.empty();
+      std::string w = !r.not_run.empty() ? r.not_run
+                      : r.exit_code      ? fmt::format("exit {}", *r.exit_code)
+                                         : "status " + r.status;
+      if (r.not_run.empty()) w += r.log.empty() ? ", run " + r.path : ", log " + r.log;
       why.push_back(std::move(w));
     }
     if (failed.count(g.series) == 0) order.push_back(g.series);
-    failed[g.series].push_back(
-        fmt::format("{} worker{} failed ({})", g.workers, workers_word(g.workers), fmt::join(why, "; ")));
+    failed[g.series].push_back(fmt::format("{} worker{} {} ({})", g.workers, workers_word(g.workers),
+                                           none_ran ? "did not run" : "failed", fmt::join(why, "; ")));
   }
   std::vector<std::string> out;
   for (const std::string& series : order) {

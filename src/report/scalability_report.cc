@@ -39,9 +39,14 @@ Cell text_cell(const std::string& s) {
 struct FailedCells {
   Cell exit_code = Cell::null();
   Cell log = Cell::null();
+  std::string status = "FAILED";  // "NOT RUN: <why>" where no job ever ran it (RunData::not_run)
 };
 FailedCells failed_cells(const ScalabilityAnalysis& a, const ScaleGroup& g) {
   FailedCells c;
+  if (!g.failed_runs.empty() &&
+      std::all_of(g.failed_runs.begin(), g.failed_runs.end(), [&](size_t i) { return !a.runs[i]->not_run.empty(); })) {
+    c.status = "NOT RUN: " + a.runs[g.failed_runs.front()]->not_run;
+  }
   bool exit_known = false;
   bool log_known = false;
   for (size_t i : g.failed_runs) {
@@ -290,10 +295,10 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
         const FailedCells fc = failed_cells(a, g);
         const Cell none = Cell::null();
         t.add_row({g.series, g.workers, nodes_cell(g.nodes), static_cast<int64_t>(g.failed_runs.size()), int64_t{0},
-                   none, none, none, none, none, "FAILED", fc.exit_code, fc.log});
+                   none, none, none, none, none, fc.status, fc.exit_code, fc.log});
         const int64_t base = analysis::baseline_workers(a, g.series);
-        sc.add_row(
-            {g.series, g.workers, nodes_cell(g.nodes), none, none, none, none, "FAILED", base > 0 ? Cell(base) : none});
+        sc.add_row({g.series, g.workers, nodes_cell(g.nodes), none, none, none, none, fc.status,
+                    base > 0 ? Cell(base) : none});
         continue;
       }
       t.add_row({g.series, g.workers, nodes_cell(g.nodes), static_cast<int64_t>(g.runs.size()), g.epoch.count,

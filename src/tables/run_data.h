@@ -145,6 +145,10 @@ struct RunData {
   // log of the SLURM job that ran it where known ("" otherwise): what a failed run is shown with.
   std::optional<int64_t> exit_code;
   std::string log;
+  // A SLURM job of `scaleprof slurm` that never ran this configuration (status "not_run", read from the
+  // experiment's jobs-not-run.txt, importers/jobs_not_run.h): why, with SLURM's state and the job id,
+  // e.g. "cancelled before it ran (SLURM state CANCELLED, job 4711)". It has no data.
+  std::string not_run;
   // Epoch times of the run, one per epoch: the slowest rank's duration (the epoch ends when the last
   // rank finishes it). Unordered; analyses sort by epoch.
   std::vector<tables::EpochTime> epochs;
@@ -173,9 +177,10 @@ struct RunData {
 };
 
 // A run that failed (status failed, or interrupted: its process ended without recording an end) is no
-// measurement of its configuration, whatever epochs it finished before it ended.
+// measurement of its configuration, whatever epochs it finished before it ended; a SLURM job that never
+// ran it (status not_run) is none either, and shown beside the failed ones.
 inline bool run_failed(const RunData& run) {
-  return run.status == "failed" || run.status == "interrupted";
+  return run.status == "failed" || run.status == "interrupted" || run.status == "not_run";
 }
 
 struct ScalabilityData {

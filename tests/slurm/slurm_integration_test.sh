@@ -14,6 +14,10 @@
 #  - the real strategies (examples/strategy_train.py): DDP, FSDP and DeepSpeed (CPU, gloo) at 1 and
 #    2 nodes, submitted at once; the report reads every strategy's epochs, each run one process group
 #    (Horovod too where the venv has an MPI-built one, else one line saying why it is skipped);
+#  - examples/itwinai_slurm_config.yaml as it is (itwinai's keys and placeholders, $(which itwinai)
+#    found by the job's shell: a stand-in itwinai that trains the example model) at 1, 2 and 4 nodes,
+#    the 4-node job cancelled while pending: the report shows both runs' epochs and the 4-node
+#    configuration as "NOT RUN: cancelled before it ran (SLURM state CANCELLED, ...)";
 #  - `scaleprof slurm analyze` on 256 generated ranks: a job array of 16 shards and a merge job,
 #    followed by `slurm status`, gives the output of one `scaleprof trace collectives` (and
 #    stragglers) over all ranks, byte for byte;
@@ -321,6 +325,75 @@ CHECK
   say "real strategies: $checked"
 }
 real_strategies
+
+# --- an itwinai configuration as it is, and a job cancelled while pending (issue 32) ---------------
+# examples/itwinai_slurm_config.yaml has itwinai's keys, placeholders ({config_path}, ${...}) and
+# `$(which itwinai)` in training_cmd: the job's shell finds a stand-in `itwinai` on PATH whose
+# exec-pipeline trains the example model with the strategy it is given. Only what this cluster needs
+# is overridden (partition, CPUs, where things go). The 4-node job is cancelled while pending: the
+# report job (which runs `slurm status` first) shows its configuration as one that did not run.
+itwinai_as_is() {
+  cat >"$work/bin/itwinai" <<SH
+#!/bin/bash
+# A stand-in for itwinai 0.4.2's CLI: exec-pipeline trains the example model.
+[ "\$1" = exec-pipeline ] || { echo "stand-in itwinai: no command \$1" >&2; exit 2; }
+shift
+strategy=ddp
+while [ \$# -gt 0 ]; do
+  case "\$1" in --strategy) strategy=\$2; shift ;; --strategy=*) strategy=\${1#--strategy=} ;; esac
+  shift
+done
+echo "stand-in itwinai: exec-pipeline, strategy \$strategy, OMP_NUM_THREADS \$OMP_NUM_THREADS"
+exec $PY $REPO/examples/ddp_train.py --epochs 2 --steps-per-epoch 4 --batch-size 8 --profile-epoch -1 --strategy "\$strategy"
+SH
+  chmod +x "$work/bin/itwinai"
+  local dir="$work/itwinai" ids i out report_id state rc
+  mkdir -p "$dir"
+  local over=(--partition debug --account= --gpus_per_node 0 --cpus_per_task 1 --time 00:10:00 --strategies ddp
+    --root "$work/metrics" --experiment slurm-it-itwinai --script_dir "$dir/scripts" --std_out "$work/logs/%x-%j.out"
+    --std_err "$work/logs/%x-%j.err" --env PYTHONUNBUFFERED=1)
+  scontrol update PartitionName=debug State=DOWN
+  "$SCALEPROF" slurm -c examples/itwinai_slurm_config.yaml "${over[@]}" >"$dir/submit.out" 2>"$dir/submit.err" ||
+    fail "itwinai config: submit: $(cat "$dir/submit.out" "$dir/submit.err")"
+  # (std_out and err_out are overridden here; job_name is the file's, one value per job in itwinai's single mode)
+  grep -q "warning: .*job_name: '\${distributed_strategy}' differs per job in mode scaling-test" "$dir/submit.err" ||
+    fail "itwinai config: no warning for the per-job job_name: $(cat "$dir/submit.err")"
+  grep -qF -- '--no-python $(which itwinai) exec-pipeline --config-path . --config-name config --strategy ddp +pipe_key=training_pipeline' \
+    "$dir/scripts/ddp-n2-r1.sh" || fail "itwinai config: the launch line: $(grep -- '^exec' "$dir/scripts/ddp-n2-r1.sh")"
+  mapfile -t ids < <(sed -n 's/^submitted job \([0-9]*\): ddp.*/\1/p' "$dir/submit.out")
+  report_id=$(sed -n 's/^submitted job \([0-9]*\): report.*/\1/p' "$dir/submit.out")
+  [ ${#ids[@]} = 3 ] && [ -n "$report_id" ] || fail "itwinai config: expected 3 jobs and a report job: $(cat "$dir/submit.out")"
+  scancel "${ids[2]}"  # the 4-node job, while it is pending
+  scontrol update PartitionName=debug State=UP
+  for ((i = 0; i < 300 * 2; i++)); do
+    state=$("$SCALEPROF" slurm status --script-dir "$dir/scripts" --format csv 2>>"$work/status.err" |
+      awk -F, -v id="$report_id" '$1==id{print $6}')
+    [ "$state" = completed ] || [ "$state" = failed ] || [ "$state" = cancelled ] && break
+    sleep 0.5
+  done
+  out=$("$SCALEPROF" slurm status --script-dir "$dir/scripts" --format csv 2>>"$work/status.err")
+  say "itwinai config: $(cut -d, -f1,4,6,7 <<<"$out" | tr '\n' ' ')"
+  # The report exits 3 (partial: a configuration did not run); SLURM calls that FAILED.
+  [ "$state" = failed ] || [ "$state" = completed ] || fail "itwinai config: the report job is '$state': $(cat "$work"/logs/it-report-*.err 2>/dev/null | tail -5)"
+  grep -q "stand-in itwinai: exec-pipeline, strategy ddp, OMP_NUM_THREADS 1" "$work"/logs/scaleprof-ddp-n2-r1-"${ids[1]}".out ||
+    fail "itwinai config: the job did not run the stand-in itwinai: $(tail -5 "$work"/logs/scaleprof-ddp-n2-r1-"${ids[1]}".*)"
+  grep -q "^${ids[2]}	ddp	4	4	1	ddp-n4-r1	CANCELLED	cancelled	0$" "$work/metrics/slurm-it-itwinai/jobs-not-run.txt" ||
+    fail "itwinai config: jobs-not-run.txt: $(cat "$work/metrics/slurm-it-itwinai/jobs-not-run.txt" 2>&1)"
+  set +e
+  "$SCALEPROF" report --root "$work/metrics" --experiment slurm-it-itwinai --no-plots --format csv >"$dir/report.csv" 2>"$dir/report.err"
+  rc=$?
+  set -e
+  [ $rc = 3 ] || fail "itwinai config: report exit code $rc (3: a configuration did not run): $(cat "$dir/report.err")"
+  for n in 1 2; do
+    grep -q "^ddp,$n,$n,1,1," "$dir/report.csv" || fail "itwinai config: no ddp row of 1 run and 1 epoch (2, the first skipped) on $n nodes: $(cat "$dir/report.csv")"
+  done
+  grep -q "^ddp,4,4,1,0,,,,,,\"NOT RUN: cancelled before it ran (SLURM state CANCELLED, job ${ids[2]})\"" "$dir/report.csv" ||
+    fail "itwinai config: the cancelled job is not in the report: $(cat "$dir/report.csv")"
+  grep -q "NOT RUN: cancelled before it ran" "$dir/scripts/slurm-it-itwinai-report.html" ||
+    fail "itwinai config: the report job's HTML does not show the cancelled job"
+  say "itwinai config as it is: 1 and 2 nodes trained through \$(which itwinai), 2 epochs each; job ${ids[2]} cancelled while pending: $(grep -o 'NOT RUN: [^"]*' "$dir/report.csv" | head -1)"
+}
+itwinai_as_is
 
 # --- trace analysis as jobs: slurm analyze, shards and a merge (issue 21, item 8) ------------------
 # 256 generated ranks (bench/collectives_scale.py's, thinned to their collectives, steps and
