@@ -257,7 +257,7 @@ std::vector<std::string> run_names_argument(const py::object& value) {
 py::object scalability_report(const std::optional<std::string>& root, const std::optional<std::string>& tracking_uri,
                               const std::optional<std::string>& experiment,
                               const std::optional<std::string>& experiment_name, const py::object& run_names,
-                              int skip_epochs, int64_t gpus_per_node, unsigned threads) {
+                              int skip_epochs, int64_t gpus_per_node, unsigned threads, const py::object& what_if) {
   if (skip_epochs < 0) throw py::value_error(fmt::format("skip_epochs must be 0 or more (got {})", skip_epochs));
   if (gpus_per_node < 0) throw py::value_error(fmt::format("gpus_per_node must be 1 or more (got {})", gpus_per_node));
   scaleprof::pipeline::SourceRequest request;
@@ -274,6 +274,14 @@ py::object scalability_report(const std::optional<std::string>& root, const std:
   options.mlflow_experiment = experiment_name.value_or("").empty() ? options.read.experiment : *experiment_name;
   options.threads = threads;
   options.analysis.skip_epochs = skip_epochs;
+  if (!what_if.is_none()) {
+    // One text or a list of them, as the CLI's repeated --what-if.
+    if (py::isinstance<py::str>(what_if)) {
+      options.what_ifs.push_back(what_if.cast<std::string>());
+    } else {
+      options.what_ifs = what_if.cast<std::vector<std::string>>();
+    }
+  }
   std::optional<scaleprof::Error> error;
   std::string text;
   {
@@ -435,7 +443,8 @@ PYBIND11_MODULE(_scaleprof, m) {
   m.def("scalability_report", &scalability_report, py::arg("root") = py::none(), py::arg("tracking_uri") = py::none(),
         py::arg("experiment") = py::none(), py::arg("experiment_name") = py::none(), py::arg("run_names") = py::none(),
         py::arg("skip_epochs") = 1, py::arg("gpus_per_node") = 0, py::arg("threads") = 0,
+        py::arg("what_if") = py::none(),
         "The scalability report `scaleprof report --format json` writes, as a dict; arguments as the CLI's flags "
-        "(run_names: a list or comma-separated text). ScaleprofError with the one-line message when nothing can "
+        "(run_names: a list or comma-separated text; what_if: one --what-if text or a list). ScaleprofError with the one-line message when nothing can "
         "be read.");
 }

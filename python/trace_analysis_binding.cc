@@ -26,6 +26,7 @@
 #include "binding_errors.h"
 #include "engine/rank_results.h"
 #include "pipeline/trace_pipeline.h"
+#include "pipeline/whatif_pipeline.h"
 #include "report/table.h"
 #include "trace/trace_set.h"
 
@@ -288,9 +289,41 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
   return out;
 }
 
+// `scaleprof trace what-if` over `paths`: {'tables': {'what_if': {column: values}}, 'files', 'warnings'}.
+py::dict trace_what_if(const std::vector<std::string>& paths, const std::vector<std::string>& what_ifs,
+                       unsigned threads) {
+  trace::LoadOptions load;
+  load.parse.lenient = true;
+  load.threads = threads;
+  std::optional<Result<pipeline::TraceWhatIf>> result;
+  {
+    py::gil_scoped_release release;  // the ranks are read on threads of the engine's own
+    result.emplace(pipeline::trace_what_if(paths, what_ifs, load));
+  }
+  if (!result->ok() && result->error().kind == ErrorKind::kUsage) throw py::value_error(result->error().message);
+  pipeline::TraceWhatIf w = unwrap(std::move(*result));
+  if (!w.read.set.errors.empty()) {
+    std::string message = "some traces could not be read";
+    for (const std::string& e : w.read.set.errors) message += "\n  " + e;
+    throw ScaleprofError(message);
+  }
+  py::dict tables;
+  for (size_t i = 0; i < w.report.tables.size(); ++i) {
+    tables[py::str(w.report.keys[i])] = table_columns(w.report.tables[i]);
+  }
+  py::dict out;
+  out["tables"] = tables;
+  out["files"] = string_list(w.read.set.files);
+  out["warnings"] = string_list(w.read.set.warnings);
+  return out;
+}
+
 }  // namespace
 
 void bind_trace_analysis(py::module_& m) {
+  m.def("trace_what_if", &trace_what_if, py::arg("paths"), py::arg("what_ifs"), py::arg("threads") = 0,
+        "`scaleprof trace what-if`: every rank's profiled steps re-timed under each change (docs/report.md, "
+        "\"What fixing a cause would gain\"); ValueError for a change not understood.");
   m.def("trace_report", &trace_report, py::arg("report"), py::arg("paths"), py::arg("rank_files") = py::none(),
         py::arg("ranks") = py::none(), py::arg("top") = 10, py::arg("duration_ratio") = 1.0,
         py::arg("consecutive_kernel_delay_us") = 30, py::arg("include_last_step") = false,

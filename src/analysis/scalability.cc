@@ -111,6 +111,18 @@ ScaleShares scale_shares(const ScaleGroup& g, LossBasis basis) {
   return sh;
 }
 
+// A scale as the what-if model reads it; the time outside the steps is separated only where both
+// scales compared separate it (as the loss attribution does).
+WhatIfScale what_if_scale(const ScaleGroup& g, const ScaleGroup& other) {
+  WhatIfScale s;
+  s.workers = g.workers;
+  s.seconds = g.epoch.mean;
+  if (!std::isnan(g.outside_steps_share) && !std::isnan(other.outside_steps_share)) s.in_steps = 1.0 - g.outside_steps_share;
+  s.samples_per_worker = g.throughput.samples_per_worker;
+  s.runs = g.timelines;
+  return s;
+}
+
 // The rank the others waited for most, over the group's runs, and the decomposed rank's operators
 // pooled over the runs that have a decomposition, as shares of their decomposed steps.
 void add_straggler_and_operators(const ScalabilityData& data, ScaleGroup* g) {
@@ -332,6 +344,9 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
           comp_comm > 0 ? static_cast<double>(g.computation->computation_ns) / comp_comm : tables::kNaN;
     }
     if (g.traces) add_straggler_and_operators(data, &g);
+    for (size_t i : g.runs) {
+      if (!data.runs[i].timeline.steps.empty()) g.timelines.push_back(&data.runs[i].timeline);
+    }
     if (g.peak_device_memory_bytes >= 0)
       g.peak_device_memory_gb = static_cast<double>(g.peak_device_memory_bytes) / 1e9;
     if (!std::isnan(g.step_flops) && g.flop_step_ns > 0) {
@@ -415,6 +430,21 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
       ScaleShares at = scale_shares(*timed[i], basis);
       base.weak_scaling = at.weak_scaling = weak;
       s.losses.push_back(attribute_scale_loss(base, at));
+      add_what_if_gains(what_if_scale(*timed.front(), *timed[i]), what_if_scale(*timed[i], *timed.front()),
+                        &s.losses.back());
+    }
+    if (s.amdahl.ok && timed.size() > 1) {
+      for (int k = 0; k < 2; ++k) {
+        s.model_projection[k] = project_epoch(what_if_scale(*timed.front(), *timed.back()),
+                                              what_if_scale(*timed.back(), *timed.front()), s.projected_workers[k], weak);
+      }
+    }
+    for (const WhatIfSpec& spec : options.what_ifs) {
+      for (ScaleGroup* g : timed) {
+        WhatIfRow row{name, g->workers, spec, {}};
+        row.outcome = apply_what_if(spec, what_if_scale(*timed.front(), *g), what_if_scale(*g, *timed.front()), weak);
+        if (row.outcome.ok) out.what_ifs.push_back(std::move(row));
+      }
     }
     out.series.push_back(std::move(s));
   }

@@ -15,6 +15,7 @@
 #include "analysis/scaling.h"
 #include "analysis/scaling_loss.h"
 #include "analysis/throughput.h"
+#include "analysis/whatif_gains.h"
 #include "tables/run_data.h"
 
 namespace scaleprof::analysis {
@@ -28,6 +29,8 @@ struct ScalabilityOptions {
   int skip_epochs = 1;  // warm-up epochs dropped from the start of every run
   // itwinai's --include-communication: also show its deprecated computation-vs-communication report.
   bool include_communication = false;
+  // The user's what-ifs (`--what-if`), each re-timed at every scale of every series (whatif_gains.h).
+  std::vector<WhatIfSpec> what_ifs;
 };
 
 // One configuration: a strategy at a worker count and node count, repetitions pooled.
@@ -75,6 +78,8 @@ struct ScaleGroup {
   // and the decomposed rank's operators, self time as a share of its decomposed steps, runs pooled.
   int64_t straggler_rank = -1;
   std::vector<OperatorShare> operators;
+  // The runs' profiled steps as the what-if model reads them (RunData::timeline), runs with steps only.
+  std::vector<const tables::RunTimeline*> timelines;
   // itwinai's computation fraction (pooled sums)
   std::optional<ComputationSums> computation;
   double computation_fraction = tables::kNaN;
@@ -106,8 +111,19 @@ struct SeriesResult {
   // Where scaling is lost (analysis/scaling_loss.h): one entry per measured scale above the smallest,
   // in worker order, each against the smallest; the last is the largest scale.
   std::vector<ScaleLoss> losses;
+  // The epoch time at projected_workers from the what-if model (whatif_gains.h: project_epoch), from the
+  // smallest and the largest scale; not ok without profiled steps at both.
+  ModelProjection model_projection[2];
   bool has_loss() const { return !losses.empty(); }
   const ScaleLoss& largest_loss() const { return losses.back(); }
+};
+
+// One --what-if at one scale of a series.
+struct WhatIfRow {
+  std::string series;
+  int64_t workers = 0;
+  WhatIfSpec spec;
+  WhatIfOutcome outcome;
 };
 
 struct ScalabilityAnalysis {
@@ -117,6 +133,7 @@ struct ScalabilityAnalysis {
   std::vector<BestAtScale> best;
   std::vector<SeriesThroughput> throughput;  // per series with samples: weak or strong scaling
   std::vector<GpuDeviceRow> devices;
+  std::vector<WhatIfRow> what_ifs;  // per --what-if, series and scale with profiled steps
   std::vector<std::string> warnings;         // reader warnings plus the report's own ("No GPU data found", ...)
   std::vector<std::string> errors;           // reader errors (file:line), and configurations that failed
   bool any_failed_run = false;               // some run failed (left out, or its configuration FAILED)

@@ -150,6 +150,14 @@ bool outside_steps_beside_step_shares(const ScaleLoss& loss) {
 MainLossCause main_loss_cause(const ScaleLoss& loss) {
   MainLossCause out;
   if (!(loss.lost > 0) || !is_attributed(loss.basis)) return out;
+  if (!loss.gains.empty()) {
+    // What fixing it would gain: the cause a user acts on (whatif_gains.h).
+    for (const CauseGain& g : loss.gains) {
+      if (g.points > 0 && (out.name.empty() || g.points > out.points)) out = {g.name, g.points};
+    }
+    if (loss.gains_rest > 0 && (out.name.empty() || loss.gains_rest > out.points)) out = {kUnattributed, loss.gains_rest};
+    return out;
+  }
   for (const LossCause& c : loss.causes) {
     if (c.points > 0 && (out.name.empty() || c.points > out.points)) out = {c.name, c.points};
   }

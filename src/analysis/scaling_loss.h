@@ -111,6 +111,16 @@ struct LossCause {
   double seconds_per_sample0 = tables::kNaN, seconds_per_sample1 = tables::kNaN;
 };
 
+// What fixing one cause would gain, from the what-if model (whatif_gains.h).
+struct CauseGain {
+  std::string name;                          // a cause name of the decomposition basis
+  double seconds = tables::kNaN;             // per epoch at n1, beyond what the fix saves at n0 scaled
+  double points = tables::kNaN;              // 100 x seconds / t1, as a fraction (like LossCause::points)
+  double predicted_epoch_s = tables::kNaN;   // t1 - seconds
+  int64_t rank = -1;                         // waiting for stragglers: the slow rank
+  double factor = tables::kNaN;              // the scale the fix applied to the cause's time (1: none)
+};
+
 struct ScaleLoss {
   int64_t n0 = 0, n1 = 0;
   double t0 = tables::kNaN, t1 = tables::kNaN;
@@ -127,14 +137,22 @@ struct ScaleLoss {
   // Weak scaling (both scales' ScaleShares::weak_scaling): efficiency is t0 / t1, and each cause's
   // points are its growth in seconds per epoch over the epoch time, nothing expected to shrink.
   bool weak = false;
+  // What removing each cause would gain (whatif_gains.h), largest first; empty without the model at
+  // both scales. interaction: the gain of fixing every cause at once minus the sum of the gains (< 0
+  // where causes overlap); gains_rest: what is lost beyond the fix of all (fractions, like points).
+  std::vector<CauseGain> gains;
+  double interaction = tables::kNaN;
+  double gains_rest = tables::kNaN;
+  double all_fixed_epoch_s = tables::kNaN;  // t1 with every cause fixed
 };
 
 // Trace shares are used when both scales have them on the same basis with the same names, in the
 // base's order.
 ScaleLoss attribute_scale_loss(const ScaleShares& base, const ScaleShares& at);
 
-// The cause that lost the most points (> 0) and its points; "unattributed" (kUnattributed) when the
-// rest is larger than every named cause; "" when nothing was lost or nothing is attributed.
+// The cause that lost the most points (> 0) and its points: by what fixing it would gain where the
+// what-if model gave gains, else by the exclusive split; "unattributed" (kUnattributed) when the rest
+// is larger than every named cause; "" when nothing was lost or nothing is attributed.
 struct MainLossCause {
   std::string name;
   double points = tables::kNaN;

@@ -111,7 +111,8 @@ std::string_view step_part_name(StepPart part) {
   return "idle";
 }
 
-RankDecomposition decompose_steps(const trace::RankTrace& trace, bool include_last_step) {
+RankDecomposition decompose_steps(const trace::RankTrace& trace, bool include_last_step,
+                                  std::span<const int64_t> cuts) {
   RankDecomposition out;
   out.path = trace.path;
   const std::vector<ProfilerStepWindow> steps = analysed_steps(trace, include_last_step);
@@ -147,10 +148,27 @@ RankDecomposition decompose_steps(const trace::RankTrace& trace, bool include_la
     sets.reserve(order.size());
     for (const auto& [set, part] : order) sets.push_back(clip_intervals(*set, w.start_ns, w.end_ns));
     int64_t covered = 0;
+    // The cuts inside the step, each taken when the sweep passes it: the parts so far, idle being the
+    // time no set covered.
+    auto cut = std::lower_bound(cuts.begin(), cuts.end(), w.start_ns);
+    auto take_cut = [&] {
+      StepCut c{*cut, d.part_ns};
+      c.part_ns[static_cast<size_t>(StepPart::kIdle)] = *cut - w.start_ns - covered;
+      d.cuts.push_back(c);
+      ++cut;
+    };
     sweep_coverage(sets, [&](uint32_t mask, int64_t start, int64_t end) {
-      d.part_ns[static_cast<size_t>(order[static_cast<size_t>(std::countr_zero(mask))].second)] += end - start;
+      int64_t& part = d.part_ns[static_cast<size_t>(order[static_cast<size_t>(std::countr_zero(mask))].second)];
+      for (; cut != cuts.end() && *cut < end; take_cut()) {  // cuts before or inside this segment
+        if (*cut <= start) continue;
+        part += *cut - start;
+        covered += *cut - start;
+        start = *cut;
+      }
+      part += end - start;
       covered += end - start;
     });
+    while (cut != cuts.end() && *cut < w.end_ns) take_cut();
     d.part_ns[static_cast<size_t>(StepPart::kIdle)] = w.duration_ns() - covered;
     out.steps.push_back(d);
   }

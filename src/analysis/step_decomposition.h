@@ -34,6 +34,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,11 +56,18 @@ inline constexpr int kStepPartCount = 7;
 // "compute", "exposed_communication", "collective_wait", "data_loading", "optimizer", "host_overhead", "idle"
 std::string_view step_part_name(StepPart part);
 
+// The parts of a step from its start up to an instant inside it (decompose_steps' `cuts`).
+struct StepCut {
+  int64_t time_ns = 0;
+  std::array<int64_t, kStepPartCount> part_ns{};  // adds up to time_ns - the step's start
+};
+
 struct StepDecomposition {
   int64_t step = -1;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   std::array<int64_t, kStepPartCount> part_ns{};  // adds up to end_ns - start_ns
+  std::vector<StepCut> cuts;                      // the cuts inside the step, in time order
 
   int64_t duration_ns() const { return end_ns - start_ns; }
   int64_t part(StepPart p) const { return part_ns[static_cast<size_t>(p)]; }
@@ -71,7 +79,11 @@ struct RankDecomposition {
   std::vector<StepDecomposition> steps;
 };
 
-RankDecomposition decompose_steps(const trace::RankTrace& trace, bool include_last_step = false);
+// `cuts`: sorted instants (the rank's own clock) at which each step's parts so far are also wanted
+// (StepDecomposition::cuts; those in [start, end) of a step): the what-if model splits a step at the
+// rank's arrivals at collectives (tables/step_timeline.h). One pass, as without them.
+RankDecomposition decompose_steps(const trace::RankTrace& trace, bool include_last_step = false,
+                                  std::span<const int64_t> cuts = {});
 
 // Moves min(wait_ns, exposed communication) of the step from exposed communication to waiting at a
 // collective; the parts still add up to the step. Returns the time moved.

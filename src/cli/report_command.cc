@@ -39,6 +39,7 @@ struct ReportOptions {
   std::string format = "table";
   std::string output;
   int skip_epochs = 1;
+  std::vector<std::string> what_ifs;
   int64_t gpus_per_node = 0;  // 0: not given (from the data, else 4)
   bool no_plots = false;
   bool no_warnings = false;
@@ -143,6 +144,7 @@ int run_report(const ReportOptions& opt) {
   pipeline_options.threads = opt.threads;
   pipeline_options.analysis.skip_epochs = opt.skip_epochs;
   pipeline_options.analysis.include_communication = opt.include_communication;
+  pipeline_options.what_ifs = opt.what_ifs;
   pipeline_options.warmup_note = opt.itwinai && !opt.no_warnings;
   auto built = pipeline::build_scalability_report(pipeline_options);
   if (!built) {
@@ -279,6 +281,12 @@ void add_output_options(CLI::App* cmd, ReportOptions& opt) {
   cmd->add_flag("--no-trace-pages", opt.no_trace_pages, "With --html: write no trace pages (and no links to them)");
   cmd->add_option("--skip-epochs", opt.skip_epochs, "Warm-up epochs dropped from the start of every run")
       ->capture_default_str();
+  cmd->add_option("--what-if", opt.what_ifs,
+                  "Re-time every rank's profiled steps under a change and print the predicted epoch and step time "
+                  "at each scale (repeatable): 'rank N at median', 'stragglers at median', 'communication free', "
+                  "'communication 2x faster', or computation, data loading, optimizer, host overhead, idle followed "
+                  "by '2x faster', 'free' or 'at base' (shrunk with the workers since the smallest scale)")
+      ->allow_extra_args(false);
   cmd->add_option("--gpus-per-node", opt.gpus_per_node,
                   "itwinai epoch-time files count nodes: workers = nodes x this (default: what the run's GPU files "
                   "say, else 4)")

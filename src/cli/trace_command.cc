@@ -17,6 +17,7 @@
 #include "cli/output.h"
 #include "engine/partial_results.h"
 #include "pipeline/trace_diff_pipeline.h"
+#include "pipeline/whatif_pipeline.h"
 #include "pipeline/trace_pipeline.h"
 #include "report/trace_html.h"
 #include "report/trace_report.h"
@@ -457,6 +458,65 @@ void setup_diff_command(CLI::App& trace, int* exit_code) {
   cmd->callback([opt, exit_code] { *exit_code = run_diff(*opt); });
 }
 
+struct WhatIfCommandOptions {
+  std::vector<std::string> paths;
+  std::vector<std::string> what_ifs;
+  std::string format = "table";
+  std::string output;
+  bool strict = false;
+  bool quiet = false;
+  bool full_names = false;
+  bool wide = false;
+  unsigned threads = 0;
+};
+
+int run_what_if(const WhatIfCommandOptions& opt) {
+  report::RenderOptions render;
+  if (!report::parse_format(opt.format, &render.format)) {
+    print_message(stderr, "error", fmt::format("--format must be table, csv or json (got '{}')", opt.format));
+    return kExitUsage;
+  }
+  trace::LoadOptions load;
+  load.parse.lenient = !opt.strict;
+  load.threads = opt.threads;
+  text_width(opt.output, opt.wide, opt.full_names, &render);
+  auto result = pipeline::trace_what_if(opt.paths, opt.what_ifs, load);
+  if (!result) return fail_with(result.error());
+  const pipeline::TraceWhatIf& w = result.value();
+  for (const std::string& e : w.read.set.errors) print_message(stderr, "error", e);
+  if (!opt.quiet) {
+    for (const std::string& x : w.read.set.warnings) print_message(stderr, "warning", x);
+    for (const std::string& n : w.read.repair_notes) print_message(stderr, "note", n);
+  }
+  if (w.read.ranks_without_steps > 0) {
+    print_message(stderr, "warning",
+                  fmt::format("{} rank(s) have no ProfilerStep: not replayed", w.read.ranks_without_steps));
+  }
+  if (const int code = emit(w.report, render, opt.output); code != kExitOk) return code;
+  return w.read.set.partial() ? kExitPartial : kExitOk;
+}
+
+void setup_what_if_command(CLI::App& trace, int* exit_code) {
+  auto opt = std::make_shared<WhatIfCommandOptions>();
+  CLI::App* cmd = trace.add_subcommand(
+      "what-if", "Re-time every rank's profiled steps under a change: the step time predicted (the what-if model)");
+  cmd->add_option("paths", opt->paths, "Trace files (.json, .json.gz) of the ranks, or directories of them")
+      ->required();
+  cmd->add_option("--what-if", opt->what_ifs,
+                  "The change (repeatable): 'rank N at median', 'stragglers at median', 'communication free', "
+                  "'communication 2x faster', or computation, data loading, optimizer, host overhead, idle followed "
+                  "by '2x faster' or 'free'")
+      ->required()
+      ->allow_extra_args(false);
+  cmd->add_option("--format", opt->format, "Output format: table, csv or json")->capture_default_str();
+  cmd->add_option("-o,--output", opt->output, "Write to FILE instead of standard output");
+  add_width_flags(cmd, &opt->wide, &opt->full_names);
+  cmd->add_flag("--strict", opt->strict, "Fail on invalid JSON instead of repairing old Kineto defects");
+  cmd->add_flag("-q,--quiet", opt->quiet, "Print no reading warnings");
+  cmd->add_option("--threads", opt->threads, "Files read in parallel (default: one per core)");
+  cmd->callback([opt, exit_code] { *exit_code = run_what_if(*opt); });
+}
+
 }  // namespace
 
 void setup_trace_command(CLI::App& app, int* exit_code) {
@@ -534,6 +594,7 @@ void setup_trace_command(CLI::App& app, int* exit_code) {
   }
   setup_merge_command(*trace, exit_code);
   setup_diff_command(*trace, exit_code);
+  setup_what_if_command(*trace, exit_code);
 }
 
 }  // namespace scaleprof::cli

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "analysis/temporal_breakdown.h"
 #include "core/checked_sum.h"
 #include "engine/rank_stream.h"
+#include "engine/step_timeline_build.h"
 #include "trace/trace_set.h"
 
 namespace scaleprof::engine {
@@ -187,7 +189,8 @@ void add_step_decomposition(std::vector<RankParts>* parts, const analysis::Colle
 }
 
 // Reduces one rank (on the thread that read it), inside its analysis window.
-RankParts reduce_rank(const trace::RankTrace& rank, bool fraction) {
+// `cuts`: the starts of its collective calls, where the what-if model's timeline splits its steps.
+RankParts reduce_rank(const trace::RankTrace& rank, bool fraction, std::span<const int64_t> cuts) {
   const analysis::AnalysisWindow window = analysis::compute_analysis_window(rank);
   const analysis::TemporalBreakdown t = analysis::temporal_breakdown(rank, window.rows);
   const analysis::KernelBreakdown k = analysis::kernel_breakdown(rank, window.rows);
@@ -208,7 +211,7 @@ RankParts reduce_rank(const trace::RankTrace& rank, bool fraction) {
   one.communication_ns = comm;
   one.memory_ns = memory;
   one.other_ns = t.kernel_time_ns - t.idle_ns - t.compute_ns - comm - memory;
-  out.decomposition = analysis::decompose_steps(rank);
+  out.decomposition = analysis::decompose_steps(rank, false, cuts);
   int64_t decomposed_ns = 0;
   for (const analysis::StepDecomposition& st : out.decomposition.steps) decomposed_ns += st.duration_ns();
   const analysis::OperatorTable operators = analysis::compute_operator_table(rank);
@@ -242,8 +245,8 @@ void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& o
     const bool want_fraction = !run.computation;
     auto reduce = [&](const trace::RankTrace& rank, unsigned /*threads_per_file*/) {
       engine::RankReduction<RankParts> out;
-      out.parts = reduce_rank(rank, want_fraction);
       out.collectives = analysis::extract_collectives(rank);
+      out.parts = reduce_rank(rank, want_fraction, collective_cuts(*out.collectives));
       return out;
     };
     auto every_rank = [](int64_t) { return true; };
@@ -268,6 +271,13 @@ void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& o
       continue;
     }
     const analysis::CollectiveAnalysis matched = analysis::match_collectives(rows);
+    {
+      // The what-if model's input, before the waits are moved out of each rank's exposed communication.
+      std::vector<RankSteps> steps;
+      steps.reserve(parts.size());
+      for (const RankParts& p : parts) steps.push_back({p.rank, &p.decomposition});
+      run.timeline = build_step_timeline(steps, matched);
+    }
     add_step_decomposition(&parts, matched, &run, &sums);
     if (!add_collective_metrics(rows, matched, &run, &sums)) {
       data->errors.push_back(fmt::format(

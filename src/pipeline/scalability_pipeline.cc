@@ -35,6 +35,12 @@ std::string warmup_changes(const tables::ScalabilityData& data, const analysis::
 
 Result<ScalabilityReport> build_scalability_report(const ScalabilityReportOptions& options) {
   ScalabilityReport out;
+  analysis::ScalabilityOptions analysis_options = options.analysis;
+  for (const std::string& text : options.what_ifs) {
+    Result<analysis::WhatIfSpec> spec = analysis::parse_what_if(text);
+    if (!spec) return spec.error();
+    analysis_options.what_ifs.push_back(std::move(spec).value());
+  }
   Result<tables::ScalabilityData> loaded = Error{""};
   if (!options.tracking_uri.empty()) {
     importers::MlflowReadOptions mlflow;
@@ -52,7 +58,7 @@ Result<ScalabilityReport> build_scalability_report(const ScalabilityReportOption
   engine::TraceStageOptions trace_options;
   trace_options.threads = options.threads;
   engine::add_trace_metrics(&out.data, trace_options);
-  out.analysis = analysis::analyse_scalability(out.data, options.analysis);
+  out.analysis = analysis::analyse_scalability(out.data, analysis_options);
   if (options.warmup_note && options.analysis.skip_epochs == 0)
     out.warmup_changes = warmup_changes(out.data, out.analysis);
   return out;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "analysis/scalability.h"
 #include "core/result.h"
@@ -21,6 +22,9 @@ struct ScalabilityReportOptions {
   std::string mlflow_experiment;           // its experiment; empty: MlflowReadOptions' default
   unsigned threads = 0;                    // trace files read in parallel (0: one per core)
   analysis::ScalabilityOptions analysis;
+  // `--what-if` texts (analysis/whatif_gains.h: parse_what_if), parsed into analysis.what_ifs; one that
+  // is not understood fails the build with kUsage before anything is read.
+  std::vector<std::string> what_ifs;
   // itwinai keeps every epoch: with skip_epochs 0, also the means with one warm-up epoch skipped
   // (ScalabilityReport::warmup_changes).
   bool warmup_note = false;

@@ -17,8 +17,17 @@ std::string workers_text(int64_t n) {
 
 // The causes of the efficiency lost at one scale, in points, summing to the loss: the attributed
 // causes, then the rest, "unattributed" (the JSON causes list and the sentences use the same).
+// Where the what-if model gave gains, they lead: what fixing each cause would gain, their overlap
+// (interaction, negative where fixing one also removes part of another) and the rest, which together
+// add up to the loss as the exclusive split does.
 std::vector<LossChartCause> causes_of(const analysis::ScaleLoss& l) {
   std::vector<LossChartCause> out;
+  if (!l.gains.empty()) {
+    for (const analysis::CauseGain& g : l.gains) out.push_back({g.name, g.points * 100.0});
+    if (std::abs(l.interaction) >= 0.0005) out.push_back({"interaction", l.interaction * 100.0});
+    out.push_back({analysis::kUnattributed, l.gains_rest * 100.0});
+    return out;
+  }
   for (const analysis::LossCause& c : l.causes) out.push_back({c.name, c.points * 100.0});
   out.push_back({analysis::kUnattributed, l.rest * 100.0});
   return out;
@@ -44,6 +53,7 @@ std::string basis_words_in_steps(const analysis::ScaleLoss& l) {
 }
 
 std::string basis_words(const analysis::ScaleLoss& l) {
+  if (!l.gains.empty()) return "what fixing each cause would gain, from the what-if model over every rank's profiled steps";
   if (analysis::outside_steps_beside_step_shares(l)) {
     return basis_words_in_steps(l) + "; time outside the steps from the step records";
   }
@@ -66,12 +76,17 @@ std::vector<MainCause> main_causes(const ScalabilityAnalysis& a) {
     m.lost_pts = l.lost * 100.0;
     m.basis = basis_words(l);
     m.attributed = analysis::is_attributed(l.basis);
-    m.unattributed_pts = l.rest * 100.0;
+    m.unattributed_pts = (l.gains.empty() ? l.rest : l.gains_rest) * 100.0;
     if (l.lost > 0) {
       const analysis::MainLossCause c = analysis::main_loss_cause(l);
       m.cause = c.name.empty() ? analysis::kUnattributed : c.name;
       m.cause_pts = c.name.empty() ? m.lost_pts : c.points * 100.0;
-      for (const analysis::LossCause& k : l.causes) {
+      if (l.gains.empty()) {
+        for (const analysis::LossCause& k : l.causes) {
+          if (k.name == c.name && k.rank >= 0) m.cause += fmt::format(" (rank {})", k.rank);
+        }
+      }
+      for (const analysis::CauseGain& k : l.gains) {
         if (k.name == c.name && k.rank >= 0) m.cause += fmt::format(" (rank {})", k.rank);
       }
     }

@@ -124,6 +124,9 @@ std::string steps_note(const analysis::ScaleLoss& l) {
 // "the growth of outside the steps"), and the rank for waiting.
 std::string main_what(const analysis::MainLossCause& main, const analysis::ScaleLoss& l) {
   if (main.name == analysis::kOutsideStepsCause) return "the time outside the steps";
+  for (const analysis::CauseGain& g : l.gains) {
+    if (g.name == main.name && g.rank >= 0) return fmt::format("{} (rank {})", main.name, g.rank);
+  }
   for (const analysis::LossCause& c : l.causes) {
     if (c.name == main.name && c.rank >= 0) return fmt::format("{} (rank {})", main.name, c.rank);
   }
@@ -162,6 +165,64 @@ std::string cause_detail(const analysis::LossCause& c, const analysis::ScaleLoss
   if (c.name == "idle") return "nothing recorded";
   return "";
 }
+
+std::string gain_detail(const analysis::CauseGain& g, const analysis::ScaleLoss& l) {
+  if (g.name == analysis::kOutsideStepsCause) {
+    return "the time outside the steps shrunk with the workers (its excess removed; no model needed)";
+  }
+  if (g.name == analysis::kWaitingCause) {
+    return g.rank >= 0 ? fmt::format("rank {}'s work between collectives capped at the other ranks' median", g.rank)
+                       : std::string("no rank's work exceeds the others'");
+  }
+  const std::string what = g.name == "communication" ? "every collective's transfer" : g.name;
+  if (!std::isfinite(g.factor) || g.factor >= 1.0) {
+    return fmt::format("{} already shrank with the workers from {} to {}: nothing to fix", what, l.n0, l.n1);
+  }
+  if (g.factor <= 0.0) return fmt::format("{} removed (none at {} worker{})", what, l.n0, workers_word(l.n0));
+  return fmt::format("{} scaled to {:.2f} of its time: what it would be had it shrunk with the workers from {}", what,
+                     g.factor, l.n0);
+}
+
+namespace {
+
+// "Fixing X would gain N points (epoch A -> B s), ...; all at once M ...": the what-if gains.
+std::string gains_sentence(const analysis::ScaleLoss& l) {
+  std::string parts;
+  std::vector<std::string> small;
+  for (const analysis::CauseGain& g : l.gains) {
+    if (!(g.points >= kSmallCause)) {
+      small.push_back(g.name);
+      continue;
+    }
+    const std::string who = g.rank >= 0 && g.name == analysis::kWaitingCause ? fmt::format(" (rank {})", g.rank) : "";
+    parts += fmt::format("{}{}{} {} points (epoch {} instead of {})", parts.empty() ? "" : "; ", g.name, who,
+                         fmt_pts(g.points), seconds_text(g.predicted_epoch_s), seconds_text(l.t1));
+  }
+  std::string out = fmt::format("What fixing each cause would gain at {} workers (what-if model): {}", l.n1,
+                                parts.empty() ? "no cause gains half a point" : parts);
+  if (!small.empty()) out += fmt::format("; under half a point each: {}", fmt::join(small, ", "));
+  const double all = l.lost - l.gains_rest;
+  out += fmt::format(". Fixing them all at once gains {} points (epoch {})", fmt_pts(all), seconds_text(l.all_fixed_epoch_s));
+  if (l.interaction < -0.005) {
+    out += fmt::format(", {} less than their sum: the causes overlap (fixing one also removes part of another)",
+                       fmt_pts(-l.interaction));
+  } else if (l.interaction > 0.005) {
+    out += fmt::format(", {} more than their sum: fixing one makes another cost more", fmt_pts(l.interaction));
+  }
+  out += l.gains_rest >= 0 ? fmt::format("; {} points lie beyond the causes named.", fmt_pts(l.gains_rest))
+                           : fmt::format("; the fixes together gain {} points more than was lost.", fmt_pts(-l.gains_rest));
+  return out;
+}
+
+constexpr const char* kModelSentence =
+    "(What-if model: every rank's profiled steps are replayed with their arrivals at the collectives matched across "
+    "ranks, each collective starting when its last rank arrives; the cause is removed — a part of each rank's work "
+    "shrunk to what it would be had it shrunk with the workers, the collectives' transfers likewise, the slowest "
+    "rank's work capped at the others' median — and the steps re-timed; the change in the time in the steps is "
+    "applied to the epoch. A cause's points are the epoch time its fix saves over the epoch time. docs/report.md "
+    "says more.)";
+
+}  // namespace
 
 std::vector<std::string> loss_sentences(const SeriesResult& series) {
   if (!series.has_loss()) {
@@ -220,7 +281,15 @@ std::vector<std::string> loss_sentences(const SeriesResult& series) {
     if (l.steps0 != l.steps1) out.push_back(steps_note(l));
     return out;
   }
-  out.push_back(causes_sentence(l));
+  const bool gains = !l.gains.empty();
+  if (gains) {
+    out.push_back(gains_sentence(l));
+    out.push_back(kModelSentence);
+    out.push_back("What each rank was doing (the exclusive split; it says where the time went, not what fixing a "
+                  "cause gains): " + causes_sentence(l));
+  } else {
+    out.push_back(causes_sentence(l));
+  }
   out.push_back(basis_sentence(l.basis));
   if (analysis::outside_steps_beside_step_shares(l)) {
     out.push_back(
@@ -234,6 +303,9 @@ std::vector<std::string> loss_sentences(const SeriesResult& series) {
         fmt::format("Most of the loss lies beyond the causes named ({}): work that does not shrink with more workers "
                     "(per-worker overheads, a serial part, smaller per-worker batches running less efficiently).",
                     cause_list(l.causes)));
+  } else if (!main.name.empty() && gains) {
+    out.push_back(fmt::format("The main reason {} does not scale better is {}: fixing it would gain {} points.", name,
+                              main_what(main, l), fmt_pts(main.points)));
   } else if (!main.name.empty()) {
     out.push_back(
         fmt::format("The main reason {} does not scale better is the growth of {}.", name, main_what(main, l)));

@@ -18,6 +18,10 @@ using analysis::SeriesResult;
 // what the part of the step holds for the others; "" for a cause the basis says nothing more about.
 std::string cause_detail(const analysis::LossCause& cause, const analysis::ScaleLoss& loss);
 
+// What fixing a cause means in the what-if model (the JSON gains' `detail`): "rank 1's work capped at
+// the other ranks' median", "computation scaled to 0.62 of its time (shrunk with the workers)", ...
+std::string gain_detail(const analysis::CauseGain& gain, const analysis::ScaleLoss& loss);
+
 // Sentences explaining where the efficiency of one strategy was lost; empty without two scales.
 std::vector<std::string> loss_sentences(const SeriesResult& series);
 

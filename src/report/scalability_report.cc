@@ -84,6 +84,113 @@ std::string loss_causes_json(const analysis::ScaleLoss& l) {
   return out + "]";
 }
 
+// The `gains` list of a scaling_loss row (analysis/whatif_gains.h): what fixing each cause would gain,
+// largest first, with the epoch time it predicts.
+std::string loss_gains_json(const analysis::ScaleLoss& l) {
+  std::string out = "[";
+  for (const analysis::CauseGain& g : l.gains) {
+    out += fmt::format(
+        "{}{{\"cause\": {}, \"pts\": {}, \"seconds_per_epoch\": {}, \"predicted_epoch_s\": {}, \"detail\": {}, "
+        "\"rank\": {}}}",
+        out.size() > 1 ? ", " : "", json_quote(g.name), json_number(g.points * 100.0), json_number(g.seconds),
+        json_number(g.predicted_epoch_s), json_quote(gain_detail(g, l)), g.rank >= 0 ? fmt::format("{}", g.rank) : "null");
+  }
+  return out + "]";
+}
+
+// What each rank was doing: the exclusive split of the rows that lead with the what-if gains.
+Table split_table(const ScalabilityAnalysis& a, const std::vector<std::string>& causes) {
+  Table t;
+  t.title = "What each rank was doing: the lost efficiency split into exclusive parts of the epoch (percentage points; "
+            "the causes overlap in what fixing them gains, never here)";
+  t.columns = {{"strategy", "Strategy"}, {"from_workers", "From workers"}, {"to_workers", "To workers"},
+               {"lost_pts", "Lost (pts)"}};
+  for (const std::string& c : causes) {
+    std::string key = c;
+    std::replace(key.begin(), key.end(), ' ', '_');
+    std::string title = c;
+    if (!title.empty()) title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
+    t.columns.push_back({key + "_pts", title + " (pts)"});
+  }
+  t.columns.push_back({"unattributed_pts", "Unattributed (pts)"});
+  t.set_importance(Importance::kKey, {"strategy", "from_workers", "to_workers"});
+  for (const SeriesResult& sr : a.series) {
+    for (const analysis::ScaleLoss& l : sr.losses) {
+      if (l.gains.empty()) continue;
+      std::vector<Cell> row = {sr.series, l.n0, l.n1, pct(l.lost)};
+      for (const std::string& name : causes) {
+        Cell cell = Cell::null();
+        for (const analysis::LossCause& c : l.causes) {
+          if (c.name == name) cell = pct(c.points);
+        }
+        row.push_back(cell);
+      }
+      row.push_back(pct(l.rest));
+      t.add_row(std::move(row));
+    }
+  }
+  return t;
+}
+
+// The user's --what-if rows: the epoch and step time predicted at each scale.
+Table what_if_table(const ScalabilityAnalysis& a) {
+  Table t;
+  t.title = "What if: the profiled steps of every rank re-timed under each change (what-if model), applied to the "
+            "time in the steps";
+  t.columns = {{"series", "Strategy"},
+               {"workers", "Workers"},
+               {"what_if", "What if"},
+               {"epoch_s", "Epoch (s)"},
+               {"predicted_epoch_s", "Predicted epoch (s)"},
+               {"gain_s", "Gain (s)"},
+               {"gain_pts", "Gain (% of epoch)"},
+               {"step_ms", "Step (ms)"},
+               {"predicted_step_ms", "Predicted step (ms)"},
+               {"predicted_step_ms_min", "Predicted step, fastest (ms)"},
+               {"predicted_step_ms_max", "Predicted step, slowest (ms)"},
+               {"basis", "", true}};
+  t.set_importance(Importance::kKey, {"series", "workers", "what_if"});
+  t.set_importance(Importance::kDetail, {"predicted_step_ms_min", "predicted_step_ms_max"});
+  for (const analysis::WhatIfRow& r : a.what_ifs) {
+    const analysis::WhatIfOutcome& o = r.outcome;
+    const double gain = o.epoch_s - o.predicted_epoch_s;
+    t.add_row({r.series, r.workers, r.spec.text, num(o.epoch_s, 3), num(o.predicted_epoch_s, 3), num(gain, 3),
+               num(o.epoch_s > 0 ? 100.0 * gain / o.epoch_s : tables::kNaN, 1), num(o.step_ms, 2),
+               num(o.predicted_step_ms, 2), num(o.predicted_step_ms_min, 2), num(o.predicted_step_ms_max, 2),
+               std::string("every rank's profiled steps re-timed across the collectives matched between ranks, the "
+                           "change applied to the time in the steps of the epoch")});
+  }
+  return t;
+}
+
+// The epoch time projected by the what-if model beside Amdahl's.
+Table model_projection_table(const ScalabilityAnalysis& a) {
+  Table t;
+  t.title = "Projection to more workers from the what-if model (a projection, not a measurement), beside Amdahl's";
+  t.columns = {{"series", "Strategy"},
+               {"workers", "Workers"},
+               {"predicted_epoch_s", "Model epoch (s)"},
+               {"amdahl_epoch_s", "Amdahl epoch (s)"},
+               {"assumptions", "Assumptions"}};
+  t.set_importance(Importance::kKey, {"series", "workers"});
+  t.set_importance(Importance::kDetail, {"assumptions"});
+  for (const SeriesResult& sr : a.series) {
+    for (int k = 0; k < 2; ++k) {
+      const analysis::ModelProjection& p = sr.model_projection[k];
+      if (!p.ok) continue;
+      double amdahl = tables::kNaN;
+      for (const ScaleGroup& g : a.groups) {
+        if (g.series == sr.series && g.workers == sr.amdahl.base_workers && g.epoch.count > 0 &&
+            sr.projected_speedup[k] > 0) {
+          amdahl = g.epoch.mean / sr.projected_speedup[k];
+        }
+      }
+      t.add_row({sr.series, p.workers, num(p.predicted_epoch_s, 3), num(amdahl, 3), p.assumptions});
+    }
+  }
+  return t;
+}
+
 // The names of a section with one table.
 struct SectionNames {
   const char* key;
@@ -482,17 +589,25 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
     }
     for (const std::string& line : best_strategy_sentences(a)) s.notes.push_back(line);
     // One column per cause the analysis attributes (in order of first appearance), so a new cause
-    // slots in as a column; what is not attributed is in other_pts.
+    // slots in as a column; what is not attributed is in other_pts. A row with the what-if model's
+    // gains shows them (what fixing the cause would gain); the others the exclusive split.
     std::vector<std::string> causes;
+    bool any_gains = false;
     for (const SeriesResult& sr : a.series) {
       for (const analysis::ScaleLoss& l : sr.losses) {
+        any_gains |= !l.gains.empty();
         for (const analysis::LossCause& c : l.causes) {
           if (std::find(causes.begin(), causes.end(), c.name) == causes.end()) causes.push_back(c.name);
+        }
+        for (const analysis::CauseGain& g : l.gains) {
+          if (std::find(causes.begin(), causes.end(), g.name) == causes.end()) causes.push_back(g.name);
         }
       }
     }
     Table t;
-    t.title = "Efficiency lost between each strategy's smallest scale and each larger one (percentage points)";
+    t.title = any_gains ? "Efficiency lost between each strategy's smallest scale and each larger one, and what fixing "
+                          "each cause would gain (percentage points, what-if model)"
+                        : "Efficiency lost between each strategy's smallest scale and each larger one (percentage points)";
     t.columns = {{"strategy", "Strategy"},
                  {"from_workers", "From workers"},
                  {"to_workers", "To workers"},
@@ -506,32 +621,51 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
       if (!title.empty()) title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
       t.columns.push_back({key + "_pts", title + " (pts)"});
     }
+    if (any_gains) t.columns.push_back({"interaction_pts", "Interaction (pts)"});
     t.columns.push_back({"unattributed_pts", "Unattributed (pts)"});
+    if (any_gains) t.columns.push_back({"all_fixed_epoch_s", "Epoch with all fixed (s)"});
     t.columns.push_back({"non_computation_from_pct", "Non-computation op. self time, from (%)"});
     t.columns.push_back({"non_computation_to_pct", "Non-computation op. self time, to (%)"});
     t.columns.push_back({"basis", "Basis"});
     // JSON only: the causes as a list, and other_pts, unattributed_pts's name before it was renamed.
     t.columns.push_back({"causes", "", true});
     t.columns.push_back({"other_pts", "", true});
+    // JSON only: the measure of the cause columns, the gains as a list, and the rest beyond all fixes.
+    t.columns.push_back({"measure", "", true});
+    t.columns.push_back({"gains", "", true});
+    t.columns.push_back({"gains_rest_pts", "", true});
     t.set_importance(Importance::kKey, {"strategy", "from_workers", "to_workers"});
     t.set_importance(Importance::kUseful, {"basis"});
     t.set_importance(Importance::kDetail, {"non_computation_from_pct", "non_computation_to_pct"});
     for (const SeriesResult& sr : a.series) {
       for (const analysis::ScaleLoss& l : sr.losses) {
+        const bool gains = !l.gains.empty();
         std::vector<Cell> row = {sr.series, l.n0, l.n1, pct(l.efficiency), pct(l.lost)};
         for (const std::string& name : causes) {
           Cell cell = Cell::null();
-          for (const analysis::LossCause& c : l.causes) {
-            if (c.name == name) cell = pct(c.points);
+          if (gains) {
+            for (const analysis::CauseGain& g : l.gains) {
+              if (g.name == name) cell = pct(g.points);
+            }
+          } else {
+            for (const analysis::LossCause& c : l.causes) {
+              if (c.name == name) cell = pct(c.points);
+            }
           }
           row.push_back(cell);
         }
-        row.push_back(pct(l.rest));
+        const double rest = gains ? l.gains_rest : l.rest;
+        if (any_gains) row.push_back(gains ? pct(l.interaction) : Cell::null());
+        row.push_back(pct(rest));
+        if (any_gains) row.push_back(gains ? num(l.all_fixed_epoch_s, 3) : Cell::null());
         row.push_back(pct(l.non_computation0));
         row.push_back(pct(l.non_computation1));
         row.emplace_back(std::string(analysis::loss_basis_name(l.basis)));
         row.emplace_back(JsonText{loss_causes_json(l)});
-        row.push_back(pct(l.rest));
+        row.push_back(pct(rest));
+        row.emplace_back(std::string(gains ? "what-if" : "exclusive split"));
+        row.emplace_back(JsonText{loss_gains_json(l)});
+        row.push_back(gains ? pct(l.gains_rest) : Cell::null());
         t.add_row(std::move(row));
       }
     }
@@ -546,8 +680,22 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
       b.add_row({x.workers, x.strategy, num(x.seconds, 3), x.runner_up.empty() ? Cell::null() : Cell(x.runner_up),
                  num(x.runner_up_seconds, 3), x.candidates});
     }
-    s.table_keys = {"scaling_loss", "best_strategy"};
-    s.tables = {std::move(t), std::move(b)};
+    s.table_keys = {"scaling_loss"};
+    s.tables.push_back(std::move(t));
+    if (any_gains) {
+      s.table_keys.emplace_back("scaling_split");
+      s.tables.push_back(split_table(a, causes));
+    }
+    if (!a.what_ifs.empty()) {
+      s.table_keys.emplace_back("what_if");
+      s.tables.push_back(what_if_table(a));
+    }
+    if (Table p = model_projection_table(a); !p.rows.empty()) {
+      s.table_keys.emplace_back("model_projection");
+      s.tables.push_back(std::move(p));
+    }
+    s.table_keys.emplace_back("best_strategy");
+    s.tables.push_back(std::move(b));
     out.push_back(std::move(s));
   }
 

@@ -16,6 +16,7 @@
 #include "core/checked_sum.h"
 #include "tables/epoch_time.h"
 #include "tables/self_time_sums.h"
+#include "tables/step_timeline.h"
 
 namespace scaleprof::tables {
 
@@ -166,6 +167,9 @@ struct RunData {
   double step_flops = std::numeric_limits<double>::quiet_NaN();
   double flop_step_ns = 0;
   double flop_ideal_ns = 0;
+  // Every rank's profiled steps between its arrivals at the matched collectives, for the what-if
+  // model (tables/step_timeline.h, analysis/whatif.h); empty without traces with ProfilerSteps.
+  RunTimeline timeline;
 };
 
 // A run that failed (status failed, or interrupted: its process ended without recording an end) is no

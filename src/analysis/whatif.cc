@@ -1,0 +1,316 @@
+#include "analysis/whatif.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <utility>
+
+namespace scaleprof::analysis {
+
+namespace {
+
+using tables::RunTimeline;
+using tables::TimelineJoin;
+using tables::TimelineStep;
+
+// a - b without int64 overflow (timelines come from files: never trusted to keep differences in range).
+double diff(int64_t a, int64_t b) {
+  return static_cast<double>(a) - static_cast<double>(b);
+}
+
+constexpr size_t kExposed = 1;  // tables::TimelineParts: exposed communication
+constexpr size_t kWait = 2;     // collective wait (0 in timelines; counted as blocked if present)
+
+// The k-th smallest of `sorted` without its element at index `skip`.
+double kth_without(const std::vector<double>& sorted, size_t skip, size_t k) {
+  return sorted[k < skip ? k : k + 1];
+}
+
+// The median of `sorted` without its element at index `skip` (n >= 2).
+double median_without(const std::vector<double>& sorted, size_t skip) {
+  const size_t n = sorted.size() - 1;
+  if (n % 2 == 1) return kth_without(sorted, skip, n / 2);
+  return 0.5 * (kth_without(sorted, skip, n / 2 - 1) + kth_without(sorted, skip, n / 2));
+}
+
+// Every join of the timeline, with what the replay needs of it.
+struct Join {
+  size_t step = 0;  // index into RunTimeline::steps
+  size_t index = 0;  // index into its joins
+  int64_t rank = 0;
+  int64_t time_ns = 0;
+  double work_ns = 0;     // local work since the previous join, re-scaled
+  double scale = 1.0;     // re-scaled / measured local work (part_scale alone): the work after a completion
+  double blocked_ns = 0;  // exposed communication (and wait) since the previous join
+  int64_t slot = -1;      // the rank's index in its call's ranks, for an arrival
+  size_t completions_begin = 0, completions_end = 0;  // into Model::completions
+};
+
+struct Completion {
+  size_t call = 0;
+  size_t slot = 0;
+  int64_t time_ns = 0;
+};
+
+struct Model {
+  std::vector<Join> joins;
+  std::vector<Completion> completions;  // grouped by the join they precede
+  std::vector<int64_t> last_arrival;    // per call, measured
+};
+
+double local_work(const TimelineJoin& j, const WhatIf& change) {
+  double work = 0;
+  for (size_t p = 0; p < j.parts.size(); ++p) {
+    if (p == kExposed || p == kWait) continue;
+    work += static_cast<double>(j.parts[p]) * change.part_scale[p];
+  }
+  return work;
+}
+
+// The slot of `rank` in a call's ranks (sorted by rank), -1 when it has none.
+int64_t slot_of(const tables::TimelineCall& call, int64_t rank) {
+  auto it = std::lower_bound(call.ranks.begin(), call.ranks.end(), rank,
+                             [](const tables::TimelineCallRank& r, int64_t x) { return r.rank < x; });
+  if (it == call.ranks.end() || it->rank != rank) return -1;
+  return it - call.ranks.begin();
+}
+
+// Each step index of a rank, in step order.
+std::map<int64_t, std::vector<size_t>> steps_by_rank(const RunTimeline& t) {
+  std::map<int64_t, std::vector<size_t>> out;
+  for (size_t i = 0; i < t.steps.size(); ++i) {
+    if (!t.steps[i].joins.empty()) out[t.steps[i].rank].push_back(i);
+  }
+  for (auto& [rank, list] : out) {
+    std::stable_sort(list.begin(), list.end(), [&](size_t a, size_t b) {
+      return std::pair(t.steps[a].start_ns, t.steps[a].step) < std::pair(t.steps[b].start_ns, t.steps[b].step);
+    });
+  }
+  return out;
+}
+
+Model build_model(const RunTimeline& t, const std::map<int64_t, std::vector<size_t>>& by_rank, const WhatIf& change) {
+  Model m;
+  m.last_arrival.assign(t.calls.size(), std::numeric_limits<int64_t>::min());
+  // Each rank's completions, in time order.
+  std::map<int64_t, std::vector<Completion>> done;
+  for (size_t c = 0; c < t.calls.size(); ++c) {
+    for (size_t s = 0; s < t.calls[c].ranks.size(); ++s) {
+      const tables::TimelineCallRank& r = t.calls[c].ranks[s];
+      m.last_arrival[c] = std::max(m.last_arrival[c], r.arrival_ns);
+      done[r.rank].push_back({c, s, r.completion_ns});
+    }
+  }
+  for (auto& [rank, list] : done) {
+    std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.time_ns < b.time_ns; });
+  }
+  for (const auto& [rank, list] : by_rank) {
+    const std::vector<Completion>& mine = done[rank];
+    size_t next = 0;
+    for (size_t i : list) {
+      const TimelineStep& st = t.steps[i];
+      for (size_t k = 0; k < st.joins.size(); ++k) {
+        const TimelineJoin& tj = st.joins[k];
+        Join j;
+        j.step = i;
+        j.index = k;
+        j.rank = rank;
+        j.time_ns = tj.time_ns;
+        j.work_ns = local_work(tj, change);
+        const double measured_work = local_work(tj, WhatIf{});
+        j.scale = measured_work > 0 ? j.work_ns / measured_work : 1.0;
+        j.blocked_ns = static_cast<double>(tj.parts[kExposed] + tj.parts[kWait]);
+        if (tj.call >= 0 && static_cast<size_t>(tj.call) < t.calls.size()) {
+          j.slot = slot_of(t.calls[static_cast<size_t>(tj.call)], rank);
+        }
+        // The completions since the previous join (up to this one).
+        j.completions_begin = m.completions.size();
+        // A call that completes the instant it starts waits for the next cut, never for its own arrival.
+        for (; next < mine.size() && mine[next].time_ns <= tj.time_ns; ++next) {
+          if (static_cast<int64_t>(mine[next].call) == tj.call) break;
+          m.completions.push_back(mine[next]);
+        }
+        j.completions_end = m.completions.size();
+        // Blocked with no collective completing: communication the matching never saw, kept as work.
+        if (j.completions_begin == j.completions_end) j.work_ns += j.blocked_ns * change.transfer_scale;
+        m.joins.push_back(j);
+      }
+    }
+  }
+  return m;
+}
+
+// The joins of one step position (its step number and the call it arrives at, -1 its end), over ranks.
+using JoinKey = std::pair<int64_t, int64_t>;
+
+JoinKey key_of(const RunTimeline& t, const Join& j) {
+  return {t.steps[j.step].step, t.steps[j.step].joins[j.index].call};
+}
+
+// Caps the local work of the ranks in `ranks` at the median of the other ranks' at the same join.
+void cap_at_median(const RunTimeline& t, const std::vector<int64_t>& ranks, Model* m) {
+  if (ranks.empty()) return;
+  std::map<JoinKey, std::vector<size_t>> same;
+  for (size_t i = 0; i < m->joins.size(); ++i) same[key_of(t, m->joins[i])].push_back(i);
+  for (const auto& [key, list] : same) {
+    if (list.size() < 2) continue;
+    std::vector<double> sorted;
+    sorted.reserve(list.size());
+    for (size_t i : list) sorted.push_back(m->joins[i].work_ns);
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<double> capped(list.size());
+    for (size_t n = 0; n < list.size(); ++n) {
+      Join& j = m->joins[list[n]];
+      capped[n] = j.work_ns;
+      if (std::find(ranks.begin(), ranks.end(), j.rank) == ranks.end()) continue;
+      const size_t at = static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), j.work_ns) - sorted.begin());
+      capped[n] = std::min(j.work_ns, median_without(sorted, at));
+    }
+    for (size_t n = 0; n < list.size(); ++n) m->joins[list[n]].work_ns = capped[n];
+  }
+}
+
+}  // namespace
+
+bool WhatIf::changes_nothing() const {
+  return transfer_scale == 1.0 && ranks_at_median.empty() &&
+         std::all_of(part_scale.begin(), part_scale.end(), [](double s) { return s == 1.0; });
+}
+
+double Replay::ratio() const {
+  if (!ok || !(measured_ns > 0)) return std::numeric_limits<double>::quiet_NaN();
+  return predicted_ns / measured_ns;
+}
+
+Replay replay(const RunTimeline& t, const WhatIf& change) {
+  Replay out;
+  const auto by_rank = steps_by_rank(t);
+  Model m = build_model(t, by_rank, change);
+  cap_at_median(t, change.ranks_at_median, &m);
+  if (m.joins.empty()) return out;
+
+  // Re-timed arrivals per call slot (NaN: not replayed yet) and how many of each call are.
+  std::vector<std::vector<double>> arrival(t.calls.size());
+  std::vector<size_t> arrived(t.calls.size(), 0);
+  std::vector<double> last_arrival(t.calls.size(), std::numeric_limits<double>::quiet_NaN());
+  for (size_t c = 0; c < t.calls.size(); ++c) {
+    arrival[c].assign(t.calls[c].ranks.size(), std::numeric_limits<double>::quiet_NaN());
+  }
+  auto retimed_last_arrival = [&](size_t c) {
+    if (!std::isnan(last_arrival[c])) return last_arrival[c];
+    double latest = -std::numeric_limits<double>::infinity();
+    for (size_t s = 0; s < arrival[c].size(); ++s) {
+      const double a = std::isnan(arrival[c][s]) ? static_cast<double>(t.calls[c].ranks[s].arrival_ns) : arrival[c][s];
+      latest = std::max(latest, a);
+    }
+    if (arrived[c] == arrival[c].size()) last_arrival[c] = latest;  // final once every rank arrived
+    return latest;
+  };
+
+  // Replayed in the order of measured time.
+  std::vector<size_t> order(m.joins.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::pair(m.joins[a].time_ns, m.joins[a].rank) < std::pair(m.joins[b].time_ns, m.joins[b].rank);
+  });
+  // Per step index: its re-timed start and end.
+  std::vector<double> start(t.steps.size(), std::numeric_limits<double>::quiet_NaN());
+  std::vector<double> end(t.steps.size(), std::numeric_limits<double>::quiet_NaN());
+  // Per rank: the previous join replayed (its measured and re-timed time, and its step).
+  struct Cursor {
+    double retimed = 0;
+    size_t step = std::numeric_limits<size_t>::max();
+  };
+  std::map<int64_t, Cursor> cursor;
+  // The step before each step of a rank (to chain a step's start to the previous one's end).
+  std::vector<size_t> previous(t.steps.size(), std::numeric_limits<size_t>::max());
+  for (const auto& [rank, list] : by_rank) {
+    for (size_t k = 1; k < list.size(); ++k) previous[list[k]] = list[k - 1];
+  }
+  for (size_t i : order) {
+    const Join& j = m.joins[i];
+    const TimelineStep& st = t.steps[j.step];
+    Cursor& cur = cursor[j.rank];
+    double base = 0;
+    if (j.index == 0) {
+      // A step starts its measured gap after the previous step's re-timed end.
+      const size_t prev = previous[j.step];
+      start[j.step] = prev != std::numeric_limits<size_t>::max() && !std::isnan(end[prev])
+                          ? end[prev] + diff(st.start_ns, t.steps[prev].end_ns())
+                          : static_cast<double>(st.start_ns);
+      base = start[j.step] + j.work_ns;
+    } else {
+      base = cur.retimed + j.work_ns;
+    }
+    double at = base;
+    for (size_t k = j.completions_begin; k < j.completions_end; ++k) {
+      const Completion& done = m.completions[k];
+      const int64_t measured_last = m.last_arrival[done.call];
+      // The transfer after the last arrival is what the change scales; a completion before the last
+      // arrival (clocks not quite aligned) keeps its measured lead, so that nothing changed replays exactly.
+      const auto after_last = diff(done.time_ns, measured_last);
+      const double transfer = std::max(0.0, after_last) * change.transfer_scale + std::min(0.0, after_last);
+      // The rank's work between the completion and the join, scaled like the segment's work.
+      const double slack = diff(j.time_ns, done.time_ns) * j.scale;
+      at = std::max(at, retimed_last_arrival(done.call) + transfer + slack);
+    }
+    cur.retimed = at;
+    cur.step = j.step;
+    const int64_t call = st.joins[j.index].call;
+    if (j.slot >= 0) {
+      auto& slot = arrival[static_cast<size_t>(call)][static_cast<size_t>(j.slot)];
+      if (std::isnan(slot)) ++arrived[static_cast<size_t>(call)];
+      slot = at;
+    }
+    if (j.index + 1 == st.joins.size()) end[j.step] = at;
+  }
+
+  std::map<int64_t, StepReplay> steps;
+  for (size_t i = 0; i < t.steps.size(); ++i) {
+    if (std::isnan(start[i]) || std::isnan(end[i])) continue;
+    const TimelineStep& st = t.steps[i];
+    const auto measured = diff(st.end_ns(), st.start_ns);
+    const double predicted = end[i] - start[i];
+    out.measured_ns += measured;
+    out.predicted_ns += predicted;
+    StepReplay& s = steps[st.step];
+    s.step = st.step;
+    ++s.ranks;
+    s.measured_ns += measured;
+    s.predicted_ns += predicted;
+  }
+  for (auto& [step, s] : steps) {
+    s.measured_ns /= static_cast<double>(s.ranks);
+    s.predicted_ns /= static_cast<double>(s.ranks);
+    out.steps.push_back(s);
+  }
+  out.ok = !out.steps.empty();
+  return out;
+}
+
+SlowRank slowest_rank(const RunTimeline& t) {
+  SlowRank out;
+  const auto by_rank = steps_by_rank(t);
+  const Model m = build_model(t, by_rank, WhatIf{});
+  std::map<JoinKey, std::vector<size_t>> same;
+  for (size_t i = 0; i < m.joins.size(); ++i) same[key_of(t, m.joins[i])].push_back(i);
+  std::map<int64_t, double> excess;
+  for (const auto& [key, list] : same) {
+    if (list.size() < 2) continue;
+    std::vector<double> sorted;
+    for (size_t i : list) sorted.push_back(m.joins[i].work_ns);
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t i : list) {
+      const Join& j = m.joins[i];
+      const size_t at = static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), j.work_ns) - sorted.begin());
+      excess[j.rank] += std::max(0.0, j.work_ns - median_without(sorted, at));
+    }
+  }
+  for (const auto& [rank, ns] : excess) {
+    if (ns > out.excess_ns) out = {rank, ns};
+  }
+  return out;
+}
+
+}  // namespace scaleprof::analysis

@@ -1,0 +1,212 @@
+// Issue 29: the what-if model (analysis/whatif.h, whatif_gains.h) on timelines built by hand, with
+// answers known by construction (times in ms).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "analysis/scalability.h"
+#include "analysis/whatif.h"
+#include "analysis/whatif_gains.h"
+
+namespace {
+
+using scaleprof::analysis::apply_what_if;
+using scaleprof::analysis::parse_what_if;
+using scaleprof::analysis::replay;
+using scaleprof::analysis::ScaleLoss;
+using scaleprof::analysis::WhatIf;
+using scaleprof::analysis::WhatIfScale;
+using scaleprof::analysis::WhatIfSpec;
+using scaleprof::tables::RunTimeline;
+using scaleprof::tables::TimelineJoin;
+using scaleprof::tables::TimelineParts;
+using scaleprof::tables::TimelineStep;
+
+constexpr int64_t kMs = 1'000'000;
+constexpr size_t kCompute = 0, kExposed = 1, kDataLoading = 3;
+
+TimelineParts parts(int64_t compute, int64_t exposed, int64_t data = 0) {
+  TimelineParts p{};
+  p[kCompute] = compute * kMs;
+  p[kExposed] = exposed * kMs;
+  p[kDataLoading] = data * kMs;
+  return p;
+}
+
+// Two ranks, `steps` steps back to back, one all-reduce per step. In each step rank 0 computes 10 ms
+// and arrives, rank 1 computes 10 + late ms; the transfer takes 5 ms after the last arrival; both then
+// compute 2 ms. Rank 0 waits late + 5 ms blocked, rank 1 5 ms.
+RunTimeline two_ranks(int64_t late, int steps = 1) {
+  RunTimeline t;
+  const int64_t step_ms = 10 + late + 5 + 2;
+  for (int s = 0; s < steps; ++s) {
+    const int64_t start = s * step_ms;
+    const int64_t last = start + 10 + late;
+    scaleprof::tables::TimelineCall call;
+    call.type = "allreduce";
+    call.ranks = {{0, (start + 10) * kMs, (last + 5) * kMs}, {1, last * kMs, (last + 5) * kMs}};
+    const auto index = static_cast<int64_t>(t.calls.size());
+    t.calls.push_back(call);
+    TimelineStep r0{0, s, start * kMs, {}};
+    r0.joins = {TimelineJoin{index, (start + 10) * kMs, parts(10, 0)},
+                TimelineJoin{-1, (start + step_ms) * kMs, parts(2, late + 5)}};
+    TimelineStep r1{1, s, start * kMs, {}};
+    r1.joins = {TimelineJoin{index, last * kMs, parts(10 + late, 0)},
+                TimelineJoin{-1, (start + step_ms) * kMs, parts(2, 5)}};
+    t.steps.push_back(r0);
+    t.steps.push_back(r1);
+  }
+  return t;
+}
+
+TEST(WhatIfReplay, NothingChangedReplaysTheTraceExactly) {
+  const RunTimeline t = two_ranks(20, 3);
+  const auto r = replay(t, WhatIf{});
+  ASSERT_TRUE(r.ok);
+  EXPECT_DOUBLE_EQ(r.measured_ns, 6.0 * 37 * kMs);
+  EXPECT_DOUBLE_EQ(r.predicted_ns, r.measured_ns);
+  ASSERT_EQ(r.steps.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.steps[1].predicted_ns, 37.0 * kMs);
+}
+
+TEST(WhatIfReplay, TheLateRankAtTheMedianRemovesOnlyItsLateness) {
+  // Rank 1 capped at rank 0's 10 ms: both arrive at 10, the transfer still takes 5 ms: 17 ms steps.
+  WhatIf w;
+  w.ranks_at_median = {1};
+  const auto r = replay(two_ranks(20, 3), w);
+  EXPECT_DOUBLE_EQ(r.predicted_ns, 6.0 * 17 * kMs);
+  // Chained: the second step starts where the first now ends.
+  EXPECT_DOUBLE_EQ(r.steps[2].predicted_ns, 17.0 * kMs);
+}
+
+TEST(WhatIfReplay, FreeCommunicationKeepsTheWait) {
+  // The transfer's 5 ms go; rank 0 still waits 20 ms for rank 1: 32 ms steps, never less.
+  WhatIf w;
+  w.transfer_scale = 0;
+  const auto r = replay(two_ranks(20), w);
+  EXPECT_DOUBLE_EQ(r.predicted_ns, 2.0 * 32 * kMs);
+  // Half as slow a transfer: 2.5 ms saved.
+  w.transfer_scale = 0.5;
+  EXPECT_DOUBLE_EQ(replay(two_ranks(20), w).predicted_ns, 2.0 * 34.5 * kMs);
+}
+
+TEST(WhatIfReplay, FasterComputationShrinksTheWorkBeforeAndAfterTheCollective) {
+  // Compute halved: rank 0 arrives at 5, rank 1 at 15, transfer to 20, 1 ms after: 21 ms.
+  WhatIf w;
+  w.part_scale[kCompute] = 0.5;
+  EXPECT_DOUBLE_EQ(replay(two_ranks(20), w).predicted_ns, 2.0 * 21 * kMs);
+}
+
+TEST(WhatIfReplay, HiddenCommunicationGainsNothingWhenFree) {
+  // One rank computing 30 ms past its arrival while the 5 ms transfer runs: never blocked.
+  RunTimeline t;
+  scaleprof::tables::TimelineCall call;
+  call.ranks = {{0, 10 * kMs, 15 * kMs}, {1, 10 * kMs, 15 * kMs}};
+  t.calls.push_back(call);
+  for (int64_t rank : {0, 1}) {
+    TimelineStep s{rank, 0, 0, {}};
+    s.joins = {TimelineJoin{0, 10 * kMs, parts(10, 0)}, TimelineJoin{-1, 40 * kMs, parts(30, 0)}};
+    t.steps.push_back(s);
+  }
+  WhatIf w;
+  w.transfer_scale = 0;
+  EXPECT_DOUBLE_EQ(replay(t, w).predicted_ns, replay(t, WhatIf{}).measured_ns);
+}
+
+TEST(WhatIfReplay, TheSlowestRankIsTheOneWhoseWorkExceedsTheOthers) {
+  const auto slow = scaleprof::analysis::slowest_rank(two_ranks(20, 2));
+  EXPECT_EQ(slow.rank, 1);
+  EXPECT_DOUBLE_EQ(slow.excess_ns, 2.0 * 20 * kMs);
+}
+
+TEST(WhatIfSpecs, TheDocumentedTextsParse) {
+  auto spec = [](const char* text) {
+    auto s = parse_what_if(text);
+    EXPECT_TRUE(s.ok()) << text;
+    return s.ok() ? s.value() : WhatIfSpec{};
+  };
+  EXPECT_EQ(spec("rank 1 at median").kind, WhatIfSpec::Kind::kRankAtMedian);
+  EXPECT_EQ(spec("Rank 12 at median").rank, 12);
+  EXPECT_EQ(spec("stragglers at median").kind, WhatIfSpec::Kind::kStragglersAtMedian);
+  EXPECT_EQ(spec("communication free").scale, 0.0);
+  EXPECT_EQ(spec("comm x2 faster").scale, 0.5);
+  EXPECT_EQ(spec("communication 4x faster").scale, 0.25);
+  EXPECT_EQ(spec("data loading at base").kind, WhatIfSpec::Kind::kPartAtBase);
+  EXPECT_EQ(spec("optimizer 2x faster").part, 4);
+  EXPECT_EQ(spec("host overhead free").part, 5);
+  for (const char* bad : {"", "rank x at median", "rank -1 at median", "communication 0.5x faster",
+                          "communication 0x faster", "gpu 2x faster", "computation nanx faster", "optimizer faster"}) {
+    auto s = parse_what_if(bad);
+    EXPECT_FALSE(s.ok()) << bad;
+    if (!s.ok()) {
+      EXPECT_EQ(s.error().kind, scaleprof::ErrorKind::kUsage);
+    }
+  }
+}
+
+// A scale of `runs` copies of `t`, `seconds` per epoch, all of it in the profiled steps.
+WhatIfScale scale_of(int64_t workers, double seconds, const std::vector<const RunTimeline*>& runs) {
+  WhatIfScale s;
+  s.workers = workers;
+  s.seconds = seconds;
+  s.runs = runs;
+  return s;
+}
+
+TEST(WhatIfGains, TheStragglerIsWorthWhatRemovingItSaves) {
+  // One worker: a 20 ms step of computation alone; two workers: each rank computes 10 ms (it shrank),
+  // rank 1 20 ms more, then the 5 ms transfer and 2 ms. An epoch is 10 such steps.
+  RunTimeline one;
+  one.steps.push_back(TimelineStep{0, 0, 0, {TimelineJoin{-1, 24 * kMs, parts(24, 0)}}});
+  const RunTimeline two = two_ranks(20);
+  const WhatIfScale base = scale_of(1, 0.24, {&one});
+  const WhatIfScale at = scale_of(2, 0.37, {&two});
+  ScaleLoss loss;
+  loss.n0 = 1;
+  loss.n1 = 2;
+  loss.t0 = 0.24;
+  loss.t1 = 0.37;
+  loss.lost = 1.0 - 0.24 / (2 * 0.37);
+  scaleprof::analysis::add_what_if_gains(base, at, &loss);
+  auto gain = [&](const char* name) {
+    for (const auto& g : loss.gains) {
+      if (g.name == name) return g;
+    }
+    ADD_FAILURE() << name;
+    return scaleprof::analysis::CauseGain{};
+  };
+  // The straggler: 20 ms of every 37 ms step.
+  EXPECT_NEAR(gain("waiting for stragglers").points, 20.0 / 37.0, 1e-9);
+  EXPECT_EQ(gain("waiting for stragglers").rank, 1);
+  // Communication: free at one worker, so its whole transfer (5 ms a step) is the gain.
+  EXPECT_NEAR(gain("communication").points, 5.0 / 37.0, 1e-9);
+  // Computation (12 ms per step on the typical rank, rank 0; 24 ms at one worker): it shrank exactly.
+  EXPECT_NEAR(gain("computation").points, 0.0, 1e-9);
+  // All at once: 12 ms steps, 25 ms saved: the gains add up (no overlap), the rest what is left.
+  EXPECT_NEAR(loss.interaction, 0.0, 1e-9);
+  EXPECT_NEAR(loss.all_fixed_epoch_s, 0.12, 1e-9);
+  EXPECT_NEAR(loss.gains_rest, loss.lost - 0.25 / 0.37, 1e-9);
+  EXPECT_EQ(loss.gains.front().name, "waiting for stragglers");
+}
+
+TEST(WhatIfGains, DataLoadingAtTheBaseShrinksByTheSamplesPerWorker) {
+  // One rank, one step: 8 ms data loading of 16 ms at one worker; 8 ms of 12 at two, where it should
+  // have halved with the samples per worker: fixing it saves 4 ms of the 12.
+  RunTimeline one, two;
+  one.steps.push_back(TimelineStep{0, 0, 0, {TimelineJoin{-1, 16 * kMs, parts(8, 0, 8)}}});
+  two.steps.push_back(TimelineStep{0, 0, 0, {TimelineJoin{-1, 12 * kMs, parts(4, 0, 8)}}});
+  WhatIfScale base = scale_of(1, 0.16, {&one});
+  WhatIfScale at = scale_of(2, 0.12, {&two});
+  base.samples_per_worker = 100;
+  at.samples_per_worker = 50;
+  auto spec = parse_what_if("data loading at base");
+  ASSERT_TRUE(spec.ok());
+  const auto out = apply_what_if(spec.value(), base, at, false);
+  ASSERT_TRUE(out.ok);
+  EXPECT_NEAR(out.predicted_epoch_s, 0.08, 1e-12);
+  EXPECT_NEAR(out.predicted_step_ms, 8.0, 1e-9);
+  EXPECT_NEAR(out.step_ms, 12.0, 1e-9);
+}
+
+}  // namespace
