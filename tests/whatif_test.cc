@@ -80,6 +80,43 @@ TEST(WhatIfReplay, TheLateRankAtTheMedianRemovesOnlyItsLateness) {
   EXPECT_DOUBLE_EQ(r.steps[2].predicted_ns, 17.0 * kMs);
 }
 
+// Rank 1 sleeps `late` ms at the end of every step (host overhead): it starts every step `late` after
+// rank 0, which waits for it at the all-reduce; each step lasts late + 17 ms on both ranks.
+RunTimeline sleeps_at_the_end(int64_t late, int steps) {
+  RunTimeline t;
+  const int64_t period = late + 17;
+  for (int s = 0; s < steps; ++s) {
+    const int64_t start = s * period;
+    scaleprof::tables::TimelineCall call;
+    call.ranks = {{0, (start + 10) * kMs, (start + late + 15) * kMs},
+                  {1, (start + late + 10) * kMs, (start + late + 15) * kMs}};
+    const auto index = static_cast<int64_t>(t.calls.size());
+    t.calls.push_back(call);
+    TimelineStep r0{0, s, start * kMs, {}};
+    r0.joins = {TimelineJoin{index, (start + 10) * kMs, parts(10, 0)},
+                TimelineJoin{-1, (start + period) * kMs, parts(2, late + 5)}};
+    TimelineParts tail = parts(2, 5);
+    tail[5] = late * kMs;  // host overhead: the sleep
+    TimelineStep r1{1, s, (start + late) * kMs, {}};
+    r1.joins = {TimelineJoin{index, (start + late + 10) * kMs, parts(10, 0)},
+                TimelineJoin{-1, (start + late + period) * kMs, tail}};
+    t.steps.push_back(r0);
+    t.steps.push_back(r1);
+  }
+  return t;
+}
+
+TEST(WhatIfReplay, ALateRankCappedAlsoStartsItsFirstStepWithTheOthers) {
+  // Its lateness at the first profiled step comes from the step before, unprofiled: without starting
+  // it with the others, rank 0 would still wait in the first step and the gain be 1/3 short here.
+  const RunTimeline t = sleeps_at_the_end(20, 3);
+  EXPECT_DOUBLE_EQ(replay(t, WhatIf{}).predicted_ns, 6.0 * 37 * kMs);
+  WhatIf w;
+  w.ranks_at_median = {1};
+  EXPECT_DOUBLE_EQ(replay(t, w).predicted_ns, 6.0 * 17 * kMs);
+  EXPECT_EQ(scaleprof::analysis::slowest_rank(t).rank, 1);
+}
+
 TEST(WhatIfReplay, FreeCommunicationKeepsTheWait) {
   // The transfer's 5 ms go; rank 0 still waits 20 ms for rank 1: 32 ms steps, never less.
   WhatIf w;

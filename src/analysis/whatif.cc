@@ -42,6 +42,7 @@ struct Join {
   int64_t time_ns = 0;
   double work_ns = 0;     // local work since the previous join, re-scaled
   double scale = 1.0;     // re-scaled / measured local work (part_scale alone): the work after a completion
+  double capped_ns = 0;   // work removed by the cap at the median, taken first from the work after a completion
   double blocked_ns = 0;  // exposed communication (and wait) since the previous join
   int64_t slot = -1;      // the rank's index in its call's ranks, for an arrival
   size_t completions_begin = 0, completions_end = 0;  // into Model::completions
@@ -167,7 +168,11 @@ void cap_at_median(const RunTimeline& t, const std::vector<int64_t>& ranks, Mode
       const size_t at = static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), j.work_ns) - sorted.begin());
       capped[n] = std::min(j.work_ns, median_without(sorted, at));
     }
-    for (size_t n = 0; n < list.size(); ++n) m->joins[list[n]].work_ns = capped[n];
+    for (size_t n = 0; n < list.size(); ++n) {
+      Join& j = m->joins[list[n]];
+      j.capped_ns = j.work_ns - capped[n];
+      j.work_ns = capped[n];
+    }
   }
 }
 
@@ -214,6 +219,32 @@ Replay replay(const RunTimeline& t, const WhatIf& change) {
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return std::pair(m.joins[a].time_ns, m.joins[a].rank) < std::pair(m.joins[b].time_ns, m.joins[b].rank);
   });
+  // A rank's first step starts when it was measured to, except a rank capped at the median: a slow
+  // rank starts its first profiled step late for the same reason it is slow (its previous step, not
+  // profiled, ran long), so it starts no later than the other ranks' median start of that step.
+  std::vector<double> first_start(t.steps.size());
+  {
+    std::map<int64_t, std::vector<std::pair<int64_t, double>>> starts;  // step number -> (rank, start)
+    for (const auto& [rank, list] : by_rank) {
+      first_start[list.front()] = static_cast<double>(t.steps[list.front()].start_ns);
+      starts[t.steps[list.front()].step].emplace_back(rank, first_start[list.front()]);
+    }
+    for (const auto& [rank, list] : by_rank) {
+      if (std::find(change.ranks_at_median.begin(), change.ranks_at_median.end(), rank) ==
+          change.ranks_at_median.end()) {
+        continue;
+      }
+      std::vector<double> others;
+      for (const auto& [r, at] : starts[t.steps[list.front()].step]) {
+        if (r != rank) others.push_back(at);
+      }
+      if (others.empty()) continue;
+      std::sort(others.begin(), others.end());
+      const size_t n = others.size();
+      const double median = n % 2 == 1 ? others[n / 2] : 0.5 * (others[n / 2 - 1] + others[n / 2]);
+      first_start[list.front()] = std::min(first_start[list.front()], median);
+    }
+  }
   // Per step index: its re-timed start and end.
   std::vector<double> start(t.steps.size(), std::numeric_limits<double>::quiet_NaN());
   std::vector<double> end(t.steps.size(), std::numeric_limits<double>::quiet_NaN());
@@ -238,7 +269,7 @@ Replay replay(const RunTimeline& t, const WhatIf& change) {
       const size_t prev = previous[j.step];
       start[j.step] = prev != std::numeric_limits<size_t>::max() && !std::isnan(end[prev])
                           ? end[prev] + diff(st.start_ns, t.steps[prev].end_ns())
-                          : static_cast<double>(st.start_ns);
+                          : first_start[j.step];
       base = start[j.step] + j.work_ns;
     } else {
       base = cur.retimed + j.work_ns;
@@ -252,7 +283,8 @@ Replay replay(const RunTimeline& t, const WhatIf& change) {
       const auto after_last = diff(done.time_ns, measured_last);
       const double transfer = std::max(0.0, after_last) * change.transfer_scale + std::min(0.0, after_last);
       // The rank's work between the completion and the join, scaled like the segment's work.
-      const double slack = diff(j.time_ns, done.time_ns) * j.scale;
+      // (A slow rank's excess is rarely spent blocked: what the cap removes comes off this work first.)
+      const double slack = std::max(0.0, diff(j.time_ns, done.time_ns) * j.scale - j.capped_ns);
       at = std::max(at, retimed_last_arrival(done.call) + transfer + slack);
     }
     cur.retimed = at;

@@ -26,7 +26,10 @@
 //
 // The change (WhatIf): each exclusive part of local work scaled, the collectives' transfers scaled
 // (0: free), and ranks whose local work between two joins is capped at the median of the other
-// ranks' local work there (their excess over the others removed: "rank 1 at median").
+// ranks' local work there (their excess over the others removed: "rank 1 at median"); what the cap
+// removes comes first off the work after a completion (a slow rank is rarely the one blocked), and
+// such a rank starts its first profiled step no later than the others' median start (its lateness
+// there comes from its previous, unprofiled step).
 #pragma once
 
 #include <array>
