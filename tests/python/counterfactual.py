@@ -42,11 +42,11 @@ TRAIN = ["--dataset-size", "512", "--global-batch", "32", "--image-size", "8"]
 # 4 workers on 2 cores still scale. Sizes: tens of ms per step, so that a loaded machine's scheduling
 # delays stay well inside the tests' tolerance.
 COSTS = {
-    "step_sleep": 0.02,             # rank 1 sleeps in its forward every step (--sleep-where forward)
-    "data_sleep_per_worker": 0.005,  # every batch costs 5 ms x world size: loading slows with readers
-    "epoch_sleep": 0.3,             # a per-epoch serial part outside the steps (a checkpoint)
-    "extra_allreduce_mb": 8.0,      # every step all-reduces 8 MB after backward: communication
-    "step_compute": 0.02,           # an operator of 20 ms per step that does not shrink with the batch
+    "step_sleep": 0.03,               # rank 1 sleeps in its forward every step (--sleep-where forward)
+    "data_sleep_per_worker": 0.0075,  # every batch costs 7.5 ms x world size: loading slows with readers
+    "epoch_sleep": 0.45,              # a per-epoch serial part outside the steps (a checkpoint)
+    "extra_allreduce_mb": 4.0,        # every step all-reduces 4 MB after backward: communication
+    "step_compute": 0.03,             # an operator of 30 ms per step that does not shrink with the batch
 }
 STRAGGLER = 1  # the slow rank
 
