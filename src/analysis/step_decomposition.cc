@@ -152,9 +152,9 @@ RankDecomposition decompose_steps(const trace::RankTrace& trace, bool include_la
     // time no set covered.
     auto cut = std::lower_bound(cuts.begin(), cuts.end(), w.start_ns);
     auto take_cut = [&] {
-      StepCut c{*cut, d.part_ns};
+      StepCut c{*cut, out.steps.size(), d.part_ns};
       c.part_ns[static_cast<size_t>(StepPart::kIdle)] = *cut - w.start_ns - covered;
-      d.cuts.push_back(c);
+      out.cuts.push_back(c);
       ++cut;
     };
     sweep_coverage(sets, [&](uint32_t mask, int64_t start, int64_t end) {

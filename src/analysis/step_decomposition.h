@@ -59,6 +59,7 @@ std::string_view step_part_name(StepPart part);
 // The parts of a step from its start up to an instant inside it (decompose_steps' `cuts`).
 struct StepCut {
   int64_t time_ns = 0;
+  size_t step = 0;                                // index into RankDecomposition::steps
   std::array<int64_t, kStepPartCount> part_ns{};  // adds up to time_ns - the step's start
 };
 
@@ -67,7 +68,6 @@ struct StepDecomposition {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   std::array<int64_t, kStepPartCount> part_ns{};  // adds up to end_ns - start_ns
-  std::vector<StepCut> cuts;                      // the cuts inside the step, in time order
 
   int64_t duration_ns() const { return end_ns - start_ns; }
   int64_t part(StepPart p) const { return part_ns[static_cast<size_t>(p)]; }
@@ -77,10 +77,13 @@ struct RankDecomposition {
   std::string path;
   bool device = false;  // the rank has device work (the first order above)
   std::vector<StepDecomposition> steps;
+  // The cuts inside the steps, in time order (decompose_steps' `cuts`; used where the rank is reduced,
+  // never stored with the rank's results).
+  std::vector<StepCut> cuts;
 };
 
 // `cuts`: sorted instants (the rank's own clock) at which each step's parts so far are also wanted
-// (StepDecomposition::cuts; those in [start, end) of a step): the what-if model splits a step at the
+// (RankDecomposition::cuts; those in [start, end) of a step): the what-if model splits a step at the
 // rank's arrivals at collectives (tables/step_timeline.h). One pass, as without them.
 RankDecomposition decompose_steps(const trace::RankTrace& trace, bool include_last_step = false,
                                   std::span<const int64_t> cuts = {});

@@ -19,15 +19,10 @@ struct CutAt {
 };
 
 std::optional<CutAt> find_cut(const analysis::RankDecomposition& d, int64_t t) {
-  auto step = std::upper_bound(d.steps.begin(), d.steps.end(), t,
-                               [](int64_t x, const analysis::StepDecomposition& s) { return x < s.start_ns; });
-  if (step == d.steps.begin()) return std::nullopt;
-  --step;
-  if (t >= step->end_ns) return std::nullopt;
-  auto cut = std::lower_bound(step->cuts.begin(), step->cuts.end(), t,
+  auto cut = std::lower_bound(d.cuts.begin(), d.cuts.end(), t,
                               [](const analysis::StepCut& c, int64_t x) { return c.time_ns < x; });
-  if (cut == step->cuts.end() || cut->time_ns != t) return std::nullopt;
-  return CutAt{static_cast<size_t>(step - d.steps.begin()), &*cut};
+  if (cut == d.cuts.end() || cut->time_ns != t) return std::nullopt;
+  return CutAt{cut->step, &*cut};
 }
 
 tables::TimelineParts minus(const std::array<int64_t, analysis::kStepPartCount>& a,
