@@ -37,8 +37,9 @@ cause fixed in one epoch) checks the report's sum of gains plus interaction_pts.
 communication overlap: the straggler's lateness is spent by the others inside the all-reduce.
 
 Sizes: 30 ms (straggler), 7.5 ms x n (data), 0.45 s per epoch (serial part), 4 MB (all-reduce), 30 ms
-(operator): epochs of 1.3 s (1 worker), 2.0 s (2), 2.75 s (4); this module runs 5 launches, about 4
-minutes on 2 cores. The communication is an explicit all-reduce rather than a larger DDP gradient
+(operator): epochs of 1.3 s (1 worker), 2.0 s (2), 2.75 s (4); this module runs 5 launches (3 report
+runs of 3 epochs, 2 counterfactual launches of 25 epochs), about 4 minutes on 2 cores as estimated from
+counterfactual.py's launches (the module itself not yet timed: it waits for the what-if report). The communication is an explicit all-reduce rather than a larger DDP gradient
 (--extra-grad-mb) because an epoch can turn it off in the same process (the variants interleave in one
 launch), it adds no work besides the collective (a gradient of X MB also costs its fill and DDP's bucket
 copies, at every scale, one worker included), and it exists only from 2 workers on. Measured on the
