@@ -14,11 +14,15 @@ GPUs there; NCCL needs one GPU per rank, gloo also runs several ranks on one GPU
 Costs of known size, for the report's known-answer tests (tests/python/test_loss_known_answers.py):
 `--epoch-sleep` (outside the steps), `--data-sleep` (a slow DataLoader inside the step),
 `--step-compute` (an operator per step that does not shrink with the batch), `--step-sleep
---sleep-rank` (a straggler); `--global-batch` keeps the global batch fixed (strong scaling).
+--sleep-rank` (a straggler, sleeping at the end of the step or, with `--sleep-where forward`, inside the
+model's forward); `--global-batch` keeps the global batch fixed (strong scaling). For the what-if tests
+(tests/python/test_whatif_counterfactual.py): `--data-sleep-per-worker` (data loading that slows as readers
+are added) and `--extra-grad-mb` (a gradient volume that makes communication large).
 """
 import argparse
 import contextlib
 import gc
+import json
 import os
 import socket
 import sys
@@ -56,6 +60,22 @@ class SlowBatches(torch.utils.data.Dataset):
         return self.images[i], self.labels[i]
 
 
+class ExtraGradient(nn.Module):
+    """A parameter of `--extra-grad-mb` megabytes that DDP all-reduces every step, costing little compute:
+    its gradient is a constant (the loss gains 0 x its first element, so backward writes one dense
+    gradient of the whole parameter, a fill), and the optimizer does not update it (it is not in the
+    optimizer's parameters). The gradient volume, not the work, grows: a communication cost of known volume."""
+
+    def __init__(self, inner, megabytes):
+        super().__init__()
+        self.inner = inner
+        self.extra = nn.Parameter(torch.zeros(max(1, int(megabytes * 1e6 / 4))))
+
+    def forward(self, x):
+        out = self.inner(x)
+        return out + 0.0 * self.extra[:1]
+
+
 class SmallCNN(nn.Module):
     def __init__(self, classes=10, image_size=32):
         super().__init__()
@@ -86,6 +106,17 @@ def parse_args(argv=None):
     p.add_argument("--data-sleep", type=float, default=0.0,
                    help="batches come from a DataLoader that sleeps this many seconds per batch, inside the step "
                         "(a data loader of known cost for the report's 'data loading')")
+    p.add_argument("--data-sleep-per-worker", type=float, default=0.0,
+                   help="like --data-sleep, but every batch costs this many seconds times the world size: "
+                        "data loading that slows as readers are added (a shared file system), the per-sample "
+                        "loading time growing with the workers")
+    p.add_argument("--extra-grad-mb", type=float, default=0.0,
+                   help="add a parameter of this many MB whose gradient DDP all-reduces every step (the "
+                        "optimizer leaves it alone): a gradient volume of known size that makes communication "
+                        "large at little compute")
+    p.add_argument("--extra-allreduce-mb", type=float, default=0.0,
+                   help="every step also all-reduces a buffer of this many MB, after backward: like "
+                        "--extra-grad-mb but an explicit collective outside DDP's gradient hooks")
     p.add_argument("--step-compute", type=float, default=0.0,
                    help="every step also runs an operator (scaleprof_example::fixed_step_work) lasting this many "
                         "seconds whatever the batch: a cost per step that does not shrink with the per-worker batch, "
@@ -108,6 +139,15 @@ def parse_args(argv=None):
                    help="extra seconds per step (tests use it to kill a rank mid-epoch)")
     p.add_argument("--sleep-rank", type=int, default=-1,
                    help="only this rank sleeps --step-sleep (a straggler the others wait for); -1: every rank")
+    p.add_argument("--sleep-where", choices=["end", "forward"], default="end",
+                   help="where --step-sleep is slept: at the end of the step (after the optimizer) or at the "
+                        "start of the model's forward (a rank slow inside its computation)")
+    p.add_argument("--cost-schedule", default="",
+                   help="JSON list, one object per epoch, overriding the costs of that epoch (keys: epoch_sleep, "
+                        "data_sleep, data_sleep_per_worker, step_compute, step_sleep, extra_allreduce_mb, and "
+                        "ddp_sync: false for an epoch without any gradient all-reduce); epochs past the list use "
+                        "the flags. One run then measures the same training with and without each cost, epoch "
+                        "by epoch, without a process start per variant (the what-if tests' counterfactuals)")
     p.add_argument("--epoch-sleep", type=float, default=0.0,
                    help="seconds every rank spends in each epoch outside its steps, as a checkpoint would "
                         "(a serial cost of known size for the report's 'outside the steps')")
@@ -133,10 +173,28 @@ def main(argv=None):
     torch.manual_seed(args.seed)  # same initial weights everywhere (DDP broadcasts them anyway)
 
     model = SmallCNN(image_size=args.image_size).to(device)
+    params = list(model.parameters())  # what the optimizer updates (never --extra-grad-mb's parameter)
+    schedule = json.loads(args.cost_schedule) if args.cost_schedule else []
+    flags = {"epoch_sleep": args.epoch_sleep, "data_sleep": args.data_sleep,
+             "data_sleep_per_worker": args.data_sleep_per_worker, "step_compute": args.step_compute,
+             "step_sleep": args.step_sleep, "extra_allreduce_mb": args.extra_allreduce_mb, "ddp_sync": True}
+    unknown = {k for entry in schedule for k in entry} - set(flags)
+    if unknown:
+        raise SystemExit(f"--cost-schedule: unknown keys {sorted(unknown)} (known: {sorted(flags)})")
+    epoch_costs = [dict(flags, **(schedule[e] if e < len(schedule) else {})) for e in range(args.epochs)]
+    costs = dict(epoch_costs[0]) if epoch_costs else dict(flags)  # this epoch's, updated at every epoch
+    sleeps_here = args.sleep_rank in (-1, rank)
+    if sleeps_here and args.sleep_where == "forward" and any(c["step_sleep"] for c in epoch_costs):
+        # A sleep at the start of the model's forward on this rank only (a hook, so that the module tree and
+        # DDP's parameters stay the same on every rank): a rank slow inside its computation, as a slower
+        # device or a busy neighbour makes it, rather than after its step.
+        model.register_forward_pre_hook(lambda module, inputs: time.sleep(costs["step_sleep"]))
+    if args.extra_grad_mb > 0:
+        model = ExtraGradient(model, args.extra_grad_mb).to(device)
     if distributed:
         model = DDP(model, bucket_cap_mb=args.bucket_cap_mb,
                     device_ids=[device.index] if device.type == "cuda" else None)
-    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+    optimizer = torch.optim.SGD(params, lr=args.lr, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
     # This rank's shard of a synthetic dataset: CIFAR-sized images with random labels.
     gen = torch.Generator().manual_seed(args.seed * 1000 + rank)
@@ -147,10 +205,16 @@ def main(argv=None):
     n = args.steps_per_epoch * args.batch_size
     images = torch.randn(n, 3, args.image_size, args.image_size, generator=gen).to(device)
     labels = torch.randint(0, 10, (n,), generator=gen).to(device)
+    def floats(mb):
+        return int(mb * 1e6 / 4)
+
+    most_mb = max(c["extra_allreduce_mb"] for c in epoch_costs) if epoch_costs else 0
+    # One process has nothing to all-reduce: the collective exists from 2 workers on, as communication does.
+    extra_buffer = torch.zeros(max(1, floats(most_mb)), device=device) if most_mb > 0 and world > 1 else None
     loader = None
-    if args.data_sleep > 0:
-        # num_workers=0: the loading runs on the training thread, inside the step.
-        loader = torch.utils.data.DataLoader(SlowBatches(images, labels, args.batch_size, args.data_sleep),
+    if any(c["data_sleep"] + c["data_sleep_per_worker"] > 0 for c in epoch_costs):
+        # num_workers=0: the loading runs on the training thread, inside the step. Its sleep is set per epoch.
+        loader = torch.utils.data.DataLoader(SlowBatches(images, labels, args.batch_size, 0.0),
                                              batch_size=args.batch_size, num_workers=0)
 
     experiment = args.experiment or os.environ.get("SCALEPROF_EXPERIMENT") or "ddp-cnn"
@@ -167,6 +231,16 @@ def main(argv=None):
             prof = (run.torch_profiler(wait=args.profile_wait, warmup=args.profile_warmup,
                                        active=args.profile_active, record_shapes=True)
                     if profiling else contextlib.nullcontext())
+            costs.update(epoch_costs[epoch])
+            if loader is not None:
+                loader.dataset.sleep_s = costs["data_sleep"] + costs["data_sleep_per_worker"] * world
+            extra = extra_buffer[:floats(costs["extra_allreduce_mb"])] if extra_buffer is not None else None
+            sync = costs["ddp_sync"] or not distributed
+            if schedule and distributed:
+                # Every epoch starts together, outside its timing: after an epoch without any collective
+                # (ddp_sync false) the ranks have drifted apart, and the next epoch's first all-reduce
+                # would otherwise count the drift as that epoch's time.
+                dist.barrier()
             with prof:
                 start = time.perf_counter()
                 with run.epoch(epoch, samples=n):
@@ -178,21 +252,25 @@ def main(argv=None):
                             else:
                                 x = images[step * args.batch_size:(step + 1) * args.batch_size]
                                 y = labels[step * args.batch_size:(step + 1) * args.batch_size]
-                            if args.step_compute:
-                                fixed_step_work(y[:1], args.step_compute)
+                            if costs["step_compute"]:
+                                fixed_step_work(y[:1], costs["step_compute"])
                             optimizer.zero_grad(set_to_none=True)
-                            loss = loss_fn(model(x), y)
-                            loss.backward()
+                            # ddp_sync false: DDP's no_sync, an epoch with no gradient all-reduce at all.
+                            with contextlib.nullcontext() if sync else model.no_sync():
+                                loss = loss_fn(model(x), y)
+                                loss.backward()
+                            if extra is not None and extra.numel():
+                                dist.all_reduce(extra)
                             optimizer.step()
-                            if args.step_sleep and args.sleep_rank in (-1, rank):
-                                time.sleep(args.step_sleep)
+                            if sleeps_here and args.sleep_where == "end" and costs["step_sleep"]:
+                                time.sleep(costs["step_sleep"])
                             if device.type == "cuda":
                                 # The step ends when its kernels do, not when they are queued.
                                 torch.cuda.synchronize(device)
                         if profiling:
                             prof.step()
-                    if args.epoch_sleep:
-                        time.sleep(args.epoch_sleep)  # inside the epoch, outside every step
+                    if costs["epoch_sleep"]:
+                        time.sleep(costs["epoch_sleep"])  # inside the epoch, outside every step
                 seconds = time.perf_counter() - start
             # Measured independently of scaleprof, for the end-to-end test to compare against.
             print(f"rank {rank} epoch {epoch} done seconds {seconds:.6f} loss {loss.item():.4f}", flush=True)

@@ -1,0 +1,231 @@
+"""Issue 29, counterfactual known answers: each cause of lost efficiency is worth what removing it gains,
+checked against real runs without it.
+
+examples/ddp_train.py under torchrun, DDP over gloo, 1, 2 and 4 workers, strong scaling (a global batch
+of 32 over 512 samples: 16 steps per epoch at every scale), with five costs injected at once
+(tests/python/counterfactual.py, COSTS):
+
+* a straggler: rank 1 sleeps in its forward every step (--sleep-where forward) -> "waiting for stragglers";
+* data loading that slows as readers are added: every batch costs 7.5 ms x the world size
+  (--data-sleep-per-worker) -> "data loading";
+* a per-epoch serial part outside the steps (--epoch-sleep) -> "outside the steps";
+* communication: every step all-reduces a 4 MB buffer after backward (--extra-allreduce-mb) on top of
+  DDP's own gradient all-reduce -> "communication";
+* an operator of fixed duration per step that does not shrink with the per-worker batch (--step-compute)
+  -> "computation".
+
+The report is made from one profiled run with every cost per scale. The ground truth comes from one more
+launch per scale n1 = 2, 4 whose epochs run, interleaved, with every cost ("all") and with one cause
+fixed ("CAUSE at base"): the cause scaled ideally from n0 = 1 worker, which is what removing its lost
+efficiency means -- the serial part and the operator at 1 / n1 of their size, the data loader at the
+1-worker per-sample time (a batch of 32 / n1 samples costing 7.5 ms / n1), no straggler, and for
+communication no collective at all (DDP's no_sync and no extra all-reduce: its own small all-reduce is
+communication too, and costs several ms per step on a loaded machine). So the measured gain is
+
+    gain_pts = 100 * (t1_all - t1_at_base) / t1_all
+
+the issue's ((t1_with - t1_without) - (t0_with - t0_without) n0 / n1) / t1_with with the n0 term run
+rather than subtracted (tests/python/counterfactual.py measures both; they agree within the noise), and
+the what-if SPEC that is that counterfactual run: "rank 1 at median" (the other ranks do not sleep, so
+their median is the run without the sleep), "communication free" (an epoch without any collective),
+"data loading at base". "Outside the steps" and "computation" have no SPEC of that meaning ("computation
+2x faster" would also halve the model's own work): their gains' predicted_epoch_s is checked instead.
+Epoch times are the slowest rank's, medians over the rounds, never the best run.
+
+Two causes at once: every cause here is measured with the four others present, and "all at base" (every
+cause fixed in one epoch) checks the report's sum of gains plus interaction_pts. The straggler and
+communication overlap: the straggler's lateness is spent by the others inside the all-reduce.
+
+Sizes: 30 ms (straggler), 7.5 ms x n (data), 0.45 s per epoch (serial part), 4 MB (all-reduce), 30 ms
+(operator): epochs of 1.3 s (1 worker), 2.0 s (2), 2.75 s (4); this module runs 5 launches (3 report
+runs of 3 epochs, 2 counterfactual launches of 25 epochs), about 4 minutes on 2 cores as estimated from
+counterfactual.py's launches (the module itself not yet timed: it waits for the what-if report). The communication is an explicit all-reduce rather than a larger DDP gradient
+(--extra-grad-mb) because an epoch can turn it off in the same process (the variants interleave in one
+launch), it adds no work besides the collective (a gradient of X MB also costs its fill and DDP's bucket
+copies, at every scale, one worker included), and it exists only from 2 workers on. Measured on the
+same VM, 2 workers, 5 epochs each: an extra 8 MB all-reduce added 0.19 s per epoch, an 8 MB gradient
+0.31 s (both over DDP's own all-reduce: 0.11 s); at 4 workers 0.54 s and 0.98 s (DDP's own: 0.19 s).
+
+Noise, measured with counterfactual.py --scales 1 2 4 --rounds 3 --runs 2 on the 2-core VM while 5
+other builds ran (load average 10 to 11): the epochs of one variant spread over 0.12 s (1 worker), 0.18 s
+(2) and 0.37 s (4); the medians of two launches differ by up to 0.19 s at 4 workers; a variant measured
+twice under two names in the same launches (the same overrides) gave gains 3.6 and 0.4 points apart at 2
+workers, 1.1 and 0.5 at 4. That is not well below the 3 points the tolerance allows: on a machine that
+busy this module can fail by noise (and sleeps removed there gain 10-30 % less than their length, the
+other processes having used the idle cores). On an otherwise idle 2-core machine the CPU parts that
+carry the noise (the model, gloo's copies) are a few ms per step. The tolerances are the issue's (25 %
+or 3 points; 10 % for a predicted epoch; 15 % for the projection), never widened to fit.
+"""
+import json
+import shutil
+import statistics
+import subprocess
+
+import pytest
+
+import counterfactual as cf
+
+try:
+    import scaleprof  # noqa: F401  the example records through the module
+except ImportError as e:  # never skip silently: the module is part of what is tested
+    raise ImportError("the scaleprof Python module is not importable (pip install --no-build-isolation . , as "
+                      "tools/run_tests.sh does, or PYTHONPATH=build/python)") from e
+
+SCALES = (1, 2, 4)
+ROUNDS = 3  # epochs per variant in the counterfactual launch
+JOINT = ("waiting for stragglers", "communication")
+SPEC_OF = {  # the what-if SPEC whose counterfactual run is "CAUSE at base"
+    "waiting for stragglers": f"rank {cf.STRAGGLER} at median",
+    "communication": "communication free",
+    "data loading": "data loading at base",
+}
+SPECS = ["rank 1 at median", "communication free", "communication 2x faster", "data loading at base",
+         "optimizer 2x faster", "computation 2x faster"]
+
+
+def report_json(cli, root, *what_if):
+    args = [str(cli), "report", "--no-plots", "--format", "json", "--root", str(root)]
+    for spec in what_if:
+        args += ["--what-if", spec]
+    out = subprocess.run(args, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory, scaleprof_cli):
+    root = tmp_path_factory.mktemp("whatif")
+    reported = root / "report"
+    # The report's runs: every cost, epoch 0 profiled (and dropped by the report as the warm-up).
+    for n in SCALES:
+        cf.launch(n, reported, [{}] * 3, profile=True)
+    # The counterfactual launches: epoch 0 all costs (a warm-up), then ROUNDS rounds of every variant.
+    measured = {}
+    for n in SCALES[1:]:
+        variants = cf.variants_for(n, n0=SCALES[0], without_runs=False, joint=[JOINT])
+        measured[n] = cf.measure(n, root / f"counterfactual-w{n}", variants, ROUNDS)
+    # The projection's input: the same runs at 1 and 2 workers only.
+    small = root / "report-1-2"
+    for run in (reported / "whatif").iterdir():
+        if not run.name.startswith("ddp-w4-"):
+            shutil.copytree(run, small / "whatif" / run.name)
+    full = report_json(scaleprof_cli, reported, *SPECS)
+    print_table(full, measured)
+    return {"report": full, "small": report_json(scaleprof_cli, small), "t": measured}
+
+
+def median(xs):
+    return statistics.median(xs)
+
+
+def measured_gain(t, n1, variant):
+    all_costs = median(t[n1]["all"])
+    return 100 * (all_costs - median(t[n1][variant])) / all_costs
+
+
+def row(report, n1):
+    rows = {r["to_workers"]: r for r in report["scaling_loss"] if r.get("from_workers") == SCALES[0]}
+    assert n1 in rows, report["scaling_loss"]
+    return rows[n1]
+
+
+def gains(report, n1):
+    r = row(report, n1)
+    assert "gains" in r, f"no 'gains' in the scaling_loss row (keys {sorted(r)})"
+    return {g["cause"]: g for g in r["gains"]}
+
+
+def what_if(report, spec, n):
+    rows = [w for w in report.get("what_if", []) if w["what_if"] == spec and w["workers"] == n]
+    assert len(rows) == 1, (spec, n, report.get("what_if"))
+    return rows[0]
+
+
+def within(got, want, rel, abs_pts=0.0):
+    return abs(got - want) <= max(rel * abs(want), abs_pts)
+
+
+def print_table(report, t):
+    """The figures a reader needs when an assertion fails (pytest -s shows them)."""
+    for n1 in SCALES[1:]:
+        print(f"\n{n1} workers: t1 all costs {median(t[n1]['all']):.3f} s (epochs {t[n1]['all']})")
+        got = {}
+        for r in report.get("scaling_loss", []):
+            if r.get("to_workers") == n1 and "gains" in r:
+                got = {g["cause"]: g for g in r["gains"]}
+        for cause in cf.CAUSES:
+            variant = f"{cause} at base"
+            pts = got.get(cause, {}).get("pts")
+            print(f"  {cause:25s} measured {measured_gain(t, n1, variant):6.2f} pts "
+                  f"(epoch {median(t[n1][variant]):.3f} s)  report {pts}")
+
+
+@pytest.mark.parametrize("n1", SCALES[1:])
+@pytest.mark.parametrize("cause", list(cf.CAUSES))
+def test_each_cause_is_worth_its_counterfactual_gain(data, cause, n1):
+    g = gains(data["report"], n1)
+    want = measured_gain(data["t"], n1, f"{cause} at base")
+    assert cause in g, (cause, sorted(g))
+    assert within(g[cause]["pts"], want, 0.25, 3.0), (cause, n1, g[cause]["pts"], want, g[cause])
+    # The predicted epoch with the cause removed is the counterfactual run's.
+    want_s = median(data["t"][n1][f"{cause} at base"])
+    assert within(g[cause]["predicted_epoch_s"], want_s, 0.10), (cause, n1, g[cause], want_s)
+    if cause == "waiting for stragglers":
+        assert g[cause]["rank"] == cf.STRAGGLER, g[cause]
+
+
+@pytest.mark.parametrize("n1", SCALES[1:])
+@pytest.mark.parametrize("cause", list(SPEC_OF))
+def test_what_if_predicts_the_run_without_the_cause(data, cause, n1):
+    w = what_if(data["report"], SPEC_OF[cause], n1)
+    want = median(data["t"][n1][f"{cause} at base"])
+    assert within(w["predicted_epoch_s"], want, 0.10), (cause, n1, w, want)
+    # The row's own arithmetic: the gain is the measured epoch minus the prediction, in points of it.
+    # (The JSON rounds seconds to 3 decimals and points to 1.)
+    assert w["gain_s"] == pytest.approx(w["epoch_s"] - w["predicted_epoch_s"], abs=2e-3), w
+    assert w["gain_pts"] == pytest.approx(100 * w["gain_s"] / w["epoch_s"], abs=0.15), w
+
+
+@pytest.mark.parametrize("n1", SCALES[1:])
+def test_every_spec_has_a_row_with_a_basis(data, n1):
+    for spec in SPECS:
+        w = what_if(data["report"], spec, n1)
+        assert w["series"] == "ddp" and w["basis"], w
+        # Making something faster never makes the epoch slower.
+        assert w["predicted_epoch_s"] <= w["epoch_s"] + 1e-9, w
+
+
+@pytest.mark.parametrize("n1", SCALES[1:])
+def test_causes_together_and_their_interaction(data, n1):
+    r = row(data["report"], n1)
+    g = gains(data["report"], n1)
+    assert all(isinstance(r[k], (int, float)) for k in ("interaction_pts", "gains_rest_pts", "lost_pts")), r
+    together = sum(x["pts"] for x in g.values()) + r["interaction_pts"]
+    assert together == pytest.approx(r["lost_pts"] - r["gains_rest_pts"], abs=0.05), r
+    # Fixing every injected cause in one epoch gains what the report says fixing all at once gains.
+    want = measured_gain(data["t"], n1, "all at base")
+    assert within(together, want, 0.25, 3.0), (n1, together, want, r)
+
+
+@pytest.mark.parametrize("n1", SCALES[1:])
+def test_communication_counts_and_no_cause_gives_back(data, n1):
+    g = gains(data["report"], n1)
+    # Collectives take time here (the injected 4 MB all-reduce alone takes ms per step).
+    assert measured_gain(data["t"], n1, "communication at base") > 3, data["t"][n1]
+    assert g["communication"]["pts"] > 0, g
+    # No counterfactual here shows a cause whose removal slows the epoch.
+    for cause, x in g.items():
+        assert x["pts"] >= -2, (cause, x)
+
+
+def test_projection_to_4_workers_from_1_and_2(data):
+    rows = [p for p in data["small"].get("model_projection", []) if p["series"] == "ddp" and p["workers"] == 4]
+    assert len(rows) == 1, data["small"].get("model_projection")
+    p = rows[0]
+    measured = median(data["t"][4]["all"])
+    model_err = 100 * (p["predicted_epoch_s"] - measured) / measured
+    amdahl_err = 100 * (p["amdahl_epoch_s"] - measured) / measured
+    print(f"\nprojection to 4 workers: model {p['predicted_epoch_s']:.3f} s ({model_err:+.1f} %), Amdahl "
+          f"{p['amdahl_epoch_s']:.3f} s ({amdahl_err:+.1f} %), measured {measured:.3f} s")
+    assert p["assumptions"], p
+    assert abs(model_err) <= 15, (p, measured, amdahl_err)
