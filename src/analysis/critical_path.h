@@ -112,6 +112,7 @@ struct StepCriticalPath {
   std::array<int64_t, kPathCategoryCount> category_ns{};  // adds up to end_ns - start_ns
   std::array<int64_t, kBoundByCount> bound_by_ns{};       // the same time by HTA's bound_by
   int64_t hta_length_ns = 0;                              // the path's length under HTA's weights
+  std::array<int64_t, kBoundByCount> hta_bound_by_ns{};   // that length by bound_by (HTA's summary())
   int64_t segments = 0;
   int64_t on_device_ns = 0;   // path time on a device stream
   std::vector<PathItem> top;  // the longest items, longest first (ties by name)
