@@ -231,9 +231,42 @@ RankCounterSeries counter_series(const trace::RankTrace& trace, std::span<const 
   return out;
 }
 
+std::string_view queue_limit_source_name(QueueLimitSource s) {
+  switch (s) {
+    case QueueLimitSource::kTrace:
+      return "trace";
+    case QueueLimitSource::kOption:
+      return "option";
+    case QueueLimitSource::kHta:
+      break;
+  }
+  return "hta";
+}
+
+std::optional<int64_t> find_queue_limit(const RankCounterSeries& series) {
+  std::optional<int64_t> limit;
+  for (const CounterSeries& s : series.queues) {
+    double deepest = 0;
+    for (const CounterPoint& p : s.points) deepest = std::max(deepest, p.value);
+    for (size_t i = 0; i < s.points.size(); ++i) {
+      // call_ns >= 0 marks a launch; its point is the queue length with it counted.
+      if (s.call_ns[i] < kBlockedLaunchNs || s.points[i].value < deepest / 2) continue;
+      const auto level = static_cast<int64_t>(s.points[i].value);
+      if (!limit || level < *limit) limit = level;
+    }
+  }
+  return limit;
+}
+
 RankCounters summarize_counters(const RankCounterSeries& series, int64_t max_queue_length) {
   RankCounters out;
-  out.max_queue_length = max_queue_length;
+  if (max_queue_length > 0) {
+    out.max_queue_length = max_queue_length;
+    out.limit_source = QueueLimitSource::kOption;
+  } else if (const std::optional<int64_t> found = find_queue_limit(series)) {
+    out.max_queue_length = *found;
+    out.limit_source = QueueLimitSource::kTrace;
+  }
   out.trace_duration_ns = series.duration_ns;
   for (const CounterSeries& s : series.queues) {
     StreamQueue q;
