@@ -283,7 +283,7 @@ RankCounters summarize_counters(const RankCounterSeries& series, int64_t max_que
       const double v = s.points[i].value;
       if (s.call_ns[i] >= 0) ++q.launches;
       if (v <= 0) q.empty_ns += held;
-      if (v >= static_cast<double>(max_queue_length)) {
+      if (v >= static_cast<double>(out.max_queue_length)) {
         q.full_ns += held;
         if (s.call_ns[i] >= 0) {
           ++q.full_launches;
