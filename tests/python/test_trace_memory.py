@@ -186,6 +186,9 @@ def test_recorded_mlp_memory(run_cli, mlp_profile):
 def mlp_stack_profile(tmp_path_factory):
     """The MLP under with_stack=True (python_function events in the trace and in key_averages()), with
     Adam created and stepped before profiling, and a record_function annotation around the forward."""
+    torch = pytest.importorskip("torch")
+    from torch.profiler import ProfilerActivity, profile, record_function
+
     out = tmp_path_factory.mktemp("memory_stack")
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
@@ -197,7 +200,7 @@ def mlp_stack_profile(tmp_path_factory):
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True, with_stack=True,
                  record_shapes=True) as prof:
         for _ in range(2):
-            with torch.profiler.record_function("## forward ##"):
+            with record_function("## forward ##"):
                 loss = torch.nn.functional.cross_entropy(model(x), y)
             optimizer.zero_grad()
             loss.backward()
