@@ -197,21 +197,22 @@ TEST(Counters, QueueLimitIsWhereLaunchesStartToBlock) {
   analysis::RankCounterSeries s;
   analysis::CounterSeries q;
   q.key = 7;
-  for (int64_t level = 1; level <= 10; ++level) {
+  for (int64_t level = 1; level <= 1000; ++level) {
     q.points.push_back({level * 100, static_cast<double>(level)});
-    const bool blocked = level == 1 || level == 8 || level == 10;  // level 1: a module load
+    // level 1: a module load; 70: a slow launch below half the deepest queue
+    const bool blocked = level == 1 || level == 70 || level == 800 || level == 1000;
     q.call_ns.push_back(blocked ? 2'000'000 : 4'000);
   }
-  q.points.push_back({2000, 9});  // a kernel starts
+  q.points.push_back({200'000, 999});  // a kernel starts
   q.call_ns.push_back(-1);
   s.queues.push_back(q);
-  EXPECT_EQ(analysis::find_queue_limit(s), 8);
+  EXPECT_EQ(analysis::find_queue_limit(s), 800);
   const analysis::RankCounters found = analysis::summarize_counters(s, 0);
-  EXPECT_EQ(found.max_queue_length, 8);
+  EXPECT_EQ(found.max_queue_length, 800);
   EXPECT_EQ(found.limit_source, analysis::QueueLimitSource::kTrace);
-  EXPECT_EQ(found.queues.at(0).full_launches, 3);  // at 8, 9 and 10
-  const analysis::RankCounters given = analysis::summarize_counters(s, 10);
-  EXPECT_EQ(given.max_queue_length, 10);
+  EXPECT_EQ(found.queues.at(0).full_launches, 201);  // at 800 to 1000
+  const analysis::RankCounters given = analysis::summarize_counters(s, 1000);
+  EXPECT_EQ(given.max_queue_length, 1000);
   EXPECT_EQ(given.limit_source, analysis::QueueLimitSource::kOption);
   for (int64_t& ns : s.queues[0].call_ns) ns = std::min<int64_t>(ns, 4'000);
   EXPECT_FALSE(analysis::find_queue_limit(s).has_value());

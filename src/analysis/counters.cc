@@ -245,12 +245,20 @@ std::string_view queue_limit_source_name(QueueLimitSource s) {
 
 std::optional<int64_t> find_queue_limit(const RankCounterSeries& series) {
   std::optional<int64_t> limit;
+  // The rank's deepest queue: a full queue is near it (every stream has the same limit), so a slow
+  // launch into a queue at less than half of it, or below kMinQueueLimit, blocked for another reason
+  // (a communication kernel's launch waiting for its peers, a module load).
+  double deepest = 0;
   for (const CounterSeries& s : series.queues) {
-    double deepest = 0;
     for (const CounterPoint& p : s.points) deepest = std::max(deepest, p.value);
+  }
+  for (const CounterSeries& s : series.queues) {
     for (size_t i = 0; i < s.points.size(); ++i) {
       // call_ns >= 0 marks a launch; its point is the queue length with it counted.
-      if (s.call_ns[i] < kBlockedLaunchNs || s.points[i].value < deepest / 2) continue;
+      if (s.call_ns[i] < kBlockedLaunchNs || s.points[i].value < deepest / 2 ||
+          s.points[i].value < static_cast<double>(kMinQueueLimit)) {
+        continue;
+      }
       const auto level = static_cast<int64_t>(s.points[i].value);
       if (!limit || level < *limit) limit = level;
     }

@@ -43,6 +43,9 @@ inline constexpr int64_t kDefaultMaxQueueLength = 0;
 // A launch call at least this long was blocked (the doc's trace: calls into a full queue take
 // 1-7 ms, the median 3-5 us).
 inline constexpr int64_t kBlockedLaunchNs = 1'000'000;
+// No limit below this is taken from a trace: slow launches into so shallow a queue have other causes
+// (on the shared trace that fills a queue, NCCL launches of 0.1-0.5 s at a queue of 17).
+inline constexpr int64_t kMinQueueLimit = 64;
 
 struct CounterPoint {
   int64_t ts = 0;    // ns
@@ -123,8 +126,8 @@ struct RankCounterSeries {
 RankCounterSeries counter_series(const trace::RankTrace& trace, std::span<const uint32_t> rows);
 // The level at which launches started to block: over every stream, the lowest queue length at
 // which a launch call took kBlockedLaunchNs or more, counting only launches at a level of at least
-// half the stream's deepest (a slow call into a shallow queue, a module load or a first launch, is
-// not a full queue); nullopt when no launch blocked.
+// half the rank's deepest queue and at least kMinQueueLimit (a slow call into a shallow queue, a
+// collective's launch or a module load, is not a full queue); nullopt when no launch blocked.
 std::optional<int64_t> find_queue_limit(const RankCounterSeries& series);
 // Their statistics; the queue counts as full at `max_queue_length` when > 0, else at the limit
 // found in the trace (HTA's 1,024 when none is).
