@@ -254,7 +254,10 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
                                         options.sort_by));
   }
 
-  options.max_queue_length = int_argument(max_queue_length_arg, "max_queue_length", 1, int64_t{1} << 30);
+  // None: the limit found in the trace (analysis::find_queue_limit).
+  if (!max_queue_length_arg.is_none()) {
+    options.max_queue_length = int_argument(max_queue_length_arg, "max_queue_length", 1, int64_t{1} << 30);
+  }
 
   std::optional<Result<pipeline::StreamedReport>> streamed;
   {
@@ -335,7 +338,7 @@ void bind_trace_analysis(py::module_& m) {
         py::arg("ranks") = py::none(), py::arg("top") = 10, py::arg("duration_ratio") = 1.0,
         py::arg("consecutive_kernel_delay_us") = 30, py::arg("include_last_step") = false,
         py::arg("sort_by") = "self_cpu", py::arg("threads") = 0, py::arg("launch_top") = py::none(),
-        py::arg("max_queue_length") = analysis::kDefaultMaxQueueLength,
+        py::arg("max_queue_length") = py::none(),
         "The tables of `scaleprof trace REPORT` over the trace files of `paths` (files or folders) and "
         "`rank_files` ({rank: file}), as {'tables': {key: {column: numpy array or list of str}}, 'files', "
         "'ranks', 'warnings', 'notes'}. `launch_top`: rows of the launch-delay table (None: `top`, 0: every "

@@ -190,6 +190,38 @@ TEST(Counters, BandwidthSumsOverlappingCopiesOfADirection) {
   EXPECT_DOUBLE_EQ(c.bandwidth[0].weighted.mean, 5);
 }
 
+// The queue limit from the trace: the lowest level at which a launch call blocked (>= 1 ms), among
+// launches at half the deepest level or more: a slow first launch into an empty queue is not a full
+// queue. No launch blocked: HTA's 1,024, and nothing is full. An explicit limit wins.
+TEST(Counters, QueueLimitIsWhereLaunchesStartToBlock) {
+  analysis::RankCounterSeries s;
+  analysis::CounterSeries q;
+  q.key = 7;
+  for (int64_t level = 1; level <= 1000; ++level) {
+    q.points.push_back({level * 100, static_cast<double>(level)});
+    // level 1: a module load; 70: a slow launch below half the deepest queue
+    const bool blocked = level == 1 || level == 70 || level == 800 || level == 1000;
+    q.call_ns.push_back(blocked ? 2'000'000 : 4'000);
+  }
+  q.points.push_back({200'000, 999});  // a kernel starts
+  q.call_ns.push_back(-1);
+  s.queues.push_back(q);
+  EXPECT_EQ(analysis::find_queue_limit(s), 800);
+  const analysis::RankCounters found = analysis::summarize_counters(s, 0);
+  EXPECT_EQ(found.max_queue_length, 800);
+  EXPECT_EQ(found.limit_source, analysis::QueueLimitSource::kTrace);
+  EXPECT_EQ(found.queues.at(0).full_launches, 201);  // at 800 to 1000
+  const analysis::RankCounters given = analysis::summarize_counters(s, 1000);
+  EXPECT_EQ(given.max_queue_length, 1000);
+  EXPECT_EQ(given.limit_source, analysis::QueueLimitSource::kOption);
+  for (int64_t& ns : s.queues[0].call_ns) ns = std::min<int64_t>(ns, 4'000);
+  EXPECT_FALSE(analysis::find_queue_limit(s).has_value());
+  const analysis::RankCounters none = analysis::summarize_counters(s, 0);
+  EXPECT_EQ(none.max_queue_length, analysis::kHtaMaxQueueLength);
+  EXPECT_EQ(none.limit_source, analysis::QueueLimitSource::kHta);
+  EXPECT_EQ(none.queues.at(0).full_ns, 0);
+}
+
 // 0.1 + 0.2 - 0.1 - 0.2 is 2.8e-17 in floating point: HTA's running sum keeps such residues, and its
 // summary counts them as samples above 0. Here the value is exactly 0 once no copy is active.
 TEST(Counters, NoFloatingPointResidueCountsAsBandwidth) {
@@ -330,22 +362,23 @@ TEST(CountersHta, TraceFilter2Ranks) {
   expect_hta_counters("trace_filter_2ranks");
 }
 
-// The CLI on the shared trace that fills a queue: at the default limit (896) stream 7 is full for
-// 64,219 us, with 437 launch calls made then, 56,134 us of host time (128 us each: the calls block);
-// at HTA's 1,024 nothing is full. Every stream has a row; summary has the tables, its page a chart.
+// The CLI on the shared trace that fills a queue: the limit found in it (the level at which its
+// launches start to block) is 896, where stream 7 is full for 64,219 us, with 437 launch calls made
+// then, 56,134 us of host time (128 us each: the calls block); at HTA's 1,024 nothing is full. Every
+// stream has a row; summary has the tables, its page a chart.
 TEST(CountersCli, FullQueueFiresAtTheDefaultLimitAndNotAtHtas) {
   const fs::path trace = kShared / "traces" / "hta" / "negative_queue_length_values_check";
   if (!fs::exists(trace)) GTEST_SKIP() << "no shared traces at " << trace;
   const testing::CliRun r = testing::run_cli("trace counters -q --format csv " + trace.string(), "", 120);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("\n0,7,896,64219,0.0629641867228013,437,56134\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n0,7,896,trace,64219,0.0629641867228013,437,56134\n"), std::string::npos) << r.out;
   for (const char* stream : {"25", "27", "84", "285", "363"}) {
-    EXPECT_NE(r.out.find(std::string("\n0,") + stream + ",896,0,0,0,0\n"), std::string::npos) << stream;
+    EXPECT_NE(r.out.find(std::string("\n0,") + stream + ",896,trace,0,0,0,0\n"), std::string::npos) << stream;
   }
   const testing::CliRun hta =
       testing::run_cli("trace counters -q --format csv --max-queue-length 1024 " + trace.string(), "", 120);
   ASSERT_EQ(hta.exit_code, 0) << hta.err;
-  EXPECT_NE(hta.out.find("\n0,7,1024,0,0,0,0\n"), std::string::npos) << hta.out;
+  EXPECT_NE(hta.out.find("\n0,7,1024,option,0,0,0,0\n"), std::string::npos) << hta.out;
   EXPECT_EQ(testing::run_cli("trace counters -q --max-queue-length 0 " + trace.string()).exit_code, 2);
 
   const fs::path page = fs::temp_directory_path() / ("counters-" + std::to_string(::getpid()) + ".html");

@@ -53,6 +53,24 @@ HostTraceBuilder two_steps() {
   return b;
 }
 
+// The same events on the CPU: the CPU allocator's Total Allocated counts only what was allocated
+// while profiling, so what was live before is unknown (-1, a null cell), never 0; the curve, its
+// peaks and the steps are the trace's all the same.
+TEST(MemoryTimeline, BeforeProfilingIsUnknownOnCpu) {
+  HostTraceBuilder b;
+  b.annotation("ProfilerStep#1", 0, 1000);
+  b.op("aten::linear", 50, 400);
+  memory(b, 100, 40, 0xA, 140, 0, /*device_type=*/0);
+  memory(b, 200, -40, 0xA, 100, 0, 0);
+  trace::RankTrace t = b.take();
+  const analysis::RankMemory m = analysis::memory_timeline(t, analysis::find_profiler_steps(t), MemoryOptions{});
+  ASSERT_EQ(m.devices.size(), 1u);
+  EXPECT_EQ(analysis::memory_device_name(m.devices[0].device_type, m.devices[0].device_id), "CPU");
+  EXPECT_EQ(m.devices[0].before_profiling, -1);
+  EXPECT_EQ(m.devices[0].peak_allocated, 140);
+  EXPECT_EQ(m.devices[0].steps.at(0).start_allocated, 100);
+}
+
 TEST(MemoryTimeline, PeaksBeforeProfilingAndSteps) {
   trace::RankTrace t = two_steps().take();
   const analysis::RankMemory m = analysis::memory_timeline(t, analysis::find_profiler_steps(t), MemoryOptions{});
@@ -265,7 +283,8 @@ TEST(MemoryTimeline, DfIndexResolverAgainstItsRows) {
     EXPECT_EQ(d.events, static_cast<int64_t>(rows.size()));
     EXPECT_EQ(d.peak_allocated, peak);
     EXPECT_EQ(d.peak_reserved, reserved);
-    EXPECT_EQ(d.before_profiling, m.total_allocated[rows[0]] - m.bytes[rows[0]]);
+    // Known from a device allocator's total; unknown on CPU (its total counts only profiled blocks).
+    EXPECT_EQ(d.before_profiling, d.device_type == 0 ? -1 : m.total_allocated[rows[0]] - m.bytes[rows[0]]);
     int64_t held = 0;
     for (const auto& h : d.holders) held += h.bytes;
     EXPECT_EQ(held, peak);

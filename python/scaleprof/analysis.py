@@ -28,8 +28,9 @@ NOTEBOOK_EXTRA = "pip install scaleprof[notebook]"
 # HTA's kernel types in its per-kernel table (OTHER, the sync records, is not listed there).
 _KERNEL_TYPES = ("COMMUNICATION", "COMPUTATION", "MEMORY")
 # The memory launches HTA drops with include_memory_events=False, and their ROCm counterparts.
-# scaleprof's default limit of a full launch queue (analysis::kDefaultMaxQueueLength, docs/cli.md).
-_QUEUE_LIMIT = 896
+# The default limit of a full launch queue: None, the level at which the trace's launches start to
+# block (analysis::find_queue_limit, docs/cli.md).
+_QUEUE_LIMIT = None
 _STATS = ("count", "mean", "std", "min", "25%", "50%", "75%", "max")
 _MEMORY_LAUNCHES = ("cudaMemcpyAsync", "cudaMemsetAsync", "hipMemcpyAsync", "hipMemsetAsync", "hipMemcpyWithStream")
 # HTA's get_gpu_kernel_breakdown default: kernels that make up 80 % of a type's time are listed.
@@ -179,7 +180,7 @@ class TraceAnalysis:
     # -- the engine --------------------------------------------------------------------------------
     def _report(self, report: str, ranks: Optional[Sequence[int]], top: int = 10, duration_ratio: float = 1.0,
                 consecutive_kernel_delay: float = 30, sort_by: str = "self_cpu",
-                launch_top: Optional[int] = None, max_queue_length: int = _QUEUE_LIMIT) -> Dict[str, Any]:
+                launch_top: Optional[int] = None, max_queue_length: Optional[int] = _QUEUE_LIMIT) -> Dict[str, Any]:
         def run():
             # The binding checks every argument (a ValueError naming it) before anything is read.
             return _scaleprof.trace_report(
@@ -344,7 +345,7 @@ class TraceAnalysis:
                        if self._include_last_step or int(step) != last[int(rank)]})
 
     # -- counters (issue 23): HTA's TraceCounters -----------------------------------------------
-    def _counters(self, ranks: Optional[List[int]], key: str, max_queue_length: int = _QUEUE_LIMIT):
+    def _counters(self, ranks: Optional[List[int]], key: str, max_queue_length: Optional[int] = _QUEUE_LIMIT):
         ranks = _ranks_list(ranks)
         self._check_ranks(ranks)
         return ranks, self._report("counters", ranks=ranks, max_queue_length=max_queue_length)["tables"][key]
@@ -392,15 +393,16 @@ class TraceAnalysis:
         return out
 
     def get_time_spent_blocked_on_full_queue(self, queue_length_dict: Optional[Dict[int, Any]] = None,
-                                             max_queue_length: int = _QUEUE_LIMIT,
+                                             max_queue_length: Optional[int] = _QUEUE_LIMIT,
                                              ranks: Optional[List[int]] = None):
         """Per rank and stream (every stream, where HTA keeps one per rank): the time the queue was at or above
         max_queue_length (duration_at_max_queue_length, us) and its share of the rank's trace
         (relative_duration_at_max_queue_length), as HTA's columns, plus the launches made while full and
         their host time. Streams never full are left out, as in HTA. `queue_length_dict` (HTA's first
-        argument, get_queue_length_time_series()'s result) only picks the ranks; the default limit is
-        896, where launches block (HTA: 1024, never reached; docs/cli.md)."""
-        if isinstance(max_queue_length, bool) or not isinstance(max_queue_length, int) or max_queue_length < 1:
+        argument, get_queue_length_time_series()'s result) only picks the ranks; the default limit (None) is
+        the level at which the trace's launches start to block (HTA: 1024, never reached; docs/cli.md)."""
+        if max_queue_length is not None and (isinstance(max_queue_length, bool) or
+                                             not isinstance(max_queue_length, int) or max_queue_length < 1):
             raise ValueError(f"max_queue_length: expected an integer >= 1, got {max_queue_length!r}")
         if ranks is None and queue_length_dict is not None:
             ranks = sorted(queue_length_dict)

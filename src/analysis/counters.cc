@@ -231,9 +231,50 @@ RankCounterSeries counter_series(const trace::RankTrace& trace, std::span<const 
   return out;
 }
 
+std::string_view queue_limit_source_name(QueueLimitSource s) {
+  switch (s) {
+    case QueueLimitSource::kTrace:
+      return "trace";
+    case QueueLimitSource::kOption:
+      return "option";
+    case QueueLimitSource::kHta:
+      break;
+  }
+  return "hta";
+}
+
+std::optional<int64_t> find_queue_limit(const RankCounterSeries& series) {
+  std::optional<int64_t> limit;
+  // The rank's deepest queue: a full queue is near it (every stream has the same limit), so a slow
+  // launch into a queue at less than half of it, or below kMinQueueLimit, blocked for another reason
+  // (a communication kernel's launch waiting for its peers, a module load).
+  double deepest = 0;
+  for (const CounterSeries& s : series.queues) {
+    for (const CounterPoint& p : s.points) deepest = std::max(deepest, p.value);
+  }
+  for (const CounterSeries& s : series.queues) {
+    for (size_t i = 0; i < s.points.size(); ++i) {
+      // call_ns >= 0 marks a launch; its point is the queue length with it counted.
+      if (s.call_ns[i] < kBlockedLaunchNs || s.points[i].value < deepest / 2 ||
+          s.points[i].value < static_cast<double>(kMinQueueLimit)) {
+        continue;
+      }
+      const auto level = static_cast<int64_t>(s.points[i].value);
+      if (!limit || level < *limit) limit = level;
+    }
+  }
+  return limit;
+}
+
 RankCounters summarize_counters(const RankCounterSeries& series, int64_t max_queue_length) {
   RankCounters out;
-  out.max_queue_length = max_queue_length;
+  if (max_queue_length > 0) {
+    out.max_queue_length = max_queue_length;
+    out.limit_source = QueueLimitSource::kOption;
+  } else if (const std::optional<int64_t> found = find_queue_limit(series)) {
+    out.max_queue_length = *found;
+    out.limit_source = QueueLimitSource::kTrace;
+  }
   out.trace_duration_ns = series.duration_ns;
   for (const CounterSeries& s : series.queues) {
     StreamQueue q;
@@ -250,7 +291,7 @@ RankCounters summarize_counters(const RankCounterSeries& series, int64_t max_que
       const double v = s.points[i].value;
       if (s.call_ns[i] >= 0) ++q.launches;
       if (v <= 0) q.empty_ns += held;
-      if (v >= static_cast<double>(max_queue_length)) {
+      if (v >= static_cast<double>(out.max_queue_length)) {
         q.full_ns += held;
         if (s.call_ns[i] >= 0) {
           ++q.full_launches;

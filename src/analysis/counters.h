@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -35,9 +36,16 @@ namespace scaleprof::analysis {
 
 // HTA's max_queue_length default (CUDA_MAX_LAUNCH_QUEUE_PER_STREAM).
 inline constexpr int64_t kHtaMaxQueueLength = 1024;
-// scaleprof's default: where launch calls started to block on the one shared trace that fills a
-// queue (docs/cli.md, "trace counters"); counted as HTA counts, queues do not reach 1,024.
-inline constexpr int64_t kDefaultMaxQueueLength = 896;
+// The limit asked for when none is given: find it in the trace (find_queue_limit). Counted as HTA
+// counts, queues do not reach HTA's 1,024: launches block before, at a level that depends on the
+// GPU, driver and kernels (896 on one shared trace, 1,021 on another; docs/cli.md).
+inline constexpr int64_t kDefaultMaxQueueLength = 0;
+// A launch call at least this long was blocked (the doc's trace: calls into a full queue take
+// 1-7 ms, the median 3-5 us).
+inline constexpr int64_t kBlockedLaunchNs = 1'000'000;
+// No limit below this is taken from a trace: slow launches into so shallow a queue have other causes
+// (on the shared trace that fills a queue, NCCL launches of 0.1-0.5 s at a queue of 17).
+inline constexpr int64_t kMinQueueLimit = 64;
 
 struct CounterPoint {
   int64_t ts = 0;    // ns
@@ -79,8 +87,18 @@ struct DirectionBandwidth {
   TimeWeightedStats weighted;  // over the time some copy was active (GB/s)
 };
 
+// Where a rank's queue limit came from.
+enum class QueueLimitSource : uint8_t {
+  kHta,     // HTA's 1,024: no launch blocked, so no queue was full
+  kTrace,   // the level at which the trace's launches started to block (find_queue_limit)
+  kOption,  // --max-queue-length
+};
+// "hta", "trace", "option"
+std::string_view queue_limit_source_name(QueueLimitSource s);
+
 struct RankCounters {
-  int64_t max_queue_length = kDefaultMaxQueueLength;
+  int64_t max_queue_length = kHtaMaxQueueLength;  // the limit used
+  QueueLimitSource limit_source = QueueLimitSource::kHta;
   int64_t trace_duration_ns = 0;              // first to last start of the rows (HTA's get_trace_duration)
   std::vector<StreamQueue> queues;            // by stream
   std::vector<DirectionBandwidth> bandwidth;  // by name
@@ -106,7 +124,13 @@ struct RankCounterSeries {
 
 // The step functions of the events among `rows` (HTA's: the analysis window, analysis_window.h).
 RankCounterSeries counter_series(const trace::RankTrace& trace, std::span<const uint32_t> rows);
-// Their statistics; `max_queue_length` > 0.
+// The level at which launches started to block: over every stream, the lowest queue length at
+// which a launch call took kBlockedLaunchNs or more, counting only launches at a level of at least
+// half the rank's deepest queue and at least kMinQueueLimit (a slow call into a shallow queue, a
+// collective's launch or a module load, is not a full queue); nullopt when no launch blocked.
+std::optional<int64_t> find_queue_limit(const RankCounterSeries& series);
+// Their statistics; the queue counts as full at `max_queue_length` when > 0, else at the limit
+// found in the trace (HTA's 1,024 when none is).
 RankCounters summarize_counters(const RankCounterSeries& series, int64_t max_queue_length);
 // Both at once.
 RankCounters compute_counters(const trace::RankTrace& trace, std::span<const uint32_t> rows, int64_t max_queue_length);

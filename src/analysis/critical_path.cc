@@ -31,6 +31,7 @@ enum class CallKind : uint8_t {
   kOther,
   kSyncAll,
   kSyncStream,
+  kSyncEvent,
   kBlockingCopy,
   kBlockingOther,
   kEventRecord,
@@ -41,9 +42,8 @@ CallKind call_kind_of(std::string_view name) {
   auto any = [&](std::initializer_list<std::string_view> names) {
     return std::find(names.begin(), names.end(), name) != names.end();
   };
-  if (any({"cudaDeviceSynchronize", "cudaEventSynchronize", "hipDeviceSynchronize", "hipEventSynchronize"})) {
-    return CallKind::kSyncAll;
-  }
+  if (any({"cudaDeviceSynchronize", "hipDeviceSynchronize"})) return CallKind::kSyncAll;
+  if (any({"cudaEventSynchronize", "hipEventSynchronize"})) return CallKind::kSyncEvent;
   if (any({"cudaStreamSynchronize", "hipStreamSynchronize"})) return CallKind::kSyncStream;
   if (any({"cudaMemcpy", "cudaMemcpyAsync", "hipMemcpy", "hipMemcpyAsync", "hipMemcpyWithStream"})) {
     return CallKind::kBlockingCopy;
@@ -55,8 +55,16 @@ CallKind call_kind_of(std::string_view name) {
 }
 
 bool blocking(CallKind k) {
-  return k == CallKind::kSyncAll || k == CallKind::kSyncStream || k == CallKind::kBlockingCopy ||
-         k == CallKind::kBlockingOther;
+  return k == CallKind::kSyncAll || k == CallKind::kSyncStream || k == CallKind::kSyncEvent ||
+         k == CallKind::kBlockingCopy || k == CallKind::kBlockingOther;
+}
+
+// HTA 0.6.1 weighs a blocking call's span 0 (CPGraph.BLOCKING_SYNC_CALLS) except where its runtime-lock
+// chain (`_construct_graph_from_cuda_runtime_events`, CUDA_RUNTIME_EVENTS: cudaHostAlloc,
+// cudaLaunchKernel, cudaMemcpyAsync) gives the call a full-weight operator edge instead: of the
+// blocking calls, cudaMemcpyAsync (and its HIP name, which scaleprof treats alike).
+bool hta_full_weight(std::string_view name) {
+  return name == "cudaMemcpyAsync" || name == "hipMemcpyAsync";
 }
 
 // Rows of one track, sorted by start (longer first at equal starts, so a parent precedes its child).
@@ -182,6 +190,8 @@ class RankGraphSource {
     std::vector<Edge> edges;
     std::vector<std::vector<size_t>> runtime_calls;
     std::vector<std::vector<std::pair<int64_t, size_t>>> stream_work;
+    std::vector<std::vector<size_t>> latest;                // per stream: the work of its prefix that ends last
+    std::vector<std::pair<size_t, size_t>> blocking_edges;  // (edge, local blocking call)
     std::vector<int64_t> launched, waited, dist, pred;
     std::vector<uint32_t> first, out, indegree, fill, ready;
   } scratch_;
@@ -232,12 +242,18 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
   std::vector<std::vector<size_t>>& runtime_calls = b.runtime_calls;  // per host track, its runtime calls in order
   runtime_calls.resize(host_.size());
   size_t host_track = 0;
-  // Self time of local host event k, from node src to node dst.
+  // Self time of local host event k, from node src to node dst. A blocking call's edges are
+  // classified once the device work it waited for is known (below).
+  std::vector<std::pair<size_t, size_t>>& blocking_edges = b.blocking_edges;
+  blocking_edges.clear();
   auto self_edge = [&](uint32_t src, uint32_t dst, size_t k) {
     const uint32_t row = row_of[k];
     const Category c = ev.cat[row];
     if (trace::is_runtime_category(c) && blocking(call_kind(row))) {
-      add_edge(src, dst, PathEdgeType::kOperator, PathCategory::kWaitingForGpu, BoundBy::kNone, true, row);
+      const size_t before = edges.size();
+      add_edge(src, dst, PathEdgeType::kOperator, PathCategory::kHost, BoundBy::kCpuBound,
+               !hta_full_weight(t_.name(row)), row);
+      if (edges.size() > before) blocking_edges.emplace_back(before, k);
       return;
     }
     const bool comm = roles_.of(ev.name[row], c) == HostRole::kCommunication;
@@ -303,6 +319,9 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
       add_edge(start(k), end(k), PathEdgeType::kOperator,
                comm ? PathCategory::kCommunication : PathCategory::kComputation,
                comm ? BoundBy::kGpuCommunicationBound : BoundBy::kGpuComputeBound, false, row, true);
+      // Device work reaches the step's end on its own (HTA's longest path may end on any node): a
+      // kernel the host never waits for still bounds the step when it ends last.
+      add_edge(end(k), kSink, PathEdgeType::kDependency, PathCategory::kIdle, BoundBy::kNone, true, -1, true);
       // As HTA: the launch delays the kernel when the stream was empty when the call began (its queue
       // length 0, over the whole trace: the work before it on the stream may be outside the window);
       // a kernel queued behind another waits for that one instead (kernel-kernel, when that one is on
@@ -325,43 +344,69 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
     }
   }
 
+  // Per stream, for each prefix of its work (in launch order), the work that ends last: a sync finds
+  // what it waited for with one binary search per stream instead of a walk back over every launch.
+  // The running maximum of the ends is non-decreasing, so the prefix whose latest end is still <=
+  // the call's end is found by upper_bound; on a stream whose work does not overlap (a stream runs
+  // its work in order) that is exactly the work launched before the call that ended last by then.
+  auto& latest = b.latest;
+  latest.resize(device_.size());
+  for (size_t s = 0; s < device_.size(); ++s) {
+    latest[s].clear();
+    for (const auto& [launch, k] : stream_work[s]) {
+      latest[s].push_back(latest[s].empty() || finish[k] > finish[latest[s].back()] ? k : latest[s].back());
+    }
+  }
+
   // Synchronisation: GPU -> CPU at blocking calls, GPU -> GPU at cudaStreamWaitEvent.
   std::vector<int64_t>& waited = b.waited;  // blocking call -> the device event it waited for
   waited.assign(host_count, -1);
   auto wait_on = [&](size_t x, size_t d) {
     if (finish[d] > finish[x]) return;  // it returned before the work ended: it did not wait for it
-    add_edge(end(d), end(x), PathEdgeType::kSyncDependency, PathCategory::kWaitingForGpu, BoundBy::kNone, true,
-             row_of[d]);
-    waited[x] = static_cast<int64_t>(d);
+    // As HTA, the edge is made whenever the call returned after the work: it weighs 0 and may carry
+    // the path. It is waiting for the GPU only where the work was still running when the call
+    // began; else the host was doing something else meanwhile (idle on the path).
+    const bool waits = finish[d] > begin[x];
+    add_edge(end(d), end(x), PathEdgeType::kSyncDependency, waits ? PathCategory::kWaitingForGpu : PathCategory::kIdle,
+             BoundBy::kNone, true, waits ? static_cast<int64_t>(row_of[d]) : -1);
+    if (waits) waited[x] = static_cast<int64_t>(d);
+  };
+  // The device work launched before local call x that ended last by its end (on `stream` when known).
+  auto last_ended = [&](size_t x, int64_t stream) {
+    int64_t best = -1;
+    for (size_t s = 0; s < device_.size(); ++s) {
+      if (stream != trace::kNone && stream != kContextStream && device_[s].stream != stream) continue;
+      const auto& work = stream_work[s];
+      const size_t prefix = static_cast<size_t>(
+          std::lower_bound(work.begin(), work.end(), std::make_pair(begin[x], size_t{0})) - work.begin());
+      const auto& l = latest[s];
+      const auto p = std::upper_bound(l.begin(), l.begin() + static_cast<std::ptrdiff_t>(prefix), finish[x],
+                                      [&](int64_t f, size_t k) { return f < finish[k]; });
+      if (p == l.begin()) continue;
+      const size_t k = *std::prev(p);
+      if (best < 0 || finish[k] > finish[static_cast<size_t>(best)]) best = static_cast<int64_t>(k);
+    }
+    return best;
   };
   for (const std::vector<size_t>& calls : runtime_calls) {
     int64_t last_launched = -1, recorded = -1, pending = -1;
     for (size_t x : calls) {
       const uint32_t row = row_of[x];
       const CallKind kind = call_kind(row);
-      if (kind == CallKind::kSyncAll || kind == CallKind::kSyncStream) {
+      if (kind == CallKind::kSyncAll || kind == CallKind::kSyncStream ||
+          (kind == CallKind::kSyncEvent && recorded < 0)) {
         int64_t stream = trace::kNone;
         if (kind == CallKind::kSyncStream && ev.correlation[row] != trace::kNone) {
           const auto s = std::lower_bound(sync_stream_.begin(), sync_stream_.end(),
                                           std::make_pair(ev.correlation[row], std::numeric_limits<int64_t>::min()));
           if (s != sync_stream_.end() && s->first == ev.correlation[row]) stream = s->second;
         }
-        // The device work launched before the call that ended last (on its stream when known).
-        int64_t best = -1;
-        for (size_t s = 0; s < device_.size(); ++s) {
-          if (stream != trace::kNone && stream != kContextStream && device_[s].stream != stream) continue;
-          const auto& work = stream_work[s];
-          auto p = std::lower_bound(work.begin(), work.end(), std::make_pair(begin[x], size_t{0}));
-          while (p != work.begin()) {
-            --p;
-            if (finish[p->second] <= finish[x]) {
-              if (best < 0 || finish[p->second] > finish[static_cast<size_t>(best)])
-                best = static_cast<int64_t>(p->second);
-              break;
-            }
-          }
-        }
+        const int64_t best = last_ended(x, stream);
         if (best >= 0) wait_on(x, static_cast<size_t>(best));
+      } else if (kind == CallKind::kSyncEvent) {
+        // cudaEventSynchronize waits for the work recorded by the thread's last cudaEventRecord
+        // (HTA: the launch before the record its Event Sync names; see docs/differences-from-hta.md).
+        wait_on(x, static_cast<size_t>(recorded));
       } else if (kind == CallKind::kBlockingCopy && launched[x] >= 0) {
         wait_on(x, static_cast<size_t>(launched[x]));
       } else if (kind == CallKind::kEventRecord) {
@@ -379,6 +424,14 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
         last_launched = launched[x];
       }
     }
+  }
+  // A blocking call that waited is waiting for the GPU (HTA's zero weight: bound_by ""); one that
+  // did not wait was host time like any call.
+  for (const auto& [edge, x] : blocking_edges) {
+    if (waited[x] < 0) continue;
+    Edge& e = edges[edge];
+    e.category = PathCategory::kWaitingForGpu;
+    if (e.weight == 0) e.bound_by = BoundBy::kNone;
   }
 
   // The longest path by HTA's weights: Kahn's order over the edges, one pass.
@@ -531,6 +584,7 @@ RankCriticalPath critical_path(const trace::RankTrace& trace, const std::vector<
       s.category_ns[static_cast<size_t>(seg.category)] += dt;
       s.bound_by_ns[static_cast<size_t>(seg.bound_by)] += dt;
       s.hta_length_ns += seg.hta_weight_ns;
+      s.hta_bound_by_ns[static_cast<size_t>(seg.bound_by)] += seg.hta_weight_ns;
       if (seg.device) s.on_device_ns += dt;
       ++s.segments;
       if (dt == 0) continue;
@@ -550,11 +604,13 @@ RankCriticalPath critical_path(const trace::RankTrace& trace, const std::vector<
       const auto name = static_cast<uint32_t>(key);
       if (name >= 0xFFFFFFF0u) {
         const auto type = static_cast<PathEdgeType>((name & 0xF) >> 1);
+        const bool on_device = (name & 1) != 0;
         item.name = type == PathEdgeType::kKernelLaunch
-                        ? ((name & 1) != 0 ? "(queued behind earlier work)" : "(launch delay)")
-                    : type == PathEdgeType::kKernelKernel ? "(GPU idle between kernels)"
-                    : (name & 1) != 0                     ? "(waiting for another stream)"
-                                                          : "(host idle / Python)";
+                        ? (on_device ? "(queued behind earlier work)" : "(launch delay)")
+                    : type == PathEdgeType::kKernelKernel                ? "(GPU idle between kernels)"
+                    : on_device && type == PathEdgeType::kSyncDependency ? "(waiting for another stream)"
+                    : on_device                                          ? "(after the device work)"
+                                                                         : "(host idle / Python)";
       } else {
         item.name = std::string(trace.strings.view(name));
         if (item.category == PathCategory::kWaitingForGpu) item.name = "wait for: " + item.name;

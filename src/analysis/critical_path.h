@@ -6,25 +6,31 @@
 // (its start and end), plus a source at the step's start and a sink at its end. Edges:
 //   operator:     a span of a host event or of device work, and the gaps between nested host events
 //                 (the enclosing event's self time);
-//   dependency:   consecutive top-level host events on a thread, and source/sink to each thread;
+//   dependency:   consecutive top-level host events on a thread, source/sink to each thread, and
+//                 the end of each device event to the sink (HTA's path may end on any node, so a
+//                 GPU tail no host call waits for still bounds the step);
 //   launch:       runtime call start -> the device event it launched, when the stream was empty at the
 //                 launch (else the kernel waited for the stream, not for the launch);
 //   kernel-kernel: the previous device event on the stream -> the next one (gap < 1,500 us, HTA's
 //                 threshold);
 //   sync:         GPU -> CPU: the device event a blocking call waited for -> the call's end
 //                 (cudaStreamSynchronize on the stream its cuda_sync record names, else every stream;
-//                 cudaDeviceSynchronize/cudaEventSynchronize every stream; a call whose own copy
-//                 ends before it returns, cudaMemcpy); GPU -> GPU: cudaEventRecord then
+//                 cudaDeviceSynchronize every stream; cudaEventSynchronize the work the thread
+//                 launched last before its last cudaEventRecord; a call whose own copy ends before
+//                 it returns, cudaMemcpy); GPU -> GPU: cudaEventRecord then
 //                 cudaStreamWaitEvent on a thread make the next device work launched on another
 //                 stream wait for the work recorded.
 // The path is chosen as HTA chooses it, the longest path by HTA's weights (dependency and sync
-// edges weigh 0, blocking calls' own spans weigh 0, the other edges their duration), in one
+// edges weigh 0, blocking calls' own spans weigh 0 except cudaMemcpyAsync's, which HTA 0.6.1's
+// runtime-lock edges weigh in full, the other edges their duration), in one
 // topological pass (Kahn's order over the edges, O(V+E)); ties go to the predecessor that arrived
 // last, then to the first edge made, so the path does not depend on anything but the trace.
 // Unlike HTA every edge of the path is then timed by its real duration (the time between its two
 // nodes): the gaps HTA weighs 0 become "idle" (host idle / Python between top-level operators, the
-// GPU idle between kernels) and "waiting for GPU" (a blocking call, named after the device work it
-// waited for). The path runs from the step's start to its end, so its segments add up to the step.
+// GPU idle between kernels, after the device work that ends the path) and "waiting for GPU" (a
+// blocking call that waited: the work it waited for was still running when it began; named after
+// that work; a blocking call that did not wait is host time). The path runs from the step's start
+// to its end, so its segments add up to the step.
 //
 // Window: host events (cpu_op, runtime and driver calls, and the user annotations of collectives,
 // gloo's spans; HTA takes no user annotation, whose self time is then idle)
@@ -112,6 +118,7 @@ struct StepCriticalPath {
   std::array<int64_t, kPathCategoryCount> category_ns{};  // adds up to end_ns - start_ns
   std::array<int64_t, kBoundByCount> bound_by_ns{};       // the same time by HTA's bound_by
   int64_t hta_length_ns = 0;                              // the path's length under HTA's weights
+  std::array<int64_t, kBoundByCount> hta_bound_by_ns{};   // that length by bound_by (HTA's summary())
   int64_t segments = 0;
   int64_t on_device_ns = 0;   // path time on a device stream
   std::vector<PathItem> top;  // the longest items, longest first (ties by name)

@@ -75,6 +75,9 @@ struct OpFlops {
   int64_t flops = 0;
   FlopClass cls = FlopClass::kMatmul;
   FlopDtype dtype = FlopDtype::kOther;
+  // FlopCounterMode counts the call (its class is one it counts and the operator is in its table):
+  // false for the CPU flash-attention kernel, which torch's table lacks, so it counts 0 there.
+  bool flop_counter = true;
 };
 
 // True when `name` ("aten::mm", ...) has a formula here: only those calls need their shapes parsed.

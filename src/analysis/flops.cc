@@ -214,7 +214,7 @@ RankFlops compute_flops(const trace::RankTrace& t) {
     const size_t dtype = static_cast<size_t>(c.flops.dtype);
     if (is_compute(c)) {
       out.compute_flops[dtype] += c.flops.flops;
-      out.flop_counter_flops += c.flops.flops;
+      if (c.flops.flop_counter) out.flop_counter_flops += c.flops.flops;
     }
     auto [row, fresh] = op_rows.try_emplace({e.name[c.event], c.flops.dtype}, out.operators.size());
     if (fresh) {

@@ -46,6 +46,8 @@ std::string memory_device_name(int32_t device_type, int32_t device_id) {
 
 namespace {
 
+constexpr int32_t kCpuDeviceType = 0;  // c10::DeviceType::CPU
+
 // Factory ops that only make the block: the op that called them says more.
 bool is_allocating_factory(std::string_view name) {
   return name == "aten::empty" || name == "aten::empty_strided" || name == "aten::resize_" ||
@@ -179,9 +181,15 @@ DeviceMemory one_device(const trace::RankTrace& trace, const std::vector<uint32_
   d.last_ts_ns = ev.ts[m.event[rows.back()]];
   // Totals from the trace where it has them, else the running sum of Bytes from 0.
   const bool has_totals = m.total_allocated[rows.front()] >= 0;
-  d.before_profiling = has_totals ? m.total_allocated[rows.front()] - m.bytes[rows.front()] : 0;
+  // What was allocated before profiling is known only from a device allocator's running total: the
+  // CPU allocator counts only what it allocates while the profiler records memory (c10's
+  // ProfiledCPUMemoryReporter), so a CPU trace's totals start near 0 whatever was live before
+  // (parameters, optimizer state): unknown (-1), never 0. Nor is it known without totals.
+  // `base` is where the trace's own curve starts, whatever it means.
+  const int64_t base = has_totals ? m.total_allocated[rows.front()] - m.bytes[rows.front()] : 0;
+  d.before_profiling = has_totals && d.device_type != kCpuDeviceType ? base : -1;
   std::vector<MemoryPoint> points(rows.size());
-  int64_t running = d.before_profiling;
+  int64_t running = base;
   size_t peak = 0;
   for (size_t k = 0; k < rows.size(); ++k) {
     const uint32_t r = rows[k];
@@ -209,13 +217,13 @@ DeviceMemory one_device(const trace::RankTrace& trace, const std::vector<uint32_
 
   // Steps: the step function's peak inside each window, the value carried in counting at the start.
   size_t k = 0;
-  int64_t carried = d.before_profiling;
+  int64_t carried = base;
   for (const ProfilerStepWindow& w : steps.steps) {
     // Windows are by start time and may overlap only in malformed traces: search from the start.
     k = static_cast<size_t>(std::lower_bound(points.begin(), points.end(), w.start_ns,
                                              [](const MemoryPoint& p, int64_t t) { return p.ts_ns < t; }) -
                             points.begin());
-    carried = k == 0 ? d.before_profiling : points[k - 1].allocated;
+    carried = k == 0 ? base : points[k - 1].allocated;
     MemoryStepPeak s;
     s.step = w.step;
     s.start_ns = w.start_ns;
@@ -232,7 +240,7 @@ DeviceMemory one_device(const trace::RankTrace& trace, const std::vector<uint32_
       }
       s.peak_reserved = std::max(s.peak_reserved, points[k].reserved);
     }
-    s.end_allocated = k == 0 ? d.before_profiling : points[k - 1].allocated;
+    s.end_allocated = k == 0 ? base : points[k - 1].allocated;
     d.steps.push_back(s);
   }
 

@@ -12,7 +12,9 @@
 //   trace is bounded while the exact peak, the lowest value and the peak of reserved stay in it;
 // * the peak of allocated (the first event reaching it) and of reserved, and their times;
 // * allocated before profiling began: the first event's Total Allocated less its own Bytes. The
-//   trace's running total includes it; the events themselves never show those blocks being made;
+//   trace's running total includes it; the events themselves never show those blocks being made.
+//   Unknown on CPU: the CPU allocator's total counts only what it allocated while the profiler
+//   recorded memory, so parameters and optimizer state made before are in no figure of the trace;
 // * per ProfilerStep window [start, end): the peak of the step function inside it (the value carried
 //   into the step counts, at the step's start), its time, and allocated at the start and the end;
 // * what held the bytes at the peak: every allocation made before the peak and not freed by then
@@ -71,7 +73,9 @@ struct DeviceMemory {
   int64_t allocated_bytes = 0;  // sum of the allocations' Bytes
   int64_t first_ts_ns = 0;
   int64_t last_ts_ns = 0;
-  int64_t before_profiling = 0;  // first event's Total Allocated - its Bytes
+  // First event's Total Allocated - its Bytes; -1 unknown: a CPU trace (its allocator counts only
+  // what it allocated while profiling) or no Total Allocated.
+  int64_t before_profiling = -1;
   int64_t peak_allocated = 0;
   int64_t peak_allocated_ts_ns = 0;
   int64_t peak_reserved = -1;  // -1: no Total Reserved in the trace

@@ -31,10 +31,11 @@ Kind kind_of(Category c) {
     case Category::kCudaRuntime:
     case Category::kCudaDriver:
     case Category::kCollectiveComm:
-    case Category::kNone:     // PyTorch's legacy exporter writes no `cat`; its events are all CPU ops
-    case Category::kUnknown:  // torch maps activity types it does not know to the CPU
+    case Category::kPythonFunction:  // with_stack=True: torch's key_averages() lists and nests them too
+    case Category::kNone:            // PyTorch's legacy exporter writes no `cat`; its events are all CPU ops
+    case Category::kUnknown:         // torch maps activity types it does not know to the CPU
       return Kind::kHost;
-    default:  // python_function (torch erases them), instants ([memory] goes through MemoryTable),
+    default:  // instants ([memory] goes through MemoryTable),
               // the Trace span and CUPTI overhead (never torch events)
       return Kind::kSkip;
   }

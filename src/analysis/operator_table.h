@@ -3,9 +3,10 @@
 // The numbers follow PyTorch's own post-processing (torch/autograd/profiler.py
 // `_parse_kineto_results`, profiler_util.py `EventList`), so a row here equals the row torch prints:
 //
-// * Events: host events (cpu_op, user_annotation, cuda_runtime/driver, and category-less events of
-//   legacy files) and device events (kernel, gpu_memcpy, gpu_memset, cuda_sync, gpu_user_annotation,
-//   ...). Skipped like torch: python_function, the Trace span, overhead, instants, and the names
+// * Events: host events (cpu_op, user_annotation, cuda_runtime/driver, python_function of a
+//   with_stack=True profile, which torch's key_averages() lists and nests like the others, and
+//   category-less events of legacy files) and device events (kernel, gpu_memcpy, gpu_memset,
+//   cuda_sync, gpu_user_annotation, ...). Skipped like torch: the Trace span, overhead, instants, and the names
 //   [memory], [OutOfMemory], profiler::_record_function_{enter,enter_new,exit}, aten::is_leaf,
 //   aten::output_nr, aten::_version. `ProfilerStep#N` is renamed `ProfilerStep*`.
 // * Nesting: per thread (track), host events that are not async sorted by (start, -end); a stack walk

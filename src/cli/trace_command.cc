@@ -560,9 +560,9 @@ void setup_trace_command(CLI::App& app, int* exit_code) {
     // Issue 23: counters.
     if (std::string_view(sub.name) == "counters" || std::string_view(sub.name) == "summary") {
       cmd->add_option("--max-queue-length", opt->report.max_queue_length,
-                      "Counters: the queue length at which a stream's launch queue counts as full (HTA: 1024, "
-                      "which launches never reach; see docs/cli.md)")
-          ->capture_default_str()
+                      "Counters: the queue length at which a stream's launch queue counts as full (default: "
+                      "the level at which the trace's launches start to block; HTA: 1024, which launches "
+                      "never reach; see docs/cli.md)")
           ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
     }
     if (sub.rows_only) {

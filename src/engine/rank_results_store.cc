@@ -243,6 +243,7 @@ void write_critical_path(Writer& w, const analysis::RankCriticalPath& p) {
     for (int64_t v : {s.step, s.start_ns, s.end_ns, s.hta_length_ns, s.segments, s.on_device_ns}) w.raw(v);
     w.raw(s.category_ns);
     w.raw(s.bound_by_ns);
+    w.raw(s.hta_bound_by_ns);
     w.raw(static_cast<uint64_t>(s.top.size()));
     for (const analysis::PathItem& item : s.top) {
       w.str(item.name);
@@ -261,6 +262,7 @@ void read_critical_path(Reader& r, analysis::RankCriticalPath* p) {
     for (int64_t* v : {&s.step, &s.start_ns, &s.end_ns, &s.hta_length_ns, &s.segments, &s.on_device_ns}) r.raw(v);
     r.raw(&s.category_ns);
     r.raw(&s.bound_by_ns);
+    r.raw(&s.hta_bound_by_ns);
     s.top.resize(r.count(1));
     for (analysis::PathItem& item : s.top) {
       r.str(&item.name);
@@ -422,6 +424,7 @@ std::string encode_rank_results(const RankResults& in) {
   write_optional(w, in.critical_path, [&](const analysis::RankCriticalPath& p) { write_critical_path(w, p); });
   write_optional(w, in.counters, [&](const analysis::RankCounters& c) {
     w.raw(c.max_queue_length);
+    w.raw(c.limit_source);
     w.raw(c.trace_duration_ns);
     w.raw_vector(c.queues);
     write_vector(w, c.bandwidth);
@@ -477,6 +480,7 @@ bool decode_rank_results(const std::string& bytes, RankResults* out) {
   read_optional(r, &out->critical_path, [&](analysis::RankCriticalPath* p) { read_critical_path(r, p); });
   read_optional(r, &out->counters, [&](analysis::RankCounters* c) {
     r.raw(&c->max_queue_length);
+    r.raw(&c->limit_source);
     r.raw(&c->trace_duration_ns);
     r.raw_vector(&c->queues);
     read_vector(r, &c->bandwidth);

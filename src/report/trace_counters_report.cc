@@ -76,12 +76,13 @@ TraceReport counters_tables(const engine::RankStore& ranks) {
   full.columns = {{"rank", "Rank"},
                   {"stream", "Stream"},
                   {"max_queue_length", "Limit"},
+                  {"limit_from", "Limit from"},
                   {"duration_at_max_queue_length_us", "Full (us)"},
                   {"relative_duration_at_max_queue_length", "Share of trace"},
                   {"full_launches", "Launches when full"},
                   {"full_launch_call_us", "Their calls (us)"}};
   full.set_importance(Importance::kKey, {"rank", "stream"});
-  full.set_importance(Importance::kDetail, {"max_queue_length"});
+  full.set_importance(Importance::kDetail, {"max_queue_length", "limit_from"});
   full.row_source = [ranks](const RowVisitor& visit) {
     ranks->for_each([&](const engine::RankResults& rank) {
       const analysis::RankCounters& c = *rank.counters;
@@ -89,8 +90,8 @@ TraceReport counters_tables(const engine::RankStore& ranks) {
         const double share = c.trace_duration_ns > 0
                                  ? static_cast<double>(q.full_ns) / static_cast<double>(c.trace_duration_ns)
                                  : std::nan("");
-        visit({rank.rank, q.stream, c.max_queue_length, us_cell(q.full_ns), stat_cell(share, 6), q.full_launches,
-               us_cell(q.full_launch_call_ns)});
+        visit({rank.rank, q.stream, c.max_queue_length, analysis::queue_limit_source_name(c.limit_source),
+               us_cell(q.full_ns), stat_cell(share, 6), q.full_launches, us_cell(q.full_launch_call_ns)});
       }
     });
   };

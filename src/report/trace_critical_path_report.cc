@@ -147,11 +147,18 @@ TraceReport critical_path_tables(const engine::RankStore& ranks, const analysis:
     if (name.empty()) name = "no_weight";
     t.columns.push_back({fmt::format("{}_us", name), fmt::format("{} (us)", name)});
   }
+  // HTA's summary(): the HTA length by bound_by (the shares HTA prints are these over the length).
+  for (int b = 1; b < analysis::kBoundByCount; ++b) {
+    const std::string_view name = analysis::bound_by_name(static_cast<analysis::BoundBy>(b));
+    t.columns.push_back({fmt::format("hta_{}_us", name), fmt::format("HTA {} (us)", name)});
+  }
   t.columns.push_back({"segments", "Segments"});
   t.set_importance(Importance::kKey, {"rank", "step"});
-  t.set_importance(Importance::kDetail, {"hta_length_us", "no_weight_us", "cpu_bound_us", "gpu_compute_bound_us",
-                                         "gpu_communication_bound_us", "gpu_kernel_kernel_overhead_us",
-                                         "gpu_kernel_launch_overhead_us", "segments"});
+  t.set_importance(Importance::kDetail,
+                   {"hta_length_us", "no_weight_us", "cpu_bound_us", "gpu_compute_bound_us",
+                    "gpu_communication_bound_us", "gpu_kernel_kernel_overhead_us", "gpu_kernel_launch_overhead_us",
+                    "hta_cpu_bound_us", "hta_gpu_compute_bound_us", "hta_gpu_communication_bound_us",
+                    "hta_gpu_kernel_kernel_overhead_us", "hta_gpu_kernel_launch_overhead_us", "segments"});
   t.row_source = [ranks, with_waits](const RowVisitor& visit) {
     ranks->for_each([&](const engine::RankResults& r) {
       for (const auto& raw : r.critical_path->steps) {
@@ -160,6 +167,7 @@ TraceReport critical_path_tables(const engine::RankStore& ranks, const analysis:
         for (int64_t ns : s.category_ns) row.push_back(us_cell(ns));
         row.push_back(us_cell(s.hta_length_ns));
         for (int64_t ns : s.bound_by_ns) row.push_back(us_cell(ns));
+        for (size_t b = 1; b < s.hta_bound_by_ns.size(); ++b) row.push_back(us_cell(s.hta_bound_by_ns[b]));
         row.emplace_back(s.segments);
         visit(row);
       }

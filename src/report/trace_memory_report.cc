@@ -62,7 +62,7 @@ Table devices_table(const engine::RankStore& ranks, int64_t origin, bool any) {
     ranks->for_each([&](const engine::RankResults& r) {
       for (const analysis::DeviceMemory& d : r.memory->devices) {
         visit({r.rank, analysis::memory_device_name(d.device_type, d.device_id), d.events, d.allocations, d.frees,
-               d.before_profiling, d.peak_allocated, us_cell(d.peak_allocated_ts_ns - origin),
+               bytes_or_null(d.before_profiling), d.peak_allocated, us_cell(d.peak_allocated_ts_ns - origin),
                bytes_or_null(d.peak_reserved),
                d.peak_reserved < 0 ? Cell::null() : us_cell(d.peak_reserved_ts_ns - origin), d.min_allocated,
                d.final_allocated, r.memory->out_of_memory_events});
