@@ -109,15 +109,16 @@ TEST(AnalysisOverflow, ConvolutionDilationTimesKernelIsCheckedAndImpossibleShape
   EXPECT_EQ(f.flops, 2 * 14 * 3 * 8 * 2);
 }
 
-// [memory] rows whose `Total Allocated` and `Bytes` make "before profiling" pass int64.
+// [memory] rows whose `Total Allocated` and `Bytes` make "before profiling" pass int64 (100 less
+// -(2^63 - 8)), whose allocations sum past it, and whose last total is INT64_MAX.
 TEST(AnalysisOverflow, MemoryTotalsPastInt64AreUnknown) {
   const std::string json = R"({"traceEvents": [
     {"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 10,
-     "args": {"Total Reserved": 0, "Total Allocated": 9223372036854775000, "Bytes": -9223372036854775000, "Addr": 1, "Device Type": 1, "Device Id": 0}},
+     "args": {"Total Reserved": 0, "Total Allocated": 100, "Bytes": -9223372036854775800, "Addr": 1, "Device Type": 1, "Device Id": 0}},
     {"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 20,
      "args": {"Total Reserved": 0, "Total Allocated": 100, "Bytes": 9223372036854775000, "Addr": 2, "Device Type": 1, "Device Id": 0}},
     {"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 30,
-     "args": {"Total Reserved": 0, "Total Allocated": 200, "Bytes": 9223372036854775000, "Addr": 3, "Device Type": 1, "Device Id": 0}}
+     "args": {"Total Reserved": 0, "Total Allocated": 9223372036854775807, "Bytes": 9223372036854775000, "Addr": 3, "Device Type": 1, "Device Id": 0}}
   ]})";
   const trace::RankTrace t = read(json);
   ASSERT_EQ(t.memory.size(), 3u);
@@ -126,7 +127,7 @@ TEST(AnalysisOverflow, MemoryTotalsPastInt64AreUnknown) {
   const analysis::DeviceMemory& d = m.devices[0];
   EXPECT_TRUE(is_unknown_figure(d.before_profiling));  // was -9.2e18 B
   EXPECT_TRUE(is_unknown_figure(d.allocated_bytes));   // two allocations of 2^63 - 808
-  EXPECT_EQ(d.peak_allocated, 200);                    // the trace's own totals stay exact
+  EXPECT_EQ(d.peak_allocated, INT64_MAX);              // the trace's own totals stay as written
 
   trace::TraceSet set;
   set.ranks.push_back(read(json));
@@ -142,13 +143,12 @@ TEST(AnalysisOverflow, MemoryTotalsPastInt64AreUnknown) {
 }
 
 TEST(AnalysisOverflow, CopyBytesPastInt64AreUnknown) {
-  const std::string json = R"({"traceEvents": [
+  const std::string json = R"json({"traceEvents": [
     {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 7, "ts": 10, "dur": 5,
      "args": {"stream": 7, "device": 0, "bytes": 9223372036854775000, "memory bandwidth (GB/s)": 1.5}},
     {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 7, "ts": 20, "dur": 5,
      "args": {"stream": 7, "device": 0, "bytes": 9223372036854775000, "memory bandwidth (GB/s)": 1.5}}
-  ]
-})";
+  ]})json";
   const trace::RankTrace t = read(json);
 std::vector<uint32_t> rows(t.events.size());
 for (uint32_t i = 0; i < rows.size(); ++i) rows[i] = i;
