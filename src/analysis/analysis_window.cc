@@ -31,14 +31,26 @@ AnalysisWindow compute_analysis_window(const trace::RankTrace& trace, const Wind
   for (size_t id = 0; id < is_step_name.size(); ++id) {
     is_step_name[id] = is_profiler_step_name(trace.strings.view(static_cast<trace::StringId>(id))) ? 1 : 0;
   }
-  std::vector<trace::StringId> step_names;
-  int64_t last_start = std::numeric_limits<int64_t>::min();
-  int64_t last_end = std::numeric_limits<int64_t>::min();
+  std::vector<uint32_t> step_rows;
   for (size_t i = 0; i < n; ++i) {
     if (is_step_name[ev.name[i]] == 0 || !trace::is_cpu_op_category(ev.cat[i]) ||
         ev.phase[i] != trace::Phase::kComplete) {
       continue;
     }
+    step_rows.push_back(static_cast<uint32_t>(i));
+  }
+  // profiler_steps.h's rule: a step window starting inside an earlier one (by start, the longer
+  // first) is left out, so the last step here is the last step every analysis sees.
+  std::stable_sort(step_rows.begin(), step_rows.end(), [&](uint32_t a, uint32_t b) {
+    return ev.ts[a] != ev.ts[b] ? ev.ts[a] < ev.ts[b] : ev.end(a) > ev.end(b);
+  });
+  std::vector<trace::StringId> step_names;
+  int64_t last_start = std::numeric_limits<int64_t>::min();
+  int64_t last_end = std::numeric_limits<int64_t>::min();
+  int64_t kept_end = std::numeric_limits<int64_t>::min();
+  for (const uint32_t i : step_rows) {
+    if (!step_names.empty() && ev.ts[i] < kept_end) continue;
+    kept_end = ev.end(i);
     step_names.push_back(ev.name[i]);
     last_start = std::max(last_start, ev.ts[i]);
     last_end = std::max(last_end, ev.end(i));

@@ -5,6 +5,7 @@
 // analysis sees only the earlier steps. scaleprof computes the same selection once per rank and
 // passes it to the analyses as a list of rows:
 //
+//  * Steps are disjoint as in profiler_steps.h: a step starting inside an earlier one is left out.
 //  * With fewer than two distinct ProfilerStep#N names on the rank, nothing is filtered.
 //  * Otherwise let S be the start of the last-starting step (and E the latest step end).
 //    Host events are kept when they start before S (at or before E with include_last_step).

@@ -301,10 +301,11 @@ RankCollectives extract_collectives(const trace::RankTrace& trace, const Profile
     row.start_ns = w.start_ns;
     row.end_ns = w.end_ns;
     row.gpu_busy_ns = w.gpu_busy_ns;
-    const std::vector<Interval> window = {{w.start_ns, w.end_ns}};
-    row.host_busy_ns = intersection_length(busy_by_track[ev.track[w.event]], window);
+    // Clipped by binary search: a merge from the first interval was O(steps x intervals) over many
+    // windows (issue 30: every per-window loop is linear in what the window holds).
+    row.host_busy_ns = total_length(clip_intervals(busy_by_track[ev.track[w.event]], w.start_ns, w.end_ns));
     if (auto it = loader_by_track.find(ev.track[w.event]); it != loader_by_track.end()) {
-      row.dataloader_ns = intersection_length(it->second, window);
+      row.dataloader_ns = total_length(clip_intervals(it->second, w.start_ns, w.end_ns));
     }
     out.steps.push_back(row);
   }
@@ -325,6 +326,9 @@ RankCollectives extract_collectives(const trace::RankTrace& trace, const Profile
   // The only process group, when the trace lists exactly one: every call is on it.
   const GroupConfig* only_group = out.groups.size() == 1 ? &out.groups[0] : nullptr;
 
+  // The row of each call's step (-1: none), parallel to out.calls until they are sorted below.
+  std::vector<int64_t> row_of_call;
+  row_of_call.reserve(chosen.size());
   for (uint32_t e : chosen) {
     CollectiveCall call;
     call.device = out.gpu;
@@ -335,13 +339,17 @@ RankCollectives extract_collectives(const trace::RankTrace& trace, const Profile
     if (auto it = launch_by_correlation.find(ev.correlation[e]); out.gpu && it != launch_by_correlation.end()) {
       launch = it->second;
     }
-    for (StepRow& row : out.steps) {
-      if (launch >= row.start_ns && launch < row.end_ns) {
-        call.step = row.step;
-        row.comm_ns += call.duration_ns();
-        break;
-      }
+    // Windows are by start and disjoint (profiler_steps.h): the last starting at or before the launch.
+    int64_t in_row = -1;
+    auto step_row = std::upper_bound(out.steps.begin(), out.steps.end(), launch,
+                                     [](int64_t t, const StepRow& r) { return t < r.start_ns; });
+    if (step_row != out.steps.begin() && launch < std::prev(step_row)->end_ns) {
+      StepRow& row = *std::prev(step_row);
+      call.step = row.step;
+      row.comm_ns += call.duration_ns();
+      in_row = std::prev(step_row) - out.steps.begin();
     }
+    row_of_call.push_back(in_row);
     int64_t meta = sparse_row(ct.event, e);
     if (meta < 0 && out.gpu && ev.external_id[e] != trace::kNone) {
       if (auto it = meta_by_external.find(ev.external_id[e]); it != meta_by_external.end()) meta = it->second;
@@ -393,12 +401,16 @@ RankCollectives extract_collectives(const trace::RankTrace& trace, const Profile
     out.calls.push_back(std::move(call));
   }
   // Host idle: the step's time covered neither by its thread's ops nor by the rank's collectives.
-  for (StepRow& row : out.steps) {
-    const std::vector<Interval> window = {{row.start_ns, row.end_ns}};
-    std::vector<Interval> active = intersect(busy_by_track[step_track[row.step]], window);
-    for (const CollectiveCall& call : out.calls) {
-      if (call.step == row.step)
-        active.push_back({std::max(call.start_ns, row.start_ns), std::min(call.end_ns, row.end_ns)});
+  std::vector<std::vector<uint32_t>> calls_of_row(out.steps.size());
+  for (size_t c = 0; c < out.calls.size(); ++c) {
+    if (row_of_call[c] >= 0) calls_of_row[static_cast<size_t>(row_of_call[c])].push_back(static_cast<uint32_t>(c));
+  }
+  for (size_t k = 0; k < out.steps.size(); ++k) {
+    StepRow& row = out.steps[k];
+    std::vector<Interval> active = clip_intervals(busy_by_track[step_track[row.step]], row.start_ns, row.end_ns);
+    for (const uint32_t c : calls_of_row[k]) {
+      const CollectiveCall& call = out.calls[c];
+      active.push_back({std::max(call.start_ns, row.start_ns), std::min(call.end_ns, row.end_ns)});
     }
     row.host_idle_ns = (row.end_ns - row.start_ns) - total_length(union_intervals(std::move(active)));
   }

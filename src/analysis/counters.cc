@@ -10,6 +10,7 @@
 #include "analysis/device_events.h"
 #include "analysis/kernel_classify.h"
 #include "analysis/launch_stats.h"
+#include "core/checked_sum.h"
 
 namespace scaleprof::analysis {
 
@@ -175,7 +176,9 @@ void bandwidth_series(const trace::RankTrace& trace, std::span<const uint32_t> r
       bytes.push_back(0);
     }
     ++copies[static_cast<size_t>(it->second)];
-    if (trace.device_args.bytes[a] > 0) bytes[static_cast<size_t>(it->second)] += trace.device_args.bytes[a];
+    // Checked (core/checked_sum.h): a sum past int64 is unknown, shown null, never wrapped.
+    if (trace.device_args.bytes[a] > 0)
+      add_or_unknown(&bytes[static_cast<size_t>(it->second)], trace.device_args.bytes[a]);
     // HTA's issue 20: a copy of duration 0 lasts 1 us, so its end never precedes its start.
     const int64_t dur = ev.dur[r] == 0 ? 1000 : ev.dur[r];
     changes.push_back({it->second, ev.ts[r], gbps, ev.file_index[r], -1, r});

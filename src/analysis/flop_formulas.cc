@@ -281,6 +281,9 @@ std::optional<int64_t> conv_forward(const OpInputs& in, const ConvArgs& a) {
   }
   // A transposed convolution's FLOPs follow the input's spatial size: no scalar is needed.
   if (transposed) return conv_flops(*x, *w, Shape(x->begin() + 2, x->end()));
+  // Weight [Cout, Cin/groups, k...]: the input's channels are a whole number of groups of Cin/groups.
+  // Anything else is no convolution PyTorch runs: refused, not counted.
+  if ((*w)[1] <= 0 || (*x)[1] < 0 || (*x)[1] % (*w)[1] != 0) return std::nullopt;
   const size_t dims = x->size() - 2;
   // conv2d(padding="same") keeps the spatial size (stride 1 is then required by PyTorch).
   if (a.padding >= 0 && static_cast<size_t>(a.padding) < in.concrete.size() &&
@@ -504,14 +507,16 @@ std::optional<Shape> conv_output_spatial(const Shape& x, const Shape& w, const s
     const int64_t s = stride[i];
     const int64_t p = padding[i];
     const int64_t d = dilation[i];
-    // Bounds keep the arithmetic below far from overflow; real values are tiny.
+    // Bounds keep the arithmetic below far from overflow in 128 bits (dilation x kernel alone passes
+    // int64: issue 30, UBSan's signed overflow, and a wrapped span made an impossible convolution
+    // count 335 M FLOPs); real values are tiny. A kernel of size 0 is no convolution.
     constexpr int64_t kMax = int64_t{1} << 40;
-    if (s <= 0 || p < 0 || d <= 0 || k < 0 || in < 0 || in > kMax || k > kMax || p > kMax || d > kMax) {
+    if (s <= 0 || p < 0 || d <= 0 || k <= 0 || in < 0 || in > kMax || k > kMax || p > kMax || d > kMax) {
       return std::nullopt;
     }
-    const int64_t span = in + 2 * p - d * (k - 1) - 1;
-    if (span < 0) return std::nullopt;
-    out[i] = span / s + 1;
+    const __int128 span = __int128{in} + 2 * __int128{p} - __int128{d} * (k - 1) - 1;
+    if (span < 0) return std::nullopt;  // the kernel, dilated, is larger than the padded input
+    out[i] = static_cast<int64_t>(span / s) + 1;
   }
   return out;
 }

@@ -20,7 +20,7 @@
 // host time otherwise (CPU traces). A kernel gets FLOPs only from calls that launched exactly that
 // one kernel (a call with several cannot say how its FLOPs split between them).
 //
-// Steps. A call belongs to the ProfilerStep#N window (on any thread) that contains its start; the
+// Steps. A call belongs to the ProfilerStep#N window (profiler_steps.h) that contains its start; the
 // step's achieved FLOP/s are its FLOPs over its wall time.
 #pragma once
 

@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/checked_sum.h"
+
 namespace scaleprof::analysis {
 
 std::string memory_device_name(int32_t device_type, int32_t device_id) {
@@ -185,20 +187,22 @@ DeviceMemory one_device(const trace::RankTrace& trace, const std::vector<uint32_
   // CPU allocator counts only what it allocates while the profiler records memory (c10's
   // ProfiledCPUMemoryReporter), so a CPU trace's totals start near 0 whatever was live before
   // (parameters, optimizer state): unknown (-1), never 0. Nor is it known without totals.
-  // `base` is where the trace's own curve starts, whatever it means.
-  const int64_t base = has_totals ? m.total_allocated[rows.front()] - m.bytes[rows.front()] : 0;
+  // `base` is where the trace's own curve starts, whatever it means. Differences of the file's byte
+  // counts are checked (core/checked_sum.h): one past int64 is an unknown figure, shown null, never a
+  // wrapped number (issue 30: -9.2e18 B before profiling).
+  const int64_t base = has_totals ? difference_or_unknown(m.total_allocated[rows.front()], m.bytes[rows.front()]) : 0;
   d.before_profiling = has_totals && d.device_type != kCpuDeviceType ? base : -1;
   std::vector<MemoryPoint> points(rows.size());
   int64_t running = base;
   size_t peak = 0;
   for (size_t k = 0; k < rows.size(); ++k) {
     const uint32_t r = rows[k];
-    running += m.bytes[r];
+    add_or_unknown(&running, m.bytes[r]);
     const int64_t allocated = has_totals && m.total_allocated[r] >= 0 ? m.total_allocated[r] : running;
     points[k] = {ev.ts[m.event[r]], allocated, m.total_reserved[r]};
     if (m.bytes[r] > 0) {
       ++d.allocations;
-      d.allocated_bytes += m.bytes[r];
+      add_or_unknown(&d.allocated_bytes, m.bytes[r]);
     } else if (m.bytes[r] < 0) {
       ++d.frees;
     }
@@ -271,20 +275,24 @@ DeviceMemory one_device(const trace::RankTrace& trace, const std::vector<uint32_
     for (size_t q = 0; q < owners.size(); ++q) {
       auto [it, added] = index.try_emplace(owners[q], d.holders.size());
       if (added) d.holders.push_back({owners[q], 0, 0});
-      d.holders[it->second].bytes += bytes[q];
+      add_or_unknown(&d.holders[it->second].bytes, bytes[q]);
       ++d.holders[it->second].allocations;
-      held += bytes[q];
+      add_or_unknown(&held, bytes[q]);
     }
     // What the peak holds beyond the blocks seen allocated: those made before profiling (less the
     // ones freed since), whatever the pairing missed.
-    if (d.peak_allocated != held) d.holders.push_back({"(allocated before profiling)", d.peak_allocated - held, 0});
-    std::sort(d.holders.begin(), d.holders.end(), [](const MemoryHolder& a, const MemoryHolder& b) {
-      return a.bytes != b.bytes ? a.bytes > b.bytes : a.name < b.name;
+    if (d.peak_allocated != held) {
+      d.holders.push_back({"(allocated before profiling)", difference_or_unknown(d.peak_allocated, held), 0});
+    }
+    // Largest first, an unknown (past int64) the largest.
+    auto key = [](const MemoryHolder& h) { return is_unknown_figure(h.bytes) ? INT64_MAX : h.bytes; };
+    std::sort(d.holders.begin(), d.holders.end(), [&](const MemoryHolder& a, const MemoryHolder& b) {
+      return key(a) != key(b) ? key(a) > key(b) : a.name < b.name;
     });
     if (options.top > 0 && d.holders.size() > static_cast<size_t>(options.top)) {
       MemoryHolder others{"(others)", 0, 0};
       for (size_t h = static_cast<size_t>(options.top); h < d.holders.size(); ++h) {
-        others.bytes += d.holders[h].bytes;
+        add_or_unknown(&others.bytes, d.holders[h].bytes);
         others.allocations += d.holders[h].allocations;
       }
       d.holders.resize(static_cast<size_t>(options.top));

@@ -45,8 +45,20 @@ ProfilerSteps find_profiler_steps(const trace::RankTrace& trace) {
     w.end_ns = ev.end(i);
     out.steps.push_back(w);
   }
-  std::stable_sort(out.steps.begin(), out.steps.end(),
-                   [](const ProfilerStepWindow& a, const ProfilerStepWindow& b) { return a.start_ns < b.start_ns; });
+  // By start, the longer first among equal starts (it is the one kept), then file order.
+  std::stable_sort(out.steps.begin(), out.steps.end(), [](const ProfilerStepWindow& a, const ProfilerStepWindow& b) {
+    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
+  });
+  // Disjoint windows only (profiler_steps.h): one starting before the last kept one ends is left out.
+  size_t kept = 0;
+  for (size_t s = 0; s < out.steps.size(); ++s) {
+    if (kept > 0 && out.steps[s].start_ns < out.steps[kept - 1].end_ns) {
+      ++out.overlapping_steps;
+      continue;
+    }
+    out.steps[kept++] = out.steps[s];
+  }
+  out.steps.resize(kept);
 
   // Without a step every device event is outside the steps: no launch needs finding (the runtime
   // calls' list below was most of this function's time on traces of runtime calls alone).

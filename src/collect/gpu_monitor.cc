@@ -21,7 +21,10 @@ Result<std::unique_ptr<GpuMonitor>> GpuMonitor::start(std::unique_ptr<GpuLibrary
   }
   std::unique_ptr<GpuMonitor> monitor(new GpuMonitor(std::move(library), std::move(options)));
   monitor->sample_once();
-  monitor->thread_ = std::thread([m = monitor.get()] { m->run(); });
+  if (!monitor->thread_.try_spawn([m = monitor.get()] { m->run(); })) {
+    return Error{"cannot start the GPU monitor's thread (the process's thread or memory limit)", ErrorKind::kInternal};
+  }
+  monitor->running_ = true;
   return monitor;
 }
 
@@ -39,12 +42,14 @@ GpuMonitor::~GpuMonitor() {
 Status GpuMonitor::stop() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_ && !thread_.joinable()) return write_status();
+    if (stopping_ && !running_) return write_status();
     stopping_ = true;
   }
   wake_.notify_all();
-  if (thread_.joinable()) {
-    thread_.join();
+  if (running_) {
+    running_ = false;
+    Status sampled = thread_.join("sampling the GPUs");
+    if (!sampled) return sampled;
     sample_once();
   }
   return write_status();

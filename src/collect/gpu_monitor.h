@@ -9,7 +9,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "collect/gpu_energy.h"
@@ -17,6 +16,7 @@
 #include "collect/run_context.h"
 #include "core/file_io.h"
 #include "core/result.h"
+#include "core/task_group.h"
 
 namespace scaleprof::collect {
 
@@ -71,7 +71,8 @@ class GpuMonitor {
   std::string line_buffer_;               // reused so steady-state sampling does not allocate
   std::vector<GpuSample> sample_buffer_;  // likewise
 
-  std::thread thread_;
+  TaskGroup thread_;      // the sampling thread (core/task_group.h: its exception comes back from stop())
+  bool running_ = false;  // thread_ holds a started thread not yet joined
 };
 
 // Which devices a monitor covers. "node": every device of the machine once. "rank": the devices

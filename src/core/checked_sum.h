@@ -37,4 +37,31 @@ inline bool multiply_checked(int64_t* product, int64_t a, int64_t b) {
   return true;
 }
 
+// A figure of an analysis that could not be computed exactly: a sum, difference or product of values
+// read from a file that leaves int64 (two matmuls of 2^62 FLOPs each, a `Total Allocated` near
+// INT64_MIN). It is kept in the figure's own int64 field, sticks through every later sum, and a
+// report shows it as null with a note (never the wrapped number). INT64_MIN itself is never a figure:
+// a result equal to it is unknown too, so the marker cannot be mistaken for a value.
+inline constexpr int64_t kUnknownFigure = INT64_MIN;
+
+inline bool is_unknown_figure(int64_t v) {
+  return v == kUnknownFigure;
+}
+// a + b; kUnknownFigure when either is unknown or the sum leaves int64.
+inline int64_t sum_or_unknown(int64_t a, int64_t b) {
+  int64_t out = 0;
+  if (a == kUnknownFigure || b == kUnknownFigure || __builtin_add_overflow(a, b, &out)) return kUnknownFigure;
+  return out;
+}
+// a - b; kUnknownFigure when either is unknown or the difference leaves int64.
+inline int64_t difference_or_unknown(int64_t a, int64_t b) {
+  int64_t out = 0;
+  if (a == kUnknownFigure || b == kUnknownFigure || __builtin_sub_overflow(a, b, &out)) return kUnknownFigure;
+  return out;
+}
+// *sum += v, kept unknown once it is (the figure form of CheckedTotal).
+inline void add_or_unknown(int64_t* sum, int64_t v) {
+  *sum = sum_or_unknown(*sum, v);
+}
+
 }  // namespace scaleprof

@@ -5,6 +5,7 @@
 #include <thread>
 #include <utility>
 
+#include "core/task_group.h"
 #include "engine/rank_stream.h"
 
 namespace scaleprof::engine {
@@ -39,10 +40,17 @@ StreamedDiffSides stream_diff_sides(const std::vector<std::string>& paths_a, con
   load_a.threads = threads - threads / 2;
   load_b.threads = threads / 2;
   std::optional<Result<StreamedDiffSide>> a;
-  std::thread reader([&] { a.emplace(stream_diff_side(paths_a, load_a, options)); });
-  auto b = stream_diff_side(paths_b, load_b, options);
-  reader.join();
-  return {std::move(*a), std::move(b)};
+  std::optional<Result<StreamedDiffSide>> b;
+  // Each side's exception (out of memory) comes back as that side's error (core/task_group.h).
+  TaskGroup side_a;
+  TaskGroup side_b;
+  side_a.spawn([&] { a.emplace(stream_diff_side(paths_a, load_a, options)); });
+  side_b.run_here([&] { b.emplace(stream_diff_side(paths_b, load_b, options)); });
+  const Status a_joined = side_a.join("reading the traces");
+  const Status b_joined = side_b.join("reading the traces");
+  if (!a_joined) a.emplace(a_joined.error());
+  if (!b_joined) b.emplace(b_joined.error());
+  return {std::move(*a), std::move(*b)};
 }
 
 }  // namespace scaleprof::engine

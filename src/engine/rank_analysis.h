@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/task_group.h"
 #include "engine/rank_results.h"
 #include "trace/trace_set.h"
 
@@ -27,14 +28,11 @@ auto analyse_ranks(const trace::TraceSet& set, const TraceReportOptions& options
     return out;
   }
   std::atomic<size_t> next{0};
-  std::vector<std::thread> pool;
-  pool.reserve(threads);
-  for (size_t t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      for (size_t i = next++; i < ranks.size(); i = next++) out[i] = fn(*ranks[i]);
-    });
-  }
-  for (std::thread& t : pool) t.join();
+  TaskGroup group;  // a rank's exception (out of memory) is thrown again here, as on one thread
+  group.run_on(static_cast<unsigned>(threads), [&] {
+    for (size_t i = next++; i < ranks.size() && !group.failed(); i = next++) out[i] = fn(*ranks[i]);
+  });
+  group.join_or_rethrow();
   return out;
 }
 

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
-#include <thread>
 #include <vector>
 
 #include "analysis/analysis_window.h"
+#include "core/task_group.h"
 
 namespace scaleprof::engine {
 
@@ -127,18 +127,17 @@ RankOperators operators_of(const trace::RankTrace& t, const TraceReportOptions& 
   return out;
 }
 
-// Runs `tasks` on up to `threads` threads, the calling thread among them, each task once.
+// Runs `tasks` on up to `threads` threads, the calling thread among them, each task once. A task's
+// exception is thrown again here, on the calling thread, once all have stopped: the reading pool
+// that runs this reduction turns it into its error (core/task_group.h).
 void run_tasks(const std::vector<std::function<void()>>& tasks, unsigned threads) {
   std::atomic<size_t> next{0};
+  TaskGroup group;
   auto work = [&] {
-    for (size_t i = next++; i < tasks.size(); i = next++) tasks[i]();
+    for (size_t i = next++; i < tasks.size() && !group.failed(); i = next++) tasks[i]();
   };
-  std::vector<std::thread> helpers;
-  const size_t extra = std::min<size_t>(threads > 0 ? threads - 1 : 0, tasks.empty() ? 0 : tasks.size() - 1);
-  helpers.reserve(extra);
-  for (size_t t = 0; t < extra; ++t) helpers.emplace_back(work);
-  work();
-  for (std::thread& t : helpers) t.join();
+  group.run_on(static_cast<unsigned>(std::min<size_t>(std::max(1U, threads), std::max<size_t>(1, tasks.size()))), work);
+  group.join_or_rethrow();
 }
 
 }  // namespace

@@ -417,6 +417,7 @@ std::string encode_rank_results(const RankResults& in) {
     w.raw_vector(s.steps);
     w.raw(s.has_kernels);
     w.raw(s.kernels_outside_steps);
+    w.raw(s.overlapping_steps);
   });
   write_optional(w, in.phases, [&](const analysis::RankPhases& p) { write_phases(w, p); });
   write_optional(w, in.decomposition, [&](const analysis::RankDecomposition& d) { write_decomposition(w, d); });
@@ -473,6 +474,7 @@ bool decode_rank_results(const std::string& bytes, RankResults* out) {
     r.raw_vector(&s->steps);
     r.raw(&s->has_kernels);
     r.raw(&s->kernels_outside_steps);
+    r.raw(&s->overlapping_steps);
   });
   read_optional(r, &out->phases, [&](analysis::RankPhases* p) { read_phases(r, p); });
   read_optional(r, &out->decomposition, [&](analysis::RankDecomposition* d) { read_decomposition(r, d); });

@@ -96,9 +96,11 @@ void add_step_flops(const trace::RankTrace& rank, RankParts* out) {
   double ns = 0;
   analysis::DtypeFlops compute{};
   for (const analysis::FlopStep& s : f.steps) {
+    // FLOPs past int64 (core/checked_sum.h: unknown) are left out as unknown (NaN), never wrapped.
+    if (is_unknown_figure(s.flops)) return;
     flops += static_cast<double>(s.flops);
     ns += static_cast<double>(s.duration_ns());
-    for (size_t d = 0; d < compute.size(); ++d) compute[d] += s.compute_flops[d];
+    for (size_t d = 0; d < compute.size(); ++d) add_or_unknown(&compute[d], s.compute_flops[d]);
   }
   if (ns <= 0 || flops <= 0) return;  // no counted call (shapes of other ops only): nothing to report
   out->step_flops = flops;
@@ -109,7 +111,7 @@ void add_step_flops(const trace::RankTrace& rank, RankParts* out) {
   double ideal = 0;
   for (size_t d = 0; d < compute.size(); ++d) {
     if (compute[d] == 0) continue;
-    if (!(peak->tflops[d] > 0)) return;  // a dtype without a peak: MFU unknown
+    if (!(peak->tflops[d] > 0) || is_unknown_figure(compute[d])) return;  // no peak, or past int64: MFU unknown
     ideal += static_cast<double>(compute[d]) / (peak->tflops[d] * 1e12) * 1e9;
   }
   out->flop_ideal_ns = ideal;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/checked_sum.h"
 #include "report/table.h"
 
 namespace scaleprof::report {
@@ -21,5 +22,13 @@ inline Cell us_stat_cell(double ns) {
 inline Cell pct_cell(double pct) {
   return std::isfinite(pct) ? Cell(pct, 2) : Cell::null();
 }
+
+// A figure summed from the file's values (FLOPs, bytes): null where the sum passed int64
+// (core/checked_sum.h's kUnknownFigure), never the marker's number.
+inline Cell figure_cell(int64_t v) {
+  return is_unknown_figure(v) ? Cell::null() : Cell(v);
+}
+// The note a table's title gets when some of its figures are unknown.
+inline constexpr const char* kUnknownFigureNote = "; null: a sum of the trace's figures past 2^63, not computed";
 
 }  // namespace scaleprof::report

@@ -105,13 +105,18 @@ TraceReport counters_tables(const engine::RankStore& ranks) {
   bandwidth.set_importance(Importance::kKey, {"rank", "name"});
   bandwidth.set_importance(Importance::kDetail, {"busy_us"});
   mark_point_columns(&bandwidth, "memory_bw_gbps");
+  bool unknown_bytes = false;
+  ranks->for_each([&](const engine::RankResults& rank) {
+    for (const analysis::DirectionBandwidth& b : rank.counters->bandwidth) unknown_bytes |= is_unknown_figure(b.bytes);
+  });
+  if (unknown_bytes) bandwidth.title += kUnknownFigureNote;
   bandwidth.row_source = [ranks](const RowVisitor& visit) {
     ranks->for_each([&](const engine::RankResults& rank) {
       for (const analysis::DirectionBandwidth& b : rank.counters->bandwidth) {
         std::vector<Cell> row = {rank.rank,
                                  b.name,
                                  b.copies,
-                                 b.bytes,
+                                 figure_cell(b.bytes),
                                  us_cell(b.weighted.time_ns),
                                  stat_cell(b.weighted.mean, 3),
                                  stat_cell(b.weighted.p50, 3),

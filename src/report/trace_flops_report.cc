@@ -42,9 +42,9 @@ RankPeak peak_of(const engine::RankFlopsResult& f, const engine::TraceReportOpti
   return p;
 }
 
-// Achieved FLOP/s in TFLOP/s; null without time.
+// Achieved FLOP/s in TFLOP/s; null without time or with FLOPs past int64 (unknown).
 Cell tflops_cell(int64_t flops, int64_t ns) {
-  if (ns <= 0) return Cell::null();
+  if (ns <= 0 || is_unknown_figure(flops)) return Cell::null();
   return Cell(static_cast<double>(flops) / static_cast<double>(ns) / 1e3, 4);
 }
 
@@ -56,6 +56,7 @@ Cell mfu_cell(const analysis::DtypeFlops& by_dtype, int64_t ns, const RankPeak& 
   bool any = false;
   for (int d = 0; d < analysis::kFlopDtypeCount; ++d) {
     if (by_dtype[static_cast<size_t>(d)] == 0) continue;
+    if (is_unknown_figure(by_dtype[static_cast<size_t>(d)])) return Cell::null();
     const double p = peak.tflops(static_cast<analysis::FlopDtype>(d));
     if (!std::isfinite(p)) return Cell::null();
     ideal_s += static_cast<double>(by_dtype[static_cast<size_t>(d)]) / (p * 1e12);
@@ -74,8 +75,23 @@ analysis::DtypeFlops one_dtype(analysis::FlopClass cls, analysis::FlopDtype dtyp
 
 int64_t steps_ns(const analysis::RankFlops& f) {
   int64_t ns = 0;
-  for (const analysis::FlopStep& s : f.steps) ns += s.duration_ns();
+  for (const analysis::FlopStep& s : f.steps) ns += s.duration_ns();  // disjoint windows of one trace: bounded
   return ns;
+}
+
+// Whether some FLOPs figure of the selected ranks is unknown (a sum past int64: analysis/flops.h).
+bool any_unknown(const engine::RankStore& all) {
+  bool any = false;
+  all->for_each([&](const engine::RankResults& r) {
+    if (!r.flops) return;
+    const analysis::RankFlops& f = r.flops->flops;
+    any |= is_unknown_figure(f.flops) || is_unknown_figure(f.flop_counter_flops);
+    for (int64_t v : f.compute_flops) any |= is_unknown_figure(v);
+    for (const analysis::FlopStep& s : f.steps) any |= is_unknown_figure(s.flops);
+    for (const analysis::FlopOperator& o : f.operators) any |= is_unknown_figure(o.flops);
+    for (const analysis::FlopKernel& k : f.kernels) any |= is_unknown_figure(k.flops);
+  });
+  return any;
 }
 
 Table ranks_table(const engine::RankStore& all, const engine::TraceReportOptions& options) {
@@ -110,15 +126,15 @@ Table ranks_table(const engine::RankStore& all, const engine::TraceReportOptions
         flops = 0;
         compute = {};
         for (const analysis::FlopStep& s : f.steps) {
-          flops += s.flops;
-          for (size_t d = 0; d < compute.size(); ++d) compute[d] += s.compute_flops[d];
+          add_or_unknown(&flops, s.flops);  // checked: unknown past int64, never wrapped
+          for (size_t d = 0; d < compute.size(); ++d) add_or_unknown(&compute[d], s.compute_flops[d]);
         }
         ns = steps_ns(f);
         basis = fmt::format("{} step{}", f.steps.size(), f.steps.size() == 1 ? "" : "s");
       }
       visit({r.rank, fr.device.empty() ? Cell("none") : Cell(fr.device), peak.label(), f.shaped_calls, f.counted_calls,
-             f.unmodelled_calls, f.flops, f.flop_counter_flops, basis, us_cell(ns), tflops_cell(flops, ns),
-             mfu_cell(compute, ns, peak)});
+             f.unmodelled_calls, figure_cell(f.flops), figure_cell(f.flop_counter_flops), basis, us_cell(ns),
+             tflops_cell(flops, ns), mfu_cell(compute, ns, peak)});
     });
   };
   return t;
@@ -136,8 +152,8 @@ Table steps_table(const engine::RankStore& all, const engine::TraceReportOptions
     all->for_each([&](const engine::RankResults& r) {
       const RankPeak peak = peak_of(*r.flops, options);
       for (const analysis::FlopStep& s : r.flops->flops.steps) {
-        visit({r.rank, s.step, us_cell(s.duration_ns()), s.calls, s.flops, tflops_cell(s.flops, s.duration_ns()),
-               mfu_cell(s.compute_flops, s.duration_ns(), peak)});
+        visit({r.rank, s.step, us_cell(s.duration_ns()), s.calls, figure_cell(s.flops),
+               tflops_cell(s.flops, s.duration_ns()), mfu_cell(s.compute_flops, s.duration_ns(), peak)});
       }
     });
   };
@@ -160,8 +176,8 @@ Table operators_table(const engine::RankStore& all, const engine::TraceReportOpt
       for (const analysis::FlopOperator& o : r.flops->flops.operators) {
         const int64_t ns = device ? o.device_ns : o.host_ns;
         visit({r.rank, o.name, std::string(analysis::flop_class_name(o.cls)),
-               std::string(analysis::flop_dtype_name(o.dtype)), o.calls, o.flops, device ? "device" : "host",
-               us_cell(ns), o.kernels, tflops_cell(o.flops, ns),
+               std::string(analysis::flop_dtype_name(o.dtype)), o.calls, figure_cell(o.flops),
+               device ? "device" : "host", us_cell(ns), o.kernels, tflops_cell(o.flops, ns),
                mfu_cell(one_dtype(o.cls, o.dtype, o.flops), ns, peak)});
       }
     });
@@ -182,7 +198,7 @@ Table kernels_table(const engine::RankStore& all, const engine::TraceReportOptio
       const RankPeak peak = peak_of(*r.flops, options);
       for (const analysis::FlopKernel& k : r.flops->flops.kernels) {
         visit({r.rank, k.name, std::string(analysis::flop_class_name(k.cls)),
-               std::string(analysis::flop_dtype_name(k.dtype)), k.calls, k.flops, us_cell(k.device_ns),
+               std::string(analysis::flop_dtype_name(k.dtype)), k.calls, figure_cell(k.flops), us_cell(k.device_ns),
                tflops_cell(k.flops, k.device_ns), mfu_cell(one_dtype(k.cls, k.dtype, k.flops), k.device_ns, peak)});
       }
     });
@@ -200,12 +216,16 @@ TraceReport flops_tables(const engine::RankStore& ranks, const engine::TraceRepo
     bool any = false;
     ranks->for_each([&](const engine::RankResults& r) { any |= r.flops && r.flops->flops.counted_calls > 0; });
     if (any) report.add("flops", ranks_table(ranks, options));
+    if (any && any_unknown(ranks)) report.tables.back().title += kUnknownFigureNote;
     return report;
   }
   report.add("flops_ranks", ranks_table(ranks, options));
   report.add("flops_steps", steps_table(ranks, options));
   report.add("flops_operators", operators_table(ranks, options));
   report.add("flops_kernels", kernels_table(ranks, options));
+  if (any_unknown(ranks)) {
+    for (Table& t : report.tables) t.title += kUnknownFigureNote;
+  }
   return report;
 }
 

@@ -37,6 +37,20 @@ Cell bytes_or_null(int64_t bytes) {
   return bytes < 0 ? Cell::null() : Cell(bytes);
 }
 
+// Whether some byte figure of the selected ranks is unknown (a sum past int64: analysis/memory_timeline.h).
+bool any_unknown(const engine::RankStore& ranks) {
+  bool any = false;
+  ranks->for_each([&](const engine::RankResults& r) {
+    for (const analysis::DeviceMemory& d : r.memory->devices) {
+      for (int64_t v : {d.allocated_bytes, d.before_profiling, d.peak_allocated, d.min_allocated, d.final_allocated}) {
+        any |= is_unknown_figure(v);
+      }
+      for (const analysis::MemoryHolder& h : d.holders) any |= is_unknown_figure(h.bytes);
+    }
+  });
+  return any;
+}
+
 Table devices_table(const engine::RankStore& ranks, int64_t origin, bool any) {
   Table t;
   t.title = any ? "Memory per rank and device ([memory] events; bytes, times in us from the first memory event)"
@@ -58,14 +72,15 @@ Table devices_table(const engine::RankStore& ranks, int64_t origin, bool any) {
   t.set_importance(Importance::kKey, {"rank", "device"});
   t.set_importance(Importance::kUseful, {"events", "peak_reserved_us", "final_allocated_bytes"});
   t.set_importance(Importance::kDetail, {"allocations", "frees", "min_allocated_bytes", "out_of_memory_events"});
+  if (any_unknown(ranks)) t.title += kUnknownFigureNote;
   t.row_source = [ranks, origin](const RowVisitor& visit) {
     ranks->for_each([&](const engine::RankResults& r) {
       for (const analysis::DeviceMemory& d : r.memory->devices) {
         visit({r.rank, analysis::memory_device_name(d.device_type, d.device_id), d.events, d.allocations, d.frees,
-               bytes_or_null(d.before_profiling), d.peak_allocated, us_cell(d.peak_allocated_ts_ns - origin),
-               bytes_or_null(d.peak_reserved),
-               d.peak_reserved < 0 ? Cell::null() : us_cell(d.peak_reserved_ts_ns - origin), d.min_allocated,
-               d.final_allocated, r.memory->out_of_memory_events});
+               bytes_or_null(d.before_profiling), figure_cell(d.peak_allocated),
+               us_cell(d.peak_allocated_ts_ns - origin), bytes_or_null(d.peak_reserved),
+               d.peak_reserved < 0 ? Cell::null() : us_cell(d.peak_reserved_ts_ns - origin),
+               figure_cell(d.min_allocated), figure_cell(d.final_allocated), r.memory->out_of_memory_events});
       }
     });
   };
@@ -79,6 +94,7 @@ Table spread_table(const engine::RankStore& ranks) {
     int64_t max = std::numeric_limits<int64_t>::min(), max_rank = -1;
     int64_t min = std::numeric_limits<int64_t>::max(), min_rank = -1;
     double sum = 0;
+    bool unknown = false;  // some rank's peak is unknown (a sum past int64): no spread
   };
   std::map<int32_t, Acc> by_type;
   ranks->for_each([&](const engine::RankResults& r) {
@@ -90,12 +106,14 @@ Table spread_table(const engine::RankStore& ranks) {
     for (const auto& [type, bytes] : peak) {
       Acc& a = by_type[type];
       ++a.ranks;
+      a.unknown |= is_unknown_figure(bytes);
       a.sum += static_cast<double>(bytes);
-      if (bytes > a.max) {
+      // The first rank sets both ends, whatever its value (a peak of INT64_MAX left the rank -1).
+      if (a.ranks == 1 || bytes > a.max) {
         a.max = bytes;
         a.max_rank = r.rank;
       }
-      if (bytes < a.min) {
+      if (a.ranks == 1 || bytes < a.min) {
         a.min = bytes;
         a.min_rank = r.rank;
       }
@@ -112,6 +130,10 @@ Table spread_table(const engine::RankStore& ranks) {
     std::string name = analysis::memory_device_name(type, 0);
     if (type != 0) name = name.substr(0, name.rfind(' '));  // the type alone
     const double mean = a.sum / static_cast<double>(a.ranks);
+    if (a.unknown) {
+      t.add_row({name, a.ranks, Cell::null(), Cell::null(), Cell::null(), Cell::null(), Cell::null(), Cell::null()});
+      continue;
+    }
     t.add_row({name, a.ranks, a.max, a.max_rank, a.min, a.min_rank, Cell(mean, 0),
                mean > 0 ? Cell(static_cast<double>(a.max) / mean, 3) : Cell::null()});
   }
@@ -138,9 +160,9 @@ Table steps_table(const engine::RankStore& ranks) {
       for (const analysis::DeviceMemory& d : r.memory->devices) {
         const std::string device = analysis::memory_device_name(d.device_type, d.device_id);
         for (const analysis::MemoryStepPeak& s : d.steps) {
-          visit({r.rank, device, s.step, s.events, s.start_allocated, s.peak_allocated,
-                 us_cell(s.peak_ts_ns - s.start_ns), bytes_or_null(s.peak_reserved), s.end_allocated,
-                 s.end_allocated - s.start_allocated});
+          visit({r.rank, device, s.step, s.events, figure_cell(s.start_allocated), figure_cell(s.peak_allocated),
+                 us_cell(s.peak_ts_ns - s.start_ns), bytes_or_null(s.peak_reserved), figure_cell(s.end_allocated),
+                 figure_cell(difference_or_unknown(s.end_allocated, s.start_allocated))});
         }
       }
     });
@@ -162,15 +184,15 @@ Table holders_table(const engine::RankStore& ranks) {
       for (const analysis::DeviceMemory& d : r.memory->devices) {
         const std::string device = analysis::memory_device_name(d.device_type, d.device_id);
         if (!d.holders_known) {
-          visit(
-              {r.rank, device, d.peak_allocated, pct_cell(100.0), Cell::null(), "(unknown: the events carry no Addr)"});
+          visit({r.rank, device, figure_cell(d.peak_allocated), pct_cell(100.0), Cell::null(),
+                 "(unknown: the events carry no Addr)"});
           continue;
         }
         for (const analysis::MemoryHolder& h : d.holders) {
-          const double pct = d.peak_allocated > 0
+          const double pct = d.peak_allocated > 0 && !is_unknown_figure(h.bytes)
                                  ? 100.0 * static_cast<double>(h.bytes) / static_cast<double>(d.peak_allocated)
                                  : std::numeric_limits<double>::quiet_NaN();
-          visit({r.rank, device, h.bytes, pct_cell(pct), h.allocations, h.name});
+          visit({r.rank, device, figure_cell(h.bytes), pct_cell(pct), h.allocations, h.name});
         }
       }
     });
@@ -192,7 +214,7 @@ Table timeline_table(const engine::RankStore& ranks, int64_t origin) {
       for (const analysis::DeviceMemory& d : r.memory->devices) {
         const std::string device = analysis::memory_device_name(d.device_type, d.device_id);
         for (const analysis::MemoryPoint& p : d.timeline) {
-          visit({r.rank, device, us_cell(p.ts_ns - origin), p.allocated, bytes_or_null(p.reserved)});
+          visit({r.rank, device, us_cell(p.ts_ns - origin), figure_cell(p.allocated), bytes_or_null(p.reserved)});
         }
       }
     });

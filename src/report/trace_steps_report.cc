@@ -19,12 +19,19 @@ namespace {
 Table steps_table(const engine::RankStore& all) {
   bool kernels = false;
   int64_t origin = std::numeric_limits<int64_t>::max();
+  int64_t overlapping = 0;
   all->for_each([&](const engine::RankResults& r) {
     kernels |= r.steps->has_kernels;
+    overlapping += r.steps->overlapping_steps;
     for (const auto& w : r.steps->steps) origin = std::min(origin, w.start_ns);
   });
   Table out;
   out.title = "ProfilerStep windows (start relative to the earliest step of the selected ranks)";
+  // analysis/profiler_steps.h: windows that start inside an earlier one are left out of every analysis.
+  if (overlapping > 0) {
+    out.title += fmt::format("; {} overlapping ProfilerStep window{} left out (each started inside an earlier one)",
+                             overlapping, overlapping == 1 ? "" : "s");
+  }
   out.columns = {{"rank", "Rank"}, {"step", "Step"}, {"start_us", "Start (us)"}, {"duration_us", "Duration (us)"}};
   if (kernels) {
     out.columns.insert(out.columns.end(), {{"kernels", "Kernels"},

@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "core/task_group.h"
 #include "trace/event_importer.h"
 #include "trace/streamed_order.h"
 #include "trace/trace_file.h"
@@ -133,8 +134,9 @@ Result<StreamedSet> stream_traces(const std::vector<std::string>& paths, const L
   // Fewer files than threads give each file several threads to parse its windows with.
   const unsigned per_file = threads_per_file(options, files.size());
   threads = std::min<unsigned>(threads, static_cast<unsigned>(files.size()));
+  TaskGroup group;
   auto worker = [&] {
-    for (size_t i = next++; i < files.size(); i = next++) {
+    for (size_t i = next++; i < files.size() && !group.failed(); i = next++) {
       ParseOptions parse = options.parse;
       parse.threads = per_file;
       uint64_t reported = 0;  // this file's bytes already added to bytes_done
@@ -178,13 +180,10 @@ Result<StreamedSet> stream_traces(const std::vector<std::string>& paths, const L
       }
     }
   };
-  if (threads <= 1) {
-    worker();
-  } else {
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
-    for (auto& t : pool) t.join();
-  }
+  // An exception in any reader or reduction (out of memory) comes back here as an error, on one
+  // thread or many alike.
+  group.run_on(threads, worker);
+  if (Status joined = group.join("reading the traces"); !joined) return joined.error();
 
   set.rejected_events = rejected.load();
   set.rank_of_file.assign(files.size(), -1);

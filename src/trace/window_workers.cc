@@ -62,7 +62,8 @@ void map_pages(const std::vector<std::span<char>>& ranges) {
 }  // namespace
 
 WindowWorkers::WindowWorkers(std::string_view path, unsigned threads) : path_(path) {
-  for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
+  // A thread that cannot be started leaves its windows to the others and the calling thread.
+  for (unsigned i = 0; i < threads; ++i) workers_ += threads_.try_spawn([this] { run(); }) ? 1 : 0;
 }
 
 WindowWorkers::~WindowWorkers() {
@@ -71,7 +72,8 @@ WindowWorkers::~WindowWorkers() {
     stop_ = true;
   }
   cv_.notify_all();
-  for (std::thread& t : threads_) t.join();
+  // Each window's exception went to its future (run()); nothing else is left to report.
+  (void)threads_.join();
 }
 
 std::future<ParsedWindow> WindowWorkers::parse(WindowText window) {
@@ -79,7 +81,7 @@ std::future<ParsedWindow> WindowWorkers::parse(WindowText window) {
   std::future<ParsedWindow> future = result.get_future();
   {
     std::unique_lock<std::mutex> lock(mu_);
-    if (threads_.empty() || jobs_.size() >= backlog()) {
+    if (workers_ == 0 || jobs_.size() >= backlog()) {
       lock.unlock();
       result.set_value(parse_window(path_, own_parser_, std::move(window)));
       return future;
@@ -91,7 +93,7 @@ std::future<ParsedWindow> WindowWorkers::parse(WindowText window) {
 }
 
 void WindowWorkers::prefault(std::vector<std::span<char>> ranges) {
-  if (threads_.empty()) return;
+  if (workers_ == 0) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
     prefault_.insert(prefault_.end(), ranges.begin(), ranges.end());
@@ -131,7 +133,13 @@ void WindowWorkers::run() {
       map_pages(ranges);
       continue;
     }
-    job.result.set_value(parse_window(path_, parser, std::move(job.window)));
+    // An exception (out of memory) goes to the window's future, thrown again on the thread that
+    // merges it, inside the reading pool's TaskGroup: this worker goes on with the next window.
+    try {
+      job.result.set_value(parse_window(path_, parser, std::move(job.window)));
+    } catch (...) {
+      job.result.set_exception(std::current_exception());
+    }
   }
 }
 

@@ -12,9 +12,9 @@
 #include <mutex>
 #include <span>
 #include <string_view>
-#include <thread>
 #include <vector>
 
+#include "core/task_group.h"
 #include "trace/event_importer.h"
 #include "trace/event_table.h"
 
@@ -90,7 +90,7 @@ class WindowWorkers {
   };
   // Windows waiting per worker before the calling thread parses one itself: two keep a worker busy
   // for longer than the calling thread takes to parse one and inflate the next.
-  size_t backlog() const { return 2 * threads_.size(); }
+  size_t backlog() const { return 2 * workers_; }
 
   void run();
 
@@ -101,7 +101,8 @@ class WindowWorkers {
   std::deque<Job> jobs_;
   std::vector<std::span<char>> prefault_;
   bool stop_ = false;
-  std::vector<std::thread> threads_;
+  size_t workers_ = 0;  // threads started
+  TaskGroup threads_;   // last: joined first, before what the threads use goes
 };
 
 }  // namespace scaleprof::trace
