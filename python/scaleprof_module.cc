@@ -464,6 +464,7 @@ PYBIND11_MODULE(_scaleprof, m) {
         py::arg("skip_epochs") = 1, py::arg("gpus_per_node") = 0, py::arg("threads") = 0,
         py::arg("what_if") = py::none(),
         "The scalability report `scaleprof report --format json` writes, as a dict; arguments as the CLI's flags "
-        "(run_names: a list or comma-separated text; what_if: one --what-if text or a list). ScaleprofError with the one-line message when nothing can "
+        "(run_names: a list or comma-separated text; what_if: one --what-if text or a list). ScaleprofError with the "
+        "one-line message when nothing can "
         "be read.");
 }

@@ -117,7 +117,8 @@ WhatIfScale what_if_scale(const ScaleGroup& g, const ScaleGroup& other) {
   WhatIfScale s;
   s.workers = g.workers;
   s.seconds = g.epoch.mean;
-  if (!std::isnan(g.outside_steps_share) && !std::isnan(other.outside_steps_share)) s.in_steps = 1.0 - g.outside_steps_share;
+  if (!std::isnan(g.outside_steps_share) && !std::isnan(other.outside_steps_share))
+    s.in_steps = 1.0 - g.outside_steps_share;
   s.samples_per_worker = g.throughput.samples_per_worker;
   s.runs = g.timelines;
   return s;
@@ -436,8 +437,9 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
     }
     if (s.amdahl.ok && timed.size() > 1) {
       for (int k = 0; k < 2; ++k) {
-        s.model_projection[k] = project_epoch(what_if_scale(*timed.front(), *timed.back()),
-                                              what_if_scale(*timed.back(), *timed.front()), s.projected_workers[k], weak);
+        s.model_projection[k] =
+            project_epoch(what_if_scale(*timed.front(), *timed.back()), what_if_scale(*timed.back(), *timed.front()),
+                          s.projected_workers[k], weak);
       }
     }
     for (const WhatIfSpec& spec : options.what_ifs) {

@@ -133,7 +133,7 @@ struct ScalabilityAnalysis {
   std::vector<BestAtScale> best;
   std::vector<SeriesThroughput> throughput;  // per series with samples: weak or strong scaling
   std::vector<GpuDeviceRow> devices;
-  std::vector<WhatIfRow> what_ifs;  // per --what-if, series and scale with profiled steps
+  std::vector<WhatIfRow> what_ifs;           // per --what-if, series and scale with profiled steps
   std::vector<std::string> warnings;         // reader warnings plus the report's own ("No GPU data found", ...)
   std::vector<std::string> errors;           // reader errors (file:line), and configurations that failed
   bool any_failed_run = false;               // some run failed (left out, or its configuration FAILED)

@@ -155,7 +155,8 @@ MainLossCause main_loss_cause(const ScaleLoss& loss) {
     for (const CauseGain& g : loss.gains) {
       if (g.points > 0 && (out.name.empty() || g.points > out.points)) out = {g.name, g.points};
     }
-    if (loss.gains_rest > 0 && (out.name.empty() || loss.gains_rest > out.points)) out = {kUnattributed, loss.gains_rest};
+    if (loss.gains_rest > 0 && (out.name.empty() || loss.gains_rest > out.points))
+      out = {kUnattributed, loss.gains_rest};
     return out;
   }
   for (const LossCause& c : loss.causes) {

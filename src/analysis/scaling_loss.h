@@ -113,12 +113,12 @@ struct LossCause {
 
 // What fixing one cause would gain, from the what-if model (whatif_gains.h).
 struct CauseGain {
-  std::string name;                          // a cause name of the decomposition basis
-  double seconds = tables::kNaN;             // per epoch at n1, beyond what the fix saves at n0 scaled
-  double points = tables::kNaN;              // 100 x seconds / t1, as a fraction (like LossCause::points)
-  double predicted_epoch_s = tables::kNaN;   // t1 - seconds
-  int64_t rank = -1;                         // waiting for stragglers: the slow rank
-  double factor = tables::kNaN;              // the scale the fix applied to the cause's time (1: none)
+  std::string name;                         // a cause name of the decomposition basis
+  double seconds = tables::kNaN;            // per epoch at n1, beyond what the fix saves at n0 scaled
+  double points = tables::kNaN;             // 100 x seconds / t1, as a fraction (like LossCause::points)
+  double predicted_epoch_s = tables::kNaN;  // t1 - seconds
+  int64_t rank = -1;                        // waiting for stragglers: the slow rank
+  double factor = tables::kNaN;             // the scale the fix applied to the cause's time (1: none)
 };
 
 struct ScaleLoss {

@@ -36,7 +36,7 @@ double median_without(const std::vector<double>& sorted, size_t skip) {
 
 // Every join of the timeline, with what the replay needs of it.
 struct Join {
-  size_t step = 0;  // index into RunTimeline::steps
+  size_t step = 0;   // index into RunTimeline::steps
   size_t index = 0;  // index into its joins
   int64_t rank = 0;
   int64_t time_ns = 0;

@@ -60,9 +60,9 @@ struct StepReplay {
 };
 
 struct Replay {
-  bool ok = false;          // some step was replayed
-  double measured_ns = 0;   // the profiled steps' durations summed over steps and ranks
-  double predicted_ns = 0;  // the same, re-timed
+  bool ok = false;                // some step was replayed
+  double measured_ns = 0;         // the profiled steps' durations summed over steps and ranks
+  double predicted_ns = 0;        // the same, re-timed
   std::vector<StepReplay> steps;  // by step number
 
   // predicted / measured: what the change makes of the time in the steps (1: nothing; NaN: no step).

@@ -105,7 +105,8 @@ double transfer_share(const WhatIfScale& scale) {
   double transfer = 0, steps = 0;
   for (const RunTimeline* t : scale.runs) {
     std::map<int64_t, double> per_rank;
-    for (const tables::TimelineStep& st : t->steps) per_rank[st.rank] += static_cast<double>(st.end_ns()) - static_cast<double>(st.start_ns);
+    for (const tables::TimelineStep& st : t->steps)
+      per_rank[st.rank] += static_cast<double>(st.end_ns()) - static_cast<double>(st.start_ns);
     if (per_rank.empty()) continue;
     double mean_step = 0;
     for (const auto& [rank, ns] : per_rank) mean_step += ns;
@@ -114,7 +115,8 @@ double transfer_share(const WhatIfScale& scale) {
       int64_t last = 0;
       for (const auto& r : c.ranks) last = std::max(last, r.arrival_ns);
       double sum = 0;
-      for (const auto& r : c.ranks) sum += std::max(0.0, static_cast<double>(r.completion_ns) - static_cast<double>(last));
+      for (const auto& r : c.ranks)
+        sum += std::max(0.0, static_cast<double>(r.completion_ns) - static_cast<double>(last));
       if (!c.ranks.empty()) transfer += sum / static_cast<double>(c.ranks.size());
     }
   }
@@ -178,11 +180,17 @@ std::optional<double> faster(std::string_view rest) {
 
 // A target's part index (-1 communication), nullopt when unknown.
 std::optional<int> target_part(std::string_view target) {
-  static const std::pair<std::string_view, int> kTargets[] = {
-      {"communication", -1},       {"comm", -1},        {"collectives", -1}, {"computation", kCompute},
-      {"compute", kCompute},       {"data loading", kDataLoading}, {"data", kDataLoading},
-      {"optimizer", kOptimizer},   {"host overhead", kHostOverhead}, {"host", kHostOverhead},
-      {"idle", kIdle}};
+  static const std::pair<std::string_view, int> kTargets[] = {{"communication", -1},
+                                                              {"comm", -1},
+                                                              {"collectives", -1},
+                                                              {"computation", kCompute},
+                                                              {"compute", kCompute},
+                                                              {"data loading", kDataLoading},
+                                                              {"data", kDataLoading},
+                                                              {"optimizer", kOptimizer},
+                                                              {"host overhead", kHostOverhead},
+                                                              {"host", kHostOverhead},
+                                                              {"idle", kIdle}};
   for (const auto& [name, part] : kTargets) {
     if (target == name) return part;
   }

@@ -36,10 +36,10 @@ namespace scaleprof::analysis {
 
 struct WhatIfScale {
   int64_t workers = 0;
-  double seconds = tables::kNaN;                  // mean epoch time
-  double in_steps = 1.0;                          // share of the epoch in the steps (1: not separated)
-  double samples_per_worker = tables::kNaN;       // per epoch, NaN unknown
-  std::vector<const tables::RunTimeline*> runs;   // timelines with profiled steps
+  double seconds = tables::kNaN;                 // mean epoch time
+  double in_steps = 1.0;                         // share of the epoch in the steps (1: not separated)
+  double samples_per_worker = tables::kNaN;      // per epoch, NaN unknown
+  std::vector<const tables::RunTimeline*> runs;  // timelines with profiled steps
   bool has_model() const { return !runs.empty(); }
 };
 
@@ -64,8 +64,8 @@ struct WhatIfOutcome {
   bool ok = false;
   double epoch_s = tables::kNaN;
   double predicted_epoch_s = tables::kNaN;
-  double step_ms = tables::kNaN;            // mean profiled step, measured
-  double predicted_step_ms = tables::kNaN;  // the same, re-timed
+  double step_ms = tables::kNaN;                                                      // mean profiled step, measured
+  double predicted_step_ms = tables::kNaN;                                            // the same, re-timed
   double predicted_step_ms_min = tables::kNaN, predicted_step_ms_max = tables::kNaN;  // over the steps
 };
 WhatIfOutcome apply_what_if(const WhatIfSpec& spec, const WhatIfScale& base, const WhatIfScale& at, bool weak);

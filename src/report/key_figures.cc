@@ -53,7 +53,8 @@ std::string basis_words_in_steps(const analysis::ScaleLoss& l) {
 }
 
 std::string basis_words(const analysis::ScaleLoss& l) {
-  if (!l.gains.empty()) return "what fixing each cause would gain, from the what-if model over every rank's profiled steps";
+  if (!l.gains.empty())
+    return "what fixing each cause would gain, from the what-if model over every rank's profiled steps";
   if (analysis::outside_steps_beside_step_shares(l)) {
     return basis_words_in_steps(l) + "; time outside the steps from the step records";
   }

@@ -202,15 +202,17 @@ std::string gains_sentence(const analysis::ScaleLoss& l) {
                                 parts.empty() ? "no cause gains half a point" : parts);
   if (!small.empty()) out += fmt::format("; under half a point each: {}", fmt::join(small, ", "));
   const double all = l.lost - l.gains_rest;
-  out += fmt::format(". Fixing them all at once gains {} points (epoch {})", fmt_pts(all), seconds_text(l.all_fixed_epoch_s));
+  out += fmt::format(". Fixing them all at once gains {} points (epoch {})", fmt_pts(all),
+                     seconds_text(l.all_fixed_epoch_s));
   if (l.interaction < -0.005) {
     out += fmt::format(", {} less than their sum: the causes overlap (fixing one also removes part of another)",
                        fmt_pts(-l.interaction));
   } else if (l.interaction > 0.005) {
     out += fmt::format(", {} more than their sum: fixing one makes another cost more", fmt_pts(l.interaction));
   }
-  out += l.gains_rest >= 0 ? fmt::format("; {} points lie beyond the causes named.", fmt_pts(l.gains_rest))
-                           : fmt::format("; the fixes together gain {} points more than was lost.", fmt_pts(-l.gains_rest));
+  out += l.gains_rest >= 0
+             ? fmt::format("; {} points lie beyond the causes named.", fmt_pts(l.gains_rest))
+             : fmt::format("; the fixes together gain {} points more than was lost.", fmt_pts(-l.gains_rest));
   return out;
 }
 
@@ -285,8 +287,10 @@ std::vector<std::string> loss_sentences(const SeriesResult& series) {
   if (gains) {
     out.push_back(gains_sentence(l));
     out.push_back(kModelSentence);
-    out.push_back("What each rank was doing (the exclusive split; it says where the time went, not what fixing a "
-                  "cause gains): " + causes_sentence(l));
+    out.push_back(
+        "What each rank was doing (the exclusive split; it says where the time went, not what fixing a "
+        "cause gains): " +
+        causes_sentence(l));
   } else {
     out.push_back(causes_sentence(l));
   }

@@ -98,7 +98,8 @@ std::string loss_gains_json(const analysis::ScaleLoss& l) {
         "{}{{\"cause\": {}, \"pts\": {}, \"seconds_per_epoch\": {}, \"predicted_epoch_s\": {}, \"detail\": {}, "
         "\"rank\": {}}}",
         out.size() > 1 ? ", " : "", json_quote(g.name), json_number(g.points * 100.0), json_number(g.seconds),
-        json_number(g.predicted_epoch_s), json_quote(gain_detail(g, l)), g.rank >= 0 ? fmt::format("{}", g.rank) : "null");
+        json_number(g.predicted_epoch_s), json_quote(gain_detail(g, l)),
+        g.rank >= 0 ? fmt::format("{}", g.rank) : "null");
   }
   return out + "]";
 }
@@ -106,9 +107,12 @@ std::string loss_gains_json(const analysis::ScaleLoss& l) {
 // What each rank was doing: the exclusive split of the rows that lead with the what-if gains.
 Table split_table(const ScalabilityAnalysis& a, const std::vector<std::string>& causes) {
   Table t;
-  t.title = "What each rank was doing: the lost efficiency split into exclusive parts of the epoch (percentage points; "
-            "the causes overlap in what fixing them gains, never here)";
-  t.columns = {{"strategy", "Strategy"}, {"from_workers", "From workers"}, {"to_workers", "To workers"},
+  t.title =
+      "What each rank was doing: the lost efficiency split into exclusive parts of the epoch (percentage points; "
+      "the causes overlap in what fixing them gains, never here)";
+  t.columns = {{"strategy", "Strategy"},
+               {"from_workers", "From workers"},
+               {"to_workers", "To workers"},
                {"lost_pts", "Lost (pts)"}};
   for (const std::string& c : causes) {
     std::string key = c;
@@ -140,8 +144,9 @@ Table split_table(const ScalabilityAnalysis& a, const std::vector<std::string>& 
 // The user's --what-if rows: the epoch and step time predicted at each scale.
 Table what_if_table(const ScalabilityAnalysis& a) {
   Table t;
-  t.title = "What if: the profiled steps of every rank re-timed under each change (what-if model), applied to the "
-            "time in the steps";
+  t.title =
+      "What if: the profiled steps of every rank re-timed under each change (what-if model), applied to the "
+      "time in the steps";
   t.columns = {{"series", "Strategy"},
                {"workers", "Workers"},
                {"what_if", "What if"},
@@ -610,9 +615,10 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
       }
     }
     Table t;
-    t.title = any_gains ? "Efficiency lost between each strategy's smallest scale and each larger one, and what fixing "
-                          "each cause would gain (percentage points, what-if model)"
-                        : "Efficiency lost between each strategy's smallest scale and each larger one (percentage points)";
+    t.title = any_gains
+                  ? "Efficiency lost between each strategy's smallest scale and each larger one, and what fixing "
+                    "each cause would gain (percentage points, what-if model)"
+                  : "Efficiency lost between each strategy's smallest scale and each larger one (percentage points)";
     t.columns = {{"strategy", "Strategy"},
                  {"from_workers", "From workers"},
                  {"to_workers", "To workers"},

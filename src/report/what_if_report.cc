@@ -14,8 +14,9 @@ Cell ms(double v) {
 
 TraceReport what_if_tables(const std::vector<TraceWhatIfRow>& rows) {
   Table t;
-  t.title = "What if: every rank's profiled steps re-timed under each change across the collectives matched between "
-            "ranks (the mean step over ranks and steps)";
+  t.title =
+      "What if: every rank's profiled steps re-timed under each change across the collectives matched between "
+      "ranks (the mean step over ranks and steps)";
   t.columns = {{"what_if", "What if"},
                {"ranks", "Ranks"},
                {"steps", "Steps"},
