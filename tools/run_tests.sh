@@ -119,10 +119,12 @@ else
   exit 1
 fi
 
-step "SLURM integration (a real 16-node cluster on this machine; budget 4 minutes)"
+step "SLURM integration (a real 16-node cluster on this machine; budget 7 minutes)"
 # Starts munged, slurmctld and 16 slurmd itself and stops them by pid; skips, saying why, only where
-# SLURM cannot start. The venv has the scaleprof module from the step above.
-timeout --signal=TERM --kill-after=20 300 bash tests/slurm/slurm_integration_test.sh
+# SLURM cannot start. The venv has the scaleprof module from the step above. The budget is a guard
+# against a hang, not a timing: 152 s in the last fresh-clone run, plus issue 32's itwinai-config
+# jobs and the cancelled pending job (about 70 s on a loaded machine).
+timeout --signal=TERM --kill-after=20 420 bash tests/slurm/slurm_integration_test.sh
 
 step "unit tests under AddressSanitizer and UBSan (clang, the fuzz targets' tree)"
 await sanitize-build
