@@ -6,6 +6,8 @@
 #include <map>
 #include <utility>
 
+#include "analysis/scaling.h"
+
 namespace scaleprof::analysis {
 
 namespace {
@@ -239,10 +241,7 @@ Replay replay(const RunTimeline& t, const WhatIf& change) {
         if (r != rank) others.push_back(at);
       }
       if (others.empty()) continue;
-      std::sort(others.begin(), others.end());
-      const size_t n = others.size();
-      const double median = n % 2 == 1 ? others[n / 2] : 0.5 * (others[n / 2 - 1] + others[n / 2]);
-      first_start[list.front()] = std::min(first_start[list.front()], median);
+      first_start[list.front()] = std::min(first_start[list.front()], sample_stats(std::move(others)).median);
     }
   }
   // Per step index: its re-timed start and end.

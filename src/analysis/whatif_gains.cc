@@ -9,6 +9,7 @@
 #include <map>
 #include <utility>
 
+#include "analysis/scaling.h"
 #include "core/number_text.h"
 
 namespace scaleprof::analysis {
@@ -84,9 +85,7 @@ std::array<double, tables::kTimelineParts> part_shares(const WhatIfScale& scale)
     for (size_t p = 0; p < sum.size(); ++p) {
       std::vector<double> v;
       for (const auto& parts : kept) v.push_back(parts[p]);
-      std::sort(v.begin(), v.end());
-      const size_t n = v.size();
-      const double median = n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+      const double median = sample_stats(std::move(v)).median;
       sum[p] += median;
       run_total += median;
     }

@@ -104,6 +104,16 @@ std::string loss_gains_json(const analysis::ScaleLoss& l) {
   return out + "]";
 }
 
+// A cause's column in the loss tables: "<cause>_pts", "<Cause> (pts)".
+Column cause_column(const std::string& cause) {
+  std::string key = cause;
+  std::replace(key.begin(), key.end(), '-', '_');
+  std::replace(key.begin(), key.end(), ' ', '_');
+  std::string title = cause;
+  if (!title.empty()) title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
+  return {key + "_pts", title + " (pts)"};
+}
+
 // What each rank was doing: the exclusive split of the rows that lead with the what-if gains.
 Table split_table(const ScalabilityAnalysis& a, const std::vector<std::string>& causes) {
   Table t;
@@ -114,13 +124,7 @@ Table split_table(const ScalabilityAnalysis& a, const std::vector<std::string>& 
                {"from_workers", "From workers"},
                {"to_workers", "To workers"},
                {"lost_pts", "Lost (pts)"}};
-  for (const std::string& c : causes) {
-    std::string key = c;
-    std::replace(key.begin(), key.end(), ' ', '_');
-    std::string title = c;
-    if (!title.empty()) title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
-    t.columns.push_back({key + "_pts", title + " (pts)"});
-  }
+  for (const std::string& c : causes) t.columns.push_back(cause_column(c));
   t.columns.push_back({"unattributed_pts", "Unattributed (pts)"});
   t.set_importance(Importance::kKey, {"strategy", "from_workers", "to_workers"});
   for (const SeriesResult& sr : a.series) {
@@ -624,14 +628,7 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
                  {"to_workers", "To workers"},
                  {"efficiency_pct", "Efficiency (%)"},
                  {"lost_pts", "Lost (pts)"}};
-    for (const std::string& c : causes) {
-      std::string key = c;
-      std::replace(key.begin(), key.end(), '-', '_');
-      std::replace(key.begin(), key.end(), ' ', '_');
-      std::string title = c;
-      if (!title.empty()) title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
-      t.columns.push_back({key + "_pts", title + " (pts)"});
-    }
+    for (const std::string& c : causes) t.columns.push_back(cause_column(c));
     if (any_gains) t.columns.push_back({"interaction_pts", "Interaction (pts)"});
     t.columns.push_back({"unattributed_pts", "Unattributed (pts)"});
     if (any_gains) t.columns.push_back({"all_fixed_epoch_s", "Epoch with all fixed (s)"});
