@@ -357,10 +357,12 @@ TEST(OperatorTable, AsyncCallsKeepTheirMemoryButNoSelfMemory) {
 TEST(OperatorTable, LegacyEventsWithoutCategoryAreCpuOps) {
   HostTraceBuilder b;
   b.op("aten::mm", 0, 10, 1, trace::kNone, Category::kNone);
-  b.op("python_frame", 0, 50, 1, trace::kNone, Category::kPythonFunction);  // erased by torch
+  // with_stack=True: key_averages() lists the Python frames too, nesting the ops under them (issue 31).
+  b.op("python_frame", 0, 50, 1, trace::kNone, Category::kPythonFunction);
   OperatorTable t = compute_operator_table(b.take());
-  ASSERT_EQ(t.rows.size(), 1u);
+  ASSERT_EQ(t.rows.size(), 2u);
   EXPECT_EQ(row(t, "aten::mm").self_cpu_ns, 10);
+  EXPECT_EQ(row(t, "python_frame").self_cpu_ns, 40);
 }
 
 TEST(OperatorTable, TopOperatorsSortsDescendingAndKeepsTraceOrderOnTies) {

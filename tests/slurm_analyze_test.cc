@@ -127,7 +127,7 @@ const char* kShardExpected = R"sh(#!/bin/bash
 # task i writes /data/job 7/traces/slurm-analysis/shards/<analysis>-i.json; merge.sh, which waits for every task to succeed, makes the result.
 set -eo pipefail
 
-# Environment (env)
+# Environment (env: the values are expanded by this shell)
 export OMP_NUM_THREADS=1
 
 # This task's ranks (every task lists /data/job 7/traces and reads only the files of its ranks)
@@ -161,7 +161,7 @@ const char* kMergeExpected = R"sh(#!/bin/bash
 # on its array) into the output of one run over all 10 rank(s).
 set -eo pipefail
 
-# Environment (env)
+# Environment (env: the values are expanded by this shell)
 export OMP_NUM_THREADS=1
 
 echo "scaleprof slurm analyze: merge job $SLURM_JOB_ID on ${SLURMD_NODENAME:-$(hostname -s)}"
