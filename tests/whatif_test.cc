@@ -117,6 +117,18 @@ TEST(WhatIfReplay, ALateRankCappedAlsoStartsItsFirstStepWithTheOthers) {
   EXPECT_EQ(scaleprof::analysis::slowest_rank(t).rank, 1);
 }
 
+TEST(WhatIfReplay, ACauseFixScalesTheTypicalRanksPartNeverAnotherRanksExcess) {
+  // Rank 1's 20 ms sleep is host overhead on its own timeline; rank 0 has none. Host overhead "free"
+  // as the cause's fix (typical only) removes rank 0's none: nothing; the literal what-if removes the
+  // sleep too (17 ms steps, but for rank 0's first, where rank 1 starts late as measured: 37 ms).
+  const RunTimeline t = sleeps_at_the_end(20, 3);
+  WhatIf w;
+  w.part_scale[5] = 0.0;
+  EXPECT_DOUBLE_EQ(replay(t, w).predicted_ns, (37.0 + 5 * 17) * kMs);
+  w.scale_typical_only = true;
+  EXPECT_DOUBLE_EQ(replay(t, w).predicted_ns, 6.0 * 37 * kMs);
+}
+
 TEST(WhatIfReplay, FreeCommunicationKeepsTheWait) {
   // The transfer's 5 ms go; rank 0 still waits 20 ms for rank 1: 32 ms steps, never less.
   WhatIf w;

@@ -62,13 +62,48 @@ struct Model {
   std::vector<int64_t> last_arrival;    // per call, measured
 };
 
-double local_work(const TimelineJoin& j, const WhatIf& change) {
+using PartValues = std::array<double, tables::kTimelineParts>;
+
+// The local work of a segment re-scaled; `typical`, when given, bounds how much of each part is scaled
+// (WhatIf::scale_typical_only).
+double local_work(const TimelineJoin& j, const WhatIf& change, const PartValues* typical = nullptr) {
   double work = 0;
   for (size_t p = 0; p < j.parts.size(); ++p) {
     if (p == kExposed || p == kWait) continue;
-    work += static_cast<double>(j.parts[p]) * change.part_scale[p];
+    const auto part = static_cast<double>(j.parts[p]);
+    const double scaled = typical != nullptr ? std::min(part, std::max(0.0, (*typical)[p])) : part;
+    work += part - scaled * (1.0 - change.part_scale[p]);
   }
   return work;
+}
+
+// The step number and call of a join (-1: the step's end): the same position on every rank.
+using JoinKey = std::pair<int64_t, int64_t>;
+
+// Per position, each part's lower median over the ranks that have it (with two ranks the smaller: the
+// mean of two would hand half of one rank's excess to the part).
+std::map<JoinKey, PartValues> typical_parts(const RunTimeline& t) {
+  std::map<JoinKey, std::vector<PartValues>> all;
+  for (const TimelineStep& st : t.steps) {
+    for (const TimelineJoin& j : st.joins) {
+      PartValues v{};
+      for (size_t p = 0; p < v.size(); ++p) v[p] = static_cast<double>(j.parts[p]);
+      all[{st.step, j.call}].push_back(v);
+    }
+  }
+  std::map<JoinKey, PartValues> out;
+  for (auto& [key, list] : all) {
+    PartValues m{};
+    for (size_t p = 0; p < m.size(); ++p) {
+      std::vector<double> v;
+      v.reserve(list.size());
+      for (const PartValues& x : list) v.push_back(x[p]);
+      std::sort(v.begin(), v.end());
+      m[p] = v[(v.size() - 1) / 2];
+    }
+    out[key] = m;
+  }
+  return out;
 }
 
 // The slot of `rank` in a call's ranks (sorted by rank), -1 when it has none.
@@ -95,6 +130,8 @@ std::map<int64_t, std::vector<size_t>> steps_by_rank(const RunTimeline& t) {
 
 Model build_model(const RunTimeline& t, const std::map<int64_t, std::vector<size_t>>& by_rank, const WhatIf& change) {
   Model m;
+  const std::map<JoinKey, PartValues> typical =
+      change.scale_typical_only ? typical_parts(t) : std::map<JoinKey, PartValues>{};
   m.last_arrival.assign(t.calls.size(), std::numeric_limits<int64_t>::min());
   // Each rank's completions, in time order.
   std::map<int64_t, std::vector<Completion>> done;
@@ -120,7 +157,12 @@ Model build_model(const RunTimeline& t, const std::map<int64_t, std::vector<size
         j.index = k;
         j.rank = rank;
         j.time_ns = tj.time_ns;
-        j.work_ns = local_work(tj, change);
+        const PartValues* bound = nullptr;
+        if (change.scale_typical_only) {
+          auto it = typical.find({st.step, tj.call});
+          if (it != typical.end()) bound = &it->second;
+        }
+        j.work_ns = local_work(tj, change, bound);
         const double measured_work = local_work(tj, WhatIf{});
         j.scale = measured_work > 0 ? j.work_ns / measured_work : 1.0;
         j.blocked_ns = static_cast<double>(tj.parts[kExposed] + tj.parts[kWait]);
@@ -143,9 +185,6 @@ Model build_model(const RunTimeline& t, const std::map<int64_t, std::vector<size
   }
   return m;
 }
-
-// The joins of one step position (its step number and the call it arrives at, -1 its end), over ranks.
-using JoinKey = std::pair<int64_t, int64_t>;
 
 JoinKey key_of(const RunTimeline& t, const Join& j) {
   return {t.steps[j.step].step, t.steps[j.step].joins[j.index].call};

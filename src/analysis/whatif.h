@@ -48,6 +48,10 @@ struct WhatIf {
   // Ranks whose local work between two joins is capped at the median of the other ranks' local work
   // between the same joins (applied after part_scale).
   std::vector<int64_t> ranks_at_median;
+  // part_scale applies to no more of a rank's part between two joins than the median over the ranks
+  // there: a cause's fix scales what a typical rank spends in the part, never another rank's excess
+  // (which is the straggler's cause: its sleep is "idle" on its own timeline).
+  bool scale_typical_only = false;
 
   bool changes_nothing() const;
 };

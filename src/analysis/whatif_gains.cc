@@ -269,6 +269,7 @@ WhatIfOutcome apply_what_if(const WhatIfSpec& spec, const WhatIfScale& base, con
     case WhatIfSpec::Kind::kPartAtBase: {
       if (!base.has_model()) return out;
       const CauseFixes f = cause_fixes(base, at, weak);
+      fixed.scale_typical_only = true;  // as the cause's own gain: never another rank's excess
       if (spec.part < 0) {
         fixed.transfer_scale = f.transfer_scale;
       } else {
@@ -301,6 +302,8 @@ void add_what_if_gains(const WhatIfScale& base, const WhatIfScale& at, ScaleLoss
   };
   auto add = [&](std::string name, double seconds, double factor, int64_t rank = -1) {
     if (std::isnan(seconds)) return;
+    // A fix that changes nothing replays the trace to within floating-point noise: 0, never "-0.0".
+    if (std::abs(seconds) < 1e-9 * loss->t1) seconds = 0.0;
     CauseGain g;
     g.name = std::move(name);
     g.seconds = seconds;
@@ -320,6 +323,7 @@ void add_what_if_gains(const WhatIfScale& base, const WhatIfScale& at, ScaleLoss
   }
   for (size_t p : {kCompute, kDataLoading, kOptimizer, kHostOverhead, kIdle}) {
     WhatIf w;
+    w.scale_typical_only = true;
     w.part_scale[p] = fixes.part_scale[p];
     add(part_cause(p), gain_of([&](const RunTimeline&) { return w; }, false), fixes.part_scale[p]);
   }
@@ -340,6 +344,7 @@ void add_what_if_gains(const WhatIfScale& base, const WhatIfScale& at, ScaleLoss
   // Every cause fixed at once.
   auto all = [&](const RunTimeline& t) {
     WhatIf w = straggler_fix(t);
+    w.scale_typical_only = true;
     w.part_scale = fixes.part_scale;
     w.transfer_scale = fixes.transfer_scale;
     return w;
