@@ -217,6 +217,48 @@ void cap_at_median(const RunTimeline& t, const std::vector<int64_t>& ranks, Mode
       j.work_ns = capped[n];
     }
   }
+  // Per step, the rank's work in all is what is capped: where its arrival cuts its work otherwise than
+  // the others' (it arrived later in its backward pass, say) the positions' caps remove too little or
+  // too much. The step's excess over the others' median total is removed: from the positions' excesses
+  // first (scaled down when they add up to more), the rest from its last segments backwards.
+  std::map<int64_t, std::map<int64_t, std::vector<size_t>>> by_step;  // step number -> rank -> joins
+  for (size_t i = 0; i < m->joins.size(); ++i) {
+    by_step[t.steps[m->joins[i].step].step][m->joins[i].rank].push_back(i);
+  }
+  for (auto& [step, per_rank] : by_step) {
+    if (per_rank.size() < 2) continue;
+    std::map<int64_t, double> total;  // before the caps
+    for (const auto& [rank, list] : per_rank) {
+      for (size_t i : list) total[rank] += m->joins[i].work_ns + m->joins[i].capped_ns;
+    }
+    for (auto& [rank, list] : per_rank) {
+      if (std::find(ranks.begin(), ranks.end(), rank) == ranks.end()) continue;
+      std::vector<double> others;
+      for (const auto& [r, v] : total) {
+        if (r != rank) others.push_back(v);
+      }
+      const double excess = std::max(0.0, total[rank] - sample_stats(std::move(others)).median);
+      double removed = 0;
+      for (size_t i : list) removed += m->joins[i].capped_ns;
+      if (removed > excess) {
+        const double keep = removed > 0 ? excess / removed : 0.0;
+        for (size_t i : list) {
+          Join& j = m->joins[i];
+          j.work_ns += j.capped_ns * (1.0 - keep);
+          j.capped_ns *= keep;
+        }
+        continue;
+      }
+      double more = excess - removed;
+      for (auto it = list.rbegin(); it != list.rend() && more > 0; ++it) {
+        Join& j = m->joins[*it];
+        const double take = std::min(more, j.work_ns);
+        j.work_ns -= take;
+        j.capped_ns += take;
+        more -= take;
+      }
+    }
+  }
 }
 
 }  // namespace
