@@ -64,6 +64,9 @@ import subprocess
 import pytest
 
 import counterfactual as cf
+from conftest import whatif_known_answers
+
+pytestmark = whatif_known_answers  # issue 29 open: see conftest.py
 
 try:
     import scaleprof  # noqa: F401  the example records through the module
