@@ -54,7 +54,7 @@ bool TaskGroup::try_spawn(std::function<void()> fn) {
   }
 }
 
-void TaskGroup::spawn(std::function<void()> fn) {
+void TaskGroup::spawn(const std::function<void()>& fn) {
   // `fn` is kept (copied) for the thread only once the thread is sure to start, so it is still here.
   if (!try_spawn(fn)) run_here(fn);  // no thread to be had: the work is still done, here
 }

@@ -37,7 +37,7 @@ class TaskGroup {
 
   // Runs `fn` on a new thread. Where no thread can be started (the address space or the process
   // limit exhausted), `fn` runs at once on the calling thread instead: the work is done either way.
-  void spawn(std::function<void()> fn);
+  void spawn(const std::function<void()>& fn);
   // Runs `fn` on a new thread; false, running nothing, where no thread can be started (for a
   // worker that waits on a queue, which must not run on the calling thread).
   bool try_spawn(std::function<void()> fn);
