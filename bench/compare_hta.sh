@@ -27,9 +27,10 @@ mkdir -p "$OUT"
 [ -d "$SHARED" ] || { echo "bench: $SHARED not found (the shared traces are needed)" >&2; exit 1; }
 # HTA in a venv of its own: PyPI renamed it `traceinsight` at 0.6.0 (`holistictraceanalysis` stops
 # at 0.5.0). The import name is still `hta`.
-if [ ! -x "$HTA_PY" ] || ! "$HTA_PY" -c "import importlib.metadata as m; assert m.version('traceinsight') == '$HTA_VERSION'" 2>/dev/null; then
+# pandas < 3, as the Makefile's venv: HTA 0.6.1's critical path fails under pandas 3.
+if [ ! -x "$HTA_PY" ] || ! "$HTA_PY" -c "import importlib.metadata as m; assert m.version('traceinsight') == '$HTA_VERSION'; assert int(m.version('pandas').split('.')[0]) < 3" 2>/dev/null; then
   python3 -m venv "$HTA_VENV"
-  "$HTA_VENV/bin/pip" install -q "traceinsight==$HTA_VERSION"
+  "$HTA_VENV/bin/pip" install -q "traceinsight==$HTA_VERSION" "pandas<3"
 fi
 echo "peer: traceinsight $("$HTA_PY" -c "import importlib.metadata as m; print(m.version('traceinsight'))"), pandas $("$HTA_PY" -c "import pandas; print(pandas.__version__)")"
 command -v hyperfine >/dev/null || { echo "bench: hyperfine not installed (apt-get install hyperfine)" >&2; exit 1; }
