@@ -258,4 +258,32 @@ TEST(WhatIfGains, DataLoadingAtTheBaseShrinksByTheSamplesPerWorker) {
   EXPECT_NEAR(out.step_ms, 12.0, 1e-9);
 }
 
+TEST(WhatIfProjection, EachPartIsFittedOnItsOwnAndTheWaitIsKeptPerStep) {
+  // One worker: 24 ms computation and 4 ms data loading a step. Two workers: computation halved
+  // (10 ms before the all-reduce, 2 after), data loading doubled (8 ms: it slows with its readers),
+  // rank 1 20 ms late, a 5 ms transfer: 45 ms steps. Ten steps an epoch at both scales.
+  RunTimeline one, two;
+  one.steps.push_back(TimelineStep{0, 0, 0, {TimelineJoin{-1, 28 * kMs, parts(24, 0, 4)}}});
+  for (int s = 0; s < 10; ++s) {
+    const int64_t start = s * 45;
+    scaleprof::tables::TimelineCall call;
+    call.type = "allreduce";
+    call.ranks = {{0, (start + 18) * kMs, (start + 43) * kMs}, {1, (start + 38) * kMs, (start + 43) * kMs}};
+    two.calls.push_back(call);
+    const auto index = static_cast<int64_t>(two.calls.size() - 1);
+    two.steps.push_back(TimelineStep{0, s, start * kMs,
+                                     {TimelineJoin{index, (start + 18) * kMs, parts(10, 0, 8)},
+                                      TimelineJoin{-1, (start + 45) * kMs, parts(2, 25)}}});
+    two.steps.push_back(TimelineStep{1, s, start * kMs,
+                                     {TimelineJoin{index, (start + 38) * kMs, parts(30, 0, 8)},
+                                      TimelineJoin{-1, (start + 45) * kMs, parts(2, 5)}}});
+  }
+  const auto p = scaleprof::analysis::project_epoch(scale_of(1, 0.28, {&one}), scale_of(2, 0.45, {&two}), 4, false);
+  ASSERT_TRUE(p.ok);
+  // At four workers, ten steps: computation 0.24 / 4 = 0.06 s (a + b/n through 0.24 and 0.12), data
+  // loading 0.16 s (a + b n through 0.04 and 0.08), the 20 ms wait a step kept (0.20 s), the 5 ms
+  // transfer x 1.5 (the ring's 2(n-1)/n: 1 at two workers, 1.5 at four) = 0.075 s.
+  EXPECT_NEAR(p.predicted_epoch_s, 0.06 + 0.16 + 0.20 + 0.075, 1e-9);
+}
+
 }  // namespace

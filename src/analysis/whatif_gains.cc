@@ -383,6 +383,14 @@ double fit_amdahl_part(double n0, double y0, double n1, double y1, double n) {
   return a + b / n;
 }
 
+// A part of the typical rank's work per epoch, through both scales: a + b/n (a, b >= 0) when it shrank
+// or held, a + b n when it grew (contention: a loader whose cost rises with its readers keeps rising;
+// a + b/n would hold it at the larger scale's value, a fit that cannot grow).
+double fit_part(double n0, double y0, double n1, double y1, double n) {
+  if (n0 == n1 || !(y1 > y0)) return fit_amdahl_part(n0, y0, n1, y1, n);
+  return y1 + (y1 - y0) / (n1 - n0) * (n - n1);
+}
+
 double ring_factor(double n) {
   return n > 1 ? 2.0 * (n - 1.0) / n : 0.0;
 }
@@ -400,7 +408,6 @@ ModelProjection project_epoch(const WhatIfScale& base, const WhatIfScale& at, in
     w.transfer_scale = 0;
     return w;
   };
-  const double e0 = base.workers > 1 ? std::max(0.0, saved_seconds(base, no_transfer)) : 0.0;
   const double e1 = std::max(0.0, saved_seconds(at, no_transfer));
   const Pooled p0 = pooled_replay(base, [](const RunTimeline&) { return WhatIf{}; });
   const Pooled p1 = pooled_replay(at, [](const RunTimeline&) { return WhatIf{}; });
@@ -411,16 +418,28 @@ ModelProjection project_epoch(const WhatIfScale& base, const WhatIfScale& at, in
   const double s1 = in1 / (p1.measured_ns / static_cast<double>(p1.rank_steps) / 1e9);
   const double beta = std::log(s1 / s0) / std::log(n1 / n0);
   const double steps = s1 * std::pow(n / n1, std::isfinite(beta) ? beta : 0.0);
-  const double outside = fit_amdahl_part(n0, base.seconds - in0, n1, at.seconds - at.seconds * at.in_steps, n);
-  const double rest = fit_amdahl_part(n0, in0 - (std::isnan(e0) ? 0.0 : e0), n1, in1 - e1, n);
+  const double outside = fit_amdahl_part(n0, base.seconds - in0, n1, at.seconds - in1, n);
+  // The typical rank's local work per epoch, part by part, each fitted through both scales on its own
+  // (fit_part): a part that shrinks and one that grows summed before the fit would hide each other.
+  const auto shares0 = part_shares(base), shares1 = part_shares(at);
+  double local = 0, local1 = 0;
+  for (size_t p = 0; p < shares1.size(); ++p) {
+    if (p == 1 || p == 2) continue;  // exposed communication and waiting: below
+    local += fit_part(n0, in0 * shares0[p], n1, in1 * shares1[p], n);
+    local1 += in1 * shares1[p];
+  }
+  // What the steps held at n1 besides local work and transfer: the wait for late ranks (a straggler's
+  // excess per step does not shrink with the batch), kept per step.
+  const double waiting = std::max(0.0, in1 - local1 - e1) / s1 * steps;
   const double transfer = at.workers > 1 ? e1 / s1 * ring_factor(n) / ring_factor(n1) * steps : 0.0;
-  out.predicted_epoch_s = outside + rest + transfer;
+  out.predicted_epoch_s = outside + local + waiting + transfer;
   out.ok = std::isfinite(out.predicted_epoch_s) && out.predicted_epoch_s > 0;
   out.assumptions = fmt::format(
-      "projection from {} and {} workers: the time outside the steps and the steps' time other than the "
-      "collectives' exposed transfer each fitted as a + b/n; the exposed transfer per step scaled by the ring "
-      "all-reduce's 2(n-1)/n at the bandwidth measured at {} workers; {:.1f} steps per epoch{}",
-      base.workers, at.workers, at.workers, steps, weak ? " (weak scaling)" : "");
+      "projection from {} and {} workers: the time outside the steps fitted as a + b/n; each part of a "
+      "typical rank's work per epoch fitted on its own, as a + b/n where it shrank and a + b n where it "
+      "grew; the wait for late ranks per step as at {} workers; the exposed transfer per step scaled by the "
+      "ring all-reduce's 2(n-1)/n at the bandwidth measured at {} workers; {:.1f} steps per epoch{}",
+      base.workers, at.workers, at.workers, at.workers, steps, weak ? " (weak scaling)" : "");
   return out;
 }
 

@@ -73,10 +73,11 @@ WhatIfOutcome apply_what_if(const WhatIfSpec& spec, const WhatIfScale& base, con
 // Fills loss->gains, interaction and rest from the model (nothing when either scale has no model).
 void add_what_if_gains(const WhatIfScale& base, const WhatIfScale& at, ScaleLoss* loss);
 
-// The epoch time at `workers` projected from two scales by the model: time outside the steps and the
-// steps' time other than the collectives' exposed transfer each fitted as a + b/n through both scales
-// (a, b >= 0), the exposed transfer per step scaled by the ring all-reduce's 2(n-1)/n at the measured
-// bandwidth, steps per epoch as a power of n through both scales.
+// The epoch time at `workers` projected from two scales by the model: time outside the steps fitted as
+// a + b/n through both scales (a, b >= 0); each part of a typical rank's local work per epoch fitted on
+// its own (a + b/n where it shrank, a + b n where it grew); the wait for late ranks per step as at the
+// larger scale; the exposed transfer per step scaled by the ring all-reduce's 2(n-1)/n at the measured
+// bandwidth; steps per epoch as a power of n through both scales.
 struct ModelProjection {
   bool ok = false;
   int64_t workers = 0;
