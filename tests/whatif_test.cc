@@ -106,6 +106,43 @@ RunTimeline sleeps_at_the_end(int64_t late, int steps) {
   return t;
 }
 
+TEST(WhatIfReplay, ACallRecordedEndingAfterTheWaitersStepStillEndsItsWait) {
+  // Rank 0's all-reduce is recorded ending 2 ms after its step did (the call's thread was descheduled
+  // after releasing it): its blocked time is still the wait for that call, not work of its own.
+  RunTimeline t = two_ranks(20, 3);
+  for (size_t s = 0; s < t.calls.size(); ++s) t.calls[s].ranks[0].completion_ns = t.steps[2 * s].end_ns() + 2 * kMs;
+  WhatIf w;
+  w.ranks_at_median = {1};
+  const auto r = replay(t, w);
+  ASSERT_TRUE(r.ok);
+  // As when recorded in time: rank 1 capped, 17 ms steps (10 + the transfer and 2 ms up to the join).
+  EXPECT_DOUBLE_EQ(r.predicted_ns, 6.0 * 17 * kMs);
+  EXPECT_DOUBLE_EQ(replay(t, WhatIf{}).predicted_ns, 6.0 * 37 * kMs);
+}
+
+TEST(WhatIfReplay, ACappedRankFasterElsewhereKeepsItsCapsAtEachPosition) {
+  // Rank 1 sleeps 20 ms at the end of the step but computes 4 ms less before the all-reduce: at the
+  // median it loses the 20 ms (its lead before the all-reduce only makes it wait there), never 16.
+  RunTimeline t;
+  scaleprof::tables::TimelineCall call;
+  call.type = "allreduce";
+  call.ranks = {{0, 10 * kMs, 15 * kMs}, {1, 6 * kMs, 15 * kMs}};
+  t.calls.push_back(call);
+  // Rank 0: 10 ms, the all-reduce (5 ms after the last arrival), 2 ms: 17 ms. Rank 1: 6 ms, 9 ms blocked,
+  // 22 ms (2 ms and the sleep): 37 ms. Its step exceeds rank 0's work by 16 ms, its last segment by 20.
+  TimelineStep r0{0, 0, 0, {}};
+  r0.joins = {TimelineJoin{0, 10 * kMs, parts(10, 0)}, TimelineJoin{-1, 17 * kMs, parts(2, 5)}};
+  TimelineStep r1{1, 0, 0, {}};
+  r1.joins = {TimelineJoin{0, 6 * kMs, parts(6, 0)}, TimelineJoin{-1, 37 * kMs, parts(22, 9)}};
+  t.steps = {r0, r1};
+  WhatIf w;
+  w.ranks_at_median = {1};
+  const auto r = replay(t, w);
+  ASSERT_TRUE(r.ok);
+  // Both arrive by 10, the transfer 5 ms, then 2 ms each: 17 ms on both ranks.
+  EXPECT_DOUBLE_EQ(r.predicted_ns, 2.0 * 17 * kMs);
+}
+
 TEST(WhatIfReplay, ALateRankCappedAlsoStartsItsFirstStepWithTheOthers) {
   // Its lateness at the first profiled step comes from the step before, unprofiled: without starting
   // it with the others, rank 0 would still wait in the first step and the gain be 1/3 short here.
@@ -271,12 +308,16 @@ TEST(WhatIfProjection, EachPartIsFittedOnItsOwnAndTheWaitIsKeptPerStep) {
     call.ranks = {{0, (start + 18) * kMs, (start + 43) * kMs}, {1, (start + 38) * kMs, (start + 43) * kMs}};
     two.calls.push_back(call);
     const auto index = static_cast<int64_t>(two.calls.size() - 1);
-    two.steps.push_back(TimelineStep{0, s, start * kMs,
+    two.steps.push_back(TimelineStep{0,
+                                     s,
+                                     start * kMs,
                                      {TimelineJoin{index, (start + 18) * kMs, parts(10, 0, 8)},
                                       TimelineJoin{-1, (start + 45) * kMs, parts(2, 25)}}});
-    two.steps.push_back(TimelineStep{1, s, start * kMs,
-                                     {TimelineJoin{index, (start + 38) * kMs, parts(30, 0, 8)},
-                                      TimelineJoin{-1, (start + 45) * kMs, parts(2, 5)}}});
+    two.steps.push_back(TimelineStep{
+        1,
+        s,
+        start * kMs,
+        {TimelineJoin{index, (start + 38) * kMs, parts(30, 0, 8)}, TimelineJoin{-1, (start + 45) * kMs, parts(2, 5)}}});
   }
   const auto p = scaleprof::analysis::project_epoch(scale_of(1, 0.28, {&one}), scale_of(2, 0.45, {&two}), 4, false);
   ASSERT_TRUE(p.ok);

@@ -178,6 +178,20 @@ Model build_model(const RunTimeline& t, const std::map<int64_t, std::vector<size
           if (static_cast<int64_t>(mine[next].call) == tj.call) break;
           m.completions.push_back(mine[next]);
         }
+        // Blocked with none completing by the join, while a collective it arrived at is outstanding: that
+        // is what it waited for. The call's end is recorded on the thread that ran it (gloo's worker, a
+        // GPU stream) and can come after the waiting thread was released and went on to end its step
+        // (seen: 2 ms after the step's end on a loaded 2-core machine); attached to the next join, the
+        // wait would count as the rank's own work and the next step would wait for the call instead.
+        if (m.completions.size() == j.completions_begin && j.blocked_ns > 0 && next < mine.size() &&
+            static_cast<int64_t>(mine[next].call) != tj.call &&
+            t.calls[mine[next].call].ranks[mine[next].slot].arrival_ns <= tj.time_ns) {
+          // It was released by the join at the latest: the transfer runs to there (its slack is 0).
+          Completion late = mine[next];
+          late.time_ns = std::min(late.time_ns, tj.time_ns);
+          m.completions.push_back(late);
+          ++next;
+        }
         j.completions_end = m.completions.size();
         // Blocked with no collective completing: communication the matching never saw, kept as work.
         if (j.completions_begin == j.completions_end) j.work_ns += j.blocked_ns * change.transfer_scale;
@@ -217,10 +231,13 @@ void cap_at_median(const RunTimeline& t, const std::vector<int64_t>& ranks, Mode
       j.work_ns = capped[n];
     }
   }
-  // Per step, the rank's work in all is what is capped: where its arrival cuts its work otherwise than
-  // the others' (it arrived later in its backward pass, say) the positions' caps remove too little or
-  // too much. The step's excess over the others' median total is removed: from the positions' excesses
-  // first (scaled down when they add up to more), the rest from its last segments backwards.
+  // Per step, the rank's work in all is capped too: where its arrival cuts its work otherwise than the
+  // others' (it arrived later in its backward pass, say) the positions' caps remove too little, and what
+  // the step still exceeds the others' median total by comes off its last segments backwards. Where the
+  // positions' caps remove more than that (the rank was faster than the others somewhere else in the
+  // step) they stand: being early at a collective only makes a rank wait there, so its lead elsewhere
+  // never pays for its excess (seen: a straggler's 50 ms sleep was only 42 ms "excess" because it
+  // happened to compute 8 ms less before the all-reduce, and the replayed step kept the other 8 ms).
   std::map<int64_t, std::map<int64_t, std::vector<size_t>>> by_step;  // step number -> rank -> joins
   for (size_t i = 0; i < m->joins.size(); ++i) {
     by_step[t.steps[m->joins[i].step].step][m->joins[i].rank].push_back(i);
@@ -240,15 +257,7 @@ void cap_at_median(const RunTimeline& t, const std::vector<int64_t>& ranks, Mode
       const double excess = std::max(0.0, total[rank] - sample_stats(std::move(others)).median);
       double removed = 0;
       for (size_t i : list) removed += m->joins[i].capped_ns;
-      if (removed > excess) {
-        const double keep = removed > 0 ? excess / removed : 0.0;
-        for (size_t i : list) {
-          Join& j = m->joins[i];
-          j.work_ns += j.capped_ns * (1.0 - keep);
-          j.capped_ns *= keep;
-        }
-        continue;
-      }
+      if (removed >= excess) continue;
       double more = excess - removed;
       for (auto it = list.rbegin(); it != list.rend() && more > 0; ++it) {
         Join& j = m->joins[*it];

@@ -33,6 +33,7 @@ struct Pooled {
   double measured_ns = 0, predicted_ns = 0;
   int64_t rank_steps = 0;
   double step_min_ns = tables::kNaN, step_max_ns = tables::kNaN;
+  std::vector<StepReplay> steps;  // every run's, in run order
   double ratio() const { return ok && measured_ns > 0 ? predicted_ns / measured_ns : tables::kNaN; }
 };
 
@@ -44,6 +45,7 @@ Pooled pooled_replay(const WhatIfScale& scale, const std::function<WhatIf(const 
     out.ok = true;
     out.measured_ns += r.measured_ns;
     out.predicted_ns += r.predicted_ns;
+    out.steps.insert(out.steps.end(), r.steps.begin(), r.steps.end());
     for (const StepReplay& s : r.steps) {
       out.rank_steps += s.ranks;
       out.step_min_ns = std::isnan(out.step_min_ns) ? s.predicted_ns : std::min(out.step_min_ns, s.predicted_ns);
@@ -287,6 +289,7 @@ WhatIfOutcome apply_what_if(const WhatIfSpec& spec, const WhatIfScale& base, con
   out.predicted_step_ms = p.predicted_ns / static_cast<double>(p.rank_steps) / 1e6;
   out.predicted_step_ms_min = p.step_min_ns / 1e6;
   out.predicted_step_ms_max = p.step_max_ns / 1e6;
+  out.steps = p.steps;
   return out;
 }
 

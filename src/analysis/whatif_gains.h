@@ -67,6 +67,7 @@ struct WhatIfOutcome {
   double step_ms = tables::kNaN;                                                      // mean profiled step, measured
   double predicted_step_ms = tables::kNaN;                                            // the same, re-timed
   double predicted_step_ms_min = tables::kNaN, predicted_step_ms_max = tables::kNaN;  // over the steps
+  std::vector<StepReplay> steps;  // per run and step number, in run order (the spread a mean hides)
 };
 WhatIfOutcome apply_what_if(const WhatIfSpec& spec, const WhatIfScale& base, const WhatIfScale& at, bool weak);
 

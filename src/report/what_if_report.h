@@ -18,8 +18,8 @@ struct TraceWhatIfRow {
   analysis::WhatIfOutcome outcome;
 };
 
-// One table, key "what_if": per change the measured and predicted mean step, the gain, the fastest
-// and slowest predicted step.
+// Two tables: "what_if", per change the measured and predicted mean step, the gain, the fastest and
+// slowest predicted step; "what_if_steps", per change and profiled step the same (mean over ranks).
 TraceReport what_if_tables(const std::vector<TraceWhatIfRow>& rows);
 
 }  // namespace scaleprof::report
