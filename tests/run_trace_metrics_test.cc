@@ -137,6 +137,22 @@ void expect_same(const RunData& run, const Reference& ref) {
   }
 }
 
+// A scaleprof run directory given as a trace path: its ranks' traces (rank-*/traces/), never its
+// run.json (read as a trace, it failed every `trace` command on a run directory).
+TEST(TracePaths, ARunDirectoryIsItsRanksTraces) {
+  testing::ScratchDir root("trace-paths-run");
+  root.write("run/run.json", "{}");
+  root.write("run/rank-00000/rank.json", "{}");
+  const std::string r1 =
+      root.write("run/rank-00001/traces/rank-00001.h.2.pt.trace.json", testing::gloo_trace(1, 250, 150));
+  const std::string r0 =
+      root.write("run/rank-00000/traces/rank-00000.h.1.pt.trace.json", testing::gloo_trace(0, 100, 300));
+  root.write("run/rank-00000/traces/notes.txt", "not a trace");
+  auto files = trace::expand_trace_paths({root / "run"});
+  ASSERT_TRUE(files.ok()) << files.error().message;
+  EXPECT_EQ(files.value(), (std::vector<std::string>{r0, r1}));
+}
+
 // Runs with traces written here (a gloo run whose all-reduce is matched, with a late rank; a GPU run)
 // and, where ../shared is present, real multi-rank traces including files with no rank, read on two
 // threads so that ranks finish out of order.

@@ -30,6 +30,26 @@ bool is_trace_file_name(const std::string& name) {
          ends_with(".qdrep");
 }
 
+// The trace files in `dir`/rank-*/traces/, sorted; empty when `dir` has no such folder.
+std::vector<std::string> run_directory_traces(const std::string& dir) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& rank : fs::directory_iterator(dir, ec)) {
+    if (!rank.path().filename().string().starts_with("rank-")) continue;
+    std::error_code sub_ec;
+    const fs::path traces = rank.path() / "traces";
+    if (!fs::is_directory(traces, sub_ec)) continue;
+    for (const auto& entry : fs::directory_iterator(traces, sub_ec)) {
+      std::error_code entry_ec;
+      if (is_trace_file_name(entry.path().filename().string()) && (entry.is_regular_file(entry_ec) || entry_ec)) {
+        found.push_back(entry.path().string());
+      }
+    }
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
 }  // namespace
 
 bool TraceSet::partial() const {
@@ -64,6 +84,12 @@ Result<std::vector<std::string>> expand_trace_paths(const std::vector<std::strin
     }
     if (fs::is_directory(status)) {
       std::vector<std::string> found;
+      // A scaleprof run directory (docs/run-directory.md): its ranks' traces are in rank-*/traces/, and
+      // its own run.json is no trace. Read as the run's ranks, as `trace diff` and `slurm analyze` do.
+      if (auto ranks = run_directory_traces(p); !ranks.empty()) {
+        files.insert(files.end(), ranks.begin(), ranks.end());
+        continue;
+      }
       for (const auto& entry : fs::directory_iterator(p, ec)) {
         if (!is_trace_file_name(entry.path().filename().string())) continue;
         // A trace-named entry whose type cannot be found (a symlink loop, a dangling link) is kept:

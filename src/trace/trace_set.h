@@ -63,7 +63,8 @@ Result<StreamedSet> stream_traces(const std::vector<std::string>& paths, const L
 // gets them all).
 unsigned threads_per_file(const LoadOptions& options, size_t files);
 
-// Expands directories into their trace files (*.json, *.json.gz, *.pt.trace.json[.gz]), sorted.
+// Expands directories into their trace files (*.json, *.json.gz, *.pt.trace.json[.gz]), sorted; a
+// scaleprof run directory into its ranks' traces (rank-*/traces/*).
 Result<std::vector<std::string>> expand_trace_paths(const std::vector<std::string>& paths);
 
 // Reads every file. Fails only if the paths cannot be expanded or two files claim one rank;

@@ -95,13 +95,3 @@ def run_hta_on_cases(script, cases, timeout=300):
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout)
 
-
-# Issue 29 is open: the what-if model's gains against known answers (injected costs, counterfactual
-# runs) are checked only on request. On the gloo straggler test the model gave 0.403 s per epoch for a
-# sleep of 0.40 s on one run and 47 of 64 points on another (a step where the late rank's excess stayed
-# in the replay), so these checks are not yet reliable enough for CI; run them with
-# SCALEPROF_WHATIF_KNOWN_ANSWERS=1.
-whatif_known_answers = pytest.mark.skipif(
-    os.environ.get("SCALEPROF_WHATIF_KNOWN_ANSWERS") != "1",
-    reason="issue 29 open: the what-if gains against known answers are not yet reliable; "
-           "set SCALEPROF_WHATIF_KNOWN_ANSWERS=1 to run them")

@@ -25,7 +25,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, free_port, training_env, whatif_known_answers
+from conftest import REPO, free_port, training_env
 
 EXAMPLE = REPO / "examples" / "ddp_train.py"
 STEPS = 16  # 512 samples / global batch 32
@@ -103,7 +103,6 @@ def test_causes_are_exclusive_and_account_for_the_loss(report, n1):
     assert sum(c["pts"] for c in row["causes"]) == pytest.approx(row["lost_pts"], abs=0.01), row
 
 
-@whatif_known_answers
 @pytest.mark.parametrize("n1", [2, 4])
 def test_each_injected_cost_is_worth_what_removing_it_gains(report, n1):
     """Issue 29: the what-if model's gain of each cause (gains) against what removing the injected cost

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, free_port, training_env, whatif_known_answers
+from conftest import REPO, free_port, training_env
 
 try:
     import scaleprof  # the example records through the module; the last test calls it
@@ -155,7 +155,6 @@ def test_python_module_gives_the_cli_json(report):
     assert any(r["workers"] == 2 for r in ours["epoch_time"])
 
 
-@whatif_known_answers
 def test_the_straggler_is_worth_its_sleep(report):
     """The known answer: removing rank 1's sleep saves 8 x SLEEP_S per epoch at 2 workers (within 25 %)."""
     (loss,) = report["json"]["scaling_loss"]
