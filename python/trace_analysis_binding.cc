@@ -295,8 +295,21 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
 }
 
 // `scaleprof trace what-if` over `paths`: {'tables': {'what_if': {column: values}}, 'files', 'warnings'}.
-py::dict trace_what_if(py::handle paths_arg, const std::vector<std::string>& what_ifs, unsigned threads) {
+// (`what_ifs` arrives as a Python object: this file binds without pybind11/stl.h, so a
+// std::vector<std::string> parameter had no conversion and every call failed with a TypeError.)
+py::dict trace_what_if(py::handle paths_arg, py::handle what_ifs_arg, unsigned threads) {
   const std::vector<std::string> paths = paths_argument(paths_arg, "paths");
+  std::vector<std::string> what_ifs;
+  if (py::isinstance<py::str>(what_ifs_arg)) {
+    what_ifs.push_back(what_ifs_arg.cast<std::string>());
+  } else if (py::isinstance<py::list>(what_ifs_arg) || py::isinstance<py::tuple>(what_ifs_arg)) {
+    for (py::handle h : what_ifs_arg) {
+      if (!py::isinstance<py::str>(h)) throw py::value_error("what_ifs: every change is text, e.g. 'rank 1 at median'");
+      what_ifs.push_back(h.cast<std::string>());
+    }
+  } else {
+    throw py::value_error("what_ifs: a change as text or a list of them, e.g. ['rank 1 at median']");
+  }
   trace::LoadOptions load;
   load.parse.lenient = true;
   load.threads = threads;

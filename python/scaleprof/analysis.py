@@ -483,17 +483,19 @@ class TraceAnalysis:
         """Forward, backward, optimizer and data loading per step (`scaleprof trace phases`)."""
         return self.get_report("phases")
 
-    def what_if(self, *changes: str) -> Any:
+    def what_if(self, *changes: str, per_step: bool = False) -> Any:
         """The what-if model (`scaleprof trace what-if`, docs/report.md): every rank's profiled steps
         re-timed under each change, e.g. `what_if("rank 1 at median", "communication free")`, as a
         DataFrame with one row per change: the mean step measured and predicted, the gain, the fastest and
-        slowest predicted step. Changes: 'rank N at median', 'stragglers at median', 'communication free',
-        'communication 2x faster', or computation, data loading, optimizer, host overhead, idle followed by
-        '2x faster' or 'free'. ValueError for a change not understood."""
+        slowest predicted step; with per_step=True one row per change and profiled step instead (the mean
+        over ranks, measured and predicted). Changes: 'rank N at median', 'stragglers at median',
+        'communication free', 'communication 2x faster', or computation, data loading, optimizer, host
+        overhead, idle followed by '2x faster' or 'free'. ValueError for a change not understood."""
         if not changes or not all(isinstance(c, str) for c in changes):
             raise ValueError("what_if: give one or more changes as text, e.g. 'rank 1 at median'")
         paths = list(self._paths) + [f for _, f in sorted((self._rank_files or {}).items())]
-        cols = _scaleprof.trace_what_if(paths, list(changes), threads=self._threads)["tables"]["what_if"]
+        tables = _scaleprof.trace_what_if(paths, list(changes), threads=self._threads)["tables"]
+        cols = tables["what_if_steps" if per_step else "what_if"]
         return _frame(cols, {c: c for c in cols})
 
     def critical_path_analysis(self, rank: int = 0, annotation: str = "ProfilerStep", instance_id=None,

@@ -160,3 +160,20 @@ def test_the_straggler_is_worth_its_sleep(report):
     (loss,) = report["json"]["scaling_loss"]
     times = {r["workers"]: r["mean_s"] for r in report["json"]["epoch_time"]}
     assert loss["waiting_for_stragglers_pts"] == pytest.approx(100 * 8 * SLEEP_S / times[2], rel=0.25), loss
+
+
+def test_trace_analysis_what_if_removes_the_sleep_in_every_step(report):
+    """TraceAnalysis.what_if on the 2-worker run's traces: with rank 1 at the median, every profiled step
+    loses rank 1's sleep (SLEEP_S after each step, the others waiting for it at the next all-reduce),
+    within 25 %, and the per-step rows average to the summary row."""
+    traces = sorted(str(p) for p in report["run2"].glob("rank-*/traces/*.pt.trace.json*"))
+    assert len(traces) == 2, traces
+    analysis = scaleprof.TraceAnalysis(traces)
+    summary = analysis.what_if("rank 1 at median")
+    steps = analysis.what_if("rank 1 at median", per_step=True)
+    assert len(summary) == 1 and len(steps) >= 3, (summary, steps)
+    for measured, predicted in zip(steps["step_ms"], steps["predicted_step_ms"]):
+        assert measured - predicted == pytest.approx(1000 * SLEEP_S, rel=0.25), steps
+    assert summary["predicted_step_ms"][0] == pytest.approx(steps["predicted_step_ms"].mean(), rel=1e-6)
+    with pytest.raises(ValueError):
+        analysis.what_if("rank 1 at base")
