@@ -177,3 +177,18 @@ def test_trace_analysis_what_if_removes_the_sleep_in_every_step(report):
     assert summary["predicted_step_ms"][0] == pytest.approx(steps["predicted_step_ms"].mean(), rel=1e-6)
     with pytest.raises(ValueError):
         analysis.what_if("rank 1 at base")
+
+
+def test_scalability_report_takes_what_ifs(report, scaleprof_cli):
+    """scaleprof.scalability_report(what_if=...) gives the CLI's `report --what-if` rows: one text or a list."""
+    one = scaleprof.scalability_report(root=str(report["root"]), what_if="rank 1 at median")
+    both = scaleprof.scalability_report(root=str(report["root"]), what_if=["rank 1 at median", "communication free"])
+    cli = subprocess.run([str(scaleprof_cli), "report", "--no-plots", "--format", "json", "--root", str(report["root"]),
+                          "--what-if", "rank 1 at median", "--what-if", "communication free"],
+                         capture_output=True, text=True, timeout=120)
+    assert cli.returncode == 0, cli.stderr
+    assert {w["what_if"] for w in one["what_if"]} == {"rank 1 at median"}
+    assert both["what_if"] == json.loads(cli.stdout)["what_if"]
+    # At 2 workers the sleep of rank 1 is what its median removes (8 steps of SLEEP_S an epoch, within 25 %).
+    row = next(w for w in one["what_if"] if w["workers"] == 2)
+    assert row["gain_s"] == pytest.approx(8 * SLEEP_S, rel=0.25), row
