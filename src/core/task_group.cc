@@ -1,5 +1,12 @@
 #include "core/task_group.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
 #include <new>
 #include <string>
 #include <system_error>
@@ -42,10 +49,50 @@ void TaskGroup::run_here(const std::function<void()>& fn) {
   }
 }
 
+namespace {
+
+// Whether the address-space limit (RLIMIT_AS: `prlimit --as`, `ulimit -v`, resource.setrlimit) leaves
+// room for one more thread: its stack and a malloc arena of its own (64 MiB of address space on a
+// 64-bit glibc), with 1 MiB to spare. A thread started without that room ends the whole process
+// (below); run on the calling thread instead, the work fails, if it must, as an error value.
+bool room_for_a_thread() {
+  rlimit as{};
+  if (getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur == RLIM_INFINITY) return true;
+  rlimit stack{};
+  uint64_t stack_bytes = 8ULL << 20;  // glibc's default when the stack limit says nothing usable
+  if (getrlimit(RLIMIT_STACK, &stack) == 0 && stack.rlim_cur != RLIM_INFINITY && stack.rlim_cur > 0) {
+    stack_bytes = std::min<uint64_t>(stack.rlim_cur, 1ULL << 30);
+  }
+  const uint64_t needed = stack_bytes + (64ULL << 20) + (1ULL << 20);
+  // The address space in use: the first field of /proc/self/statm, in pages.
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return true;  // cannot tell: as before the check
+  unsigned long long pages = 0;
+  const bool read = std::fscanf(f, "%llu", &pages) == 1;
+  std::fclose(f);
+  if (!read) return true;
+  const long page = sysconf(_SC_PAGESIZE);
+  const uint64_t used = pages * static_cast<uint64_t>(page > 0 ? page : 4096);
+  return as.rlim_cur > used && as.rlim_cur - used >= needed;
+}
+
+}  // namespace
+
 bool TaskGroup::try_spawn(std::function<void()> fn) {
+  // glibc gives a thread of a dlopen()ed library (the Python module's libstdc++) its thread-local
+  // storage on first use and ends the process when it cannot ("cannot allocate memory for
+  // thread-local data: ABORT", exit 127): seen under RLIMIT_AS with 4 threads, where the thread's
+  // stack still fit but nothing after it. Such a thread is not started.
+  if (!room_for_a_thread()) return false;
   try {
     threads_.reserve(threads_.size() + 1);
-    threads_.emplace_back([this, fn = std::move(fn)] { run_here(fn); });
+    threads_.emplace_back([this, fn = std::move(fn)] {
+      // The C++ runtime's per-thread exception state is such thread-local storage (above). Its first
+      // use was the throw of std::bad_alloc itself, exactly when memory had run out: touched here, on
+      // the thread's first instruction, it is allocated while the room checked for is still there.
+      (void)std::uncaught_exceptions();
+      run_here(fn);
+    });
     return true;
   } catch (const std::system_error&) {
     return false;
