@@ -5,9 +5,11 @@
 #include <cmath>
 #include <vector>
 
+#include "analysis/named_intervals.h"
 #include "analysis/scalability.h"
 #include "analysis/whatif.h"
 #include "analysis/whatif_gains.h"
+#include "host_trace_builder.h"
 
 namespace {
 
@@ -222,7 +224,7 @@ TEST(WhatIfSpecs, TheDocumentedTextsParse) {
   EXPECT_EQ(spec("optimizer 2x faster").part, 4);
   EXPECT_EQ(spec("host overhead free").part, 5);
   for (const char* bad : {"", "rank x at median", "rank -1 at median", "communication 0.5x faster",
-                          "communication 0x faster", "gpu 2x faster", "computation nanx faster", "optimizer faster"}) {
+                          "communication 0x faster", "gpu 2x", "computation nanx faster", "optimizer faster"}) {
     auto s = parse_what_if(bad);
     EXPECT_FALSE(s.ok()) << bad;
     if (!s.ok()) {
@@ -325,6 +327,74 @@ TEST(WhatIfProjection, EachPartIsFittedOnItsOwnAndTheWaitIsKeptPerStep) {
   // loading 0.16 s (a + b n through 0.04 and 0.08), the 20 ms wait a step kept (0.20 s), the 5 ms
   // transfer x 1.5 (the ring's 2(n-1)/n: 1 at two workers, 1.5 at four) = 0.075 s.
   EXPECT_NEAR(p.predicted_epoch_s, 0.06 + 0.16 + 0.20 + 0.075, 1e-9);
+}
+
+TEST(WhatIfNamed, ANamedTargetsTimeInEachSegmentIsWhatItScales) {
+  // Rank 1's 30 ms before the all-reduce hold 20 ms of "slow_op": at 2x faster it arrives 10 ms
+  // earlier, and the steps (37 ms) end 10 ms earlier on both ranks (rank 0 waited for it).
+  RunTimeline t = two_ranks(20, 2);
+  t.targets = {"slow_op"};
+  for (TimelineStep& st : t.steps) {
+    for (TimelineJoin& j : st.joins) j.target_ns = {st.rank == 1 && j.call >= 0 ? 20 * kMs : 0};
+  }
+  WhatIf w;
+  w.target = "slow_op";
+  w.target_scale = 0.5;
+  EXPECT_DOUBLE_EQ(replay(t, w).predicted_ns, 4.0 * 27 * kMs);
+  // Free: never more than the segment's work (40 ms of a 30 ms segment count 30).
+  for (TimelineStep& st : t.steps) {
+    for (TimelineJoin& j : st.joins) j.target_ns = {st.rank == 1 && j.call >= 0 ? 40 * kMs : 0};
+  }
+  w.target_scale = 0.0;
+  // Rank 1 arrives at once, rank 0 at 10: 10 + 5 + 2 = 17 ms steps.
+  EXPECT_DOUBLE_EQ(replay(t, w).predicted_ns, 4.0 * 17 * kMs);
+  // A target the timeline does not time changes nothing.
+  w.target = "other";
+  EXPECT_DOUBLE_EQ(replay(t, w).predicted_ns, replay(t, WhatIf{}).predicted_ns);
+}
+
+TEST(WhatIfNamed, NamesParseAsWrittenAndPartsStayParts) {
+  auto mm = parse_what_if("aten::mm 2x faster");
+  ASSERT_TRUE(mm.ok()) << mm.error().message;
+  EXPECT_EQ(mm.value().kind, WhatIfSpec::Kind::kNamed);
+  EXPECT_EQ(mm.value().name, "aten::mm");
+  EXPECT_DOUBLE_EQ(mm.value().scale, 0.5);
+  auto fwd = parse_what_if("  '## forward ##' free ");
+  ASSERT_TRUE(fwd.ok());
+  EXPECT_EQ(fwd.value().name, "## forward ##");
+  EXPECT_DOUBLE_EQ(fwd.value().scale, 0.0);
+  auto gemm = parse_what_if("sm90_xmma_gemm_f16 x4 faster");
+  ASSERT_TRUE(gemm.ok());
+  EXPECT_EQ(gemm.value().name, "sm90_xmma_gemm_f16");
+  EXPECT_DOUBLE_EQ(gemm.value().scale, 0.25);
+  EXPECT_EQ(parse_what_if("computation 2x faster").value().kind, WhatIfSpec::Kind::kPart);
+  EXPECT_EQ(parse_what_if("communication free").value().kind, WhatIfSpec::Kind::kCommunication);
+  for (const char* bad : {"aten::mm", "aten::mm 0.5x faster", "'' free", " 2x faster", "aten::mm at base"}) {
+    EXPECT_FALSE(parse_what_if(bad).ok()) << bad;
+  }
+  EXPECT_EQ(
+      scaleprof::analysis::what_if_targets({mm.value(), fwd.value(), mm.value(), parse_what_if("idle free").value()}),
+      (std::vector<std::string>{"aten::mm", "## forward ##"}));
+}
+
+TEST(WhatIfNamed, NamedIntervalsAreTheUnionOfEveryMatchingEvent) {
+  scaleprof::testing::HostTraceBuilder b;
+  b.annotation("## forward ##", 0, 100);
+  b.op("aten::mm", 10, 20);
+  b.op("aten::mm", 25, 20);     // overlaps the first: counted once
+  b.op("aten::addmm", 60, 10);  // does not contain "aten::mm"
+  b.kernel("void gemm_kernel<float>", 50, 30);
+  b.op("aten::mm", 85, 5);
+  const auto t = b.take();
+  const auto iv = scaleprof::analysis::named_intervals(t, {"aten::mm", "gemm", "nothing"});
+  ASSERT_EQ(iv.size(), 3u);
+  EXPECT_EQ(iv[0], (scaleprof::analysis::Intervals{{10, 45}, {85, 90}}));
+  EXPECT_EQ(iv[1], (scaleprof::analysis::Intervals{{50, 80}}));
+  EXPECT_TRUE(iv[2].empty());
+  EXPECT_EQ(scaleprof::analysis::covered_ns(iv[0], 0, 100), 40);
+  EXPECT_EQ(scaleprof::analysis::covered_ns(iv[0], 40, 88), 8);
+  EXPECT_EQ(scaleprof::analysis::covered_ns(iv[0], 90, 100), 0);
+  EXPECT_EQ(scaleprof::analysis::covered_ns(iv[0], 65, 40), 0);
 }
 
 }  // namespace

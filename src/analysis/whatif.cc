@@ -68,13 +68,18 @@ using PartValues = std::array<double, tables::kTimelineParts>;
 
 // The local work of a segment re-scaled; `typical`, when given, bounds how much of each part is scaled
 // (WhatIf::scale_typical_only).
-double local_work(const TimelineJoin& j, const WhatIf& change, const PartValues* typical = nullptr) {
+double local_work(const TimelineJoin& j, const WhatIf& change, const PartValues* typical = nullptr,
+                  int64_t target = -1) {
   double work = 0;
   for (size_t p = 0; p < j.parts.size(); ++p) {
     if (p == kExposed || p == kWait) continue;
     const auto part = static_cast<double>(j.parts[p]);
     const double scaled = typical != nullptr ? std::min(part, std::max(0.0, (*typical)[p])) : part;
     work += part - scaled * (1.0 - change.part_scale[p]);
+  }
+  if (target >= 0 && static_cast<size_t>(target) < j.target_ns.size()) {
+    const double named = std::clamp(static_cast<double>(j.target_ns[static_cast<size_t>(target)]), 0.0, work);
+    work -= named * (1.0 - change.target_scale);
   }
   return work;
 }
@@ -135,6 +140,11 @@ Model build_model(const RunTimeline& t, const std::map<int64_t, std::vector<size
   const std::map<JoinKey, PartValues> typical =
       change.scale_typical_only ? typical_parts(t) : std::map<JoinKey, PartValues>{};
   m.last_arrival.assign(t.calls.size(), std::numeric_limits<int64_t>::min());
+  int64_t target = -1;  // the change's named target in t.targets
+  if (!change.target.empty()) {
+    const auto it = std::find(t.targets.begin(), t.targets.end(), change.target);
+    if (it != t.targets.end()) target = it - t.targets.begin();
+  }
   // Each rank's completions, in time order.
   std::map<int64_t, std::vector<Completion>> done;
   for (size_t c = 0; c < t.calls.size(); ++c) {
@@ -164,7 +174,7 @@ Model build_model(const RunTimeline& t, const std::map<int64_t, std::vector<size
           auto it = typical.find({st.step, tj.call});
           if (it != typical.end()) bound = &it->second;
         }
-        j.work_ns = local_work(tj, change, bound);
+        j.work_ns = local_work(tj, change, bound, target);
         const double measured_work = local_work(tj, WhatIf{});
         j.scale = measured_work > 0 ? j.work_ns / measured_work : 1.0;
         j.blocked_ns = static_cast<double>(tj.parts[kExposed]) + static_cast<double>(tj.parts[kWait]);
@@ -273,7 +283,7 @@ void cap_at_median(const RunTimeline& t, const std::vector<int64_t>& ranks, Mode
 }  // namespace
 
 bool WhatIf::changes_nothing() const {
-  return transfer_scale == 1.0 && ranks_at_median.empty() &&
+  return transfer_scale == 1.0 && ranks_at_median.empty() && (target.empty() || target_scale == 1.0) &&
          std::all_of(part_scale.begin(), part_scale.end(), [](double s) { return s == 1.0; });
 }
 

@@ -34,6 +34,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "tables/step_timeline.h"
@@ -52,6 +53,11 @@ struct WhatIf {
   // there: a cause's fix scales what a typical rank spends in the part, never another rank's excess
   // (which is the straggler's cause: its sleep is "idle" on its own timeline).
   bool scale_typical_only = false;
+  // A named target's time (RunTimeline::targets, matched by its text) multiplied by target_scale: the
+  // local work of each segment loses (1 - target_scale) of the target's time in it, never more than
+  // the segment's local work. Empty: none.
+  std::string target;
+  double target_scale = 1.0;
 
   bool changes_nothing() const;
 };

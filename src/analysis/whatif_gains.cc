@@ -206,10 +206,23 @@ Result<WhatIfSpec> parse_what_if(std::string_view text) {
   const std::string t = lower_trimmed(text);
   auto bad = [&] {
     return Error{fmt::format("--what-if '{}': not understood; write 'rank N at median', 'stragglers at median', "
-                             "'communication free', 'communication 2x faster', or one of computation, data loading, "
-                             "optimizer, host overhead, idle followed by '2x faster', 'free' or 'at base'",
+                             "'communication free', 'communication 2x faster', one of computation, data loading, "
+                             "optimizer, host overhead, idle followed by '2x faster', 'free' or 'at base', or the "
+                             "name of an operator, annotation or kernel followed by '2x faster' or 'free'",
                              s.text),
                  ErrorKind::kUsage};
+  };
+  // A named target (its text as written, quotes around it removed): kNamed.
+  auto named = [&](std::string name, double scale) -> Result<WhatIfSpec> {
+    std::string_view n = trim_blanks(name);
+    if (n.size() >= 2 && (n.front() == '\'' || n.front() == '"') && n.back() == n.front()) {
+      n = trim_blanks(n.substr(1, n.size() - 2));
+    }
+    if (n.empty() || n.size() > kMaxTargetName) return bad();
+    s.kind = WhatIfSpec::Kind::kNamed;
+    s.name = std::string(n);
+    s.scale = scale;
+    return s;
   };
   if (t.starts_with("rank ") && t.ends_with(" at median")) {
     const std::string_view n = std::string_view(t).substr(5, t.size() - 5 - 10);
@@ -226,6 +239,7 @@ Result<WhatIfSpec> parse_what_if(std::string_view text) {
   for (std::string_view end : {" free", " at base"}) {
     if (!t.ends_with(end)) continue;
     const std::optional<int> part = target_part(std::string_view(t).substr(0, t.size() - end.size()));
+    if (!part && end == " free") return named(s.text.substr(0, s.text.size() - end.size()), 0.0);
     if (!part) return bad();
     s.part = *part;
     s.scale = 0.0;
@@ -247,7 +261,26 @@ Result<WhatIfSpec> parse_what_if(std::string_view text) {
     s.kind = *part < 0 ? WhatIfSpec::Kind::kCommunication : WhatIfSpec::Kind::kPart;
     return s;
   }
+  // NAME Fx faster: an operator, annotation or kernel.
+  if (t.ends_with(" faster")) {
+    const size_t cut = t.rfind(' ', t.size() - 8);
+    if (cut != std::string::npos && cut > 0) {
+      if (const std::optional<double> scale = faster(std::string_view(t).substr(cut + 1))) {
+        return named(s.text.substr(0, cut), *scale);
+      }
+    }
+  }
   return bad();
+}
+
+std::vector<std::string> what_if_targets(const std::vector<WhatIfSpec>& specs) {
+  std::vector<std::string> out;
+  for (const WhatIfSpec& s : specs) {
+    if (s.kind == WhatIfSpec::Kind::kNamed && std::find(out.begin(), out.end(), s.name) == out.end()) {
+      out.push_back(s.name);
+    }
+  }
+  return out;
 }
 
 WhatIfOutcome apply_what_if(const WhatIfSpec& spec, const WhatIfScale& base, const WhatIfScale& at, bool weak) {
@@ -267,6 +300,10 @@ WhatIfOutcome apply_what_if(const WhatIfSpec& spec, const WhatIfScale& base, con
       break;
     case WhatIfSpec::Kind::kPart:
       fixed.part_scale[static_cast<size_t>(spec.part)] = spec.scale;
+      break;
+    case WhatIfSpec::Kind::kNamed:
+      fixed.target = spec.name;
+      fixed.target_scale = spec.scale;
       break;
     case WhatIfSpec::Kind::kPartAtBase: {
       if (!base.has_model()) return out;

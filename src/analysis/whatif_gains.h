@@ -49,15 +49,22 @@ struct WhatIfScale {
 //   "communication free" | "communication Fx faster" (also "xF faster")
 //   "computation|data loading|optimizer|host overhead|idle Fx faster" (or "free")
 //   "<part> at base"                         that part shrunk with the workers since the smallest scale
+//   "NAME Fx faster" | "NAME free"           every operator, annotation or kernel whose name contains
+//                                            NAME (as written; quotes around it removed)
 struct WhatIfSpec {
-  enum class Kind : uint8_t { kRankAtMedian, kStragglersAtMedian, kCommunication, kPart, kPartAtBase };
+  enum class Kind : uint8_t { kRankAtMedian, kStragglersAtMedian, kCommunication, kPart, kPartAtBase, kNamed };
   std::string text;
   Kind kind = Kind::kPart;
   int64_t rank = -1;
   int part = -1;       // tables::TimelineParts index (kPart, kPartAtBase; -1 with kPartAtBase on communication)
   double scale = 1.0;  // time multiplied by this (1 / F; 0 free)
+  std::string name;    // kNamed
 };
+inline constexpr size_t kMaxTargetName = 4096;
 Result<WhatIfSpec> parse_what_if(std::string_view text);
+
+// The named targets of `specs` (kNamed), each once, in order: the timelines time them per segment.
+std::vector<std::string> what_if_targets(const std::vector<WhatIfSpec>& specs);
 
 // The predicted epoch time at `at` (the smallest scale `base` for "at base").
 struct WhatIfOutcome {

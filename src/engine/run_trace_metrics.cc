@@ -85,6 +85,7 @@ struct RankParts {
   double step_flops = std::numeric_limits<double>::quiet_NaN();
   double flop_step_ns = 0;
   double flop_ideal_ns = std::numeric_limits<double>::quiet_NaN();
+  std::vector<analysis::Intervals> what_if_targets;  // when each named target ran (TraceStageOptions)
 };
 
 // The FLOPs of a rank's profiled steps and their time at the device's peaks (analysis/flops.h,
@@ -249,6 +250,7 @@ void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& o
       engine::RankReduction<RankParts> out;
       out.collectives = analysis::extract_collectives(rank);
       out.parts = reduce_rank(rank, want_fraction, collective_cuts(*out.collectives));
+      out.parts->what_if_targets = analysis::named_intervals(rank, options.what_if_targets);
       return out;
     };
     auto every_rank = [](int64_t) { return true; };
@@ -277,8 +279,8 @@ void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& o
       // The what-if model's input, before the waits are moved out of each rank's exposed communication.
       std::vector<RankSteps> steps;
       steps.reserve(parts.size());
-      for (const RankParts& p : parts) steps.push_back({p.rank, &p.decomposition});
-      run.timeline = build_step_timeline(steps, matched);
+      for (const RankParts& p : parts) steps.push_back({p.rank, &p.decomposition, &p.what_if_targets});
+      run.timeline = build_step_timeline(steps, matched, options.what_if_targets);
     }
     add_step_decomposition(&parts, matched, &run, &sums);
     if (!add_collective_metrics(rows, matched, &run, &sums)) {

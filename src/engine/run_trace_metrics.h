@@ -26,12 +26,17 @@
 // "decomposition" (analysis/scaling_loss.h).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "tables/run_data.h"
 
 namespace scaleprof::engine {
 
 struct TraceStageOptions {
   unsigned threads = 0;  // trace files read in parallel (0: one per core)
+  // Names the report's what-ifs make faster ("aten::mm 2x faster"): timed in each run's timeline.
+  std::vector<std::string> what_if_targets;
 };
 
 // Fills RunData::traces and, where the run has no computation sums yet, RunData::computation, for

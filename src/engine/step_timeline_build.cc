@@ -43,13 +43,27 @@ std::vector<int64_t> collective_cuts(const analysis::RankCollectives& collective
   return out;
 }
 
-tables::RunTimeline build_step_timeline(std::span<const RankSteps> ranks, const analysis::CollectiveAnalysis& matched) {
+tables::RunTimeline build_step_timeline(std::span<const RankSteps> ranks, const analysis::CollectiveAnalysis& matched,
+                                        const std::vector<std::string>& targets) {
   static_assert(tables::kTimelineParts == analysis::kStepPartCount);
   tables::RunTimeline out;
+  out.targets = targets;
   std::map<int64_t, const analysis::RankDecomposition*> by_rank;
+  std::map<int64_t, const std::vector<analysis::Intervals>*> targets_of;
   for (const RankSteps& r : ranks) {
     if (r.steps != nullptr && !r.steps->steps.empty()) by_rank[r.rank] = r.steps;
+    if (r.targets != nullptr) targets_of[r.rank] = r.targets;
   }
+  // Per target, its time on the rank in [from, to) of the rank's own clock.
+  auto timed = [&](int64_t rank, int64_t from, int64_t to) {
+    std::vector<int64_t> ns(targets.size(), 0);
+    auto it = targets_of.find(rank);
+    if (it == targets_of.end()) return ns;
+    for (size_t k = 0; k < ns.size() && k < it->second->size(); ++k) {
+      ns[k] = analysis::covered_ns((*it->second)[k], from, to);
+    }
+    return ns;
+  };
   std::map<int64_t, int64_t> offset;  // rank -> its host's offset (aligned = raw - offset)
   for (const analysis::HostClock& h : matched.clocks) {
     for (int64_t r : h.ranks) offset[r] = h.offset_ns;
@@ -88,32 +102,38 @@ tables::RunTimeline build_step_timeline(std::span<const RankSteps> ranks, const 
       step.step = st.step;
       step.start_ns = st.start_ns - shift;
       std::array<int64_t, analysis::kStepPartCount> before{};
+      int64_t from = st.start_ns;  // the previous join, on the rank's own clock
       auto it = arrivals.find({rank, s});
       if (it != arrivals.end()) {
         std::vector<std::pair<const analysis::StepCut*, int64_t>>& list = it->second;
         std::stable_sort(list.begin(), list.end(),
                          [](const auto& a, const auto& b) { return a.first->time_ns < b.first->time_ns; });
         for (const auto& [cut, call] : list) {
-          step.joins.push_back({call, cut->time_ns - shift, minus(cut->part_ns, before)});
+          step.joins.push_back(
+              {call, cut->time_ns - shift, minus(cut->part_ns, before), timed(rank, from, cut->time_ns)});
           before = cut->part_ns;
+          from = cut->time_ns;
         }
       }
-      step.joins.push_back({-1, st.end_ns - shift, minus(st.part_ns, before)});
+      step.joins.push_back({-1, st.end_ns - shift, minus(st.part_ns, before), timed(rank, from, st.end_ns)});
       out.steps.push_back(std::move(step));
     }
   }
   return out;
 }
 
-Result<TimelineRead> read_step_timeline(const std::vector<std::string>& paths, const trace::LoadOptions& load) {
+Result<TimelineRead> read_step_timeline(const std::vector<std::string>& paths, const trace::LoadOptions& load,
+                                        const std::vector<std::string>& targets) {
   struct Steps {
     int64_t rank = 0;
     analysis::RankDecomposition steps;
+    std::vector<analysis::Intervals> targets;
   };
-  auto reduce = [](const trace::RankTrace& rank, unsigned /*threads_per_file*/) {
+  auto reduce = [&targets](const trace::RankTrace& rank, unsigned /*threads_per_file*/) {
     RankReduction<Steps> out;
     out.collectives = analysis::extract_collectives(rank);
-    out.parts = Steps{rank.rank, analysis::decompose_steps(rank, false, collective_cuts(*out.collectives))};
+    out.parts = Steps{rank.rank, analysis::decompose_steps(rank, false, collective_cuts(*out.collectives)),
+                      analysis::named_intervals(rank, targets)};
     return out;
   };
   auto every_rank = [](int64_t) { return true; };
@@ -125,10 +145,10 @@ Result<TimelineRead> read_step_timeline(const std::vector<std::string>& paths, c
   out.repair_notes = std::move(reduced.value().repair_notes);
   std::vector<RankSteps> ranks;
   for (const Steps& p : parts) {
-    ranks.push_back({p.rank, &p.steps});
+    ranks.push_back({p.rank, &p.steps, &p.targets});
     if (p.steps.steps.empty()) ++out.ranks_without_steps;
   }
-  out.timeline = build_step_timeline(ranks, analysis::match_collectives(reduced.value().rows));
+  out.timeline = build_step_timeline(ranks, analysis::match_collectives(reduced.value().rows), targets);
   return out;
 }
 

@@ -10,6 +10,7 @@
 
 #include "analysis/collective_calls.h"
 #include "analysis/collective_match.h"
+#include "analysis/named_intervals.h"
 #include "analysis/step_decomposition.h"
 #include "core/result.h"
 #include "tables/step_timeline.h"
@@ -23,11 +24,16 @@ std::vector<int64_t> collective_cuts(const analysis::RankCollectives& collective
 struct RankSteps {
   int64_t rank = 0;
   const analysis::RankDecomposition* steps = nullptr;  // decomposed with collective_cuts
+  // Per named target of the timeline, when it ran on the rank (analysis::named_intervals); null or
+  // empty without targets.
+  const std::vector<analysis::Intervals>* targets = nullptr;
 };
 
 // A call is a join of the timeline when it was matched on every rank of its group and each rank's
 // arrival falls in one of that rank's decomposed steps; the others are left to the ranks' own work.
-tables::RunTimeline build_step_timeline(std::span<const RankSteps> ranks, const analysis::CollectiveAnalysis& matched);
+// `targets`: the names a what-if makes faster, timed per join from each rank's RankSteps::targets.
+tables::RunTimeline build_step_timeline(std::span<const RankSteps> ranks, const analysis::CollectiveAnalysis& matched,
+                                        const std::vector<std::string>& targets = {});
 
 // The timeline of a set of traces read on their own (`scaleprof trace what-if`, TraceAnalysis.what_if):
 // every rank read, reduced to its decomposed steps and collective rows, and freed (rank_stream.h).
@@ -37,6 +43,7 @@ struct TimelineRead {
   tables::RunTimeline timeline;
   int64_t ranks_without_steps = 0;  // ranks read that have no ProfilerStep to replay
 };
-Result<TimelineRead> read_step_timeline(const std::vector<std::string>& paths, const trace::LoadOptions& load);
+Result<TimelineRead> read_step_timeline(const std::vector<std::string>& paths, const trace::LoadOptions& load,
+                                        const std::vector<std::string>& targets = {});
 
 }  // namespace scaleprof::engine

@@ -28,6 +28,9 @@ struct TimelineJoin {
   int64_t call = -1;
   int64_t time_ns = 0;
   TimelineParts parts{};  // the exclusive parts since the previous join (or the step's start)
+  // Per RunTimeline::targets, the time since the previous join when an event of that name ran on
+  // the rank (the union over its host and device tracks); empty without targets.
+  std::vector<int64_t> target_ns;
 };
 
 struct TimelineStep {
@@ -57,6 +60,9 @@ struct TimelineCall {
 struct RunTimeline {
   std::vector<TimelineCall> calls;  // by group, then position
   std::vector<TimelineStep> steps;  // by rank, then step
+  // Names a what-if makes faster ("aten::mm 2x faster"): operators, annotations or kernels whose
+  // name contains the text, timed per join (TimelineJoin::target_ns).
+  std::vector<std::string> targets;
 };
 
 }  // namespace scaleprof::tables
