@@ -82,8 +82,11 @@ SPEC_OF = {  # the what-if SPEC whose counterfactual run is "CAUSE at base"
     "communication": "communication free",
     "data loading": "data loading at base",
 }
+# A named operator made faster: the injected operator of --step-compute (a custom op, recorded as
+# itself) at half its time, against the run where it takes half (variant "operator at half").
+OPERATOR_SPEC = "scaleprof_example::fixed_step_work 2x faster"
 SPECS = ["rank 1 at median", "communication free", "communication 2x faster", "data loading at base",
-         "optimizer 2x faster", "computation 2x faster"]
+         "optimizer 2x faster", "computation 2x faster", OPERATOR_SPEC]
 
 
 def report_json(cli, root, *what_if):
@@ -106,6 +109,7 @@ def data(tmp_path_factory, scaleprof_cli):
     measured = {}
     for n in SCALES[1:]:
         variants = cf.variants_for(n, n0=SCALES[0], without_runs=False, joint=[JOINT])
+        variants["operator at half"] = {"step_compute": cf.COSTS["step_compute"] / 2}
         measured[n] = cf.measure(n, root / f"counterfactual-w{n}", variants, ROUNDS)
     # The projection's input: the same runs at 1 and 2 workers only.
     small = root / "report-1-2"
@@ -232,3 +236,14 @@ def test_projection_to_4_workers_from_1_and_2(data):
           f"{p['amdahl_epoch_s']:.3f} s ({amdahl_err:+.1f} %), measured {measured:.3f} s")
     assert p["assumptions"], p
     assert abs(model_err) <= 15, (p, measured, amdahl_err)
+
+
+@pytest.mark.parametrize("n1", SCALES[1:])
+def test_a_named_operator_made_faster_predicts_the_run_where_it_is(data, n1):
+    """`--what-if "OPERATOR 2x faster"`: the injected operator (30 ms a step) at half its time, against
+    the counterfactual epochs where it takes 15 ms: the predicted epoch within 10 %, the gain within 25 %
+    or 3 points of the measured one."""
+    w = what_if(data["report"], OPERATOR_SPEC, n1)
+    want_s = median(data["t"][n1]["operator at half"])
+    assert within(w["predicted_epoch_s"], want_s, 0.10), (n1, w, want_s)
+    assert within(w["gain_pts"], measured_gain(data["t"], n1, "operator at half"), 0.25, 3.0), (n1, w, data["t"][n1])
