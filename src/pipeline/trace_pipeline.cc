@@ -1,13 +1,22 @@
 #include "pipeline/trace_pipeline.h"
 
+#include <memory>
 #include <utility>
 
 #include "engine/trace_stream.h"
+#include "trace/deepspeed_profile.h"
 
 namespace scaleprof::pipeline {
 
 Result<StreamedReport> stream_report(std::string_view report, const std::vector<std::string>& paths,
-                                     const trace::LoadOptions& load, const engine::TraceReportOptions& options) {
+                                     const trace::LoadOptions& load, const engine::TraceReportOptions& given) {
+  engine::TraceReportOptions options = given;
+  // `trace flops --deepspeed-profile FILE`: read before any trace, so a bad file fails at once.
+  if (report == "flops" && !options.deepspeed_profile.empty() && !options.deepspeed) {
+    auto profile = trace::read_deepspeed_profile(options.deepspeed_profile);
+    if (!profile) return profile.error();
+    options.deepspeed = std::make_shared<const trace::DsProfile>(std::move(profile.value()));
+  }
   const engine::ReportSections sections = sections_of(report, options);
   auto streamed = engine::stream_ranks(sections, paths, load, options);
   if (!streamed) return streamed.error();
