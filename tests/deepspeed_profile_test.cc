@@ -8,6 +8,7 @@
 
 #include "analysis/deepspeed_compare.h"
 #include "analysis/module_flops.h"
+#include "engine/rank_results_store.h"
 #include "trace/deepspeed_profile.h"
 #include "trace/kineto_reader.h"
 
@@ -264,6 +265,32 @@ TEST(DeepSpeedCompare, PairsModulesByClassAndOrder) {
   EXPECT_FALSE(b.forwards_counted);
   EXPECT_EQ(b.trace_flops, m.forward_flops);
   EXPECT_EQ(b.modules[1].instances, 0);
+}
+
+TEST(ModuleFlops, ComesBackFromTheSpillingStore) {
+  // A rank whose results are spilled keeps its module tree for the comparison.
+  engine::RankResults r;
+  r.rank = 3;
+  r.flops.emplace();
+  r.flops->modules = analysis::module_flops(read(kTrace));
+  engine::RankResults back;
+  ASSERT_TRUE(engine::decode_rank_results(engine::encode_rank_results(r), &back));
+  ASSERT_TRUE(back.flops && back.flops->modules);
+  const analysis::ModuleFlops& a = *r.flops->modules;
+  const analysis::ModuleFlops& b = *back.flops->modules;
+  ASSERT_EQ(b.modules.size(), a.modules.size());
+  for (size_t i = 0; i < a.modules.size(); ++i) {
+    EXPECT_EQ(b.modules[i].name, a.modules[i].name);
+    EXPECT_EQ(b.modules[i].cls, a.modules[i].cls);
+    EXPECT_EQ(b.modules[i].parent, a.modules[i].parent);
+    EXPECT_EQ(b.modules[i].depth, a.modules[i].depth);
+    EXPECT_EQ(b.modules[i].calls, a.modules[i].calls);
+    EXPECT_EQ(b.modules[i].flops, a.modules[i].flops);
+    EXPECT_EQ(b.modules[i].host_ns, a.modules[i].host_ns);
+  }
+  EXPECT_EQ(b.forward_flops, a.forward_flops);
+  EXPECT_EQ(b.all_flops, a.all_flops);
+  EXPECT_EQ(b.steps, a.steps);
 }
 
 }  // namespace
