@@ -88,7 +88,10 @@ std::optional<DsFigure> parse_figure(std::string_view text, std::string_view suf
   if (!x || *x < 0 || *x * scale > kMaxFigure) return std::nullopt;
   double step = 0.005;
   if (*x > 0) step = std::max(step, 0.5 * std::pow(10.0, std::floor(std::log10(*x)) - 5));
-  return DsFigure{*x * scale, step * scale};
+  // Two decimals as printed: scaled from the hundredths, so "16.38 K" is 16380, not 16379.999999999998.
+  const double hundredths = std::round(*x * 100);
+  const double value = std::fabs(*x * 100 - hundredths) < 1e-6 ? hundredths * (scale / 100) : *x * scale;
+  return DsFigure{value, step * scale};
 }
 
 struct Parser {

@@ -217,5 +217,11 @@ def test_deepspeed_engine_profile_of_one_forward(recorded, tmp_path, run_cli):
     assert total["agrees"] == "yes"
     rows = tables["deepspeed_modules"]
     assert [r["trace_module"] for r in rows] == ["Sequential_0", "Linear_0", "ReLU_0", "Linear_1"]
+    assert rows[1]["ds_macs"] == 16380  # "16.38 KMACs" read as printed, no binary residue
+    # DeepSpeed 0.19.8's engine prints its root module's latency as "1.8 Gs" (its start-time hook did
+    # not run: the time since 1970) and so its FLOP/s as "0 FLOPS", which stands for anything up to
+    # millions of FLOPs: too coarse to agree or disagree with.
+    assert rows[0]["ds_latency_us"] > 1e15
+    assert rows[0]["agrees"] == "unknown"
     assert [r["trace_flops_per_forward"] for r in rows[1:]] == [2 * 8 * 32 * 64, 8 * 64, 2 * 8 * 64 * 10]
     assert all(r["agrees"] == "yes" for r in rows[1:]), rows
