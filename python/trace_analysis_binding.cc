@@ -216,7 +216,8 @@ py::list string_list(const std::vector<std::string>& lines) {
 py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle rank_files_arg, py::handle ranks_arg,
                       py::handle top_arg, py::handle duration_ratio_arg, py::handle delay_arg,
                       py::handle include_last_step_arg, py::handle sort_by_arg, py::handle threads_arg,
-                      py::handle launch_top_arg, py::handle max_queue_length_arg) {
+                      py::handle launch_top_arg, py::handle max_queue_length_arg, py::handle deepspeed_profile_arg,
+                      py::handle deepspeed_forwards_arg) {
   const std::string report = str_argument(report_arg, "report");
   if (std::find(std::begin(kReports), std::end(kReports), report) == std::end(kReports)) {
     bad_argument("report", fmt::format("unknown report '{}'", report));
@@ -258,6 +259,12 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
   if (!max_queue_length_arg.is_none()) {
     options.max_queue_length = int_argument(max_queue_length_arg, "max_queue_length", 1, int64_t{1} << 30);
   }
+  // `trace flops --deepspeed-profile` (issue 31): the file is read by the pipeline.
+  if (!deepspeed_profile_arg.is_none()) {
+    if (report != "flops") bad_argument("deepspeed_profile", "is for the flops report only");
+    options.deepspeed_profile = one_path(deepspeed_profile_arg, "deepspeed_profile");
+  }
+  options.deepspeed_forwards = int_argument(deepspeed_forwards_arg, "deepspeed_forwards", 1, int64_t{1} << 40);
 
   std::optional<Result<pipeline::StreamedReport>> streamed;
   {
@@ -351,11 +358,14 @@ void bind_trace_analysis(py::module_& m) {
         py::arg("ranks") = py::none(), py::arg("top") = 10, py::arg("duration_ratio") = 1.0,
         py::arg("consecutive_kernel_delay_us") = 30, py::arg("include_last_step") = false,
         py::arg("sort_by") = "self_cpu", py::arg("threads") = 0, py::arg("launch_top") = py::none(),
-        py::arg("max_queue_length") = py::none(),
+        py::arg("max_queue_length") = py::none(), py::arg("deepspeed_profile") = py::none(),
+        py::arg("deepspeed_forwards") = 1,
         "The tables of `scaleprof trace REPORT` over the trace files of `paths` (files or folders) and "
         "`rank_files` ({rank: file}), as {'tables': {key: {column: numpy array or list of str}}, 'files', "
         "'ranks', 'warnings', 'notes'}. `launch_top`: rows of the launch-delay table (None: `top`, 0: every "
-        "launch). ValueError names a bad argument; ScaleprofError an unreadable trace.");
+        "launch). `deepspeed_profile` (flops only): a DeepSpeed flops profiler output shown beside the trace's FLOPs, "
+        "over `deepspeed_forwards` forward passes. ValueError names a bad argument; ScaleprofError an unreadable "
+        "trace or profile.");
 }
 
 }  // namespace scaleprof::python

@@ -180,15 +180,19 @@ class TraceAnalysis:
     # -- the engine --------------------------------------------------------------------------------
     def _report(self, report: str, ranks: Optional[Sequence[int]], top: int = 10, duration_ratio: float = 1.0,
                 consecutive_kernel_delay: float = 30, sort_by: str = "self_cpu",
-                launch_top: Optional[int] = None, max_queue_length: Optional[int] = _QUEUE_LIMIT) -> Dict[str, Any]:
+                launch_top: Optional[int] = None, max_queue_length: Optional[int] = _QUEUE_LIMIT,
+                deepspeed_profile: Any = None, deepspeed_forwards: int = 1) -> Dict[str, Any]:
         def run():
             # The binding checks every argument (a ValueError naming it) before anything is read.
             return _scaleprof.trace_report(
                 report, self._paths, rank_files=self._rank_files, ranks=ranks, top=top,
                 duration_ratio=duration_ratio, consecutive_kernel_delay_us=consecutive_kernel_delay,
                 include_last_step=self._include_last_step, sort_by=sort_by, threads=self._threads,
-                launch_top=launch_top, max_queue_length=max_queue_length)
+                launch_top=launch_top, max_queue_length=max_queue_length, deepspeed_profile=deepspeed_profile,
+                deepspeed_forwards=deepspeed_forwards)
 
+        if deepspeed_profile is not None:
+            return run()  # the profile file may change between calls: never cached
         key = (report, tuple(ranks) if ranks is not None else None, top, duration_ratio, consecutive_kernel_delay,
                sort_by, launch_top, max_queue_length)
         try:
@@ -474,10 +478,21 @@ class TraceAnalysis:
         """ProfilerStep durations per rank and their spread (`scaleprof trace steps`)."""
         return self.get_report("steps")
 
-    def get_flops(self, ranks: Optional[List[int]] = None, top: int = 10) -> Dict[str, Any]:
+    def get_flops(self, ranks: Optional[List[int]] = None, top: int = 10, deepspeed_profile: Any = None,
+                  deepspeed_forwards: int = 1) -> Dict[str, Any]:
         """FLOPs from recorded shapes, TFLOP/s and MFU per rank, step, operator and kernel
-        (`scaleprof trace flops`, docs/flops.md; the trace's device sets the peak)."""
-        return self.get_report("flops", ranks=ranks, top=top)
+        (`scaleprof trace flops`, docs/flops.md; the trace's device sets the peak).
+
+        `deepspeed_profile`: the file DeepSpeed's flops profiler wrote (`print_model_profile(output_file=...)`,
+        e.g. profiler_ds.txt), shown beside the trace's forward FLOPs per forward pass: two more tables,
+        `deepspeed_flops` (per rank) and `deepspeed_modules` (per rank and DeepSpeed module), as
+        `--deepspeed-profile` adds them; `deepspeed_forwards`: the forward passes the profile covers (the
+        DeepSpeed engine profiles one). ScaleprofError, naming the file and line, for a file that is not one."""
+        if deepspeed_profile is None:
+            return self.get_report("flops", ranks=ranks, top=top)
+        tables = self._report("flops", ranks=None if ranks is None else _ranks_list(ranks), top=top,
+                              deepspeed_profile=deepspeed_profile, deepspeed_forwards=deepspeed_forwards)["tables"]
+        return {key: _frame(cols, {c: c for c in cols}) for key, cols in tables.items()}
 
     def get_phases(self) -> Dict[str, Any]:
         """Forward, backward, optimizer and data loading per step (`scaleprof trace phases`)."""

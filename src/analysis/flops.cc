@@ -169,10 +169,9 @@ void sort_by_flops(std::vector<Row>* rows) {
   std::stable_sort(rows->begin(), rows->end(), [&](const Row& a, const Row& b) { return key(a) > key(b); });
 }
 
-}  // namespace
-
-RankFlops compute_flops(const trace::RankTrace& t) {
-  RankFlops out;
+// The calls with a formula whose shapes fit it, in event order, with which of them count (flops.h);
+// out's shaped and unmodelled calls counted.
+std::vector<Candidate> counted_candidates(const trace::RankTrace& t, RankFlops* out) {
   const trace::EventTable& e = t.events;
   const trace::ShapesTable& sh = t.shapes;
   // Which names have a formula, once per distinct name.
@@ -181,7 +180,7 @@ RankFlops compute_flops(const trace::RankTrace& t) {
   for (size_t r = 0; r < sh.size(); ++r) {
     const uint32_t ev = sh.event[r];
     if (e.cat[ev] != Category::kCpuOp) continue;
-    ++out.shaped_calls;
+    ++out->shaped_calls;
     auto [it, fresh] = formula_by_name.try_emplace(e.name[ev], false);
     if (fresh) it->second = has_flop_formula(t.strings.view(e.name[ev]));
     if (!it->second) continue;
@@ -189,7 +188,7 @@ RankFlops compute_flops(const trace::RankTrace& t) {
                                         t.strings.view(sh.concrete_inputs[r]));
     const auto flops = inputs ? op_flops(t.strings.view(e.name[ev]), *inputs) : std::nullopt;
     if (!flops) {
-      ++out.unmodelled_calls;
+      ++out->unmodelled_calls;
       continue;
     }
     Candidate c;
@@ -197,6 +196,26 @@ RankFlops compute_flops(const trace::RankTrace& t) {
     c.flops = *flops;
     cands.push_back(c);
   }
+  if (cands.empty()) return cands;
+  choose_counted(&cands, nest(t, &cands));
+  return cands;
+}
+
+}  // namespace
+
+std::vector<CountedFlopCall> counted_flop_calls(const trace::RankTrace& t) {
+  RankFlops counts;
+  std::vector<CountedFlopCall> out;
+  for (const Candidate& c : counted_candidates(t, &counts)) {
+    if (c.counted) out.push_back({c.event, c.flops.flops, c.flops.cls});
+  }
+  return out;
+}
+
+RankFlops compute_flops(const trace::RankTrace& t) {
+  RankFlops out;
+  const trace::EventTable& e = t.events;
+  std::vector<Candidate> cands = counted_candidates(t, &out);
   int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
   for (size_t i = 0; i < e.size(); ++i) {
     first = std::min(first, e.ts[i]);
@@ -204,8 +223,6 @@ RankFlops compute_flops(const trace::RankTrace& t) {
   }
   out.span_ns = e.size() > 0 ? last - first : 0;
   if (cands.empty()) return out;
-  const std::vector<uint32_t> order = nest(t, &cands);
-  choose_counted(&cands, order);
   attribute_device_time(t, &cands, &out.has_device);
 
   // Steps: the ProfilerStep#N windows of every analysis (profiler_steps.h: by start, disjoint).

@@ -83,4 +83,13 @@ struct RankFlops {
 
 RankFlops compute_flops(const trace::RankTrace& trace);
 
+// The calls compute_flops counts, one each, in event order: what other views of the same FLOPs sum
+// (per nn.Module for the comparison with DeepSpeed's flops profiler, module_flops.h).
+struct CountedFlopCall {
+  uint32_t event = 0;
+  int64_t flops = 0;
+  FlopClass cls = FlopClass::kMatmul;
+};
+std::vector<CountedFlopCall> counted_flop_calls(const trace::RankTrace& trace);
+
 }  // namespace scaleprof::analysis

@@ -577,6 +577,15 @@ void setup_trace_command(CLI::App& app, int* exit_code) {
                       "FLOPs: take MFU against this peak (TFLOP/s) for every dtype (e.g. TF32, or a device not in the "
                       "table)");
     }
+    if (std::string_view(sub.name) == "flops") {
+      cmd->add_option("--deepspeed-profile", opt->report.deepspeed_profile,
+                      "Show this DeepSpeed flops profiler output (print_model_profile's output_file, e.g. "
+                      "profiler_ds.txt) beside the trace's forward FLOPs, in total and per module (docs/flops.md)");
+      cmd->add_option("--deepspeed-forwards", opt->report.deepspeed_forwards,
+                      "Forward passes the DeepSpeed profile covers (the DeepSpeed engine profiles one)")
+          ->capture_default_str()
+          ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+    }
     if (std::string_view(sub.name) == "summary") {
       cmd->add_option("--only", opt->only,
                       "Run only these analyses: breakdown,kernels,idle,overlap,launch,ops,steps,collectives,stragglers,"

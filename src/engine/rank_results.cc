@@ -221,13 +221,15 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
   if (sections.flops) {
     tasks.emplace_back([&] {
       out.flops = RankFlopsResult{analysis::compute_flops(trace),
-                                  trace.metadata.devices.empty() ? std::string() : trace.metadata.devices[0].name};
+                                  trace.metadata.devices.empty() ? std::string() : trace.metadata.devices[0].name,
+                                  std::nullopt};
       // Only --top rows per rank are shown: keeping no more bounds memory over ranks (totals are kept).
       if (options.top > 0) {
         auto& f = out.flops->flops;
         if (f.operators.size() > static_cast<size_t>(options.top)) f.operators.resize(static_cast<size_t>(options.top));
         if (f.kernels.size() > static_cast<size_t>(options.top)) f.kernels.resize(static_cast<size_t>(options.top));
       }
+      if (options.deepspeed) out.flops->modules = analysis::module_flops(trace);
     });
   }
   run_tasks(tasks, threads);

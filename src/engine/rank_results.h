@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,7 @@
 #include "analysis/computation_fraction.h"
 #include "analysis/counters.h"
 #include "analysis/critical_path.h"
+#include "analysis/deepspeed_compare.h"
 #include "analysis/flops.h"
 #include "analysis/idle_time.h"
 #include "analysis/kernel_breakdown.h"
@@ -27,6 +29,7 @@
 #include "analysis/profiler_steps.h"
 #include "analysis/step_decomposition.h"
 #include "analysis/temporal_breakdown.h"
+#include "trace/deepspeed_profile.h"
 #include "trace/event_table.h"
 #include "trace/trace_set.h"
 
@@ -56,6 +59,12 @@ struct TraceReportOptions {
   // deviceProperties name, and one peak (TFLOP/s) for every dtype instead of the table's (0: none).
   std::string flops_device;
   double peak_tflops = 0;
+  // `trace flops --deepspeed-profile FILE` (issue 31): DeepSpeed's flops profile, read by the pipeline
+  // from `deepspeed_profile`, shown beside the trace's FLOPs per forward pass; `deepspeed_forwards`:
+  // the forward passes it covers (the DeepSpeed engine profiles one).
+  std::string deepspeed_profile;
+  std::shared_ptr<const trace::DsProfile> deepspeed;
+  int64_t deepspeed_forwards = 1;
 };
 
 // The ranks of `set` selected by options.ranks, in rank order.
@@ -144,6 +153,8 @@ struct RankOperators {
 struct RankFlopsResult {
   analysis::RankFlops flops;
   std::string device;  // the first deviceProperties name, "" for none
+  // Per nn.Module and forward FLOPs, for the comparison with DeepSpeed's profile (only with one).
+  std::optional<analysis::ModuleFlops> modules;
 };
 
 struct RankResults {

@@ -309,6 +309,19 @@ void write(Writer& w, const std::string& s) {
 void read(Reader& r, std::string* s) {
   r.str(s);
 }
+// An optional: a presence byte, then the value.
+template <class T, class Fn>
+void write_optional(Writer& w, const std::optional<T>& o, Fn fn) {
+  w.raw(o.has_value());
+  if (o) fn(*o);
+}
+template <class T, class Fn>
+void read_optional(Reader& r, std::optional<T>* o, Fn fn) {
+  bool present = false;
+  r.raw(&present);
+  if (present && r.ok) fn(&o->emplace());
+}
+
 // `trace flops` (issue 23).
 void write_flops(Writer& w, const RankFlopsResult& f) {
   w.str(f.device);
@@ -333,6 +346,16 @@ void write_flops(Writer& w, const RankFlopsResult& f) {
     w.raw(v);
   }
   w.raw(x.compute_flops);
+  write_optional(w, f.modules, [&](const analysis::ModuleFlops& m) {
+    w.raw(static_cast<uint64_t>(m.modules.size()));
+    for (const analysis::TraceModule& t : m.modules) {
+      w.str(t.name);
+      w.str(t.cls);
+      w.raw(t.depth);
+      for (int64_t v : {t.parent, t.calls, t.flops, t.host_ns}) w.raw(v);
+    }
+    for (int64_t v : {m.steps, m.forward_flops, m.forward_compute_flops, m.all_flops}) w.raw(v);
+  });
 }
 void read_flops(Reader& r, RankFlopsResult* f) {
   r.str(&f->device);
@@ -358,6 +381,16 @@ void read_flops(Reader& r, RankFlopsResult* f) {
     r.raw(v);
   }
   r.raw(&x.compute_flops);
+  read_optional(r, &f->modules, [&](analysis::ModuleFlops* m) {
+    m->modules.resize(r.count(1));
+    for (analysis::TraceModule& t : m->modules) {
+      r.str(&t.name);
+      r.str(&t.cls);
+      r.raw(&t.depth);
+      for (int64_t* v : {&t.parent, &t.calls, &t.flops, &t.host_ns}) r.raw(v);
+    }
+    for (int64_t* v : {&m->steps, &m->forward_flops, &m->forward_compute_flops, &m->all_flops}) r.raw(v);
+  });
 }
 
 template <class T>
@@ -369,19 +402,6 @@ template <class T>
 void read_vector(Reader& r, std::vector<T>* v) {
   v->resize(r.count(1));
   for (T& x : *v) read(r, &x);
-}
-
-// An optional: a presence byte, then the value.
-template <class T, class Fn>
-void write_optional(Writer& w, const std::optional<T>& o, Fn fn) {
-  w.raw(o.has_value());
-  if (o) fn(*o);
-}
-template <class T, class Fn>
-void read_optional(Reader& r, std::optional<T>* o, Fn fn) {
-  bool present = false;
-  r.raw(&present);
-  if (present && r.ok) fn(&o->emplace());
 }
 
 }  // namespace
@@ -568,6 +588,10 @@ size_t resident_bytes(const RankResults& r) {
   if (r.flops) {
     n += heap_bytes(r.flops->device) + heap_bytes(r.flops->flops.operators) + heap_bytes(r.flops->flops.kernels) +
          heap_bytes(r.flops->flops.steps);
+    if (r.flops->modules) {
+      n += heap_bytes(r.flops->modules->modules);
+      for (const auto& t : r.flops->modules->modules) n += heap_bytes(t.name) + heap_bytes(t.cls);
+    }
   }
   return n;
 }

@@ -21,6 +21,8 @@ struct StreamedReport {
 };
 
 // The report of subcommand `report` (summary, breakdown, ..., stragglers) over the files of `paths`.
+// `flops` with options.deepspeed_profile reads that DeepSpeed flops profile first (its error, naming
+// the file and line, is the result's).
 // A file whose rank is known when it is read and not selected is not analysed; `load.wanted_rank`
 // may also skip reading files whose rank their name gives. Fails only as trace::stream_traces does.
 Result<StreamedReport> stream_report(std::string_view report, const std::vector<std::string>& paths,

@@ -223,6 +223,8 @@ TraceReport flops_tables(const engine::RankStore& ranks, const engine::TraceRepo
   report.add("flops_steps", steps_table(ranks, options));
   report.add("flops_operators", operators_table(ranks, options));
   report.add("flops_kernels", kernels_table(ranks, options));
+  TraceReport deepspeed = deepspeed_tables(ranks, options);
+  for (size_t i = 0; i < deepspeed.tables.size(); ++i) report.add(deepspeed.keys[i], std::move(deepspeed.tables[i]));
   if (any_unknown(ranks)) {
     for (Table& t : report.tables) t.title += kUnknownFigureNote;
   }

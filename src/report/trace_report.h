@@ -67,6 +67,9 @@ TraceReport counters_report(const trace::TraceSet& set, const engine::TraceRepor
 // `trace flops` (trace_flops_report.cc): per rank, step, operator and kernel; `ranks_only`: summary's
 // per-rank table, and only when some rank has FLOPs.
 TraceReport flops_tables(const engine::RankStore& ranks, const engine::TraceReportOptions& options, bool ranks_only);
+// `trace flops --deepspeed-profile` (trace_deepspeed_report.cc, issue 31): DeepSpeed's flops profile
+// (options.deepspeed) beside the trace's forward FLOPs, in total and per module; empty without one.
+TraceReport deepspeed_tables(const engine::RankStore& ranks, const engine::TraceReportOptions& options);
 // Collectives and stragglers from one set of compact rows (matched once; the rows are freed before
 // the tables are rendered).
 TraceReport collective_tables(analysis::CollectiveRows rows, const engine::ReportSections& sections,
