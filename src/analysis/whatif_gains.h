@@ -83,7 +83,7 @@ void add_what_if_gains(const WhatIfScale& base, const WhatIfScale& at, ScaleLoss
 
 // The epoch time at `workers` projected from two scales by the model: time outside the steps fitted as
 // a + b/n through both scales (a, b >= 0); each part of a typical rank's local work per epoch fitted on
-// its own (a + b/n where it shrank, a + b n where it grew); the wait for late ranks per step as at the
+// its own (a + b/n, held where it grew; data loading that grew: a + b n); the wait for late ranks per step as at the
 // larger scale; the exposed transfer per step scaled by the ring all-reduce's 2(n-1)/n at the measured
 // bandwidth; steps per epoch as a power of n through both scales.
 struct ModelProjection {
