@@ -5,7 +5,6 @@
 #include <map>
 #include <string_view>
 #include <tuple>
-#include <utility>
 
 #include "analysis/analysis_window.h"
 #include "analysis/device_events.h"
@@ -45,8 +44,13 @@ void link_backward_thread(const trace::RankTrace& trace, const std::vector<Opera
   }
   int64_t main = -1, bwd = -1, mains = 0, bwds = 0;
   for (const auto& [track, l] : label) {
-    if (l == 1) main = track, ++mains;
-    if (l == 2) bwd = track, ++bwds;
+    if (l == 1) {
+      main = track;
+      ++mains;
+    } else if (l == 2) {
+      bwd = track;
+      ++bwds;
+    }
   }
   if (mains != 1 || bwds != 1) return;
   std::vector<uint32_t> anchors;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -199,7 +200,7 @@ Result<PotentialStragglers> find_potential_stragglers(const std::vector<RankStra
   // 5. Ranks by steps flagged, most first, ties by rank (pandas' descending sort keeps their order).
   for (const auto& [rank, n] : flagged) out.ranks.push_back({rank, n, false});
   std::stable_sort(out.ranks.begin(), out.ranks.end(),
-                   [](const RankStraggling& a, const RankStraggling& b) { return a.flagged_steps > b.flagged_steps; });
+                   [](const RankLateStarts& a, const RankLateStarts& b) { return a.flagged_steps > b.flagged_steps; });
   for (size_t i = 0; i < out.ranks.size() && i < k; ++i) {
     out.ranks[i].potential_straggler = true;
     out.stragglers.push_back(out.ranks[i].rank);

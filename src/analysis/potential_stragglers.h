@@ -70,7 +70,7 @@ struct StragglerMetricRow {
   bool flagged = false;         // at or above the step's num_candidates-th latest start
 };
 
-struct RankStraggling {
+struct RankLateStarts {
   int64_t rank = 0;
   int64_t flagged_steps = 0;
   bool potential_straggler = false;  // among the first num_candidates
@@ -85,7 +85,7 @@ struct PotentialStragglers {
   std::string kernel;
   double mean_duration_std = 0;            // its mean over steps of the std over ranks of dur / mean step time
   std::vector<StragglerMetricRow> metric;  // by step, then rank
-  std::vector<RankStraggling> ranks;       // by flagged steps (most first), then rank
+  std::vector<RankLateStarts> ranks;       // by flagged steps (most first), then rank
   std::vector<int64_t> stragglers;         // HTA's result: the first num_candidates ranks
   std::string note;                        // why there is no result ("" when there is one)
 };

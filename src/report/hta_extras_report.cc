@@ -17,7 +17,7 @@ TraceReport potential_stragglers_tables(const analysis::PotentialStragglers& res
   ranks.columns = {
       {"rank", "Rank"}, {"flagged_steps", "Steps flagged"}, {"potential_straggler", "Potential straggler"}};
   ranks.set_importance(Importance::kKey, {"rank"});
-  for (const analysis::RankStraggling& r : result.ranks) {
+  for (const analysis::RankLateStarts& r : result.ranks) {
     ranks.add_row({r.rank, r.flagged_steps, r.potential_straggler ? "yes" : "no"});
   }
   report.add("potential_stragglers", std::move(ranks));
