@@ -166,3 +166,40 @@ def test_frequent_kernel_sequences_equal_htas(hta):
             assert o[2] == pytest.approx(t[2], abs=1e-3) and o[3] == pytest.approx(t[3], abs=1e-3), (op, o[0][:80])
         compared += len(theirs)
     assert compared > 0
+
+
+def test_random_arguments_raise_only_value_errors():
+    # As test_trace_analysis_api.py's property: each call returns or raises ValueError / ScaleprofError,
+    # never a TypeError or a pybind11 cast error. Seeded, so a failure repeats.
+    import numpy as np
+
+    import scaleprof
+
+    if not FILTER.is_dir():
+        pytest.skip(f"shared traces missing under {TRACES}")
+    analyzer = scaleprof.TraceAnalysis(trace_dir=str(FILTER))
+    rng = np.random.default_rng(31)
+    values = [None, True, 0, 1, -1, 3, 551, 2**63, 0.5, float("nan"), "0", "", "ProfilerStep", "GPU", [], [0],
+              [551], [-1], ["0"], [None], (551,), {0: 1}, np.int64(1), np.array([0, 1]), np.array(3), np.bool_(True),
+              object()]
+    calls = {
+        analyzer.get_potential_stragglers: ["profiler_steps", "num_candidates", "straggler_identification_impl"],
+        analyzer.get_frequent_cuda_kernel_sequences: ["operator_name", "output_dir", "min_pattern_len", "rank",
+                                                      "top_k"],
+        scaleprof.TraceDiff.ops_diff: ["control", "test", "control_rank", "device_type", "warmup", "threads"],
+    }
+    returned = 0
+    for _ in range(120):
+        method = list(calls)[rng.integers(len(calls))]
+        kwargs = {n: values[rng.integers(len(values))] for n in calls[method] if rng.random() < 0.5}
+        if method == scaleprof.TraceDiff.ops_diff:
+            kwargs.setdefault("control", str(COMPARE / "base"))
+            kwargs.setdefault("test", str(COMPARE / "test"))
+        elif method == analyzer.get_frequent_cuda_kernel_sequences:
+            kwargs.setdefault("operator_name", "Optimizer")
+        try:
+            method(**kwargs)
+            returned += 1
+        except (ValueError, scaleprof.ScaleprofError):
+            pass
+    assert returned > 0
