@@ -203,3 +203,14 @@ def test_random_arguments_raise_only_value_errors():
         except (ValueError, scaleprof.ScaleprofError):
             pass
     assert returned > 0
+
+
+def test_step_sequences_on_a_trace_with_device_step_annotations(run_cli):
+    # torch 2.11 writes a gpu_user_annotation for every ProfilerStep; HTA 0.6.1 takes it as a candidate of
+    # depth -1 and returns no pattern (docs/differences-from-hta.md, section 18); scaleprof's candidates
+    # are host calls, so every analysed step is a pattern.
+    out, _ = run_cli("kernel-sequences", REPO / "tests" / "data" / "gpu-h200" / "traces" / "tiny_mlp.pt.trace.json.gz",
+                     "--operator", "ProfilerStep")
+    patterns = [r["pattern"].split("|")[0] for r in out["kernel_sequences"]]
+    assert patterns == ["ProfilerStep#2", "ProfilerStep#3"]
+    assert all(r["count"] == 1 and r["kernels"] >= 3 for r in out["kernel_sequences"])
