@@ -26,6 +26,8 @@
 #include "binding_errors.h"
 #include "engine/rank_results.h"
 #include "path_argument.h"
+#include "pipeline/hta_extras_pipeline.h"
+#include "pipeline/trace_diff_pipeline.h"
 #include "pipeline/trace_pipeline.h"
 #include "pipeline/whatif_pipeline.h"
 #include "report/table.h"
@@ -343,9 +345,162 @@ py::dict trace_what_if(py::handle paths_arg, py::handle what_ifs_arg, unsigned t
   return out;
 }
 
+// The files of `paths` and `rank_files` ({rank: file}) as trace_report() takes them, into `load`.
+std::vector<std::string> trace_inputs(py::handle paths_arg, py::handle rank_files_arg, py::handle threads_arg,
+                                      trace::LoadOptions* load) {
+  std::vector<std::string> paths = paths_argument(paths_arg, "trace_dir");
+  load->parse.lenient = true;
+  load->threads = static_cast<unsigned>(int_argument(threads_arg, "threads", 0, 1024));
+  if (!rank_files_arg.is_none()) {
+    if (!py::isinstance<py::dict>(rank_files_arg)) {
+      bad_argument("trace_files", fmt::format("expected a dict of rank to file, got {}", type_name(rank_files_arg)));
+    }
+    for (auto [rank, file] : py::reinterpret_borrow<py::dict>(rank_files_arg)) {
+      const int64_t r = int_argument(rank, "trace_files (a rank)", 0, std::numeric_limits<int32_t>::max());
+      const std::string p = one_path(file, fmt::format("trace_files[{}]", r));
+      load->rank_overrides.emplace_back(p, r);
+      paths.push_back(p);
+    }
+  }
+  if (paths.empty()) bad_argument("trace_dir", "no trace file or folder given");
+  return paths;
+}
+
+// A notebook wants all of its traces or a clear reason: an unreadable file is an error.
+void check_read(const trace::StreamedSet& set) {
+  if (set.errors.empty()) return;
+  std::string message = "some traces could not be read";
+  for (const std::string& e : set.errors) message += "\n  " + e;
+  throw ScaleprofError(utf8_message(message));
+}
+
+py::dict tables_dict(const report::TraceReport& report) {
+  py::dict tables;
+  for (size_t i = 0; i < report.tables.size(); ++i) tables[py::str(report.keys[i])] = table_columns(report.tables[i]);
+  return tables;
+}
+
+// `scaleprof trace potential-stragglers`: {'tables', 'stragglers' (HTA's list), 'note', 'warnings'}.
+py::dict trace_potential_stragglers(py::handle paths_arg, py::handle rank_files_arg, py::handle steps_arg,
+                                    py::handle num_candidates_arg, py::handle include_last_step_arg,
+                                    py::handle threads_arg) {
+  trace::LoadOptions load;
+  const std::vector<std::string> paths = trace_inputs(paths_arg, rank_files_arg, threads_arg, &load);
+  analysis::PotentialStragglerOptions options;
+  if (!steps_arg.is_none()) options.profiler_steps = ranks_argument(steps_arg, "profiler_steps");
+  // HTA takes any integer and counts one below 1 as 1.
+  options.num_candidates =
+      std::max<int64_t>(1, int_argument(num_candidates_arg, "num_candidates", std::numeric_limits<int32_t>::min(),
+                                        std::numeric_limits<int32_t>::max()));
+  const bool include_last_step = bool_argument(include_last_step_arg, "include_last_profiler_step");
+  std::optional<Result<pipeline::PotentialStragglersReport>> result;
+  {
+    py::gil_scoped_release release;
+    result.emplace(pipeline::potential_stragglers_report(paths, load, options, include_last_step));
+  }
+  if (!result->ok() && result->error().kind == ErrorKind::kUsage) throw py::value_error(result->error().message);
+  pipeline::PotentialStragglersReport r = unwrap(std::move(*result));
+  check_read(r.set);
+  py::list stragglers;
+  for (int64_t rank : r.result.stragglers) stragglers.append(rank);
+  py::dict out;
+  out["tables"] = tables_dict(r.report);
+  out["stragglers"] = stragglers;
+  out["note"] = py::str(r.result.note);
+  out["warnings"] = string_list(r.set.warnings);
+  return out;
+}
+
+// `scaleprof trace kernel-sequences`: {'tables', 'warnings'}.
+py::dict trace_kernel_sequences(py::handle paths_arg, py::handle rank_files_arg, py::handle operator_arg,
+                                py::handle min_pattern_len_arg, py::handle ranks_arg, py::handle include_last_step_arg,
+                                py::handle threads_arg) {
+  trace::LoadOptions load;
+  const std::vector<std::string> paths = trace_inputs(paths_arg, rank_files_arg, threads_arg, &load);
+  analysis::KernelSequenceOptions options;
+  options.operator_name = str_argument(operator_arg, "operator_name");
+  if (options.operator_name.empty()) bad_argument("operator_name", "must name an operator (a non-empty string)");
+  options.min_pattern_len = int_argument(min_pattern_len_arg, "min_pattern_len", 0, int64_t{1} << 30);
+  options.include_last_step = bool_argument(include_last_step_arg, "include_last_profiler_step");
+  const std::vector<int64_t> ranks = ranks_argument(ranks_arg, "rank");
+  std::optional<Result<pipeline::KernelSequencesReport>> result;
+  {
+    py::gil_scoped_release release;
+    result.emplace(pipeline::kernel_sequences_report(paths, load, options, ranks));
+  }
+  pipeline::KernelSequencesReport r = unwrap(std::move(*result));
+  check_read(r.set);
+  if (r.ranks.empty() && !ranks.empty()) {
+    throw py::value_error(fmt::format("rank: {} is not among the ranks read", fmt::join(ranks, ", ")));
+  }
+  py::dict out;
+  out["tables"] = tables_dict(r.report);
+  out["warnings"] = string_list(r.set.warnings);
+  return out;
+}
+
+// `scaleprof trace diff A B` (pipeline::diff_report): {'tables': {key: {column: values}}, 'problems',
+// 'warnings'}. A side that cannot be listed or read is a ScaleprofError naming the side.
+py::dict trace_diff(py::handle a_arg, py::handle b_arg, py::handle warmup_arg, py::handle include_last_step_arg,
+                    py::handle threads_arg) {
+  const std::string a = one_path(a_arg, "control");
+  const std::string b = one_path(b_arg, "test");
+  pipeline::DiffOptions options;
+  options.summary.warmup_steps = int_argument(warmup_arg, "warmup", 0, int64_t{1} << 30);
+  options.summary.include_last_step = bool_argument(include_last_step_arg, "include_last_profiler_step");
+  trace::LoadOptions load;
+  load.parse.lenient = true;
+  load.threads = static_cast<unsigned>(int_argument(threads_arg, "threads", 0, 1024));
+  std::optional<Result<pipeline::DiffReport>> result;
+  {
+    py::gil_scoped_release release;  // both sides are read on threads of the engine's own
+    result.emplace(pipeline::diff_report(a, b, load, options));
+  }
+  pipeline::DiffReport d = unwrap(std::move(*result));
+  std::string message;
+  for (const pipeline::DiffSideRead* side : {&d.a, &d.b}) {
+    for (const std::string& e : side->set.errors) message += "\n  " + side->info.label + ": " + e;
+  }
+  if (!message.empty() || !d.complete) {
+    for (const Diagnostic& p : d.problems) {
+      if (p.severity == Severity::kError) message += "\n  " + p.text();
+    }
+    throw ScaleprofError(utf8_message("some traces could not be read" + message));
+  }
+  std::vector<std::string> problems;
+  std::vector<std::string> warnings;
+  for (const Diagnostic& p : d.problems) problems.push_back(p.text());
+  for (const pipeline::DiffSideRead* side : {&d.a, &d.b}) {
+    for (const std::string& w : side->set.warnings) warnings.push_back(side->info.label + ": " + w);
+  }
+  py::dict tables;
+  for (size_t i = 0; i < d.report.tables.size(); ++i) {
+    tables[py::str(d.report.keys[i])] = table_columns(d.report.tables[i]);
+  }
+  py::dict out;
+  out["tables"] = tables;
+  out["problems"] = string_list(problems);
+  out["warnings"] = string_list(warnings);
+  return out;
+}
+
 }  // namespace
 
 void bind_trace_analysis(py::module_& m) {
+  m.def("trace_potential_stragglers", &trace_potential_stragglers, py::arg("paths"), py::arg("rank_files") = py::none(),
+        py::arg("profiler_steps") = py::none(), py::arg("num_candidates") = 2, py::arg("include_last_step") = false,
+        py::arg("threads") = 0,
+        "`scaleprof trace potential-stragglers`: HTA's get_potential_stragglers as {'tables', 'stragglers', "
+        "'note', 'warnings'}; ValueError for steps not analysed.");
+  m.def("trace_kernel_sequences", &trace_kernel_sequences, py::arg("paths"), py::arg("rank_files") = py::none(),
+        py::arg("operator_name") = "", py::arg("min_pattern_len") = 3, py::arg("ranks") = py::none(),
+        py::arg("include_last_step") = false, py::arg("threads") = 0,
+        "`scaleprof trace kernel-sequences`: HTA's get_frequent_cuda_kernel_sequences as {'tables', 'warnings'}.");
+  m.def("trace_diff", &trace_diff, py::arg("control"), py::arg("test"), py::arg("warmup") = 1,
+        py::arg("include_last_step") = false, py::arg("threads") = 0,
+        "`scaleprof trace diff CONTROL TEST` (docs/trace-diff.md): every table, ops_diff included, as "
+        "{'tables': {key: {column: numpy array or list of str}}, 'problems', 'warnings'}; ScaleprofError "
+        "for a side that cannot be read.");
   m.def("trace_what_if", &trace_what_if, py::arg("paths"), py::arg("what_ifs"), py::arg("threads") = 0,
         "`scaleprof trace what-if`: every rank's profiled steps re-timed under each change (docs/report.md, "
         "\"What fixing a cause would gain\"); ValueError for a change not understood or a bad path.");

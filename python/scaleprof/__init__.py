@@ -29,9 +29,10 @@ from . import _scaleprof
 from ._scaleprof import ScaleprofError, read_run, read_runs, scalability_report
 # HTA's TraceAnalysis on the engine (analysis.py); pandas is imported only when a method makes a DataFrame.
 from .analysis import TraceAnalysis
+from .trace_diff import TraceDiff
 
 __version__ = _scaleprof.__version__
-__all__ = ["Run", "ScaleprofError", "TraceAnalysis", "current_run", "recorded", "read_run", "read_runs",
+__all__ = ["Run", "ScaleprofError", "TraceAnalysis", "TraceDiff", "current_run", "recorded", "read_run", "read_runs",
            "scalability_report", "cli_path"]
 
 _current: Optional["Run"] = None  # the innermost active Run of this process, for current_run()

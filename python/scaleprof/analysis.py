@@ -452,6 +452,47 @@ class TraceAnalysis:
                 out[r] = df
         return out
 
+    def _inputs(self) -> Dict[str, Any]:
+        return dict(paths=self._paths, rank_files=self._rank_files, include_last_step=self._include_last_step,
+                    threads=self._threads)
+
+    def get_potential_stragglers(self, profiler_steps: Optional[List[int]] = None, num_candidates: int = 2,
+                                 visualize: bool = False, straggler_identification_impl: Any = None) -> List[int]:
+        """HTA's potential stragglers (`scaleprof trace potential-stragglers`): the `num_candidates` ranks that
+        most often start the dominant communication kernel of a step last, over `profiler_steps` (None: every
+        step but the last). HTA's default metric only: `straggler_identification_impl` must be None (a Python
+        callable over HTA's DataFrame cannot run on the engine). [] when there is no such kernel (one rank,
+        no communication); ValueError when none of `profiler_steps` was profiled."""
+        _check_visualize(visualize)
+        if straggler_identification_impl is not None:
+            raise ValueError("straggler_identification_impl: only HTA's default metric (late start of the "
+                             "communication kernels) is computed; leave it None")
+        steps = None if profiler_steps is None else _ranks_list(profiler_steps, "profiler_steps", empty=[])
+        result = _scaleprof.trace_potential_stragglers(profiler_steps=steps, num_candidates=num_candidates,
+                                                       **self._inputs())
+        return [int(r) for r in result["stragglers"]]
+
+    def get_frequent_cuda_kernel_sequences(self, operator_name: str, output_dir: Any = None, min_pattern_len: int = 3,
+                                           rank: int = 0, top_k: int = 5, visualize: bool = False,
+                                           compress_other_kernels: bool = True):
+        """HTA's frequent kernel sequences (`scaleprof trace kernel-sequences`): every sequence of device work
+        launched under the shallowest calls whose name contains `operator_name` (that launched at least
+        `min_pattern_len`) on `rank`, as HTA's DataFrame: `pattern` (the operator then its kernels, joined by
+        '|'), `count`, `GPU kernel duration (us)`, `CPU op duration (us)`, by count then pattern. HTA also writes
+        the trace with the top_k patterns overlaid into `output_dir`; scaleprof writes no file, so `output_dir`,
+        `top_k` and `compress_other_kernels` are accepted and unused (docs/differences-from-hta.md)."""
+        _check_visualize(visualize)
+        if not isinstance(operator_name, str) or not operator_name:
+            raise ValueError("operator_name: must name an operator (a non-empty string)")
+        rank = _index(rank, "rank")
+        self._check_ranks([rank])
+        result = _scaleprof.trace_kernel_sequences(operator_name=operator_name, min_pattern_len=min_pattern_len,
+                                                   ranks=[rank], **self._inputs())
+        table = result["tables"]["kernel_sequences"]
+        return _frame(table, {"pattern": "pattern", "count": "count",
+                              "gpu_kernel_duration_us": "GPU kernel duration (us)",
+                              "cpu_op_duration_us": "CPU op duration (us)"})
+
     # -- scaleprof's own ---------------------------------------------------------------------------
     def get_report(self, report: str, ranks: Optional[List[int]] = None, top: int = 10,
                    sort_by: str = "self_cpu") -> Dict[str, Any]:

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "analysis/distribution.h"
+#include "analysis/ops_diff.h"
 #include "core/diagnostic.h"
 #include "engine/diff_stream.h"
 #include "importers/run_reader.h"
@@ -107,6 +108,7 @@ Result<DiffReport> diff_report(const std::string& a, const std::string& b, const
   const analysis::TraceDiff diff = analysis::diff_traces(out.a.side, out.b.side);
   out.problems.insert(out.problems.end(), diff.problems.begin(), diff.problems.end());
   out.report = report::diff_tables(diff, out.a.side, out.b.side, out.a.info, out.b.info);
+  out.report.add("ops_diff", report::ops_diff_table(analysis::ops_diff(out.a.side, out.b.side)));
   return out;
 }
 

@@ -142,4 +142,27 @@ TraceReport diff_tables(const analysis::TraceDiff& diff, const analysis::DiffSid
   return report;
 }
 
+Table ops_diff_table(const analysis::OpsDiff& diff) {
+  Table t;
+  t.title = fmt::format(
+      "Ops diff (HTA's TraceDiff.ops_diff): names added, deleted, increased, decreased or unchanged in B, by calls "
+      "per (rank, step): A {} pair(s), B {}",
+      diff.a_pairs, diff.b_pairs);
+  t.columns = {{"change", "Change"},
+               {"kind", "Kind"},
+               {"name", "Name"},
+               {"a_calls", "A calls"},
+               {"b_calls", "B calls"},
+               {"a_calls_per_step", "A calls/step"},
+               {"b_calls_per_step", "B calls/step"}};
+  t.set_importance(Importance::kKey, {"change", "name"});
+  t.set_importance(Importance::kDetail, {"a_calls", "b_calls"});
+  for (const analysis::OpsDiffRow& r : diff.rows) {
+    t.add_row({analysis::ops_change_name(r.change), r.kernel ? "kernel" : "operator", r.name,
+               r.a_exact ? Cell(r.a_calls) : Cell::null(), r.b_exact ? Cell(r.b_calls) : Cell::null(),
+               r.a_exact ? Cell(r.a_per_step, 2) : Cell::null(), r.b_exact ? Cell(r.b_per_step, 2) : Cell::null()});
+  }
+  return t;
+}
+
 }  // namespace scaleprof::report

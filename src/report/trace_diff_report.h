@@ -1,11 +1,12 @@
 // The tables of `scaleprof trace diff A B` (analysis/trace_diff.h): what each side read, the steps,
-// the kernels and the operators, each as table, CSV or JSON through the one writer (report/table.h).
+// the kernels, the operators and HTA's ops_diff, each as table, CSV or JSON through the one writer (report/table.h).
 // JSON shapes: docs/trace-json.md ("trace diff").
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "analysis/ops_diff.h"
 #include "analysis/trace_diff.h"
 #include "report/trace_report.h"
 
@@ -22,5 +23,8 @@ struct DiffSideInfo {
 
 TraceReport diff_tables(const analysis::TraceDiff& diff, const analysis::DiffSide& a, const analysis::DiffSide& b,
                         const DiffSideInfo& info_a, const DiffSideInfo& info_b);
+
+// HTA's TraceDiff.ops_diff (analysis/ops_diff.h): one row per name that changed or not, by change.
+Table ops_diff_table(const analysis::OpsDiff& diff);
 
 }  // namespace scaleprof::report

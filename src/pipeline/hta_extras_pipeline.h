@@ -1,0 +1,46 @@
+// `scaleprof trace potential-stragglers` and `scaleprof trace kernel-sequences` end to end, for the CLI
+// and the Python module (TraceAnalysis.get_potential_stragglers, get_frequent_cuda_kernel_sequences):
+// the engine reduces each rank (engine/hta_extras_stream.h), the analysis runs on the reductions
+// (analysis/potential_stragglers.h, analysis/kernel_sequences.h) and the report makes the tables
+// (report/hta_extras_report.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/kernel_sequences.h"
+#include "analysis/potential_stragglers.h"
+#include "core/result.h"
+#include "report/trace_report.h"
+#include "trace/trace_set.h"
+
+namespace scaleprof::pipeline {
+
+struct PotentialStragglersReport {
+  trace::StreamedSet set;
+  std::vector<std::string> repair_notes;
+  analysis::PotentialStragglers result;
+  report::TraceReport report;
+};
+
+// Fails as trace::stream_traces does, and (kUsage) when no step asked for is among the analysed steps.
+Result<PotentialStragglersReport> potential_stragglers_report(const std::vector<std::string>& paths,
+                                                              const trace::LoadOptions& load,
+                                                              const analysis::PotentialStragglerOptions& options,
+                                                              bool include_last_step);
+
+struct KernelSequencesReport {
+  trace::StreamedSet set;
+  std::vector<std::string> repair_notes;
+  std::vector<analysis::RankKernelSequences> ranks;  // the ranks selected and read, in rank order
+  report::TraceReport report;
+};
+
+// `ranks`: the ranks analysed (empty: all). Fails as trace::stream_traces does.
+Result<KernelSequencesReport> kernel_sequences_report(const std::vector<std::string>& paths,
+                                                      const trace::LoadOptions& load,
+                                                      const analysis::KernelSequenceOptions& options,
+                                                      const std::vector<int64_t>& ranks);
+
+}  // namespace scaleprof::pipeline
