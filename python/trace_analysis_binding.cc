@@ -215,6 +215,27 @@ py::list string_list(const std::vector<std::string>& lines) {
   return out;
 }
 
+// The files of `paths` and `rank_files` ({rank: file}) as trace_report() takes them, into `load`.
+std::vector<std::string> trace_inputs(py::handle paths_arg, py::handle rank_files_arg, py::handle threads_arg,
+                                      trace::LoadOptions* load) {
+  std::vector<std::string> paths = paths_argument(paths_arg, "trace_dir");
+  load->parse.lenient = true;
+  load->threads = static_cast<unsigned>(int_argument(threads_arg, "threads", 0, 1024));
+  if (!rank_files_arg.is_none()) {
+    if (!py::isinstance<py::dict>(rank_files_arg)) {
+      bad_argument("trace_files", fmt::format("expected a dict of rank to file, got {}", type_name(rank_files_arg)));
+    }
+    for (auto [rank, file] : py::reinterpret_borrow<py::dict>(rank_files_arg)) {
+      const int64_t r = int_argument(rank, "trace_files (a rank)", 0, std::numeric_limits<int32_t>::max());
+      const std::string p = one_path(file, fmt::format("trace_files[{}]", r));
+      load->rank_overrides.emplace_back(p, r);
+      paths.push_back(p);
+    }
+  }
+  if (paths.empty()) bad_argument("trace_dir", "no trace file or folder given");
+  return paths;
+}
+
 py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle rank_files_arg, py::handle ranks_arg,
                       py::handle top_arg, py::handle duration_ratio_arg, py::handle delay_arg,
                       py::handle include_last_step_arg, py::handle sort_by_arg, py::handle threads_arg,
@@ -224,22 +245,8 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
   if (std::find(std::begin(kReports), std::end(kReports), report) == std::end(kReports)) {
     bad_argument("report", fmt::format("unknown report '{}'", report));
   }
-  std::vector<std::string> paths = paths_argument(paths_arg, "trace_dir");
   trace::LoadOptions load;
-  load.parse.lenient = true;  // the CLI's default: repairable JSON is repaired, with a note
-  load.threads = static_cast<unsigned>(int_argument(threads_arg, "threads", 0, 1024));
-  if (!rank_files_arg.is_none()) {
-    if (!py::isinstance<py::dict>(rank_files_arg)) {
-      bad_argument("trace_files", fmt::format("expected a dict of rank to file, got {}", type_name(rank_files_arg)));
-    }
-    for (auto [rank, file] : py::reinterpret_borrow<py::dict>(rank_files_arg)) {
-      const int64_t r = int_argument(rank, "trace_files (a rank)", 0, std::numeric_limits<int32_t>::max());
-      const std::string p = one_path(file, fmt::format("trace_files[{}]", r));
-      load.rank_overrides.emplace_back(p, r);
-      paths.push_back(p);
-    }
-  }
-  if (paths.empty()) bad_argument("trace_dir", "no trace file or folder given");
+  const std::vector<std::string> paths = trace_inputs(paths_arg, rank_files_arg, threads_arg, &load);
   engine::TraceReportOptions options;
   options.ranks = ranks_argument(ranks_arg, "ranks");
   options.top = static_cast<int>(int_argument(top_arg, "num_kernels", 0, std::numeric_limits<int32_t>::max()));
@@ -343,27 +350,6 @@ py::dict trace_what_if(py::handle paths_arg, py::handle what_ifs_arg, unsigned t
   out["files"] = string_list(w.read.set.files);
   out["warnings"] = string_list(w.read.set.warnings);
   return out;
-}
-
-// The files of `paths` and `rank_files` ({rank: file}) as trace_report() takes them, into `load`.
-std::vector<std::string> trace_inputs(py::handle paths_arg, py::handle rank_files_arg, py::handle threads_arg,
-                                      trace::LoadOptions* load) {
-  std::vector<std::string> paths = paths_argument(paths_arg, "trace_dir");
-  load->parse.lenient = true;
-  load->threads = static_cast<unsigned>(int_argument(threads_arg, "threads", 0, 1024));
-  if (!rank_files_arg.is_none()) {
-    if (!py::isinstance<py::dict>(rank_files_arg)) {
-      bad_argument("trace_files", fmt::format("expected a dict of rank to file, got {}", type_name(rank_files_arg)));
-    }
-    for (auto [rank, file] : py::reinterpret_borrow<py::dict>(rank_files_arg)) {
-      const int64_t r = int_argument(rank, "trace_files (a rank)", 0, std::numeric_limits<int32_t>::max());
-      const std::string p = one_path(file, fmt::format("trace_files[{}]", r));
-      load->rank_overrides.emplace_back(p, r);
-      paths.push_back(p);
-    }
-  }
-  if (paths.empty()) bad_argument("trace_dir", "no trace file or folder given");
-  return paths;
 }
 
 // A notebook wants all of its traces or a clear reason: an unreadable file is an error.
