@@ -213,7 +213,7 @@ Result<WhatIfSpec> parse_what_if(std::string_view text) {
                  ErrorKind::kUsage};
   };
   // A named target (its text as written, quotes around it removed): kNamed.
-  auto named = [&](std::string name, double scale) -> Result<WhatIfSpec> {
+  auto named = [&](const std::string& name, double scale) -> Result<WhatIfSpec> {
     std::string_view n = trim_blanks(name);
     if (n.size() >= 2 && (n.front() == '\'' || n.front() == '"') && n.back() == n.front()) {
       n = trim_blanks(n.substr(1, n.size() - 2));
