@@ -397,4 +397,17 @@ TEST(WhatIfNamed, NamedIntervalsAreTheUnionOfEveryMatchingEvent) {
   EXPECT_EQ(scaleprof::analysis::covered_ns(iv[0], 65, 40), 0);
 }
 
+TEST(WhatIfNamed, ATargetThatRanNowhereIsRefused) {
+  RunTimeline ran = two_ranks(20, 1), idle = two_ranks(20, 1);
+  ran.targets = idle.targets = {"slow_op", "typo_op"};
+  for (TimelineStep& st : ran.steps) {
+    for (TimelineJoin& j : st.joins) j.target_ns = {st.rank == 1 ? 5 * kMs : 0, 0};
+  }
+  EXPECT_TRUE(scaleprof::analysis::check_targets_ran({"slow_op"}, {&idle, &ran}).ok());
+  const auto typo = scaleprof::analysis::check_targets_ran({"slow_op", "typo_op"}, {&idle, &ran});
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.error().kind, scaleprof::ErrorKind::kBadInput);
+  EXPECT_NE(typo.error().message.find("'typo_op'"), std::string::npos) << typo.error().message;
+}
+
 }  // namespace

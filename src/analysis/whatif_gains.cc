@@ -283,6 +283,24 @@ std::vector<std::string> what_if_targets(const std::vector<WhatIfSpec>& specs) {
   return out;
 }
 
+Status check_targets_ran(const std::vector<std::string>& targets, const std::vector<const tables::RunTimeline*>& runs) {
+  for (size_t k = 0; k < targets.size(); ++k) {
+    bool ran = false;
+    for (const RunTimeline* t : runs) {
+      for (const tables::TimelineStep& st : t->steps) {
+        for (const tables::TimelineJoin& j : st.joins) ran = ran || (k < j.target_ns.size() && j.target_ns[k] > 0);
+      }
+    }
+    if (!ran) {
+      return Error{fmt::format("--what-if: no operator, annotation or kernel whose name contains '{}' ran in a "
+                               "profiled step (names are case-sensitive; `scaleprof trace ops` lists them)",
+                               targets[k]),
+                   ErrorKind::kBadInput};
+    }
+  }
+  return Ok{};
+}
+
 WhatIfOutcome apply_what_if(const WhatIfSpec& spec, const WhatIfScale& base, const WhatIfScale& at, bool weak) {
   WhatIfOutcome out;
   if (!at.has_model()) return out;

@@ -66,6 +66,11 @@ Result<WhatIfSpec> parse_what_if(std::string_view text);
 // The named targets of `specs` (kNamed), each once, in order: the timelines time them per segment.
 std::vector<std::string> what_if_targets(const std::vector<WhatIfSpec>& specs);
 
+// Ok when every target of the timelines (each run's RunTimeline::targets, the same list) ran in some
+// profiled step of some run; else kBadInput naming the first that did not: a typo in a name would
+// otherwise predict "no gain".
+Status check_targets_ran(const std::vector<std::string>& targets, const std::vector<const tables::RunTimeline*>& runs);
+
 // The predicted epoch time at `at` (the smallest scale `base` for "at base").
 struct WhatIfOutcome {
   bool ok = false;

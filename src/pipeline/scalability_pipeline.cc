@@ -59,22 +59,9 @@ Result<ScalabilityReport> build_scalability_report(const ScalabilityReportOption
   trace_options.threads = options.threads;
   trace_options.what_if_targets = analysis::what_if_targets(analysis_options.what_ifs);
   engine::add_trace_metrics(&out.data, trace_options);
-  // A named target that ran in no run's profiled steps would predict "no gain" for a typo: refused.
-  for (size_t k = 0; k < trace_options.what_if_targets.size(); ++k) {
-    bool ran = false;
-    for (const tables::RunData& run : out.data.runs) {
-      for (const tables::TimelineStep& st : run.timeline.steps) {
-        for (const tables::TimelineJoin& j : st.joins) ran = ran || (k < j.target_ns.size() && j.target_ns[k] > 0);
-      }
-    }
-    if (!ran) {
-      return Error{fmt::format("--what-if: no operator, annotation or kernel whose name contains '{}' ran in a "
-                               "profiled step of any run (names are case-sensitive; `scaleprof trace ops` lists "
-                               "them)",
-                               trace_options.what_if_targets[k]),
-                   ErrorKind::kBadInput};
-    }
-  }
+  std::vector<const tables::RunTimeline*> timelines;
+  for (const tables::RunData& run : out.data.runs) timelines.push_back(&run.timeline);
+  if (Status ran = analysis::check_targets_ran(trace_options.what_if_targets, timelines); !ran) return ran.error();
   out.analysis = analysis::analyse_scalability(out.data, analysis_options);
   if (options.warmup_note && options.analysis.skip_epochs == 0)
     out.warmup_changes = warmup_changes(out.data, out.analysis);

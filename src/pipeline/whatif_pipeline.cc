@@ -39,19 +39,7 @@ Result<TraceWhatIf> trace_what_if(const std::vector<std::string>& paths, const s
     return Error{"no rank has a ProfilerStep to replay (profile with a torch.profiler schedule and call prof.step())",
                  ErrorKind::kBadInput};
   }
-  // A named target that never ran in a profiled step would predict "no gain" for a typo: refused.
-  for (size_t k = 0; k < targets.size(); ++k) {
-    bool ran = false;
-    for (const tables::TimelineStep& s : t.steps) {
-      for (const tables::TimelineJoin& j : s.joins) ran = ran || (k < j.target_ns.size() && j.target_ns[k] > 0);
-    }
-    if (!ran) {
-      return Error{fmt::format("--what-if: no operator, annotation or kernel whose name contains '{}' ran in a "
-                               "profiled step (names are case-sensitive; `scaleprof trace ops` lists them)",
-                               targets[k]),
-                   ErrorKind::kBadInput};
-    }
-  }
+  if (Status ran = analysis::check_targets_ran(targets, {&t}); !ran) return ran.error();
   // One scale: the traces' own steps, their time standing for the epoch (the predicted epoch is then
   // the predicted share of the measured steps).
   analysis::WhatIfScale scale;
