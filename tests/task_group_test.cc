@@ -127,12 +127,14 @@ TEST(TaskGroup, CliUnderAnAddressSpaceLimitExitsOneNeverAborts) {
   write_big_trace(dir / "rank0.json", 0, 150000);
   write_big_trace(dir / "rank1.json", 1, 150000);
   int out_of_memory = 0;
+  int started = 0;
   for (const char* threads : {"1", "4"}) {
     for (int mib : {48, 64, 96, 128, 192, 256, 384, 512}) {
       SCOPED_TRACE(std::string("threads ") + threads + ", " + std::to_string(mib) + " MiB");
       const std::string limit = "prlimit --as=" + std::to_string(int64_t{mib} << 20);
       // A limit too tight for the program to start at all (the loader maps its libraries) tests nothing.
       if (testing::run_cli("--version", limit, 60).exit_code != 0) continue;
+      ++started;
       const testing::CliRun r =
           testing::run_cli("trace summary --threads " + std::string(threads) + " " + (dir / "rank0.json").string() +
                                " " + (dir / "rank1.json").string(),
@@ -146,8 +148,11 @@ TEST(TaskGroup, CliUnderAnAddressSpaceLimitExitsOneNeverAborts) {
       }
     }
   }
-  EXPECT_GT(out_of_memory, 0);
   fs::remove_all(dir);
+  // Under AddressSanitizer the CLI reserves terabytes of shadow memory at start, so no address-space
+  // limit lets it start: there is nothing to test (the plain build runs this test).
+  if (started == 0) GTEST_SKIP() << "the CLI starts under none of the limits (a sanitizer build reserves its shadow)";
+  EXPECT_GT(out_of_memory, 0);
 }
 
 }  // namespace
