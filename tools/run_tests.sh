@@ -7,14 +7,16 @@
 #   3b. MLflow (a real server), 3c. SLURM integration (a real 16-node cluster)
 # Any failure fails the run; each step prints its own summary line and how long it took.
 #
-# Why a background chain: steps 3-3c wait on real time (servers, trainings, job schedulers) and leave
-# the CPUs partly idle, while the ASan and fuzz builds and clang-tidy only need CPU. So right after
-# the unit tests those start in the background at the lowest priority (nice 19: the timed tests in
-# the foreground keep the CPUs whenever they want them), and the foreground waits for each one's
-# result only where it needs it. The work done is the same; only the idle time is used.
-# One sanitizer tree serves steps 4 and 5: clang with ASan, UBSan and libFuzzer's coverage
-# instrumentation (-fsanitize=fuzzer-no-link), holding the unit tests and the fuzz targets, so the
-# library is compiled once for both (it was twice: a gcc ASan tree and a clang fuzz tree).
+# Order. The PyTorch tests marked `timing` (tests/python/conftest.py: known answers measured in wall
+# time, a sleep of known length or a counterfactual run) run first, alone on the machine: other work
+# shifts what they measure. Then a background chain starts at the lowest priority (nice 19: the
+# foreground keeps the CPUs whenever it wants them) and uses the CPU time the later steps leave idle
+# while they wait on real time (servers, trainings, job schedulers): the sanitizer tree's build,
+# clang-tidy, and the fuzz targets (which run for a fixed wall time, so running them beside the
+# foreground costs no wall time, only executions). The foreground waits for each part's result only
+# where it needs it. One sanitizer tree serves steps 4 and 5: clang with ASan, UBSan and libFuzzer's
+# coverage instrumentation (-fsanitize=fuzzer-no-link), holding the unit tests and the fuzz targets,
+# so the library is compiled once for both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -32,9 +34,6 @@ step() { step_done; step_name="$*"; step_start=$SECONDS; printf '\n== %s\n' "$*"
 trap 'step_done' EXIT
 
 sources() { git ls-files -- 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 'fuzz/*.cc' 'bench/*.cc' 'python/*.cc'; }
-
-# Every libFuzzer target of fuzz/CMakeLists.txt.
-fuzz_targets=$(tr '\n' ' ' <fuzz/CMakeLists.txt | grep -oE 'add_executable\([[:space:]]*[A-Za-z0-9_]+_fuzzer' | sed -E 's/.*[( ]//')
 
 # The background chain (see the top): each part writes $BUILD/ci-<part>.log and, when done, its exit
 # status to $BUILD/ci-<part>.rc; await PART prints the log and fails the run on a non-zero status.
@@ -54,10 +53,40 @@ build_sanitized() {
 background_chain() {
   chain_part sanitize-build build_sanitized
   chain_part clang-tidy python3 tools/clang_tidy_cached.py "$BUILD"
+  # The fuzz targets need the sanitizer tree; a failed build leaves them nothing to run.
+  if [ "$(cat "$BUILD/ci-sanitize-build.rc")" = 0 ]; then chain_part fuzz fuzz_all; else
+    echo 1 >"$BUILD/ci-fuzz.rc"; echo "fuzz: not run, the sanitizer tree failed to build" >"$BUILD/ci-fuzz.log"; fi
 }
+# Every fuzz target with a seed corpus in fuzz/corpus/<name>/ (target fuzz/<name>_fuzzer.cc) runs
+# for FUZZ_SECONDS, two at a time, in the background chain. The seeds are copied to
+# $SANITIZE_BUILD/corpus/<name> so what the fuzzer adds never lands in the repo. -timeout is the
+# wall time one input may take: generous, since a part at nice 19 waits whenever the foreground runs.
+fuzz_one() { # name: runs one target on a copy of its seeds; prints one line; non-zero on a finding
+  local name=$1 bin="$SANITIZE_BUILD/fuzz/$1_fuzzer" work="$SANITIZE_BUILD/corpus/$1" log="$SANITIZE_BUILD/fuzz-$1.log"
+  mkdir -p "$work" && cp -r "fuzz/corpus/$name/." "$work/"
+  if ! "$bin" -max_total_time="$FUZZ_SECONDS" -max_len=65536 -rss_limit_mb=2048 -timeout=120 \
+    -print_final_stats=1 -artifact_prefix="$SANITIZE_BUILD/fuzz-$name-" "$work" 2>"$log"; then
+    tail -50 "$log"
+    echo "fuzz: $name FAILED (reproducer: $SANITIZE_BUILD/fuzz-$name-*, log: $log)"
+    return 1
+  fi
+  echo "fuzz: $name: $(sed -n 's/^stat::number_of_executed_units: *//p' "$log") executions in ${FUZZ_SECONDS}s, no finding"
+}
+fuzz_all() { # every target with seeds; non-zero when one finds something or none can run
+  local targets t name run=()
+  targets=$(tr '\n' ' ' <fuzz/CMakeLists.txt | grep -oE 'add_executable\([[:space:]]*[A-Za-z0-9_]+_fuzzer' | sed -E 's/.*[( ]//')
+  for t in $targets; do
+    name=${t%_fuzzer}
+    if [ -d "fuzz/corpus/$name" ]; then run+=("$name"); else echo "fuzz: $name has no fuzz/corpus/$name/: not run"; fi
+  done
+  [ ${#run[@]} -gt 0 ] || { echo "fuzz: no target with a seed corpus"; return 1; }
+  printf '%s\n' "${run[@]}" | xargs -P 2 -I{} bash -c 'fuzz_one "$1"' _ {} || return 1
+  echo "fuzz: ${#run[@]} targets, no finding"
+}
+
 chain_pid=""
-await() { # part: waits for it, shows its log's end, fails on its failure
-  local part=$1 rc
+await() { # part [lines]: waits for it, shows the last `lines` (1) of its log, fails on its failure
+  local part=$1 lines=${2:-1} rc
   while [ ! -e "$BUILD/ci-$part.rc" ]; do
     kill -0 "$chain_pid" 2>/dev/null || { echo "$part: the background chain ended without a result"; exit 1; }
     sleep 2
@@ -68,7 +97,7 @@ await() { # part: waits for it, shows its log's end, fails on its failure
     echo "$part: FAILED (exit $rc, log: $BUILD/ci-$part.log)"
     exit 1
   fi
-  tail -1 "$BUILD/ci-$part.log"
+  tail -"$lines" "$BUILD/ci-$part.log"
 }
 stop_chain() { [ -z "$chain_pid" ] || kill -- -"$chain_pid" 2>/dev/null || true; }
 
@@ -82,22 +111,27 @@ echo "clang-format: all $(sources | wc -l) files formatted"
 step "unit tests"
 ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS"
 
+PYTEST=(env SCALEPROF_CLI="$PWD/$BUILD/scaleprof" .venv/bin/python -m pytest -q)
+step "the scaleprof Python module, as users get it (pip install .)"
+# Into the venv; build-py/ keeps the CMake build between runs. Same build type as $BUILD, so with the
+# Makefile's ccache settings every library source is a cache hit, not a second compile. The tests
+# use the CLI of $BUILD.
+.venv/bin/python -m pip install -q --no-build-isolation -C cmake.build-type=RelWithDebInfo .
+
+step "PyTorch known answers in wall time (alone on the machine)"
+"${PYTEST[@]}" -m timing tests/python --ignore-glob='tests/python/test_mlflow_*'
+
 rm -f "$BUILD"/ci-*.rc
 set -m  # the chain gets a process group of its own, so stop_chain ends all of it
-nice -n 19 bash -c "$(declare -f chain_part build_sanitized background_chain); \
-  BUILD='$BUILD' SANITIZE_BUILD='$SANITIZE_BUILD' JOBS=$JOBS background_chain" &
+nice -n 19 bash -c "$(declare -f chain_part build_sanitized fuzz_one fuzz_all background_chain); \
+  export -f fuzz_one; export BUILD='$BUILD' SANITIZE_BUILD='$SANITIZE_BUILD' JOBS=$JOBS FUZZ_SECONDS=$FUZZ_SECONDS; \
+  background_chain" &
 chain_pid=$!
 set +m
 trap 'stop_chain; step_done' EXIT
 
 step "PyTorch end-to-end tests"
-if [ -d tests/python ]; then
-  # The scaleprof Python module (and CLI) as users get it: pip install . into the venv; build-py/
-  # keeps the CMake build between runs. Same build type as $BUILD, so with the Makefile's ccache
-  # settings every library source is a cache hit, not a second compile. The tests use the CLI of $BUILD.
-  .venv/bin/python -m pip install -q --no-build-isolation -C cmake.build-type=RelWithDebInfo .
-  SCALEPROF_CLI="$PWD/$BUILD/scaleprof" .venv/bin/python -m pytest -q tests/python --ignore-glob='tests/python/test_mlflow_*'
-fi
+"${PYTEST[@]}" -m "not timing" tests/python --ignore-glob='tests/python/test_mlflow_*'
 
 step "the wheel: built, repaired, installed without root where the build's libraries are hidden"
 # The same build-py/ as the pip install above: nothing is compiled again.
@@ -112,7 +146,7 @@ step "MLflow: a real server on 127.0.0.1, a SQLite database and a file store (bu
 # The tests start `mlflow server` (SQLite backend, free port) themselves and stop it by pid; they skip
 # only when mlflow is not installed (make deps installs it).
 mlflow_log="$BUILD/mlflow-tests.log"
-if SCALEPROF_CLI="$PWD/$BUILD/scaleprof" .venv/bin/python -m pytest -q tests/python/test_mlflow_*.py >"$mlflow_log" 2>&1; then
+if "${PYTEST[@]}" tests/python/test_mlflow_*.py >"$mlflow_log" 2>&1; then
   echo "mlflow: $(tail -1 "$mlflow_log")"
 else
   tail -80 "$mlflow_log"
@@ -130,34 +164,10 @@ step "unit tests under AddressSanitizer and UBSan (clang, the fuzz targets' tree
 await sanitize-build
 ctest --test-dir "$SANITIZE_BUILD" --output-on-failure -j "$JOBS"
 
-# Every fuzz target (built by the background chain) with a seed corpus in fuzz/corpus/<name>/
-# (target fuzz/<name>_fuzzer.cc) runs for FUZZ_SECONDS, two at a time. The seeds are copied to
-# $FUZZ_BUILD/corpus/<name> so what the fuzzer adds never lands in the repo.
-step "fuzzing $(echo "$fuzz_targets" | wc -w) targets for ${FUZZ_SECONDS}s each"
-FUZZ_BUILD=$SANITIZE_BUILD
-fuzz_one() { # name: runs one target on a copy of its seeds; prints one line; non-zero on a finding
-  local name=$1 bin="$FUZZ_BUILD/fuzz/$1_fuzzer" work="$FUZZ_BUILD/corpus/$1" log="$FUZZ_BUILD/fuzz-$1.log"
-  mkdir -p "$work" && cp -r "fuzz/corpus/$name/." "$work/"
-  if ! "$bin" -max_total_time="$FUZZ_SECONDS" -max_len=65536 -rss_limit_mb=2048 -timeout=25 \
-    -print_final_stats=1 -artifact_prefix="$FUZZ_BUILD/fuzz-$name-" "$work" 2>"$log"; then
-    tail -50 "$log"
-    echo "fuzz: $name FAILED (reproducer: $FUZZ_BUILD/fuzz-$name-*, log: $log)"
-    return 1
-  fi
-  echo "fuzz: $name: $(sed -n 's/^stat::number_of_executed_units: *//p' "$log") executions in ${FUZZ_SECONDS}s, no finding"
-}
-export -f fuzz_one
-export FUZZ_BUILD FUZZ_SECONDS
-fuzz_run=()
-for t in $fuzz_targets; do
-  name=${t%_fuzzer}
-  if [ -d "fuzz/corpus/$name" ]; then fuzz_run+=("$name"); else echo "fuzz: $name has no fuzz/corpus/$name/: not run"; fi
-done
-[ ${#fuzz_run[@]} -gt 0 ] || { echo "fuzz: no target with a seed corpus"; exit 1; }
-printf '%s\n' "${fuzz_run[@]}" | xargs -P 2 -I{} bash -c 'fuzz_one "$1"' _ {}
-echo "fuzz: ${#fuzz_run[@]} targets, no finding"
+step "fuzzing every target for ${FUZZ_SECONDS}s (background chain)"
+await fuzz 100
 
-step "clang-tidy"
+step "clang-tidy (background chain)"
 await clang-tidy
 step_done
 step_name=""

@@ -9,6 +9,8 @@ import pytest
 
 from conftest import HERE, run_python
 
+pytestmark = pytest.mark.timing  # a known answer in wall time (conftest.py)
+
 SIZES = [1024, 262144]  # float32 elements of the all-reduces
 SLEEP_MS = 40.0
 STEPS = 4  # schedule(wait=0, warmup=1, active=3): steps 1, 2 and 3 are recorded

@@ -6,6 +6,8 @@ import pytest
 
 from conftest import HERE, free_port, run_python, training_env
 
+pytestmark = pytest.mark.timing  # a known answer in wall time (conftest.py)
+
 STRAGGLER_MS = 150.0
 STRAGGLER = 1
 CATEGORIES = ["computation_us", "communication_us", "host_us", "waiting_for_gpu_us", "idle_us",

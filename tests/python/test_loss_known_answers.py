@@ -27,6 +27,8 @@ import pytest
 
 from conftest import REPO, free_port, training_env
 
+pytestmark = pytest.mark.timing  # a known answer in wall time (conftest.py)
+
 EXAMPLE = REPO / "examples" / "ddp_train.py"
 STEPS = 16  # 512 samples / global batch 32
 EPOCH_S = 0.3

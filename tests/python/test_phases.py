@@ -10,6 +10,8 @@ import pytest
 
 from conftest import HERE, run_python
 
+pytestmark = pytest.mark.timing  # a known answer in wall time (conftest.py)
+
 DATA_MS = 30.0
 STRAGGLER_MS = 40.0
 STRAGGLER = 1

@@ -15,6 +15,8 @@ import pytest
 
 from conftest import REPO, free_port, training_env
 
+pytestmark = pytest.mark.timing  # a known answer in wall time (conftest.py)
+
 try:
     import scaleprof  # the example records through the module; the last test calls it
 except ImportError as e:  # never skip silently: the module is part of what is tested

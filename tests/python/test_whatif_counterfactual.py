@@ -71,6 +71,8 @@ import pytest
 
 import counterfactual as cf
 
+pytestmark = pytest.mark.timing  # a known answer in wall time (conftest.py)
+
 try:
     import scaleprof  # noqa: F401  the example records through the module
 except ImportError as e:  # never skip silently: the module is part of what is tested
