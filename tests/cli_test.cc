@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli_harness.h"
+#include "scratch_dir.h"
 
 namespace {
 
@@ -21,21 +22,7 @@ CliRun run(const std::string& args) {
   return scaleprof::testing::run_cli(args);
 }
 
-class TempDir {
- public:
-  TempDir() : path_(fs::temp_directory_path() / ("scaleprof-cli-" + std::to_string(::getpid()))) {
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream((path_ / name).string(), std::ios::binary) << text;
-    return (path_ / name).string();
-  }
-  std::string path() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
+using TempDir = ::scaleprof::testing::ScratchDir;
 
 // Two kernels on one stream with a gap, launched from one op: enough for every analysis.
 std::string tiny_trace(int rank) {

@@ -16,35 +16,14 @@
 #include "importers/mlflow/mlflow_meta.h"
 #include "importers/mlflow/mlflow_store.h"
 #include "importers/run_data_reader.h"
+#include "scratch_dir.h"
 
 namespace scaleprof::importers {
 namespace {
 
 namespace fs = std::filesystem;
 
-class Scratch {
- public:
-  explicit Scratch(const std::string& name) : path_(fs::temp_directory_path() / ("scaleprof-mlflow-hard-" + name)) {
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  const fs::path& path() const { return path_; }
-  fs::path write(const std::string& rel, const std::string& text) const {
-    fs::path p = path_ / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
-
- private:
-  fs::path path_;
-};
+using Scratch = ::scaleprof::testing::ScratchDir;
 
 bool any_contains(const std::vector<std::string>& lines, const std::string& part) {
   return std::any_of(lines.begin(), lines.end(),
@@ -85,7 +64,7 @@ Result<tables::ScalabilityData> read_store(MlflowStore& store) {
 }
 
 Result<tables::ScalabilityData> read_file_store(const Scratch& s, const MlflowReadLimits& limits = {}) {
-  auto store = open_mlflow_file_store(s.path().string(), limits);
+  auto store = open_mlflow_file_store(s.dir().string(), limits);
   if (!store) return store.error();
   return read_store(*store.value());
 }
@@ -109,10 +88,10 @@ TEST(MlflowFileStoreHardening, BadItemsAreSkippedAndNamed) {
   EXPECT_EQ(garbage->epochs[1].epoch, 3);
   EXPECT_EQ(garbage->epochs[1].seconds, 6.0);
   EXPECT_EQ(run_named(d, "quote"), nullptr);
-  const std::string metric = (s.path() / "1/b/metrics/epoch_time_s").string();
+  const std::string metric = (s.dir() / "1/b/metrics/epoch_time_s").string();
   EXPECT_TRUE(any_contains(d.errors, metric + ":2: expected 'timestamp value step'; line skipped")) << joined(d.errors);
   EXPECT_TRUE(any_contains(d.errors, metric + ":3: expected 'timestamp value step'; line skipped")) << joined(d.errors);
-  EXPECT_TRUE(any_contains(d.errors, (s.path() / "1/c/meta.yaml").string() + ":2: unterminated quoted value"))
+  EXPECT_TRUE(any_contains(d.errors, (s.dir() / "1/c/meta.yaml").string() + ":2: unterminated quoted value"))
       << joined(d.errors);
   EXPECT_EQ(d.errors.size(), 3u) << joined(d.errors);
 }
@@ -127,20 +106,20 @@ TEST(MlflowFileStoreHardening, SymlinksBelowTheRootAreNotFollowed) {
   outside.write("params/global_world_size", "1");
   s.write("1/meta.yaml", "experiment_id: '1'\nname: exp\n");
   file_run(s, "a", "linked-param", "1000 10 0\n");
-  fs::remove(s.path() / "1/a/params/strategy");
-  fs::create_symlink(secret, s.path() / "1/a/params/strategy");
+  fs::remove(s.dir() / "1/a/params/strategy");
+  fs::create_symlink(secret, s.dir() / "1/a/params/strategy");
   file_run(s, "b", "linked-folder", "1000 10 0\n");
-  fs::remove_all(s.path() / "1/b/params");
-  fs::create_directory_symlink(outside.path() / "params", s.path() / "1/b/params");
+  fs::remove_all(s.dir() / "1/b/params");
+  fs::create_directory_symlink(outside.dir() / "params", s.dir() / "1/b/params");
   file_run(s, "c", "linked-metric", "1000 10 0\n");
   s.write("1/c/metrics/gpu_power_W", "");
-  fs::remove(s.path() / "1/c/metrics/gpu_power_W");
-  fs::create_symlink(secret, s.path() / "1/c/metrics/gpu_power_W");
-  file_run(s, "d", "linked-artifacts", "1000 10 0\n", (s.path() / "1/d/artifacts").string());
-  fs::create_directory_symlink(outside.path(), s.path() / "1/d/artifacts");
+  fs::remove(s.dir() / "1/c/metrics/gpu_power_W");
+  fs::create_symlink(secret, s.dir() / "1/c/metrics/gpu_power_W");
+  file_run(s, "d", "linked-artifacts", "1000 10 0\n", (s.dir() / "1/d/artifacts").string());
+  fs::create_directory_symlink(outside.dir(), s.dir() / "1/d/artifacts");
   outside.write("torch_profiling_averages/torch_profiling_averages.csv",
                 std::string(kProfilingHeader) + "\naten::mm,0,300,300,300us,1,ddp,1,0\n");
-  fs::create_directory_symlink(outside.path(), s.path() / "1/e");  // a linked run folder
+  fs::create_directory_symlink(outside.dir(), s.dir() / "1/e");  // a linked run folder
 
   auto data = read_file_store(s);
   ASSERT_TRUE(data.ok()) << data.error().message;
@@ -153,12 +132,12 @@ TEST(MlflowFileStoreHardening, SymlinksBelowTheRootAreNotFollowed) {
     EXPECT_TRUE(r.gpus.empty()) << r.name;
   }
   EXPECT_EQ(all.find("TOP-SECRET"), std::string::npos);
-  EXPECT_TRUE(any_contains(d.errors, (s.path() / "1/a/params/strategy").string() + ": a symbolic link, not followed"))
+  EXPECT_TRUE(any_contains(d.errors, (s.dir() / "1/a/params/strategy").string() + ": a symbolic link, not followed"))
       << all;
-  EXPECT_TRUE(any_contains(d.errors, (s.path() / "1/b/params").string() + ": a symbolic link; not followed")) << all;
-  EXPECT_TRUE(any_contains(d.errors, (s.path() / "1/c/metrics/gpu_power_W").string())) << all;
-  EXPECT_TRUE(any_contains(d.errors, (s.path() / "1/d/artifacts").string() + ": a symbolic link; not followed")) << all;
-  EXPECT_TRUE(any_contains(d.errors, (s.path() / "1/e").string() + ": a symbolic link; not followed")) << all;
+  EXPECT_TRUE(any_contains(d.errors, (s.dir() / "1/b/params").string() + ": a symbolic link; not followed")) << all;
+  EXPECT_TRUE(any_contains(d.errors, (s.dir() / "1/c/metrics/gpu_power_W").string())) << all;
+  EXPECT_TRUE(any_contains(d.errors, (s.dir() / "1/d/artifacts").string() + ": a symbolic link; not followed")) << all;
+  EXPECT_TRUE(any_contains(d.errors, (s.dir() / "1/e").string() + ": a symbolic link; not followed")) << all;
   // The unlinked data of the same runs is still there.
   ASSERT_NE(run_named(d, "linked-metric"), nullptr);
   EXPECT_EQ(run_named(d, "linked-metric")->epochs.size(), 1u);
@@ -177,18 +156,18 @@ TEST(MlflowFileStoreHardening, SizeCapsAndSpecialFiles) {
   for (int i = 0; i < 400; ++i) many += "1000 " + std::to_string(i) + " " + std::to_string(i) + "\n";
   s.write("1/b/metrics/epoch_time_s", many);
   file_run(s, "c", "fifo", "1000 10 0\n");
-  ASSERT_EQ(::mkfifo((s.path() / "1/c/params/blocked").c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo((s.dir() / "1/c/params/blocked").c_str(), 0600), 0);
   MlflowReadLimits limits;
   limits.max_value_bytes = 4096;
   limits.max_metric_file_bytes = 4096;
   auto data = read_file_store(s, limits);
   ASSERT_TRUE(data.ok()) << data.error().message;
   const tables::ScalabilityData& d = data.value();
-  EXPECT_TRUE(any_contains(d.errors, (s.path() / "1/a/params/notes").string() + ": larger than 4096 bytes; not read"))
+  EXPECT_TRUE(any_contains(d.errors, (s.dir() / "1/a/params/notes").string() + ": larger than 4096 bytes; not read"))
       << joined(d.errors);
-  EXPECT_TRUE(any_contains(d.errors, (s.path() / "1/b/metrics/epoch_time_s").string() + ": larger than 4096 bytes"))
+  EXPECT_TRUE(any_contains(d.errors, (s.dir() / "1/b/metrics/epoch_time_s").string() + ": larger than 4096 bytes"))
       << joined(d.errors);
-  EXPECT_TRUE(any_contains(d.errors, (s.path() / "1/c/params/blocked").string() + ": not a regular file"))
+  EXPECT_TRUE(any_contains(d.errors, (s.dir() / "1/c/params/blocked").string() + ": not a regular file"))
       << joined(d.errors);
   ASSERT_NE(run_named(d, "big-param"), nullptr);
   EXPECT_EQ(run_named(d, "big-param")->epochs.size(), 1u);
@@ -277,7 +256,7 @@ TEST(MlflowImporterHardening, RunDirectoriesShareTheEpochBound) {
       "world_size": 1, "status": "completed"})");
   s.write("exp/r/rank-00000/epochs.csv", "epoch,duration_s\n0,10\n1,1e308\n2,8\n");
   ScalabilityReadOptions options;
-  options.root = s.path().string();
+  options.root = s.dir().string();
   auto data = read_scalability_data(options);
   ASSERT_TRUE(data.ok()) << data.error().message;
   ASSERT_EQ(data.value().runs.size(), 1u);
@@ -306,7 +285,7 @@ constexpr const char* kRunsTable =
 
 // A database in MLflow's schema (the columns read) with `sql` run after it.
 fs::path make_db(const Scratch& s, const std::string& sql, bool runs_table = true) {
-  fs::path path = s.path() / "mlflow.db";
+  fs::path path = s.dir() / "mlflow.db";
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   exec(db, kMlflowSchema);
@@ -336,7 +315,7 @@ TEST(MlflowSqliteHardening, ObjectsMustBeTablesWithTheColumnsRead) {
   EXPECT_EQ(store.error().message, db.string() + ": runs is a view, not a table (is this an MLflow database?)");
 
   Scratch s2("sqlite-column");
-  const fs::path db2 = s2.path() / "mlflow.db";
+  const fs::path db2 = s2.dir() / "mlflow.db";
   sqlite3* h = nullptr;
   ASSERT_EQ(sqlite3_open(db2.c_str(), &h), SQLITE_OK);
   exec(h, kMlflowSchema);
@@ -468,10 +447,10 @@ TEST(MlflowImporterHardening, CpuOnlyProfilingArtifactGivesTheCpuFraction) {
 TEST(FileBelow, LinksFifosAndCaps) {
   Scratch s("file-below");
   s.write("a/b/file", "hello");
-  fs::create_symlink(s.path() / "a/b/file", s.path() / "a/link");
-  fs::create_directory_symlink(s.path() / "a/b", s.path() / "a/dirlink");
-  ASSERT_EQ(::mkfifo((s.path() / "a/fifo").c_str(), 0600), 0);
-  const std::string base = s.path().string();
+  fs::create_symlink(s.dir() / "a/b/file", s.dir() / "a/link");
+  fs::create_directory_symlink(s.dir() / "a/b", s.dir() / "a/dirlink");
+  ASSERT_EQ(::mkfifo((s.dir() / "a/fifo").c_str(), 0600), 0);
+  const std::string base = s.dir().string();
   auto ok = read_file_below(base, "a/b/file", 5);
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(*ok.value(), "hello");
@@ -489,7 +468,7 @@ TEST(FileBelow, LinksFifosAndCaps) {
   EXPECT_EQ(fifo.error().message, base + "/a/fifo: not a regular file");
   EXPECT_FALSE(read_file_below(base, "a/../a/b/file", 100).ok());
   // The base itself may be reached through a link (/home -> /gpfs/home).
-  auto via = read_file_below((s.path() / "a/dirlink").string(), "file", 100);
+  auto via = read_file_below((s.dir() / "a/dirlink").string(), "file", 100);
   ASSERT_TRUE(via.ok());
   EXPECT_EQ(*via.value(), "hello");
   auto listed = list_folder_below(base, "a", 100);

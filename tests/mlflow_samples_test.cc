@@ -24,6 +24,7 @@
 #include "importers/run_data_reader.h"
 #include "importers/run_reader.h"
 #include "mlflow_sync/sync_plan.h"
+#include "scratch_dir.h"
 
 namespace scaleprof::importers {
 namespace {
@@ -76,28 +77,7 @@ int64_t timestamp(int64_t step) {
   return 1700000000000 + 1000 * step;
 }
 
-class Scratch {
- public:
-  explicit Scratch(const std::string& name) : path_(fs::temp_directory_path() / ("scaleprof-mlflow-samples-" + name)) {
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  const fs::path& path() const { return path_; }
-  void write(const std::string& rel, const std::string& text) const {
-    const fs::path p = path_ / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-  }
-
- private:
-  fs::path path_;
-};
+using Scratch = ::scaleprof::testing::ScratchDir;
 
 // ---- The three store kinds, written from the description -----------------------------------------
 
@@ -162,7 +142,7 @@ fs::path write_sqlite_store(const Scratch& s, const std::vector<TrainingSpec>& t
       metric(w.id, "epoch_samples", w.samples);
     }
   }
-  const fs::path path = s.path() / "mlflow.db";
+  const fs::path path = s.dir() / "mlflow.db";
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   exec(db, sql);
@@ -303,7 +283,7 @@ void expect_samples(const std::string& kind, MlflowStore& store) {
 TEST(MlflowSamples, FileStore) {
   Scratch s("file");
   write_file_store(s, experiment());
-  auto store = open_mlflow_file_store(s.path().string());
+  auto store = open_mlflow_file_store(s.dir().string());
   ASSERT_TRUE(store.ok()) << store.error().message;
   expect_samples("file store", *store.value());
 }
@@ -334,7 +314,7 @@ TEST(MlflowSamples, DuplicatedWorkerCountsOnce) {
         "ddp",
         2,
         {{"a", 0, {{0, 10}, {1, 9}}, {{0, 32}, {1, 32}}}, {"b", 0, {}, {{0, 32}, {1, 32}}}, {"c", 1, {}, {{1, 32}}}}}});
-  auto store = open_mlflow_file_store(s.path().string());
+  auto store = open_mlflow_file_store(s.dir().string());
   ASSERT_TRUE(store.ok()) << store.error().message;
   MlflowReadOptions options;
   options.experiment_name = "exp";
@@ -396,7 +376,7 @@ TEST(MlflowSamples, RoundTripKeepsTheRunDirectorysSamples) {
     }
   }
   ScalabilityReadOptions options;
-  options.root = (s.path() / "runs").string();
+  options.root = (s.dir() / "runs").string();
   auto from_dir = read_scalability_data(options);
   ASSERT_TRUE(from_dir.ok()) << from_dir.error().message;
   using Epochs = std::vector<std::pair<int64_t, double>>;
@@ -408,12 +388,12 @@ TEST(MlflowSamples, RoundTripKeepsTheRunDirectorysSamples) {
       << joined(errors);
   EXPECT_EQ(errors.size(), 2u) << joined(errors);
 
-  auto loaded = read_run((s.path() / run).string());
+  auto loaded = read_run((s.dir() / run).string());
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
   const mlflow_sync::TrainingPlan plan = mlflow_sync::plan_training(loaded.value());
   Scratch store_dir("roundtrip-store");
   write_plan(store_dir, plan);
-  auto store = open_mlflow_file_store(store_dir.path().string());
+  auto store = open_mlflow_file_store(store_dir.dir().string());
   ASSERT_TRUE(store.ok()) << store.error().message;
   MlflowReadOptions read;
   read.experiment_name = "exp";

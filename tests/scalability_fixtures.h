@@ -11,35 +11,12 @@
 
 #include <fmt/format.h>
 
+#include "scratch_dir.h"
+
 namespace scaleprof::testing {
 
 namespace fs = std::filesystem;
 
-class ScratchDir {
- public:
-  explicit ScratchDir(const std::string& tag) {
-    static int counter = 0;
-    path_ = fs::temp_directory_path() / fmt::format("scaleprof-{}-{}-{}", tag, ::getpid(), counter++);
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~ScratchDir() { fs::remove_all(path_); }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  // Writes `text` to path (relative to the folder), creating parent folders. Returns the full path.
-  std::string write(const std::string& rel, const std::string& text) const {
-    fs::path p = path_ / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-    return p.string();
-  }
-  std::string path() const { return path_.string(); }
-  std::string operator/(const std::string& rel) const { return (path_ / rel).string(); }
-
- private:
-  fs::path path_;
-};
 
 inline std::string run_json(const std::string& experiment, const std::string& run, const std::string& strategy,
                             int world_size, int nodes, const std::string& status = "completed") {

@@ -17,6 +17,7 @@
 #include "report/trace_report.h"
 #include "trace/kineto_reader.h"
 #include "trace/trace_set.h"
+#include "scratch_dir.h"
 
 namespace scaleprof::trace {
 namespace {
@@ -37,25 +38,7 @@ std::string gzip(const std::string& text) {
   return out;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() /
-            ("scaleprof-hardening-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string write(const std::string& name, const std::string& bytes) const {
-    std::string p = (path_ / name).string();
-    std::ofstream(p, std::ios::binary) << bytes;
-    return p;
-  }
-  std::string path() const { return path_.string(); }
-
- private:
-  static inline int counter_ = 0;
-  fs::path path_;
-};
+using TempDir = ::scaleprof::testing::ScratchDir;
 
 std::string text_of(const report::Cell& c) {
   return std::holds_alternative<std::string>(c.value) ? std::get<std::string>(c.value) : std::string();

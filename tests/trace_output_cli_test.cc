@@ -13,6 +13,7 @@
 
 #include "cli_harness.h"
 #include "report/name_shorten.h"
+#include "scratch_dir.h"
 
 namespace {
 
@@ -51,20 +52,7 @@ std::string tiny_trace(const std::string& kernel) {
 ]})";
 }
 
-class TempDir {
- public:
-  TempDir() : path_(fs::temp_directory_path() / ("scaleprof-trace-out-" + std::to_string(::getpid()))) {
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream((path_ / name).string(), std::ios::binary) << text;
-    return (path_ / name).string();
-  }
-
- private:
-  fs::path path_;
-};
+using TempDir = ::scaleprof::testing::ScratchDir;
 
 TEST(TraceOutput, OperatorNamesFitTheTerminalAndStayWholeElsewhere) {
   const std::string trace = shared_trace("trace_filter/sampled_rank-0.json.gz");

@@ -4,19 +4,13 @@
 #include <limits>
 
 #include "analysis/device_events.h"
+#include "analysis/profiler_steps.h"
 
 namespace scaleprof::analysis {
 
 namespace {
 
 using trace::Category;
-
-// HTA matches `^ProfilerStep#(\d+)`: the prefix and at least one digit; anything may follow.
-bool is_profiler_step_name(std::string_view name) {
-  constexpr std::string_view kPrefix = "ProfilerStep#";
-  return name.size() > kPrefix.size() && name.starts_with(kPrefix) && name[kPrefix.size()] >= '0' &&
-         name[kPrefix.size()] <= '9';
-}
 
 }  // namespace
 

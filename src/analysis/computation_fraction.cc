@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "analysis/profiler_steps.h"
 #include "core/checked_sum.h"
 
 namespace scaleprof::analysis {
@@ -42,14 +43,14 @@ bool is_communication_op_name(std::string_view name) {
   return false;
 }
 
-bool is_profiler_step_name(std::string_view name) {
-  return name == "ProfilerStep*" || name.starts_with("ProfilerStep#");
+bool is_profiler_step_row(std::string_view name) {
+  return name == kAllProfilerStepsName || is_profiler_step_name(name);
 }
 
 tables::SelfTimeSums self_time_sums_of_row(std::string_view name, int64_t self_ns) {
   tables::SelfTimeSums one;
   one.total_ns = self_ns;
-  if (is_profiler_step_name(name)) one.profiler_step_ns = self_ns;
+  if (is_profiler_step_row(name)) one.profiler_step_ns = self_ns;
   if (is_computation_op_name(name)) one.computation_ns = self_ns;
   if (is_communication_op_name(name)) one.communication_ns = self_ns;
   return one;

@@ -43,7 +43,7 @@ tables::SelfTimeSums self_time_sums_of_row(std::string_view name, int64_t self_n
 // still hold the "ProfilerStep#N" rows themselves: they are the same rows before the renaming, so they
 // count too. Nothing else does: "ProfilerStepX" is an ordinary name (the profiling-averages reader
 // used to count every name starting with "ProfilerStep").
-bool is_profiler_step_name(std::string_view name);
+bool is_profiler_step_row(std::string_view name);
 
 struct ComputationFraction : tables::SelfTimeSums {
   tables::FractionBasis basis = tables::FractionBasis::kDeviceSelf;

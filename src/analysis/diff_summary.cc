@@ -9,6 +9,7 @@
 #include "analysis/intervals.h"
 #include "analysis/operator_table.h"
 #include "analysis/phases.h"
+#include "analysis/profiler_steps.h"
 
 namespace scaleprof::analysis {
 
@@ -121,7 +122,7 @@ DiffRankSummary summarize_for_diff(const trace::RankTrace& trace, const DiffSumm
       const int32_t c = call_of_event[static_cast<size_t>(*r)];
       if (c < 0) continue;
       const std::string& name = table.rows[calls[static_cast<size_t>(c)].row].name;
-      if (name == "ProfilerStep*") continue;
+      if (name == kAllProfilerStepsName) continue;
       if (!path.empty()) path += kPathSeparator;
       path += name;
     }

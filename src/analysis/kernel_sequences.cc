@@ -10,6 +10,7 @@
 #include "analysis/device_events.h"
 #include "analysis/operator_table.h"
 #include "analysis/phases.h"
+#include "analysis/profiler_steps.h"
 
 namespace scaleprof::analysis {
 
@@ -36,7 +37,7 @@ void link_backward_thread(const trace::RankTrace& trace, const std::vector<Opera
   for (const OperatorCall& c : calls) {
     const std::string_view name = trace.strings.view(ev.name[c.event]);
     int& l = label[ev.track[c.event]];
-    if (starts_with(name, "ProfilerStep#")) {
+    if (is_profiler_step_name(name)) {
       l = 1;
     } else if (l != 1 && name.find("autograd::") != std::string_view::npos) {
       l = 2;
@@ -54,13 +55,13 @@ void link_backward_thread(const trace::RankTrace& trace, const std::vector<Opera
   }
   if (mains != 1 || bwds != 1) return;
   std::vector<uint32_t> anchors;
-  for (std::string_view prefix : {std::string_view("## backward ##"), std::string_view("ProfilerStep#")}) {
+  // The "## backward ##" annotations, else the ProfilerSteps.
+  for (int pass = 0; pass < 2 && anchors.empty(); ++pass) {
     for (const OperatorCall& c : calls) {
-      if (ev.track[c.event] == main && starts_with(trace.strings.view(ev.name[c.event]), prefix)) {
-        anchors.push_back(c.event);
-      }
+      const std::string_view name = trace.strings.view(ev.name[c.event]);
+      const bool anchor = pass == 0 ? starts_with(name, "## backward ##") : is_profiler_step_name(name);
+      if (ev.track[c.event] == main && anchor) anchors.push_back(c.event);
     }
-    if (!anchors.empty()) break;
   }
   for (uint32_t a : anchors) {
     for (const OperatorCall& c : calls) {

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "analysis/device_events.h"
+#include "analysis/profiler_steps.h"
 #include "core/run_sort.h"
 
 namespace scaleprof::analysis {
@@ -58,8 +59,6 @@ constexpr std::array<std::string_view, 8> kFilteredNames = {
     "aten::_version",
 };
 
-constexpr std::string_view kProfilerStepPrefix = "ProfilerStep#";
-
 // c10::DeviceType values torch counts as CPU or device memory (profiler.py `_cpu_memory_usage`).
 bool is_cpu_memory(int32_t device_type) {
   return device_type == 0 || device_type == 2 || device_type == 5;
@@ -92,7 +91,7 @@ bool is_backend_collective_name(std::string_view name) {
 }
 
 std::string_view operator_display_name(std::string_view name) {
-  return name.starts_with(kProfilerStepPrefix) ? std::string_view("ProfilerStep*") : name;
+  return is_profiler_step_name(name) ? kAllProfilerStepsName : name;
 }
 
 OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTableOptions& options,
@@ -112,7 +111,7 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
     info.filtered = std::find(kFilteredNames.begin(), kFilteredNames.end(), s) != kFilteredNames.end();
     info.backend_collective = is_backend_collective_name(s);
     info.canonical = id;
-    if (s.starts_with(kProfilerStepPrefix)) {
+    if (is_profiler_step_name(s)) {
       if (!have_profiler_step_id) profiler_step_id = id;
       have_profiler_step_id = true;
       info.canonical = profiler_step_id;

@@ -1,10 +1,10 @@
 #include "analysis/profiler_steps.h"
 
 #include <algorithm>
-#include <charconv>
 #include <utility>
 
 #include "analysis/device_events.h"
+#include "core/number_text.h"
 
 namespace scaleprof::analysis {
 
@@ -21,13 +21,11 @@ bool is_host_step_category(Category c) {
 }  // namespace
 
 std::optional<int64_t> profiler_step_number(std::string_view name) {
-  constexpr std::string_view kPrefix = "ProfilerStep#";
+  constexpr std::string_view kPrefix = "ProfilerStep#";  // the one place it is spelled
   if (!name.starts_with(kPrefix)) return std::nullopt;
-  std::string_view digits = name.substr(kPrefix.size());
-  int64_t n = 0;
-  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-  if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty() || n < 0) return std::nullopt;
-  return n;
+  const std::string_view digits = name.substr(kPrefix.size());
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+  return parse_int64(digits);  // nullopt when out of range
 }
 
 ProfilerSteps find_profiler_steps(const trace::RankTrace& trace) {

@@ -56,8 +56,16 @@ struct ProfilerSteps {
   int64_t overlapping_steps = 0;          // windows left out: each started inside an earlier one
 };
 
-// "ProfilerStep#12" -> 12; nullopt for any other name (including a malformed number).
+// The one rule for a profiler step annotation's name, asked by every analysis that looks for steps:
+// "ProfilerStep#N" with N digits only, as torch.profiler writes it. "ProfilerStep#12" -> 12; nullopt
+// for any other name, a malformed or out-of-range number included. (HTA's `^ProfilerStep#(\d+)` also
+// takes a name that goes on after the digits, which no profiler writes.)
 std::optional<int64_t> profiler_step_number(std::string_view name);
+inline bool is_profiler_step_name(std::string_view name) { return profiler_step_number(name).has_value(); }
+
+// The name key_averages() gives every step annotation together (torch's `_rewrite_name`), and so
+// does compute_operator_table.
+inline constexpr std::string_view kAllProfilerStepsName = "ProfilerStep*";
 
 ProfilerSteps find_profiler_steps(const trace::RankTrace& trace);
 

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <cstdlib>
 #include <memory>
 
@@ -11,6 +10,7 @@
 #include "cli/output.h"
 #include "collect/run_context.h"
 #include "collect/run_records.h"
+#include "core/number_text.h"
 #include "importers/mlflow/http_client.h"
 #include "mlflow_sync/mlflow_sync.h"
 #include "pipeline/tracking_uri.h"
@@ -74,9 +74,7 @@ int run_sync(SyncCommandOptions opt) {
   opt.sync.artifacts = !opt.no_artifacts;
   // The resume tests stop a sync at an exact request, as a crash or `kill -9` would.
   if (const char* kill = std::getenv("SCALEPROF_TEST_SYNC_KILL_AFTER"); kill != nullptr) {
-    int64_t n = 0;
-    const char* end = kill + std::char_traits<char>::length(kill);
-    if (std::from_chars(kill, end, n).ptr == end) opt.sync.kill_after_requests = n;
+    if (const std::optional<int64_t> n = parse_int64(kill)) opt.sync.kill_after_requests = *n;
   }
   auto progress = [&opt](std::string_view line) {
     if (!opt.quiet) print_message(stderr, "sync", line);

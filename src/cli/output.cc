@@ -3,12 +3,12 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
 
 #include "cli/exit_codes.h"
+#include "core/number_text.h"
 
 namespace scaleprof::cli {
 
@@ -39,10 +39,8 @@ bool color_allowed(int fd) {
 
 size_t terminal_columns(int fd) {
   if (const char* columns = std::getenv("COLUMNS"); columns != nullptr) {
-    const std::string_view text(columns);
-    size_t value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec == std::errc() && end == text.data() + text.size() && value >= 20 && value <= 100'000) return value;
+    const std::optional<int64_t> value = parse_int64(columns);
+    if (value && *value >= 20 && *value <= 100'000) return static_cast<size_t>(*value);
   }
   winsize size{};
   if (fd >= 0 && isatty(fd) != 0 && ioctl(fd, TIOCGWINSZ, &size) == 0 && size.ws_col >= 20) return size.ws_col;

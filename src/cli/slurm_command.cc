@@ -85,7 +85,7 @@ void print_lines(const char* prefix, const std::string& message) {
 
 struct StatusOptions {
   std::string script_dir = "slurm-scripts";
-  int64_t timeout_s = launch::kDefaultClientTimeoutS;
+  int64_t timeout_s = kDefaultClientTimeoutS;
   std::string format = "table";
   std::string output;
 };
@@ -576,7 +576,7 @@ void setup_slurm_command(CLI::App& app, int* exit_code) {
       ->add_option("--timeout", status_opt->timeout_s,
                    "Seconds each squeue, scontrol or sacct call may take before it is stopped")
       ->capture_default_str()
-      ->check(CLI::Range(int64_t{1}, launch::kMaxClientTimeoutS));
+      ->check(CLI::Range(int64_t{1}, kMaxClientTimeoutS));
   status->callback([status_opt, exit_code] {
     *exit_code = with_memory_guard([&](std::string* doing) { return run_status(*status_opt, doing); });
   });

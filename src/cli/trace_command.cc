@@ -15,6 +15,7 @@
 #include "analysis/operator_table.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "core/number_text.h"
 #include "engine/partial_results.h"
 #include "pipeline/hta_extras_pipeline.h"
 #include "pipeline/trace_diff_pipeline.h"
@@ -85,22 +86,15 @@ bool parse_rank_list(const std::string& text, std::vector<int64_t>* out, std::st
     std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     pos = comma == std::string::npos ? text.size() : comma + 1;
     if (item.empty()) continue;
-    try {
-      size_t dash = item.find('-', 1);
-      size_t used = 0;
-      int64_t lo = std::stoll(item.substr(0, dash), &used);
-      if (used != (dash == std::string::npos ? item.size() : dash)) throw std::invalid_argument(item);
-      int64_t hi = lo;
-      if (dash != std::string::npos) {
-        hi = std::stoll(item.substr(dash + 1), &used);
-        if (used != item.size() - dash - 1) throw std::invalid_argument(item);
-      }
-      if (hi < lo || hi - lo > 1'000'000) throw std::invalid_argument(item);
-      for (int64_t r = lo; r <= hi; ++r) out->push_back(r);
-    } catch (const std::exception&) {
+    const size_t dash = item.find('-', 1);
+    const std::string_view view(item);
+    const std::optional<int64_t> lo = parse_int64(view.substr(0, dash));
+    const std::optional<int64_t> hi = dash == std::string::npos ? lo : parse_int64(view.substr(dash + 1));
+    if (!lo || !hi || *hi < *lo || *hi - *lo > 1'000'000) {
       *error = fmt::format("--ranks: '{}' is not a rank or a range like 2-5", item);
       return false;
     }
+    for (int64_t r = *lo; r <= *hi; ++r) out->push_back(r);
   }
   return true;
 }
@@ -251,18 +245,14 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
   load.parse.lenient = !opt.strict;
   load.threads = opt.threads;
   for (const std::string& spec : opt.rank_overrides) {
-    size_t eq = spec.rfind('=');
-    int64_t rank = -1;
-    try {
-      if (eq == std::string::npos) throw std::invalid_argument(spec);
-      size_t used = 0;
-      rank = std::stoll(spec.substr(eq + 1), &used);
-      if (used != spec.size() - eq - 1 || rank < 0) throw std::invalid_argument(spec);
-    } catch (const std::exception&) {
+    const size_t eq = spec.rfind('=');
+    const std::optional<int64_t> rank =
+        eq == std::string::npos ? std::nullopt : parse_int64(std::string_view(spec).substr(eq + 1));
+    if (!rank || *rank < 0) {
       print_message(stderr, "error", fmt::format("--rank expects FILE=N with N >= 0 (got '{}')", spec));
       return kExitUsage;
     }
-    load.rank_overrides.emplace_back(spec.substr(0, eq), rank);
+    load.rank_overrides.emplace_back(spec.substr(0, eq), *rank);
   }
   // A progress line on stderr, only on a terminal and only once reading takes over a second.
   const bool show_progress = !opt.quiet && isatty(STDERR_FILENO) != 0;
@@ -385,16 +375,13 @@ bool parse_samples(const std::string& text, pipeline::DiffOptions* options, std:
   }
   auto one = [&](const std::string& item, std::optional<double>* out) {
     if (item.empty()) return true;
-    try {
-      size_t used = 0;
-      const double v = std::stod(item, &used);
-      if (used != item.size() || !(v > 0) || !std::isfinite(v)) throw std::invalid_argument(item);
-      *out = v;
-      return true;
-    } catch (const std::exception&) {
+    const std::optional<double> v = parse_double(item, NumberSyntax{.non_finite = false});
+    if (!v || !(*v > 0)) {
       *error = fmt::format("--samples: '{}' is not a positive number of samples", item);
       return false;
     }
+    *out = v;
+    return true;
   };
   return one(text.substr(0, comma), &options->samples_a) && one(text.substr(comma + 1), &options->samples_b);
 }

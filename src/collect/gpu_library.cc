@@ -2,18 +2,18 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
+#include "core/number_text.h"
+
 
 namespace scaleprof::collect {
 
 Result<std::optional<int64_t>> numeric_device_index(const std::string& id, int64_t count, const std::string& library) {
   if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos) return std::optional<int64_t>();
-  int64_t index = 0;
-  auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), index);
-  if (ec != std::errc() || end != id.data() + id.size() || index >= count) {
+  const std::optional<int64_t> index = parse_int64(id);
+  if (!index || *index >= count) {
     return Error{fmt::format("GPU {} is not among the {} GPUs {} sees", id, count, library), ErrorKind::kNotFound};
   }
-  return std::optional<int64_t>(index);
+  return index;
 }
 
 Result<std::unique_ptr<GpuLibrary>> load_gpu_library(const Environment& env) {

@@ -15,7 +15,7 @@
 
 extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX declares it nowhere else
 
-namespace scaleprof::launch {
+namespace scaleprof {
 
 namespace {
 
@@ -248,4 +248,4 @@ Result<Captured> run_captured(const std::vector<std::string>& argv, const std::s
   return result;
 }
 
-}  // namespace scaleprof::launch
+}  // namespace scaleprof

@@ -17,7 +17,7 @@
 
 #include "core/result.h"
 
-namespace scaleprof::launch {
+namespace scaleprof {
 
 struct Captured {
   int exit_code = 0;  // 128+N when killed by signal N
@@ -44,4 +44,4 @@ inline constexpr int64_t kMaxClientTimeoutS = 3600;
 Result<Captured> run_captured(const std::vector<std::string>& argv, const std::string& input = {},
                               const CaptureLimits& limits = {});
 
-}  // namespace scaleprof::launch
+}  // namespace scaleprof

@@ -1,4 +1,4 @@
-// The one CSV reader (RFC 4180): run directories (collect/run_reader.h), itwinai's CSV files and
+// The one CSV reader (RFC 4180): run directories (importers/run_reader.h), itwinai's CSV files and
 // MLflow artifacts (importers/csv.h) all split text into cells here. Callers word the problems it
 // finds for their users; what a row, a quoted cell, a torn last line is has one answer.
 #pragma once

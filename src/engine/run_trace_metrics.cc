@@ -21,6 +21,7 @@
 #include "analysis/kernel_breakdown.h"
 #include "analysis/memory_timeline.h"
 #include "analysis/operator_table.h"
+#include "analysis/profiler_steps.h"
 #include "analysis/step_decomposition.h"
 #include "analysis/stragglers.h"
 #include "analysis/temporal_breakdown.h"
@@ -126,7 +127,7 @@ std::vector<tables::OperatorTime> step_operators(const analysis::OperatorTable& 
                                                  int64_t decomposed_ns) {
   int64_t profiled_ns = 0;
   for (const analysis::OperatorRow& r : table.rows) {
-    if (r.name == "ProfilerStep*") profiled_ns = r.cpu_total_ns;
+    if (r.name == analysis::kAllProfilerStepsName) profiled_ns = r.cpu_total_ns;
   }
   std::vector<tables::OperatorTime> out;
   if (profiled_ns <= 0 || decomposed_ns <= 0) return out;
@@ -135,7 +136,7 @@ std::vector<tables::OperatorTime> step_operators(const analysis::OperatorTable& 
     const int64_t self = device ? r.self_device_ns : r.self_cpu_ns;
     // Collectives are communication, not computation, in the decomposition.
     const bool collective = r.name.starts_with("c10d::") || analysis::is_backend_collective_name(r.name);
-    if (r.user_annotation || collective || r.name == "ProfilerStep*" || self <= 0) continue;
+    if (r.user_annotation || collective || r.name == analysis::kAllProfilerStepsName || self <= 0) continue;
     out.push_back({r.name, static_cast<int64_t>(static_cast<double>(self) * scale)});
   }
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.self_ns > b.self_ns; });

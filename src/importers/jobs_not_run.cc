@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 
+#include "core/number_text.h"
 #include "importers/run_data_reader.h"
 
 namespace scaleprof::importers {
@@ -14,10 +14,8 @@ constexpr std::string_view kHeader =
     "job_id\tstrategy\tnodes\tworkers\trepetition\trun_prefix\tslurm_state\tstate\telapsed_s";
 
 std::optional<int64_t> number(std::string_view s, int64_t max) {
-  int64_t v = 0;
-  if (s.empty() || s.size() > 18) return std::nullopt;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v < 0 || v > max) return std::nullopt;
+  const std::optional<int64_t> v = parse_int64(s);
+  if (!v || *v < 0 || *v > max) return std::nullopt;
   return v;
 }
 

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/captured_command.h"
+#include "core/number_text.h"
 #include "core/output_file.h"
 #include "core/time_bounds.h"
 #include "importers/run_reader.h"
@@ -57,7 +58,7 @@ std::optional<int64_t> parse_slurm_duration(const std::string& text) {
   if (const size_t dash = t.find('-'); dash != std::string::npos) {
     const std::string d = t.substr(0, dash);
     if (!digits(d)) return std::nullopt;
-    days = std::stoll(d);
+    days = parse_int64(d).value_or(0);  // at most 6 digits: always a number
     has_days = true;
     t = t.substr(dash + 1);
   }
@@ -66,7 +67,7 @@ std::optional<int64_t> parse_slurm_duration(const std::string& text) {
   std::vector<int64_t> values;
   for (const std::string& p : parts) {
     if (!digits(p)) return std::nullopt;
-    values.push_back(std::stoll(p));
+    values.push_back(parse_int64(p).value_or(0));  // at most 6 digits
   }
   // Every field after the first is minutes or seconds; after days, the first is hours.
   for (size_t i = 1; i < values.size(); ++i) {
@@ -97,7 +98,8 @@ std::optional<int64_t> parse_slurm_exit_code(const std::string& text) {
   const std::string code = t.substr(0, colon);
   const std::string signal = t.substr(colon + 1);
   if (!small(code) || !small(signal)) return std::nullopt;
-  return std::stoll(signal) != 0 ? 128 + std::stoll(signal) : std::stoll(code);
+  const int64_t signal_number = parse_int64(signal).value_or(0);  // at most 3 digits
+  return signal_number != 0 ? 128 + signal_number : parse_int64(code).value_or(0);
 }
 
 std::string report_outcome(const std::string& state, const std::optional<int64_t>& exit_code) {

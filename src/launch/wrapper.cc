@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <filesystem>
 #include <random>
 #include <set>
@@ -16,6 +15,7 @@
 #include "collect/run_records.h"
 #include "collect/timers.h"
 #include "core/file_io.h"
+#include "core/number_text.h"
 #include "core/terminal_text.h"
 #include "importers/run_reader.h"
 
@@ -27,9 +27,7 @@ namespace {
 
 std::optional<int64_t> plain_number(const std::string& s) {
   if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  int64_t v = 0;
-  std::from_chars(s.data(), s.data() + s.size(), v);  // at most 9 digits: always fits
-  return v;
+  return parse_int64(s);
 }
 
 // After the command ends: what the ranks reported fills what the wrapper could not know.

@@ -55,12 +55,12 @@ Result<RankTrace> export_and_read(const std::string& path, std::chrono::seconds 
     return Error{fmt::format("{}: cannot make a temporary folder for nsys export", path), ErrorKind::kIo};
   }
   const std::string out = folder.path() + "/export.sqlite";
-  launch::CaptureLimits limits;
+  CaptureLimits limits;
   limits.deadline = deadline;
   limits.max_output_bytes = size_t{1} << 20;
   // A relative name starting with '-' would reach nsys as an option: it goes as ./NAME.
   const std::string input = path.starts_with('-') ? "./" + path : path;
-  auto run = launch::run_captured({"nsys", "export", "--type", "sqlite", "--output", out, input}, {}, limits);
+  auto run = run_captured({"nsys", "export", "--type", "sqlite", "--output", out, input}, {}, limits);
   if (!run) {
     if (run.error().kind == ErrorKind::kNotFound) {
       return Error{fmt::format("{}: an Nsight Systems report; reading it needs nsys on PATH to export it (or run `nsys "
