@@ -9,13 +9,18 @@
 #include <string_view>
 #include <utility>
 
+#include "core/error_kind_name.h"
 #include "core/result.h"
 #include "core/utf8.h"
 
 namespace scaleprof::python {
 
+// `kind` becomes the Python exception's `kind` attribute (error_kind_name: "not_found", "io", ...), so
+// that a program decides on the kind, never on the wording (scaleprof_module.cc's translator).
 struct ScaleprofError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit ScaleprofError(const std::string& message, ErrorKind error_kind = ErrorKind::kBadInput)
+      : std::runtime_error(message), kind(error_kind) {}
+  ErrorKind kind;
 };
 
 // A message for a Python exception: valid UTF-8 as it is; each byte that is not (a non-UTF-8 file
@@ -37,14 +42,19 @@ inline std::string utf8_message(std::string_view text) {
   return out;
 }
 
+// The exception of a Result's error: its message made valid UTF-8, its kind kept.
+inline ScaleprofError error_of(const Error& e) {
+  return ScaleprofError(utf8_message(e.message), e.kind);
+}
+
 template <class T>
 T unwrap(Result<T> r) {
-  if (!r) throw ScaleprofError(utf8_message(r.error().message));
+  if (!r) throw error_of(r.error());
   return std::move(r).value();
 }
 
 inline void check(const Status& s) {
-  if (!s) throw ScaleprofError(utf8_message(s.error().message));
+  if (!s) throw error_of(s.error());
 }
 
 }  // namespace scaleprof::python

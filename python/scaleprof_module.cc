@@ -311,7 +311,7 @@ py::object scalability_report(const py::object& root_arg, const std::optional<st
       text = scaleprof::report::render_sections_json(scaleprof::report::scalability_sections(analysis), analysis);
     }
   }
-  if (error) throw ScaleprofError(utf8_message(error->message));
+  if (error) throw scaleprof::python::error_of(*error);
   return py::module_::import("json").attr("loads")(text);
 }
 
@@ -319,7 +319,23 @@ py::object scalability_report(const py::object& root_arg, const std::optional<st
 
 PYBIND11_MODULE(_scaleprof, m) {
   m.doc() = "scaleprof engine (C++): run context, rank recorder, GPU monitor, run-directory reader";
-  py::register_exception<ScaleprofError>(m, "ScaleprofError", PyExc_RuntimeError);
+  // scaleprof.ScaleprofError (a RuntimeError) with `kind`, the ErrorKind's name ("not_found", "io",
+  // ...; "bad_input" for errors raised in Python). The translator is a plain function, so the type
+  // lives in pybind11's once-per-interpreter store, set here and only read after.
+  PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> error_type;
+  error_type.call_once_and_store_result(
+      [&]() { return py::object(py::exception<ScaleprofError>(m, "ScaleprofError", PyExc_RuntimeError)); });
+  error_type.get_stored().attr("kind") = std::string(scaleprof::error_kind_name(scaleprof::ErrorKind::kBadInput));
+  py::register_exception_translator([](std::exception_ptr thrown) {
+    try {
+      if (thrown) std::rethrow_exception(thrown);
+    } catch (const ScaleprofError& e) {
+      const py::object& type = error_type.get_stored();
+      py::object error = type(e.what());
+      error.attr("kind") = std::string(scaleprof::error_kind_name(e.kind));
+      PyErr_SetObject(type.ptr(), error.ptr());
+    }
+  });
   m.attr("__version__") = SCALEPROF_VERSION;
   scaleprof::python::bind_trace_analysis(m);
 

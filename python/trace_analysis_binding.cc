@@ -339,7 +339,7 @@ py::dict trace_what_if(py::handle paths_arg, py::handle what_ifs_arg, unsigned t
   if (!w.read.set.errors.empty()) {
     std::string message = "some traces could not be read";
     for (const std::string& e : w.read.set.errors) message += "\n  " + e;
-    throw ScaleprofError(message);
+    throw ScaleprofError(utf8_message(message));
   }
   py::dict tables;
   for (size_t i = 0; i < w.report.tables.size(); ++i) {

@@ -17,7 +17,6 @@ namespace scaleprof::testing {
 
 namespace fs = std::filesystem;
 
-
 inline std::string run_json(const std::string& experiment, const std::string& run, const std::string& strategy,
                             int world_size, int nodes, const std::string& status = "completed") {
   return fmt::format(

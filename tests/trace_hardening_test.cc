@@ -15,9 +15,9 @@
 #include <variant>
 
 #include "report/trace_report.h"
+#include "scratch_dir.h"
 #include "trace/kineto_reader.h"
 #include "trace/trace_set.h"
-#include "scratch_dir.h"
 
 namespace scaleprof::trace {
 namespace {

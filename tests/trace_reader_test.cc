@@ -9,11 +9,11 @@
 #include <fstream>
 #include <string>
 
+#include "scratch_dir.h"
 #include "trace/byte_stream.h"
 #include "trace/kineto_reader.h"
 #include "trace/number_parse.h"
 #include "trace/trace_set.h"
-#include "scratch_dir.h"
 
 namespace scaleprof::trace {
 namespace {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """clang-tidy on every src/*.cc, each file checked once per content, as ccache does for compiles.
 
-A file is skipped when its text, the text of every project header it includes (directly or not, as
+A file is skipped when its text, the name (relative to the checkout) and text of every project header it includes (directly or not, as
 the build's compiler recorded it: `ninja -t deps`), the CMake files, .clang-tidy and the clang-tidy
 version are all unchanged since a clean check of it. Editing one header rechecks only the files that
 include it. A file the build has no record of depends on every project header (the safe answer).
@@ -73,7 +73,9 @@ def main():
     todo, skipped = [], 0
     for source in git_files("src/*.cc"):
         headers = deps.get(source, all_headers)
-        key = sha("\n".join([common, hashed(source)] + sorted(f"{h}:{hashed(h)}" for h in headers)).encode())
+        # Paths relative to the checkout: a fresh clone elsewhere (CI's) finds the keys of this one.
+        named = sorted(f"{h.relative_to(REPO) if REPO in h.parents else h}:{hashed(h)}" for h in headers)
+        key = sha("\n".join([common, hashed(source)] + named).encode())
         if (cache / key).exists():
             skipped += 1
         else:

@@ -13,7 +13,9 @@ Each rank writes only its own folder <root>/<experiment>/<run>/rank-NNNNN/ (epoc
 gpu.csv, traces/), appended record by record, so a crash loses at most the record being written.
 The format is documented in docs/run-directory.md. The work is done in C++ (scaleprof._scaleprof);
 this module only makes it idiomatic. Errors from the C++ side arrive as ScaleprofError (a
-RuntimeError) with the same message.
+RuntimeError) with the same message and, in `kind`, what went wrong for a program to decide on:
+"bad_input", "usage", "not_found", "io", "refused", "too_large", "network", "busy" or "internal"
+(the CLI's exit code follows the same kind; docs/cli.md).
 
 Traces are analysed with scaleprof.TraceAnalysis (HTA's API, analysis.py; docs/python.md).
 """
@@ -47,6 +49,13 @@ def cli_path() -> str:
     """Path of the `scaleprof` command installed with this package."""
     exe = os.path.join(os.path.dirname(sys.executable), "scaleprof")
     return exe if os.path.exists(exe) else "scaleprof"
+
+
+def _usage_error(message: str) -> ScaleprofError:
+    """A ScaleprofError of kind "usage": the API called in the wrong order."""
+    error = ScaleprofError(message)
+    error.kind = "usage"
+    return error
 
 
 def _torch_version() -> str:
@@ -349,9 +358,9 @@ class Run:
 
     def _open(self) -> "_scaleprof.RankRecorder":
         if not self._started:
-            raise ScaleprofError("the Run has not started: use `with scaleprof.Run(...) as run:` or run.start()")
+            raise _usage_error("the Run has not started: use `with scaleprof.Run(...) as run:` or run.start()")
         if self._finished:
-            raise ScaleprofError("the Run has finished; nothing more can be recorded")
+            raise _usage_error("the Run has finished; nothing more can be recorded")
         rec = self._try_open()
         if rec is None:
             raise ScaleprofError(

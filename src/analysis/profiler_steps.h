@@ -61,7 +61,9 @@ struct ProfilerSteps {
 // for any other name, a malformed or out-of-range number included. (HTA's `^ProfilerStep#(\d+)` also
 // takes a name that goes on after the digits, which no profiler writes.)
 std::optional<int64_t> profiler_step_number(std::string_view name);
-inline bool is_profiler_step_name(std::string_view name) { return profiler_step_number(name).has_value(); }
+inline bool is_profiler_step_name(std::string_view name) {
+  return profiler_step_number(name).has_value();
+}
 
 // The name key_averages() gives every step annotation together (torch's `_rewrite_name`), and so
 // does compute_operator_table.

@@ -4,7 +4,6 @@
 
 #include "core/number_text.h"
 
-
 namespace scaleprof::collect {
 
 Result<std::optional<int64_t>> numeric_device_index(const std::string& id, int64_t count, const std::string& library) {

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-
 #include "core/number_text.h"
 #include "importers/run_data_reader.h"
 

@@ -67,7 +67,9 @@ std::optional<int64_t> rank_from_file_name(std::string_view path) {
       if (i < name.size() && (name[i] == '-' || name[i] == '_')) ++i;
       size_t start = i;
       while (i < name.size() && name[i] >= '0' && name[i] <= '9' && i - start < 9) ++i;
-      if (i > start) return parse_int64(std::string_view(name).substr(start, i - start));  // at most 9 digits
+      if (i > start) {
+        return scaleprof::parse_int64(std::string_view(name).substr(start, i - start));  // at most 9 digits
+      }
     }
   }
   return std::nullopt;
