@@ -16,7 +16,7 @@ namespace {
 
 using testing::TempDir;
 
-RunContext context(const std::string& root) {
+RunContext arguments_context(const std::string& root) {
   RunContext c;
   c.root = root;
   c.experiment = "exp";
@@ -34,7 +34,7 @@ TEST(RecordArguments, NegativeIndexesAndSampleCountsAreRefusedBeforeTheRecordSta
   EXPECT_TRUE(check_record_arguments("epoch", std::numeric_limits<int64_t>::max(), 0).ok());
 
   TempDir dir("args");
-  auto r = RankRecorder::open(context(dir.path()), {}, Environment{});
+  auto r = RankRecorder::open(arguments_context(dir.path()), {}, Environment{});
   ASSERT_TRUE(r.ok()) << r.error().message;
   RankRecorder& rec = *r.value();
   EXPECT_EQ(rec.begin_epoch(-1).error().message, "epoch -1 is negative");

@@ -146,7 +146,7 @@ TEST(RankRecorder, SixteenSimultaneousStartsOfOneRankRecordOnce) {
     if (pid == 0) {
       close(gate[1]);
       char c;
-      (void)!read(gate[0], &c, 1);  // returns at EOF, when the parent closes its end
+      (void)!::read(gate[0], &c, 1);  // returns at EOF, when the parent closes its end
       int code = 0;
       {
         auto r = RankRecorder::open(context(dir.path()), {}, no_gpu_env());

@@ -16,6 +16,7 @@
 #include "importers/mlflow/mlflow_meta.h"
 #include "importers/mlflow/mlflow_store.h"
 #include "importers/run_data_reader.h"
+#include "mlflow_test_util.h"
 #include "scratch_dir.h"
 
 namespace scaleprof::importers {
@@ -24,17 +25,9 @@ namespace {
 namespace fs = std::filesystem;
 
 using Scratch = ::scaleprof::testing::ScratchDir;
-
-bool any_contains(const std::vector<std::string>& lines, const std::string& part) {
-  return std::any_of(lines.begin(), lines.end(),
-                     [&](const std::string& l) { return l.find(part) != std::string::npos; });
-}
-
-std::string joined(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const std::string& l : lines) out += l + "\n";
-  return out;
-}
+using ::scaleprof::testing::any_contains;
+using ::scaleprof::testing::exec;
+using ::scaleprof::testing::joined;
 
 const tables::RunData* run_named(const tables::ScalabilityData& d, const std::string& name) {
   for (const tables::RunData& r : d.runs) {
@@ -266,11 +259,6 @@ TEST(MlflowImporterHardening, RunDirectoriesShareTheEpochBound) {
 }
 
 // ---- SQLite ---------------------------------------------------------------------------------------
-
-void exec(sqlite3* db, const std::string& sql) {
-  char* message = nullptr;
-  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message), SQLITE_OK) << (message ? message : "") << sql;
-}
 
 constexpr const char* kMlflowSchema =
     "CREATE TABLE experiments (experiment_id INTEGER PRIMARY KEY, name TEXT, artifact_location TEXT, "

@@ -24,6 +24,7 @@
 #include "importers/run_data_reader.h"
 #include "importers/run_reader.h"
 #include "mlflow_sync/sync_plan.h"
+#include "mlflow_test_util.h"
 #include "scratch_dir.h"
 
 namespace scaleprof::importers {
@@ -78,6 +79,9 @@ int64_t timestamp(int64_t step) {
 }
 
 using Scratch = ::scaleprof::testing::ScratchDir;
+using ::scaleprof::testing::any_contains;
+using ::scaleprof::testing::exec;
+using ::scaleprof::testing::joined;
 
 // ---- The three store kinds, written from the description -----------------------------------------
 
@@ -104,11 +108,6 @@ void write_file_store(const Scratch& s, const std::vector<TrainingSpec>& trainin
       metric(w.id, "epoch_samples", w.samples);
     }
   }
-}
-
-void exec(sqlite3* db, const std::string& sql) {
-  char* message = nullptr;
-  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message), SQLITE_OK) << (message ? message : "") << sql;
 }
 
 fs::path write_sqlite_store(const Scratch& s, const std::vector<TrainingSpec>& trainings) {
@@ -229,17 +228,6 @@ class ScriptedMlflowServer {
 };
 
 // ---- What every store kind must give -----------------------------------------------------------
-
-bool any_contains(const std::vector<std::string>& lines, const std::string& part) {
-  return std::any_of(lines.begin(), lines.end(),
-                     [&](const std::string& l) { return l.find(part) != std::string::npos; });
-}
-
-std::string joined(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const std::string& l : lines) out += l + "\n";
-  return out;
-}
 
 // Per run name, each epoch's samples (-1 for none: NaN does not compare).
 std::map<std::string, std::vector<std::pair<int64_t, double>>> samples_by_run(const tables::ScalabilityData& d) {

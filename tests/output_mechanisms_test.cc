@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "cli_harness.h"
 #include "core/csv_cell.h"
 #include "core/json_string.h"
 #include "core/output_file.h"
@@ -24,12 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using scaleprof::testing::ScratchDir;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using scaleprof::testing::slurp;
 
 size_t entries(const std::string& dir) {
   size_t n = 0;

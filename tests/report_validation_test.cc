@@ -24,7 +24,7 @@ using scaleprof::testing::CliRun;
 using scaleprof::testing::slurp;
 
 // `scaleprof ARGS` under a time limit (a runaway loop fails the test instead of hanging it).
-CliRun run(const std::string& args, const std::string& env = "") {
+CliRun run_limited(const std::string& args, const std::string& env = "") {
   return scaleprof::testing::run_cli(args, env, 60);
 }
 
@@ -55,7 +55,7 @@ TEST(ReportValidation, HugeWorldSizeIsAnErrorNotAHang) {
                                   R"("world_size": 1152921504606846976, "nodes": 1, "status": "completed"})");
   for (const char* plots : {"--no-plots", "--plot-dir"}) {
     const std::string extra = std::string(plots) == "--no-plots" ? "--no-plots" : "--plot-dir " + (root / "plots");
-    CliRun r = run("report --format json " + extra + " --root " + root.path(), "SCALEPROF_GNUPLOT=");
+    CliRun r = run_limited("report --format json " + extra + " --root " + root.path(), "SCALEPROF_GNUPLOT=");
     EXPECT_EQ(r.exit_code, 3) << r.err;
     EXPECT_TRUE(contains(r.err, "error: " + dir + "/run.json: world_size 1152921504606846976 is out of range (1 to " +
                                     "16777216); 1 worker(s) taken from the rank folders instead"))
@@ -68,7 +68,7 @@ TEST(ReportValidation, NegativeWorldSizeIsAnError) {
   good_runs(root);
   const std::string dir = make_run(root, "exp", "neg", "neg", "ddp", 2, {{5, 3, 3}, {5, 3, 3}});
   root.write("exp/neg/run.json", R"({"schema_version": 1, "run": "neg", "strategy": "ddp", "world_size": -4})");
-  CliRun r = run("report --no-plots --root " + root.path());
+  CliRun r = run_limited("report --no-plots --root " + root.path());
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_TRUE(contains(
       r.err, "error: " + dir +
@@ -82,7 +82,7 @@ TEST(ReportValidation, HugeItwinaiNodesIsAnErrorNotAHang) {
   root.write("epoch-time/epochtime_ddp_1N.csv", "epoch_id,time,name,nodes\n0,10,ddp,1\n1,9,ddp,1\n2,9,ddp,1\n");
   const std::string bad = root.write("epoch-time/epochtime_ddp_2N.csv",
                                      "epoch_id,time,name,nodes\n0,6,ddp,1152921504606846976\n1,5,ddp,2\n2,5,ddp,2\n");
-  CliRun r = run("report --no-plots --format json --root " + root.path());
+  CliRun r = run_limited("report --no-plots --format json --root " + root.path());
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_TRUE(contains(r.err, "error: " + bad + ":2: nodes 1152921504606846976 is out of range (1 to 4194304 with " +
                                   "--gpus-per-node 4); line skipped"))
@@ -97,7 +97,7 @@ TEST(ReportValidation, DuplicateEpochLinesKeepTheFirstAndWarn) {
   // Rank 1 wrote epoch 1 twice (a restarted process appending to the same file).
   root.write("exp/w2/rank-00001/epochs.csv",
              "epoch,start_unix_ns,end_unix_ns,duration_s,samples\n0,1,2,6,\n1,3,4,4,\n2,5,6,4,\n1,7,8,0.08,\n");
-  CliRun r = run("report --no-plots --format json --root " + root.path());
+  CliRun r = run_limited("report --no-plots --format json --root " + root.path());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "warning: " + dir +
                                   "/rank-00001/epochs.csv:5: epoch 1 recorded again (first on line 3); the "
@@ -115,7 +115,7 @@ TEST(ReportValidation, HugeItwinaiSelfTimeIsAnError) {
   const std::string bad = root.write("computation-data/ddp_4_0.csv",
                                      "name,self_cuda_time_total,strategy,num_gpus,global_rank\n"
                                      "ProfilerStep#1,100,ddp,4,0\naten::mm,1e300,ddp,4,0\naten::mm,50,ddp,4,0\n");
-  CliRun r = run("report --no-plots --format json --root " + root.path());
+  CliRun r = run_limited("report --no-plots --format json --root " + root.path());
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_TRUE(
       contains(r.err, "error: " + bad + ":3: self_cuda_time_total 1e+300 is out of range (0 to 1e12 us); line skipped"))
@@ -129,7 +129,7 @@ TEST(ReportValidation, NegativePowerAndUtilizationAbove100AreRejected) {
   const std::string gpu = root.write("exp/w1/rank-00000/gpu.csv",
                                      "time_unix_ns,device,utilization_pct,power_w,memory_used_bytes,energy_j\n"
                                      "0,0,50,100,1,\n1000000000,0,250,-5000,1,\n2000000000,0,70,100,1,\n");
-  CliRun r = run("report --no-plots --format json --root " + root.path());
+  CliRun r = run_limited("report --no-plots --format json --root " + root.path());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "warning: " + gpu + ":3: utilization_pct 250 is outside 0 to 100; value ignored"))
       << r.err;
@@ -149,7 +149,7 @@ TEST(ReportValidation, ItwinaiGpuValuesAreCheckedToo) {
       root.write("gpu-energy-data/ddp_4.csv",
                  "sample_idx,utilization,power,local_rank,node_idx,num_global_gpus,strategy,probing_interval\n"
                  "0,50,100,0,0,4,ddp,1\n1,250,-100,0,0,4,ddp,1\n2,70,100,0,0,4,ddp,1\n");
-  CliRun r = run("report --no-plots --format json --root " + root.path());
+  CliRun r = run_limited("report --no-plots --format json --root " + root.path());
   EXPECT_TRUE(contains(r.err, "warning: " + gpu + ":3: utilization 250 is outside 0 to 100; value ignored")) << r.err;
   EXPECT_TRUE(contains(r.err, "warning: " + gpu + ":3: power -100 is negative; value ignored")) << r.err;
 }
@@ -158,14 +158,14 @@ TEST(ReportValidation, ItwinaiGpuValuesAreCheckedToo) {
 TEST(ReportValidation, PlotFailureHasItsOwnExitCode) {
   ScratchDir root("validation-plots");
   good_runs(root);
-  CliRun r = run("report --root " + root.path() + " --plot-dir " + (root / "plots"), "SCALEPROF_GNUPLOT=/bin/false");
+  CliRun r = run_limited("report --root " + root.path() + " --plot-dir " + (root / "plots"), "SCALEPROF_GNUPLOT=/bin/false");
   EXPECT_EQ(r.exit_code, 4) << r.err;
   EXPECT_TRUE(contains(r.err, "error: plots: gnuplot failed")) << r.err;
   EXPECT_FALSE(contains(r.err, "input problem")) << r.err;
   EXPECT_TRUE(contains(r.out, "Epoch Time Report"));
   // With an input problem as well, the input problem wins (exit 3) and is the only one counted.
   root.write("exp/w2/rank-00001/epochs.csv", "epoch,duration_s\n0,6\n1,oops\n2,4\n");
-  CliRun both = run("report --root " + root.path() + " --plot-dir " + (root / "plots"), "SCALEPROF_GNUPLOT=/bin/false");
+  CliRun both = run_limited("report --root " + root.path() + " --plot-dir " + (root / "plots"), "SCALEPROF_GNUPLOT=/bin/false");
   EXPECT_EQ(both.exit_code, 3) << both.err;
   EXPECT_TRUE(contains(both.err, "report is partial: 1 input problem(s)")) << both.err;
 }

@@ -19,6 +19,7 @@ namespace scaleprof::report {
 namespace {
 
 using importers::read_scalability_data;
+using testing::find_group;
 using importers::ScalabilityReadOptions;
 using testing::ScratchDir;
 
@@ -48,13 +49,6 @@ void build(const ScratchDir& root) {
   make_run(root, "exp", "gloo-w1", "gloo-w1", "gloo", 1, {{10, 9, 9}});
   make_failed_run(root, "gloo-w1-b", "gloo", 1, 137, {20, 20, 20});
   make_run(root, "exp", "gloo-w2", "gloo-w2", "gloo", 2, {{6, 5, 5}, {6, 5, 5}});
-}
-
-const ScaleGroup* find_group(const ScalabilityAnalysis& a, const std::string& series, int64_t workers) {
-  for (const ScaleGroup& g : a.groups) {
-    if (g.series == series && g.workers == workers) return &g;
-  }
-  return nullptr;
 }
 
 TEST(ScalabilityFailed, FailedSmallestScaleIsShownAndTheBaselineIsTheNextCompletedOne) {

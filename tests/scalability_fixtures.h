@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/scalability.h"
 #include "scratch_dir.h"
 
 namespace scaleprof::testing {
@@ -91,6 +92,15 @@ inline std::string gloo_trace(int rank, int call_us, int dur_us) {
       R"("args":{{"Input type":["float"],"Input Dims":[[262144]]}}}})"
       "\n]}}",
       rank, call_us, dur_us);
+}
+
+// The scale group of `series` at `workers` in an analysis; nullptr when it has none.
+inline const analysis::ScaleGroup* find_group(const analysis::ScalabilityAnalysis& a, const std::string& series,
+                                              int64_t workers) {
+  for (const analysis::ScaleGroup& g : a.groups) {
+    if (g.series == series && g.workers == workers) return &g;
+  }
+  return nullptr;
 }
 
 }  // namespace scaleprof::testing

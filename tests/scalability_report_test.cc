@@ -21,14 +21,8 @@ using importers::CsvFile;
 using importers::parse_csv;
 using importers::read_scalability_data;
 using importers::ScalabilityReadOptions;
+using testing::find_group;
 using testing::ScratchDir;
-
-const ScaleGroup* find_group(const ScalabilityAnalysis& a, const std::string& series, int64_t workers) {
-  for (const ScaleGroup& g : a.groups) {
-    if (g.series == series && g.workers == workers) return &g;
-  }
-  return nullptr;
-}
 
 const SeriesResult* find_series(const ScalabilityAnalysis& a, const std::string& series) {
   for (const SeriesResult& s : a.series) {

@@ -9,10 +9,16 @@ Only clean results are kept, so a finding is reported on every run until it is f
 
     usage: tools/clang_tidy_cached.py BUILD_DIR   (BUILD_DIR has compile_commands.json and was built)
 
+A unity build (SCALEPROF_UNITY, CMakeLists.txt) compiles batches, so its compile_commands.json names
+the batch files, not the sources: clang-tidy then reads the commands of a tree configured (not built)
+beside it with SCALEPROF_UNITY=OFF, BUILD_DIR/tidy-commands, and a source's headers are those its
+batch included (a superset: a header edit may recheck the batch's other files too).
+
 The cache: $SCALEPROF_TIDY_CACHE, default ~/.cache/scaleprof/clang-tidy (a fresh machine checks all).
 """
 import concurrent.futures
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -30,6 +36,15 @@ def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def unity_sources(batch: Path):
+    """The sources a CMake unity batch file includes (absolute, or relative to the batch file)."""
+    sources = []
+    for line in batch.read_text(errors="replace").splitlines():
+        if line.startswith('#include "') and line.rstrip().endswith('.cc"'):
+            sources.append((batch.parent / line.strip()[len('#include "'):-1]).resolve())
+    return sources
+
+
 def recorded_deps(build: Path):
     """{source: [project headers it includes]} from the compiler's dependency records of the build."""
     out = subprocess.run(["ninja", "-C", str(build), "-t", "deps"], capture_output=True, text=True)
@@ -43,12 +58,32 @@ def recorded_deps(build: Path):
         path = (build / line.strip()).resolve()
         if current is None:
             continue
-        if not current and path.suffix == ".cc":  # the first dependency is the source itself
-            deps[path] = current
+        if not current and path.suffix in (".cc", ".cxx"):  # the first dependency is the source itself
             current.append(path)
+            for source in unity_sources(path) if path.suffix == ".cxx" else [path]:
+                deps[source] = current
         elif current and path.suffix == ".h" and REPO in path.parents:
             current.append(path)
     return {src: headers[1:] for src, headers in deps.items()}
+
+
+def commands_dir(build: Path) -> Path:
+    """A folder whose compile_commands.json has an entry per source: BUILD_DIR's own, or for a unity
+    build a tree configured beside it without unity batches (same build type and compiler)."""
+    db = build / "compile_commands.json"
+    if any(e["file"].endswith(".cc") and "/src/" in e["file"] for e in json.loads(db.read_text())):
+        return build
+    cache = {}
+    for line in (build / "CMakeCache.txt").read_text().splitlines():
+        name, _, value = line.partition("=")
+        cache[name.split(":")[0]] = value
+    tidy = build / "tidy-commands"
+    subprocess.run(["cmake", "-S", str(REPO), "-B", str(tidy), "-G", "Ninja", "-DSCALEPROF_UNITY=OFF",
+                    "-DSCALEPROF_TESTS=OFF", "-DSCALEPROF_PYTHON=OFF",
+                    f"-DCMAKE_BUILD_TYPE={cache.get('CMAKE_BUILD_TYPE', 'RelWithDebInfo')}",
+                    f"-DCMAKE_CXX_COMPILER={cache['CMAKE_CXX_COMPILER']}"],
+                   check=True, stdout=subprocess.DEVNULL)
+    return tidy
 
 
 def main():
@@ -70,6 +105,7 @@ def main():
 
     all_headers = git_files("src/*.h")
     deps = recorded_deps(build)
+    commands = commands_dir(build)
     todo, skipped = [], 0
     for source in git_files("src/*.cc"):
         headers = deps.get(source, all_headers)
@@ -83,7 +119,7 @@ def main():
 
     def check(item):
         source, key = item
-        proc = subprocess.run(["clang-tidy", "-p", str(build), "--quiet", str(source)], capture_output=True, text=True)
+        proc = subprocess.run(["clang-tidy", "-p", str(commands), "--quiet", str(source)], capture_output=True, text=True)
         if proc.returncode == 0:
             (cache / key).touch()
             return None

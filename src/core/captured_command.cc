@@ -21,20 +21,20 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Fd {
+struct PipeFd {
   int fd = -1;
-  Fd() = default;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
+  PipeFd() = default;
+  PipeFd(const PipeFd&) = delete;
+  PipeFd& operator=(const PipeFd&) = delete;
   void close() {
     if (fd >= 0) ::close(fd);
     fd = -1;
   }
-  ~Fd() { close(); }
+  ~PipeFd() { close(); }
 };
 
 struct Pipe {
-  Fd read, write;
+  PipeFd read, write;
   bool open() {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return false;
@@ -160,7 +160,7 @@ Result<Captured> run_captured(const std::vector<std::string>& argv, const std::s
   in.read.close();
   out.write.close();
   err.write.close();
-  Fd pidfd;
+  PipeFd pidfd;
   pidfd.fd = open_pidfd(pid);
   set_nonblocking(out.read.fd);
   set_nonblocking(err.read.fd);
@@ -173,7 +173,7 @@ Result<Captured> run_captured(const std::vector<std::string>& argv, const std::s
   std::string failure;  // set when the child had to be stopped
   bool exited = false;
   // Reads what is there now; false when the output passed the cap.
-  auto drain = [&](Fd& fd, std::string& into) {
+  auto drain = [&](PipeFd& fd, std::string& into) {
     char buf[65536];
     while (fd.fd >= 0) {
       const ssize_t r = ::read(fd.fd, buf, sizeof(buf));

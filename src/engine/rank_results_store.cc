@@ -40,7 +40,7 @@ struct Writer {
   }
 };
 
-struct Reader {
+struct StoreReader {
   const std::string& in;
   size_t at = 0;
   bool ok = true;
@@ -89,7 +89,7 @@ void write(Writer& w, const analysis::KernelStats& k) {
   w.raw(k.kernels);
   w.raw(k.duration);
 }
-void read(Reader& r, analysis::KernelStats* k) {
+void read(StoreReader& r, analysis::KernelStats* k) {
   r.str(&k->name);
   r.raw(&k->type);
   r.raw(&k->others);
@@ -105,7 +105,7 @@ void write(Writer& w, const SlowLaunch& l) {
   w.str(l.launch);
   w.str(l.kernel);
 }
-void read(Reader& r, SlowLaunch* l) {
+void read(StoreReader& r, SlowLaunch* l) {
   r.raw(&l->correlation);
   r.raw(&l->launch_delay_ns);
   r.raw(&l->cpu_duration_ns);
@@ -125,7 +125,7 @@ void write(Writer& w, const analysis::OperatorRow& o) {
   }
   for (double v : {o.self_cpu_pct, o.cpu_total_pct, o.self_device_pct}) w.raw(v);
 }
-void read(Reader& r, analysis::OperatorRow* o) {
+void read(StoreReader& r, analysis::OperatorRow* o) {
   r.str(&o->name);
   r.raw(&o->side);
   r.raw(&o->user_annotation);
@@ -159,7 +159,7 @@ void write_phases(Writer& w, const analysis::RankPhases& p) {
     }
   }
 }
-void read_phases(Reader& r, analysis::RankPhases* p) {
+void read_phases(StoreReader& r, analysis::RankPhases* p) {
   r.str(&p->path);
   r.raw(&p->has_kernels);
   p->steps.resize(r.count(1));
@@ -180,7 +180,7 @@ void write_decomposition(Writer& w, const analysis::RankDecomposition& d) {
   w.raw(d.device);
   w.raw_vector(d.steps);
 }
-void read_decomposition(Reader& r, analysis::RankDecomposition* d) {
+void read_decomposition(StoreReader& r, analysis::RankDecomposition* d) {
   r.str(&d->path);
   r.raw(&d->device);
   r.raw_vector(&d->steps);
@@ -212,7 +212,7 @@ void write_memory(Writer& w, const analysis::RankMemory& m) {
     w.raw_vector(d.steps);
   }
 }
-void read_memory(Reader& r, analysis::RankMemory* m) {
+void read_memory(StoreReader& r, analysis::RankMemory* m) {
   r.raw(&m->out_of_memory_events);
   m->devices.resize(r.count(1));
   for (analysis::DeviceMemory& d : m->devices) {
@@ -254,7 +254,7 @@ void write_critical_path(Writer& w, const analysis::RankCriticalPath& p) {
     }
   }
 }
-void read_critical_path(Reader& r, analysis::RankCriticalPath* p) {
+void read_critical_path(StoreReader& r, analysis::RankCriticalPath* p) {
   r.str(&p->path);
   r.raw(&p->device);
   p->steps.resize(r.count(1));
@@ -282,7 +282,7 @@ void write(Writer& w, const analysis::DirectionBandwidth& b) {
   w.raw(b.points);
   w.raw(b.weighted);
 }
-void read(Reader& r, analysis::DirectionBandwidth* b) {
+void read(StoreReader& r, analysis::DirectionBandwidth* b) {
   r.str(&b->name);
   r.raw(&b->copies);
   r.raw(&b->bytes);
@@ -296,7 +296,7 @@ void write(Writer& w, const analysis::CounterSeries& c) {
   w.raw_vector(c.points);
   w.raw_vector(c.call_ns);
 }
-void read(Reader& r, analysis::CounterSeries* c) {
+void read(StoreReader& r, analysis::CounterSeries* c) {
   r.raw(&c->key);
   r.raw(&c->pid);
   r.raw(&c->tid);
@@ -306,7 +306,7 @@ void read(Reader& r, analysis::CounterSeries* c) {
 void write(Writer& w, const std::string& s) {
   w.str(s);
 }
-void read(Reader& r, std::string* s) {
+void read(StoreReader& r, std::string* s) {
   r.str(s);
 }
 // An optional: a presence byte, then the value.
@@ -316,7 +316,7 @@ void write_optional(Writer& w, const std::optional<T>& o, Fn fn) {
   if (o) fn(*o);
 }
 template <class T, class Fn>
-void read_optional(Reader& r, std::optional<T>* o, Fn fn) {
+void read_optional(StoreReader& r, std::optional<T>* o, Fn fn) {
   bool present = false;
   r.raw(&present);
   if (present && r.ok) fn(&o->emplace());
@@ -357,7 +357,7 @@ void write_flops(Writer& w, const RankFlopsResult& f) {
     for (int64_t v : {m.steps, m.forward_flops, m.forward_compute_flops, m.all_flops}) w.raw(v);
   });
 }
-void read_flops(Reader& r, RankFlopsResult* f) {
+void read_flops(StoreReader& r, RankFlopsResult* f) {
   r.str(&f->device);
   analysis::RankFlops& x = f->flops;
   x.operators.resize(r.count(1));
@@ -399,7 +399,7 @@ void write_vector(Writer& w, const std::vector<T>& v) {
   for (const T& x : v) write(w, x);
 }
 template <class T>
-void read_vector(Reader& r, std::vector<T>* v) {
+void read_vector(StoreReader& r, std::vector<T>* v) {
   v->resize(r.count(1));
   for (T& x : *v) read(r, &x);
 }
@@ -463,7 +463,7 @@ std::string encode_rank_results(const RankResults& in) {
 }
 
 bool decode_rank_results(const std::string& bytes, RankResults* out) {
-  Reader r{bytes};
+  StoreReader r{bytes};
   *out = RankResults{};
   r.raw(&out->rank);
   r.str(&out->inputs.path);

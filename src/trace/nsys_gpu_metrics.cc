@@ -14,14 +14,12 @@ namespace scaleprof::trace {
 
 namespace {
 
-constexpr std::string_view kHint = "(is this an nsys export? nsys export --type sqlite)";
-
 Error table_error(SqliteFile& file, std::string_view table) {
   if (file.expired()) {
     return Error{fmt::format("{}: reading the GPU metrics took too long; stopped at table {}", file.path(), table),
                  ErrorKind::kTooLarge};
   }
-  return Error{fmt::format("{}: cannot read table {}: {} {}", file.path(), table, file.message(), kHint)};
+  return Error{fmt::format("{}: cannot read table {}: {} {}", file.path(), table, file.message(), kNsysExportHint)};
 }
 
 // Whether `table` is a real table with `columns`: nullopt when absent, an error when present but not
@@ -37,12 +35,12 @@ Result<bool> usable(SqliteFile& file, const char* table, std::initializer_list<c
       break;
     default:
       return Error{fmt::format("{}: {} is a {}, not a table {}", file.path(), table,
-                               type.empty() ? "schema object" : type, kHint)};
+                               type.empty() ? "schema object" : type, kNsysExportHint)};
   }
   const std::set<std::string> have = file.columns(table);
   if (have.empty()) return table_error(file, table);
   for (const char* c : columns) {
-    if (have.count(c) == 0) return Error{fmt::format("{}: table {} has no column {} {}", file.path(), table, c, kHint)};
+    if (have.count(c) == 0) return Error{fmt::format("{}: table {} has no column {} {}", file.path(), table, c, kNsysExportHint)};
   }
   return true;
 }

@@ -22,8 +22,6 @@ namespace scaleprof::trace {
 
 namespace {
 
-constexpr std::string_view kHint = "(is this an nsys export? nsys export --type sqlite)";
-
 // nsys' globalTid: (vm id << 56) | (pid << 24) | tid.
 int64_t pid_of(int64_t global_tid) {
   return (global_tid >> 24) & 0xFFFFFF;
@@ -122,10 +120,10 @@ class NsysReader {
     if (file_->expired()) {
       const auto limit = file_->file_deadline().value_or(file_->deadline());
       return Error{fmt::format("{}: reading the file took longer than {} s; stopped at table {} {}", path(),
-                               std::chrono::duration_cast<std::chrono::seconds>(limit).count(), table, kHint),
+                               std::chrono::duration_cast<std::chrono::seconds>(limit).count(), table, kNsysExportHint),
                    ErrorKind::kTooLarge};
     }
-    return Error{fmt::format("{}: cannot read table {}: {} {}", path(), table, file_->message(), kHint)};
+    return Error{fmt::format("{}: cannot read table {}: {} {}", path(), table, file_->message(), kNsysExportHint)};
   }
 
   // Whether `q.table` is there to read: absent is fine (nsys creates tables only for what it
@@ -138,11 +136,11 @@ class NsysReader {
       case SqliteTableCheck::kFailed:
         return failure(q.table);
       case SqliteTableCheck::kVirtual:
-        return Error{fmt::format("{}: {} is a virtual table, not a table {}", path(), q.table, kHint)};
+        return Error{fmt::format("{}: {} is a virtual table, not a table {}", path(), q.table, kNsysExportHint)};
       case SqliteTableCheck::kView:
       case SqliteTableCheck::kOther:
         return Error{fmt::format("{}: {} is a {}, not a table {}", path(), q.table,
-                                 type == "view" ? "view" : "schema object", kHint)};
+                                 type == "view" ? "view" : "schema object", kNsysExportHint)};
       case SqliteTableCheck::kTable:
         break;
     }
@@ -150,7 +148,7 @@ class NsysReader {
     if (columns.empty()) return failure(q.table);
     for (const char* c : q.columns) {
       if (columns.count(c) == 0) {
-        return Error{fmt::format("{}: table {} has no column {} {}", path(), q.table, c, kHint)};
+        return Error{fmt::format("{}: table {} has no column {} {}", path(), q.table, c, kNsysExportHint)};
       }
     }
     ++tables_read_;
@@ -200,7 +198,7 @@ class NsysReader {
                                           [](const StringEntry& a, const StringEntry& b) { return a.id == b.id; });
     if (twice != strings_.end()) {
       return Error{fmt::format("{}: table StringIds: id {} appears more than once; an id must name one string {}",
-                               path(), twice->id, kHint)};
+                               path(), twice->id, kNsysExportHint)};
     }
     return Ok{};
   }

@@ -31,12 +31,16 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "core/result.h"
 #include "core/sqlite_read.h"
 #include "trace/event_table.h"
 
 namespace scaleprof::trace {
+
+// Said after every message about a file that is not a readable nsys export.
+inline constexpr std::string_view kNsysExportHint = "(is this an nsys export? nsys export --type sqlite)";
 
 struct NsysReadOptions {
   // limits.query_deadline is the deadline of the whole file (limits.file_deadline, when set, instead).

@@ -148,14 +148,9 @@ class FileStore final : public MlflowStore {
       fs::path given = fs::path(*local).lexically_normal();
       if (given.filename().empty()) given = given.parent_path();  // a trailing '/'
       if (given.filename() == "artifacts" && given.parent_path().filename() == fs::path(dir->second).filename()) {
-        const fs::path relative(path);
-        for (const fs::path& part : relative) {
-          if (part == "..")
-            return Error{fmt::format("artifact path '{}' leaves the run's artifact folder", path), ErrorKind::kRefused};
-        }
-        if (relative.is_absolute())
-          return Error{fmt::format("artifact path '{}' is absolute", path), ErrorKind::kRefused};
-        return read_file_below(root_, (own / relative).generic_string(), limits_.max_artifact_bytes);
+        auto checked = checked_artifact_path(path);
+        if (!checked) return checked.error();
+        return read_file_below(root_, (own / path).generic_string(), limits_.max_artifact_bytes);
       }
     }
     return read_local_artifact(run.artifact_uri, path, limits_.max_artifact_bytes);

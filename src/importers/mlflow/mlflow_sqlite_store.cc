@@ -237,13 +237,8 @@ class SqliteStore final : public MlflowStore {
 
   Result<std::optional<std::string>> artifact(const MlflowRun& run, const std::string& path) override {
     if (auto proxied = proxied_artifact_dir(run)) {
-      const fs::path relative(path);
-      for (const fs::path& part : relative) {
-        if (part == "..")
-          return Error{fmt::format("artifact path '{}' leaves the run's artifact folder", path), ErrorKind::kRefused};
-      }
-      if (relative.is_absolute())
-        return Error{fmt::format("artifact path '{}' is absolute", path), ErrorKind::kRefused};
+      auto checked = checked_artifact_path(path);
+      if (!checked) return checked.error();
       return read_file_below(proxied->first, proxied->second + "/" + path, limits_.max_artifact_bytes);
     }
     return read_local_artifact(run.artifact_uri, path, limits_.max_artifact_bytes);

@@ -137,6 +137,16 @@ std::string remote_artifact_scheme(const std::string& artifact_uri) {
   return artifact_uri.empty() ? "empty" : "relative path";
 }
 
+Result<std::string> checked_artifact_path(const std::string& path) {
+  const fs::path relative(path);
+  for (const fs::path& part : relative) {
+    if (part == "..")
+      return Error{fmt::format("artifact path '{}' leaves the run's artifact folder", path), ErrorKind::kRefused};
+  }
+  if (relative.is_absolute()) return Error{fmt::format("artifact path '{}' is absolute", path), ErrorKind::kRefused};
+  return path;
+}
+
 Result<std::optional<std::string>> read_local_artifact(const std::string& artifact_uri, const std::string& path,
                                                        size_t max_bytes) {
   auto dir = local_artifact_dir(artifact_uri);
@@ -145,12 +155,8 @@ Result<std::optional<std::string>> read_local_artifact(const std::string& artifa
                              remote_artifact_scheme(artifact_uri)),
                  ErrorKind::kRefused};
   }
-  const fs::path relative(path);
-  for (const fs::path& part : relative) {
-    if (part == "..")
-      return Error{fmt::format("artifact path '{}' leaves the run's artifact folder", path), ErrorKind::kRefused};
-  }
-  if (relative.is_absolute()) return Error{fmt::format("artifact path '{}' is absolute", path), ErrorKind::kRefused};
+  auto checked = checked_artifact_path(path);
+  if (!checked) return checked.error();
   return read_file_below(*dir, path, max_bytes);
 }
 

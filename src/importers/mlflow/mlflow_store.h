@@ -120,6 +120,11 @@ Result<TrackingUri> parse_tracking_uri(const std::string& uri);
 // remote ones (mlflow-artifacts:, s3:, ...).
 std::optional<std::string> local_artifact_dir(const std::string& artifact_uri);
 
+// The one check of an artifact path asked for by name, for every store: relative, and no ".." part
+// (the path as given on success). Reading below the artifact folder (core/file_below.h) then follows
+// no symbolic link out of it.
+Result<std::string> checked_artifact_path(const std::string& path);
+
 // Reads a local artifact below `artifact_uri` (core/file_below.h: no symbolic link below the artifact
 // folder is followed, at most `max_bytes`); refuses paths that climb out of it (".."). An artifact
 // URI that is not local is an error naming its scheme.
