@@ -12,7 +12,8 @@
 namespace scaleprof::testing {
 
 inline bool any_contains(const std::vector<std::string>& lines, const std::string& part) {
-  return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(part) != std::string::npos; });
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& l) { return l.find(part) != std::string::npos; });
 }
 
 inline std::string joined(const std::vector<std::string>& lines) {

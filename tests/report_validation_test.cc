@@ -158,14 +158,16 @@ TEST(ReportValidation, ItwinaiGpuValuesAreCheckedToo) {
 TEST(ReportValidation, PlotFailureHasItsOwnExitCode) {
   ScratchDir root("validation-plots");
   good_runs(root);
-  CliRun r = run_limited("report --root " + root.path() + " --plot-dir " + (root / "plots"), "SCALEPROF_GNUPLOT=/bin/false");
+  CliRun r =
+      run_limited("report --root " + root.path() + " --plot-dir " + (root / "plots"), "SCALEPROF_GNUPLOT=/bin/false");
   EXPECT_EQ(r.exit_code, 4) << r.err;
   EXPECT_TRUE(contains(r.err, "error: plots: gnuplot failed")) << r.err;
   EXPECT_FALSE(contains(r.err, "input problem")) << r.err;
   EXPECT_TRUE(contains(r.out, "Epoch Time Report"));
   // With an input problem as well, the input problem wins (exit 3) and is the only one counted.
   root.write("exp/w2/rank-00001/epochs.csv", "epoch,duration_s\n0,6\n1,oops\n2,4\n");
-  CliRun both = run_limited("report --root " + root.path() + " --plot-dir " + (root / "plots"), "SCALEPROF_GNUPLOT=/bin/false");
+  CliRun both =
+      run_limited("report --root " + root.path() + " --plot-dir " + (root / "plots"), "SCALEPROF_GNUPLOT=/bin/false");
   EXPECT_EQ(both.exit_code, 3) << both.err;
   EXPECT_TRUE(contains(both.err, "report is partial: 1 input problem(s)")) << both.err;
 }

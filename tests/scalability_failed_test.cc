@@ -19,8 +19,8 @@ namespace scaleprof::report {
 namespace {
 
 using importers::read_scalability_data;
-using testing::find_group;
 using importers::ScalabilityReadOptions;
+using testing::find_group;
 using testing::ScratchDir;
 
 // A run whose training command failed with `exit_code` after finishing the epochs `seconds`.

@@ -40,7 +40,8 @@ Result<bool> usable(SqliteFile& file, const char* table, std::initializer_list<c
   const std::set<std::string> have = file.columns(table);
   if (have.empty()) return table_error(file, table);
   for (const char* c : columns) {
-    if (have.count(c) == 0) return Error{fmt::format("{}: table {} has no column {} {}", file.path(), table, c, kNsysExportHint)};
+    if (have.count(c) == 0)
+      return Error{fmt::format("{}: table {} has no column {} {}", file.path(), table, c, kNsysExportHint)};
   }
   return true;
 }
