@@ -17,11 +17,11 @@ constexpr std::string_view kModulePrefix = "nn.Module: ";
 
 // What the sweep over one thread meets: regions that are not forward (backward, optimizer, data
 // loading), module calls, and counted calls. At one start and end, enclosing kinds come first.
-enum class Kind : uint8_t { kRegion, kModule, kCall };
+enum class ItemKind : uint8_t { kRegion, kModule, kCall };
 
 struct Item {
   uint32_t event = 0;
-  Kind kind = Kind::kCall;
+  ItemKind kind = ItemKind::kCall;
   int64_t flops = 0;
   bool compute = false;
 };
@@ -66,16 +66,16 @@ ModuleFlops module_flops(const trace::RankTrace& t) {
     if (c == trace::Category::kPythonFunction) {
       auto [it, fresh] = module_names.try_emplace(e.name[i], false);
       if (fresh) it->second = t.strings.view(e.name[i]).starts_with(kModulePrefix);
-      if (it->second) items.push_back({i, Kind::kModule});
+      if (it->second) items.push_back({i, ItemKind::kModule});
     } else if (trace::is_cpu_op_category(c)) {
       const HostRole role = roles.of(e.name[i], c);
       if (role == HostRole::kBackward || role == HostRole::kOptimizer || role == HostRole::kDataLoading) {
-        items.push_back({i, Kind::kRegion});
+        items.push_back({i, ItemKind::kRegion});
       }
     }
   }
   for (const CountedFlopCall& call : counted_flop_calls(t)) {
-    items.push_back({call.event, Kind::kCall, call.flops, is_flop_counter_class(call.cls)});
+    items.push_back({call.event, ItemKind::kCall, call.flops, is_flop_counter_class(call.cls)});
   }
   std::sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
     if (e.track[a.event] != e.track[b.event]) return e.track[a.event] < e.track[b.event];
@@ -99,10 +99,10 @@ ModuleFlops module_flops(const trace::RankTrace& t) {
     const bool excluded = !open.empty() && open.back().excluded;
     const bool inside = in_window(e.ts[ev]);
     switch (it.kind) {
-      case Kind::kRegion:
+      case ItemKind::kRegion:
         open.push_back({ev, module, true});
         break;
-      case Kind::kModule: {
+      case ItemKind::kModule: {
         auto [found, fresh] = node_of.try_emplace({module, e.name[ev]}, static_cast<int64_t>(out.modules.size()));
         if (fresh) {
           TraceModule m;
@@ -121,7 +121,7 @@ ModuleFlops module_flops(const trace::RankTrace& t) {
         open.push_back({ev, found->second, excluded});
         break;
       }
-      case Kind::kCall:
+      case ItemKind::kCall:
         if (!inside) break;
         add_or_unknown(&out.all_flops, it.flops);
         if (!excluded) {

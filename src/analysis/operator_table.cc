@@ -18,13 +18,13 @@ using trace::RankTrace;
 using trace::StringId;
 
 // How an event takes part in the table.
-enum class Kind : uint8_t { kSkip, kHost, kDevice };
+enum class EventKind : uint8_t { kSkip, kHost, kDevice };
 
-Kind kind_of(Category c) {
+EventKind kind_of(Category c) {
   // Device work as every analysis classifies it, plus the device rows torch also lists: device
   // annotations and CUPTI range-profiler records.
   if (is_device_work(c) || c == Category::kGpuUserAnnotation || c == Category::kCudaProfilerRange) {
-    return Kind::kDevice;
+    return EventKind::kDevice;
   }
   switch (c) {
     case Category::kCpuOp:
@@ -35,10 +35,10 @@ Kind kind_of(Category c) {
     case Category::kPythonFunction:  // with_stack=True: torch's key_averages() lists and nests them too
     case Category::kNone:            // PyTorch's legacy exporter writes no `cat`; its events are all CPU ops
     case Category::kUnknown:         // torch maps activity types it does not know to the CPU
-      return Kind::kHost;
+      return EventKind::kHost;
     default:  // instants ([memory] goes through MemoryTable),
               // the Trace span and CUPTI overhead (never torch events)
-      return Kind::kSkip;
+      return EventKind::kSkip;
   }
 }
 
@@ -129,10 +129,12 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
     }
   }
   // 1. Which events count, and which host calls are async.
-  std::vector<Kind> kind(n, Kind::kSkip);
+  std::vector<EventKind> kind(n, EventKind::kSkip);
   std::vector<uint8_t> async(n, 0);
   // Host durations as torch sees them: computed where used rather than copied (8 bytes per event).
-  auto ended_at_stop = [&](size_t i) { return kind[i] == Kind::kHost && ev.end(i) > stop_ns && ev.ts[i] <= stop_ns; };
+  auto ended_at_stop = [&](size_t i) {
+    return kind[i] == EventKind::kHost && ev.end(i) > stop_ns && ev.ts[i] <= stop_ns;
+  };
   auto dur = [&](size_t i) { return ended_at_stop(i) ? stop_ns - ev.ts[i] : ev.dur[i]; };
   auto end = [&](size_t i) { return ev.ts[i] + dur(i); };
   for (size_t i = 0; i < n; ++i) {
@@ -141,7 +143,7 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
     if (info.filtered) continue;
     kind[i] = kind_of(ev.cat[i]);
     if (ended_at_stop(i)) ++table.calls_ended_at_stop;
-    if (kind[i] == Kind::kHost && options.backend_collectives_async && info.backend_collective &&
+    if (kind[i] == EventKind::kHost && options.backend_collectives_async && info.backend_collective &&
         ev.cat[i] == Category::kUserAnnotation) {
       async[i] = 1;
       ++table.async_calls;
@@ -158,7 +160,7 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
   if (!options.host_times_only) {
     std::vector<std::pair<int64_t, uint32_t>> frontend_by_id;
     for (size_t i = 0; i < n; ++i) {
-      if (kind[i] == Kind::kHost && !async[i] && is_frontend(ev.cat[i]) && ev.external_id[i] != trace::kNone) {
+      if (kind[i] == EventKind::kHost && !async[i] && is_frontend(ev.cat[i]) && ev.external_id[i] != trace::kNone) {
         frontend_by_id.emplace_back(ev.external_id[i], static_cast<uint32_t>(i));
       }
     }
@@ -179,7 +181,7 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
       return it == external_by_correlation.end() ? trace::kNone : it->second;
     };
     for (size_t i = 0; i < n; ++i) {
-      if (kind[i] != Kind::kDevice || ev.cat[i] == Category::kGpuUserAnnotation) continue;
+      if (kind[i] != EventKind::kDevice || ev.cat[i] == Category::kGpuUserAnnotation) continue;
       const int64_t external_id = external_id_of(i);
       auto it =
           std::lower_bound(frontend_by_id.begin(), frontend_by_id.end(), std::make_pair(external_id, uint32_t{0}));
@@ -203,17 +205,17 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
     std::vector<uint32_t> track_begin;  // track t's calls are order[track_begin[t], track_begin[t + 1])
     uint32_t tracks = 0;
     for (size_t i = 0; i < n; ++i) {
-      if (kind[i] == Kind::kHost && !async[i]) tracks = std::max(tracks, ev.track[i] + 1);
+      if (kind[i] == EventKind::kHost && !async[i]) tracks = std::max(tracks, ev.track[i] + 1);
     }
     track_begin.assign(size_t{tracks} + 1, 0);
     for (size_t i = 0; i < n; ++i) {
-      if (kind[i] == Kind::kHost && !async[i]) ++track_begin[ev.track[i] + 1];
+      if (kind[i] == EventKind::kHost && !async[i]) ++track_begin[ev.track[i] + 1];
     }
     for (size_t t = 0; t < tracks; ++t) track_begin[t + 1] += track_begin[t];
     order.resize(track_begin[tracks]);
     std::vector<uint32_t> next(track_begin.begin(), track_begin.end() - 1);
     for (size_t i = 0; i < n; ++i) {
-      if (kind[i] == Kind::kHost && !async[i]) order[next[ev.track[i]]++] = static_cast<uint32_t>(i);
+      if (kind[i] == EventKind::kHost && !async[i]) order[next[ev.track[i]]++] = static_cast<uint32_t>(i);
     }
     auto earlier = [&](uint32_t a, uint32_t b) {
       if (ev.ts[a] != ev.ts[b]) return ev.ts[a] < ev.ts[b];
@@ -254,7 +256,7 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
   if (!launched_unlinked.empty()) {
     std::unordered_map<int64_t, uint32_t> runtime_by_correlation;
     for (size_t i = 0; i < n; ++i) {
-      if (kind[i] == Kind::kHost && trace::is_runtime_category(ev.cat[i]) && ev.correlation[i] != trace::kNone) {
+      if (kind[i] == EventKind::kHost && trace::is_runtime_category(ev.cat[i]) && ev.correlation[i] != trace::kNone) {
         runtime_by_correlation.try_emplace(ev.correlation[i], static_cast<uint32_t>(i));
       }
     }
@@ -350,10 +352,10 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
   };
   std::vector<uint32_t> row_index(n, 0);
   for (size_t i = 0; i < n; ++i) {
-    if (kind[i] == Kind::kSkip || removed[i]) continue;
+    if (kind[i] == EventKind::kSkip || removed[i]) continue;
     const NameInfo& info = name_info(ev.name[i]);
     row_index[i] =
-        kind[i] == Kind::kDevice
+        kind[i] == EventKind::kDevice
             ? row_for(info.canonical, trace.name(i), OpSide::kDevice, ev.cat[i] == Category::kGpuUserAnnotation)
             : row_for(info.canonical, trace.name(i), OpSide::kHost, ev.cat[i] == Category::kUserAnnotation);
   }
@@ -368,13 +370,13 @@ OperatorTable compute_operator_table(const RankTrace& trace, const OperatorTable
     calls->reserve(calls->size() + order.size());
   }
   for (size_t i = 0; i < n; ++i) {
-    if (kind[i] == Kind::kSkip || removed[i]) continue;
+    if (kind[i] == EventKind::kSkip || removed[i]) continue;
     OperatorRow& row = table.rows[row_index[i]];
-    if (calls != nullptr && kind[i] == Kind::kHost) {
+    if (calls != nullptr && kind[i] == EventKind::kHost) {
       call_of[i] = static_cast<int32_t>(calls->size());
       calls->push_back({static_cast<uint32_t>(i), row_index[i], parent[i], async[i] ? 0 : dur(i)});
     }
-    if (kind[i] == Kind::kDevice) {
+    if (kind[i] == EventKind::kDevice) {
       ++row.calls;
       row.self_device_ns += ev.dur[i];
       row.device_total_ns += ev.dur[i];

@@ -14,7 +14,7 @@ using tables::kNaN;
 namespace {
 
 // Okabe-Ito: distinguishable with colour-blindness and in greyscale print (with the markers).
-constexpr const char* kPalette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"};
+constexpr const char* kGnuplotPalette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"};
 constexpr int kPaletteSize = 7;
 constexpr int kPointTypes[] = {7, 5, 9, 11, 13, 15, 4};  // filled circle, square, triangles, diamond, pentagon
 
@@ -81,10 +81,10 @@ std::string gnuplot_script(const PlotSpec& spec, const std::string& suffix, cons
     s += "set label " + gp_quote(spec.note) + " at graph 0.01, graph 0.97 left front tc rgb '#b00020'\n";
   }
   for (int i = 0; i < kPaletteSize; ++i) {
-    s += fmt::format("set linetype {} lc rgb '{}' lw 2.5 pt {} ps 1.4\n", i + 1, kPalette[i], kPointTypes[i]);
+    s += fmt::format("set linetype {} lc rgb '{}' lw 2.5 pt {} ps 1.4\n", i + 1, kGnuplotPalette[i], kPointTypes[i]);
   }
   auto color_of = [](const PlotSeries& ps) {
-    return ps.reference ? std::string("#000000") : kPalette[ps.color % kPaletteSize];
+    return ps.reference ? std::string("#000000") : kGnuplotPalette[ps.color % kPaletteSize];
   };
   auto pt_of = [](const PlotSeries& ps) { return kPointTypes[ps.color % kPaletteSize]; };
   if (std::isfinite(spec.y_min) || std::isfinite(spec.y_max)) {

@@ -13,8 +13,8 @@ namespace scaleprof::report {
 namespace {
 
 // Okabe-Ito, then Tol's: distinguishable for colour-blind readers, in order of first appearance.
-constexpr const char* kPalette[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9",
-                                    "#F0E442", "#332288", "#999999", "#882255", "#44AA99", "#000000"};
+constexpr const char* kSvgPalette[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9",
+                                       "#F0E442", "#332288", "#999999", "#882255", "#44AA99", "#000000"};
 
 // One colour per series name, in order of first appearance.
 class Colors {
@@ -22,7 +22,7 @@ class Colors {
   const std::string& of(const std::string& name) {
     auto [it, fresh] = colors_.try_emplace(name);
     if (fresh) {
-      it->second = kPalette[order_.size() % std::size(kPalette)];
+      it->second = kSvgPalette[order_.size() % std::size(kSvgPalette)];
       order_.push_back(name);
     }
     return it->second;

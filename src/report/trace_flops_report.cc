@@ -80,7 +80,7 @@ int64_t steps_ns(const analysis::RankFlops& f) {
 }
 
 // Whether some FLOPs figure of the selected ranks is unknown (a sum past int64: analysis/flops.h).
-bool any_unknown(const engine::RankStore& all) {
+bool any_flops_unknown(const engine::RankStore& all) {
   bool any = false;
   all->for_each([&](const engine::RankResults& r) {
     if (!r.flops) return;
@@ -216,7 +216,7 @@ TraceReport flops_tables(const engine::RankStore& ranks, const engine::TraceRepo
     bool any = false;
     ranks->for_each([&](const engine::RankResults& r) { any |= r.flops && r.flops->flops.counted_calls > 0; });
     if (any) report.add("flops", ranks_table(ranks, options));
-    if (any && any_unknown(ranks)) report.tables.back().title += kUnknownFigureNote;
+    if (any && any_flops_unknown(ranks)) report.tables.back().title += kUnknownFigureNote;
     return report;
   }
   report.add("flops_ranks", ranks_table(ranks, options));
@@ -225,7 +225,7 @@ TraceReport flops_tables(const engine::RankStore& ranks, const engine::TraceRepo
   report.add("flops_kernels", kernels_table(ranks, options));
   TraceReport deepspeed = deepspeed_tables(ranks, options);
   for (size_t i = 0; i < deepspeed.tables.size(); ++i) report.add(deepspeed.keys[i], std::move(deepspeed.tables[i]));
-  if (any_unknown(ranks)) {
+  if (any_flops_unknown(ranks)) {
     for (Table& t : report.tables) t.title += kUnknownFigureNote;
   }
   return report;

@@ -38,7 +38,7 @@ Cell bytes_or_null(int64_t bytes) {
 }
 
 // Whether some byte figure of the selected ranks is unknown (a sum past int64: analysis/memory_timeline.h).
-bool any_unknown(const engine::RankStore& ranks) {
+bool any_memory_unknown(const engine::RankStore& ranks) {
   bool any = false;
   ranks->for_each([&](const engine::RankResults& r) {
     for (const analysis::DeviceMemory& d : r.memory->devices) {
@@ -72,7 +72,7 @@ Table devices_table(const engine::RankStore& ranks, int64_t origin, bool any) {
   t.set_importance(Importance::kKey, {"rank", "device"});
   t.set_importance(Importance::kUseful, {"events", "peak_reserved_us", "final_allocated_bytes"});
   t.set_importance(Importance::kDetail, {"allocations", "frees", "min_allocated_bytes", "out_of_memory_events"});
-  if (any_unknown(ranks)) t.title += kUnknownFigureNote;
+  if (any_memory_unknown(ranks)) t.title += kUnknownFigureNote;
   t.row_source = [ranks, origin](const RowVisitor& visit) {
     ranks->for_each([&](const engine::RankResults& r) {
       for (const analysis::DeviceMemory& d : r.memory->devices) {
