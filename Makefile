@@ -36,10 +36,6 @@ CMAKE_CONFIG := -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSCALEPROF_PYTHON=ON
   -DPython_EXECUTABLE=$(CURDIR)/$(VENV)/bin/python
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
-# ccache's depend mode: a miss costs no extra preprocessor run (ccache takes the headers from the
-# compiler's -MD file), 0.8 s a unity batch where the preprocessor mode took 2.4 s (docs/development.md,
-# "Build time"). Hits work as before, across clones (base_dir).
-export CCACHE_DEPEND := 1
 # One compiler name for every tree: ccache hashes the name it is called by, and CMake alone picks
 # `c++` where scikit-build-core picks `g++`, so without this the wheel's build missed every object.
 # (make's own default CXX is g++; a CXX from the environment wins and is used everywhere alike.)
