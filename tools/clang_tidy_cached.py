@@ -37,11 +37,12 @@ def sha(data: bytes) -> str:
 
 
 def unity_sources(batch: Path):
-    """The sources a CMake unity batch file includes (absolute, or relative to the batch file)."""
+    """The sources a CMake unity batch file includes: absolute, or (UNITY_BUILD_RELOCATABLE) relative to
+    the checkout, which CMake then puts on the include path."""
     sources = []
     for line in batch.read_text(errors="replace").splitlines():
         if line.startswith('#include "') and line.rstrip().endswith('.cc"'):
-            sources.append((batch.parent / line.strip()[len('#include "'):-1]).resolve())
+            sources.append((REPO / line.strip()[len('#include "'):-1]).resolve())
     return sources
 
 
