@@ -135,7 +135,15 @@ def test_where_scaling_is_lost_names_communication_and_waiting(report):
     gains = {g["cause"]: g for g in loss["gains"]}
     assert gains["waiting for stragglers"]["rank"] == 1
     assert max(loss["gains"], key=lambda g: g["pts"])["cause"] == "waiting for stragglers", loss["gains"]
-    assert 0 < loss["waiting_for_stragglers_pts"] <= loss["lost_pts"], loss
+    # The gains and the rest add up to the points lost (the rest, gains_rest_pts, is what no cause's
+    # removal explains). A gain is at most the loss when the rest is not negative; the rest is
+    # negative when the 2-worker steps' own work came out at less than half the 1-worker's (a
+    # superlinear remainder: in a CI run 1 worker took 0.461 s an epoch, 2 workers 0.585 s, and without
+    # the sleeps 0.202 s < 0.461 / 2, so the straggler's 65.4 points exceeded the 60.6 lost by what the
+    # rest gave back, -7.3). So: bounded by the loss plus what the rest gave back, and the rest small.
+    rest = loss["gains_rest_pts"]
+    assert 0 < loss["waiting_for_stragglers_pts"] <= loss["lost_pts"] - min(0.0, rest) + 1e-9, loss
+    assert abs(rest) < 15, loss
     assert all(g["pts"] >= 0 for g in loss["gains"]), loss["gains"]
     # The exclusive split (what each rank was doing) stays in `causes`: slices of one rank's steps (the
     # rank that waited, rank 0) that add up to the loss.
