@@ -4,7 +4,8 @@
 // report (signed overflow: every sum of the file's figures is checked) or a hang (the per-window loops
 // and the nesting walk are linear), it traps on a figure that is wrapped: FLOPs and byte sums are
 // never negative unless unknown (core/checked_sum.h), and the windows the analyses share are disjoint
-// and in order. The whole input is the file.
+// and in order; the critical path's edges of any window add up to it, and the overlay trace drawn on
+// the input is valid JSON or refused. The whole input is the file.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -17,6 +18,7 @@
 #include "analysis/critical_path.h"
 #include "analysis/flops.h"
 #include "analysis/memory_timeline.h"
+#include "analysis/path_overlay.h"
 #include "analysis/phases.h"
 #include "analysis/profiler_steps.h"
 #include "analysis/step_decomposition.h"
@@ -25,6 +27,7 @@
 #include "report/trace_report.h"
 #include "trace/byte_stream.h"
 #include "trace/kineto_reader.h"
+#include "trace/trace_overlay.h"
 #include "trace/trace_set.h"
 
 namespace {
@@ -68,6 +71,22 @@ void check_analyses(const trace::RankTrace& t) {
   for (const analysis::DirectionBandwidth& b : c.bandwidth) check_figure(b.bytes);
 
   (void)analysis::critical_path(t, analysis::step_path_windows(t), 10);
+  // Other windows (issue 31): the whole trace and every instance of a name, their edges kept; each
+  // window's edges follow one another and add up to it.
+  for (const char* annotation : {"", "a"}) {
+    analysis::PathWindowSpec spec;
+    spec.annotation = annotation;
+    const std::vector<analysis::PathWindow> windows = analysis::path_windows(t, spec);
+    const analysis::RankCriticalPath p = analysis::critical_path(t, windows, 10, /*events=*/true);
+    for (const analysis::StepCriticalPath& s : p.steps) {
+      int64_t at = s.start_ns;
+      for (const analysis::PathEvent& e : s.events) {
+        if (e.start_ns != at || e.end_ns < e.start_ns) __builtin_trap();
+        at = e.end_ns;
+      }
+      if (!s.events.empty() && at != s.end_ns) __builtin_trap();
+    }
+  }
   (void)analysis::compute_phases(t);
   const analysis::RankDecomposition d = analysis::decompose_steps(t);
   if (d.steps.size() > steps.steps.size()) __builtin_trap();
@@ -83,6 +102,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto parsed = trace::parse_kineto_stream("fuzz", *stream, options);
   if (!parsed.ok()) return 0;
   check_analyses(parsed.value());
+
+  // The overlay trace drawn on the input: refused, or valid JSON.
+  {
+    analysis::PathWindowSpec spec;
+    spec.annotation = "";
+    const analysis::RankCriticalPath p =
+        analysis::critical_path(parsed.value(), analysis::path_windows(parsed.value(), spec), 10, true);
+    const simdjson::padded_string text(bytes);
+    auto drawn = trace::draw_trace_overlay("fuzz", text, analysis::critical_path_overlay_spec(p));
+    if (drawn.ok()) {
+      simdjson::dom::parser parser;
+      simdjson::dom::element doc;
+      if (parser.parse(drawn.value()).get(doc)) __builtin_trap();
+    }
+  }
 
   trace::TraceSet set;
   set.ranks.push_back(std::move(parsed.value()));

@@ -240,7 +240,8 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
                       py::handle top_arg, py::handle duration_ratio_arg, py::handle delay_arg,
                       py::handle include_last_step_arg, py::handle sort_by_arg, py::handle threads_arg,
                       py::handle launch_top_arg, py::handle max_queue_length_arg, py::handle deepspeed_profile_arg,
-                      py::handle deepspeed_forwards_arg) {
+                      py::handle deepspeed_forwards_arg, py::handle path_annotation_arg, py::handle path_instance_arg,
+                      py::handle path_events_arg, py::handle path_overlay_arg) {
   const std::string report = str_argument(report_arg, "report");
   if (std::find(std::begin(kReports), std::end(kReports), report) == std::end(kReports)) {
     bad_argument("report", fmt::format("unknown report '{}'", report));
@@ -274,6 +275,25 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
     options.deepspeed_profile = one_path(deepspeed_profile_arg, "deepspeed_profile");
   }
   options.deepspeed_forwards = int_argument(deepspeed_forwards_arg, "deepspeed_forwards", 1, int64_t{1} << 40);
+  // The critical path's windows (HTA's annotation and instance_id: N or (first, last)), its edges, and
+  // the overlay traces' folder.
+  options.path_window.annotation = str_argument(path_annotation_arg, "annotation");
+  if (py::isinstance<py::tuple>(path_instance_arg)) {
+    const auto pair = path_instance_arg.cast<py::tuple>();
+    if (pair.size() != 2) bad_argument("instance_id", "a tuple is (first, last)");
+    options.path_window.first = int_argument(pair[0], "instance_id", 0, int64_t{1} << 62);
+    options.path_window.last = int_argument(pair[1], "instance_id", options.path_window.first, int64_t{1} << 62);
+  } else if (!path_instance_arg.is_none()) {
+    options.path_window.first = options.path_window.last =
+        int_argument(path_instance_arg, "instance_id", 0, int64_t{1} << 62);
+  }
+  options.path_events = bool_argument(path_events_arg, "path_events");
+  if (!path_overlay_arg.is_none()) options.path_overlay_dir = one_path(path_overlay_arg, "output_dir");
+  const bool path_options = options.path_window.annotation != "ProfilerStep" || options.path_window.first >= 0 ||
+                            options.path_events || !options.path_overlay_dir.empty();
+  if (path_options && report != "critical-path") {
+    bad_argument("annotation", "annotation, instance_id, path_events and output_dir are for critical-path only");
+  }
 
   std::optional<Result<pipeline::StreamedReport>> streamed;
   {
@@ -307,6 +327,7 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
   out["ranks"] = ranks_read;
   out["warnings"] = string_list(result.set.warnings);
   out["notes"] = string_list(result.repair_notes);
+  out["overlays"] = string_list(result.overlays);
   return out;
 }
 
@@ -500,12 +521,16 @@ void bind_trace_analysis(py::module_& m) {
         py::arg("consecutive_kernel_delay_us") = 30, py::arg("include_last_step") = false,
         py::arg("sort_by") = "self_cpu", py::arg("threads") = 0, py::arg("launch_top") = py::none(),
         py::arg("max_queue_length") = py::none(), py::arg("deepspeed_profile") = py::none(),
-        py::arg("deepspeed_forwards") = 1,
+        py::arg("deepspeed_forwards") = 1, py::arg("annotation") = "ProfilerStep", py::arg("instance_id") = py::none(),
+        py::arg("path_events") = false, py::arg("output_dir") = py::none(),
         "The tables of `scaleprof trace REPORT` over the trace files of `paths` (files or folders) and "
         "`rank_files` ({rank: file}), as {'tables': {key: {column: numpy array or list of str}}, 'files', "
         "'ranks', 'warnings', 'notes'}. `launch_top`: rows of the launch-delay table (None: `top`, 0: every "
         "launch). `deepspeed_profile` (flops only): a DeepSpeed flops profiler output shown beside the trace's FLOPs, "
-        "over `deepspeed_forwards` forward passes. ValueError names a bad argument; ScaleprofError an unreadable "
+        "over `deepspeed_forwards` forward passes. critical-path only: `annotation` and `instance_id` (N or "
+        "(first, last)) choose the windows as `--annotation`/`--instance` do, `path_events` adds every edge, "
+        "`output_dir` writes the overlay traces (their paths in 'overlays'). ValueError names a bad argument; "
+        "ScaleprofError an unreadable "
         "trace or profile.");
 }
 

@@ -37,6 +37,17 @@ _MEMORY_LAUNCHES = ("cudaMemcpyAsync", "cudaMemsetAsync", "hipMemcpyAsync", "hip
 _HTA_DURATION_RATIO = 0.8
 
 
+class CriticalPathTables(dict):
+    """What TraceAnalysis.critical_path_analysis returns: {key: DataFrame}, and the window it was
+    asked for (`window`: rank, annotation, instance_id), which overlay_critical_path_analysis takes."""
+
+    window: Tuple[int, str, Any] = (-1, "", None)
+
+    def get_critical_path_breakdown(self):
+        """HTA's CPGraph.get_critical_path_breakdown(): the path's edges in order."""
+        return self["critical_path_breakdown"]
+
+
 def _pandas():
     try:
         import pandas
@@ -559,27 +570,70 @@ class TraceAnalysis:
     def critical_path_analysis(self, rank: int = 0, annotation: str = "ProfilerStep", instance_id=None,
                                top: int = 10) -> Dict[str, Any]:
         """HTA's name for the critical path (`scaleprof trace critical-path`, docs/critical-path.md): the
-        path of `rank` in each ProfilerStep, or only in step `instance_id` (HTA: the instance of the
-        annotation), as {key: DataFrame}: `critical_path` (its time by category, adding up to the step,
-        and by HTA's bound_by), `critical_path_top` (its `top` longest items) and `cross_rank_path` (at the
-        matched collectives, the rank that arrived last). HTA returns its graph instead; scaleprof's
-        windows are ProfilerSteps only, so `annotation` must be "ProfilerStep"."""
-        if annotation not in ("ProfilerStep", "ProfilerStep#"):
-            raise ValueError(f"annotation: only ProfilerStep windows are analysed, got {annotation!r}")
+        path of `rank` in each window, as {key: DataFrame}: `critical_path` (its time by category, adding
+        up to the window, and by HTA's bound_by), `critical_path_top` (its `top` longest items),
+        `critical_path_breakdown` (every edge in order with HTA's columns: s_name, duration (HTA's weight),
+        type, cat, stream, bound_by; and the real times: offset_us, duration_us) and `cross_rank_path` (at
+        the matched collectives, the rank that arrived last). Windows as HTA's: `annotation`
+        "ProfilerStep" (each step, or step number `instance_id`), any other text (the host annotations
+        and operators whose name contains it: every instance, or the `instance_id`-th from 0), "" (the
+        whole trace); `instance_id` may be a (first, last) pair, taken as one window. HTA returns its
+        graph instead; pass this result to overlay_critical_path_analysis."""
+        if not isinstance(annotation, str):
+            raise ValueError(f"annotation: expected text, got {type(annotation).__name__}")
         rank = _index(rank, "rank")  # numpy and torch integers as the other methods take them
         self._check_ranks([rank])
-        if instance_id is not None:
+        if isinstance(instance_id, tuple):
+            if len(instance_id) != 2:
+                raise ValueError("instance_id: a tuple is (first, last)")
+            instance_id = (_index(instance_id[0], "instance_id"), _index(instance_id[1], "instance_id"))
+        elif instance_id is not None:
             instance_id = _index(instance_id, "instance_id (a ProfilerStep number or None)")
-        tables = self.get_report("critical-path", ranks=None, top=top)
-        out = {}
-        for key, df in tables.items():
-            rows = df
+        annotation = "ProfilerStep" if annotation == "ProfilerStep#" else annotation
+        tables = self._path_report(rank, annotation, instance_id, top)
+        out = CriticalPathTables()
+        for key, cols in tables.items():
+            df = _frame(cols, {c: c for c in cols})
             if "rank" in df.columns and key != "cross_rank_path":
-                rows = rows[rows["rank"] == rank]
-            if instance_id is not None and "step" in df.columns:
-                rows = rows[rows["step"] == instance_id]
-            out[key] = rows.reset_index(drop=True)
+                df = df[df["rank"] == rank].reset_index(drop=True)
+            out["critical_path_breakdown" if key == "critical_path_events" else key] = df
+        out.window = (rank, annotation, instance_id)
         return out
+
+    def _path_report(self, rank: int, annotation: str, instance_id: Any, top: int,
+                     output_dir: Any = None) -> Dict[str, Any]:
+        result = _scaleprof.trace_report(
+            "critical-path", self._paths, rank_files=self._rank_files, ranks=None, top=top,
+            include_last_step=self._include_last_step, threads=self._threads, annotation=annotation,
+            instance_id=instance_id, path_events=True, output_dir=output_dir)
+        if output_dir is not None:
+            return result
+        return result["tables"]
+
+    def overlay_critical_path_analysis(self, rank: int, critical_path_graph: Any, output_dir: Any,
+                                       only_show_critical_events: bool = False, show_all_edges: bool = False) -> str:
+        """HTA's overlay: `rank`'s trace with the critical path of `critical_path_graph` (what
+        critical_path_analysis returned for that rank) drawn on it, written to
+        `output_dir`/overlaid_critical_path_<file> (`scaleprof trace critical-path --overlay`): the path's
+        events marked args.critical = 1, its dependency, launch and sync edges as flows, and a track of its
+        own with one slice per edge. Returns the file's path. Every event of the input is kept
+        (only_show_critical_events and show_all_edges are HTA's and not supported: ValueError)."""
+        if only_show_critical_events or show_all_edges:
+            raise ValueError("only_show_critical_events and show_all_edges are not supported: the overlay keeps "
+                             "every event and draws the path's edges")
+        rank = _index(rank, "rank")
+        window = getattr(critical_path_graph, "window", None)
+        if window is None or window[0] != rank:
+            raise ValueError("critical_path_graph: pass what critical_path_analysis(rank=...) returned for this rank")
+        _, annotation, instance_id = window
+        result = self._path_report(rank, annotation, instance_id, 10, output_dir=_path(output_dir, "output_dir"))
+        ours = [f for f in result["overlays"] if f]
+        files = [f for r, f in zip(result["ranks"], result["files"]) if r == rank]
+        for written in ours:
+            name = os.path.basename(written)
+            if any(name.endswith(os.path.basename(f).removesuffix(".gz")) for f in files):
+                return written
+        raise ValueError(f"rank {rank}: no window of the critical path, so no overlay was written")
 
     def get_memory_timeline(self, ranks: Optional[List[int]] = None, top: int = 10) -> Dict[str, Any]:
         """Memory from the traces' [memory] events (`scaleprof trace memory`, issue 23; the name of HTA's

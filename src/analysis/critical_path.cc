@@ -488,12 +488,49 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
       const size_t x = static_cast<size_t>(local_[static_cast<size_t>(event)]);
       if (waited[x] >= 0) event = row_of[static_cast<size_t>(waited[x])];
     }
-    segments.push_back({time(e.src), time(e.dst), e.weight, event, e.type, e.category, e.bound_by, e.device});
+    auto event_of = [&](uint32_t node) {
+      return node < 2 ? int64_t{-1} : static_cast<int64_t>(row_of[(node - 2) / 2]);
+    };
+    segments.push_back({time(e.src), time(e.dst), e.weight, event, event_of(e.src), event_of(e.dst),
+                        e.src >= 2 && e.src % 2 == 1, e.dst >= 2 && e.dst % 2 == 1, e.type, e.category, e.bound_by,
+                        e.device});
     v = e.src;
   }
   std::reverse(segments.begin(), segments.end());
   for (uint32_t row : row_of) local_[row] = -1;
   return segments;
+}
+
+PathEvent path_event(const trace::RankTrace& trace, const PathSegment& seg) {
+  const trace::EventTable& ev = trace.events;
+  PathEvent e;
+  e.start_ns = seg.start_ns;
+  e.end_ns = seg.end_ns;
+  e.hta_weight_ns = seg.hta_weight_ns;
+  e.type = seg.type;
+  e.category = seg.category;
+  e.bound_by = seg.bound_by;
+  e.device = seg.device;
+  auto file_index = [&](int64_t row) {
+    return row < 0 ? int64_t{-1} : static_cast<int64_t>(ev.file_index[static_cast<size_t>(row)]);
+  };
+  if (seg.event >= 0) {
+    const auto row = static_cast<size_t>(seg.event);
+    e.name = std::string(trace.name(row));
+    e.cat = std::string(trace.strings.view(ev.cat_name[row]));
+    e.stream = ev.stream[row] == trace::kNone ? -1 : static_cast<int64_t>(ev.stream[row]);
+  }
+  e.file_index = file_index(seg.event);
+  e.from_file_index = file_index(seg.from_event);
+  e.to_file_index = file_index(seg.to_event);
+  e.from_at_end = seg.from_at_end;
+  e.to_at_end = seg.to_at_end;
+  auto flow_time = [&](int64_t row, bool at_end, int64_t t) {
+    return row >= 0 && at_end ? t - std::min<int64_t>(1000, ev.dur[static_cast<size_t>(row)]) : t;
+  };
+  e.from_flow_ns = flow_time(seg.from_event, seg.from_at_end, seg.start_ns);
+  e.to_flow_ns = flow_time(seg.to_event, seg.to_at_end, seg.end_ns);
+  return e;
 }
 
 }  // namespace
@@ -550,11 +587,76 @@ std::string_view path_edge_type_name(PathEdgeType t) {
   return "critical_path_sync_dependency";
 }
 
+std::string_view path_gap_name(PathEdgeType type, bool device) {
+  return type == PathEdgeType::kKernelLaunch   ? (device ? "(queued behind earlier work)" : "(launch delay)")
+         : type == PathEdgeType::kKernelKernel ? "(GPU idle between kernels)"
+         : device && type == PathEdgeType::kSyncDependency ? "(waiting for another stream)"
+         : device                                          ? "(after the device work)"
+                                                           : "(host idle / Python)";
+}
+
 std::vector<PathWindow> step_path_windows(const trace::RankTrace& trace, int64_t only_step) {
   std::vector<PathWindow> out;
   for (const ProfilerStepWindow& s : find_profiler_steps(trace).steps) {
     if (only_step < 0 || s.step == only_step) out.push_back({s.step, s.start_ns, s.end_ns});
   }
+  return out;
+}
+
+std::vector<PathWindow> path_windows(const trace::RankTrace& trace, const PathWindowSpec& spec) {
+  const trace::EventTable& ev = trace.events;
+  std::vector<PathWindow> out;
+  if (spec.annotation.empty()) {  // the whole trace
+    int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+    for (size_t i = 0; i < ev.size(); ++i) {
+      if (ev.phase[i] != trace::Phase::kComplete) continue;
+      lo = std::min(lo, ev.ts[i]);
+      hi = std::max(hi, ev.end(i));
+    }
+    if (lo < hi) out.push_back({-1, lo, hi});
+    return out;
+  }
+  // (number, start, end) of each instance, in order of start.
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> instances;
+  if (spec.annotation == "ProfilerStep" || spec.annotation == "ProfilerStep#") {
+    for (const ProfilerStepWindow& s : find_profiler_steps(trace).steps)
+      instances.emplace_back(s.step, s.start_ns, s.end_ns);
+  } else {
+    std::vector<uint32_t> rows;
+    std::vector<int8_t> matches(trace.strings.size(), -1);  // by name id: -1 unknown, 0 no, 1 yes
+    for (size_t i = 0; i < ev.size(); ++i) {
+      const Category c = ev.cat[i];
+      if (ev.phase[i] != trace::Phase::kComplete || ev.dur[i] <= 0) continue;
+      if (c != Category::kUserAnnotation && !trace::is_cpu_op_category(c)) continue;
+      int8_t& m = matches[ev.name[i]];
+      if (m < 0) m = trace.name(i).find(spec.annotation) != std::string_view::npos ? 1 : 0;
+      if (m == 1) rows.push_back(static_cast<uint32_t>(i));
+    }
+    std::stable_sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) {
+      return ev.ts[a] < ev.ts[b] || (ev.ts[a] == ev.ts[b] && ev.file_index[a] < ev.file_index[b]);
+    });
+    for (size_t k = 0; k < rows.size(); ++k) {
+      instances.emplace_back(static_cast<int64_t>(k), ev.ts[rows[k]], ev.end(rows[k]));
+    }
+  }
+  if (spec.first < 0) {
+    // Every instance its own window; one that starts inside an earlier window is left out.
+    int64_t until = std::numeric_limits<int64_t>::min();
+    for (const auto& [number, start, end] : instances) {
+      if (start < until) continue;
+      out.push_back({number, start, end});
+      until = end;
+    }
+    return out;
+  }
+  const int64_t last = std::max(spec.first, spec.last);
+  PathWindow w{spec.first, std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
+  for (const auto& [number, start, end] : instances) {
+    if (number < spec.first || number > last) continue;
+    w.start_ns = std::min(w.start_ns, start);
+    w.end_ns = std::max(w.end_ns, end);
+  }
+  if (w.start_ns < w.end_ns) out.push_back(w);
   return out;
 }
 
@@ -567,9 +669,11 @@ std::vector<std::vector<PathSegment>> critical_path_segments(const trace::RankTr
   return out;
 }
 
-RankCriticalPath critical_path(const trace::RankTrace& trace, const std::vector<PathWindow>& windows, int top) {
+RankCriticalPath critical_path(const trace::RankTrace& trace, const std::vector<PathWindow>& windows, int top,
+                               bool events) {
   RankCriticalPath out;
   out.path = trace.path;
+  out.base_time_ns = trace.metadata.base_time_ns.value_or(0);
   for (size_t i = 0; i < trace.events.size() && !out.device; ++i) out.device = is_stream_work(trace.events.cat[i]);
   RankGraphSource source(trace);
   for (const PathWindow& w : windows) {
@@ -579,8 +683,11 @@ RankCriticalPath critical_path(const trace::RankTrace& trace, const std::vector<
     s.end_ns = w.end_ns;
     // Time per (category, name): the name id, or -1 for the unnamed idle kinds.
     std::unordered_map<uint64_t, std::pair<int64_t, int64_t>> items;
-    for (const PathSegment& seg : source.path(w)) {
+    const std::vector<PathSegment> segments = source.path(w);
+    if (events) s.events.reserve(segments.size());
+    for (const PathSegment& seg : segments) {
       const int64_t dt = seg.end_ns - seg.start_ns;
+      if (events) s.events.push_back(path_event(trace, seg));
       s.category_ns[static_cast<size_t>(seg.category)] += dt;
       s.bound_by_ns[static_cast<size_t>(seg.bound_by)] += dt;
       s.hta_length_ns += seg.hta_weight_ns;
@@ -603,14 +710,7 @@ RankCriticalPath critical_path(const trace::RankTrace& trace, const std::vector<
       item.bound_by = static_cast<BoundBy>((key >> 32) & 0xF);
       const auto name = static_cast<uint32_t>(key);
       if (name >= 0xFFFFFFF0u) {
-        const auto type = static_cast<PathEdgeType>((name & 0xF) >> 1);
-        const bool on_device = (name & 1) != 0;
-        item.name = type == PathEdgeType::kKernelLaunch
-                        ? (on_device ? "(queued behind earlier work)" : "(launch delay)")
-                    : type == PathEdgeType::kKernelKernel                ? "(GPU idle between kernels)"
-                    : on_device && type == PathEdgeType::kSyncDependency ? "(waiting for another stream)"
-                    : on_device                                          ? "(after the device work)"
-                                                                         : "(host idle / Python)";
+        item.name = path_gap_name(static_cast<PathEdgeType>((name & 0xF) >> 1), (name & 1) != 0);
       } else {
         item.name = std::string(trace.strings.view(name));
         if (item.category == PathCategory::kWaitingForGpu) item.name = "wait for: " + item.name;

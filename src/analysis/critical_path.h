@@ -83,11 +83,55 @@ enum class PathEdgeType : uint8_t { kOperator, kDependency, kKernelLaunch, kKern
 // "critical_path_operator", ...
 std::string_view path_edge_type_name(PathEdgeType t);
 
+// The name of path time that is no event's: "(launch delay)", "(host idle / Python)", ...
+std::string_view path_gap_name(PathEdgeType type, bool device);
+
 // A time window to find the path in: a ProfilerStep, or any annotation's instance.
 struct PathWindow {
-  int64_t step = -1;
+  int64_t step = -1;  // the ProfilerStep's number; another annotation's instance (0 the first); -1 the whole trace
   int64_t start_ns = 0;
   int64_t end_ns = 0;
+};
+
+// Which windows (`trace critical-path --annotation/--instance`; HTA's `annotation` and `instance_id`).
+struct PathWindowSpec {
+  // "ProfilerStep" (or "ProfilerStep#"): the steps; "": the whole trace, one window from its first
+  // event's start to its last event's end (HTA's annotation ""); any other text: the host annotations
+  // and operators whose name contains it (HTA matches names so), in order of start.
+  std::string annotation = "ProfilerStep";
+  // -1: every instance, each a window of its own (instances that start inside an earlier one are
+  // left out, as nested or overlapping steps are: each event then lies in one window). Else the
+  // instances first..last as one window, from the first one's start to the latest end among them
+  // (HTA's instance_id and (start, end)): ProfilerStep numbers for steps, else positions from 0.
+  int64_t first = -1;
+  int64_t last = -1;
+};
+
+// One edge of the path with its event's name and category copied out of the trace (the events table,
+// HTA's get_critical_path_breakdown, and the overlay trace).
+struct PathEvent {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int64_t hta_weight_ns = 0;
+  PathEdgeType type = PathEdgeType::kOperator;
+  PathCategory category = PathCategory::kIdle;
+  BoundBy bound_by = BoundBy::kNone;
+  bool device = false;
+  std::string name;  // the event's name (for a wait: the device work waited for); "" none
+  std::string cat;   // its category as the file writes it
+  int64_t stream = -1;
+  // Positions in traceEvents: the event the edge is time of, and the events of its two ends (-1:
+  // none, or the window's own start or end); `*_at_end`: the end is that event's end, not its start.
+  int64_t file_index = -1;
+  int64_t from_file_index = -1;
+  int64_t to_file_index = -1;
+  bool from_at_end = false;
+  bool to_at_end = false;
+  // Where a flow drawn along the edge binds to its two events: the end's time, or for an event's end
+  // min(1 us, its duration) before it, as HTA draws it (a slice's end is not in it, and viewers read
+  // the file's microseconds as doubles, which keep no nanoseconds at today's epoch times).
+  int64_t from_flow_ns = 0;
+  int64_t to_flow_ns = 0;
 };
 
 // One edge of the path.
@@ -96,6 +140,10 @@ struct PathSegment {
   int64_t end_ns = 0;
   int64_t hta_weight_ns = 0;  // what HTA weighs it (0 for dependency and sync edges)
   int64_t event = -1;         // row of the event it is time of (the kernel waited for, for a sync); -1 none
+  int64_t from_event = -1;    // rows of the events of its two ends; -1 the window's start or end
+  int64_t to_event = -1;
+  bool from_at_end = false;  // the end is its event's end, not its start
+  bool to_at_end = false;
   PathEdgeType type = PathEdgeType::kOperator;
   PathCategory category = PathCategory::kIdle;
   BoundBy bound_by = BoundBy::kNone;
@@ -120,8 +168,9 @@ struct StepCriticalPath {
   int64_t hta_length_ns = 0;                              // the path's length under HTA's weights
   std::array<int64_t, kBoundByCount> hta_bound_by_ns{};   // that length by bound_by (HTA's summary())
   int64_t segments = 0;
-  int64_t on_device_ns = 0;   // path time on a device stream
-  std::vector<PathItem> top;  // the longest items, longest first (ties by name)
+  int64_t on_device_ns = 0;       // path time on a device stream
+  std::vector<PathItem> top;      // the longest items, longest first (ties by name)
+  std::vector<PathEvent> events;  // the path's edges in order, when asked for (critical_path's `events`)
 
   int64_t duration_ns() const { return end_ns - start_ns; }
   int64_t category(PathCategory c) const { return category_ns[static_cast<size_t>(c)]; }
@@ -130,6 +179,8 @@ struct StepCriticalPath {
 struct RankCriticalPath {
   std::string path;
   bool device = false;  // the rank has device work
+  int64_t base_time_ns =
+      0;  // baseTimeNanoseconds, added to every time here (0 none): the file's own clock is time - this
   std::vector<StepCriticalPath> steps;
 };
 
@@ -137,12 +188,17 @@ struct RankCriticalPath {
 // `only_step` when it is >= 0.
 std::vector<PathWindow> step_path_windows(const trace::RankTrace& trace, int64_t only_step = -1);
 
+// The windows `spec` names in this rank's trace (none when it names none).
+std::vector<PathWindow> path_windows(const trace::RankTrace& trace, const PathWindowSpec& spec);
+
 // The path's segments in each window, in time order (for tests and the Python API).
 std::vector<std::vector<PathSegment>> critical_path_segments(const trace::RankTrace& trace,
                                                              const std::vector<PathWindow>& windows);
 
-// The path of each window summed by category, by bound_by, and its `top` longest items.
-RankCriticalPath critical_path(const trace::RankTrace& trace, const std::vector<PathWindow>& windows, int top = 10);
+// The path of each window summed by category, by bound_by, and its `top` longest items; with
+// `events`, every edge of it too (StepCriticalPath::events).
+RankCriticalPath critical_path(const trace::RankTrace& trace, const std::vector<PathWindow>& windows, int top = 10,
+                               bool events = false);
 
 // Moves min(wait_ns, communication on the path) from communication to waiting for a rank; the
 // categories still add up to the step. Returns the time moved.

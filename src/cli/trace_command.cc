@@ -46,7 +46,37 @@ struct TraceOptions {
   engine::TraceReportOptions report;
   double consecutive_kernel_delay_us = 30.0;
   std::optional<double> peak_tflops;  // --peak-tflops when given (report.peak_tflops 0 means the table's)
+  std::optional<int64_t> path_step;   // critical-path --step N
+  std::string path_instance;          // critical-path --instance N or A-B
 };
+
+// `--instance N` or `A-B` (and `--step N`) into the window spec; false with *error on a bad one.
+bool parse_path_window(const TraceOptions& opt, analysis::PathWindowSpec* spec, std::string* error) {
+  if (opt.path_step && !opt.path_instance.empty()) {
+    *error = "--step and --instance: give one of them (--step N is --annotation ProfilerStep --instance N)";
+    return false;
+  }
+  if (opt.path_step) {
+    if (spec->annotation != "ProfilerStep" && spec->annotation != "ProfilerStep#") {
+      *error = "--step is for ProfilerStep windows; with --annotation use --instance";
+      return false;
+    }
+    spec->first = spec->last = *opt.path_step;
+    return true;
+  }
+  if (opt.path_instance.empty()) return true;
+  const std::string_view view = opt.path_instance;
+  const size_t dash = view.find('-', 1);
+  const std::optional<int64_t> lo = parse_int64(view.substr(0, dash));
+  const std::optional<int64_t> hi = dash == std::string_view::npos ? lo : parse_int64(view.substr(dash + 1));
+  if (!lo || !hi || *lo < 0 || *hi < *lo) {
+    *error = fmt::format("--instance expects N or A-B with 0 <= A <= B (got '{}')", opt.path_instance);
+    return false;
+  }
+  spec->first = *lo;
+  spec->last = *hi;
+  return true;
+}
 
 // Every subcommand streams its ranks (engine/trace_stream.h): each is read, reduced, freed.
 struct Subcommand {
@@ -241,6 +271,11 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
     report_options.peak_tflops = *opt.peak_tflops;
   }
 
+  if (!parse_path_window(opt, &report_options.path_window, &error)) {
+    print_message(stderr, "error", error);
+    return kExitUsage;
+  }
+
   trace::LoadOptions load;
   load.parse.lenient = !opt.strict;
   load.threads = opt.threads;
@@ -304,6 +339,9 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
     return kExitUsage;
   }
   if (const int code = emit(result.report, render, opt.output); code != kExitOk) return code;
+  if (!opt.quiet) {
+    for (const std::string& file : result.overlays) print_message(stderr, "note", "wrote " + file);
+  }
   if (!opt.html.empty()) {
     const std::string page =
         report::render_trace_html(result.report, {opt.paths, result.set.warnings, result.set.errors});
@@ -707,8 +745,21 @@ void setup_trace_command(CLI::App& app, int* exit_code) {
           ->check(CLI::Range(0, 1'000'000));
     }
     if (std::string_view(sub.name) == "critical-path") {
-      cmd->add_option("--step", opt->report.path_step, "Only this ProfilerStep number (default: every step)")
+      cmd->add_option("--step", opt->path_step, "Only this ProfilerStep number (default: every step)")
           ->check(CLI::NonNegativeNumber);
+      cmd->add_option("--annotation", opt->report.path_window.annotation,
+                      "Windows: ProfilerStep, any host annotation or operator whose name contains TEXT (each "
+                      "instance a window; HTA's annotation), or \"\" for the whole trace")
+          ->capture_default_str();
+      cmd->add_option("--instance", opt->path_instance,
+                      "Only instance N, or instances A-B as one window (ProfilerStep numbers for steps, else "
+                      "positions from 0 in order of start; HTA's instance_id)");
+      cmd->add_flag("--events", opt->report.path_events,
+                    "Also list every edge of each path in order (table critical_path_events; HTA's "
+                    "get_critical_path_breakdown)");
+      cmd->add_option("--overlay", opt->report.path_overlay_dir,
+                      "Also write each rank's trace with its critical path drawn on it (events marked critical, "
+                      "flows, a track of its own) to DIR/overlaid_critical_path_<file>, for Perfetto");
     }
     const Subcommand* which = &sub;
     cmd->callback([opt, which, exit_code] { *exit_code = run_subcommand(*opt, *which); });

@@ -215,7 +215,8 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
   if (sections.critical_path) {
     tasks.emplace_back([&] {
       out.critical_path =
-          analysis::critical_path(trace, analysis::step_path_windows(trace, options.path_step), options.top);
+          analysis::critical_path(trace, analysis::path_windows(trace, options.path_window), options.top,
+                                  options.path_events || !options.path_overlay_dir.empty());
     });
   }
   if (sections.flops) {

@@ -52,7 +52,13 @@ struct TraceReportOptions {
   int64_t gpus_per_node = 0;
   // `trace memory` (issue 23): timeline buckets per device (analysis::MemoryOptions::points).
   int memory_points = 50;
-  int64_t path_step = -1;  // `trace critical-path --step N`: only that step; -1 every step
+  // `trace critical-path`: the windows (--step N, --annotation, --instance; HTA's annotation and
+  // instance_id), and whether each path's edges are kept (--events, --overlay, the Python API).
+  analysis::PathWindowSpec path_window;
+  bool path_events = false;
+  // `trace critical-path --overlay DIR`: the pipeline writes each rank's overlay trace there
+  // (trace/trace_overlay.h); it needs the edges, so it keeps them.
+  std::string path_overlay_dir;
   // `trace counters`: the queue length at which a stream counts as full (analysis/counters.h).
   int64_t max_queue_length = analysis::kDefaultMaxQueueLength;
   // `trace flops` (issue 23): the device whose peaks MFU uses instead of the trace's

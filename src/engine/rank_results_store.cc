@@ -238,6 +238,7 @@ void read_memory(StoreReader& r, analysis::RankMemory* m) {
 void write_critical_path(Writer& w, const analysis::RankCriticalPath& p) {
   w.str(p.path);
   w.raw(p.device);
+  w.raw(p.base_time_ns);
   w.raw(static_cast<uint64_t>(p.steps.size()));
   for (const analysis::StepCriticalPath& s : p.steps) {
     for (int64_t v : {s.step, s.start_ns, s.end_ns, s.hta_length_ns, s.segments, s.on_device_ns}) w.raw(v);
@@ -252,11 +253,25 @@ void write_critical_path(Writer& w, const analysis::RankCriticalPath& p) {
       w.raw(item.ns);
       w.raw(item.segments);
     }
+    w.raw(static_cast<uint64_t>(s.events.size()));
+    for (const analysis::PathEvent& e : s.events) {
+      for (int64_t v : {e.start_ns, e.end_ns, e.hta_weight_ns, e.stream, e.file_index, e.from_file_index,
+                        e.to_file_index, e.from_flow_ns, e.to_flow_ns}) {
+        w.raw(v);
+      }
+      for (bool b : {e.device, e.from_at_end, e.to_at_end}) w.raw(b);
+      w.raw(e.type);
+      w.raw(e.category);
+      w.raw(e.bound_by);
+      w.str(e.name);
+      w.str(e.cat);
+    }
   }
 }
 void read_critical_path(StoreReader& r, analysis::RankCriticalPath* p) {
   r.str(&p->path);
   r.raw(&p->device);
+  r.raw(&p->base_time_ns);
   p->steps.resize(r.count(1));
   for (analysis::StepCriticalPath& s : p->steps) {
     for (int64_t* v : {&s.step, &s.start_ns, &s.end_ns, &s.hta_length_ns, &s.segments, &s.on_device_ns}) r.raw(v);
@@ -270,6 +285,19 @@ void read_critical_path(StoreReader& r, analysis::RankCriticalPath* p) {
       r.raw(&item.bound_by);
       r.raw(&item.ns);
       r.raw(&item.segments);
+    }
+    s.events.resize(r.count(1));
+    for (analysis::PathEvent& e : s.events) {
+      for (int64_t* v : {&e.start_ns, &e.end_ns, &e.hta_weight_ns, &e.stream, &e.file_index, &e.from_file_index,
+                         &e.to_file_index, &e.from_flow_ns, &e.to_flow_ns}) {
+        r.raw(v);
+      }
+      for (bool* b : {&e.device, &e.from_at_end, &e.to_at_end}) r.raw(b);
+      r.raw(&e.type);
+      r.raw(&e.category);
+      r.raw(&e.bound_by);
+      r.str(&e.name);
+      r.str(&e.cat);
     }
   }
 }

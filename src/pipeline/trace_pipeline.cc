@@ -9,6 +9,7 @@
 
 #include "analysis/gpu_metrics.h"
 #include "engine/trace_stream.h"
+#include "pipeline/critical_path_overlay.h"
 #include "report/gpu_metrics_report.h"
 #include "trace/deepspeed_profile.h"
 #include "trace/nsys_gpu_metrics.h"
@@ -82,6 +83,11 @@ Result<StreamedReport> stream_report(std::string_view report, const std::vector<
   out.any_read = ranks.any_read;
   out.any_selected = ranks.any_selected;
   if (!out.any_selected) return out;
+  if (report == "critical-path" && !options.path_overlay_dir.empty()) {
+    auto written = write_critical_path_overlays(ranks.results, options.path_overlay_dir);
+    if (!written) return written.error();
+    out.overlays = std::move(written.value());
+  }
   out.report = report::report_tables(sections, ranks.results, std::move(ranks.rows), options);
   if (report == "summary" && options.only.empty()) add_gpu_metrics(&out, options);
   return out;

@@ -65,6 +65,7 @@ CrossRank cross_rank(const analysis::CollectiveRows& rows, const StepTimes& time
   std::map<int64_t, std::vector<const analysis::MatchedCollective*>> by_step;
   for (const analysis::MatchedCollective& call : analysis.calls) {
     if (call.status != analysis::MatchStatus::kMatched || call.step < 0 || call.ranks.size() < 2) continue;
+    if (!times.contains(call.step)) continue;  // a step outside the windows asked for
     for (const analysis::RankTiming& t : call.ranks) out.waits[{t.rank, call.step}] += t.wait_ns;
     by_step[call.step].push_back(&call);
   }
@@ -124,7 +125,11 @@ TraceReport critical_path_tables(const engine::RankStore& ranks, const analysis:
     if (r.critical_path->steps.empty()) missing.emplace_back(r.rank, r.critical_path->path);
     for (const auto& s : r.critical_path->steps) times[s.step][r.rank] = {s.start_ns, s.end_ns};
   });
-  auto cross = std::make_shared<const CrossRank>(cross_rank(rows, times, options));
+  // Across ranks the path goes through the matched collectives of ProfilerSteps: other windows have
+  // no step to match them by.
+  const analysis::PathWindowSpec& window = options.path_window;
+  const bool step_windows = window.annotation == "ProfilerStep" || window.annotation == "ProfilerStep#";
+  auto cross = std::make_shared<const CrossRank>(step_windows ? cross_rank(rows, times, options) : CrossRank{});
   auto with_waits = [cross](const engine::RankResults& r, analysis::StepCriticalPath s) {
     if (auto it = cross->waits.find({r.rank, s.step}); it != cross->waits.end()) {
       analysis::move_rank_wait(&s, it->second);
@@ -223,17 +228,61 @@ TraceReport critical_path_tables(const engine::RankStore& ranks, const analysis:
   left.title =
       missing.empty() ? "Ranks left out for want of a profiled step: none" : "Ranks left out: no profiled step";
   left.columns = {{"rank", "Rank"}, {"file", "File"}, {"missing", "Missing"}};
-  for (const auto& [rank, path] : missing) {
-    left.add_row({rank, path,
-                  "no ProfilerStep#N annotation: profile with a torch.profiler schedule and call "
-                  "prof.step() once per step"});
-  }
+  const analysis::PathWindowSpec& spec = options.path_window;
+  const bool steps = step_windows;
+  const std::string why =
+      steps && spec.first < 0   ? "no ProfilerStep#N annotation: profile with a torch.profiler schedule and call "
+                                  "prof.step() once per step"
+      : steps                   ? fmt::format("no ProfilerStep {} to {}", spec.first, std::max(spec.first, spec.last))
+      : spec.annotation.empty() ? std::string("no event")
+      : spec.first < 0 ? fmt::format("no host annotation or operator whose name contains '{}'", spec.annotation)
+                       : fmt::format("no instance {} to {} of '{}' (instances count from 0)", spec.first,
+                                     std::max(spec.first, spec.last), spec.annotation);
+  for (const auto& [rank, path] : missing) left.add_row({rank, path, why});
+
+  // Every edge of each path, in order (--events; HTA's get_critical_path_breakdown, with real times).
+  Table events;
+  events.title =
+      "The critical path's edges in order per rank and window: offset from the window's start, real duration, "
+      "HTA's weight (HTA's `duration`), HTA's edge type and bound_by, the event (for a wait: the device work "
+      "waited for) and its position in traceEvents (-1: none)";
+  events.columns = {{"rank", "Rank"},
+                    {"step", "Step"},
+                    {"seq", "Seq"},
+                    {"offset_us", "Offset (us)"},
+                    {"ts_us", "Ts (us)"},
+                    {"duration_us", "Duration (us)"},
+                    {"hta_weight_us", "HTA weight (us)"},
+                    {"type", "Type"},
+                    {"category", "Category"},
+                    {"bound_by", "Bound by"},
+                    {"s_name", "Name"},
+                    {"cat", "Cat"},
+                    {"stream", "Stream"},
+                    {"event_index", "Event index"}};
+  events.set_importance(Importance::kKey, {"rank", "step", "seq", "s_name"});
+  events.set_importance(Importance::kDetail, {"ts_us", "type", "cat", "stream", "event_index"});
+  events.row_source = [ranks](const RowVisitor& visit) {
+    ranks->for_each([&](const engine::RankResults& r) {
+      for (const auto& s : r.critical_path->steps) {
+        int64_t seq = 0;
+        for (const analysis::PathEvent& e : s.events) {
+          visit({r.rank, s.step, seq++, us_cell(e.start_ns - s.start_ns),
+                 us_cell(e.start_ns - r.critical_path->base_time_ns), us_cell(e.end_ns - e.start_ns),
+                 us_cell(e.hta_weight_ns), analysis::path_edge_type_name(e.type),
+                 analysis::path_category_name(e.category), analysis::bound_by_name(e.bound_by), e.name, e.cat, e.stream,
+                 e.file_index});
+        }
+      }
+    });
+  };
 
   TraceReport report;
   report.add("critical_path", std::move(t));
   report.add("critical_path_top", std::move(top));
   report.add("cross_rank_path", std::move(across));
   report.add("critical_path_missing", std::move(left));
+  if (options.path_events) report.add("critical_path_events", std::move(events));
   return report;
 }
 

@@ -85,7 +85,11 @@ def test_htas_method_name_selects_the_rank_and_step(traces, run_cli):
     assert set(tables["cross_rank_path"]["step"]) == {step}
     assert len(analyzer.critical_path_analysis(rank=0)["critical_path"]) == len(
         [r for r in out["critical_path"] if r["rank"] == 0])
+    # Any annotation, as HTA's: one that no event has gives no window, and says so.
+    none = analyzer.critical_path_analysis(rank=0, annotation="no annotation is called this")
+    assert len(none["critical_path"]) == 0
+    assert list(none["critical_path_missing"]["rank"]) == [0]
     with pytest.raises(ValueError, match="annotation"):
-        analyzer.critical_path_analysis(rank=0, annotation="forward")
+        analyzer.critical_path_analysis(rank=0, annotation=3)
     with pytest.raises(ValueError, match="ranks"):
         analyzer.critical_path_analysis(rank=7)
