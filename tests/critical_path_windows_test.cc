@@ -170,5 +170,48 @@ TEST(CriticalPathWindows, TheOverlayRefusesWhatIsNotATrace) {
   EXPECT_EQ(doc["traceEvents"].get_array().size(), 2u);
 }
 
+// cuDNN's pattern: a kernel on stream 20, an event recorded after it, stream 7 made to wait for the
+// event, then a kernel on stream 7. The wait's record names the cudaEventRecord (by correlation) and
+// the stream it recorded (wait_on_stream): the second kernel waited for the first, not for its launch.
+TEST(CriticalPathWindows, AStreamWaitsForTheWorkItsEventRecorded) {
+  const trace::RankTrace t = read_windows_trace(R"({"traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 2000},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::conv", "pid": 1, "tid": 1, "ts": 5, "dur": 110},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 10, "dur": 10,
+     "args": {"correlation": 1}},
+    {"ph": "X", "cat": "kernel", "name": "fft", "pid": 0, "tid": 20, "ts": 30, "dur": 1000,
+     "args": {"correlation": 1, "stream": 20, "device": 0}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaEventRecord", "pid": 1, "tid": 1, "ts": 40, "dur": 5,
+     "args": {"correlation": 2}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamWaitEvent", "pid": 1, "tid": 1, "ts": 50, "dur": 5,
+     "args": {"correlation": 3}},
+    {"ph": "X", "cat": "cuda_sync", "name": "Stream Wait Event", "pid": 0, "tid": 7, "ts": 60, "dur": 1,
+     "args": {"correlation": 3, "stream": 7, "wait_on_stream": 20, "wait_on_cuda_event_record_corr_id": 2}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 100, "dur": 10,
+     "args": {"correlation": 4}},
+    {"ph": "X", "cat": "kernel", "name": "add", "pid": 0, "tid": 7, "ts": 1040, "dur": 500,
+     "args": {"correlation": 4, "stream": 7, "device": 0}}
+  ]})");
+  ASSERT_EQ(t.sync_waits.size(), 1u);
+  EXPECT_EQ(t.sync_waits.record_correlation[0], 2);
+  EXPECT_EQ(t.sync_waits.wait_on_stream[0], 20);
+  const RankCriticalPath p = critical_path(t, windows_of(t, "ProfilerStep"), 10, true);
+  ASSERT_EQ(p.steps.size(), 1u);
+  const StepCriticalPath& s = p.steps[0];
+  // launch 10 -> fft 30..1030 -> (sync) add 1040..1540: the launch delay is fft's 20 us only. With
+  // add's launch edge (100 -> 1040) the host's busy 95 us before it would make a longer path.
+  EXPECT_EQ(s.hta_bound_by_ns[static_cast<size_t>(BoundBy::kGpuComputeBound)], 1'500'000);
+  EXPECT_EQ(s.hta_bound_by_ns[static_cast<size_t>(BoundBy::kGpuKernelLaunchOverhead)], 20'000);
+  bool sync = false;
+  for (const PathEvent& e : s.events) {
+    if (e.type == PathEdgeType::kSyncDependency && e.device) {
+      sync = true;
+      EXPECT_EQ(e.from_file_index, 3);
+      EXPECT_EQ(e.to_file_index, 8);
+    }
+  }
+  EXPECT_TRUE(sync);
+}
+
 }  // namespace
 }  // namespace scaleprof::analysis

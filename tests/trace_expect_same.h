@@ -87,6 +87,9 @@ inline void expect_same_tables(const RankTrace& a, const RankTrace& b, const std
   EXPECT_EQ(a.shapes.input_dims, b.shapes.input_dims);
   EXPECT_EQ(a.shapes.input_types, b.shapes.input_types);
   EXPECT_EQ(a.shapes.concrete_inputs, b.shapes.concrete_inputs);
+  EXPECT_EQ(a.sync_waits.event, b.sync_waits.event);
+  EXPECT_EQ(a.sync_waits.record_correlation, b.sync_waits.record_correlation);
+  EXPECT_EQ(a.sync_waits.wait_on_stream, b.sync_waits.wait_on_stream);
   EXPECT_EQ(a.rank, b.rank);
   EXPECT_EQ(a.stats.events_total, b.stats.events_total);
   EXPECT_EQ(a.stats.events_kept, b.stats.events_kept);

@@ -83,6 +83,7 @@ struct Edge {
   PathCategory category = PathCategory::kIdle;
   BoundBy bound_by = BoundBy::kNone;
   bool device = false;
+  bool dropped = false;  // taken out of the graph after it was made (see the GPU -> GPU syncs)
 };
 
 // Everything about the rank that does not depend on the window, found once.
@@ -127,6 +128,26 @@ class RankGraphSource {
     host_ = group(host, false);
     device_ = group(device, true);
     std::sort(sync_stream_.begin(), sync_stream_.end());
+    // Event waits (HTA's `wait_on_cuda_event_record_corr_id`): the cudaEventRecord calls by
+    // correlation, and per waiting call (by its correlation) the record it waits on.
+    for (const TrackRows& track : host_) {
+      for (uint32_t r : track.rows) {
+        if (trace::is_runtime_category(ev.cat[r]) && ev.correlation[r] != trace::kNone &&
+            call_kind(r) == CallKind::kEventRecord) {
+          records_.emplace_back(ev.correlation[r], ev.ts[r]);
+        }
+      }
+    }
+    std::sort(records_.begin(), records_.end());
+    const trace::SyncWaitTable& w = t.sync_waits;
+    for (size_t i = 0; i < w.size(); ++i) {
+      const uint32_t row = w.event[i];
+      if (ev.correlation[row] == trace::kNone) continue;
+      const int64_t pid = t.tracks.pid[ev.track[row]];
+      waits_.push_back({ev.correlation[row], w.record_correlation[i], w.wait_on_stream[i], ev.stream[row], pid});
+    }
+    std::sort(waits_.begin(), waits_.end(),
+              [](const EventWait& a, const EventWait& b) { return a.correlation < b.correlation; });
   }
 
   std::vector<PathSegment> path(const PathWindow& w);
@@ -182,6 +203,29 @@ class RankGraphSource {
   KernelNameTypes types_;
   std::vector<uint8_t> call_kinds_;
   std::vector<std::pair<int64_t, int64_t>> sync_stream_;  // (correlation, stream) of the cuda_sync records
+  // A cudaEventSynchronize's or cudaStreamWaitEvent's wait, from its cuda_sync record.
+  struct EventWait {
+    int64_t correlation = 0;         // the waiting runtime call's
+    int64_t record_correlation = 0;  // the cudaEventRecord call's
+    int64_t recorded_stream = 0;     // the stream the event was recorded on (kNone: unknown)
+    int64_t waiting_stream = 0;      // Stream Wait Event: the stream made to wait
+    int64_t device = 0;              // the record's pid: the device
+  };
+  std::vector<EventWait> waits_;                      // by correlation
+  std::vector<std::pair<int64_t, int64_t>> records_;  // (correlation, ts) of the cudaEventRecord calls
+  const EventWait* wait_of(uint32_t row) const {
+    const int64_t c = t_.events.correlation[row];
+    if (c == trace::kNone) return nullptr;
+    const auto it = std::lower_bound(waits_.begin(), waits_.end(), c,
+                                     [](const EventWait& w, int64_t v) { return w.correlation < v; });
+    return it != waits_.end() && it->correlation == c ? &*it : nullptr;
+  }
+  std::optional<int64_t> record_time(int64_t correlation) const {
+    const auto it = std::lower_bound(records_.begin(), records_.end(),
+                                     std::make_pair(correlation, std::numeric_limits<int64_t>::min()));
+    if (it == records_.end() || it->first != correlation) return std::nullopt;
+    return it->second;
+  }
   std::vector<TrackRows> host_, device_;
   // One step's graph, kept for the next step.
   struct Scratch {
@@ -192,7 +236,7 @@ class RankGraphSource {
     std::vector<std::vector<std::pair<int64_t, size_t>>> stream_work;
     std::vector<std::vector<size_t>> latest;                // per stream: the work of its prefix that ends last
     std::vector<std::pair<size_t, size_t>> blocking_edges;  // (edge, local blocking call)
-    std::vector<int64_t> launched, waited, dist, pred;
+    std::vector<int64_t> launched, waited, dist, pred, entry_edge;
     std::vector<uint32_t> first, out, indegree, fill, ready;
   } scratch_;
   uint32_t remap_from_ = std::numeric_limits<uint32_t>::max();  // the backward thread's track, put on
@@ -298,6 +342,10 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
   const size_t host_count = row_of.size();
   std::vector<int64_t>& launched = b.launched;  // local runtime call -> the local device event it launched
   launched.assign(host_count, -1);
+  // Per device event (local k - host_count): the launch or kernel-kernel edge that brings it onto
+  // the graph, -1 none.
+  std::vector<int64_t>& entry_edge = b.entry_edge;
+  entry_edge.clear();
   auto& stream_work = b.stream_work;  // per device track: (launch start, local)
   stream_work.resize(device_.size());
   size_t device_track = 0;
@@ -329,6 +377,7 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
       // edge from the launch keeps the kernel on the graph: "queued behind earlier work").
       const bool queued = it != track.rows.begin() && ev.end(*std::prev(it)) > ev.ts[launcher];
       const int64_t gap = prev >= 0 ? begin[k] - finish[static_cast<size_t>(prev)] : -1;
+      entry_edge.push_back(static_cast<int64_t>(edges.size()));  // the edge made next, if it is made
       if (queued && prev >= 0 && gap >= 0 && gap < kKernelKernelThresholdNs) {
         add_edge(end(static_cast<size_t>(prev)), start(k), PathEdgeType::kKernelKernel, PathCategory::kIdle,
                  BoundBy::kGpuKernelKernelOverhead, false, -1, true);
@@ -338,6 +387,7 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
         add_edge(start(lk), start(k), PathEdgeType::kKernelLaunch, PathCategory::kHost,
                  BoundBy::kGpuKernelLaunchOverhead, false, -1);
       }
+      if (static_cast<size_t>(entry_edge.back()) >= edges.size()) entry_edge.back() = -1;
       launched[lk] = static_cast<int64_t>(k);
       work_of_track.emplace_back(begin[lk], k);
       prev = static_cast<int64_t>(k);
@@ -388,13 +438,37 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
     }
     return best;
   };
+  // The device work an event wait waits for, as HTA finds it: the last work launched on the stream
+  // the event was recorded on (on the wait's device) before the cudaEventRecord call; -1 unknown or
+  // outside the window.
+  auto recorded_work = [&](const EventWait& wait) {
+    const std::optional<int64_t> at = record_time(wait.record_correlation);
+    if (!at || wait.recorded_stream == trace::kNone) return int64_t{-1};
+    int64_t best = -1, best_launch = 0;
+    for (size_t s = 0; s < device_.size(); ++s) {
+      if (device_[s].stream != wait.recorded_stream || t_.tracks.pid[device_[s].track] != wait.device) continue;
+      const auto& work = stream_work[s];
+      const auto p = std::lower_bound(work.begin(), work.end(), std::make_pair(*at, size_t{0}));
+      if (p == work.begin()) continue;
+      const auto& [launch, k] = *std::prev(p);
+      if (best < 0 || launch > best_launch) best = static_cast<int64_t>(k), best_launch = launch;
+    }
+    return best;
+  };
   for (const std::vector<size_t>& calls : runtime_calls) {
-    int64_t last_launched = -1, recorded = -1, pending = -1;
+    int64_t last_launched = -1, recorded = -1, pending = -1, pending_stream = trace::kNone;
     for (size_t x : calls) {
       const uint32_t row = row_of[x];
       const CallKind kind = call_kind(row);
-      if (kind == CallKind::kSyncAll || kind == CallKind::kSyncStream ||
-          (kind == CallKind::kSyncEvent && recorded < 0)) {
+      const EventWait* wait = kind == CallKind::kSyncEvent || kind == CallKind::kStreamWait ? wait_of(row) : nullptr;
+      const int64_t waited_work = wait != nullptr ? recorded_work(*wait) : -1;
+      if (kind == CallKind::kSyncEvent && waited_work >= 0) {
+        wait_on(x, static_cast<size_t>(waited_work));
+      } else if (kind == CallKind::kStreamWait && waited_work >= 0) {
+        pending = waited_work;
+        pending_stream = wait->waiting_stream;
+      } else if (kind == CallKind::kSyncAll || kind == CallKind::kSyncStream ||
+                 (kind == CallKind::kSyncEvent && recorded < 0)) {
         int64_t stream = trace::kNone;
         if (kind == CallKind::kSyncStream && ev.correlation[row] != trace::kNone) {
           const auto s = std::lower_bound(sync_stream_.begin(), sync_stream_.end(),
@@ -413,14 +487,34 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
         recorded = last_launched;
       } else if (kind == CallKind::kStreamWait) {
         pending = recorded;
+        pending_stream = trace::kNone;
       }
       if (launched[x] >= 0) {
         const auto d = static_cast<size_t>(launched[x]);
-        if (pending >= 0 && ev.track[row_of[static_cast<size_t>(pending)]] != ev.track[row_of[d]]) {
-          add_edge(end(static_cast<size_t>(pending)), start(d), PathEdgeType::kSyncDependency, PathCategory::kIdle,
-                   BoundBy::kNone, true, -1, true);
+        // The next work launched on the stream made to wait (HTA: on the waiting stream, from this
+        // thread); without the wait's record, the next work launched on another stream.
+        const bool waits_here = pending_stream != trace::kNone ? ev.stream[row_of[d]] == pending_stream : true;
+        if (pending >= 0 && waits_here && ev.track[row_of[static_cast<size_t>(pending)]] != ev.track[row_of[d]]) {
+          const auto src = static_cast<size_t>(pending);
+          const size_t before = edges.size();
+          add_edge(end(src), start(d), PathEdgeType::kSyncDependency, PathCategory::kIdle, BoundBy::kNone, true, -1,
+                   true);
+          // As HTA: work that waited for another stream's work still running when it was launched
+          // did not wait for its launch (no launch edge), nor for the work before it on its own
+          // stream unless that ended after what it waited for (no kernel-kernel edge).
+          const int64_t e = edges.size() > before ? entry_edge[d - host_count] : -1;
+          if (e >= 0) {
+            Edge& entry = edges[static_cast<size_t>(e)];
+            const bool launch = entry.type == PathEdgeType::kKernelLaunch;
+            if ((launch && finish[src] >= begin[x]) || (!launch && finish[src] >= time(entry.src))) {
+              entry.dropped = true;
+            }
+          }
         }
-        pending = -1;
+        if (waits_here) {
+          pending = -1;
+          pending_stream = trace::kNone;
+        }
         last_launched = launched[x];
       }
     }
@@ -443,6 +537,7 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
   out.resize(edges.size());
   indegree.assign(nodes, 0);
   for (const Edge& e : edges) {
+    if (e.dropped) continue;
     ++first[e.src + 1];
     ++indegree[e.dst];
   }
@@ -450,7 +545,9 @@ std::vector<PathSegment> RankGraphSource::path(const PathWindow& w) {
   {
     std::vector<uint32_t>& fill = b.fill;
     fill.assign(first.begin(), first.end() - 1);
-    for (size_t i = 0; i < edges.size(); ++i) out[fill[edges[i].src]++] = static_cast<uint32_t>(i);
+    for (size_t i = 0; i < edges.size(); ++i) {
+      if (!edges[i].dropped) out[fill[edges[i].src]++] = static_cast<uint32_t>(i);
+    }
   }
   std::vector<int64_t>& dist = b.dist;
   std::vector<int64_t>& pred = b.pred;

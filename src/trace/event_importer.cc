@@ -148,7 +148,13 @@ simdjson::error_code EventImporter::import_args(od::object args, EventArgs* a) {
         if (key_is(k, "registers per thread")) a->has_device_args |= read_int(v, &a->write_device().registers);
         break;
       case 'w':
-        if (key_is(k, "warps per SM")) a->has_device_args |= read_double(v, &a->write_device().warps_per_sm);
+        if (key_is(k, "warps per SM")) {
+          a->has_device_args |= read_double(v, &a->write_device().warps_per_sm);
+        } else if (key_is(k, "wait_on_cuda_event_record_corr_id")) {
+          read_int(v, &a->write_sync_wait().record_correlation);
+        } else if (key_is(k, "wait_on_stream")) {
+          read_int(v, &a->write_sync_wait().wait_on_stream);
+        }
         break;
       case 'C':
         if (key_is(k, "Collective name")) {
@@ -457,6 +463,12 @@ void EventImporter::add_rows(int64_t ts, int64_t dur, const std::string_view* na
     c.in_split_sizes.push_back(t.strings.intern(args.collective.in_split));
     c.out_split_sizes.push_back(t.strings.intern(args.collective.out_split));
   }
+  if (args.sync_wait.record_correlation != kNone && category == Category::kCudaSync) {
+    SyncWaitTable& w = t.sync_waits;
+    w.event.push_back(row);
+    w.record_correlation.push_back(args.sync_wait.record_correlation);
+    w.wait_on_stream.push_back(args.sync_wait.wait_on_stream);
+  }
   if (!args.shapes.input_dims.empty() || !args.shapes.input_types.empty()) {
     ShapesTable& s = t.shapes;
     s.event.push_back(row);
@@ -665,6 +677,7 @@ void clear_for_reuse(RankTrace* t, bool keep_strings) {
   MemoryTable& m = t->memory;
   clear(m.event, m.bytes, m.total_allocated, m.total_reserved, m.device_type, m.device_id, m.addr);
   clear(t->shapes.event, t->shapes.input_dims, t->shapes.input_types, t->shapes.concrete_inputs);
+  clear(t->sync_waits.event, t->sync_waits.record_correlation, t->sync_waits.wait_on_stream);
   clear(t->tracks.pid, t->tracks.tid, t->tracks.pid_label, t->tracks.tid_label);
   // Whatever else a part holds is small: reset to a new trace's.
   if (!keep_strings) t->strings = StringPool();

@@ -72,6 +72,10 @@ struct EventArgs {
   struct Shapes {
     std::string_view input_dims, input_types, concrete_inputs;
   };
+  // cuda_sync records of event waits (Event Sync, Stream Wait Event).
+  struct SyncWait {
+    int64_t record_correlation = kNone, wait_on_stream = kNone;
+  };
 
   int64_t correlation = kNone;
   int64_t external_id = kNone;
@@ -82,6 +86,7 @@ struct EventArgs {
   Collective collective;
   Memory memory;
   Shapes shapes;
+  SyncWait sync_wait;
 
   Device& write_device() {
     written_ |= kDevice;
@@ -99,6 +104,10 @@ struct EventArgs {
     written_ |= kShapes;
     return shapes;
   }
+  SyncWait& write_sync_wait() {
+    written_ |= kSyncWait;
+    return sync_wait;
+  }
   // As if freshly constructed.
   void reset() {
     correlation = kNone;
@@ -110,11 +119,12 @@ struct EventArgs {
     if (written_ & kCollective) collective = Collective{};
     if (written_ & kMemory) memory = Memory{};
     if (written_ & kShapes) shapes = Shapes{};
+    if (written_ & kSyncWait) sync_wait = SyncWait{};
     written_ = 0;
   }
 
  private:
-  enum Group : uint8_t { kDevice = 1, kCollective = 2, kMemory = 4, kShapes = 8 };
+  enum Group : uint8_t { kDevice = 1, kCollective = 2, kMemory = 4, kShapes = 8, kSyncWait = 16 };
   uint8_t written_ = 0;
 };
 

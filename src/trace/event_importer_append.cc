@@ -130,6 +130,12 @@ bool EventImporter::append_part(RankTrace& p, std::vector<StringId>* rank_ids, s
   append_mapped(sh.input_types, ps.input_types, rank_string);
   append_mapped(sh.concrete_inputs, ps.concrete_inputs, rank_string);
 
+  SyncWaitTable& w = t.sync_waits;
+  const SyncWaitTable& pw = p.sync_waits;
+  append_mapped(w.event, pw.event, rank_row);
+  append_column(w.record_correlation, pw.record_correlation);
+  append_column(w.wait_on_stream, pw.wait_on_stream);
+
   ReadStats& st = t.stats;
   const ReadStats& ps_ = p.stats;
   st.events_total += ps_.events_total;

@@ -93,6 +93,18 @@ struct CollectiveTable {
   size_t size() const { return event.size(); }
 };
 
+// cuda_sync records of waits on a CUDA event (Event Sync for cudaEventSynchronize, Stream Wait Event
+// for cudaStreamWaitEvent): the cudaEventRecord call that recorded the event, by its correlation id,
+// and the stream it was recorded on (Kineto's args wait_on_cuda_event_record_corr_id and
+// wait_on_stream). One row per such record.
+struct SyncWaitTable {
+  std::vector<uint32_t> event;              // the cuda_sync record's row
+  std::vector<int64_t> record_correlation;  // wait_on_cuda_event_record_corr_id
+  std::vector<int64_t> wait_on_stream;      // kNone if absent
+
+  size_t size() const { return event.size(); }
+};
+
 // [memory] / [OutOfMemory] instant events.
 struct MemoryTable {
   std::vector<uint32_t> event;
@@ -185,6 +197,7 @@ struct RankTrace {
   CollectiveTable collectives;
   MemoryTable memory;
   ShapesTable shapes;
+  SyncWaitTable sync_waits;
   TraceMetadata metadata;
   ReadStats stats;
   std::vector<std::string> warnings;  // one line each, "file:offset: message"
