@@ -87,6 +87,9 @@ inline void expect_same_tables(const RankTrace& a, const RankTrace& b, const std
   EXPECT_EQ(a.shapes.input_dims, b.shapes.input_dims);
   EXPECT_EQ(a.shapes.input_types, b.shapes.input_types);
   EXPECT_EQ(a.shapes.concrete_inputs, b.shapes.concrete_inputs);
+  EXPECT_EQ(a.counter_args.event, b.counter_args.event);
+  EXPECT_EQ(a.counter_args.name, b.counter_args.name);
+  EXPECT_EQ(a.counter_args.value, b.counter_args.value);
   EXPECT_EQ(a.rank, b.rank);
   EXPECT_EQ(a.stats.events_total, b.stats.events_total);
   EXPECT_EQ(a.stats.events_kept, b.stats.events_kept);

@@ -130,6 +130,12 @@ bool EventImporter::append_part(RankTrace& p, std::vector<StringId>* rank_ids, s
   append_mapped(sh.input_types, ps.input_types, rank_string);
   append_mapped(sh.concrete_inputs, ps.concrete_inputs, rank_string);
 
+  CounterArgsTable& k = t.counter_args;
+  const CounterArgsTable& pk = p.counter_args;
+  append_mapped(k.event, pk.event, rank_row);
+  append_mapped(k.name, pk.name, rank_string);
+  append_column(k.value, pk.value);
+
   ReadStats& st = t.stats;
   const ReadStats& ps_ = p.stats;
   st.events_total += ps_.events_total;

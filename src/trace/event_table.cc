@@ -27,6 +27,7 @@ size_t RankTrace::memory_bytes() const {
   total += bytes(memory.event, memory.bytes, memory.total_allocated, memory.total_reserved, memory.device_type,
                  memory.device_id, memory.addr);
   total += bytes(shapes.event, shapes.input_dims, shapes.input_types, shapes.concrete_inputs);
+  total += bytes(counter_args.event, counter_args.name, counter_args.value);
   total += bytes(tracks.pid, tracks.tid, tracks.pid_label, tracks.tid_label);
   return total + strings.memory_bytes();
 }
