@@ -16,7 +16,7 @@ namespace {
 // Thread 1: aten::conv2d [0, 100) holds aten::cudnn_convolution [10, 60), which launches k0 at 20;
 // aten::relu [100, 150) launches k1 at 110; a launch at 200 is under no operator. The range events
 // come in file order k1, k0, k2 and are paired by start.
-constexpr const char* kTrace = R"({"traceEvents": [
+constexpr const char* kCuptiTrace = R"({"traceEvents": [
  {"ph": "X", "cat": "cpu_op", "name": "aten::conv2d", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
  {"ph": "X", "cat": "cpu_op", "name": "aten::cudnn_convolution", "pid": 1, "tid": 1, "ts": 10, "dur": 50},
  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 20, "dur": 5,
@@ -35,14 +35,14 @@ constexpr const char* kTrace = R"({"traceEvents": [
   "args": {"sm__cycles.sum": 99, "stream": 7, "correlation": 1}}
 ]})";
 
-trace::RankTrace read(const std::string& text) {
+trace::RankTrace read_cupti(const std::string& text) {
   auto t = trace::parse_kineto_trace("cupti.json", simdjson::padded_string(text));
   EXPECT_TRUE(t.ok());
   return std::move(t).value();
 }
 
 TEST(CuptiCounters, ReaderKeepsTheNumericArgumentsOfRangeEventsOnly) {
-  const trace::RankTrace t = read(kTrace);
+  const trace::RankTrace t = read_cupti(kCuptiTrace);
   const trace::CounterArgsTable& c = t.counter_args;
   ASSERT_EQ(c.size(), 5u);  // 2 + 2 + 1: the text argument and the kernel's arguments are not counters
   EXPECT_EQ(t.strings.view(c.name[0]), "sm__cycles.sum");
@@ -54,7 +54,7 @@ TEST(CuptiCounters, ReaderKeepsTheNumericArgumentsOfRangeEventsOnly) {
 }
 
 TEST(CuptiCounters, RangesArePairedWithLaunchesByStartAndGetTheirOperators) {
-  const trace::RankTrace t = read(kTrace);
+  const trace::RankTrace t = read_cupti(kCuptiTrace);
   const RankCuptiCounters r = cupti_counters_with_operators(t, compute_analysis_window(t).rows);
   EXPECT_TRUE(r.error.empty());
   EXPECT_EQ(r.ranges, 3);
@@ -76,11 +76,11 @@ TEST(CuptiCounters, RangesArePairedWithLaunchesByStartAndGetTheirOperators) {
 }
 
 TEST(CuptiCounters, UnequalCountsGiveNoKernels) {
-  std::string text = kTrace;
+  std::string text = kCuptiTrace;
   const std::string extra =
       R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 300, "dur": 5},)";
   text.insert(text.find('[') + 1, extra);
-  const trace::RankTrace t = read(text);
+  const trace::RankTrace t = read_cupti(text);
   const RankCuptiCounters r = cupti_counters_with_operators(t, compute_analysis_window(t).rows);
   EXPECT_EQ(r.launches, 4);
   EXPECT_TRUE(r.kernels.empty());
@@ -89,7 +89,7 @@ TEST(CuptiCounters, UnequalCountsGiveNoKernels) {
 
 TEST(CuptiCounters, CategoryAfterArgumentsIsNotReadAsCounters) {
   // The documented limit: only a `cat` read before `args` marks the arguments as counters.
-  const trace::RankTrace t = read(R"({"traceEvents": [{"ph": "X", "name": "k", "pid": 0, "tid": 0, "ts": 1,
+  const trace::RankTrace t = read_cupti(R"({"traceEvents": [{"ph": "X", "name": "k", "pid": 0, "tid": 0, "ts": 1,
     "dur": 1, "args": {"sm__cycles.sum": 7}, "cat": "cuda_profiler_range"}]})");
   EXPECT_EQ(t.counter_args.size(), 0u);
   EXPECT_EQ(t.events.cat[0], trace::Category::kCudaProfilerRange);

@@ -20,7 +20,7 @@ using trace::Category;
 // Kernels: a [150, 160) in inner and outer; b [500, 510) in outer only; c [950, 1050) overlaps outer's
 // end; d [1000, 1000) of zero length at outer's end; e [2000, 2000) of zero length at other's start;
 // f [3000, 3010) in none; g [150, 160) on another track, where only "elsewhere" [0, 5000) lies.
-trace::RankTrace annotated() {
+trace::RankTrace ua_annotated() {
   HostTraceBuilder b;
   b.kernel("outer", 0, 1000, trace::kNone, trace::kNone, Category::kGpuUserAnnotation);
   b.kernel("inner", 100, 200, trace::kNone, trace::kNone, Category::kGpuUserAnnotation);
@@ -36,13 +36,13 @@ trace::RankTrace annotated() {
   return b.take();
 }
 
-std::vector<uint32_t> all_rows(const trace::RankTrace& t) {
+std::vector<uint32_t> ua_all_rows(const trace::RankTrace& t) {
   std::vector<uint32_t> rows(t.events.size());
   for (uint32_t i = 0; i < rows.size(); ++i) rows[i] = i;
   return rows;
 }
 
-std::string annotation_of(const RankAnnotatedKernels& r, const std::string& kernel) {
+std::string ua_annotation_of(const RankAnnotatedKernels& r, const std::string& kernel) {
   for (const AnnotatedKernel& k : r.kernels) {
     if (k.name == kernel) return k.annotation < 0 ? "-" : r.annotation_names[static_cast<size_t>(k.annotation)];
   }
@@ -50,19 +50,19 @@ std::string annotation_of(const RankAnnotatedKernels& r, const std::string& kern
 }
 
 TEST(UserAnnotations, KernelsGetTheShortestOverlappingSpanOnTheirTrack) {
-  const trace::RankTrace t = annotated();
-  const RankAnnotatedKernels r = gpu_kernels_with_user_annotations(t, all_rows(t));
+  const trace::RankTrace t = ua_annotated();
+  const RankAnnotatedKernels r = gpu_kernels_with_user_annotations(t, ua_all_rows(t));
   EXPECT_EQ(r.spans, 4);
   ASSERT_EQ(r.kernels.size(), 7u);
-  EXPECT_EQ(annotation_of(r, "a"), "inner");
-  EXPECT_EQ(annotation_of(r, "b"), "outer");
-  EXPECT_EQ(annotation_of(r, "c"), "outer");  // overlaps the span's end
-  EXPECT_EQ(annotation_of(r, "d"), "-");      // zero length at the span's end: [1000, 1000) overlaps nothing
-  EXPECT_EQ(annotation_of(r, "e"), "-");      // zero length at the span's start: HTA's 2000 < 2000 fails
-  EXPECT_EQ(annotation_of(r, "f"), "-");
+  EXPECT_EQ(ua_annotation_of(r, "a"), "inner");
+  EXPECT_EQ(ua_annotation_of(r, "b"), "outer");
+  EXPECT_EQ(ua_annotation_of(r, "c"), "outer");  // overlaps the span's end
+  EXPECT_EQ(ua_annotation_of(r, "d"), "-");      // zero length at the span's end: [1000, 1000) overlaps nothing
+  EXPECT_EQ(ua_annotation_of(r, "e"), "-");      // zero length at the span's start: HTA's 2000 < 2000 fails
+  EXPECT_EQ(ua_annotation_of(r, "f"), "-");
   // The copy is on stream 7 too (the builder's device track), so "elsewhere" on the host track does not
   // hold it, while inner does.
-  EXPECT_EQ(annotation_of(r, "g_memcpy"), "inner");
+  EXPECT_EQ(ua_annotation_of(r, "g_memcpy"), "inner");
   // By start, then file order.
   EXPECT_EQ(r.kernels.front().name, "a");
   EXPECT_EQ(r.kernels[1].name, "g_memcpy");
@@ -87,7 +87,7 @@ TEST(UserAnnotations, WindowLeavesOutTheLastStepsSpansAndKernels) {
   EXPECT_EQ(r.spans, 1);
   ASSERT_EQ(r.kernels.size(), 1u);
   EXPECT_EQ(r.kernels[0].name, "k1");
-  EXPECT_EQ(annotation_of(r, "k1"), "fwd");
+  EXPECT_EQ(ua_annotation_of(r, "k1"), "fwd");
   // The host breakdown counts ProfilerStep#1 only (the last step is outside the window).
   const std::vector<AnnotationSpan> host = user_annotation_spans(t, w.rows, false);
   ASSERT_EQ(host.size(), 1u);
@@ -97,13 +97,13 @@ TEST(UserAnnotations, WindowLeavesOutTheLastStepsSpansAndKernels) {
   EXPECT_TRUE(has_user_annotations(t, false));
 }
 
-std::vector<AnnotationSpan> spans_of(const std::vector<std::pair<std::string, int64_t>>& named) {
+std::vector<AnnotationSpan> ua_spans_of(const std::vector<std::pair<std::string, int64_t>>& named) {
   std::vector<AnnotationSpan> out;
   for (const auto& [name, dur] : named) out.push_back({name, dur});
   return out;
 }
 
-const AnnotationStats* row(const RankAnnotationBreakdown& b, const std::string& name) {
+const AnnotationStats* ua_row(const RankAnnotationBreakdown& b, const std::string& name) {
   for (const AnnotationStats& s : b.rows) {
     if (s.name == name) return &s;
   }
@@ -111,12 +111,12 @@ const AnnotationStats* row(const RankAnnotationBreakdown& b, const std::string& 
 }
 
 TEST(UserAnnotations, BreakdownStatisticsByName) {
-  const auto spans = spans_of({{"fwd", 100}, {"fwd", 300}, {"bwd", 50}});
+  const auto spans = ua_spans_of({{"fwd", 100}, {"fwd", 300}, {"bwd", 50}});
   const RankAnnotationBreakdown b = aggregate_user_annotations(3, spans, {});
   EXPECT_EQ(b.rank, 3);
   ASSERT_EQ(b.rows.size(), 2u);
   EXPECT_EQ(b.rows[0].name, "bwd");  // by name
-  const AnnotationStats* fwd = row(b, "fwd");
+  const AnnotationStats* fwd = ua_row(b, "fwd");
   ASSERT_NE(fwd, nullptr);
   EXPECT_EQ(fwd->dur.count, 2);
   EXPECT_EQ(fwd->dur.sum, 400);
@@ -124,13 +124,13 @@ TEST(UserAnnotations, BreakdownStatisticsByName) {
   EXPECT_EQ(fwd->dur.min, 100);
   EXPECT_DOUBLE_EQ(fwd->dur.mean, 200.0);
   EXPECT_NEAR(fwd->dur.stddev(), 141.42135623730951, 1e-9);
-  EXPECT_EQ(row(b, "bwd")->dur.stddev(), 0.0);  // one span: HTA fills NaN with 0
+  EXPECT_EQ(ua_row(b, "bwd")->dur.stddev(), 0.0);  // one span: HTA fills NaN with 0
 }
 
 TEST(UserAnnotations, FoldingFollowsHtasQuantileAndPositionRules) {
   // Sums 1000, 500, 300, 200: running 1000, 1500, 1800, 2000. The 0.5-quantile of the running sums is
   // 1650, so c (1800) and d (2000) fold; with num_kernels 1, b folds too (position 1).
-  const auto spans = spans_of({{"a", 1000}, {"b", 500}, {"c", 300}, {"d", 200}});
+  const auto spans = ua_spans_of({{"a", 1000}, {"b", 500}, {"c", 300}, {"d", 200}});
   AnnotationBreakdownOptions options;
   options.duration_ratio = 0.5;
   options.num_kernels = 3;
@@ -148,15 +148,15 @@ TEST(UserAnnotations, FoldingFollowsHtasQuantileAndPositionRules) {
   options.num_kernels = 1;
   b = aggregate_user_annotations(0, spans, options);
   ASSERT_EQ(b.rows.size(), 2u);
-  EXPECT_EQ(row(b, "others")->dur.sum, 1000);
+  EXPECT_EQ(ua_row(b, "others")->dur.sum, 1000);
 
   // An allowlisted name (literal substring) is never folded.
   options.has_allowlist = true;
   options.allowlist = {"d"};
   b = aggregate_user_annotations(0, spans, options);
   ASSERT_EQ(b.rows.size(), 3u);
-  ASSERT_NE(row(b, "d"), nullptr);
-  EXPECT_EQ(row(b, "others")->dur.sum, 800);
+  ASSERT_NE(ua_row(b, "d"), nullptr);
+  EXPECT_EQ(ua_row(b, "others")->dur.sum, 800);
   options.allowlist = {"."};  // not a regular expression: matches no name here
   b = aggregate_user_annotations(0, spans, options);
   EXPECT_EQ(b.rows.size(), 2u);

@@ -3,7 +3,8 @@ scaleprof's (TraceAnalysis methods of the same names, `scaleprof trace annotatio
 nccl_parser_config, the shared trace with gpu_user_annotation spans: the same rows and annotations, the
 times within HTA's rounding (the trace has nanosecond timestamps, which HTA rounds inward to whole
 microseconds, docs/differences-from-hta.md section 1: each event's start by up to 1 us, its duration by
-up to 2 us). Each difference on purpose is in docs/differences-from-hta.md, "User annotations".
+up to 2 us; so one kernel of 1.344 us rounded to length 0 loses its annotation in HTA). Each difference on
+purpose is in docs/differences-from-hta.md, "User annotations".
 
 HTA runs in its own venv (SCALEPROF_HTA_PYTHON, else .cache/venv-traceinsight/bin/python); without it or
 without ../shared the tests skip.
@@ -68,16 +69,27 @@ def test_kernels_with_user_annotations_equal_htas(hta):
             for r in df.itertuples()}
     assert len(ours) == len(df) == len(theirs) == 2516
     assert set(ours) == set(theirs)
+    differ = []
     for key, (name, cat, annotation, dur) in theirs.items():
         o = ours[key]
-        assert o[:3] == [name, cat, annotation], key
+        assert o[:2] == [name, cat], key
         assert o[3] == pytest.approx(dur, abs=2.0), key  # HTA's inward rounding: up to 2 us per event
+        if o[2] != annotation:
+            differ.append((o, annotation, dur))
+    # One kernel differs, by HTA's rounding alone: [743938.111, 743939.455) us lies inside the "## backward
+    # ##" span [743292.096, 743939.955); rounded inward it is [743939, 743939), of length 0, and the span
+    # ends at 743939, so HTA finds no overlap (docs/differences-from-hta.md, section 19).
+    assert len(differ) == 1
+    (o, annotation, dur), = differ
+    assert (o[2], annotation, dur) == ("## backward ##", "", 0.0)
+    assert o[3] == pytest.approx(1.344, abs=1e-6)
     annotated = df[df["user_annotation"] != ""]
-    assert len(annotated) == 943
+    assert len(annotated) == 944
     assert annotated["user_annotation"].value_counts().to_dict() == {
-        "DistributedDataParallel.forward": 900, "Optimizer.step#SGD.step": 18, "## backward ##": 11,
+        "DistributedDataParallel.forward": 900, "Optimizer.step#SGD.step": 18, "## backward ##": 12,
         "nccl:all_reduce": 10, "nccl:broadcast": 4}
-    assert (df["end"] - df["ts"] - df["dur"]).abs().max() < 1e-6
+    # ts is absolute (baseTimeNanoseconds): about 1.7e15 us, where a double keeps a quarter microsecond.
+    assert (df["end"] - df["ts"] - df["dur"]).abs().max() <= 0.25
     assert list(df["ts"]) == sorted(df["ts"])
 
 
@@ -89,7 +101,7 @@ def test_kernels_with_user_annotations_cli_and_names(run_cli):
     out, _ = run_cli("annotations", NCCL, "--kernels")
     rows = out["gpu_kernels_with_user_annotations"]
     assert len(rows) == 2516
-    assert out["user_annotation_kernel_counts"] == [{"rank": 0, "spans": 20, "kernels": 2516, "annotated": 943}]
+    assert out["user_annotation_kernel_counts"] == [{"rank": 0, "spans": 20, "kernels": 2516, "annotated": 944}]
     full = TraceAnalysis(trace_dir=str(NCCL)).get_gpu_kernels_with_user_annotations(0, shorten_names=False)
     assert sorted(r["name"] for r in rows) == sorted(full["s_name"])
     assert (full["s_name"] == full["name"]).all()
@@ -123,7 +135,9 @@ def test_user_annotation_breakdown_equals_htas(hta):
                  float(r["mean (us)"]), int(r["rank"])] for _, r in df.iterrows()]
         check_breakdown(ours, hta["breakdown"][case], case)
     gpu = analyzer.get_gpu_user_annotation_breakdown(visualize=False).set_index("name")
-    assert gpu.loc["DistributedDataParallel.forward", "max (us)"] == pytest.approx(97917.345, abs=0.5)
+    # The trace's three spans last 97238.434 (in the last step, left out), 97607.262 and 97918.457 us.
+    assert gpu.loc["DistributedDataParallel.forward", "max (us)"] == pytest.approx(97918.457, abs=1e-6)
+    assert gpu.loc["DistributedDataParallel.forward", "min (us)"] == pytest.approx(97607.262, abs=1e-6)
     assert gpu.loc["nccl:broadcast", "sum (us)"] / gpu.loc["nccl:broadcast", "mean (us)"] == pytest.approx(4)
     cpu = analyzer.get_gpu_user_annotation_breakdown(use_gpu_annotation=False, visualize=False)
     assert "ProfilerStep#4" in set(cpu["name"]) and "ProfilerStep#6" not in set(cpu["name"])
