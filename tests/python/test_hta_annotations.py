@@ -9,6 +9,7 @@ purpose is in docs/differences-from-hta.md, "User annotations".
 HTA runs in its own venv (SCALEPROF_HTA_PYTHON, else .cache/venv-traceinsight/bin/python); without it or
 without ../shared the tests skip.
 """
+import warnings
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,40 @@ def test_user_annotation_arguments_and_absence(tmp_path):
         assert plain.get_gpu_user_annotation_breakdown(visualize=False) is None
     with pytest.warns(UserWarning, match="GPU user annotations"):
         assert plain.get_gpu_kernels_with_user_annotations(rank=0) is None
+
+
+def test_random_arguments_raise_only_value_errors():
+    # As test_hta_extras.py's property: each call returns or raises ValueError / ScaleprofError, never a
+    # TypeError or a pybind11 cast error. Seeded, so a failure repeats.
+    import numpy as np
+
+    import scaleprof
+
+    if not NCCL.is_dir():
+        pytest.skip(f"shared traces missing under {TRACES}")
+    analyzer = scaleprof.TraceAnalysis(trace_dir=str(NCCL))
+    rng = np.random.default_rng(19)
+    values = [None, True, False, 0, 1, -1, 3, 2**63, 0.5, 1.5, float("nan"), "0", "", "nccl", [], [0], ["nccl:"],
+              [None], (0,), {0: 1}, np.int64(0), np.array([0, 1]), np.float64(0.3), np.bool_(True), object()]
+    calls = {
+        analyzer.get_gpu_kernels_with_user_annotations: ["rank", "expand_names", "shorten_names"],
+        analyzer.get_gpu_user_annotation_breakdown: ["use_gpu_annotation", "duration_ratio", "num_kernels",
+                                                     "allowlist_patterns"],
+        analyzer.get_cupti_counter_data_with_operators: ["ranks"],
+    }
+    returned = 0
+    for _ in range(60):
+        method = list(calls)[rng.integers(len(calls))]
+        kwargs = {n: values[rng.integers(len(values))] for n in calls[method] if rng.random() < 0.5}
+        if method == analyzer.get_gpu_kernels_with_user_annotations:
+            kwargs.setdefault("rank", 0)
+        if method == analyzer.get_gpu_user_annotation_breakdown:
+            kwargs["visualize"] = False
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                method(**kwargs)
+            returned += 1
+        except (ValueError, scaleprof.ScaleprofError):
+            pass
+    assert returned > 0
