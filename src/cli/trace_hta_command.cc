@@ -35,14 +35,15 @@ struct HtaExtraOptions {
 };
 
 // Prints what reading met and the tables; the exit code.
-int finish_hta_extra(const HtaExtraOptions& opt, const trace::StreamedSet& set, const std::vector<std::string>& notes,
-                     const report::TraceReport& tables, const report::RenderOptions& render) {
+int finish_read(bool quiet, const std::string& output, const trace::StreamedSet& set,
+                const std::vector<std::string>& notes, const report::TraceReport& tables,
+                const report::RenderOptions& render) {
   for (const std::string& e : set.errors) print_message(stderr, "error", e);
-  if (!opt.quiet) {
+  if (!quiet) {
     for (const std::string& w : set.warnings) print_message(stderr, "warning", w);
     for (const std::string& n : notes) print_message(stderr, "note", n);
   }
-  if (const int code = emit(tables, render, opt.output); code != kExitOk) return code;
+  if (const int code = emit(tables, render, output); code != kExitOk) return code;
   return partial_exit(set) ? kExitPartial : kExitOk;
 }
 
@@ -68,7 +69,7 @@ int run_hta_extra(const HtaExtraOptions& opt, bool stragglers) {
     if (!result) return fail_with(result.error());
     const pipeline::PotentialStragglersReport& r = result.value();
     if (!r.result.note.empty() && !opt.quiet) print_message(stderr, "note", r.result.note);
-    return finish_hta_extra(opt, r.set, r.repair_notes, r.report, render);
+    return finish_read(opt.quiet, opt.output, r.set, r.repair_notes, r.report, render);
   }
   analysis::KernelSequenceOptions options;
   options.operator_name = opt.operator_name;
@@ -86,7 +87,7 @@ int run_hta_extra(const HtaExtraOptions& opt, bool stragglers) {
     print_message(stderr, "error", fmt::format("--ranks {} matches none of the ranks read", opt.ranks));
     return kExitUsage;
   }
-  return finish_hta_extra(opt, r.set, r.repair_notes, r.report, render);
+  return finish_read(opt.quiet, opt.output, r.set, r.repair_notes, r.report, render);
 }
 
 void setup_stragglers_and_sequences(CLI::App& trace, int* exit_code) {
@@ -150,19 +151,6 @@ struct AnnotationOptions {
   bool wide = false;
   unsigned threads = 0;
 };
-
-// Prints what reading met and the tables; the exit code.
-int finish_read(bool quiet, const std::string& output, const trace::StreamedSet& set,
-                const std::vector<std::string>& notes, const report::TraceReport& tables,
-                const report::RenderOptions& render) {
-  for (const std::string& e : set.errors) print_message(stderr, "error", e);
-  if (!quiet) {
-    for (const std::string& w : set.warnings) print_message(stderr, "warning", w);
-    for (const std::string& n : notes) print_message(stderr, "note", n);
-  }
-  if (const int code = emit(tables, render, output); code != kExitOk) return code;
-  return partial_exit(set) ? kExitPartial : kExitOk;
-}
 
 int run_annotations(const AnnotationOptions& opt, CLI::App* cmd) {
   report::RenderOptions render;
