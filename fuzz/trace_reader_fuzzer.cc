@@ -17,7 +17,8 @@ bool same_reading(const scaleprof::trace::RankTrace& a, const scaleprof::trace::
          a.strings.size() == b.strings.size() && a.tracks.tid_label == b.tracks.tid_label && a.warnings == b.warnings &&
          a.stats.events_total == b.stats.events_total && a.stats.rejected_events == b.stats.rejected_events &&
          a.memory.event == b.memory.event && a.memory.addr == b.memory.addr &&
-         a.device_args.event == b.device_args.event;
+         a.device_args.event == b.device_args.event && a.counter_args.event == b.counter_args.event &&
+         a.counter_args.name == b.counter_args.name;
 }
 }  // namespace
 

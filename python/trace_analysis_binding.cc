@@ -446,6 +446,88 @@ py::dict trace_kernel_sequences(py::handle paths_arg, py::handle rank_files_arg,
   return out;
 }
 
+// `scaleprof trace annotations --kernels`: {'tables', 'warnings'}.
+py::dict trace_annotated_kernels(py::handle paths_arg, py::handle rank_files_arg, py::handle ranks_arg,
+                                 py::handle include_last_step_arg, py::handle threads_arg) {
+  trace::LoadOptions load;
+  const std::vector<std::string> paths = trace_inputs(paths_arg, rank_files_arg, threads_arg, &load);
+  const bool include_last_step = bool_argument(include_last_step_arg, "include_last_profiler_step");
+  const std::vector<int64_t> ranks = ranks_argument(ranks_arg, "rank");
+  std::optional<Result<pipeline::AnnotatedKernelsReport>> result;
+  {
+    py::gil_scoped_release release;
+    result.emplace(pipeline::annotated_kernels_report(paths, load, include_last_step, ranks));
+  }
+  pipeline::AnnotatedKernelsReport r = unwrap(std::move(*result));
+  check_read(r.set);
+  if (r.ranks.empty() && !ranks.empty()) {
+    throw py::value_error(fmt::format("rank: {} is not among the ranks read", fmt::join(ranks, ", ")));
+  }
+  py::dict out;
+  out["tables"] = tables_dict(r.report);
+  out["warnings"] = string_list(r.set.warnings);
+  return out;
+}
+
+// `scaleprof trace annotations`: {'tables', 'present' (a rank has such spans), 'warnings'}.
+py::dict trace_annotation_breakdown(py::handle paths_arg, py::handle rank_files_arg, py::handle use_gpu_arg,
+                                    py::handle duration_ratio_arg, py::handle num_kernels_arg, py::handle allowlist_arg,
+                                    py::handle include_last_step_arg, py::handle threads_arg) {
+  trace::LoadOptions load;
+  const std::vector<std::string> paths = trace_inputs(paths_arg, rank_files_arg, threads_arg, &load);
+  analysis::AnnotationBreakdownOptions options;
+  options.use_gpu_annotation = bool_argument(use_gpu_arg, "use_gpu_annotation");
+  options.duration_ratio = float_argument(duration_ratio_arg, "duration_ratio", 0.0, 1.0);
+  options.num_kernels = int_argument(num_kernels_arg, "num_kernels", 0, int64_t{1} << 40);
+  if (!allowlist_arg.is_none()) {
+    options.has_allowlist = true;
+    size_t i = 0;
+    for (const py::object& item : items_of(allowlist_arg, "allowlist_patterns")) {
+      options.allowlist.push_back(str_argument(item, fmt::format("allowlist_patterns[{}]", i++)));
+    }
+  }
+  options.include_last_step = bool_argument(include_last_step_arg, "include_last_profiler_step");
+  std::optional<Result<pipeline::AnnotationBreakdownReport>> result;
+  {
+    py::gil_scoped_release release;
+    result.emplace(pipeline::annotation_breakdown_report(paths, load, options, {}));
+  }
+  pipeline::AnnotationBreakdownReport r = unwrap(std::move(*result));
+  check_read(r.set);
+  bool present = false;
+  for (const analysis::RankAnnotationBreakdown& rank : r.ranks) present |= rank.present;
+  py::dict out;
+  out["tables"] = tables_dict(r.report);
+  out["present"] = present;
+  out["warnings"] = string_list(r.set.warnings);
+  return out;
+}
+
+// `scaleprof trace cupti-counters`: {'tables', 'errors' ({rank: why it has no result}), 'warnings'}.
+py::dict trace_cupti_counters(py::handle paths_arg, py::handle rank_files_arg, py::handle ranks_arg,
+                              py::handle include_last_step_arg, py::handle threads_arg) {
+  trace::LoadOptions load;
+  const std::vector<std::string> paths = trace_inputs(paths_arg, rank_files_arg, threads_arg, &load);
+  const bool include_last_step = bool_argument(include_last_step_arg, "include_last_profiler_step");
+  const std::vector<int64_t> ranks = ranks_argument(ranks_arg, "ranks");
+  std::optional<Result<pipeline::CuptiCountersReport>> result;
+  {
+    py::gil_scoped_release release;
+    result.emplace(pipeline::cupti_counters_report(paths, load, include_last_step, ranks));
+  }
+  pipeline::CuptiCountersReport r = unwrap(std::move(*result));
+  check_read(r.set);
+  py::dict errors;
+  for (const analysis::RankCuptiCounters& rank : r.ranks) {
+    if (!rank.error.empty()) errors[py::int_(rank.rank)] = py::str(rank.error);
+  }
+  py::dict out;
+  out["tables"] = tables_dict(r.report);
+  out["errors"] = errors;
+  out["warnings"] = string_list(r.set.warnings);
+  return out;
+}
+
 // `scaleprof trace diff A B` (pipeline::diff_report): {'tables': {key: {column: values}}, 'problems',
 // 'warnings'}. A side that cannot be listed or read is a ScaleprofError naming the side.
 py::dict trace_diff(py::handle a_arg, py::handle b_arg, py::handle warmup_arg, py::handle include_last_step_arg,
@@ -503,6 +585,19 @@ void bind_trace_analysis(py::module_& m) {
         py::arg("operator_name") = "", py::arg("min_pattern_len") = 3, py::arg("ranks") = py::none(),
         py::arg("include_last_step") = false, py::arg("threads") = 0,
         "`scaleprof trace kernel-sequences`: HTA's get_frequent_cuda_kernel_sequences as {'tables', 'warnings'}.");
+  m.def("trace_annotated_kernels", &trace_annotated_kernels, py::arg("paths"), py::arg("rank_files") = py::none(),
+        py::arg("ranks") = py::none(), py::arg("include_last_step") = false, py::arg("threads") = 0,
+        "`scaleprof trace annotations --kernels`: HTA's get_gpu_kernels_with_user_annotations as {'tables', "
+        "'warnings'}.");
+  m.def("trace_annotation_breakdown", &trace_annotation_breakdown, py::arg("paths"), py::arg("rank_files") = py::none(),
+        py::arg("use_gpu_annotation") = true, py::arg("duration_ratio") = 0.8, py::arg("num_kernels") = 1000,
+        py::arg("allowlist_patterns") = py::none(), py::arg("include_last_step") = false, py::arg("threads") = 0,
+        "`scaleprof trace annotations`: HTA's get_gpu_user_annotation_breakdown as {'tables', 'present', "
+        "'warnings'}.");
+  m.def("trace_cupti_counters", &trace_cupti_counters, py::arg("paths"), py::arg("rank_files") = py::none(),
+        py::arg("ranks") = py::none(), py::arg("include_last_step") = false, py::arg("threads") = 0,
+        "`scaleprof trace cupti-counters`: HTA's get_cupti_counter_data_with_operators as {'tables', 'errors', "
+        "'warnings'}.");
   m.def("trace_diff", &trace_diff, py::arg("control"), py::arg("test"), py::arg("warmup") = 1,
         py::arg("include_last_step") = false, py::arg("threads") = 0,
         "`scaleprof trace diff CONTROL TEST` (docs/trace-diff.md): every table, ops_diff included, as "

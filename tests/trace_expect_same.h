@@ -90,6 +90,9 @@ inline void expect_same_tables(const RankTrace& a, const RankTrace& b, const std
   EXPECT_EQ(a.sync_waits.event, b.sync_waits.event);
   EXPECT_EQ(a.sync_waits.record_correlation, b.sync_waits.record_correlation);
   EXPECT_EQ(a.sync_waits.wait_on_stream, b.sync_waits.wait_on_stream);
+  EXPECT_EQ(a.counter_args.event, b.counter_args.event);
+  EXPECT_EQ(a.counter_args.name, b.counter_args.name);
+  EXPECT_EQ(a.counter_args.value, b.counter_args.value);
   EXPECT_EQ(a.rank, b.rank);
   EXPECT_EQ(a.stats.events_total, b.stats.events_total);
   EXPECT_EQ(a.stats.events_kept, b.stats.events_kept);

@@ -16,7 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kTraces = fs::path(SCALEPROF_SHARED_DIR) / "traces" / "hta";
+const fs::path kStreamTestTraces = fs::path(SCALEPROF_SHARED_DIR) / "traces" / "hta";
 
 const char* const kReports[] = {"summary", "breakdown", "kernels",     "idle",       "overlap", "launch",
                                 "ops",     "steps",     "collectives", "stragglers", "phases",  "decompose"};
@@ -56,17 +56,17 @@ void expect_same_reports(const std::vector<std::string>& paths, const engine::Tr
 class TraceStreamTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::is_directory(kTraces / "trace_filter")) GTEST_SKIP() << "shared traces not found at " << kTraces;
+    if (!fs::is_directory(kStreamTestTraces / "trace_filter")) GTEST_SKIP() << "shared traces not found at " << kStreamTestTraces;
   }
 };
 
 TEST_F(TraceStreamTest, EveryReportMatchesTheWholeSetOnTwoRanks) {
-  expect_same_reports({(kTraces / "trace_filter").string()}, {});
+  expect_same_reports({(kStreamTestTraces / "trace_filter").string()}, {});
   engine::TraceReportOptions options;
   options.top = 0;
   options.include_last_step = true;
   options.sort_by = "calls";
-  expect_same_reports({(kTraces / "trace_filter").string()}, options);
+  expect_same_reports({(kStreamTestTraces / "trace_filter").string()}, options);
 }
 
 TEST_F(TraceStreamTest, OneFileAnalysedOnSeveralThreadsMatchesTheWholeSet) {
@@ -75,8 +75,8 @@ TEST_F(TraceStreamTest, OneFileAnalysedOnSeveralThreadsMatchesTheWholeSet) {
   trace::LoadOptions load;
   load.threads = 4;
   ASSERT_EQ(trace::threads_per_file(load, 1), 4U);
-  expect_same_reports({(kTraces / "nccl_parser_config" / "nccl_data.json.gz").string()}, {}, 4);
-  expect_same_reports({(kTraces / "df_index_resolver" / "df_index_resolver.json.gz").string()}, {}, 4);
+  expect_same_reports({(kStreamTestTraces / "nccl_parser_config" / "nccl_data.json.gz").string()}, {}, 4);
+  expect_same_reports({(kStreamTestTraces / "df_index_resolver" / "df_index_resolver.json.gz").string()}, {}, 4);
 }
 
 TEST(TraceStreamThreads, ThreadsAreDividedBetweenFiles) {
@@ -93,9 +93,9 @@ TEST(TraceStreamThreads, ThreadsAreDividedBetweenFiles) {
 TEST_F(TraceStreamTest, UnrankedFilesAndRankSelectionMatchTheWholeSet) {
   // rank_unavailable and distributed_info_unavailable carry no rank: they become ranks 2 and 3 only
   // once every file is read, so their results are kept until then.
-  const std::vector<std::string> paths = {(kTraces / "rank_unavailable").string(),
-                                          (kTraces / "distributed_info_unavailable").string(),
-                                          (kTraces / "trace_filter").string()};
+  const std::vector<std::string> paths = {(kStreamTestTraces / "rank_unavailable").string(),
+                                          (kStreamTestTraces / "distributed_info_unavailable").string(),
+                                          (kStreamTestTraces / "trace_filter").string()};
   expect_same_reports(paths, {});
   engine::TraceReportOptions options;
   options.ranks = {0, 3};
@@ -115,7 +115,7 @@ TEST_F(TraceStreamTest, UnrankedFilesAndRankSelectionMatchTheWholeSet) {
 TEST_F(TraceStreamTest, RanksMatchingNoneReadAreReported) {
   engine::TraceReportOptions options;
   options.ranks = {5};
-  auto streamed = pipeline::stream_report("summary", {(kTraces / "trace_filter").string()}, {}, options);
+  auto streamed = pipeline::stream_report("summary", {(kStreamTestTraces / "trace_filter").string()}, {}, options);
   ASSERT_TRUE(streamed.ok());
   EXPECT_TRUE(streamed.value().any_read);
   EXPECT_FALSE(streamed.value().any_selected);

@@ -127,6 +127,16 @@ def kernel_breakdown(type_df, kernel_df, renderer: str = "") -> List[Any]:
     return _show(figures, kind, renderer)
 
 
+def user_annotations(df, renderer: str = "") -> List[Any]:
+    """HTA's get_gpu_user_annotation_breakdown charts: one pie of the sums per rank."""
+    kind = backend()
+    if kind == "none":
+        return []
+    figures = [_pie(of_rank["name"], of_rank["sum (us)"], f"User annotation distribution on rank {rank}", kind)
+               for rank, of_rank in df.groupby("rank", sort=True)]
+    return _show(figures, kind, renderer)
+
+
 def idle_time(df, rank: int, pctg: bool) -> List[Any]:
     kind = backend()
     if kind == "none":

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import operator
 import os
+import re
+import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _charts, _scaleprof
@@ -84,6 +86,33 @@ def _per_rank(columns: Dict[str, Any]):
     out = dict(columns)
     out["rank"] = np.where(rows, rank, -1).astype(np.int64)
     return out, rows
+
+
+_MEMORY_KERNEL = re.compile(r"(^(hip)?Memcpy)|(^(hip)?Memset)|(^dma)")
+
+
+def shorten_name(name: str) -> str:
+    """HTA's hta.utils.utils.shorten_name: a kernel or operator name without its template arguments, function
+    arguments and return type (copies and sets unchanged), as HTA's `shorten_names` shows them."""
+    if _MEMORY_KERNEL.search(name):
+        return name
+    if name.find("<") < 0 and name.find("(") < 0:
+        return name
+    stack: List[str] = []
+    for c in name.replace("->", ""):
+        if c == ">":
+            while stack and stack[-1] != "<":
+                stack.pop()
+            if stack and stack[-1] == "<":
+                stack.pop()
+        elif c == ")":
+            while stack and stack[-1] != "(":
+                stack.pop()
+            if stack and stack[-1] == "(":
+                stack.pop()
+        else:
+            stack.append(c)
+    return "".join(stack).split(" ")[-1]
 
 
 def _check_visualize(value: Any, name: str = "visualize") -> bool:
@@ -503,6 +532,122 @@ class TraceAnalysis:
         return _frame(table, {"pattern": "pattern", "count": "count",
                               "gpu_kernel_duration_us": "GPU kernel duration (us)",
                               "cpu_op_duration_us": "CPU op duration (us)"})
+
+    def get_gpu_kernels_with_user_annotations(self, rank: int, expand_names: bool = True,
+                                              shorten_names: bool = True):
+        """HTA's device work with its GPU user annotation (`scaleprof trace annotations --kernels`): every kernel,
+        copy, set and sync record of `rank` in the analysis window, by start, with the innermost
+        gpu_user_annotation span on its track that overlaps it in `user_annotation` ("" when none). Columns as
+        HTA's: `name`, `cat`, `pid`, `tid`, `ts`, `dur`, `end` (microseconds, the trace's own clock), `stream`,
+        `correlation`, `external_id`, `user_annotation`; with `expand_names`, `s_name`, `s_cat` and
+        `s_user_annotation` too (shortened with HTA's shorten_name when `shorten_names`). scaleprof has no symbol
+        table, so `name`, `cat` and `user_annotation` hold the text where HTA has symbol ids
+        (docs/differences-from-hta.md). None, as HTA, when the rank has no gpu_user_annotation span."""
+        rank = _index(rank, "rank")
+        self._check_ranks([rank])
+        for value, name in ((expand_names, "expand_names"), (shorten_names, "shorten_names")):
+            if not isinstance(value, bool):
+                raise ValueError(f"{name}: expected True or False, got {type(value).__name__}")
+        result = _scaleprof.trace_annotated_kernels(ranks=[rank], **self._inputs())
+        counts = result["tables"]["user_annotation_kernel_counts"]
+        if len(counts["spans"]) == 0 or int(counts["spans"][0]) == 0:
+            warnings.warn(f"Trace for rank {rank} does not contain any GPU user annotations", stacklevel=2)
+            return None
+        table = result["tables"]["gpu_kernels_with_user_annotations"]
+        df = _frame(table, {"name": "name", "cat": "cat", "pid": "pid", "tid": "tid", "ts_us": "ts", "dur_us": "dur",
+                            "stream": "stream", "correlation": "correlation", "external_id": "external_id",
+                            "user_annotation": "user_annotation"})
+        df.insert(df.columns.get_loc("dur") + 1, "end", df["ts"] + df["dur"])
+        df["user_annotation"] = [a if isinstance(a, str) else "" for a in table["user_annotation"]]
+        for column in ("pid", "tid", "stream", "correlation", "external_id"):
+            df[column] = df[column].fillna(-1).astype("int64")
+        if expand_names:
+            short = shorten_name if shorten_names else (lambda n: n)
+            df["s_name"] = df["name"].map(short)
+            df["s_cat"] = df["cat"].map(short)
+            df["s_user_annotation"] = df["user_annotation"].map(short)
+        return df
+
+    def get_gpu_user_annotation_breakdown(self, use_gpu_annotation: bool = True, visualize: Optional[bool] = None,
+                                          duration_ratio: float = 0.8, num_kernels: int = 1000,
+                                          allowlist_patterns: Optional[List[str]] = None, image_renderer: Any = None):
+        """HTA's time per user annotation (`scaleprof trace annotations`): per rank and name, the durations of the
+        gpu_user_annotation spans (`use_gpu_annotation=False`: of the host's user_annotation spans, record_function
+        and ProfilerStep#N, nested ones each counted) in the analysis window, as HTA's DataFrame: `name`,
+        `sum (us)`, `max (us)`, `min (us)`, `stddev`, `mean (us)`, `rank`, by rank then name. With more than
+        `num_kernels` names a rank's names past the `duration_ratio` quantile of the running sums, or past
+        position `num_kernels`, are folded into "others" unless they contain one of `allowlist_patterns` (HTA's
+        rule; the statistics stay those of the spans, docs/differences-from-hta.md). None, as HTA, when no rank
+        has such spans. `visualize` draws HTA's pies of the sums per rank."""
+        show = _check_visualize(visualize)
+        if not isinstance(use_gpu_annotation, bool):
+            raise ValueError(f"use_gpu_annotation: expected True or False, got {type(use_gpu_annotation).__name__}")
+        if isinstance(allowlist_patterns, str):
+            raise ValueError("allowlist_patterns: expected a list of str, got str")
+        result = _scaleprof.trace_annotation_breakdown(use_gpu_annotation=use_gpu_annotation,
+                                                       duration_ratio=duration_ratio, num_kernels=num_kernels,
+                                                       allowlist_patterns=allowlist_patterns, **self._inputs())
+        if not result["present"]:
+            kind = "gpu_user_annotation" if use_gpu_annotation else "user_annotation"
+            warnings.warn(f"Trace does not contain any {kind}", stacklevel=2)
+            return None
+        table = result["tables"]["user_annotation_breakdown"]
+        df = _frame(table, {"name": "name", "sum_us": "sum (us)", "max_us": "max (us)", "min_us": "min (us)",
+                            "stddev_us": "stddev", "mean_us": "mean (us)", "rank": "rank"})
+        df["rank"] = df["rank"].astype("int64")
+        if show:
+            _charts.user_annotations(df, image_renderer or "")
+        return df
+
+    def get_cupti_counter_data_with_operators(self, ranks: Optional[List[int]] = None):
+        """HTA's CUPTI counters per kernel (`scaleprof trace cupti-counters`): for each rank of `ranks` (None or []:
+        [0], as HTA) a DataFrame with one row per cuda_profiler_range event (a kernel measured in CUPTI profiler
+        mode), by start: `name`, `cat`, `pid`, `tid`, `ts`, `dur` (microseconds), `op_stack` (the cpu_op calls
+        holding its launch, outermost first, as a list), `top_level_op`, `bottom_level_op` ("" when none), then
+        one column per counter. The range events are paired with the cudaLaunchKernel calls in start order; a
+        rank where their numbers differ is left out with a warning, as HTA leaves it out. [] when no rank
+        has such events."""
+        wanted = _ranks_list(ranks)
+        self._check_ranks(wanted)
+        result = _scaleprof.trace_cupti_counters(ranks=wanted, **self._inputs())
+        for rank, why in sorted(result["errors"].items()):
+            warnings.warn(f"rank {rank}: {why}", stacklevel=2)
+        tables = result["tables"]
+        summary = tables["cupti_ranks"]
+        if all(int(n) == 0 for n in summary["ranges"]):
+            warnings.warn("Could not find events of 'cuda_profiler_range' category", stacklevel=2)
+            return []
+        pd = _pandas()
+        kernels, values, stacks = tables["cupti_counters"], tables["cupti_counter_values"], tables["cupti_op_stacks"]
+        out = []
+        for position, rank in enumerate(summary["rank"]):
+            rank = int(rank)
+            if int(summary["kernels"][position]) == 0:
+                continue
+            of_rank = [i for i, r in enumerate(kernels["rank"]) if int(r) == rank]
+            df = pd.DataFrame({"name": [kernels["name"][i] for i in of_rank]})
+            df["cat"] = "cuda_profiler_range"
+            for column in ("pid", "tid"):
+                df[column] = [kernels[column][i] for i in of_rank]
+                df[column] = df[column].fillna(-1).astype("int64")
+            df["ts"] = [float(kernels["ts_us"][i]) for i in of_rank]
+            df["dur"] = [float(kernels["dur_us"][i]) for i in of_rank]
+            stack = [[] for _ in of_rank]
+            for r, k, op in zip(stacks["rank"], stacks["kernel"], stacks["op"]):
+                if int(r) == rank:
+                    stack[int(k)].append(op)  # rows come by kernel, then depth
+            df["op_stack"] = stack
+            df["top_level_op"] = [kernels["top_level_op"][i] for i in of_rank]
+            df["bottom_level_op"] = [kernels["bottom_level_op"][i] for i in of_rank]
+            counters: Dict[str, List[Any]] = {}
+            for r, k, name, value in zip(values["rank"], values["kernel"], values["counter"], values["value"]):
+                if int(r) == rank:
+                    counters.setdefault(name, [None] * len(of_rank))[int(k)] = value
+            for name, column in counters.items():
+                series = pd.to_numeric(pd.Series(column, dtype=object), errors="coerce")
+                df[name] = series.astype("int64") if series.notna().all() and (series % 1 == 0).all() else series
+            out.append(df)
+        return out
 
     # -- scaleprof's own ---------------------------------------------------------------------------
     def get_report(self, report: str, ranks: Optional[List[int]] = None, top: int = 10,

@@ -15,9 +15,10 @@
 #include "analysis/operator_table.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "cli/trace_common.h"
+#include "cli/trace_hta_command.h"
 #include "core/number_text.h"
 #include "engine/partial_results.h"
-#include "pipeline/hta_extras_pipeline.h"
 #include "pipeline/trace_diff_pipeline.h"
 #include "pipeline/trace_pipeline.h"
 #include "pipeline/whatif_pipeline.h"
@@ -107,73 +108,6 @@ constexpr Subcommand kSubcommands[] = {
     // Issue 23: counters.
     {"counters", "Launch queue length per stream (time-weighted and HTA's), time with it full, memcpy bandwidth"},
 };
-
-// Parses "0,2,5-7" into a list of ranks.
-bool parse_rank_list(const std::string& text, std::vector<int64_t>* out, std::string* error) {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t comma = text.find(',', pos);
-    std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    pos = comma == std::string::npos ? text.size() : comma + 1;
-    if (item.empty()) continue;
-    const size_t dash = item.find('-', 1);
-    const std::string_view view(item);
-    const std::optional<int64_t> lo = parse_int64(view.substr(0, dash));
-    const std::optional<int64_t> hi = dash == std::string::npos ? lo : parse_int64(view.substr(dash + 1));
-    if (!lo || !hi || *hi < *lo || *hi - *lo > 1'000'000) {
-      *error = fmt::format("--ranks: '{}' is not a rank or a range like 2-5", item);
-      return false;
-    }
-    for (int64_t r = *lo; r <= *hi; ++r) out->push_back(r);
-  }
-  return true;
-}
-
-// How text tables fit: the terminal's width (report/table_layout.h), --wide keeping every column,
-// --full-names every name.
-void text_width(const std::string& output, bool wide, bool full_names, report::RenderOptions* render) {
-  render->max_width = terminal_columns(output.empty() ? STDOUT_FILENO : -1);
-  render->wide = wide;
-  render->full_names = full_names;
-}
-
-// The help of --wide and --full-names, for every subcommand.
-void add_width_flags(CLI::App* cmd, bool* wide, bool* full_names) {
-  cmd->add_flag("--wide", *wide,
-                "Text tables keep every column on one line (default: they fit the terminal, $COLUMNS or 120 when "
-                "not a terminal: headers wrap, names are shortened, the least needed columns are left out with a "
-                "note, the rest folded; CSV and JSON always have every column)");
-  if (full_names != nullptr) {
-    cmd->add_flag("--full-names", *full_names,
-                  "Print kernel and operator names whole in text tables (default: shortened to fit; CSV and JSON "
-                  "never shorten); columns are still left out or folded to fit, unless --wide");
-  }
-}
-
-// Renders the tables to stdout or -o FILE.
-int emit(const report::TraceReport& result, report::RenderOptions render, const std::string& output) {
-  render.color = table_color(output, render.format);
-  // Written as rendered: the per-call-per-rank table of collectives is never held as one text.
-  auto produce = [&](const TextSink& put) {
-    if (result.tables.size() == 1 && render.format != report::Format::kTable) {
-      report::render_to(result.tables[0], render, put);
-    } else {
-      report::render_many_to(result.tables, result.keys, render, put);
-    }
-  };
-  if (Status written = write_output_file(output, produce); !written) {
-    return fail_with(written.error());
-  }
-  return kExitOk;
-}
-
-bool partial_exit(const trace::StreamedSet& set) {
-  if (!set.partial()) return false;
-  print_message(stderr, "warning",
-                fmt::format("results are partial: {} file(s) unreadable, some events rejected (exit code {})",
-                            set.errors.size(), kExitPartial));
-  return true;
-}
 
 // --partial: streams the ranks into their whole collective rows and writes them as one shard of a
 // huge job (docs/scale.md).
@@ -549,122 +483,6 @@ void setup_what_if_command(CLI::App& trace, int* exit_code) {
   cmd->add_flag("-q,--quiet", opt->quiet, "Print no reading warnings");
   cmd->add_option("--threads", opt->threads, "Files read in parallel (default: one per core)");
   cmd->callback([opt, exit_code] { *exit_code = run_what_if(*opt); });
-}
-
-// `trace potential-stragglers` and `trace kernel-sequences` (issue 31): HTA's analyses that have
-// arguments of their own.
-struct HtaExtraOptions {
-  std::vector<std::string> paths;
-  std::string format = "table";
-  std::string output;
-  std::string ranks;  // kernel-sequences
-  std::string steps;  // potential-stragglers: --profiler-steps
-  int64_t num_candidates = 2;
-  std::string operator_name;
-  int64_t min_pattern_len = 3;
-  bool include_last_step = false;
-  bool strict = false;
-  bool quiet = false;
-  bool full_names = false;
-  bool wide = false;
-  unsigned threads = 0;
-};
-
-// Prints what reading met and the tables; the exit code.
-int finish_hta_extra(const HtaExtraOptions& opt, const trace::StreamedSet& set, const std::vector<std::string>& notes,
-                     const report::TraceReport& tables, const report::RenderOptions& render) {
-  for (const std::string& e : set.errors) print_message(stderr, "error", e);
-  if (!opt.quiet) {
-    for (const std::string& w : set.warnings) print_message(stderr, "warning", w);
-    for (const std::string& n : notes) print_message(stderr, "note", n);
-  }
-  if (const int code = emit(tables, render, opt.output); code != kExitOk) return code;
-  return partial_exit(set) ? kExitPartial : kExitOk;
-}
-
-int run_hta_extra(const HtaExtraOptions& opt, bool stragglers) {
-  report::RenderOptions render;
-  if (!report::parse_format(opt.format, &render.format)) {
-    print_message(stderr, "error", fmt::format("--format must be table, csv or json (got '{}')", opt.format));
-    return kExitUsage;
-  }
-  trace::LoadOptions load;
-  load.parse.lenient = !opt.strict;
-  load.threads = opt.threads;
-  text_width(opt.output, opt.wide, opt.full_names, &render);
-  std::string error;
-  if (stragglers) {
-    analysis::PotentialStragglerOptions options;
-    options.num_candidates = opt.num_candidates;
-    if (!parse_rank_list(opt.steps, &options.profiler_steps, &error)) {
-      print_message(stderr, "error", "--profiler-steps" + error.substr(error.find(':')));
-      return kExitUsage;
-    }
-    auto result = pipeline::potential_stragglers_report(opt.paths, load, options, opt.include_last_step);
-    if (!result) return fail_with(result.error());
-    const pipeline::PotentialStragglersReport& r = result.value();
-    if (!r.result.note.empty() && !opt.quiet) print_message(stderr, "note", r.result.note);
-    return finish_hta_extra(opt, r.set, r.repair_notes, r.report, render);
-  }
-  analysis::KernelSequenceOptions options;
-  options.operator_name = opt.operator_name;
-  options.min_pattern_len = opt.min_pattern_len;
-  options.include_last_step = opt.include_last_step;
-  std::vector<int64_t> ranks;
-  if (!parse_rank_list(opt.ranks, &ranks, &error)) {
-    print_message(stderr, "error", error);
-    return kExitUsage;
-  }
-  auto result = pipeline::kernel_sequences_report(opt.paths, load, options, ranks);
-  if (!result) return fail_with(result.error());
-  const pipeline::KernelSequencesReport& r = result.value();
-  if (r.ranks.empty() && !ranks.empty()) {
-    print_message(stderr, "error", fmt::format("--ranks {} matches none of the ranks read", opt.ranks));
-    return kExitUsage;
-  }
-  return finish_hta_extra(opt, r.set, r.repair_notes, r.report, render);
-}
-
-void setup_hta_extra_commands(CLI::App& trace, int* exit_code) {
-  for (const bool stragglers : {true, false}) {
-    auto opt = std::make_shared<HtaExtraOptions>();
-    CLI::App* cmd =
-        stragglers
-            ? trace.add_subcommand("potential-stragglers",
-                                   "HTA's get_potential_stragglers: the ranks that start the dominant communication "
-                                   "kernel of each step last")
-            : trace.add_subcommand("kernel-sequences",
-                                   "HTA's get_frequent_cuda_kernel_sequences: the most frequent sequences of device "
-                                   "work launched under an operator, with their counts and times");
-    cmd->add_option("paths", opt->paths, "Trace files (.json, .json.gz) of the ranks, or directories of them")
-        ->required();
-    if (stragglers) {
-      cmd->add_option("--profiler-steps", opt->steps,
-                      "ProfilerStep numbers to analyse, e.g. 3,5-7 (default: every step but each rank's last)");
-      cmd->add_option("--num-candidates", opt->num_candidates, "How many ranks to name (HTA's num_candidates)")
-          ->capture_default_str()
-          ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
-    } else {
-      cmd->add_option("--operator", opt->operator_name,
-                      "The operator the sequences are launched under: every host call whose name contains this text "
-                      "(e.g. aten::linear, ProfilerStep)")
-          ->required();
-      cmd->add_option("--min-pattern-len", opt->min_pattern_len,
-                      "Count an operator only if it launched at least this many kernels")
-          ->capture_default_str()
-          ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
-      cmd->add_option("--ranks", opt->ranks, "Ranks to analyse, e.g. 0,2,4-7 (default: all; HTA: rank 0)");
-    }
-    cmd->add_flag("--include-last-step", opt->include_last_step,
-                  "Keep the last ProfilerStep (HTA drops it as possibly incomplete)");
-    cmd->add_option("--format", opt->format, "Output format: table, csv or json")->capture_default_str();
-    cmd->add_option("-o,--output", opt->output, "Write to FILE instead of standard output");
-    add_width_flags(cmd, &opt->wide, &opt->full_names);
-    cmd->add_flag("--strict", opt->strict, "Fail on invalid JSON instead of repairing old Kineto defects");
-    cmd->add_flag("-q,--quiet", opt->quiet, "Print no reading warnings");
-    cmd->add_option("--threads", opt->threads, "Files read in parallel (default: one per core)");
-    cmd->callback([opt, exit_code, stragglers] { *exit_code = run_hta_extra(*opt, stragglers); });
-  }
 }
 
 }  // namespace

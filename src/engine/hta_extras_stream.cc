@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "analysis/analysis_window.h"
 #include "engine/rank_stream.h"
 
 namespace scaleprof::engine {
@@ -29,6 +30,10 @@ Result<StreamedParts<Parts>> stream_parts(const std::vector<std::string>& paths,
   return out;
 }
 
+auto rank_filter(const std::vector<int64_t>& ranks) {
+  return [&ranks](int64_t rank) { return ranks.empty() || std::find(ranks.begin(), ranks.end(), rank) != ranks.end(); };
+}
+
 }  // namespace
 
 Result<StreamedParts<analysis::RankStragglerEvents>> stream_straggler_events(const std::vector<std::string>& paths,
@@ -46,6 +51,51 @@ Result<StreamedParts<analysis::RankKernelSequences>> stream_kernel_sequences(
   return stream_parts<analysis::RankKernelSequences>(
       paths, load, [&](const trace::RankTrace& t) { return analysis::frequent_kernel_sequences(t, options); },
       [&](int64_t rank) { return ranks.empty() || std::find(ranks.begin(), ranks.end(), rank) != ranks.end(); });
+}
+
+Result<StreamedParts<analysis::RankAnnotatedKernels>> stream_annotated_kernels(const std::vector<std::string>& paths,
+                                                                               const trace::LoadOptions& load,
+                                                                               bool include_last_step,
+                                                                               const std::vector<int64_t>& ranks) {
+  return stream_parts<analysis::RankAnnotatedKernels>(
+      paths, load,
+      [&](const trace::RankTrace& t) {
+        analysis::WindowOptions window;
+        window.include_last_step = include_last_step;
+        return analysis::gpu_kernels_with_user_annotations(t, analysis::compute_analysis_window(t, window).rows);
+      },
+      rank_filter(ranks));
+}
+
+Result<StreamedParts<analysis::RankAnnotationBreakdown>> stream_annotation_breakdown(
+    const std::vector<std::string>& paths, const trace::LoadOptions& load,
+    const analysis::AnnotationBreakdownOptions& options, const std::vector<int64_t>& ranks) {
+  return stream_parts<analysis::RankAnnotationBreakdown>(
+      paths, load,
+      [&](const trace::RankTrace& t) {
+        analysis::WindowOptions window;
+        window.include_last_step = options.include_last_step;
+        const std::vector<analysis::AnnotationSpan> spans = analysis::user_annotation_spans(
+            t, analysis::compute_analysis_window(t, window).rows, options.use_gpu_annotation);
+        analysis::RankAnnotationBreakdown out = analysis::aggregate_user_annotations(t.rank, spans, options);
+        out.present = analysis::has_user_annotations(t, options.use_gpu_annotation);
+        return out;
+      },
+      rank_filter(ranks));
+}
+
+Result<StreamedParts<analysis::RankCuptiCounters>> stream_cupti_counters(const std::vector<std::string>& paths,
+                                                                         const trace::LoadOptions& load,
+                                                                         bool include_last_step,
+                                                                         const std::vector<int64_t>& ranks) {
+  return stream_parts<analysis::RankCuptiCounters>(
+      paths, load,
+      [&](const trace::RankTrace& t) {
+        analysis::WindowOptions window;
+        window.include_last_step = include_last_step;
+        return analysis::cupti_counters_with_operators(t, analysis::compute_analysis_window(t, window).rows);
+      },
+      rank_filter(ranks));
 }
 
 }  // namespace scaleprof::engine

@@ -37,4 +37,43 @@ Result<KernelSequencesReport> kernel_sequences_report(const std::vector<std::str
   return out;
 }
 
+Result<AnnotatedKernelsReport> annotated_kernels_report(const std::vector<std::string>& paths,
+                                                        const trace::LoadOptions& load, bool include_last_step,
+                                                        const std::vector<int64_t>& ranks) {
+  auto streamed = engine::stream_annotated_kernels(paths, load, include_last_step, ranks);
+  if (!streamed) return streamed.error();
+  AnnotatedKernelsReport out;
+  out.set = std::move(streamed.value().set);
+  out.repair_notes = std::move(streamed.value().repair_notes);
+  out.ranks = std::move(streamed.value().ranks);
+  out.report = report::annotated_kernels_tables(out.ranks);
+  return out;
+}
+
+Result<AnnotationBreakdownReport> annotation_breakdown_report(const std::vector<std::string>& paths,
+                                                              const trace::LoadOptions& load,
+                                                              const analysis::AnnotationBreakdownOptions& options,
+                                                              const std::vector<int64_t>& ranks) {
+  auto streamed = engine::stream_annotation_breakdown(paths, load, options, ranks);
+  if (!streamed) return streamed.error();
+  AnnotationBreakdownReport out;
+  out.set = std::move(streamed.value().set);
+  out.repair_notes = std::move(streamed.value().repair_notes);
+  out.ranks = std::move(streamed.value().ranks);
+  out.report = report::annotation_breakdown_tables(out.ranks, options);
+  return out;
+}
+
+Result<CuptiCountersReport> cupti_counters_report(const std::vector<std::string>& paths, const trace::LoadOptions& load,
+                                                  bool include_last_step, const std::vector<int64_t>& ranks) {
+  auto streamed = engine::stream_cupti_counters(paths, load, include_last_step, ranks);
+  if (!streamed) return streamed.error();
+  CuptiCountersReport out;
+  out.set = std::move(streamed.value().set);
+  out.repair_notes = std::move(streamed.value().repair_notes);
+  out.ranks = std::move(streamed.value().ranks);
+  out.report = report::cupti_counters_tables(out.ranks);
+  return out;
+}
+
 }  // namespace scaleprof::pipeline

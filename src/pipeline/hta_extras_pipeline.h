@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "analysis/cupti_counters.h"
 #include "analysis/kernel_sequences.h"
 #include "analysis/potential_stragglers.h"
+#include "analysis/user_annotations.h"
 #include "core/result.h"
 #include "report/trace_report.h"
 #include "trace/trace_set.h"
@@ -42,5 +44,44 @@ Result<KernelSequencesReport> kernel_sequences_report(const std::vector<std::str
                                                       const trace::LoadOptions& load,
                                                       const analysis::KernelSequenceOptions& options,
                                                       const std::vector<int64_t>& ranks);
+
+// `scaleprof trace annotations` (TraceAnalysis.get_gpu_kernels_with_user_annotations and
+// get_gpu_user_annotation_breakdown).
+struct AnnotatedKernelsReport {
+  trace::StreamedSet set;
+  std::vector<std::string> repair_notes;
+  std::vector<analysis::RankAnnotatedKernels> ranks;  // the ranks selected and read, in rank order
+  report::TraceReport report;
+};
+
+// `ranks`: the ranks analysed (empty: all). Fails as trace::stream_traces does.
+Result<AnnotatedKernelsReport> annotated_kernels_report(const std::vector<std::string>& paths,
+                                                        const trace::LoadOptions& load, bool include_last_step,
+                                                        const std::vector<int64_t>& ranks);
+
+struct AnnotationBreakdownReport {
+  trace::StreamedSet set;
+  std::vector<std::string> repair_notes;
+  std::vector<analysis::RankAnnotationBreakdown> ranks;  // the ranks selected and read, in rank order
+  report::TraceReport report;
+};
+
+// `ranks`: the ranks analysed (empty: all). Fails as trace::stream_traces does.
+Result<AnnotationBreakdownReport> annotation_breakdown_report(const std::vector<std::string>& paths,
+                                                              const trace::LoadOptions& load,
+                                                              const analysis::AnnotationBreakdownOptions& options,
+                                                              const std::vector<int64_t>& ranks);
+
+// `scaleprof trace cupti-counters` (TraceAnalysis.get_cupti_counter_data_with_operators).
+struct CuptiCountersReport {
+  trace::StreamedSet set;
+  std::vector<std::string> repair_notes;
+  std::vector<analysis::RankCuptiCounters> ranks;  // the ranks selected and read, in rank order
+  report::TraceReport report;
+};
+
+// `ranks`: the ranks analysed (empty: all). Fails as trace::stream_traces does.
+Result<CuptiCountersReport> cupti_counters_report(const std::vector<std::string>& paths, const trace::LoadOptions& load,
+                                                  bool include_last_step, const std::vector<int64_t>& ranks);
 
 }  // namespace scaleprof::pipeline

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
+
 #include "report/trace_cells.h"
 
 namespace scaleprof::report {
@@ -92,6 +94,143 @@ TraceReport kernel_sequences_tables(const std::vector<analysis::RankKernelSequen
     roots.add_row({r.rank, r.candidates, r.roots, static_cast<int64_t>(r.sequences.size())});
   }
   report.add("kernel_sequence_roots", std::move(roots));
+  return report;
+}
+
+TraceReport annotated_kernels_tables(const std::vector<analysis::RankAnnotatedKernels>& ranks) {
+  TraceReport report;
+  Table t;
+  t.title =
+      "Device work with its GPU user annotation (HTA's get_gpu_kernels_with_user_annotations): the shortest "
+      "gpu_user_annotation span on the same track that overlaps it";
+  t.columns = {{"rank", "Rank"},
+               {"name", "Name"},
+               {"cat", "Category"},
+               {"pid", "Pid"},
+               {"tid", "Tid"},
+               {"stream", "Stream"},
+               {"correlation", "Correlation"},
+               {"external_id", "External id"},
+               {"ts_us", "Start (us)"},
+               {"dur_us", "Duration (us)"},
+               {"user_annotation", "User annotation"}};
+  t.set_importance(Importance::kKey, {"rank", "name"});
+  t.set_importance(Importance::kDetail, {"pid", "tid", "correlation", "external_id", "cat"});
+  auto id_cell = [](int64_t v) { return v == trace::kNone ? Cell::null() : Cell(v); };
+  for (const analysis::RankAnnotatedKernels& r : ranks) {
+    for (const analysis::AnnotatedKernel& k : r.kernels) {
+      t.add_row({r.rank, k.name, k.cat, id_cell(k.pid), id_cell(k.tid), id_cell(k.stream), id_cell(k.correlation),
+                 id_cell(k.external_id), us_cell(k.ts_ns), us_cell(k.dur_ns),
+                 k.annotation < 0 ? Cell::null() : Cell(r.annotation_names[static_cast<size_t>(k.annotation)])});
+    }
+  }
+  report.add("gpu_kernels_with_user_annotations", std::move(t));
+  Table counts;
+  counts.title = "Per rank: gpu_user_annotation spans in the analysis window, device work, and work annotated";
+  counts.columns = {{"rank", "Rank"}, {"spans", "Spans"}, {"kernels", "Device work"}, {"annotated", "Annotated"}};
+  counts.set_importance(Importance::kKey, {"rank"});
+  for (const analysis::RankAnnotatedKernels& r : ranks) {
+    int64_t annotated = 0;
+    for (const analysis::AnnotatedKernel& k : r.kernels) annotated += k.annotation >= 0 ? 1 : 0;
+    counts.add_row({r.rank, r.spans, static_cast<int64_t>(r.kernels.size()), annotated});
+  }
+  report.add("user_annotation_kernel_counts", std::move(counts));
+  return report;
+}
+
+TraceReport annotation_breakdown_tables(const std::vector<analysis::RankAnnotationBreakdown>& ranks,
+                                        const analysis::AnnotationBreakdownOptions& options) {
+  TraceReport report;
+  Table t;
+  t.title = fmt::format(
+      "Time per {} (HTA's get_gpu_user_annotation_breakdown, duration_ratio {}, num_kernels {}): the spans' "
+      "durations by name",
+      options.use_gpu_annotation ? "GPU user annotation (gpu_user_annotation spans)"
+                                 : "user annotation (host user_annotation spans)",
+      options.duration_ratio, options.num_kernels);
+  t.columns = {{"rank", "Rank"},         {"name", "Name"},          {"count", "Count"},
+               {"sum_us", "Sum (us)"},   {"max_us", "Max (us)"},    {"min_us", "Min (us)"},
+               {"mean_us", "Mean (us)"}, {"stddev_us", "Std (us)"}, {"names", "Names"}};
+  t.set_importance(Importance::kKey, {"rank", "name"});
+  t.set_importance(Importance::kDetail, {"names"});
+  for (const analysis::RankAnnotationBreakdown& r : ranks) {
+    for (const analysis::AnnotationStats& a : r.rows) {
+      t.add_row({r.rank, a.name, a.dur.count, us_cell(a.dur.sum), us_cell(a.dur.max), us_cell(a.dur.min),
+                 us_stat_cell(a.dur.mean), us_stat_cell(a.dur.stddev()), a.names});
+    }
+  }
+  report.add("user_annotation_breakdown", std::move(t));
+  Table spans;
+  spans.title = "Per rank: whether the trace has such spans, and how many the analysis window holds";
+  spans.columns = {{"rank", "Rank"}, {"present", "Present"}, {"spans", "Spans"}, {"names", "Names"}};
+  spans.set_importance(Importance::kKey, {"rank"});
+  for (const analysis::RankAnnotationBreakdown& r : ranks) {
+    spans.add_row({r.rank, r.present ? "yes" : "no", r.spans, static_cast<int64_t>(r.rows.size())});
+  }
+  report.add("user_annotation_spans", std::move(spans));
+  return report;
+}
+
+TraceReport cupti_counters_tables(const std::vector<analysis::RankCuptiCounters>& ranks) {
+  TraceReport report;
+  Table t;
+  t.title =
+      "CUPTI counters per kernel (HTA's get_cupti_counter_data_with_operators): the cuda_profiler_range events "
+      "paired in start order with the cudaLaunchKernel calls, and the cpu_op calls holding each launch";
+  t.columns = {{"rank", "Rank"},
+               {"kernel", "Kernel #"},
+               {"name", "Name"},
+               {"pid", "Pid"},
+               {"tid", "Tid"},
+               {"ts_us", "Start (us)"},
+               {"dur_us", "Duration (us)"},
+               {"top_level_op", "Top-level op"},
+               {"bottom_level_op", "Bottom-level op"},
+               {"op_stack", "Operator stack"}};
+  t.set_importance(Importance::kKey, {"rank", "kernel"});
+  t.set_importance(Importance::kDetail, {"pid", "tid", "ts_us", "op_stack"});
+  Table values;
+  values.title = "Counter values per kernel";
+  values.columns = {{"rank", "Rank"}, {"kernel", "Kernel #"}, {"counter", "Counter"}, {"value", "Value"}};
+  values.set_importance(Importance::kKey, {"rank", "kernel"});
+  Table stacks;
+  stacks.title = "Operator stacks: the cpu_op calls holding each kernel's launch, outermost (depth 0) first";
+  stacks.columns = {{"rank", "Rank"}, {"kernel", "Kernel #"}, {"depth", "Depth"}, {"op", "Operator"}};
+  stacks.set_importance(Importance::kKey, {"rank", "kernel"});
+  Table summary;
+  summary.title = "Per rank: cuda_profiler_range events, kernel launches, kernels paired and counters";
+  summary.columns = {{"rank", "Rank"},       {"ranges", "Range events"}, {"launches", "Launches"},
+                     {"kernels", "Kernels"}, {"counters", "Counters"},   {"note", "Note"}};
+  summary.set_importance(Importance::kKey, {"rank"});
+  for (const analysis::RankCuptiCounters& r : ranks) {
+    for (size_t k = 0; k < r.kernels.size(); ++k) {
+      const analysis::CuptiKernel& kernel = r.kernels[k];
+      const auto index = static_cast<int64_t>(k);
+      auto id_cell = [](int64_t v) { return v == trace::kNone ? Cell::null() : Cell(v); };
+      t.add_row({r.rank, index, kernel.name, id_cell(kernel.pid), id_cell(kernel.tid), us_cell(kernel.ts_ns),
+                 us_cell(kernel.dur_ns), kernel.op_stack.empty() ? Cell("") : Cell(kernel.op_stack.front()),
+                 kernel.op_stack.empty() ? Cell("") : Cell(kernel.op_stack.back()),
+                 fmt::format("{}", fmt::join(kernel.op_stack, " > "))});
+      for (size_t c = 0; c < r.counter_names.size(); ++c) {
+        const double v = kernel.counters[c];
+        // Integers as integers (counts are), exact up to 2^53; NaN (absent) as null.
+        const bool integral = std::isfinite(v) && v == std::trunc(v) && std::fabs(v) < 9007199254740992.0;
+        values.add_row({r.rank, index, r.counter_names[c],
+                        std::isnan(v) ? Cell::null()
+                        : integral    ? Cell(static_cast<int64_t>(v))
+                                      : Cell(v, 6)});
+      }
+      for (size_t d = 0; d < kernel.op_stack.size(); ++d) {
+        stacks.add_row({r.rank, index, static_cast<int64_t>(d), kernel.op_stack[d]});
+      }
+    }
+    summary.add_row({r.rank, r.ranges, r.launches, static_cast<int64_t>(r.kernels.size()),
+                     static_cast<int64_t>(r.counter_names.size()), r.error.empty() ? Cell::null() : Cell(r.error)});
+  }
+  report.add("cupti_counters", std::move(t));
+  report.add("cupti_counter_values", std::move(values));
+  report.add("cupti_op_stacks", std::move(stacks));
+  report.add("cupti_ranks", std::move(summary));
   return report;
 }
 

@@ -97,6 +97,16 @@ simdjson::error_code EventImporter::import_args(od::object args, EventArgs* a) {
     od::field& field = field_result.value_unsafe();
     const char* k = field.key().raw();
     od::value& v = field.value();
+    if (a->collect_counters) {
+      // A CUPTI counter: the key up to its closing quote (stage 1 found one; counter names have no
+      // escapes, and one with escapes keeps them as written), the value if it is a number.
+      double x = 0;
+      od::json_type type;
+      if (!v.type().get(type) && type == od::json_type::number && !v.get_double().get(x)) {
+        a->counters.emplace_back(std::string_view(k, std::strchr(k, '"') - k), x);
+      }
+      continue;
+    }
     // Dispatch on the first character, then compare in place; unknown keys are skipped unread.
     switch (k[0]) {
       case 'E':
@@ -292,6 +302,7 @@ simdjson::error_code EventImporter::import_event(od::value& v) {
         if (key_is(key, "args")) {
           od::object args_obj;
           if (!fv.get_object().get(args_obj)) {
+            args.collect_counters = has_cat && cat == "cuda_profiler_range";
             if (auto e = import_args(args_obj, &args)) return e;
           }
         }
@@ -475,6 +486,14 @@ void EventImporter::add_rows(int64_t ts, int64_t dur, const std::string_view* na
     s.input_dims.push_back(t.strings.intern(args.shapes.input_dims));
     s.input_types.push_back(t.strings.intern(args.shapes.input_types));
     s.concrete_inputs.push_back(t.strings.intern(args.shapes.concrete_inputs));
+  }
+  if (!args.counters.empty() && category == Category::kCudaProfilerRange) {
+    CounterArgsTable& k = t.counter_args;
+    for (const auto& [key, value] : args.counters) {
+      k.event.push_back(row);
+      k.name.push_back(t.strings.intern(key));
+      k.value.push_back(value);
+    }
   }
 }
 
@@ -678,6 +697,7 @@ void clear_for_reuse(RankTrace* t, bool keep_strings) {
   clear(m.event, m.bytes, m.total_allocated, m.total_reserved, m.device_type, m.device_id, m.addr);
   clear(t->shapes.event, t->shapes.input_dims, t->shapes.input_types, t->shapes.concrete_inputs);
   clear(t->sync_waits.event, t->sync_waits.record_correlation, t->sync_waits.wait_on_stream);
+  clear(t->counter_args.event, t->counter_args.name, t->counter_args.value);
   clear(t->tracks.pid, t->tracks.tid, t->tracks.pid_label, t->tracks.tid_label);
   // Whatever else a part holds is small: reset to a new trace's.
   if (!keep_strings) t->strings = StringPool();

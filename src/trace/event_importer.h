@@ -82,6 +82,10 @@ struct EventArgs {
   int64_t stream = kNone;
   bool has_device_args = false;
   bool has_collective = false;
+  // cuda_profiler_range events (the category read before `args`): every numeric argument is a CUPTI
+  // counter, kept here (key as written, value) and nothing else is read from their args.
+  bool collect_counters = false;
+  std::vector<std::pair<std::string_view, double>> counters;
   Device device;
   Collective collective;
   Memory memory;
@@ -115,6 +119,8 @@ struct EventArgs {
     stream = kNone;
     has_device_args = false;
     has_collective = false;
+    collect_counters = false;
+    counters.clear();
     if (written_ & kDevice) device = Device{};
     if (written_ & kCollective) collective = Collective{};
     if (written_ & kMemory) memory = Memory{};

@@ -136,6 +136,12 @@ bool EventImporter::append_part(RankTrace& p, std::vector<StringId>* rank_ids, s
   append_column(w.record_correlation, pw.record_correlation);
   append_column(w.wait_on_stream, pw.wait_on_stream);
 
+  CounterArgsTable& k = t.counter_args;
+  const CounterArgsTable& pk = p.counter_args;
+  append_mapped(k.event, pk.event, rank_row);
+  append_mapped(k.name, pk.name, rank_string);
+  append_column(k.value, pk.value);
+
   ReadStats& st = t.stats;
   const ReadStats& ps_ = p.stats;
   st.events_total += ps_.events_total;

@@ -28,6 +28,7 @@ size_t RankTrace::memory_bytes() const {
                  memory.device_id, memory.addr);
   total += bytes(shapes.event, shapes.input_dims, shapes.input_types, shapes.concrete_inputs);
   total += bytes(sync_waits.event, sync_waits.record_correlation, sync_waits.wait_on_stream);
+  total += bytes(counter_args.event, counter_args.name, counter_args.value);
   total += bytes(tracks.pid, tracks.tid, tracks.pid_label, tracks.tid_label);
   return total + strings.memory_bytes();
 }

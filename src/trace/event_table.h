@@ -6,8 +6,8 @@
 // StringPool. Events keep file order; analyses build the orderings they need.
 //
 // Memory per event: 42 bytes in the dense columns below (durations and ids in 4 bytes, see
-// narrow_column.h), plus sparse rows for the events that carry device, collective, memory or shape
-// arguments (see RankTrace::memory_bytes()).
+// narrow_column.h), plus sparse rows for the events that carry device, collective, memory, shape or
+// CUPTI counter arguments (see RankTrace::memory_bytes()).
 #pragma once
 
 #include <cstdint>
@@ -133,6 +133,18 @@ struct ShapesTable {
   size_t size() const { return event.size(); }
 };
 
+// The performance counters of CUPTI range-profiler events (cat `cuda_profiler_range`, written by
+// PyTorch's profiler in CUPTI profiler mode, one event per kernel): every numeric argument of such an
+// event, one row per counter, in the event's argument order. Only events whose `cat` precedes their
+// `args` (as every Kineto writer puts them) are read so.
+struct CounterArgsTable {
+  std::vector<uint32_t> event;  // row in EventTable
+  std::vector<StringId> name;   // the argument's key as written, e.g. "sm__cycles_elapsed.avg"
+  std::vector<double> value;    // integers exact up to 2^53
+
+  size_t size() const { return event.size(); }
+};
+
 struct DeviceProperties {
   int64_t id = -1;
   std::string name;
@@ -198,6 +210,7 @@ struct RankTrace {
   MemoryTable memory;
   ShapesTable shapes;
   SyncWaitTable sync_waits;
+  CounterArgsTable counter_args;
   TraceMetadata metadata;
   ReadStats stats;
   std::vector<std::string> warnings;  // one line each, "file:offset: message"

@@ -1,0 +1,31 @@
+// What the `scaleprof trace` subcommands share (cli/trace_command.cc, cli/trace_hta_command.cc): rank
+// lists, the width of text tables, rendering the tables and the exit code of a partial read.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "report/trace_report.h"
+#include "trace/trace_set.h"
+
+namespace scaleprof::cli {
+
+// Parses "0,2,5-7" into a list of ranks; false with a one-line message in `error` otherwise.
+bool parse_rank_list(const std::string& text, std::vector<int64_t>* out, std::string* error);
+
+// How text tables fit: the terminal's width (report/table_layout.h), --wide keeping every column,
+// --full-names every name.
+void text_width(const std::string& output, bool wide, bool full_names, report::RenderOptions* render);
+
+// The help of --wide and --full-names (nullptr: no --full-names), for every subcommand.
+void add_width_flags(CLI::App* cmd, bool* wide, bool* full_names);
+
+// Renders the tables to stdout or -o FILE; the exit code.
+int emit(const report::TraceReport& result, report::RenderOptions render, const std::string& output);
+
+// Warns and returns true when some files or events could not be read.
+bool partial_exit(const trace::StreamedSet& set);
+
+}  // namespace scaleprof::cli
