@@ -56,7 +56,8 @@ void expect_same_reports(const std::vector<std::string>& paths, const engine::Tr
 class TraceStreamTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::is_directory(kStreamTestTraces / "trace_filter")) GTEST_SKIP() << "shared traces not found at " << kStreamTestTraces;
+    if (!fs::is_directory(kStreamTestTraces / "trace_filter"))
+      GTEST_SKIP() << "shared traces not found at " << kStreamTestTraces;
   }
 };
 
