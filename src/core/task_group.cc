@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <future>
 #include <new>
 #include <string>
 #include <system_error>
@@ -86,13 +88,23 @@ bool TaskGroup::try_spawn(std::function<void()> fn) {
   if (!room_for_a_thread()) return false;
   try {
     threads_.reserve(threads_.size() + 1);
-    threads_.emplace_back([this, fn = std::move(fn)] {
+    // The next thread's room is checked only once this one holds its own: started back to back, the
+    // threads of one run_on all passed the check before any had taken its malloc arena, and the last
+    // one then found no room for its thread-local data (exit 127 under RLIMIT_AS with 4 threads, seen
+    // once in a loaded fresh-clone CI run).
+    std::promise<void> settled;
+    std::future<void> started = settled.get_future();
+    threads_.emplace_back([this, fn = std::move(fn), settled = std::move(settled)]() mutable {
       // The C++ runtime's per-thread exception state is such thread-local storage (above). Its first
       // use was the throw of std::bad_alloc itself, exactly when memory had run out: touched here, on
-      // the thread's first instruction, it is allocated while the room checked for is still there.
+      // the thread's first instruction, it is allocated while the room checked for is still there;
+      // and a first allocation gives the thread its arena.
       (void)std::uncaught_exceptions();
+      std::free(std::malloc(1));
+      settled.set_value();
       run_here(fn);
     });
+    started.wait();
     return true;
   } catch (const std::system_error&) {
     return false;
