@@ -151,7 +151,10 @@ TEST(CriticalPathWindows, TheOverlayMarksDrawsAndKeepsTheRest) {
 
 TEST(CriticalPathWindows, TheOverlayRefusesWhatIsNotATrace) {
   const trace::OverlaySpec spec;
-  for (const char* text : {"[1, 2]", "{\"traceEvents\": 3}", "{\"x\": 1}", "{\"traceEvents\": [1, {]}"}) {
+  // The last two: what the reader repairs and On-Demand would skip unvalidated (found by fuzzing).
+  for (const char* text : {"[1, 2]", "{\"traceEvents\": 3}", "{\"x\": 1}", "{\"traceEvents\": [1, {]}",
+                           "{\"deviceProperties\": [{\"name\": 555\"x\"}], \"traceEvents\": []}",
+                           "{\"traceEvents\": [{\"ph\": \"X\", \"args\": {\"a\": 1 2}}]}"}) {
     auto drawn = trace::draw_trace_overlay("bad.json", simdjson::padded_string(std::string(text)), spec);
     ASSERT_FALSE(drawn) << text;
     EXPECT_NE(drawn.error().message.find("bad.json: cannot draw the critical path on it"), std::string::npos)

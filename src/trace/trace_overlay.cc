@@ -156,6 +156,12 @@ Result<std::string> draw_trace_overlay(std::string_view input, const simdjson::p
     facts.try_emplace(f.to_index);
   }
 
+  // On-Demand skips what it is not asked to read by counting brackets, without validating it: each
+  // value copied is checked whole (a file the reader repaired, e.g. `"name": 555"x"`, is refused
+  // rather than copied into an overlay that no viewer could open).
+  simdjson::dom::parser validator;
+  simdjson::dom::element ignored_element;
+  auto valid = [&](std::string_view raw) { return !validator.parse(raw.data(), raw.size()).get(ignored_element); };
   od::parser parser;
   od::document doc;
   od::object top;
@@ -176,7 +182,9 @@ Result<std::string> draw_trace_overlay(std::string_view input, const simdjson::p
     out += ": ";
     if (key != "traceEvents" || events_seen) {
       std::string_view raw;
-      if (raw_of(v, &raw)) return bad(fmt::format("invalid JSON in member {}", json_quote(key)), nullptr);
+      if (raw_of(v, &raw) || !valid(raw)) {
+        return bad(fmt::format("invalid JSON in member {}", json_quote(key)), nullptr);
+      }
       out += raw;
       continue;
     }
@@ -189,7 +197,9 @@ Result<std::string> draw_trace_overlay(std::string_view input, const simdjson::p
     for (auto element : events) {
       od::value e;
       std::string_view raw;
-      if (element.get(e) || raw_of(e, &raw)) return bad(fmt::format("invalid JSON in event {}", index), nullptr);
+      if (element.get(e) || raw_of(e, &raw) || !valid(raw)) {
+        return bad(fmt::format("invalid JSON in event {}", index), nullptr);
+      }
       if (index > 0) out += ",";
       out += "\n";
       const bool mark = std::binary_search(critical.begin(), critical.end(), index);
