@@ -152,22 +152,30 @@ struct AnnotationOptions {
   unsigned threads = 0;
 };
 
+// What `trace annotations` and `trace cupti-counters` set up alike: the format, the width of text
+// tables, the reading and the ranks; false (the error printed) on a usage error.
+bool read_set_up(const AnnotationOptions& opt, report::RenderOptions* render, trace::LoadOptions* load,
+                 std::vector<int64_t>* ranks) {
+  if (!report::parse_format(opt.format, &render->format)) {
+    print_message(stderr, "error", fmt::format("--format must be table, csv or json (got '{}')", opt.format));
+    return false;
+  }
+  load->parse.lenient = !opt.strict;
+  load->threads = opt.threads;
+  text_width(opt.output, opt.wide, opt.full_names, render);
+  std::string error;
+  if (!parse_rank_list(opt.ranks, ranks, &error)) {
+    print_message(stderr, "error", error);
+    return false;
+  }
+  return true;
+}
+
 int run_annotations(const AnnotationOptions& opt, CLI::App* cmd) {
   report::RenderOptions render;
-  if (!report::parse_format(opt.format, &render.format)) {
-    print_message(stderr, "error", fmt::format("--format must be table, csv or json (got '{}')", opt.format));
-    return kExitUsage;
-  }
   trace::LoadOptions load;
-  load.parse.lenient = !opt.strict;
-  load.threads = opt.threads;
-  text_width(opt.output, opt.wide, opt.full_names, &render);
-  std::string error;
   std::vector<int64_t> ranks;
-  if (!parse_rank_list(opt.ranks, &ranks, &error)) {
-    print_message(stderr, "error", error);
-    return kExitUsage;
-  }
+  if (!read_set_up(opt, &render, &load, &ranks)) return kExitUsage;
   auto no_rank = [&] {
     print_message(stderr, "error", fmt::format("--ranks {} matches none of the ranks read", opt.ranks));
     return kExitUsage;
@@ -238,20 +246,9 @@ void setup_annotations_command(CLI::App& trace, int* exit_code) {
 // `trace cupti-counters`: HTA's get_cupti_counter_data_with_operators.
 int run_cupti_counters(const AnnotationOptions& opt) {
   report::RenderOptions render;
-  if (!report::parse_format(opt.format, &render.format)) {
-    print_message(stderr, "error", fmt::format("--format must be table, csv or json (got '{}')", opt.format));
-    return kExitUsage;
-  }
   trace::LoadOptions load;
-  load.parse.lenient = !opt.strict;
-  load.threads = opt.threads;
-  text_width(opt.output, opt.wide, opt.full_names, &render);
-  std::string error;
   std::vector<int64_t> ranks;
-  if (!parse_rank_list(opt.ranks, &ranks, &error)) {
-    print_message(stderr, "error", error);
-    return kExitUsage;
-  }
+  if (!read_set_up(opt, &render, &load, &ranks)) return kExitUsage;
   auto result = pipeline::cupti_counters_report(opt.paths, load, opt.include_last_step, ranks);
   if (!result) return fail_with(result.error());
   const pipeline::CuptiCountersReport& r = result.value();
