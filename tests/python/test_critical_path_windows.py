@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+import chromium_trace_engine
+
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "traces"
 TRACES = SHARED / "hta" / "critical_path"
 REFERENCE = SHARED / "hta-reference" / "critical_path.json"
@@ -136,6 +138,29 @@ def test_overlay_marks_the_path_and_draws_it(run_cli, tmp_path):
     # scaleprof reads the overlay back to the same path.
     again, _ = run_cli("critical-path", written, "--annotation", ANNOTATION, "--instance", "1")
     assert again["critical_path"][0]["hta_length_us"] == row["hta_length_us"]
+
+
+@pytest.mark.skipif(not chromium_trace_engine.chromium(), reason="no chromium on PATH (make test installs it)")
+def test_overlay_opens_in_chromiums_trace_engine(run_cli, tmp_path):
+    """The overlay loaded by the engine Chromium opens trace files with (DevTools' Performance panel;
+    chrome://tracing is gone from Chromium): every path slice on its own track, every mark kept."""
+    out = path_of(run_cli, "simple_add", "--events", "--overlay", tmp_path / "overlay")
+    [written] = list((tmp_path / "overlay").iterdir())
+    events = json.loads(written.read_text())["traceEvents"]
+    engine = chromium_trace_engine.load_trace(written)
+    [track] = [t for t in engine["tracks"] if t["name"] == "critical path"]
+    drawn = [e for e in events if e.get("ph") == "X" and e["pid"] == track["pid"]]
+    assert len(track["entries"]) == len(drawn) > 100
+    for shown, written_slice in zip(track["entries"], drawn):
+        assert shown["name"] == written_slice["name"]
+        assert shown["ts"] == pytest.approx(written_slice["ts"], abs=1e-3)
+        assert shown["dur"] == pytest.approx(written_slice["dur"], abs=1e-3)
+    # The marks: the engine shows exactly the events the overlay flags, on their own threads.
+    flagged = sorted((e["name"], e["ts"]) for e in events if e.get("ph") == "X"
+                     and e.get("args", {}).get("critical") == 1)
+    shown_flagged = sorted((e["name"], e["ts"]) for t in engine["tracks"] if t is not track
+                           for e in t["entries"] if e["critical"] == 1)
+    assert shown_flagged == flagged and len(flagged) > 100
 
 
 def test_python_api_windows_breakdown_and_overlay(tmp_path):
