@@ -105,7 +105,7 @@ Result<RankTrace> read_kineto_trace(const std::string& path, const ParseOptions&
   }
   StreamingParser streaming(path, *in, options, in->size_hint(), /*parallel=*/replayable);
   auto streamed = streaming.parse();
-  if (!streamed.ok() && streamed.error().message == kNeedsSerial) {
+  if (!streamed.ok() && streaming.failure() == ParseFailure::kNeedsSerial) {
     // A window did not parse on its own: read again on this thread alone.
     in = open_trace_stream(path, &error);
     if (!in) return Error{std::move(error)};
@@ -124,13 +124,10 @@ Result<RankTrace> finish_read(const std::string& path, const ParseOptions& optio
                               Result<RankTrace> streamed) {
   std::string error;
   if (streamed.ok()) return streamed;
-  const std::string& message = streamed.error().message;
-  const bool json_problem = message == kNeedsWholeDocument || message.find("invalid JSON") != std::string::npos ||
-                            message.find("truncated JSON") != std::string::npos;
+  const bool too_large = streaming.failure() == ParseFailure::kNeedsWholeDocument;
+  const bool json_problem = too_large || streaming.failure() == ParseFailure::kJson;
   // Nothing to repair in data that ends too soon: retrying would only hold the whole text in memory.
-  if (!json_problem || streaming.ended_early() || (message != kNeedsWholeDocument && !options.lenient)) {
-    return streamed;
-  }
+  if (!json_problem || streaming.ended_early() || (!too_large && !options.lenient)) return streamed;
   // An element over 256 MiB, or JSON lenient mode may repair: parse the whole document at once.
   if (replayable) {
     in = open_trace_stream(path, &error);
@@ -145,7 +142,7 @@ Result<RankTrace> finish_read(const std::string& path, const ParseOptions& optio
     whole.value().stats.compressed_bytes = in->compressed_bytes();
     if (!in->warning().empty()) whole.value().warnings.push_back(in->warning());
   }
-  if (!whole && message != kNeedsWholeDocument) return streamed;  // the streaming error has the better offset
+  if (!whole && !too_large) return streamed;  // the streaming error has the better offset
   return whole;
 }
 

@@ -66,7 +66,7 @@ Status StreamingParser::scan_envelope(EnvelopeScanner& scanner, EventImporter& i
         *events_found = true;
         return Ok{};
       case EnvelopeScanner::Event::kSyntaxError:
-        return Error{fmt::format("{}:{}: {}", path_, offset, scanner.error())};
+        return failed(ParseFailure::kJson, Error{fmt::format("{}:{}: {}", path_, offset, scanner.error())});
       case EnvelopeScanner::Event::kMember: {
         if (!scanner.value_kept()) {
           trace->warnings.push_back(fmt::format("{}:{}: the value of '{}' ({} bytes) is larger than {} MiB; skipped",
@@ -82,7 +82,7 @@ Status StreamingParser::scan_envelope(EnvelopeScanner& scanner, EventImporter& i
         simdjson::padded_string text(bracketed);
         if (std::string error = importer.import_envelope_member(scanner.key(), text, scanner.value_offset(), parser);
             !error.empty()) {
-          return Error{std::move(error)};
+          return failed(ParseFailure::kJson, Error{std::move(error)});
         }
         break;
       }
@@ -207,6 +207,13 @@ bool StreamingParser::parse_windows_in_parallel(EventImporter& importer, RankTra
 }
 
 Result<RankTrace> StreamingParser::parse() {
+  failure_ = ParseFailure::kNone;
+  auto parsed = parse_stream();
+  if (!parsed.ok() && failure_ == ParseFailure::kNone) failure_ = ParseFailure::kOther;
+  return parsed;
+}
+
+Result<RankTrace> StreamingParser::parse_stream() {
   RankTrace trace;
   trace.path = std::string(path_);
   buf_.resize(kWindow + 2 + simdjson::SIMDJSON_PADDING);
@@ -225,8 +232,9 @@ Result<RankTrace> StreamingParser::parse() {
     if (!scanner.started()) return Error{fmt::format("{}:0: empty file (no JSON value)", path_)};
     if (!scanner.document_ended()) {
       ended_early_ = true;
-      return Error{fmt::format("{}:{}: invalid or truncated JSON (the top-level object is not closed)", path_,
-                               stream_offset(pos_))};
+      return failed(ParseFailure::kJson,
+                    Error{fmt::format("{}:{}: invalid or truncated JSON (the top-level object is not closed)", path_,
+                                      stream_offset(pos_))});
     }
     return Error{fmt::format("{}:0: no traceEvents array in the trace", path_)};
   }
@@ -235,7 +243,9 @@ Result<RankTrace> StreamingParser::parse() {
   reserve_event_rows(size_hint_ ? size_hint_ : kWindow * 4, &trace);
 
   // 2. The events, window by window (most of them on worker threads when allowed).
-  if (parallel_ && !parse_windows_in_parallel(importer, trace)) return Error{std::string(kNeedsSerial)};
+  if (parallel_ && !parse_windows_in_parallel(importer, trace)) {
+    return failed(ParseFailure::kNeedsSerial, Error{fmt::format("{}: a window did not parse on its own", path_)});
+  }
   size_t window = kWindow;
   size_t array_end = 0;  // position in buf_ just after the closing bracket
   // Whether the text before pos_ ends with an element, so exactly one comma must come before the
@@ -243,9 +253,14 @@ Result<RankTrace> StreamingParser::parse() {
   // or doubled comma fails the same way wherever the window is cut). False after the '[' and after
   // the parallel phase, which stops just after a comma.
   bool comma_due = false;
+  auto needs_whole_document = [&] {
+    return failed(ParseFailure::kNeedsWholeDocument, Error{fmt::format("{}:{}: an element is larger than {} MiB", path_,
+                                                                       stream_offset(pos_), kMaxWindow >> 20)});
+  };
   auto separator_error = [&] {
-    return Error{fmt::format("{}:{}: invalid or truncated JSON ({})", path_, stream_offset(pos_),
-                             simdjson::error_message(simdjson::TAPE_ERROR))};
+    return failed(ParseFailure::kJson,
+                  Error{fmt::format("{}:{}: invalid or truncated JSON ({})", path_, stream_offset(pos_),
+                                    simdjson::error_message(simdjson::TAPE_ERROR))});
   };
   while (true) {
     // Skip the separator between two elements.
@@ -253,8 +268,9 @@ Result<RankTrace> StreamingParser::parse() {
       if (pos_ == len_) {
         if (eof_) {
           ended_early_ = true;
-          return Error{fmt::format("{}:{}: invalid or truncated JSON (the traceEvents array is not closed)", path_,
-                                   stream_offset(pos_))};
+          return failed(ParseFailure::kJson,
+                        Error{fmt::format("{}:{}: invalid or truncated JSON (the traceEvents array is not closed)",
+                                          path_, stream_offset(pos_))});
         }
         if (!fill(window)) return stream_error();
         continue;
@@ -279,7 +295,7 @@ Result<RankTrace> StreamingParser::parse() {
     if (!eof_) {
       cut = serial_cut();
       if (cut == 0) {
-        if (window >= kMaxWindow) return Error{std::string(kNeedsWholeDocument)};
+        if (window >= kMaxWindow) return needs_whole_document();
         window *= 2;
         if (!fill(window)) return stream_error();
         continue;
@@ -306,10 +322,13 @@ Result<RankTrace> StreamingParser::parse() {
       auto bad = first_invalid_utf8(std::string_view(start, size));
       resume = Error{fmt::format("{}:{}: invalid UTF-8", path_, stream_offset(pos_ - 1) + bad.value_or(0))};
     } else if (e) {
-      resume = Error{fmt::format("{}:{}: {} ({})", path_, stream_offset(pos_),
-                                 eof_ ? "invalid or truncated JSON" : "invalid JSON", simdjson::error_message(e))};
+      resume = failed(ParseFailure::kJson, Error{fmt::format("{}:{}: {} ({})", path_, stream_offset(pos_),
+                                                             eof_ ? "invalid or truncated JSON" : "invalid JSON",
+                                                             simdjson::error_message(e))});
     } else {
+      // Every error of the importer is the JSON's (a structure or a value of the wrong type).
       resume = importer.import_window(doc, size - 1, &window_array_end);
+      if (!resume) failure_ = ParseFailure::kJson;
     }
     buf_[pos_ - 1] = saved_open;
     buf_[cut] = saved_cut;
@@ -346,9 +365,10 @@ Result<RankTrace> StreamingParser::parse() {
     // Not even one element fits: a very long event, or the data ends inside it.
     if (eof_) {
       ended_early_ = true;
-      return Error{fmt::format("{}:{}: invalid or truncated JSON (an event is cut short)", path_, stream_offset(pos_))};
+      return failed(ParseFailure::kJson, Error{fmt::format("{}:{}: invalid or truncated JSON (an event is cut short)",
+                                                           path_, stream_offset(pos_))});
     }
-    if (window >= kMaxWindow) return Error{std::string(kNeedsWholeDocument)};
+    if (window >= kMaxWindow) return needs_whole_document();
     window *= 2;
     if (!fill(window)) return stream_error();
   }
@@ -365,8 +385,9 @@ Result<RankTrace> StreamingParser::parse() {
   }
   if (!scanner.document_ended()) {
     ended_early_ = true;
-    return Error{fmt::format("{}:{}: invalid or truncated JSON (the top-level object is not closed)", path_,
-                             stream_offset(pos_))};
+    return failed(ParseFailure::kJson,
+                  Error{fmt::format("{}:{}: invalid or truncated JSON (the top-level object is not closed)", path_,
+                                    stream_offset(pos_))});
   }
   importer.finish_warnings();
   if (!in_.warning().empty()) trace.warnings.push_back(in_.warning());

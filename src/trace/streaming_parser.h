@@ -18,13 +18,21 @@
 
 namespace scaleprof::trace {
 
-// Raised by the streaming reader when one element of the array is larger than the largest window
-// (kMaxWindow); the caller then parses the whole document at once.
-inline constexpr std::string_view kNeedsWholeDocument = "needs whole-document parse";
-
-// Raised by the parallel phase when a window did not parse on its own: the caller reads the file
-// again serially (which then reports any error exactly as it always does).
-inline constexpr std::string_view kNeedsSerial = "needs serial parse";
+// Why StreamingParser::parse() failed: the reader decides its retries by this, never by the
+// wording of the message.
+enum class ParseFailure : uint8_t {
+  kNone,
+  // The parallel phase gave up on a window that did not parse on its own: the caller reads the
+  // file again serially (which then reports any error exactly as it always does).
+  kNeedsSerial,
+  // One element of the array is larger than the largest window (kMaxWindow): the caller parses
+  // the whole document at once.
+  kNeedsWholeDocument,
+  // The JSON is invalid or ends too soon (ended_early() tells which): lenient mode may repair it.
+  kJson,
+  // Anything else (I/O, no traceEvents, invalid UTF-8, values past the bounds): the error stands.
+  kOther,
+};
 
 // Reads the traceEvents array in windows of 512 KiB cut at a ',' outside strings, found from the
 // JSON's structure (trace/window_cut.h), each parsed in place as `[e1, e2, ...]` by writing '['
@@ -43,11 +51,20 @@ class StreamingParser {
         kWindow(options.window_bytes ? options.window_bytes : kDefaultWindow) {}
 
   Result<RankTrace> parse();
+  // After a failed parse(): why it failed.
+  ParseFailure failure() const { return failure_; }
   // After a failed parse(): the data ended before the document did (no repair can help).
   bool ended_early() const { return ended_early_; }
 
  private:
   bool ended_early_ = false;
+  ParseFailure failure_ = ParseFailure::kNone;
+  Result<RankTrace> parse_stream();
+  // `error`, recorded as a failure of kind `why`.
+  Error failed(ParseFailure why, Error error) {
+    failure_ = why;
+    return error;
+  }
   static constexpr size_t kDefaultWindow = 512 << 10;
   static constexpr size_t kMaxWindow = 256 << 20;
 
