@@ -2,7 +2,6 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <cstdio>
 #include <sstream>
@@ -14,6 +13,7 @@
 #include <string>
 #include <variant>
 
+#include "kineto_test_text.h"
 #include "report/trace_report.h"
 #include "scratch_dir.h"
 #include "trace/kineto_reader.h"
@@ -24,19 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string gzip(const std::string& text) {
-  z_stream zs{};
-  deflateInit2(&zs, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&zs, text.size()) + 32, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  zs.avail_in = static_cast<uInt>(text.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
+using ::scaleprof::testing::gzip_text;
 
 using TempDir = ::scaleprof::testing::ScratchDir;
 
@@ -59,7 +47,7 @@ TEST(TraceHardening, KernelNameLongerThan16KiBFirstKeepsEveryName) {
 {"ph":"X","cat":"kernel","name":"Memset (Device)","pid":0,"tid":7,"ts":30,"dur":2,"args":{"stream":7,"correlation":3}}
 ]})J";
     TempDir dir;
-    const std::string gz = gzip(text);
+    const std::string gz = gzip_text(text, 9);
     ASSERT_LT(gz.size(), 1200U);  // a tiny file, as in the report
     auto trace = read_kineto_trace(dir.write("long.json.gz", gz));
     ASSERT_TRUE(trace.ok()) << trace.error().message;
@@ -121,7 +109,7 @@ const char* const kSmallTrace = R"({"schemaVersion":1,"traceEvents":[
 TEST(TraceHardening, ByteOrderMarkIsAccepted) {
   TempDir dir;
   const std::string with_bom = std::string("\xEF\xBB\xBF") + kSmallTrace;
-  for (const std::string& bytes : {with_bom, gzip(with_bom)}) {
+  for (const std::string& bytes : {with_bom, gzip_text(with_bom, 9)}) {
     auto r = read_kineto_trace(dir.write("bom.json", bytes));
     ASSERT_TRUE(r.ok()) << r.error().message;
     EXPECT_EQ(r.value().events.size(), 2U);
@@ -137,7 +125,7 @@ TEST(TraceHardening, ByteOrderMarkIsAccepted) {
 // Item 10: bytes after the last gzip member are reported, not silently ignored.
 TEST(TraceHardening, GarbageAfterTheLastGzipMemberIsReported) {
   TempDir dir;
-  const std::string gz = gzip(kSmallTrace);
+  const std::string gz = gzip_text(kSmallTrace, 9);
   auto r = read_kineto_trace(dir.write("tail.json.gz", gz + "JUNK-AFTER-THE-END"));
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r.value().events.size(), 2U);
@@ -153,7 +141,7 @@ TEST(TraceHardening, GarbageAfterTheLastGzipMemberIsReported) {
   const std::string half = R"({"traceEvents":[
 {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":10,"dur":5,"args":{"stream":7}}
 )";
-  auto two = read_kineto_trace(dir.write("two.json.gz", gzip(half) + gzip("]}")));
+  auto two = read_kineto_trace(dir.write("two.json.gz", gzip_text(half, 9) + gzip_text("]}", 9)));
   ASSERT_TRUE(two.ok()) << two.error().message;
   EXPECT_EQ(two.value().events.size(), 1U);
   EXPECT_TRUE(two.value().warnings.empty());
@@ -216,7 +204,7 @@ TEST(TraceHardening, HugeValueOutsideTraceEventsIsSkippedNotKept) {
 {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":10,"dur":5,"args":{"stream":7}}
 ],"after":{"padding":")" + huge +
                            R"("},"displayTimeUnit":"ns","small":[1,2]})";
-  auto r = read_kineto_trace(dir.write("huge.json.gz", gzip(text)));
+  auto r = read_kineto_trace(dir.write("huge.json.gz", gzip_text(text, 9)));
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r.value().events.size(), 1U);
   EXPECT_EQ(r.value().metadata.display_time_unit, "ns");

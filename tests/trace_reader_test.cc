@@ -1,7 +1,6 @@
 // The Kineto reader: exact times, metadata, ranks, streaming windows, and every kind of bad input.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "kineto_test_text.h"
 #include "scratch_dir.h"
 #include "trace/byte_stream.h"
 #include "trace/kineto_reader.h"
@@ -20,45 +20,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string gzip(const std::string& text) {
-  z_stream zs{};
-  deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&zs, text.size()) + 32, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  zs.avail_in = static_cast<uInt>(text.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
-
 using TempDir = ::scaleprof::testing::ScratchDir;
-
-// A small but realistic modern trace: envelope keys before and after traceEvents, ns timestamps
-// relative to baseTimeNanoseconds, a kernel joined to its launch, a collective, a memory event.
-std::string modern_trace(int rank = 0) {
-  return R"json({"schemaVersion":1,"deviceProperties":[{"id":0,"name":"NVIDIA H100","numSms":132,"totalGlobalMem":85000000000}],
-"distributedInfo":{"backend":"nccl","rank":)json" +
-         std::to_string(rank) +
-         R"json(,"world_size":2,"pg_count":1,"pg_config":[{"pg_name":"0","pg_desc":"default_pg","pg_size":2,"ranks":[0,1]}],"nccl_version":"2.21.5"},
-"record_shapes":1,"displayTimeUnit":"ms","baseTimeNanoseconds":1727136000000000000,
-"traceEvents":[
-  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":4242,"tid":4242,"ts":12.345,"dur":800.120,"args":{"External id":10}},
-  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":4242,"tid":4242,"ts":20.001,"dur":30.5,"args":{"External id":12,"Input Dims":[[64,64],[64,64]],"Input type":["float","float"]}},
-  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":4242,"tid":4242,"ts":25.000,"dur":5.100,"args":{"External id":12,"cbid":211,"correlation":77}},
-  {"ph":"X","cat":"kernel","name":"ampere_sgemm","pid":0,"tid":7,"ts":31.200,"dur":9.800,"args":{"External id":12,"device":0,"stream":7,"correlation":77,"grid":[16,1,1],"block":[256,1,1],"blocks per SM":0.121212,"est. achieved occupancy %":1}},
-  {"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL","pid":0,"tid":20,"ts":50.0,"dur":100.0,"args":{"device":0,"stream":20,"correlation":80,"Collective name":"allreduce","dtype":"Float","In msg nelems":2049000,"Out msg nelems":2049000,"Group size":2,"Process Group Name":"0","Process Group Ranks":"[0, 1]"}},
-  {"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,"ts":60.0,"dur":2.0,"args":{"device":0,"stream":7,"correlation":81,"bytes":4096,"memory bandwidth (GB/s)":2.048}},
-  {"ph":"s","id":77,"pid":4242,"tid":4242,"ts":25.000,"cat":"ac2g","name":"ac2g"},
-  {"ph":"f","id":77,"pid":0,"tid":7,"ts":31.200,"cat":"ac2g","name":"ac2g","bp":"e"},
-  {"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":4242,"tid":4242,"ts":21.0,"args":{"Total Reserved":2097152,"Total Allocated":16384,"Bytes":16384,"Addr":1,"Device Id":0,"Device Type":1}},
-  {"name":"process_name","ph":"M","pid":4242,"tid":0,"args":{"name":"python"}},
-  {"ph":"X","cat":"Trace","name":"PyTorch Profiler (0)","pid":"Spans","tid":"PyTorch Profiler","ts":0.0,"dur":1000.0,"args":{"Op count":0}}
-],
-"traceName":"x.pt.trace.json","cupti_version":24})json";
-}
+using ::scaleprof::testing::gzip_text;
+using ::scaleprof::testing::modern_trace;
+using ::scaleprof::testing::with_event;
 
 TEST(NumberParse, MicrosecondsBecomeExactNanoseconds) {
   int64_t ns = 0;
@@ -144,7 +109,7 @@ TEST(NumberParse, Integers) {
 
 TEST(KinetoReader, ReadsModernTraceExactly) {
   TempDir dir;
-  auto r = read_kineto_trace(dir.write("rank0.json.gz", gzip(modern_trace(1))));
+  auto r = read_kineto_trace(dir.write("rank0.json.gz", gzip_text(modern_trace(1))));
   ASSERT_TRUE(r.ok()) << r.error().message;
   const RankTrace& t = r.value();
   EXPECT_EQ(t.rank, 1);
@@ -439,12 +404,8 @@ struct BadInput {
   const char* expected;  // substring of the error
 };
 
-std::string with_event(const std::string& event) {
-  return "{\"traceEvents\":[\n" + event + "\n]}";
-}
-
 TEST(KinetoReader, BadInputGivesOneLineErrorWithOffset) {
-  std::string good = gzip(modern_trace());
+  std::string good = gzip_text(modern_trace());
   std::vector<BadInput> cases = {
       {"empty.json", "", "empty file"},
       {"spaces.json", "   \n", "empty file"},
@@ -667,142 +628,6 @@ TEST(KinetoReader, IntegersInEveryFormReadTheSame) {
   EXPECT_EQ(k.tid, (std::vector<int64_t>{3, kNone, INT64_MAX}));
   EXPECT_EQ(k.pid_label[1], 0u);
   EXPECT_EQ(t.strings.view(k.tid_label[1]), "worker");
-}
-
-TEST(TraceSet, RanksFromDistributedInfoFileNamesAndOverrides) {
-  TempDir dir;
-  // Minified distributedInfo ("rank":3 with no space) is read as JSON, not by a text scan.
-  dir.write("a.json", modern_trace(3));
-  dir.write("worker_rank-5.json", with_event("{\"ph\":\"X\",\"name\":\"x\",\"ts\":1,\"dur\":1}"));
-  dir.write("nameless.json", with_event("{\"ph\":\"X\",\"name\":\"y\",\"ts\":1,\"dur\":1}"));
-  auto set = load_traces({dir.path()});
-  ASSERT_TRUE(set.ok()) << set.error().message;
-  ASSERT_EQ(set.value().ranks.size(), 3u);
-  EXPECT_EQ(set.value().ranks[0].rank, 0);  // the nameless file gets the lowest free rank
-  EXPECT_NE(set.value().ranks[0].path.find("nameless"), std::string::npos);
-  EXPECT_EQ(set.value().ranks[1].rank, 3);
-  EXPECT_EQ(set.value().ranks[2].rank, 5);
-  ASSERT_EQ(set.value().warnings.size(), 1u);
-  EXPECT_NE(set.value().warnings[0].find("numbered rank 0"), std::string::npos);
-  EXPECT_FALSE(set.value().partial());
-
-  LoadOptions options;
-  options.rank_overrides = {{"nameless.json", 9}};
-  auto overridden = load_traces({dir.path()}, options);
-  ASSERT_TRUE(overridden.ok());
-  EXPECT_EQ(overridden.value().ranks.back().rank, 9);
-  EXPECT_TRUE(overridden.value().warnings.empty());
-}
-
-// `--rank DIR/FILE=N` names that file only: two traces of one name in two folders get their own
-// ranks (before, a match on the file name alone gave both the last override's rank).
-TEST(TraceSet, RankOverrideWithAFolderNamesThatFileOnly) {
-  TempDir dir;
-  fs::create_directories(fs::path(dir.path()) / "x");
-  fs::create_directories(fs::path(dir.path()) / "y");
-  const std::string a = dir.write("x/trace.json", with_event("{\"ph\":\"X\",\"name\":\"x\",\"ts\":1,\"dur\":1}"));
-  const std::string b = dir.write("y/trace.json", with_event("{\"ph\":\"X\",\"name\":\"y\",\"ts\":1,\"dur\":1}"));
-  LoadOptions options;
-  options.rank_overrides = {{a, 4}, {(fs::path(b).parent_path() / "." / "trace.json").string(), 7}};
-  auto set = load_traces({a, b}, options);
-  ASSERT_TRUE(set.ok()) << set.error().message;
-  ASSERT_EQ(set.value().ranks.size(), 2u);
-  EXPECT_EQ(set.value().ranks[0].rank, 4);
-  EXPECT_EQ(set.value().ranks[0].path, a);
-  EXPECT_EQ(set.value().ranks[1].rank, 7);
-  EXPECT_EQ(set.value().ranks[1].path, b);
-}
-
-TEST(TraceSet, DuplicateRanksNameBothFiles) {
-  TempDir dir;
-  std::string a = dir.write("a.json", modern_trace(1));
-  std::string b = dir.write("b.json", modern_trace(1));
-  auto set = load_traces({a, b});
-  ASSERT_FALSE(set.ok());
-  EXPECT_NE(set.error().message.find("rank 1"), std::string::npos);
-  EXPECT_NE(set.error().message.find(a), std::string::npos);
-  EXPECT_NE(set.error().message.find(b), std::string::npos);
-}
-
-TEST(TraceSet, OneBadRankAmongGoodOnesIsPartial) {
-  TempDir dir;
-  dir.write("rank0.json", modern_trace(0));
-  dir.write("rank1.json.gz", gzip(modern_trace(1)).substr(0, 300));
-  dir.write("rank2.json", modern_trace(2));
-  dir.write("notes.txt", "not a trace");
-  auto set = load_traces({dir.path()});
-  ASSERT_TRUE(set.ok()) << set.error().message;
-  ASSERT_EQ(set.value().ranks.size(), 2u);
-  EXPECT_EQ(set.value().ranks[0].rank, 0);
-  EXPECT_EQ(set.value().ranks[1].rank, 2);
-  ASSERT_EQ(set.value().errors.size(), 1u);
-  EXPECT_NE(set.value().errors[0].find("rank1.json.gz"), std::string::npos);
-  EXPECT_TRUE(set.value().partial());
-}
-
-TEST(TraceSet, ProgressCountsBytesThroughEachFile) {
-  TempDir dir;
-  dir.write("rank0.json", modern_trace(0));
-  dir.write("rank1.json.gz", gzip(modern_trace(1)));
-  uint64_t expected_total = 0;
-  for (const auto& entry : fs::directory_iterator(dir.path())) expected_total += entry.file_size();
-  LoadOptions options;
-  options.threads = 1;
-  options.parse.window_bytes = 200;  // many windows, so progress moves inside each file
-  std::vector<uint64_t> seen;
-  size_t last_done = 0;
-  uint64_t total_seen = 0;
-  options.progress = [&](size_t done, size_t total, uint64_t bytes, uint64_t total_bytes) {
-    EXPECT_EQ(total, 2u);
-    last_done = done;
-    total_seen = total_bytes;
-    seen.push_back(bytes);
-  };
-  auto set = load_traces({dir.path()}, options);
-  ASSERT_TRUE(set.ok()) << set.error().message;
-  EXPECT_EQ(total_seen, expected_total);
-  EXPECT_EQ(last_done, 2u);
-  ASSERT_GT(seen.size(), 4u);  // more calls than files: progress within a file
-  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
-  EXPECT_EQ(seen.back(), expected_total);
-}
-
-TEST(TraceSet, MissingPathsAndEmptyDirectories) {
-  TempDir dir;
-  auto missing = load_traces({dir.path() + "/nope.json"});
-  ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.error().message.find("no such file"), std::string::npos);
-  auto empty = load_traces({dir.path()});
-  ASSERT_FALSE(empty.ok());
-  EXPECT_NE(empty.error().message.find("no trace files"), std::string::npos);
-}
-
-TEST(TraceSet, RankFromFileName) {
-  EXPECT_EQ(rank_from_file_name("/x/rank-3.json"), 3);
-  EXPECT_EQ(rank_from_file_name("rank12.pt.trace.json.gz"), 12);
-  EXPECT_EQ(rank_from_file_name("trainer_rank_7.json"), 7);
-  EXPECT_EQ(rank_from_file_name("/rank-9/worker.json"), std::nullopt);  // only the file name counts
-  EXPECT_EQ(rank_from_file_name("ranking.json"), std::nullopt);
-  // itwinai's profiler writes worker_<global rank>.<timestamp>.pt.trace.json.
-  EXPECT_EQ(rank_from_file_name("/run/torch-traces/worker_10.1712345678901.pt.trace.json"), 10);
-  EXPECT_EQ(rank_from_file_name("worker_2.1712345678901.pt.trace.json.gz"), 2);
-}
-
-// itwinai's stored traces carry no rank inside: the worker number in the name is the rank (it used to
-// be numbered 0, 1, ... in file order, so worker_10 sorted before worker_2 became rank 1).
-TEST(TraceSet, ItwinaiWorkerNamesGiveTheRank) {
-  TempDir dir;
-  const std::string trace =
-      R"({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":2}]})";
-  dir.write("worker_10.1712345678901.pt.trace.json", trace);
-  dir.write("worker_2.1712345678902.pt.trace.json", trace);
-  auto set = load_traces({dir.path()});
-  ASSERT_TRUE(set.ok()) << set.error().message;
-  ASSERT_EQ(set.value().ranks.size(), 2u);
-  EXPECT_EQ(set.value().ranks[0].rank, 2);
-  EXPECT_EQ(set.value().ranks[1].rank, 10);
-  EXPECT_NE(set.value().ranks[1].path.find("worker_10"), std::string::npos);
-  EXPECT_TRUE(set.value().warnings.empty());
 }
 
 // Real traces: the streaming reader and the whole-document parser must build identical tables.
