@@ -1,5 +1,6 @@
 #include "trace/number_parse.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -57,11 +58,13 @@ bool accumulate(std::string_view digits, int64_t* v) {
 }
 
 NumberParse parse_with_exponent(std::string_view token, int64_t scale, int64_t* out) {
-  // Rare form (never written by Kineto); long double keeps 64 bits of mantissa.
-  std::string text(token);
-  char* end = nullptr;
-  long double v = std::strtold(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || !std::isfinite(v)) return NumberParse::kInvalid;
+  // Rare form (never written by Kineto); long double keeps 64 bits of mantissa. std::from_chars, not
+  // strtold: the C locale of a process that embeds the module (a notebook that called setlocale)
+  // must never change what "1.5e3" reads as.
+  long double v = 0;
+  const char* end = token.data() + token.size();
+  auto [stop, ec] = std::from_chars(token.data(), end, v);
+  if (ec != std::errc() || stop != end || !std::isfinite(v)) return NumberParse::kInvalid;
   v *= static_cast<long double>(scale);
   if (v >= 9.2e18L || v <= -9.2e18L) return NumberParse::kOverflow;
   *out = std::llround(v);
