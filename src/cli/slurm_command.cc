@@ -21,6 +21,7 @@
 #include "launch/job_status.h"
 #include "launch/jobs_not_run.h"
 #include "launch/launch_config.h"
+#include "launch/script_set.h"
 #include "launch/slurm_script.h"
 #include "launch/submission.h"
 #include "launch/write_refusal.h"
@@ -33,41 +34,9 @@ namespace {
 
 struct SlurmOptions {
   std::vector<std::string> config_files;
-  bool no_submit = false, no_save = false, force = false, append = false, print_config = false;
-  // itwinai's flags (itwinai generate-slurm -j/--submit-job, -s/--save-script) and --preview.
-  bool submit = false, save = false, preview = false;
+  bool force = false, append = false, print_config = false;
+  launch::ScriptFlags script;  // --no-submit-job, --no-save-script, -j, -s, --preview
 };
-
-// What the call does: save the scripts, submit them, both, or neither (print them).
-struct Action {
-  bool save = true, submit = true;
-};
-
-// scaleprof's own rule: both unless --no-save-script / --no-submit-job. itwinai's rule, as soon as
-// -j, -s or a submit_job / save_script key is given: only what is asked for (a flag over a key), and
-// a preview when neither is. --preview: print only.
-Result<Action> decide_action(const SlurmOptions& opt, const launch::LaunchConfig& c) {
-  if ((opt.submit && opt.no_submit) || (opt.save && opt.no_save)) {
-    return Error{
-        std::string("--submit-job/-j and --no-submit-job, or --save-script/-s and --no-save-script, contradict "
-                    "each other"),
-        ErrorKind::kUsage};
-  }
-  if (opt.preview) {
-    if (opt.submit || opt.save) {
-      return Error{std::string("--preview prints the scripts only; it does not go with -j/--submit-job or "
-                               "-s/--save-script"),
-                   ErrorKind::kUsage};
-    }
-    return Action{false, false};
-  }
-  const bool itwinai_rule = opt.submit || opt.save || c.submit_job.has_value() || c.save_script.has_value();
-  if (!itwinai_rule) return Action{!opt.no_save, !opt.no_submit};
-  Action a;
-  a.submit = opt.submit || (!opt.no_submit && c.submit_job.value_or(false));
-  a.save = opt.save || (!opt.no_save && c.save_script.value_or(false));
-  return a;
-}
 
 // A message of several lines (launch::resolve_itwinai lists every problem): the first after
 // "error: ", the others each on a line of their own, each through the terminal sanitiser.
@@ -90,96 +59,6 @@ struct StatusOptions {
   std::string output;
 };
 
-// `--field value` and `--field=value` pairs, in the order given.
-Status apply_overrides(const std::vector<std::string>& args, config::Config* config) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a.size() < 3 || a.rfind("--", 0) != 0) {
-      return Error{fmt::format("unexpected argument '{}' (fields are given as --FIELD VALUE)", a), ErrorKind::kUsage};
-    }
-    if (const size_t eq = a.find('='); eq != std::string::npos) {
-      if (auto ok = config->set_override(a.substr(0, eq), a.substr(eq + 1)); !ok) return ok;
-      continue;
-    }
-    if (i + 1 >= args.size()) return Error{fmt::format("{} needs a value", a), ErrorKind::kUsage};
-    if (auto ok = config->set_override(a, args[i + 1]); !ok) return ok;
-    ++i;
-  }
-  return Ok{};
-}
-
-// Values are aligned in a column up to this width; a longer line gets its comment two spaces after
-// it, so one long value never pads every other line.
-constexpr size_t kPrintConfigColumn = 48;
-
-std::string print_config(const config::Config& config) {
-  std::string out =
-      "# effective configuration of scaleprof slurm; after '#' where each value came from, and for shell code\n"
-      "# (training_cmd, pre_exec, env) that the job's shell expands it: $VAR, $(...) and ~ are the job's\n";
-  size_t width = 0;
-  std::vector<std::string> lines;
-  std::vector<std::string> comments;
-  for (const config::FieldSpec& f : config.schema()) {
-    // itwinai's keys are shown where a file or flag set them: they fill placeholders, or are mapped,
-    // warned about or refused when the scripts are made.
-    if (f.foreign && !config.is_set(f.name)) continue;
-    // Values hold no control characters (the configuration refuses them); the sanitiser is the
-    // guarantee for the terminal all the same.
-    lines.push_back(terminal_safe(fmt::format("{}: {}", f.name, config::format_value(config.entry(f.name).value))));
-    if (lines.back().size() <= kPrintConfigColumn) width = std::max(width, lines.back().size());
-    std::string comment = config.entry(f.name).source;
-    if (f.name == "training_cmd") {
-      comment += "; shell code: each task's shell expands it, {placeholders} filled per job";
-    } else if (f.name == "pre_exec") {
-      comment += "; shell code: the job's shell runs each line as written";
-    } else if (f.name == "env") {
-      comment += "; shell code: the job's shell expands each value (NAME=value)";
-    } else if (f.foreign) {
-      comment += "; itwinai's key";
-    }
-    comments.push_back(terminal_safe(comment));
-  }
-  for (size_t i = 0; i < lines.size(); ++i) out += fmt::format("{:<{}}  # {}\n", lines[i], width, comments[i]);
-  return out;
-}
-
-// Writes every script or none: each goes into a hidden staging folder inside script_dir first, and
-// only when all are written are they renamed into place (a rename replaces a file, never follows a
-// link). Every path was checked before.
-Status write_script_set(const std::string& script_dir, const std::vector<std::pair<std::string, std::string>>& files) {
-  std::string staging = script_dir + "/.scaleprof-staging-XXXXXX";
-  if (::mkdtemp(staging.data()) == nullptr) {
-    return Error{fmt::format("{}: cannot create a staging folder: {}", script_dir, std::strerror(errno)),
-                 ErrorKind::kIo};
-  }
-  std::vector<std::string> staged;
-  auto clean = [&] {
-    for (const std::string& f : staged) ::unlink(f.c_str());
-    ::rmdir(staging.c_str());
-  };
-  for (size_t i = 0; i < files.size(); ++i) {
-    const std::string path = fmt::format("{}/{}", staging, i);
-    if (auto ok = write_output_file(path, files[i].second); !ok) {
-      clean();
-      return Error{fmt::format("{} (writing {}); nothing was written", ok.error().message, files[i].first),
-                   ok.error().kind};
-    }
-    staged.push_back(path);
-  }
-  for (size_t i = 0; i < files.size(); ++i) {
-    if (::rename(staged[i].c_str(), files[i].first.c_str()) != 0) {
-      const std::string why = std::strerror(errno);
-      clean();
-      return Error{fmt::format("{}: cannot write: {} ({} of {} scripts were written before)", files[i].first, why, i,
-                               files.size()),
-                   ErrorKind::kIo};
-    }
-  }
-  staged.clear();
-  clean();
-  return Ok{};
-}
-
 std::string self_executable() {
   std::error_code ec;
   auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -197,7 +76,7 @@ bool read_config(const std::vector<std::string>& files, const std::vector<std::s
     }
   }
   *doing = "reading the command line's --FIELD VALUE overrides";
-  if (auto ok = apply_overrides(overrides, config); !ok) {
+  if (auto ok = launch::apply_overrides(overrides, config); !ok) {
     print_message(stderr, "error", ok.error().message);
     return false;
   }
@@ -210,7 +89,7 @@ int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides
   if (!read_config(opt.config_files, overrides, &config, doing)) return kExitUsage;
   if (opt.print_config) {
     *doing = "printing the configuration";
-    fmt::print("{}", print_config(config));
+    fmt::print("{}", launch::effective_config_text(config));
     return kExitOk;
   }
   std::error_code ec;
@@ -223,7 +102,7 @@ int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides
   launch::LaunchConfig& c = launch.value();
   for (const std::string& note : c.notes) print_message(stderr, "note", note);
   for (const std::string& warning : c.warnings) print_message(stderr, "warning", warning);
-  auto action = decide_action(opt, c);
+  auto action = launch::decide_action(opt.script, c);
   if (!action) {
     print_message(stderr, "error", action.error().message);
     return kExitUsage;
@@ -294,7 +173,7 @@ int run_slurm(const SlurmOptions& opt, const std::vector<std::string>& overrides
     if (auto ok = make_directories(c.script_dir); !ok) {
       return fail_with(ok.error());
     }
-    if (auto ok = write_script_set(c.script_dir, files); !ok) {
+    if (auto ok = launch::write_script_set(c.script_dir, files); !ok) {
       return fail_with(ok.error());
     }
     if (!submit) {
@@ -363,7 +242,7 @@ int run_analyze(const AnalyzeOptions& opt, const std::vector<std::string>& overr
   const launch::LaunchConfig& c = launch.value();
   for (const std::string& note : c.notes) print_message(stderr, "note", note);
   for (const std::string& warning : c.warnings) print_message(stderr, "warning", warning);
-  auto action = decide_action(opt.flags, c);
+  auto action = launch::decide_action(opt.flags.script, c);
   if (!action) return fail_with(action.error());
   // Absolute paths: the jobs run wherever SLURM starts them.
   const std::string input = (cwd / opt.input).lexically_normal().string();
@@ -424,7 +303,8 @@ int run_analyze(const AnalyzeOptions& opt, const std::vector<std::string>& overr
     shard_path = plan.output_dir + "/" + std::string(launch::kShardScriptName);
     merge_path = plan.output_dir + "/" + std::string(launch::kMergeScriptName);
     *doing = fmt::format("writing the scripts into {}", plan.output_dir);
-    if (auto ok = write_script_set(plan.output_dir, {{shard_path, shard_script}, {merge_path, merge_script}}); !ok) {
+    if (auto ok = launch::write_script_set(plan.output_dir, {{shard_path, shard_script}, {merge_path, merge_script}});
+        !ok) {
       return fail_with(ok.error());
     }
     if (auto ok = launch::make_analysis_folders(plan); !ok) return fail_with(ok.error());
@@ -540,13 +420,13 @@ void setup_slurm_command(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "slurm", "Scaling tests on SLURM: sbatch scripts from YAML configs for every strategy x node count, submitted");
   cmd->add_option("-c,--config", opt->config_files, "YAML file; repeat to merge several, left to right");
-  cmd->add_flag("--no-submit-job", opt->no_submit, "Save the scripts, submit nothing");
-  cmd->add_flag("--no-save-script", opt->no_save,
+  cmd->add_flag("--no-submit-job", opt->script.no_submit, "Save the scripts, submit nothing");
+  cmd->add_flag("--no-save-script", opt->script.no_save,
                 "Submit without keeping the scripts (with --no-submit-job: print them)");
-  cmd->add_flag("-j,--submit-job", opt->submit,
+  cmd->add_flag("-j,--submit-job", opt->script.submit,
                 "itwinai's flag: submit; with -j or -s only what is asked for happens (itwinai's rule)");
-  cmd->add_flag("-s,--save-script", opt->save, "itwinai's flag: save the scripts (see -j)");
-  cmd->add_flag("--preview", opt->preview, "Print the scripts, save and submit nothing");
+  cmd->add_flag("-s,--save-script", opt->script.save, "itwinai's flag: save the scripts (see -j)");
+  cmd->add_flag("--preview", opt->script.preview, "Print the scripts, save and submit nothing");
   cmd->add_flag("--force", opt->force,
                 "Replace the earlier submission of this experiment: its scripts overwritten or removed, its jobs "
                 "recorded as superseded (the report leaves their runs out)");
@@ -607,11 +487,11 @@ void setup_slurm_command(CLI::App& app, int* exit_code) {
   analyze->add_option("-c,--config", analyze_opt->flags.config_files,
                       "YAML file of scaleprof slurm (account, partition, time, cpus_per_task, mem, env, ...); repeat "
                       "to merge several");
-  analyze->add_flag("--no-submit-job", analyze_opt->flags.no_submit, "Save the scripts, submit nothing");
-  analyze->add_flag("--no-save-script", analyze_opt->flags.no_save, "Submit without keeping the scripts");
-  analyze->add_flag("-j,--submit-job", analyze_opt->flags.submit, "itwinai's flag, as in scaleprof slurm");
-  analyze->add_flag("-s,--save-script", analyze_opt->flags.save, "itwinai's flag, as in scaleprof slurm");
-  analyze->add_flag("--preview", analyze_opt->flags.preview, "Print the two scripts, save and submit nothing");
+  analyze->add_flag("--no-submit-job", analyze_opt->flags.script.no_submit, "Save the scripts, submit nothing");
+  analyze->add_flag("--no-save-script", analyze_opt->flags.script.no_save, "Submit without keeping the scripts");
+  analyze->add_flag("-j,--submit-job", analyze_opt->flags.script.submit, "itwinai's flag, as in scaleprof slurm");
+  analyze->add_flag("-s,--save-script", analyze_opt->flags.script.save, "itwinai's flag, as in scaleprof slurm");
+  analyze->add_flag("--preview", analyze_opt->flags.script.preview, "Print the two scripts, save and submit nothing");
   analyze->add_flag("--force", analyze_opt->flags.force,
                     "Replace an earlier analysis in the output folder: its shards and results removed, its jobs "
                     "recorded as superseded");
