@@ -93,9 +93,15 @@ TEST(DiffSummary, SelfTimesAddUpToTheStep) {
   }
   // aten::linear's self time leaves out aten::addmm: 300 - 200.
   for (const DiffOperator& op : s.operators) {
-    if (op.name == "aten::linear") EXPECT_EQ(op.per_step.ns, (std::vector<int64_t>{100, 100, 100}));
-    if (op.name == "aten::addmm") EXPECT_EQ(op.per_step.ns, (std::vector<int64_t>{190, 190, 190}));
-    if (op.name == "ProfilerStep*") EXPECT_EQ(op.per_step.ns[0], 1010 - 300 - 100 - 20);
+    if (op.name == "aten::linear") {
+      EXPECT_EQ(op.per_step.ns, (std::vector<int64_t>{100, 100, 100}));
+    }
+    if (op.name == "aten::addmm") {
+      EXPECT_EQ(op.per_step.ns, (std::vector<int64_t>{190, 190, 190}));
+    }
+    if (op.name == "ProfilerStep*") {
+      EXPECT_EQ(op.per_step.ns[0], 1010 - 300 - 100 - 20);
+    }
   }
 }
 

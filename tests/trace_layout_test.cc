@@ -353,7 +353,9 @@ TEST(TraceLayout, EveryLayoutStreamsIntoTheSameTables) {
       EXPECT_TRUE(serial.value().warnings.empty()) << what;
       // Windows stay at their size (every event here is under 1000 bytes in every layout; the first
       // read holds the envelope too): a file on one line was one window as large as the file.
-      if (window >= 1000) EXPECT_LE(largest_read, 2 * window) << what;
+      if (window >= 1000) {
+        EXPECT_LE(largest_read, 2 * window) << what;
+      }
       for (unsigned threads : {2U, 3U}) {
         ParseOptions options;
         options.window_bytes = window;

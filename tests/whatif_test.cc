@@ -51,11 +51,11 @@ RunTimeline two_ranks(int64_t late, int steps = 1) {
     const auto index = static_cast<int64_t>(t.calls.size());
     t.calls.push_back(call);
     TimelineStep r0{0, s, start * kMs, {}};
-    r0.joins = {TimelineJoin{index, (start + 10) * kMs, parts(10, 0)},
-                TimelineJoin{-1, (start + step_ms) * kMs, parts(2, late + 5)}};
+    r0.joins = {TimelineJoin{index, (start + 10) * kMs, parts(10, 0), {}},
+                TimelineJoin{-1, (start + step_ms) * kMs, parts(2, late + 5), {}}};
     TimelineStep r1{1, s, start * kMs, {}};
-    r1.joins = {TimelineJoin{index, last * kMs, parts(10 + late, 0)},
-                TimelineJoin{-1, (start + step_ms) * kMs, parts(2, 5)}};
+    r1.joins = {TimelineJoin{index, last * kMs, parts(10 + late, 0), {}},
+                TimelineJoin{-1, (start + step_ms) * kMs, parts(2, 5), {}}};
     t.steps.push_back(r0);
     t.steps.push_back(r1);
   }
@@ -95,13 +95,13 @@ RunTimeline sleeps_at_the_end(int64_t late, int steps) {
     const auto index = static_cast<int64_t>(t.calls.size());
     t.calls.push_back(call);
     TimelineStep r0{0, s, start * kMs, {}};
-    r0.joins = {TimelineJoin{index, (start + 10) * kMs, parts(10, 0)},
-                TimelineJoin{-1, (start + period) * kMs, parts(2, late + 5)}};
+    r0.joins = {TimelineJoin{index, (start + 10) * kMs, parts(10, 0), {}},
+                TimelineJoin{-1, (start + period) * kMs, parts(2, late + 5), {}}};
     TimelineParts tail = parts(2, 5);
     tail[5] = late * kMs;  // host overhead: the sleep
     TimelineStep r1{1, s, (start + late) * kMs, {}};
-    r1.joins = {TimelineJoin{index, (start + late + 10) * kMs, parts(10, 0)},
-                TimelineJoin{-1, (start + late + period) * kMs, tail}};
+    r1.joins = {TimelineJoin{index, (start + late + 10) * kMs, parts(10, 0), {}},
+                TimelineJoin{-1, (start + late + period) * kMs, tail, {}}};
     t.steps.push_back(r0);
     t.steps.push_back(r1);
   }
@@ -133,9 +133,9 @@ TEST(WhatIfReplay, ACappedRankFasterElsewhereKeepsItsCapsAtEachPosition) {
   // Rank 0: 10 ms, the all-reduce (5 ms after the last arrival), 2 ms: 17 ms. Rank 1: 6 ms, 9 ms blocked,
   // 22 ms (2 ms and the sleep): 37 ms. Its step exceeds rank 0's work by 16 ms, its last segment by 20.
   TimelineStep r0{0, 0, 0, {}};
-  r0.joins = {TimelineJoin{0, 10 * kMs, parts(10, 0)}, TimelineJoin{-1, 17 * kMs, parts(2, 5)}};
+  r0.joins = {TimelineJoin{0, 10 * kMs, parts(10, 0), {}}, TimelineJoin{-1, 17 * kMs, parts(2, 5), {}}};
   TimelineStep r1{1, 0, 0, {}};
-  r1.joins = {TimelineJoin{0, 6 * kMs, parts(6, 0)}, TimelineJoin{-1, 37 * kMs, parts(22, 9)}};
+  r1.joins = {TimelineJoin{0, 6 * kMs, parts(6, 0), {}}, TimelineJoin{-1, 37 * kMs, parts(22, 9), {}}};
   t.steps = {r0, r1};
   WhatIf w;
   w.ranks_at_median = {1};
@@ -194,7 +194,7 @@ TEST(WhatIfReplay, HiddenCommunicationGainsNothingWhenFree) {
   t.calls.push_back(call);
   for (int64_t rank : {0, 1}) {
     TimelineStep s{rank, 0, 0, {}};
-    s.joins = {TimelineJoin{0, 10 * kMs, parts(10, 0)}, TimelineJoin{-1, 40 * kMs, parts(30, 0)}};
+    s.joins = {TimelineJoin{0, 10 * kMs, parts(10, 0), {}}, TimelineJoin{-1, 40 * kMs, parts(30, 0), {}}};
     t.steps.push_back(s);
   }
   WhatIf w;
@@ -246,7 +246,7 @@ TEST(WhatIfGains, TheStragglerIsWorthWhatRemovingItSaves) {
   // One worker: a 20 ms step of computation alone; two workers: each rank computes 10 ms (it shrank),
   // rank 1 20 ms more, then the 5 ms transfer and 2 ms. An epoch is 10 such steps.
   RunTimeline one;
-  one.steps.push_back(TimelineStep{0, 0, 0, {TimelineJoin{-1, 24 * kMs, parts(24, 0)}}});
+  one.steps.push_back(TimelineStep{0, 0, 0, {TimelineJoin{-1, 24 * kMs, parts(24, 0), {}}}});
   const RunTimeline two = two_ranks(20);
   const WhatIfScale base = scale_of(1, 0.24, {&one});
   const WhatIfScale at = scale_of(2, 0.37, {&two});
@@ -282,8 +282,8 @@ TEST(WhatIfGains, DataLoadingAtTheBaseShrinksByTheSamplesPerWorker) {
   // One rank, one step: 8 ms data loading of 16 ms at one worker; 8 ms of 12 at two, where it should
   // have halved with the samples per worker: fixing it saves 4 ms of the 12.
   RunTimeline one, two;
-  one.steps.push_back(TimelineStep{0, 0, 0, {TimelineJoin{-1, 16 * kMs, parts(8, 0, 8)}}});
-  two.steps.push_back(TimelineStep{0, 0, 0, {TimelineJoin{-1, 12 * kMs, parts(4, 0, 8)}}});
+  one.steps.push_back(TimelineStep{0, 0, 0, {TimelineJoin{-1, 16 * kMs, parts(8, 0, 8), {}}}});
+  two.steps.push_back(TimelineStep{0, 0, 0, {TimelineJoin{-1, 12 * kMs, parts(4, 0, 8), {}}}});
   WhatIfScale base = scale_of(1, 0.16, {&one});
   WhatIfScale at = scale_of(2, 0.12, {&two});
   base.samples_per_worker = 100;
@@ -302,7 +302,7 @@ TEST(WhatIfProjection, EachPartIsFittedOnItsOwnAndTheWaitIsKeptPerStep) {
   // (10 ms before the all-reduce, 2 after), data loading doubled (8 ms: it slows with its readers),
   // rank 1 20 ms late, a 5 ms transfer: 45 ms steps. Ten steps an epoch at both scales.
   RunTimeline one, two;
-  one.steps.push_back(TimelineStep{0, 0, 0, {TimelineJoin{-1, 28 * kMs, parts(24, 0, 4)}}});
+  one.steps.push_back(TimelineStep{0, 0, 0, {TimelineJoin{-1, 28 * kMs, parts(24, 0, 4), {}}}});
   for (int s = 0; s < 10; ++s) {
     const int64_t start = s * 45;
     scaleprof::tables::TimelineCall call;
@@ -313,13 +313,13 @@ TEST(WhatIfProjection, EachPartIsFittedOnItsOwnAndTheWaitIsKeptPerStep) {
     two.steps.push_back(TimelineStep{0,
                                      s,
                                      start * kMs,
-                                     {TimelineJoin{index, (start + 18) * kMs, parts(10, 0, 8)},
-                                      TimelineJoin{-1, (start + 45) * kMs, parts(2, 25)}}});
-    two.steps.push_back(TimelineStep{
-        1,
-        s,
-        start * kMs,
-        {TimelineJoin{index, (start + 38) * kMs, parts(30, 0, 8)}, TimelineJoin{-1, (start + 45) * kMs, parts(2, 5)}}});
+                                     {TimelineJoin{index, (start + 18) * kMs, parts(10, 0, 8), {}},
+                                      TimelineJoin{-1, (start + 45) * kMs, parts(2, 25), {}}}});
+    two.steps.push_back(TimelineStep{1,
+                                     s,
+                                     start * kMs,
+                                     {TimelineJoin{index, (start + 38) * kMs, parts(30, 0, 8), {}},
+                                      TimelineJoin{-1, (start + 45) * kMs, parts(2, 5), {}}}});
   }
   const auto p = scaleprof::analysis::project_epoch(scale_of(1, 0.28, {&one}), scale_of(2, 0.45, {&two}), 4, false);
   ASSERT_TRUE(p.ok);
