@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "analysis/all_to_all_cost.h"
 #include "analysis/collective_calls.h"
 #include "analysis/collective_match.h"
 #include "analysis/collective_rows.h"
@@ -282,6 +283,66 @@ TEST(CollectiveRowsCompact, StreamedInAnyOrderGiveTheSameReport) {
               std::string::npos)
         << a;
   }
+}
+
+// All-to-all per peer (all_to_all_cost.h): the pairs of distinct ranks, a rank's split to itself left
+// out, a rank without splits counted as message size / n per member, and the cost latency x (1 - mean / max).
+TEST(AlltoallCost, PeerImbalanceAndItsCost) {
+  auto a2a = [](int64_t start, std::vector<int64_t> to_peer, int64_t bytes) {
+    CollectiveCall c = call("alltoall", start, 10'000, 7, 3);
+    c.group = "ep";
+    c.group_ranks = "4-6";  // a subgroup: rank 4 is member 0
+    c.group_size = 3;
+    c.bytes = bytes;
+    c.in_split_bytes = std::move(to_peer);
+    c.annotation = "moe.layers.0";
+    return c;
+  };
+  // Rank 4 sends rank 5 9000 B and itself 100 000 (a local copy, not a peer); rank 5 sends 3000 to each;
+  // rank 6's splits are not in the trace: 6000 B / 3 = 2000 per member.
+  const std::vector<RankCollectives> ranks = {rank(4, {a2a(0, {100'000, 9000, 1000}, 110'000)}),
+                                              rank(5, {a2a(1000, {3000, 3000, 3000}, 9000)}),
+                                              rank(6, {a2a(2000, {}, 6000)})};
+  const CollectiveAnalysis a = match_collectives(ranks);
+  ASSERT_EQ(a.calls.size(), 1u);
+  const MatchedCollective& m = a.calls[0];
+  ASSERT_EQ(m.status, MatchStatus::kMatched) << m.reason;
+  EXPECT_EQ(m.latency_ns, 8000);
+  EXPECT_EQ(m.peer_max, 9000);
+  EXPECT_DOUBLE_EQ(m.peer_mean, (9000 + 1000 + 3000 + 3000 + 2000 + 2000) / 6.0);
+  EXPECT_DOUBLE_EQ(m.peer_imbalance, 9000 / m.peer_mean);
+  EXPECT_TRUE(m.peer_bytes.empty());  // rank 6's row is unknown
+  EXPECT_EQ(m.annotation, "moe.layers.0");
+  const AlltoallCosts costs = alltoall_costs(a);
+  ASSERT_EQ(costs.calls.size(), 1u);
+  EXPECT_EQ(costs.calls[0].cost_ns, std::llround(8000 * (1 - m.peer_mean / 9000)));
+  ASSERT_EQ(costs.by_step.size(), 1u);
+  EXPECT_EQ(costs.by_step[0].step, 3);
+  EXPECT_EQ(costs.by_step[0].cost_ns, costs.calls[0].cost_ns);
+  ASSERT_EQ(costs.by_annotation.size(), 1u);
+  EXPECT_EQ(costs.by_annotation[0].key, "moe.layers.0");
+
+  // Every row known: the matrix is kept, by rank then member; balanced splits cost nothing.
+  std::vector<RankCollectives> even = ranks;
+  even[0].calls[0].in_split_bytes = {5, 3000, 3000};
+  even[2].calls[0].in_split_bytes = {3000, 3000, 0};
+  const CollectiveAnalysis b = match_collectives(even);
+  const MatchedCollective& e = b.calls[0];
+  EXPECT_EQ(e.peer_ranks, (std::vector<int64_t>{4, 5, 6}));
+  EXPECT_EQ(e.peer_bytes, (std::vector<int64_t>{5, 3000, 3000, 3000, 3000, 3000, 3000, 3000, 0}));
+  EXPECT_DOUBLE_EQ(e.peer_imbalance, 1.0);
+  EXPECT_EQ(alltoall_costs(b).calls[0].cost_ns, 0);
+
+  // Shards carry the split bytes and the annotation.
+  engine::PartialResults partial;
+  partial.report = "collectives";
+  partial.ranks = ranks;
+  const std::string text = engine::write_partial(partial);
+  auto parsed = engine::parse_partial("s.json", text);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed.value().ranks.at(2).calls.at(0).annotation, "moe.layers.0");
+  EXPECT_EQ(parsed.value().ranks.at(0).calls.at(0).in_split_bytes, (std::vector<int64_t>{100'000, 9000, 1000}));
+  EXPECT_EQ(engine::write_partial(parsed.value()), text);
 }
 
 // Sums over calls and ranks of values from input (waits, skews, bytes, split sizes) that would pass

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <unordered_map>
 
+#include "analysis/all_to_all_cost.h"
 #include "analysis/intervals.h"
 #include "analysis/kernel_classify.h"
 #include "analysis/profiler_steps.h"
@@ -143,6 +144,10 @@ std::vector<int64_t> split_bytes(std::string_view text, int64_t nelems, int64_t 
 }
 
 }  // namespace
+
+std::vector<int64_t> alltoall_split_bytes(std::string_view split_list, int64_t nelems, int64_t elem_bytes) {
+  return split_bytes(split_list, nelems, elem_bytes);
+}
 
 std::string format_rank_list(const std::vector<int64_t>& ranks) {
   std::string out;
@@ -329,6 +334,8 @@ RankCollectives extract_collectives(const trace::RankTrace& trace, const Profile
   // The row of each call's step (-1: none), parallel to out.calls until they are sorted below.
   std::vector<int64_t> row_of_call;
   row_of_call.reserve(chosen.size());
+  std::vector<int64_t> launch_of_call;  // parallel to out.calls until they are sorted below
+  launch_of_call.reserve(chosen.size());
   for (uint32_t e : chosen) {
     CollectiveCall call;
     call.device = out.gpu;
@@ -350,6 +357,7 @@ RankCollectives extract_collectives(const trace::RankTrace& trace, const Profile
       in_row = std::prev(step_row) - out.steps.begin();
     }
     row_of_call.push_back(in_row);
+    launch_of_call.push_back(launch);
     int64_t meta = sparse_row(ct.event, e);
     if (meta < 0 && out.gpu && ev.external_id[e] != trace::kNone) {
       if (auto it = meta_by_external.find(ev.external_id[e]); it != meta_by_external.end()) meta = it->second;
@@ -400,6 +408,7 @@ RankCollectives extract_collectives(const trace::RankTrace& trace, const Profile
     }
     out.calls.push_back(std::move(call));
   }
+  attach_alltoall_details(trace, launch_of_call, &out.calls);
   // Host idle: the step's time covered neither by its thread's ops nor by the rank's collectives.
   std::vector<std::vector<uint32_t>> calls_of_row(out.steps.size());
   for (size_t c = 0; c < out.calls.size(); ++c) {

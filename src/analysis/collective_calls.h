@@ -45,6 +45,9 @@ struct CollectiveCall {
   // used whole (truncated past 30 peers): then the message size stands for what each rank sends.
   std::vector<int64_t> in_split_bytes;
   std::vector<int64_t> out_split_bytes;  // bytes received from each peer
+  // all-to-all: the innermost record_function / nn.Module enclosing the call's launch ("" none;
+  // all_to_all_cost.h).
+  std::string annotation;
 
   int64_t duration_ns() const { return end_ns - start_ns; }
 };
@@ -100,6 +103,11 @@ std::string format_rank_list(const std::vector<int64_t>& ranks);
 // The ranks of a text in format_rank_list's syntax; nullopt when it is not one (other characters, a
 // range going down, ranks of 2^40 or more, more than 2^24 ranks in all).
 std::optional<std::vector<int64_t>> parse_rank_list(std::string_view text);
+
+// Bytes per peer of an all-to-all(v) from a split-size list ("[1000, 4000000]", dim-0 rows per peer) and
+// the tensor's elements: rows × (nelems / all rows) × elem_bytes. Empty when the list is empty (equal
+// splits), truncated, not integers, does not divide nelems, or a product passes int64.
+std::vector<int64_t> alltoall_split_bytes(std::string_view split_list, int64_t nelems, int64_t elem_bytes);
 
 // Reduces one rank's trace to its collective calls and step rows.
 RankCollectives extract_collectives(const trace::RankTrace& trace);

@@ -8,6 +8,7 @@
 #include <span>
 #include <tuple>
 
+#include "analysis/all_to_all_cost.h"
 #include "core/checked_sum.h"
 #include "core/time_bounds.h"
 
@@ -251,8 +252,17 @@ CollectiveAnalysis match_collectives(const CollectiveRows& rows, const MatchOpti
       if (m.type == "alltoall") {
         std::vector<int64_t> sent;
         std::vector<int64_t> overflowed;  // ranks whose split sizes add up past int64
+        std::vector<AlltoallRankPart> parts;
+        bool any_vector = false;
         for (const Entry& e : entries) {
           const CompactCall& c = call_at(e);
+          if (const AlltoallVolume* v = rows.volume(c); v != nullptr && !v->overflow) {
+            parts.push_back({ranks[e.rank_index].rank, &v->to_peer, v->sent});
+            any_vector |= !v->to_peer.empty();
+            if (m.annotation.empty()) m.annotation = rows.annotation(*v);
+          } else {
+            parts.push_back({ranks[e.rank_index].rank, nullptr, v != nullptr ? -1 : c.bytes});
+          }
           // all_to_allv: ranks send different amounts. The call's size is the largest message, the
           // one its duration cannot be shorter than, and not whichever rank happens to come first.
           m.bytes = std::max(m.bytes, c.bytes);
@@ -281,6 +291,7 @@ CollectiveAnalysis match_collectives(const CollectiveRows& rows, const MatchOpti
           note = "the bytes sent by the ranks add up past int64: no imbalance";
         }
         if (!note.empty()) m.reason = m.reason.empty() ? note : m.reason + "; " + note;
+        fill_alltoall_peers(parts, any_vector ? members : std::vector<int64_t>{}, &m);
       }
       out.calls.push_back(std::move(m));
     }

@@ -76,6 +76,14 @@ struct MatchedCollective {
   // all-to-all(v): bytes sent / received per rank, when split sizes are in the trace.
   int64_t send_min = -1, send_max = -1, recv_min = -1, recv_max = -1;
   double imbalance = -1;  // max / mean of the bytes sent by the ranks (1 = balanced)
+  // all-to-all(v) per peer (all_to_all_cost.h): over the pairs of distinct ranks, the largest bytes one
+  // rank sent one peer, the mean, and their ratio; -1 unknown.
+  int64_t peer_max = -1;
+  double peer_mean = -1;
+  double peer_imbalance = -1;
+  std::vector<int64_t> peer_ranks;  // the group's ranks, the columns of peer_bytes
+  std::vector<int64_t> peer_bytes;  // row per rank of `ranks`: bytes it sent each of peer_ranks; empty unless all known
+  std::string annotation;           // the innermost record_function / nn.Module around the call (first rank's)
 };
 
 struct HostClock {

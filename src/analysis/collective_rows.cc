@@ -52,8 +52,12 @@ void CollectiveRows::add(const RankCollectives& rank) {
         v.received = total.value_or(-1);
         v.overflow |= !total;
       }
+      v.to_peer = c.in_split_bytes;
+      auto [name, added] = annotation_index_.try_emplace(c.annotation, static_cast<uint32_t>(annotations_.size()));
+      if (added) annotations_.push_back(c.annotation);
+      v.annotation = name->second;
       out.volume = static_cast<uint32_t>(volumes_.size());
-      volumes_.push_back(v);
+      volumes_.push_back(std::move(v));
     }
     r.calls.push_back(out);
   }

@@ -49,6 +49,8 @@ struct AlltoallVolume {
   int64_t sent = -1;
   int64_t received = -1;
   bool overflow = false;
+  uint32_t annotation = 0;       // index into CollectiveRows' annotation names (0: none)
+  std::vector<int64_t> to_peer;  // bytes sent to each member of the group, empty unknown (all_to_all_cost.h)
 };
 
 struct CompactRank {
@@ -87,6 +89,7 @@ class CollectiveRows {
     return c.volume == kNoVolume ? nullptr : &volumes_[c.volume];
   }
   size_t call_rows() const { return call_rows_; }
+  const std::string& annotation(const AlltoallVolume& v) const { return annotations_[v.annotation]; }
 
  private:
   std::vector<CallKind> kinds_;
@@ -94,6 +97,8 @@ class CollectiveRows {
   std::vector<CompactRank> ranks_;
   size_t call_rows_ = 0;
   std::vector<AlltoallVolume> volumes_;
+  std::vector<std::string> annotations_{std::string()};  // all-to-all annotation names, kept once
+  std::map<std::string, uint32_t, std::less<>> annotation_index_{{std::string(), 0}};
 };
 
 // The compact rows of ranks, in their order.

@@ -111,11 +111,13 @@ bool read_rank(Reader& r, simdjson::dom::element e, const std::string& where, an
     const std::string at = fmt::format("{}.calls[{}]", where, i++);
     std::vector<simdjson::dom::element> f;
     analysis::CollectiveCall call;
-    if (!r.row(c, at, 13, &f) || !r.get(f[0], at, &call.type) || !r.get(f[1], at, &call.group) ||
-        !r.get(f[2], at, &call.group_ranks) || !r.get(f[3], at, &call.group_size) || !r.get(f[4], at, &call.seq) ||
-        !r.get(f[5], at, &call.step) || !r.get(f[6], at, &call.bytes) || !r.get(f[7], at, &call.dtype) ||
-        !r.get(f[8], at, &call.start_ns) || !r.get(f[9], at, &call.end_ns) || !r.get(f[10], at, &call.device) ||
-        !r.get(f[11], at, &call.in_split_bytes) || !r.get(f[12], at, &call.out_split_bytes)) {
+    // 13 values, 14 with an all-to-all's annotation.
+    if (!r.row(c, at, c.is_array() && c.get_array().size() == 13 ? 13 : 14, &f) || !r.get(f[0], at, &call.type) ||
+        !r.get(f[1], at, &call.group) || !r.get(f[2], at, &call.group_ranks) || !r.get(f[3], at, &call.group_size) ||
+        !r.get(f[4], at, &call.seq) || !r.get(f[5], at, &call.step) || !r.get(f[6], at, &call.bytes) ||
+        !r.get(f[7], at, &call.dtype) || !r.get(f[8], at, &call.start_ns) || !r.get(f[9], at, &call.end_ns) ||
+        !r.get(f[10], at, &call.device) || !r.get(f[11], at, &call.in_split_bytes) ||
+        !r.get(f[12], at, &call.out_split_bytes) || (f.size() > 13 && !r.get(f[13], at, &call.annotation))) {
       return false;
     }
     if (call.end_ns < call.start_ns) return r.fail(at, "a call ends before it starts");
@@ -164,10 +166,12 @@ std::string write_partial(const PartialResults& partial) {
     out += "],\"calls\":[";
     for (size_t c = 0; c < r.calls.size(); ++c) {
       const analysis::CollectiveCall& k = r.calls[c];
-      out += fmt::format("{}\n[{},{},{},{},{},{},{},{},{},{},{},{},{}]", c ? "," : "", json_quote(k.type),
+      // The annotation (all-to-all only) is written only when there is one: other calls' rows stay 13 values.
+      out += fmt::format("{}\n[{},{},{},{},{},{},{},{},{},{},{},{},{}{}]", c ? "," : "", json_quote(k.type),
                          json_quote(k.group), json_quote(k.group_ranks), k.group_size, k.seq, k.step, k.bytes,
                          json_quote(k.dtype), k.start_ns, k.end_ns, k.device ? "true" : "false",
-                         int_list(k.in_split_bytes), int_list(k.out_split_bytes));
+                         int_list(k.in_split_bytes), int_list(k.out_split_bytes),
+                         k.annotation.empty() ? std::string() : "," + json_quote(k.annotation));
     }
     out += "],\"steps\":[";
     for (size_t s = 0; s < r.steps.size(); ++s) {

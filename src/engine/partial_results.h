@@ -5,7 +5,8 @@
 // The file is one JSON object: {"format": "scaleprof-partial", "version": 1, "report": NAME,
 // "ranks": [RANK...]} with each RANK {"rank", "path", "host", "world_size", "gpu", "groups": [[name,
 // desc, size, [ranks]]...], "calls": [[type, group, group_ranks, group_size, seq, step, bytes, dtype,
-// start_ns, end_ns, device, [in_split_bytes], [out_split_bytes]]...], "steps": [[step, start_ns,
+// start_ns, end_ns, device, [in_split_bytes], [out_split_bytes], annotation]...] (annotation, the
+// all-to-all's enclosing record_function, only when there is one), "steps": [[step, start_ns,
 // end_ns, host_busy_ns, dataloader_ns, gpu_busy_ns, comm_ns, host_idle_ns]...]}. Integers are exact;
 // group_ranks is the canonical rank-list text ("0-1023", "0-3,8"; analysis::format_rank_list).
 #pragma once

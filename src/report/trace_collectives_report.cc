@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 
+#include "analysis/all_to_all_cost.h"
 #include "analysis/collective_match.h"
 #include "analysis/distribution.h"
 #include "core/checked_sum.h"
@@ -188,19 +189,86 @@ Table summary_table(const analysis::CollectiveAnalysis& a) {
   return t;
 }
 
-Table alltoall_table(const analysis::CollectiveAnalysis& a) {
+Table alltoall_table(const analysis::CollectiveAnalysis& a, const analysis::AlltoallCosts& costs) {
+  std::vector<int64_t> cost_of(a.calls.size(), -1);
+  for (const auto& c : costs.calls) cost_of[c.call] = c.cost_ns;
   Table t;
-  t.title = "All-to-all: bytes sent and received per rank (imbalance = max sent / mean sent)";
-  t.columns = {{"group", "Group"},           {"position", "Call"},      {"ranks", "Ranks seen"},
-               {"send_min", "Sent min"},     {"send_max", "Sent max"},  {"recv_min", "Received min"},
-               {"recv_max", "Received max"}, {"imbalance", "Imbalance"}};
+  t.title =
+      "All-to-all: bytes per rank (imbalance = max sent / mean sent) and per peer (peer imbalance = max / mean "
+      "bytes over pairs of distinct ranks; imbalance cost = latency x (1 - mean / max))";
+  t.columns = {{"group", "Group"},
+               {"position", "Call"},
+               {"step", "Step"},
+               {"annotation", "Annotation"},
+               {"ranks", "Ranks seen"},
+               {"send_min", "Sent min"},
+               {"send_max", "Sent max"},
+               {"recv_min", "Received min"},
+               {"recv_max", "Received max"},
+               {"imbalance", "Imbalance"},
+               {"peer_max_bytes", "Peer max"},
+               {"peer_mean_bytes", "Peer mean"},
+               {"peer_imbalance", "Peer imbalance"},
+               {"latency_us", "Latency (us)"},
+               {"imbalance_cost_us", "Imbalance cost (us)"}};
   t.set_importance(Importance::kKey, {"group", "position"});
-  for (const auto& m : a.calls) {
+  t.set_importance(Importance::kUseful, {"step", "annotation", "peer_imbalance", "imbalance_cost_us"});
+  t.set_importance(Importance::kDetail, {"ranks", "recv_min", "recv_max", "peer_mean_bytes"});
+  for (size_t i = 0; i < a.calls.size(); ++i) {
+    const auto& m = a.calls[i];
     if (m.type != "alltoall") continue;
-    t.add_row({m.group.empty() ? Cell::null() : Cell(m.group), m.position, static_cast<int64_t>(m.ranks.size()),
+    t.add_row({m.group.empty() ? Cell::null() : Cell(m.group), m.position, int_or_null(m.step),
+               m.annotation.empty() ? Cell::null() : Cell(m.annotation), static_cast<int64_t>(m.ranks.size()),
                int_or_null(m.send_min), int_or_null(m.send_max), int_or_null(m.recv_min), int_or_null(m.recv_max),
-               m.imbalance >= 0 ? Cell(m.imbalance, 3) : Cell::null()});
+               m.imbalance >= 0 ? Cell(m.imbalance, 3) : Cell::null(), int_or_null(m.peer_max),
+               m.peer_mean >= 0 ? Cell(m.peer_mean, 1) : Cell::null(),
+               m.peer_imbalance >= 0 ? Cell(m.peer_imbalance, 4) : Cell::null(), ns_or_null(m.latency_ns),
+               ns_or_null(cost_of[i])});
   }
+  return t;
+}
+
+// Bytes each rank sent each peer, from the split sizes: one row per call, rank and peer (calls whose
+// every rank's splits are in the trace; Kineto keeps lists of at most 30 peers).
+Table alltoall_peers_table(const analysis::CollectiveAnalysis& a) {
+  Table t;
+  t.title = "All-to-all: bytes each rank sent each peer (split sizes x row size)";
+  t.columns = {{"group", "Group"}, {"position", "Call"}, {"step", "Step"},
+               {"rank", "Rank"},   {"peer", "Peer"},     {"bytes", "Bytes"}};
+  t.set_importance(Importance::kKey, {"group", "position", "rank", "peer"});
+  for (const auto& m : a.calls) {
+    if (m.type != "alltoall" || m.peer_ranks.empty() || m.peer_bytes.size() != m.ranks.size() * m.peer_ranks.size())
+      continue;
+    for (size_t r = 0; r < m.ranks.size(); ++r) {
+      for (size_t p = 0; p < m.peer_ranks.size(); ++p) {
+        t.add_row({m.group.empty() ? Cell::null() : Cell(m.group), m.position, int_or_null(m.step), m.ranks[r].rank,
+                   m.peer_ranks[p], m.peer_bytes[r * m.peer_ranks.size() + p]});
+      }
+    }
+  }
+  return t;
+}
+
+Table alltoall_sums_table(const std::vector<analysis::AlltoallSum>& sums, bool by_step) {
+  Table t;
+  t.title = by_step ? "All-to-all per step: latency and the time its imbalance cost (sums over the calls)"
+                    : "All-to-all per annotation (innermost record_function / nn.Module around the call)";
+  t.columns = {{by_step ? "step" : "annotation", by_step ? "Step" : "Annotation"},
+               {"calls", "Calls"},
+               {"latency_us", "Latency sum (us)"},
+               {"imbalance_cost_us", "Imbalance cost (us)"},
+               {"cost_share", "Cost / latency"}};
+  t.set_importance(Importance::kKey, {by_step ? "step" : "annotation"});
+  bool inexact = false;
+  for (const auto& s : sums) {
+    Cell key = by_step ? int_or_null(s.step) : (s.key.empty() ? Cell::null() : Cell(s.key));
+    inexact |= !s.exact;
+    t.add_row({std::move(key), s.calls, s.exact ? us_cell(s.latency_ns) : Cell::null(),
+               s.exact ? us_cell(s.cost_ns) : Cell::null(),
+               s.exact && s.latency_ns > 0 ? Cell(static_cast<double>(s.cost_ns) / static_cast<double>(s.latency_ns), 3)
+                                           : Cell::null()});
+  }
+  if (inexact) t.title += "; null sums would pass int64 and are left out";
   return t;
 }
 
@@ -248,7 +316,11 @@ TraceReport collectives_tables(const std::shared_ptr<const analysis::CollectiveA
   report.add("collective_summary", summary_table(a));
   report.add("collectives", calls_table(a));
   report.add("collective_ranks", rank_table(matched));
-  report.add("alltoall", alltoall_table(a));
+  const analysis::AlltoallCosts costs = analysis::alltoall_costs(a);
+  report.add("alltoall", alltoall_table(a, costs));
+  report.add("alltoall_peers", alltoall_peers_table(a));
+  report.add("alltoall_steps", alltoall_sums_table(costs.by_step, true));
+  report.add("alltoall_annotations", alltoall_sums_table(costs.by_annotation, false));
   report.add("clocks", clocks_table(a));
   return report;
 }
