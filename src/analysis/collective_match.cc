@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <span>
@@ -374,7 +375,9 @@ CollectiveAnalysis match_collectives(const CollectiveRows& rows, const MatchOpti
       // simultaneous (gloo's ring ends rank after rank) must not shift a host past what is possible.
       if (d.size() >= 2) {
         std::sort(d.begin(), d.end());
-        h.spread_ns = std::llround(quantile_sorted(d, 0.75) - quantile_sorted(d, 0.25));
+        // Differences of in-bounds times fit int64; the range between two of them may not (-1: unknown).
+        const double iqr = quantile_sorted(d, 0.75) - quantile_sorted(d, 0.25);
+        h.spread_ns = iqr < 0x1p62 ? std::llround(iqr) : -1;
       }
       const auto [low, high] = bounds[node];
       h.lowest_ns = low;
