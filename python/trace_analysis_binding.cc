@@ -241,7 +241,7 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
                       py::handle include_last_step_arg, py::handle sort_by_arg, py::handle threads_arg,
                       py::handle launch_top_arg, py::handle max_queue_length_arg, py::handle deepspeed_profile_arg,
                       py::handle deepspeed_forwards_arg, py::handle path_annotation_arg, py::handle path_instance_arg,
-                      py::handle path_events_arg, py::handle path_overlay_arg) {
+                      py::handle path_events_arg, py::handle path_overlay_arg, py::handle align_arg) {
   const std::string report = str_argument(report_arg, "report");
   if (std::find(std::begin(kReports), std::end(kReports), report) == std::end(kReports)) {
     bad_argument("report", fmt::format("unknown report '{}'", report));
@@ -288,6 +288,7 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
         int_argument(path_instance_arg, "instance_id", 0, int64_t{1} << 62);
   }
   options.path_events = bool_argument(path_events_arg, "path_events");
+  options.align_clocks = bool_argument(align_arg, "align");
   if (!path_overlay_arg.is_none()) options.path_overlay_dir = one_path(path_overlay_arg, "output_dir");
   const bool path_options = options.path_window.annotation != "ProfilerStep" || options.path_window.first >= 0 ||
                             options.path_events || !options.path_overlay_dir.empty();
@@ -617,14 +618,15 @@ void bind_trace_analysis(py::module_& m) {
         py::arg("sort_by") = "self_cpu", py::arg("threads") = 0, py::arg("launch_top") = py::none(),
         py::arg("max_queue_length") = py::none(), py::arg("deepspeed_profile") = py::none(),
         py::arg("deepspeed_forwards") = 1, py::arg("annotation") = "ProfilerStep", py::arg("instance_id") = py::none(),
-        py::arg("path_events") = false, py::arg("output_dir") = py::none(),
+        py::arg("path_events") = false, py::arg("output_dir") = py::none(), py::arg("align") = true,
         "The tables of `scaleprof trace REPORT` over the trace files of `paths` (files or folders) and "
         "`rank_files` ({rank: file}), as {'tables': {key: {column: numpy array or list of str}}, 'files', "
         "'ranks', 'warnings', 'notes'}. `launch_top`: rows of the launch-delay table (None: `top`, 0: every "
         "launch). `deepspeed_profile` (flops only): a DeepSpeed flops profiler output shown beside the trace's FLOPs, "
         "over `deepspeed_forwards` forward passes. critical-path only: `annotation` and `instance_id` (N or "
         "(first, last)) choose the windows as `--annotation`/`--instance` do, `path_events` adds every edge, "
-        "`output_dir` writes the overlay traces (their paths in 'overlays'). ValueError names a bad argument; "
+        "`output_dir` writes the overlay traces (their paths in 'overlays'). `align` False: collectives and "
+        "stragglers on each host's raw clock (`--no-align`). ValueError names a bad argument; "
         "ScaleprofError an unreadable "
         "trace or profile.");
 }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "analysis/all_to_all_cost.h"
 #include "analysis/collective_calls.h"
@@ -204,6 +205,88 @@ TEST(CollectiveMatch, HostClocksAlignOnEndTimes) {
     EXPECT_EQ(m.locality, "inter-node");
     EXPECT_EQ(m.skew_ns, 200'000 - 7);
     EXPECT_EQ(m.last_rank, 1);
+  }
+}
+
+// Each call's host-b end minus host-a end is 5 ms plus a jitter of -300, 0, 100, 200 or 900 ns: the
+// offset is the median (5,000,100), the spread the interquartile range of the differences (200), the
+// bounds those causality sets (b started 200 us after a ended at the latest, a 500 us before b ended).
+TEST(CollectiveMatch, HostOffsetComesWithItsUncertainty) {
+  const int64_t jitter[] = {-300, 0, 100, 200, 900};
+  std::vector<CollectiveCall> a_calls, b_calls;
+  for (int i = 0; i < 5; ++i) {
+    const int64_t t = i * 1'000'000;
+    a_calls.push_back(call("allreduce", t, t + 500'000, i));
+    b_calls.push_back(call("allreduce", t + 5'200'000, t + 5'500'000 + jitter[i], i));
+  }
+  for (bool align : {true, false}) {
+    MatchOptions options;
+    options.align = align;
+    const CollectiveAnalysis a = match_collectives({rank(0, a_calls, "host-a"), rank(1, b_calls, "host-b")}, options);
+    ASSERT_EQ(a.clocks.size(), 2u);
+    const HostClock& b = a.clocks[1];
+    EXPECT_EQ(b.estimate_ns, 5'000'100);
+    EXPECT_EQ(b.spread_ns, 200);  // quartiles 0 and 200
+    EXPECT_EQ(b.samples, 5);
+    EXPECT_EQ(b.lowest_ns, 5'200'000 - 500'000);
+    EXPECT_EQ(b.highest_ns, 5'500'000 - 300);
+    EXPECT_FALSE(b.bounds_conflict);
+    EXPECT_EQ(b.offset_ns, align ? 5'000'100 : 0);
+    EXPECT_EQ(a.aligned, align);
+    // Skew: aligned, b starts 200 us after a less the 100 ns of the estimate; raw, 5.2 ms later.
+    for (const auto& m : a.calls) EXPECT_EQ(m.skew_ns, align ? 200'000 - 100 : 5'200'000);
+  }
+}
+
+// Ends that are not simultaneous (gloo's ring: host b's rank always ends 2 us after host a's) would
+// put the offset at 2 us; a call where a started late shows b cannot be ahead by more than 150 ns.
+TEST(CollectiveMatch, HostOffsetStaysWithinCausalBounds) {
+  const CollectiveAnalysis a = match_collectives(
+      {rank(0,
+            {call("allreduce", 0, 1000, 0), call("allreduce", 10'000, 11'000, 1), call("allreduce", 22'000, 22'100, 2)},
+            "host-a"),
+       rank(1,
+            {call("allreduce", 900, 3000, 0), call("allreduce", 10'900, 13'000, 1),
+             call("allreduce", 20'000, 22'150, 2)},
+            "host-b")});
+  ASSERT_EQ(a.clocks.size(), 2u);
+  EXPECT_EQ(a.clocks[1].lowest_ns, -100);
+  EXPECT_EQ(a.clocks[1].highest_ns, 150);
+  EXPECT_EQ(a.clocks[1].estimate_ns, 150);  // the median, 2000, clamped
+  EXPECT_EQ(a.clocks[1].offset_ns, 150);
+}
+
+TEST(CollectiveMatch, MethodPerGroupAndOrderAloneIsUncertain) {
+  auto in_group = [](CollectiveCall c, std::string group) {
+    c.group = std::move(group);
+    return c;
+  };
+  // Group "s": Seq; "p": steps; "o": order alone, equal counts (paired, uncertain); "u": order alone,
+  // different counts (not paired, so nothing uncertain).
+  const CollectiveAnalysis a = match_collectives(
+      {rank(0, {in_group(call("allreduce", 0, 10, 3), "s"), in_group(call("allreduce", 20, 30, -1, 1), "p"),
+                in_group(call("allreduce", 40, 50), "o"), in_group(call("allreduce", 60, 70), "u")}),
+       rank(1, {in_group(call("allreduce", 0, 10, 3), "s"), in_group(call("allreduce", 20, 30, -1, 1), "p"),
+                in_group(call("allreduce", 40, 50), "o"), in_group(call("allreduce", 55, 58), "u"),
+                in_group(call("allreduce", 60, 70), "u")})});
+  ASSERT_EQ(a.groups.size(), 4u);
+  std::map<std::string, const GroupMatching*> by_name;
+  for (const auto& g : a.groups) by_name[g.group] = &g;
+  EXPECT_EQ(match_method_name(by_name.at("s")->method), "seq");
+  EXPECT_EQ(match_method_name(by_name.at("p")->method), "step position");
+  EXPECT_EQ(match_method_name(by_name.at("o")->method), "order");
+  EXPECT_EQ(match_method_name(by_name.at("u")->method), "order");
+  EXPECT_FALSE(by_name.at("s")->uncertain);
+  EXPECT_FALSE(by_name.at("p")->uncertain);
+  EXPECT_TRUE(by_name.at("o")->uncertain);
+  EXPECT_FALSE(by_name.at("u")->uncertain);
+  EXPECT_EQ(by_name.at("o")->matched, 1);
+  EXPECT_EQ(by_name.at("u")->matched, 0);
+  EXPECT_EQ(by_name.at("u")->calls, 2);
+  EXPECT_EQ(by_name.at("o")->ranks_loaded, 2);
+  for (const auto& m : a.calls) {
+    EXPECT_EQ(m.uncertain, m.group == "o") << m.group;
+    EXPECT_EQ(m.method == MatchMethod::kOrder, m.group == "o" || m.group == "u") << m.group;
   }
 }
 

@@ -221,7 +221,7 @@ class TraceAnalysis:
     def _report(self, report: str, ranks: Optional[Sequence[int]], top: int = 10, duration_ratio: float = 1.0,
                 consecutive_kernel_delay: float = 30, sort_by: str = "self_cpu",
                 launch_top: Optional[int] = None, max_queue_length: Optional[int] = _QUEUE_LIMIT,
-                deepspeed_profile: Any = None, deepspeed_forwards: int = 1) -> Dict[str, Any]:
+                deepspeed_profile: Any = None, deepspeed_forwards: int = 1, align: bool = True) -> Dict[str, Any]:
         def run():
             # The binding checks every argument (a ValueError naming it) before anything is read.
             return _scaleprof.trace_report(
@@ -229,12 +229,12 @@ class TraceAnalysis:
                 duration_ratio=duration_ratio, consecutive_kernel_delay_us=consecutive_kernel_delay,
                 include_last_step=self._include_last_step, sort_by=sort_by, threads=self._threads,
                 launch_top=launch_top, max_queue_length=max_queue_length, deepspeed_profile=deepspeed_profile,
-                deepspeed_forwards=deepspeed_forwards)
+                deepspeed_forwards=deepspeed_forwards, align=align)
 
         if deepspeed_profile is not None:
             return run()  # the profile file may change between calls: never cached
         key = (report, tuple(ranks) if ranks is not None else None, top, duration_ratio, consecutive_kernel_delay,
-               sort_by, launch_top, max_queue_length)
+               sort_by, launch_top, max_queue_length, align)
         try:
             hash(key)
         except TypeError:
@@ -651,25 +651,29 @@ class TraceAnalysis:
 
     # -- scaleprof's own ---------------------------------------------------------------------------
     def get_report(self, report: str, ranks: Optional[List[int]] = None, top: int = 10,
-                   sort_by: str = "self_cpu") -> Dict[str, Any]:
+                   sort_by: str = "self_cpu", *, align: bool = True) -> Dict[str, Any]:
         """Every table of `scaleprof trace REPORT` (summary, breakdown, kernels, idle, overlap, launch, ops,
         steps, collectives, stragglers, phases, decompose, memory, critical-path, counters, flops) as
-        {key: DataFrame}, with the CLI's JSON keys as column names (docs/trace-json.md). `ranks`: None for all."""
+        {key: DataFrame}, with the CLI's JSON keys as column names (docs/trace-json.md). `ranks`: None for all.
+        `align` False: collectives and stragglers on each host's raw clock (`--no-align`)."""
         tables = self._report(report, ranks=None if ranks is None else _ranks_list(ranks), top=top,
-                              sort_by=sort_by)["tables"]
+                              sort_by=sort_by, align=align)["tables"]
         return {key: _frame(cols, {c: c for c in cols}) for key, cols in tables.items()}
 
     def get_operator_table(self, ranks: Optional[List[int]] = None, sort_by: str = "self_cpu", top: int = 10):
         """The operator table per rank (`scaleprof trace ops`): the `top` operators by `sort_by`."""
         return self.get_report("ops", ranks=ranks, top=top, sort_by=sort_by)["operators"]
 
-    def get_collectives(self) -> Dict[str, Any]:
-        """Collectives matched across ranks, their waits and bandwidth (`scaleprof trace collectives`)."""
-        return self.get_report("collectives")
+    def get_collectives(self, *, align: bool = True) -> Dict[str, Any]:
+        """Collectives matched across ranks, their waits and bandwidth (`scaleprof trace collectives`), with
+        how each group was matched (`collective_matching`) and the hosts' clock offsets (`clocks`). `align`
+        False: every host on its raw clock (`--no-align`), the offsets still estimated."""
+        return self.get_report("collectives", align=align)
 
-    def get_stragglers(self) -> Dict[str, Any]:
-        """Which ranks arrive last at the collectives and what it costs (`scaleprof trace stragglers`)."""
-        return self.get_report("stragglers")
+    def get_stragglers(self, *, align: bool = True) -> Dict[str, Any]:
+        """Which ranks arrive last at the collectives and what it costs (`scaleprof trace stragglers`);
+        `align` as in get_collectives."""
+        return self.get_report("stragglers", align=align)
 
     def get_step_times(self) -> Dict[str, Any]:
         """ProfilerStep durations per rank and their spread (`scaleprof trace steps`)."""

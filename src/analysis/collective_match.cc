@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <span>
 #include <tuple>
 
 #include "analysis/all_to_all_cost.h"
+#include "analysis/distribution.h"
 #include "core/checked_sum.h"
 #include "core/time_bounds.h"
 
@@ -59,6 +61,20 @@ std::string_view match_status_name(MatchStatus s) {
   return "unmatched";
 }
 
+std::string_view match_method_name(MatchMethod m) {
+  switch (m) {
+    case MatchMethod::kNone:
+      return "";
+    case MatchMethod::kSeq:
+      return "seq";
+    case MatchMethod::kStepPosition:
+      return "step position";
+    case MatchMethod::kOrder:
+      return "order";
+  }
+  return "";
+}
+
 double busbw_factor(std::string_view type, int64_t n) {
   if (n <= 0) return 1.0;
   const double nd = static_cast<double>(n);
@@ -73,6 +89,7 @@ CollectiveAnalysis match_collectives(const std::vector<RankCollectives>& ranks, 
 
 CollectiveAnalysis match_collectives(const CollectiveRows& rows, const MatchOptions& options) {
   CollectiveAnalysis out;
+  out.aligned = options.align;
   const std::vector<CompactRank>& ranks = rows.ranks();
   std::set<int64_t> loaded;
   for (const CompactRank& r : ranks) {
@@ -192,6 +209,16 @@ CollectiveAnalysis match_collectives(const CollectiveRows& rows, const MatchOpti
       }
     }
     const size_t participants = g.calls.size();
+    const MatchMethod method = all_seq    ? MatchMethod::kSeq
+                               : all_step ? MatchMethod::kStepPosition
+                                          : MatchMethod::kOrder;
+    // Paired by order alone: right only if every rank's profiler window began at the same call.
+    const bool by_order_across_ranks = method == MatchMethod::kOrder && participants > 1;
+    GroupMatching summary;
+    summary.group = g.name;
+    summary.ranks = g.ranks_text;
+    summary.ranks_loaded = static_cast<int64_t>(participants);
+    summary.method = method;
     std::string order_problem;
     if (!all_seq && !all_step) {
       size_t lo = SIZE_MAX, hi = 0;
@@ -210,6 +237,7 @@ CollectiveAnalysis match_collectives(const CollectiveRows& rows, const MatchOpti
       const auto& [pos, entries] = *it;
       MatchedCollective m = row_from(entries);
       m.position = all_seq ? pos.first : position;
+      m.method = method;
       ++position;
       if (m.group_size < 0) m.group_size = expected;
       std::string problem = order_problem;
@@ -247,6 +275,12 @@ CollectiveAnalysis match_collectives(const CollectiveRows& rows, const MatchOpti
         m.locality = incomplete_locality;
       } else {
         m.status = MatchStatus::kMatched;
+      }
+      ++summary.calls;
+      if (m.status != MatchStatus::kUnmatched) {
+        ++summary.matched;
+        m.uncertain = by_order_across_ranks && m.ranks.size() > 1;
+        summary.uncertain |= m.uncertain;
       }
       // all-to-all(v): what each rank sends and receives.
       if (m.type == "alltoall") {
@@ -295,6 +329,7 @@ CollectiveAnalysis match_collectives(const CollectiveRows& rows, const MatchOpti
       }
       out.calls.push_back(std::move(m));
     }
+    out.groups.push_back(std::move(summary));
   }
 
   // Nodes and clock offsets.
@@ -317,28 +352,57 @@ CollectiveAnalysis match_collectives(const CollectiveRows& rows, const MatchOpti
   if (every_node_known && nodes.size() > 1 && !ranks.empty()) {
     const std::string reference = node_by_rank[ranks.front().rank];
     std::map<std::string, std::vector<int64_t>> diffs;
+    // Causal bounds: no rank ends one of these calls before the last rank has started it, so for ranks
+    // a of the reference host and b of another, end_a >= start_b - offset and end_b - offset >= start_a.
+    std::map<std::string, std::pair<int64_t, int64_t>> bounds;  // node -> (lowest, highest) offset
     for (const MatchedCollective& m : out.calls) {
       if (m.status == MatchStatus::kUnmatched || !completes_together(m.type)) continue;
-      std::map<std::string, int64_t> earliest_end;
+      struct Span {
+        int64_t first_end = INT64_MAX, last_start = INT64_MIN;
+      };
+      std::map<std::string, Span> per_node;
       for (const RankTiming& t : m.ranks) {
-        auto [it, inserted] = earliest_end.emplace(node_by_rank[t.rank], t.end_ns);
-        if (!inserted) it->second = std::min(it->second, t.end_ns);
+        Span& s = per_node[node_by_rank[t.rank]];
+        s.first_end = std::min(s.first_end, t.end_ns);
+        s.last_start = std::max(s.last_start, t.start_ns);
       }
-      auto ref = earliest_end.find(reference);
-      if (ref == earliest_end.end()) continue;
-      for (const auto& [node, end] : earliest_end) {
-        if (node != reference) diffs[node].push_back(end - ref->second);
+      auto ref = per_node.find(reference);
+      if (ref == per_node.end()) continue;
+      for (const auto& [node, span] : per_node) {
+        if (node == reference) continue;
+        diffs[node].push_back(span.first_end - ref->second.first_end);
+        const int64_t low = span.last_start - ref->second.first_end;
+        const int64_t high = span.first_end - ref->second.last_start;
+        auto [b, inserted] = bounds.emplace(node, std::pair{low, high});
+        if (!inserted) b->second = {std::max(b->second.first, low), std::min(b->second.second, high)};
       }
     }
     for (auto& [node, d] : diffs) {
-      nodes[node].samples = static_cast<int64_t>(d.size());
-      nodes[node].offset_ns = median(d);
+      HostClock& h = nodes[node];
+      h.samples = static_cast<int64_t>(d.size());
+      h.estimate_ns = median(d);
+      // The uncertainty: how much the per-call differences disagree (interquartile range), and the
+      // bounds causality sets. The median is kept inside them: an end-time pattern that is not
+      // simultaneous (gloo's ring ends rank after rank) must not shift a host past what is possible.
+      if (d.size() >= 2) {
+        std::sort(d.begin(), d.end());
+        // Differences of in-bounds times fit int64; the range between two of them may not (-1: unknown).
+        const double iqr = quantile_sorted(d, 0.75) - quantile_sorted(d, 0.25);
+        h.spread_ns = iqr < 0x1p62 ? std::llround(iqr) : -1;
+      }
+      const auto [low, high] = bounds[node];
+      h.lowest_ns = low;
+      h.highest_ns = high;
+      h.bounds_conflict = low > high;
+      if (!h.bounds_conflict) h.estimate_ns = std::clamp(h.estimate_ns, low, high);
+      h.offset_ns = options.align ? h.estimate_ns : 0;
     }
     // A shift that would move a time out of the bounds every input keeps (core/time_bounds.h) is not
     // made: the differences taken below (skew, wait, start from the earliest) could then wrap.
     for (const MatchedCollective& m : out.calls) {
       for (const RankTiming& t : m.ranks) {
         HostClock& h = nodes[node_by_rank[t.rank]];
+        if (h.offset_ns == 0) continue;
         if (!time_in_bounds(t.start_ns - h.offset_ns) || !time_in_bounds(t.end_ns - h.offset_ns)) {
           h.offset_ns = 0;
           h.unshifted = true;

@@ -4,7 +4,10 @@
 // group's ranks by their position in the group's sequence — `Seq` where every call carries it (and no
 // rank has one Seq twice), else
 // the k-th call of the group within the same ProfilerStep#N (each rank's profiler window may start at
-// a different call, the step numbers do not), else the k-th call in the trace. A position is matched
+// a different call, the step numbers do not), else the k-th call in the trace. The method is reported
+// per group (GroupMatching) and per call. Matched by order alone, the pairs are uncertain: nothing in
+// the traces says the ranks' profiler windows began at the same call, and if they did not, every pair
+// is off by the difference (with equal counts, types and sizes nothing shows it). A position is matched
 // only when every present rank has a call there of the same type and size; otherwise its calls are
 // reported as unmatched with the reason, never paired by guess. Calls with no process group (old
 // traces, NCCL kernels without metadata) and point-to-point calls (no peer in the trace) are never
@@ -22,8 +25,14 @@
 // never shifted. With several hosts (host_name in the traces, else --gpus-per-node), each host's
 // offset to the host of the lowest rank is the median, over matched all-reduce / all-gather /
 // reduce-scatter / all-to-all / barrier calls spanning both, of the difference between their
-// earliest end times (these collectives complete together on every rank); it is subtracted. The
-// alignment error reported is the median end spread of those calls after the shift. A shift that
+// earliest end times (these collectives complete together on every rank, nearly: NCCL's kernels do,
+// gloo's ring ends rank after rank), kept within the bounds causality sets — no rank ends such a call
+// before the last rank started it, so offset >= start_b − end_a and offset <= end_b − start_a for
+// every rank a of the reference host and b of the other, over every call. It is subtracted. Its
+// uncertainty: those bounds (the true offset lies within them), the spread of the per-call
+// differences (their interquartile range) and the number of calls (the evidence). With MatchOptions::align false
+// (--no-align) the offsets are estimated and reported the same way but not subtracted: every figure is then on each
+// host's raw clock. The alignment error reported is the median end spread of those calls after the shift. A shift that
 // would move a time out of the bounds every input keeps (core/time_bounds.h: 18 years before the
 // epoch to the year 2189) is not made, and the clocks table says so.
 //
@@ -42,10 +51,16 @@ namespace scaleprof::analysis {
 
 struct MatchOptions {
   int64_t gpus_per_node = 0;  // > 0: node = rank / gpus_per_node when the traces give no host names
+  bool align = true;          // false: host offsets estimated and reported, not subtracted (--no-align)
 };
 
 enum class MatchStatus : uint8_t { kMatched, kIncomplete, kUnmatched };
 std::string_view match_status_name(MatchStatus s);  // "matched", "incomplete", "unmatched"
+
+// How a group's calls were lined up across its ranks: by Seq, by the k-th call within the same
+// ProfilerStep#N, or by the k-th call in the trace; kNone for calls never matched (no group, p2p).
+enum class MatchMethod : uint8_t { kNone, kSeq, kStepPosition, kOrder };
+std::string_view match_method_name(MatchMethod m);  // "", "seq", "step position", "order"
 
 struct RankTiming {
   int64_t rank = 0;
@@ -64,6 +79,8 @@ struct MatchedCollective {
   int64_t bytes = -1;
   bool device = false;
   MatchStatus status = MatchStatus::kUnmatched;
+  MatchMethod method = MatchMethod::kNone;
+  bool uncertain = false;         // paired by order alone across ranks (see above)
   std::string reason;             // why incomplete or unmatched
   std::vector<RankTiming> ranks;  // present ranks, by rank
   int64_t latency_ns = -1;        // -1 when unmatched
@@ -89,15 +106,35 @@ struct MatchedCollective {
 struct HostClock {
   std::string node;  // host name or "node N"
   std::vector<int64_t> ranks;
-  int64_t offset_ns = 0;   // subtracted from this host's times
-  int64_t samples = 0;     // calls the offset was estimated from
-  bool unshifted = false;  // the offset would move times out of the input bounds: not applied (offset 0)
+  int64_t offset_ns = 0;    // subtracted from this host's times (0 when not applied)
+  int64_t estimate_ns = 0;  // the offset estimated (the median difference), applied or not
+  int64_t spread_ns = -1;   // interquartile range of the per-call differences; -1 under 2 calls
+  // The offsets causality allows (see above); meaningful when samples > 0. lowest > highest: the calls
+  // contradict each other (mismatched calls, or clocks that drifted during the trace): estimate not clamped.
+  int64_t lowest_ns = 0;
+  int64_t highest_ns = 0;
+  bool bounds_conflict = false;
+  int64_t samples = 0;     // calls the offset was estimated from (the evidence)
+  bool unshifted = false;  // the offset would move times out of the input bounds: not applied
+};
+
+// One row per process group: how its calls were matched.
+struct GroupMatching {
+  std::string group;
+  std::string ranks;         // the group's member list ("0-3"); "" unknown
+  int64_t ranks_loaded = 0;  // ranks of the group with calls in the traces
+  int64_t calls = 0;         // call positions (rows of the group)
+  int64_t matched = 0;       // of them matched or incomplete
+  MatchMethod method = MatchMethod::kNone;
+  bool uncertain = false;  // matched by order alone across two ranks or more
 };
 
 struct CollectiveAnalysis {
   std::vector<MatchedCollective> calls;  // by group, then position
+  std::vector<GroupMatching> groups;     // by group name, then member list
   std::vector<HostClock> clocks;         // one per node
   int64_t alignment_error_ns = -1;       // median end spread of completing collectives; -1 none
+  bool aligned = true;                   // offsets subtracted (MatchOptions::align)
   bool gpu = false;
 };
 

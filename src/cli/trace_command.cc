@@ -43,6 +43,7 @@ struct TraceOptions {
   bool quiet = false;
   bool full_names = false;
   bool wide = false;
+  bool no_align = false;  // collectives, stragglers, summary: --no-align
   unsigned threads = 0;
   engine::TraceReportOptions report;
   double consecutive_kernel_delay_us = 30.0;
@@ -185,6 +186,7 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
     return kExitUsage;
   }
   report_options.consecutive_kernel_delay_ns = std::llround(opt.consecutive_kernel_delay_us * 1000.0);
+  report_options.align_clocks = !opt.no_align;
   // trace flops: the peaks MFU is taken against.
   if (!opt.report.flops_device.empty() && analysis::find_device_peak(opt.report.flops_device) == nullptr) {
     std::string names;
@@ -289,6 +291,7 @@ struct MergeOptions {
   std::string format = "table";
   std::string output;
   bool wide = false;
+  bool no_align = false;
   int64_t gpus_per_node = 0;
 };
 
@@ -305,6 +308,7 @@ int run_merge(const MergeOptions& opt) {
   text_width(opt.output, opt.wide, false, &render);
   engine::TraceReportOptions options;
   options.gpus_per_node = opt.gpus_per_node;
+  options.align_clocks = !opt.no_align;
   const engine::PartialResults& m = merged.value();
   return emit(m.report == "collectives" ? report::collectives_tables(m.ranks, options)
                                         : report::stragglers_tables(m.ranks, options),
@@ -320,6 +324,8 @@ void setup_merge_command(CLI::App& trace, int* exit_code) {
   cmd->add_option("-o,--output", opt->output, "Write to FILE instead of standard output");
   cmd->add_option("--gpus-per-node", opt->gpus_per_node, "Ranks per node when the traces have no host name")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+  cmd->add_flag("--no-align", opt->no_align,
+                "Leave every host on its own clock (the offsets are still estimated and shown in the clocks table)");
   add_width_flags(cmd, &opt->wide, nullptr);
   cmd->callback([opt, exit_code] { *exit_code = run_merge(*opt); });
 }
@@ -518,6 +524,12 @@ void setup_trace_command(CLI::App& app, int* exit_code) {
     cmd->add_option("--gpus-per-node", opt->report.gpus_per_node,
                     "Collectives: ranks per node, for intra/inter-node and clocks when traces have no host name")
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+    if (std::string_view(sub.name) == "collectives" || std::string_view(sub.name) == "stragglers" ||
+        std::string_view(sub.name) == "summary") {
+      cmd->add_flag("--no-align", opt->no_align,
+                    "Collectives, stragglers: leave every host on its own clock (the offsets are still estimated "
+                    "and shown in the clocks table), to compare with the aligned figures");
+    }
     // Issue 23: counters.
     if (std::string_view(sub.name) == "counters" || std::string_view(sub.name) == "summary") {
       cmd->add_option("--max-queue-length", opt->report.max_queue_length,

@@ -50,6 +50,9 @@ struct TraceReportOptions {
   std::vector<std::string> only;
   // Node map for collectives when the traces carry no host names: node = rank / gpus_per_node.
   int64_t gpus_per_node = 0;
+  // Collectives, stragglers: subtract each host's estimated clock offset (false: --no-align, every
+  // cross-rank figure on the raw clocks, the offsets still estimated and shown).
+  bool align_clocks = true;
   // `trace memory` (issue 23): timeline buckets per device (analysis::MemoryOptions::points).
   int memory_points = 50;
   // `trace critical-path`: the windows (--step N, --annotation, --instance; HTA's annotation and

@@ -67,6 +67,8 @@ Table calls_table(const analysis::CollectiveAnalysis& a) {
                {"group_size", "Group size"},
                {"ranks", "Ranks seen"},
                {"status", "Status"},
+               {"match", "Matched by"},
+               {"uncertain", "Uncertain"},
                {"latency_us", "Latency (us)"},
                {"skew_us", "Skew (us)"},
                {"end_spread_us", "End spread (us)"},
@@ -77,14 +79,20 @@ Table calls_table(const analysis::CollectiveAnalysis& a) {
                {"reason", "Note"}};
   t.set_importance(Importance::kKey, {"group", "position"});
   t.set_importance(Importance::kUseful, {"step", "end_spread_us", "algbw_gbps", "reason"});
-  t.set_importance(Importance::kDetail, {"group_size", "ranks", "locality"});
+  t.set_importance(Importance::kDetail, {"group_size", "ranks", "locality", "match", "uncertain"});
+  bool uncertain = false;
   for (const auto& m : a.calls) {
+    uncertain |= m.uncertain;
     t.add_row({m.group.empty() ? Cell::null() : Cell(m.group), m.position, int_or_null(m.step), m.type,
                int_or_null(m.bytes), int_or_null(m.group_size), static_cast<int64_t>(m.ranks.size()),
-               std::string(analysis::match_status_name(m.status)), ns_or_null(m.latency_ns), ns_or_null(m.skew_ns),
+               std::string(analysis::match_status_name(m.status)),
+               m.method == analysis::MatchMethod::kNone ? Cell::null() : Cell(analysis::match_method_name(m.method)),
+               m.uncertain ? "true" : "false", ns_or_null(m.latency_ns), ns_or_null(m.skew_ns),
                ns_or_null(m.end_spread_ns), int_or_null(m.last_rank), gbps_cell(m.algbw_gbps), gbps_cell(m.busbw_gbps),
                m.locality.empty() ? Cell::null() : Cell(m.locality), m.reason.empty() ? Cell::null() : Cell(m.reason)});
   }
+  if (uncertain) t.title += "; uncertain: matched by order alone (see collective_matching)";
+  if (!a.aligned) t.title += "; --no-align: times on each host's raw clock";
   return t;
 }
 
@@ -274,27 +282,76 @@ Table alltoall_sums_table(const std::vector<analysis::AlltoallSum>& sums, bool b
 
 Table clocks_table(const analysis::CollectiveAnalysis& a) {
   Table t;
-  t.title = "Clocks: nodes, offsets subtracted, alignment error (median end spread of all-reduce-like calls)";
+  t.title = fmt::format(
+      "Clocks: {}; lowest/highest = the offsets causality allows, spread = IQR of the per-call differences over "
+      "the calls used; alignment error = median end spread of all-reduce-like calls{}",
+      a.aligned ? "offsets subtracted" : "--no-align: offsets estimated, not subtracted",
+      a.aligned ? "" : " on the raw clocks");
   t.columns = {{"node", "Node"},
                {"ranks", "Ranks"},
                {"offset_us", "Offset (us)"},
+               {"offset_lowest_us", "Lowest (us)"},
+               {"offset_highest_us", "Highest (us)"},
+               {"spread_us", "Spread (us)"},
                {"samples", "Calls used"},
+               {"applied", "Applied"},
                {"alignment_error_us", "Alignment error (us)"}};
   t.set_importance(Importance::kKey, {"node"});
-  t.set_importance(Importance::kUseful, {"samples"});
+  t.set_importance(Importance::kUseful, {"spread_us", "samples"});
+  t.set_importance(Importance::kDetail, {"offset_lowest_us", "offset_highest_us", "applied"});
   for (const auto& h : a.clocks) {
-    t.add_row({h.node, static_cast<int64_t>(h.ranks.size()), us_cell(h.offset_ns), h.samples,
+    const bool bounded = h.samples > 0;
+    t.add_row({h.node, static_cast<int64_t>(h.ranks.size()), us_cell(h.estimate_ns),
+               bounded ? us_cell(h.lowest_ns) : Cell::null(), bounded ? us_cell(h.highest_ns) : Cell::null(),
+               ns_or_null(h.spread_ns), h.samples, a.aligned && !h.unshifted ? "true" : "false",
                ns_or_null(a.alignment_error_ns)});
   }
   if (a.clocks.empty()) {
-    t.add_row({Cell::null(), Cell::null(), Cell::null(), Cell::null(), ns_or_null(a.alignment_error_ns)});
+    t.add_row({Cell::null(), Cell::null(), Cell::null(), Cell::null(), Cell::null(), Cell::null(), Cell::null(),
+               Cell::null(), ns_or_null(a.alignment_error_ns)});
   }
   for (const auto& h : a.clocks) {
     if (h.unshifted) {
       t.title += fmt::format("; {} not shifted: its offset would move times out of the input bounds", h.node);
     }
+    if (h.samples > 0 && h.bounds_conflict) {
+      t.title += fmt::format(
+          "; {}: the calls allow no offset (lowest > highest: calls mismatched, or the clocks "
+          "drifted during the trace)",
+          h.node);
+    }
   }
   return t;
+}
+
+// How each process group's calls were lined up across its ranks, and whether the pairs are certain.
+Table matching_table(const analysis::CollectiveAnalysis& a) {
+  Table t;
+  t.title =
+      "Matching per process group (seq: by Seq; step position: k-th call in the same ProfilerStep; order: "
+      "k-th call in the trace)";
+  t.columns = {{"group", "Group"},     {"ranks", "Ranks"},       {"ranks_loaded", "Ranks loaded"}, {"calls", "Calls"},
+               {"matched", "Matched"}, {"method", "Matched by"}, {"uncertain", "Uncertain"},       {"note", "Note"}};
+  t.set_importance(Importance::kKey, {"group", "method"});
+  t.set_importance(Importance::kUseful, {"uncertain", "note"});
+  t.set_importance(Importance::kDetail, {"ranks", "ranks_loaded"});
+  for (const auto& g : a.groups) {
+    const std::string note =
+        g.uncertain ? "matched by order alone: no Seq or ProfilerStep number ties the ranks' calls together; if "
+                      "their profiler windows began at different calls, every pair is off by that many calls"
+                    : std::string();
+    t.add_row({g.group.empty() ? Cell::null() : Cell(g.group), g.ranks.empty() ? Cell::null() : Cell(g.ranks),
+               g.ranks_loaded, g.calls, g.matched, std::string(analysis::match_method_name(g.method)),
+               g.uncertain ? "true" : "false", note.empty() ? Cell::null() : Cell(note)});
+  }
+  return t;
+}
+
+TraceReport matching_and_clocks_tables(const analysis::CollectiveAnalysis& a) {
+  TraceReport report;
+  report.add("collective_matching", matching_table(a));
+  report.add("clocks", clocks_table(a));
+  return report;
 }
 
 }  // namespace
@@ -321,6 +378,7 @@ TraceReport collectives_tables(const std::shared_ptr<const analysis::CollectiveA
   report.add("alltoall_peers", alltoall_peers_table(a));
   report.add("alltoall_steps", alltoall_sums_table(costs.by_step, true));
   report.add("alltoall_annotations", alltoall_sums_table(costs.by_annotation, false));
+  report.add("collective_matching", matching_table(a));
   report.add("clocks", clocks_table(a));
   return report;
 }
@@ -329,6 +387,7 @@ TraceReport collective_tables(analysis::CollectiveRows rows, const engine::Repor
                               const engine::TraceReportOptions& options) {
   analysis::MatchOptions match;
   match.gpus_per_node = options.gpus_per_node;
+  match.align = options.align_clocks;
   std::shared_ptr<const analysis::CollectiveAnalysis> matched =
       std::make_shared<const analysis::CollectiveAnalysis>(analysis::match_collectives(rows, match));
   analysis::StragglerAnalysis stragglers;
@@ -336,11 +395,15 @@ TraceReport collective_tables(analysis::CollectiveRows rows, const engine::Repor
   rows = {};
   TraceReport report;
   if (sections.collectives) report = collectives_tables(matched);
+  // `trace stragglers` alone: how its calls were matched and its clocks aligned, as collectives says.
+  TraceReport context;
+  if (sections.stragglers && !sections.collectives) context = matching_and_clocks_tables(*matched);
   matched.reset();
-  if (sections.stragglers) {
-    TraceReport more = stragglers_tables(std::move(stragglers));
+  auto append_all = [&report](TraceReport more) {
     for (size_t i = 0; i < more.tables.size(); ++i) report.add(std::move(more.keys[i]), std::move(more.tables[i]));
-  }
+  };
+  if (sections.stragglers) append_all(stragglers_tables(std::move(stragglers)));
+  append_all(std::move(context));
   return report;
 }
 

@@ -3,7 +3,9 @@
 
 Every step all-reduces float32 tensors of the sizes given in --sizes (elements), then all-gathers and
 broadcasts the first one. With --sleep-rank R --sleep-ms S, rank R sleeps S ms before every collective,
-so it arrives last at each one by about S ms: a straggler of known lag.
+so it arrives last at each one by about S ms: a straggler of known lag. With --late-rank R, rank R's
+profiler window starts one step later than the others' (its schedule waits one step): every rank
+runs one more step, the others record steps 1 to STEPS-1 and rank R steps 2 to STEPS.
 """
 import argparse
 import os
@@ -21,6 +23,7 @@ def main():
     parser.add_argument("--sizes", default="1024,262144")
     parser.add_argument("--sleep-rank", type=int, default=-1)
     parser.add_argument("--sleep-ms", type=float, default=0.0)
+    parser.add_argument("--late-rank", type=int, default=-1)
     args = parser.parse_args()
 
     dist.init_process_group("gloo")
@@ -34,9 +37,14 @@ def main():
         if rank == args.sleep_rank:
             time.sleep(args.sleep_ms / 1000.0)
 
-    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=1, active=args.steps - 1),
+    steps = args.steps
+    when = schedule(wait=0, warmup=1, active=args.steps - 1)
+    if args.late_rank >= 0:
+        steps += 1  # room for the late rank's window; repeat=1: the others record one window only
+        when = schedule(wait=1 if rank == args.late_rank else 0, warmup=1, active=args.steps - 1, repeat=1)
+    with profile(activities=[ProfilerActivity.CPU], schedule=when,
                  on_trace_ready=tensorboard_trace_handler(args.trace_dir), record_shapes=True) as prof:
-        for _ in range(args.steps):
+        for _ in range(steps):
             for t in tensors:
                 before_collective()
                 dist.all_reduce(t)
