@@ -20,7 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string gzip(const std::string& text) {
+std::string reader_test_gzip(const std::string& text) {
   z_stream zs{};
   deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
   std::string out(deflateBound(&zs, text.size()) + 32, '\0');
@@ -144,7 +144,7 @@ TEST(NumberParse, Integers) {
 
 TEST(KinetoReader, ReadsModernTraceExactly) {
   TempDir dir;
-  auto r = read_kineto_trace(dir.write("rank0.json.gz", gzip(modern_trace(1))));
+  auto r = read_kineto_trace(dir.write("rank0.json.gz", reader_test_gzip(modern_trace(1))));
   ASSERT_TRUE(r.ok()) << r.error().message;
   const RankTrace& t = r.value();
   EXPECT_EQ(t.rank, 1);
@@ -444,7 +444,7 @@ std::string with_event(const std::string& event) {
 }
 
 TEST(KinetoReader, BadInputGivesOneLineErrorWithOffset) {
-  std::string good = gzip(modern_trace());
+  std::string good = reader_test_gzip(modern_trace());
   std::vector<BadInput> cases = {
       {"empty.json", "", "empty file"},
       {"spaces.json", "   \n", "empty file"},
@@ -727,7 +727,7 @@ TEST(TraceSet, DuplicateRanksNameBothFiles) {
 TEST(TraceSet, OneBadRankAmongGoodOnesIsPartial) {
   TempDir dir;
   dir.write("rank0.json", modern_trace(0));
-  dir.write("rank1.json.gz", gzip(modern_trace(1)).substr(0, 300));
+  dir.write("rank1.json.gz", reader_test_gzip(modern_trace(1)).substr(0, 300));
   dir.write("rank2.json", modern_trace(2));
   dir.write("notes.txt", "not a trace");
   auto set = load_traces({dir.path()});
@@ -743,7 +743,7 @@ TEST(TraceSet, OneBadRankAmongGoodOnesIsPartial) {
 TEST(TraceSet, ProgressCountsBytesThroughEachFile) {
   TempDir dir;
   dir.write("rank0.json", modern_trace(0));
-  dir.write("rank1.json.gz", gzip(modern_trace(1)));
+  dir.write("rank1.json.gz", reader_test_gzip(modern_trace(1)));
   uint64_t expected_total = 0;
   for (const auto& entry : fs::directory_iterator(dir.path())) expected_total += entry.file_size();
   LoadOptions options;
