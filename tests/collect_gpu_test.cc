@@ -10,11 +10,13 @@
 #include "collect/gpu_monitor.h"
 #include "collect/rank_recorder.h"
 #include "collect_test_util.h"
+#include "core/clock_event_reasons.h"
 #include "importers/run_reader.h"
 
 namespace scaleprof::collect {
 namespace {
 
+using testing::read_file;
 using testing::TempDir;
 
 // The fake reads its script at nvmlInit_v2 from the process environment.
@@ -67,6 +69,9 @@ Sampled sample_for(const FakeNvml& fake, std::chrono::milliseconds duration, std
     s.power_w = std::stod(row[3]);
     s.memory_used_bytes = std::stoll(row[4]);
     if (!row[5].empty()) s.energy_j = std::stod(row[5]);
+    if (!row[6].empty()) s.sm_clock_mhz = std::stoll(row[6]);
+    s.throttle_reasons = parse_clock_event_reasons(row[7]);
+    EXPECT_EQ(row[7].empty(), !s.throttle_reasons.has_value()) << row[7];
     out.csv.push_back(s);
   }
   return out;
@@ -124,6 +129,55 @@ TEST(GpuMonitor, UtilizationAverageAndTrapezoidEnergyToTheJoule) {
   ASSERT_EQ(from_csv.size(), 2u);
   EXPECT_NEAR(*from_csv[0].energy_j, *s.live[0].energy_j, 0.01);
   EXPECT_NEAR(*from_csv[0].mean_utilization_pct, expected_util, 1e-9);
+}
+
+TEST(GpuMonitor, SmClockAndThrottleReasonsFollowTheScriptedDrop) {
+  // GPU 0 runs at 1980 MHz except from 0.4 s to 0.8 s after nvmlInit, at 990 MHz under a software power
+  // cap; GPU 1 answers NOT_SUPPORTED to both calls (its columns stay empty).
+  FakeNvml fake("devices=2\nsm_clock_mhz.0=1980\nclock_drop.0=0.4-0.8:990\nclock_drop_reasons.0=0xc\n");
+  Sampled s = sample_for(fake, std::chrono::milliseconds(1100));
+  auto d0 = of_device(s.csv, 0);
+  auto d1 = of_device(s.csv, 1);
+  ASSERT_GT(d0.size(), 50u);
+  int64_t dropped = 0;
+  int64_t full = 0;
+  for (const GpuSample& g : d0) {
+    ASSERT_TRUE(g.sm_clock_mhz && g.throttle_reasons);
+    if (*g.sm_clock_mhz == 990) {
+      ++dropped;
+      EXPECT_EQ(*g.throttle_reasons, kClockReasonSwPowerCap | kClockReasonHwSlowdown);
+    } else {
+      ++full;
+      EXPECT_EQ(*g.sm_clock_mhz, 1980);
+      EXPECT_EQ(*g.throttle_reasons, 0u);
+    }
+  }
+  // 0.4 s of a 1.1 s run at 10 ms: about 40 samples; a loaded machine takes fewer, never more.
+  EXPECT_GE(dropped, 15);
+  EXPECT_LE(dropped, 42);
+  EXPECT_GT(full, 20);
+  for (const GpuSample& g : d1) {
+    EXPECT_FALSE(g.sm_clock_mhz.has_value());
+    EXPECT_FALSE(g.throttle_reasons.has_value());
+  }
+  // The text in gpu.csv is the readable list, and reads back to the mask.
+  const std::string text = read_file(fake.dir().file("gpu.csv"));
+  EXPECT_NE(text.find(",990,sw_power_cap|hw_slowdown\n"), std::string::npos);
+  EXPECT_NE(text.find(",1980,none\n"), std::string::npos);
+  EXPECT_EQ(text.substr(0, text.find('\n')), kGpuHeader);
+}
+
+TEST(ClockEventReasons, TextRoundTripsEveryMask) {
+  EXPECT_EQ(clock_event_reasons_text(0), "none");
+  EXPECT_EQ(clock_event_reasons_text(0x4), "sw_power_cap");
+  EXPECT_EQ(clock_event_reasons_text(0x4 | 0x40 | 0x4000), "sw_power_cap|hw_thermal_slowdown|0x4000");
+  for (uint64_t mask : {uint64_t{0}, uint64_t{0x1ff}, uint64_t{0x8}, uint64_t{0x10004}, ~uint64_t{0}}) {
+    EXPECT_EQ(parse_clock_event_reasons(clock_event_reasons_text(mask)), mask);
+  }
+  EXPECT_FALSE(parse_clock_event_reasons("").has_value());
+  EXPECT_FALSE(parse_clock_event_reasons("sw_power_cap|nonsense").has_value());
+  EXPECT_FALSE(parse_clock_event_reasons("0x").has_value());
+  EXPECT_FALSE(parse_clock_event_reasons("sw_power_cap|").has_value());
 }
 
 TEST(GpuMonitor, EnergyCounterIsPreferredWhenTheDriverHasOne) {

@@ -54,6 +54,29 @@ TEST(ReadCsv, AByteOrderMarkIsAccepted) {
   EXPECT_DOUBLE_EQ(run.value().ranks[0].epochs[1].duration_s, 2.5);
   ASSERT_EQ(run.value().ranks[0].gpu.size(), 1u);
   EXPECT_DOUBLE_EQ(*run.value().ranks[0].gpu[0].utilization_pct, 50.0);
+  // A file from before the clock columns (issue 33): read, the clock and reasons unknown.
+  EXPECT_FALSE(run.value().ranks[0].gpu[0].sm_clock_mhz.has_value());
+  EXPECT_FALSE(run.value().ranks[0].gpu[0].throttle_reasons.has_value());
+}
+
+TEST(ReadCsv, GpuClockColumnsAreReadAndABadReasonIsUnknown) {
+  TempDir dir("clock");
+  dir.write("e/r/rank-00000/rank.json", "{\"rank\": 0, \"world_size\": 1, \"status\": \"completed\"}\n");
+  dir.write("e/r/rank-00000/gpu.csv", std::string(kGpuHeader) +
+                                          "\n1,0,50,100,,,1980,none\n2,0,50,100,,,990,sw_power_cap|hw_slowdown\n"
+                                          "3,0,50,100,,,,\n4,0,50,100,,,1410,melted\n");
+  auto run = importers::read_run(dir.file("e/r"));
+  ASSERT_TRUE(run.ok());
+  const auto& gpu = run.value().ranks[0].gpu;
+  ASSERT_EQ(gpu.size(), 4u);
+  EXPECT_EQ(gpu[0].sm_clock_mhz, 1980);
+  EXPECT_EQ(gpu[0].throttle_reasons, uint64_t{0});
+  EXPECT_EQ(gpu[1].sm_clock_mhz, 990);
+  EXPECT_EQ(gpu[1].throttle_reasons, uint64_t{0xc});
+  EXPECT_FALSE(gpu[2].sm_clock_mhz.has_value());
+  EXPECT_FALSE(gpu[2].throttle_reasons.has_value());
+  EXPECT_EQ(gpu[3].sm_clock_mhz, 1410);
+  EXPECT_FALSE(gpu[3].throttle_reasons.has_value());
 }
 
 TEST(ReadCsv, WrongFieldCountIsSkippedAndUnknownColumnsKept) {

@@ -282,9 +282,10 @@ TEST_F(SyncFiles, PlanOfARecordedRun) {
     write(rank / "epochs.csv", std::string(collect::kEpochsHeader) +
                                    "\n0,1763767200000000000,1763767260500000000,60.5,100\n"
                                    "1,1763767260500000000,1763767300500000000,40.000000001,\n");
-    write(rank / "gpu.csv", std::string(collect::kGpuHeader) +
-                                "\n1763767200000000000,0,50.0,100.000,1000,\n1763767201000000000,0,70.0,200.000,1000,\n"
-                                "1763767201000000000,1,10.0,,,\n");
+    write(rank / "gpu.csv",
+          std::string(collect::kGpuHeader) +
+              "\n1763767200000000000,0,50.0,100.000,1000,,,\n1763767201000000000,0,70.0,200.000,1000,,,\n"
+              "1763767201000000000,1,10.0,,,,,\n");
   }
   auto data = importers::read_run(run.string());
   ASSERT_TRUE(data) << data.error().message;

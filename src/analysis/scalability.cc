@@ -251,6 +251,13 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
         outside_sum += e.seconds - e.steps_seconds;
         outside_known = outside_known && !std::isnan(e.steps_seconds);
       }
+      for (StragglerCause& c : straggler_causes(r.rank_activity)) {
+        std::string source;
+        for (const tables::RankActivity& a : r.rank_activity) {
+          if (a.rank == c.rank) source = a.gpu_source;
+        }
+        out.straggler_causes.push_back({g.series, g.workers, r.name, std::move(source), std::move(c)});
+      }
       // GPU data
       double run_energy = 0;
       bool run_has_energy = false;

@@ -14,6 +14,7 @@
 
 #include "analysis/scaling.h"
 #include "analysis/scaling_loss.h"
+#include "analysis/straggler_causes.h"
 #include "analysis/throughput.h"
 #include "analysis/whatif_gains.h"
 #include "tables/run_data.h"
@@ -118,6 +119,15 @@ struct SeriesResult {
   const ScaleLoss& largest_loss() const { return losses.back(); }
 };
 
+// A rank's slow steps and what its GPU did in them (straggler_causes.h), in one run of a scale.
+struct StragglerCauseRow {
+  std::string series;
+  int64_t workers = 0;
+  std::string run;
+  std::string gpu_source;  // which samples were the rank's ("rank-00001/gpu.csv gpu 0")
+  StragglerCause cause;
+};
+
 // One --what-if at one scale of a series.
 struct WhatIfRow {
   std::string series;
@@ -133,13 +143,14 @@ struct ScalabilityAnalysis {
   std::vector<BestAtScale> best;
   std::vector<SeriesThroughput> throughput;  // per series with samples: weak or strong scaling
   std::vector<GpuDeviceRow> devices;
-  std::vector<WhatIfRow> what_ifs;           // per --what-if, series and scale with profiled steps
-  std::vector<std::string> warnings;         // reader warnings plus the report's own ("No GPU data found", ...)
-  std::vector<std::string> errors;           // reader errors (file:line), and configurations that failed
-  bool any_failed_run = false;               // some run failed (left out, or its configuration FAILED)
-  bool any_failed_group = false;             // some configuration failed (every run of it)
-  std::vector<const RunData*> runs;          // every run read, in reading order
-  std::vector<std::string> run_epochs_note;  // per run: epochs read/used (parallel to runs)
+  std::vector<WhatIfRow> what_ifs;                  // per --what-if, series and scale with profiled steps
+  std::vector<StragglerCauseRow> straggler_causes;  // per run used, its ranks with slow steps
+  std::vector<std::string> warnings;                // reader warnings plus the report's own ("No GPU data found", ...)
+  std::vector<std::string> errors;                  // reader errors (file:line), and configurations that failed
+  bool any_failed_run = false;                      // some run failed (left out, or its configuration FAILED)
+  bool any_failed_group = false;                    // some configuration failed (every run of it)
+  std::vector<const RunData*> runs;                 // every run read, in reading order
+  std::vector<std::string> run_epochs_note;         // per run: epochs read/used (parallel to runs)
   std::vector<int64_t> run_epochs_used;
 };
 

@@ -20,6 +20,8 @@ struct GpuReading {
   std::optional<double> power_w;
   std::optional<int64_t> memory_used_bytes;
   std::optional<double> energy_counter_j;  // the driver's cumulative energy, absolute
+  std::optional<int64_t> sm_clock_mhz;
+  std::optional<uint64_t> throttle_reasons;  // NVML's clock event reasons mask (core/clock_event_reasons.h)
 };
 
 class GpuLibrary {

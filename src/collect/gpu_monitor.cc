@@ -91,6 +91,8 @@ void GpuMonitor::sample_once() {
     s.utilization_pct = r.utilization_pct;
     s.power_w = r.power_w;
     s.memory_used_bytes = r.memory_used_bytes;
+    s.sm_clock_mhz = r.sm_clock_mhz;
+    s.throttle_reasons = r.throttle_reasons;
     if (r.energy_counter_j) {
       if (!first_counter_j_[slot]) first_counter_j_[slot] = r.energy_counter_j;
       s.energy_j = *r.energy_counter_j - *first_counter_j_[slot];

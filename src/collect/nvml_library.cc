@@ -36,6 +36,9 @@ using UtilizationFn = Return (*)(Device, Utilization*);
 using PowerFn = Return (*)(Device, unsigned int*);
 using MemoryFn = Return (*)(Device, Memory*);
 using EnergyFn = Return (*)(Device, unsigned long long*);
+using ClockInfoFn = Return (*)(Device, int, unsigned int*);  // nvmlClockType_t is a C enum
+using ClockReasonsFn = Return (*)(Device, unsigned long long*);
+constexpr int kClockSm = 1;  // NVML_CLOCK_SM
 using ErrorStringFn = const char* (*)(Return);
 
 }  // namespace nvml
@@ -61,6 +64,13 @@ class NvmlLibrary final : public GpuLibrary {
     memory_ = lib_.function<nvml::MemoryFn>("nvmlDeviceGetMemoryInfo");
     energy_ = lib_.function<nvml::EnergyFn>("nvmlDeviceGetTotalEnergyConsumption");
     error_string_ = lib_.function<nvml::ErrorStringFn>("nvmlErrorString");
+    clock_info_ = lib_.function<nvml::ClockInfoFn>("nvmlDeviceGetClockInfo");
+    // Renamed in NVML 12.2 (R535); drivers before it have only the "throttle" name, later ones keep it
+    // as a deprecated alias, and either may be absent.
+    clock_reasons_ = lib_.function<nvml::ClockReasonsFn>("nvmlDeviceGetCurrentClocksEventReasons");
+    if (clock_reasons_ == nullptr) {
+      clock_reasons_ = lib_.function<nvml::ClockReasonsFn>("nvmlDeviceGetCurrentClocksThrottleReasons");
+    }
     if (init == nullptr || shutdown_ == nullptr || count == nullptr || by_index == nullptr) {
       return Error{
           fmt::format("{}: not an NVML library (nvmlInit_v2, nvmlShutdown, nvmlDeviceGetCount_v2 or "
@@ -77,6 +87,8 @@ class NvmlLibrary final : public GpuLibrary {
     }
     devices_.resize(n);
     has_energy_.assign(n, energy_ != nullptr);
+    has_clock_.assign(n, clock_info_ != nullptr);
+    has_reasons_.assign(n, clock_reasons_ != nullptr);
     for (unsigned int i = 0; i < n; ++i) {
       if (nvml::Return r = by_index(i, &devices_[i]); r != nvml::kSuccess) {
         return Error{fmt::format("{}: no handle for GPU {}: {}", lib_.path(), i, describe(r))};
@@ -120,6 +132,24 @@ class NvmlLibrary final : public GpuLibrary {
         has_energy_[device] = false;
       }
     }
+    // A device that answers NOT_SUPPORTED (or anything else) once is not asked again: sampling stays
+    // cheap, and the column stays empty for it.
+    if (has_clock_[device]) {
+      unsigned int mhz = 0;
+      if (clock_info_(d, nvml::kClockSm, &mhz) == nvml::kSuccess) {
+        out.sm_clock_mhz = mhz;
+      } else {
+        has_clock_[device] = false;
+      }
+    }
+    if (has_reasons_[device]) {
+      unsigned long long mask = 0;
+      if (clock_reasons_(d, &mask) == nvml::kSuccess) {
+        out.throttle_reasons = mask;
+      } else {
+        has_reasons_[device] = false;
+      }
+    }
     return out;
   }
 
@@ -139,8 +169,12 @@ class NvmlLibrary final : public GpuLibrary {
   nvml::MemoryFn memory_ = nullptr;
   nvml::EnergyFn energy_ = nullptr;
   nvml::ErrorStringFn error_string_ = nullptr;
+  nvml::ClockInfoFn clock_info_ = nullptr;
+  nvml::ClockReasonsFn clock_reasons_ = nullptr;
   std::vector<nvml::Device> devices_;
   std::vector<bool> has_energy_;
+  std::vector<bool> has_clock_;
+  std::vector<bool> has_reasons_;
 };
 
 }  // namespace

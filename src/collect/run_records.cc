@@ -4,6 +4,7 @@
 
 #include <iterator>
 
+#include "core/clock_event_reasons.h"
 #include "core/json_string.h"
 
 namespace scaleprof::collect {
@@ -85,6 +86,10 @@ void append_csv_line(std::string* out, const GpuSample& s) {
   if (s.memory_used_bytes) it = fmt::format_to(it, "{}", *s.memory_used_bytes);
   *it++ = ',';
   if (s.energy_j) it = fmt::format_to(it, "{:.3f}", *s.energy_j);
+  *it++ = ',';
+  if (s.sm_clock_mhz) it = fmt::format_to(it, "{}", *s.sm_clock_mhz);
+  *it++ = ',';
+  if (s.throttle_reasons) append_clock_event_reasons(out, *s.throttle_reasons);
   *it++ = '\n';
 }
 

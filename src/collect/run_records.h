@@ -25,7 +25,8 @@ inline constexpr const char* kDefaultRoot = "scalability-metrics";
 
 inline constexpr const char* kEpochsHeader = "epoch,start_unix_ns,end_unix_ns,duration_s,samples";
 inline constexpr const char* kStepsHeader = "epoch,step,start_unix_ns,duration_s,samples";
-inline constexpr const char* kGpuHeader = "time_unix_ns,device,utilization_pct,power_w,memory_used_bytes,energy_j";
+inline constexpr const char* kGpuHeader =
+    "time_unix_ns,device,utilization_pct,power_w,memory_used_bytes,energy_j,sm_clock_mhz,throttle_reasons";
 
 // Status strings of run.json and rank.json.
 inline constexpr const char* kStatusRunning = "running";
@@ -138,7 +139,11 @@ struct GpuSample {
   std::optional<double> power_w;
   std::optional<int64_t> memory_used_bytes;
   std::optional<double> energy_j;  // driver counter relative to the device's first sample
-  int64_t line = 0;                // 1-based line in the file it was read from, for messages (0: not read)
+  // The SM clock and NVML's clock event ("throttle") reasons mask (core/clock_event_reasons.h);
+  // written as a readable list. Unknown where the driver has no such call (ROCm SMI, old NVML).
+  std::optional<int64_t> sm_clock_mhz;
+  std::optional<uint64_t> throttle_reasons;
+  int64_t line = 0;  // 1-based line in the file it was read from, for messages (0: not read)
 };
 
 // One CSV line (with its '\n') per record, exactly as the writers append them.

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 
+#include "core/number_text.h"
 #include "importers/run_data_sink.h"
 #include "importers/run_reader.h"
 #include "importers/value_checks.h"
@@ -33,6 +34,62 @@ std::map<int64_t, double> steps_seconds_per_epoch(const RankData& rank) {
   }
   for (int64_t e : broken) sums.erase(e);
   return sums;
+}
+
+// The device of `samples` that is the rank's: the only one, else the one at the rank's local rank
+// among them, the convention of torch's cuda:LOCAL_RANK and of the rank GPU monitor
+// (collect/gpu_monitor.h choose_devices). With the node file, a rank whose visible devices are driver
+// indices takes its local rank's entry of them. -1 when there are no samples.
+int64_t straggler_rank_device(const std::vector<collect::GpuSample>& samples, const RankData& rank) {
+  std::set<int64_t> devices;
+  for (const collect::GpuSample& g : samples) devices.insert(g.device);
+  if (devices.empty()) return -1;
+  if (devices.size() == 1) return *devices.begin();
+  const int64_t local = rank.info && rank.info->local_rank ? std::max<int64_t>(*rank.info->local_rank, 0) : 0;
+  if (rank.info && !rank.info->devices.empty()) {
+    const std::string& id = rank.info->devices[static_cast<size_t>(local) % rank.info->devices.size()];
+    if (auto index = parse_int64(id); index && devices.count(*index) > 0) return *index;
+  }
+  auto it = devices.begin();
+  std::advance(it, static_cast<long>(static_cast<size_t>(local) % devices.size()));
+  return *it;
+}
+
+// One rank's steps and its GPU's samples (from its own gpu.csv, else its host's node file).
+tables::RankActivity straggler_rank_activity(const RankData& rank, const std::vector<NodeData>& nodes) {
+  tables::RankActivity a;
+  a.rank = rank.rank;
+  for (const collect::StepRecord& s : rank.steps) {
+    if (std::isnan(s.duration_s) || s.duration_s < 0 || s.start_unix_ns <= 0 || s.duration_s > 1e6) continue;
+    a.steps.push_back({s.epoch, s.step, s.start_unix_ns, s.start_unix_ns + static_cast<int64_t>(s.duration_s * 1e9)});
+  }
+  const std::vector<collect::GpuSample>* samples = &rank.gpu;
+  std::string source = fs::path(rank.dir).filename().string() + "/gpu.csv";
+  if (samples->empty() && rank.info) {
+    for (const NodeData& n : nodes) {
+      if (n.host == rank.info->host && !n.gpu.empty()) {
+        samples = &n.gpu;
+        source = fs::path(n.dir).filename().string() + "/gpu.csv";
+      }
+    }
+  }
+  const int64_t device = straggler_rank_device(*samples, rank);
+  if (device < 0) return a;
+  a.gpu_source = fmt::format("{} gpu {}", source, device);
+  for (const collect::GpuSample& g : *samples) {
+    if (g.device != device) continue;
+    tables::ClockSample c;
+    c.time_ns = g.time_unix_ns;
+    if (g.sm_clock_mhz && *g.sm_clock_mhz > 0 && *g.sm_clock_mhz < 100000) {
+      c.sm_clock_mhz = static_cast<double>(*g.sm_clock_mhz);
+    }
+    c.power_w = g.power_w.value_or(tables::kNaN);
+    c.throttle_reasons = g.throttle_reasons;
+    a.gpu.push_back(c);
+  }
+  std::stable_sort(a.gpu.begin(), a.gpu.end(),
+                   [](const tables::ClockSample& x, const tables::ClockSample& y) { return x.time_ns < y.time_ns; });
+  return a;
 }
 
 // The samples of one epoch summed over the ranks that gave them (throughput, analysis/throughput.h).
@@ -188,6 +245,9 @@ class ScaleprofRunReader : RunDataReader {
       for (const RankData& r : in.ranks) {
         add_gpu_series(r.gpu, r.dir + "/gpu.csv", fs::path(r.dir).filename().string(), &run);
       }
+    }
+    for (const RankData& r : in.ranks) {
+      if (!r.steps.empty()) run.rank_activity.push_back(straggler_rank_activity(r, in.nodes));
     }
     if (run.strategy.empty()) {
       run.strategy = "unknown";

@@ -14,6 +14,7 @@
 
 #include "collect/run_file.h"
 #include "core/checked_sum.h"
+#include "core/clock_event_reasons.h"
 #include "core/csv_reader.h"
 #include "core/number_text.h"
 #include "importers/value_checks.h"
@@ -137,6 +138,9 @@ std::vector<collect::GpuSample> read_gpu(const std::string& path, std::vector<Di
     s->power_w = parse_double(row.cell(t.column("power_w")));
     s->memory_used_bytes = parse_int64(row.cell(t.column("memory_used_bytes")));
     s->energy_j = parse_double(row.cell(t.column("energy_j")));
+    // Columns added later (issue 33): a file written before them has none, read as unknown.
+    s->sm_clock_mhz = parse_int64(row.cell(t.column("sm_clock_mhz")));
+    s->throttle_reasons = parse_clock_event_reasons(row.cell(t.column("throttle_reasons")));
     return true;
   });
 }

@@ -12,6 +12,7 @@
 #include "analysis/computation_fraction.h"
 #include "core/terminal_text.h"
 #include "report/scalability_explanation.h"
+#include "report/straggler_causes_report.h"
 #include "report/table_layout.h"
 #include "report/throughput_report.h"
 
@@ -419,6 +420,9 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
     s.tables = {std::move(t), std::move(d)};
     out.push_back(std::move(s));
   }
+
+  // Straggler causes (issue 33): a rank's slow steps beside its GPU's clock in them.
+  if (std::optional<ReportSection> sc = straggler_causes_section(a)) out.push_back(std::move(*sc));
 
   // Traces
   bool any_traces = false;

@@ -15,6 +15,7 @@
 
 #include "core/checked_sum.h"
 #include "tables/epoch_time.h"
+#include "tables/rank_activity.h"
 #include "tables/self_time_sums.h"
 #include "tables/step_timeline.h"
 
@@ -174,6 +175,9 @@ struct RunData {
   // Every rank's profiled steps between its arrivals at the matched collectives, for the what-if
   // model (tables/step_timeline.h, analysis/whatif.h); empty without traces with ProfilerSteps.
   RunTimeline timeline;
+  // Each rank's steps beside its GPU's samples (steps.csv, gpu.csv), for the straggler-causes join
+  // (analysis/straggler_causes.h); empty for layouts without per-rank steps.
+  std::vector<RankActivity> rank_activity;
 };
 
 // A run that failed (status failed, or interrupted: its process ended without recording an end) is no
