@@ -321,7 +321,8 @@ TEST_F(NsysFixture, TwoRanksCollectivesAndOverlap) {
   ASSERT_EQ(collectives.exit_code, 0) << collectives.err;
   EXPECT_NE(collectives.out.find("\n,0,allreduce,0,0,500,\n"), std::string::npos) << collectives.out;
   EXPECT_NE(collectives.out.find("\n,0,allreduce,1,300,500,\n"), std::string::npos) << collectives.out;
-  EXPECT_NE(collectives.out.find("unmatched,,,,,,,,the trace names no process group for this call"), std::string::npos)
+  EXPECT_NE(collectives.out.find("unmatched,,false,,,,,,,,the trace names no process group for this call"),
+            std::string::npos)
       << collectives.out;
   const auto breakdown = run_cli("trace breakdown --format json " + r0 + " " + r1, "", 60);
   ASSERT_EQ(breakdown.exit_code, 0) << breakdown.err;
