@@ -85,8 +85,18 @@ TEST(OutsideSteps, StepsLongerThanTheEpochAreNotUsed) {
 // outside the steps at both; communication 10 % -> 20 % of the steps.
 TEST(OutsideSteps, TraceSharesAreScaledToTheSteps) {
   using namespace scaleprof::analysis;
-  ScaleShares base{1, 10, {{"communication", 0.1}}, scaleprof::tables::kNaN, LossBasis::kTraces, 0.2};
-  ScaleShares at{2, 6, {{"communication", 0.2}}, scaleprof::tables::kNaN, LossBasis::kTraces, 0.2};
+  ScaleShares base{.workers = 1,
+                   .seconds = 10,
+                   .trace_shares = {{"communication", 0.1}},
+                   .shares_basis = LossBasis::kTraces,
+                   .outside_steps = 0.2,
+                   .operators = {}};
+  ScaleShares at{.workers = 2,
+                 .seconds = 6,
+                 .trace_shares = {{"communication", 0.2}},
+                 .shares_basis = LossBasis::kTraces,
+                 .outside_steps = 0.2,
+                 .operators = {}};
   const ScaleLoss l = attribute_scale_loss(base, at);
   EXPECT_EQ(l.basis, LossBasis::kTraces);
   ASSERT_EQ(l.causes.size(), 2u);

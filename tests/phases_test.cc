@@ -236,8 +236,8 @@ TEST(StepDecomposition, RealGlooTraceOnAGpu) {
 // Every shared trace and every trace this project recorded: the parts add up to each step exactly.
 std::vector<fs::path> shared_traces() {
   std::vector<fs::path> out;
-  for (const fs::path root : {fs::path(SCALEPROF_SHARED_DIR) / "traces" / "hta",
-                              fs::path(SCALEPROF_SOURCE_DIR) / "tests" / "data" / "gpu-h200" / "traces"}) {
+  for (const fs::path& root : {fs::path(SCALEPROF_SHARED_DIR) / "traces" / "hta",
+                               fs::path(SCALEPROF_SOURCE_DIR) / "tests" / "data" / "gpu-h200" / "traces"}) {
     if (!fs::is_directory(root)) continue;
     for (const auto& e : fs::recursive_directory_iterator(root)) {
       const std::string name = e.path().filename().string();

@@ -90,7 +90,9 @@ TEST(StringPool, InternFromAnotherPoolGivesTheIdsOfItsText) {
   for (size_t k = 0; k < texts.size(); ++k) {
     const StringId id = rank.intern_from(part, part_ids[k]);
     ASSERT_EQ(rank.view(id), texts[k]);
-    if (texts[k] == "aten::mm") ASSERT_EQ(id, existing);
+    if (texts[k] == "aten::mm") {
+      ASSERT_EQ(id, existing);
+    }
   }
   EXPECT_EQ(rank.size(), 1 + 1 + 2000);  // the empty string, aten::mm, 2,000 kernels
   EXPECT_EQ(rank.intern_from(part, 0), 0u);
