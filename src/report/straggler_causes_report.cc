@@ -1,6 +1,7 @@
 // The "Straggler Causes" section (report/straggler_causes_report.h).
 #include "report/straggler_causes_report.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/clock_event_reasons.h"
@@ -16,7 +17,11 @@ Cell straggler_cell(double v, int digits) {
 }  // namespace
 
 std::optional<ReportSection> straggler_causes_section(const ScalabilityAnalysis& a) {
-  if (a.straggler_causes.empty()) return std::nullopt;
+  // The section sets slow steps beside GPU samples: ranks that sampled no GPU (CPU runs, --no-gpu)
+  // have nothing to say there, and step-time noise alone would fill it.
+  const bool any_gpu = std::any_of(a.straggler_causes.begin(), a.straggler_causes.end(),
+                                   [](const analysis::StragglerCauseRow& r) { return !r.gpu_source.empty(); });
+  if (!any_gpu) return std::nullopt;
   ReportSection s;
   s.key = "straggler_causes";
   s.title = "Straggler Causes";
@@ -49,6 +54,7 @@ std::optional<ReportSection> straggler_causes_section(const ScalabilityAnalysis&
   t.set_importance(Importance::kUseful, {"strategy", "workers", "steps", "sm_clock_mhz", "others_sm_clock_mhz"});
   t.set_importance(Importance::kDetail, {"run", "normal_sm_clock_mhz", "power_w", "normal_power_w", "gpu"});
   for (const analysis::StragglerCauseRow& r : a.straggler_causes) {
+    if (r.gpu_source.empty()) continue;
     const analysis::StragglerCause& c = r.cause;
     t.add_row(
         {r.series, r.workers, r.run, c.rank, c.slow_steps, c.steps, straggler_cell(c.slow_step_s, 4),
