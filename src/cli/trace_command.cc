@@ -43,7 +43,7 @@ struct TraceOptions {
   bool quiet = false;
   bool full_names = false;
   bool wide = false;
-  bool no_align = false;  // collectives, stragglers, summary: --no-align
+  bool no_align = false;  // collectives, stragglers, summary, decompose, critical-path: --no-align
   unsigned threads = 0;
   engine::TraceReportOptions report;
   double consecutive_kernel_delay_us = 30.0;
@@ -525,9 +525,11 @@ void setup_trace_command(CLI::App& app, int* exit_code) {
                     "Collectives: ranks per node, for intra/inter-node and clocks when traces have no host name")
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
     if (std::string_view(sub.name) == "collectives" || std::string_view(sub.name) == "stragglers" ||
-        std::string_view(sub.name) == "summary") {
+        std::string_view(sub.name) == "summary" || std::string_view(sub.name) == "decompose" ||
+        std::string_view(sub.name) == "critical-path") {
       cmd->add_flag("--no-align", opt->no_align,
-                    "Collectives, stragglers: leave every host on its own clock (the offsets are still estimated "
+                    "Cross-rank figures (waits, skews, the cross-rank path): leave every host on its own clock (the "
+                    "offsets are still estimated "
                     "and shown in the clocks table), to compare with the aligned figures");
     }
     // Issue 23: counters.

@@ -56,6 +56,7 @@ CrossRank cross_rank(const analysis::CollectiveRows& rows, const StepTimes& time
   if (rows.ranks().size() < 2) return out;
   analysis::MatchOptions match;
   match.gpus_per_node = options.gpus_per_node;
+  match.align = options.align_clocks;  // --no-align: offsets estimated, every rank on its raw clock
   const analysis::CollectiveAnalysis analysis = analysis::match_collectives(rows, match);
   std::map<int64_t, int64_t> offset;  // rank -> ns subtracted from its times
   for (const analysis::HostClock& c : analysis.clocks) {

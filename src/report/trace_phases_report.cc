@@ -153,6 +153,7 @@ TraceReport decompose_tables(const engine::RankStore& ranks, const analysis::Col
   if (rows.ranks().size() > 1) {
     analysis::MatchOptions match;
     match.gpus_per_node = options.gpus_per_node;
+    match.align = options.align_clocks;  // --no-align: the waits on each host's raw clock
     for (const analysis::MatchedCollective& call : analysis::match_collectives(rows, match).calls) {
       if (call.status != analysis::MatchStatus::kMatched || call.step < 0) continue;
       for (const analysis::RankTiming& t : call.ranks) (*waits)[{t.rank, call.step}] += t.wait_ns;

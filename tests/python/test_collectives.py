@@ -250,6 +250,51 @@ def test_host_clock_offset_recovered(four_ranks_one_clock, run_cli, tmp_path, sh
         assert r["own_wait_us"] == pytest.approx(r_same["own_wait_us"], abs=ANCHOR_CALLS)
 
 
+def test_decompose_and_cross_rank_path_align(four_ranks_one_clock, run_cli, tmp_path):
+    """decompose's collective waits and critical-path's cross-rank path are cross-rank figures too: on
+    host-b's clock shifted by 700 us they equal the unshifted traces' (hosts named alike), and with
+    --no-align they do not (waits on the raw clocks grow by about the shift on one host's ranks)."""
+    same_dir = rewrite(four_ranks_one_clock, tmp_path / "same", on_hosts())
+    shifted_dir = rewrite(four_ranks_one_clock, tmp_path / "shifted", on_hosts(700.0))
+
+    def waits(out):
+        return {(r["rank"], r["step"]): r["collective_wait_us"] for r in out["decompose"] if r["rank"] is not None}
+
+    same, _ = run_cli("decompose", same_dir)
+    shifted, _ = run_cli("decompose", shifted_dir)
+    raw, _ = run_cli("decompose", shifted_dir, "--no-align")
+    per_step = ANCHOR_CALLS // (STEPS - 1)  # all-reduce-like calls a step; the last step is not analysed
+    assert set(waits(same)) == set(waits(shifted)) and len(waits(same)) == 4 * (STEPS - 2)
+    # Each step's wait is a sum over its matched calls, each within 1 us of the unshifted call's.
+    for key, wait in waits(same).items():
+        assert waits(shifted)[key] == pytest.approx(wait, abs=per_step + 1)
+    # On the raw clocks host-a's ranks wait about the shift more at every call (host-b arrives "late").
+    for (rank, step), wait in waits(same).items():
+        if HOSTS[rank] == "host-a":
+            assert waits(raw)[(rank, step)] - wait > 0.5 * 700 * per_step
+
+    def path(out):
+        return {(r["step"], r["rank"]): (r["last_arrivals"], r["on_path_us"]) for r in out["cross_rank_path"]}
+
+    same_path, _ = run_cli("critical-path", same_dir)
+    shifted_path, _ = run_cli("critical-path", shifted_dir)
+    raw_path, _ = run_cli("critical-path", shifted_dir, "--no-align")
+    assert path(same_path) and set(path(same_path)) == set(path(shifted_path))
+    for key, (arrivals, on_path) in path(same_path).items():
+        assert path(shifted_path)[key][0] == arrivals
+        assert path(shifted_path)[key][1] == pytest.approx(on_path, abs=per_step + 1)
+    # host-b's clock runs ahead on the raw clocks: its ranks arrive last at most calls.
+    raw_last = {rank: 0 for rank in HOSTS}
+    for (step, rank), (arrivals, _) in path(raw_path).items():
+        raw_last[rank] += arrivals
+    same_last = {rank: 0 for rank in HOSTS}
+    for (step, rank), (arrivals, _) in path(same_path).items():
+        same_last[rank] += arrivals
+    # Measured: one clock {0: 10, 1: 39, 2: 2, 3: 3}; host-b 700 us ahead, raw {0: 1, 1: 4, 2: 38, 3: 11}.
+    a_same, b_same = same_last[0] + same_last[1], same_last[2] + same_last[3]
+    assert raw_last[2] + raw_last[3] > b_same + a_same // 2
+
+
 def test_one_clock_named_as_two_hosts(four_ranks_one_clock, run_cli, tmp_path):
     """Two host names on one physical clock: the true offset is 0. It must lie within the bounds the
     clocks table gives; the estimate (the median difference of the earliest ends) is kept within them.
