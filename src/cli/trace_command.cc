@@ -320,8 +320,7 @@ void setup_merge_command(CLI::App& trace, int* exit_code) {
   CLI::App* cmd =
       trace.add_subcommand("merge", "Merge shards written with --partial: the output of one run over all their ranks");
   cmd->add_option("files", opt->paths, "Partial-results files")->required();
-  cmd->add_option("--format", opt->format, "Output format: table, csv or json")->capture_default_str();
-  cmd->add_option("-o,--output", opt->output, "Write to FILE instead of standard output");
+  add_output_flags(cmd, opt.get());
   cmd->add_option("--gpus-per-node", opt->gpus_per_node, "Ranks per node when the traces have no host name")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
   cmd->add_flag("--no-align", opt->no_align,
@@ -414,8 +413,7 @@ void setup_diff_command(CLI::App& trace, int* exit_code) {
   cmd->add_option("a", opt->a, "Side A (the baseline): a trace file, a directory of traces or a run directory")
       ->required();
   cmd->add_option("b", opt->b, "Side B, compared with A")->required();
-  cmd->add_option("--format", opt->format, "Output format: table, csv or json")->capture_default_str();
-  cmd->add_option("-o,--output", opt->output, "Write to FILE instead of standard output");
+  add_output_flags(cmd, opt.get());
   cmd->add_option("--warmup", opt->warmup, "Leading ProfilerSteps of each rank left out as warm-up")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
@@ -424,10 +422,7 @@ void setup_diff_command(CLI::App& trace, int* exit_code) {
                   "compared per sample when they differ");
   cmd->add_flag("--include-last-step", opt->include_last_step,
                 "Keep the last ProfilerStep (HTA drops it as possibly incomplete)");
-  add_width_flags(cmd, &opt->wide, &opt->full_names);
-  cmd->add_flag("--strict", opt->strict, "Fail on invalid JSON instead of repairing old Kineto defects");
-  cmd->add_flag("-q,--quiet", opt->quiet, "Print no reading warnings (what the sides do not share is still said)");
-  cmd->add_option("--threads", opt->threads, "Files read in parallel (default: one per core)");
+  add_reading_flags(cmd, opt.get(), "Print no reading warnings (what the sides do not share is still said)");
   cmd->callback([opt, exit_code] { *exit_code = run_diff(*opt); });
 }
 
@@ -482,12 +477,8 @@ void setup_what_if_command(CLI::App& trace, int* exit_code) {
                   "followed by '2x faster' or 'free'")
       ->required()
       ->allow_extra_args(false);
-  cmd->add_option("--format", opt->format, "Output format: table, csv or json")->capture_default_str();
-  cmd->add_option("-o,--output", opt->output, "Write to FILE instead of standard output");
-  add_width_flags(cmd, &opt->wide, &opt->full_names);
-  cmd->add_flag("--strict", opt->strict, "Fail on invalid JSON instead of repairing old Kineto defects");
-  cmd->add_flag("-q,--quiet", opt->quiet, "Print no reading warnings");
-  cmd->add_option("--threads", opt->threads, "Files read in parallel (default: one per core)");
+  add_output_flags(cmd, opt.get());
+  add_reading_flags(cmd, opt.get());
   cmd->callback([opt, exit_code] { *exit_code = run_what_if(*opt); });
 }
 
@@ -501,16 +492,12 @@ void setup_trace_command(CLI::App& app, int* exit_code) {
     CLI::App* cmd = trace->add_subcommand(sub.name, sub.help);
     cmd->add_option("paths", opt->paths, "Trace files (.json, .json.gz) or directories of them")->required();
     cmd->add_option("--ranks", opt->ranks, "Ranks to analyse, e.g. 0,2,4-7 (default: all)");
-    cmd->add_option("--format", opt->format, "Output format: table, csv or json")->capture_default_str();
-    cmd->add_option("-o,--output", opt->output, "Write to FILE instead of standard output");
+    add_output_flags(cmd, opt.get());
     // One FILE=N per --rank: without allow_extra_args(false) a vector option swallows the trace
     // paths that follow it (`--rank a.json=0 b.json`).
     cmd->add_option("--rank", opt->rank_overrides, "Set the rank of a file: FILE=N (repeatable)")
         ->allow_extra_args(false);
-    add_width_flags(cmd, &opt->wide, &opt->full_names);
-    cmd->add_flag("--strict", opt->strict, "Fail on invalid JSON instead of repairing old Kineto defects");
-    cmd->add_flag("-q,--quiet", opt->quiet, "Print no warnings or progress");
-    cmd->add_option("--threads", opt->threads, "Files read in parallel (default: one per core)");
+    add_reading_flags(cmd, opt.get(), "Print no warnings or progress");
     cmd->add_option("--top", opt->report.top, "Rows per group in kernel and operator tables (ops: 0 shows all)")
         ->capture_default_str();
     cmd->add_option("--consecutive-kernel-delay", opt->consecutive_kernel_delay_us,

@@ -122,12 +122,8 @@ void setup_stragglers_and_sequences(CLI::App& trace, int* exit_code) {
     }
     cmd->add_flag("--include-last-step", opt->include_last_step,
                   "Keep the last ProfilerStep (HTA drops it as possibly incomplete)");
-    cmd->add_option("--format", opt->format, "Output format: table, csv or json")->capture_default_str();
-    cmd->add_option("-o,--output", opt->output, "Write to FILE instead of standard output");
-    add_width_flags(cmd, &opt->wide, &opt->full_names);
-    cmd->add_flag("--strict", opt->strict, "Fail on invalid JSON instead of repairing old Kineto defects");
-    cmd->add_flag("-q,--quiet", opt->quiet, "Print no reading warnings");
-    cmd->add_option("--threads", opt->threads, "Files read in parallel (default: one per core)");
+    add_output_flags(cmd, opt.get());
+    add_reading_flags(cmd, opt.get());
     cmd->callback([opt, exit_code, stragglers] { *exit_code = run_hta_extra(*opt, stragglers); });
   }
 }
@@ -234,12 +230,8 @@ void setup_annotations_command(CLI::App& trace, int* exit_code) {
   cmd->add_option("--ranks", opt->ranks, "Ranks to analyse, e.g. 0,2,4-7 (default: all)");
   cmd->add_flag("--include-last-step", opt->include_last_step,
                 "Keep the last ProfilerStep (HTA drops it as possibly incomplete)");
-  cmd->add_option("--format", opt->format, "Output format: table, csv or json")->capture_default_str();
-  cmd->add_option("-o,--output", opt->output, "Write to FILE instead of standard output");
-  add_width_flags(cmd, &opt->wide, &opt->full_names);
-  cmd->add_flag("--strict", opt->strict, "Fail on invalid JSON instead of repairing old Kineto defects");
-  cmd->add_flag("-q,--quiet", opt->quiet, "Print no reading warnings");
-  cmd->add_option("--threads", opt->threads, "Files read in parallel (default: one per core)");
+  add_output_flags(cmd, opt.get());
+  add_reading_flags(cmd, opt.get());
   cmd->callback([opt, exit_code, cmd] { *exit_code = run_annotations(*opt, cmd); });
 }
 
@@ -275,12 +267,8 @@ void setup_cupti_counters_command(CLI::App& trace, int* exit_code) {
   cmd->add_option("--ranks", opt->ranks, "Ranks to analyse, e.g. 0,2,4-7 (default: all; HTA: rank 0)");
   cmd->add_flag("--include-last-step", opt->include_last_step,
                 "Keep the last ProfilerStep (HTA drops it as possibly incomplete)");
-  cmd->add_option("--format", opt->format, "Output format: table, csv or json")->capture_default_str();
-  cmd->add_option("-o,--output", opt->output, "Write to FILE instead of standard output");
-  add_width_flags(cmd, &opt->wide, &opt->full_names);
-  cmd->add_flag("--strict", opt->strict, "Fail on invalid JSON instead of repairing old Kineto defects");
-  cmd->add_flag("-q,--quiet", opt->quiet, "Print no reading warnings");
-  cmd->add_option("--threads", opt->threads, "Files read in parallel (default: one per core)");
+  add_output_flags(cmd, opt.get());
+  add_reading_flags(cmd, opt.get());
   cmd->callback([opt, exit_code] { *exit_code = run_cupti_counters(*opt); });
 }
 
