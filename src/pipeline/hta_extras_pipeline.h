@@ -19,6 +19,16 @@
 
 namespace scaleprof::pipeline {
 
+// What a per-rank HTA analysis gives its front-ends: the set read (for its warnings and exit code), the
+// notes of repaired files, each selected rank's result and the tables.
+template <class RankResult>
+struct PerRankReport {
+  trace::StreamedSet set;
+  std::vector<std::string> repair_notes;
+  std::vector<RankResult> ranks;  // the ranks selected and read, in rank order
+  report::TraceReport report;
+};
+
 struct PotentialStragglersReport {
   trace::StreamedSet set;
   std::vector<std::string> repair_notes;
@@ -32,12 +42,7 @@ Result<PotentialStragglersReport> potential_stragglers_report(const std::vector<
                                                               const analysis::PotentialStragglerOptions& options,
                                                               bool include_last_step);
 
-struct KernelSequencesReport {
-  trace::StreamedSet set;
-  std::vector<std::string> repair_notes;
-  std::vector<analysis::RankKernelSequences> ranks;  // the ranks selected and read, in rank order
-  report::TraceReport report;
-};
+using KernelSequencesReport = PerRankReport<analysis::RankKernelSequences>;
 
 // `ranks`: the ranks analysed (empty: all). Fails as trace::stream_traces does.
 Result<KernelSequencesReport> kernel_sequences_report(const std::vector<std::string>& paths,
@@ -47,24 +52,14 @@ Result<KernelSequencesReport> kernel_sequences_report(const std::vector<std::str
 
 // `scaleprof trace annotations` (TraceAnalysis.get_gpu_kernels_with_user_annotations and
 // get_gpu_user_annotation_breakdown).
-struct AnnotatedKernelsReport {
-  trace::StreamedSet set;
-  std::vector<std::string> repair_notes;
-  std::vector<analysis::RankAnnotatedKernels> ranks;  // the ranks selected and read, in rank order
-  report::TraceReport report;
-};
+using AnnotatedKernelsReport = PerRankReport<analysis::RankAnnotatedKernels>;
 
 // `ranks`: the ranks analysed (empty: all). Fails as trace::stream_traces does.
 Result<AnnotatedKernelsReport> annotated_kernels_report(const std::vector<std::string>& paths,
                                                         const trace::LoadOptions& load, bool include_last_step,
                                                         const std::vector<int64_t>& ranks);
 
-struct AnnotationBreakdownReport {
-  trace::StreamedSet set;
-  std::vector<std::string> repair_notes;
-  std::vector<analysis::RankAnnotationBreakdown> ranks;  // the ranks selected and read, in rank order
-  report::TraceReport report;
-};
+using AnnotationBreakdownReport = PerRankReport<analysis::RankAnnotationBreakdown>;
 
 // `ranks`: the ranks analysed (empty: all). Fails as trace::stream_traces does.
 Result<AnnotationBreakdownReport> annotation_breakdown_report(const std::vector<std::string>& paths,
@@ -73,12 +68,7 @@ Result<AnnotationBreakdownReport> annotation_breakdown_report(const std::vector<
                                                               const std::vector<int64_t>& ranks);
 
 // `scaleprof trace cupti-counters` (TraceAnalysis.get_cupti_counter_data_with_operators).
-struct CuptiCountersReport {
-  trace::StreamedSet set;
-  std::vector<std::string> repair_notes;
-  std::vector<analysis::RankCuptiCounters> ranks;  // the ranks selected and read, in rank order
-  report::TraceReport report;
-};
+using CuptiCountersReport = PerRankReport<analysis::RankCuptiCounters>;
 
 // `ranks`: the ranks analysed (empty: all). Fails as trace::stream_traces does.
 Result<CuptiCountersReport> cupti_counters_report(const std::vector<std::string>& paths, const trace::LoadOptions& load,
