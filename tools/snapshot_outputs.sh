@@ -178,7 +178,7 @@ record() {
   cd "$data"
   COUNT=0
 
-  local subcommands=(summary breakdown kernels idle overlap launch ops steps collectives stragglers memory counters critical-path flops)
+  local subcommands=("${TRACE_SUBCOMMANDS[@]}")
   local formats=(table csv json) s
 
   # --help of every command.
@@ -187,7 +187,7 @@ record() {
     # shellcheck disable=SC2086
     snap "help-${c// /-}" "" $c --help
   done
-  for s in "${subcommands[@]}" merge; do snap "help-trace-$s" "" trace "$s" --help; done
+  for s in "${subcommands[@]}" merge diff what-if kernel-sequences; do snap "help-trace-$s" "" trace "$s" --help; done
 
   # Every shared trace, one by one; each folder of several traces; all shared traces in one call,
   # each given its own rank (--rank FILE=N, N in file order); each demo run's ranks together.
@@ -279,11 +279,15 @@ record() {
   echo "$COUNT outputs in $OUT"
 }
 
+# The `trace` subcommands that take trace paths alone, each run on every input set.
+TRACE_SUBCOMMANDS=(summary breakdown kernels idle overlap launch ops steps collectives stragglers memory counters
+  critical-path flops phases decompose potential-stragglers annotations cupti-counters)
+
 # trace_set LABEL PATH...: every `trace` subcommand in every format on PATH...
 trace_set() {
   local label=$1 s f
   shift
-  for s in summary breakdown kernels idle overlap launch ops steps collectives stragglers memory counters critical-path flops; do
+  for s in "${TRACE_SUBCOMMANDS[@]}"; do
     for f in table csv json; do snap "trace-$s" "$label" trace "$s" "$@" --format "$f"; done
   done
 }
