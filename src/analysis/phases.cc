@@ -153,12 +153,26 @@ std::vector<int64_t> launch_rows(const trace::RankTrace& trace) {
 }
 
 RankPhases compute_phases(const trace::RankTrace& trace, bool include_last_step) {
+  return compute_phases(trace, include_last_step, nullptr);
+}
+
+StepPhase StepPhaseSpans::phase_at(int64_t t) const {
+  constexpr std::array<StepPhase, 4> kOrder = {StepPhase::kDataLoading, StepPhase::kOptimizer, StepPhase::kBackward,
+                                               StepPhase::kForward};
+  for (size_t p = 0; p < kOrder.size(); ++p) {
+    if (covers(sets[p], t)) return kOrder[p];
+  }
+  return StepPhase::kOther;
+}
+
+RankPhases compute_phases(const trace::RankTrace& trace, bool include_last_step, std::vector<StepPhaseSpans>* spans) {
   const trace::EventTable& ev = trace.events;
   const size_t n = ev.size();
   RankPhases out;
   out.path = trace.path;
   const std::vector<ProfilerStepWindow> steps = analysed_steps(trace, include_last_step);
   for (size_t i = 0; i < n && !out.has_kernels; ++i) out.has_kernels = is_stream_work(ev.cat[i]);
+  if (spans != nullptr) spans->clear();
   if (steps.empty()) return out;
 
   // Host intervals by role over the whole trace, and per thread the operators other than data
@@ -251,6 +265,9 @@ RankPhases compute_phases(const trace::RankTrace& trace, bool include_last_step)
       covered += end - start;
     });
     sp.host_ns[static_cast<size_t>(StepPhase::kOther)] = w.duration_ns() - covered;
+  }
+  if (spans != nullptr) {
+    for (size_t k = 0; k < steps.size(); ++k) spans->push_back({steps[k].step, steps[k].start_ns, steps[k].end_ns, phase_sets[k]});
   }
 
   // Regions per step: calls and the union of their intervals, by name in order of first start.

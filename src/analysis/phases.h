@@ -32,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/intervals.h"
 #include "analysis/profiler_steps.h"
 #include "trace/event_table.h"
 
@@ -97,5 +98,18 @@ struct RankPhases {
 };
 
 RankPhases compute_phases(const trace::RankTrace& trace, bool include_last_step = false);
+
+// The instants of one analysed step by phase, as compute_phases assigns them: for analyses that place
+// an event of the step in its phase (exposed_collectives.h).
+struct StepPhaseSpans {
+  int64_t step = -1;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  // Data loading, optimizer, backward, forward: the first set holding an instant gives its phase.
+  std::array<std::vector<Interval>, 4> sets;
+  StepPhase phase_at(int64_t t) const;
+};
+// compute_phases, and each analysed step's phase sets into `spans` (by start, one per step).
+RankPhases compute_phases(const trace::RankTrace& trace, bool include_last_step, std::vector<StepPhaseSpans>* spans);
 
 }  // namespace scaleprof::analysis
