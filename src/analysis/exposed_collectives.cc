@@ -1,7 +1,7 @@
 #include "analysis/exposed_collectives.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <map>
 #include <numeric>
 #include <tuple>
@@ -74,7 +74,8 @@ struct Context {
 // not the hooks that enclose them (`FSDP::pre_forward (…)`).
 bool labels_collective(std::string_view label) {
   const std::string_view what = label.substr(std::string_view("FSDP::").size());
-  const bool gather = what.find("all_gather") != std::string_view::npos && what.find("copy_out") == std::string_view::npos;
+  const bool gather =
+      what.find("all_gather") != std::string_view::npos && what.find("copy_out") == std::string_view::npos;
   const bool reduce = what.find("reduce") != std::string_view::npos && what.find("wait") == std::string_view::npos;
   return gather || reduce;
 }
@@ -286,7 +287,9 @@ RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool i
         work.push_back(static_cast<uint32_t>(i));
       }
     }
-    auto by_start = [&](uint32_t a, uint32_t b) { return std::tie(ev.ts[a], ev.file_index[a]) < std::tie(ev.ts[b], ev.file_index[b]); };
+    auto by_start = [&](uint32_t a, uint32_t b) {
+      return std::tie(ev.ts[a], ev.file_index[a]) < std::tie(ev.ts[b], ev.file_index[b]);
+    };
     std::sort(work.begin(), work.end(), by_start);
     std::sort(issues.begin(), issues.end(), by_start);
     size_t next = 0;
@@ -299,7 +302,8 @@ RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool i
       c.issue_ns = ev.ts[r];
       c.lane = ev.track[r];
       c.context = context;
-      c.span_start = context.calls_collective ? std::min(ev.ts[static_cast<size_t>(context.label)], ev.ts[r]) : ev.ts[r];
+      c.span_start =
+          context.calls_collective ? std::min(ev.ts[static_cast<size_t>(context.label)], ev.ts[r]) : ev.ts[r];
       c.span_end = ev.end(r);
       c.duration_ns = ev.dur[r];
       c.type = canonical_collective_type(trace.name(r));
@@ -314,9 +318,10 @@ RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool i
       calls.push_back(std::move(c));
     }
     if (unmatched > 0) {
-      out.notes.push_back(fmt::format("{} c10d call(s) without gloo work recorded after them: their span ends with the "
-                                      "call",
-                                      unmatched));
+      out.notes.push_back(
+          fmt::format("{} c10d call(s) without gloo work recorded after them: their span ends with the "
+                      "call",
+                      unmatched));
     }
   }
   attribute(&calls, busy);

@@ -54,13 +54,13 @@ struct ExposedRow {
 };
 
 struct RankExposedCollectives {
-  std::string path;         // the trace file, for messages
-  int64_t steps = 0;        // analysed steps
-  int64_t step_ns = 0;      // their summed wall time
-  bool gpu = false;         // calls are communication kernels
-  int64_t calls = 0;        // calls in the analysed steps
-  int64_t labelled = 0;     // of those, calls under an FSDP label
-  int64_t exposed_ns = 0;   // over every call
+  std::string path;                // the trace file, for messages
+  int64_t steps = 0;               // analysed steps
+  int64_t step_ns = 0;             // their summed wall time
+  bool gpu = false;                // calls are communication kernels
+  int64_t calls = 0;               // calls in the analysed steps
+  int64_t labelled = 0;            // of those, calls under an FSDP label
+  int64_t exposed_ns = 0;          // over every call
   std::vector<ExposedRow> totals;  // per group × phase × type (layer ""), by group, phase, type
   std::vector<ExposedRow> layers;  // per group × phase × type × layer, most exposed first (top only)
   std::vector<std::string> notes;  // what could not be done, in words (no steps, unmatched gloo work)

@@ -58,6 +58,16 @@ int64_t step_at(const std::vector<ProfilerStepWindow>& steps, int64_t t) {
   return t < it->end_ns ? it - steps.begin() : -1;
 }
 
+// An autograd backward node run as an op: its name ends with "Backward" and a version number
+// (`AddmmBackward0`) or with "Backward" alone (a custom Function's node, `CheckpointFunctionBackward`).
+// A custom Function's forward is named by its class and may contain the word
+// (`RegisterPostBackwardFunction`, FSDP2's; `BackwardHookFunction`, full backward hooks'): it runs in
+// forward, so a name merely containing "Backward" would start the backward span there.
+bool is_backward_node(std::string_view name) {
+  while (!name.empty() && std::isdigit(static_cast<unsigned char>(name.back())) != 0) name.remove_suffix(1);
+  return name.ends_with("Backward");
+}
+
 bool is_step_annotation(const trace::RankTrace& t, size_t i) {
   return profiler_step_number(t.name(i)).has_value();
 }
@@ -94,7 +104,7 @@ HostRole host_role(std::string_view name, Category category) {
   if (name.starts_with("Optimizer.")) return HostRole::kOptimizer;
   if (annotation && has_word(name, {"optimizer", "optim"})) return HostRole::kOptimizer;
   if (name.starts_with("autograd::engine::evaluate_function")) return HostRole::kBackward;
-  if (!annotation && name.find("Backward") != std::string_view::npos) return HostRole::kBackward;
+  if (!annotation && is_backward_node(name)) return HostRole::kBackward;
   if (annotation && has_word(name, {"backward"})) return HostRole::kBackward;
   if (annotation && has_word(name, {"forward"})) return HostRole::kForward;
   return HostRole::kNone;
@@ -267,7 +277,8 @@ RankPhases compute_phases(const trace::RankTrace& trace, bool include_last_step,
     sp.host_ns[static_cast<size_t>(StepPhase::kOther)] = w.duration_ns() - covered;
   }
   if (spans != nullptr) {
-    for (size_t k = 0; k < steps.size(); ++k) spans->push_back({steps[k].step, steps[k].start_ns, steps[k].end_ns, phase_sets[k]});
+    for (size_t k = 0; k < steps.size(); ++k)
+      spans->push_back({steps[k].step, steps[k].start_ns, steps[k].end_ns, phase_sets[k]});
   }
 
   // Regions per step: calls and the union of their intervals, by name in order of first start.

@@ -9,10 +9,11 @@
 //   2. optimizer: `Optimizer.step#…`, `Optimizer.zero_grad#…` and user annotations with a word
 //      "optimizer" / "optim";
 //   3. backward: from the first to the last backward event of the step (`autograd::engine::
-//      evaluate_function: …`, `…Backward0` ops, annotations with a word "backward"), one span (the
-//      training thread is blocked in `loss.backward()` between them), extended over the host
-//      collectives that start from its start until the step thread's next other operator (DDP's
-//      gradient all-reduce, which gloo runs on its own thread and backward waits for);
+//      evaluate_function: …`, ops named `…Backward0` or `…Backward` (backward nodes, not a custom
+//      Function's forward such as FSDP2's `RegisterPostBackwardFunction`), annotations with a word "backward"), one
+//      span (the training thread is blocked in `loss.backward()` between them), extended over the host collectives that
+//      start from its start until the step thread's next other operator (DDP's gradient all-reduce, which gloo runs on
+//      its own thread and backward waits for);
 //   4. forward: annotations with a word "forward", and the span from the step thread's first other
 //      host operator to the start of the backward span (to its last operator without one);
 //   5. other: the rest (time before the first operator, after the optimizer, between phases).

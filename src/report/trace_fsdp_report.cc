@@ -34,18 +34,15 @@ std::vector<Cell> row_cells(int64_t rank, const analysis::ExposedRow& row, int64
   std::vector<Cell> cells = {rank, text_or_null(row.group), text_or_null(row.group_ranks),
                              std::string(analysis::step_phase_name(row.phase)), row.type};
   if (layer) cells.emplace_back(row.layer.empty() ? Cell("(none)") : Cell(row.layer));
-  cells.insert(cells.end(), {Cell(row.calls), ns_or_null(row.duration_ns), ns_or_null(row.span_ns),
-                             ns_or_null(row.exposed_ns), per_step_cell(row.exposed_ns, steps),
-                             row.bytes > 0 ? figure_cell(row.bytes) : Cell::null()});
+  cells.insert(cells.end(),
+               {Cell(row.calls), ns_or_null(row.duration_ns), ns_or_null(row.span_ns), ns_or_null(row.exposed_ns),
+                per_step_cell(row.exposed_ns, steps), row.bytes > 0 ? figure_cell(row.bytes) : Cell::null()});
   return cells;
 }
 
 std::vector<Column> row_columns(bool layer) {
-  std::vector<Column> c = {{"rank", "Rank"},
-                           {"group", "Group"},
-                           {"group_ranks", "Group ranks"},
-                           {"phase", "Phase"},
-                           {"type", "Collective"}};
+  std::vector<Column> c = {
+      {"rank", "Rank"}, {"group", "Group"}, {"group_ranks", "Group ranks"}, {"phase", "Phase"}, {"type", "Collective"}};
   if (layer) c.push_back({"layer", "Layer"});
   c.insert(c.end(), {{"calls", "Calls"},
                      {"duration_us", "Duration (us)"},
@@ -73,8 +70,9 @@ TraceReport fsdp_tables(const engine::RankStore& ranks) {
   };
 
   Table layers;
-  layers.title = "Most exposed collectives per layer (the module FSDP's record_function label names; (none): no FSDP "
-                 "label), most exposed first per rank";
+  layers.title =
+      "Most exposed collectives per layer (the module FSDP's record_function label names; (none): no FSDP "
+      "label), most exposed first per rank";
   layers.columns = row_columns(true);
   layers.set_importance(Importance::kKey, {"rank", "phase", "type", "layer"});
   layers.set_importance(Importance::kUseful, {"group", "group_ranks", "span_us", "bytes"});

@@ -7,8 +7,8 @@ root module sharded too; --steps steps of forward, backward and an SGD step, eac
 in forward is slowed by D ms: its custom all-gather (FSDPModule.set_custom_all_gather) makes rank
 --delay-rank sleep D ms before it joins the collective, so that rank's training thread spends D ms more
 inside that layer's all-gather and every other rank waits D ms more for the collective to complete.
-Only the forward all-gather is slowed (grad mode on; the autograd engine runs backward's prefetching
-all-gather with it off). Compute is untouched: the known answer of tests/python/test_fsdp_exposed.py.
+Only the forward all-gather is slowed (the training loop marks the forward pass; FSDP gathers under
+no_grad in both passes, so grad mode cannot tell them apart). Compute is untouched: the known answer of tests/python/test_fsdp_exposed.py.
 """
 import argparse
 import time
@@ -23,12 +23,13 @@ from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trac
 class DelayedAllGather(DefaultAllGather):
     """The default all-gather, joined `delay_s` late by this rank in forward (0: not delayed)."""
 
-    def __init__(self, delay_s):
+    def __init__(self, delay_s, in_forward):
         super().__init__()
         self.delay_s = delay_s
+        self.in_forward = in_forward  # {"now": bool}, set by the training loop
 
     def __call__(self, output_tensor, input_tensor, group, async_op=False):
-        if self.delay_s > 0 and torch.is_grad_enabled():
+        if self.delay_s > 0 and self.in_forward["now"]:
             time.sleep(self.delay_s)
         return super().__call__(output_tensor, input_tensor, group, async_op)
 
@@ -60,12 +61,13 @@ def main():
     rank = dist.get_rank()
     torch.set_num_threads(1)
     torch.manual_seed(0)
+    in_forward = {"now": False}
     model = Stack(args.layers, args.width)
     for i, layer in enumerate(model.layers):
         fully_shard(layer)
         if i == args.delay_layer:
             layer.set_custom_all_gather(
-                DelayedAllGather(args.delay_ms / 1000.0 if rank == args.delay_rank else 0.0))
+                DelayedAllGather(args.delay_ms / 1000.0 if rank == args.delay_rank else 0.0, in_forward))
     fully_shard(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     x = torch.randn(args.batch, args.width)
@@ -75,7 +77,9 @@ def main():
                  on_trace_ready=tensorboard_trace_handler(args.trace_dir), record_shapes=True) as prof:
         for _ in range(args.steps):
             optimizer.zero_grad()
+            in_forward["now"] = True
             loss = model(x).square().mean()
+            in_forward["now"] = False
             loss.backward()
             optimizer.step()
             prof.step()
