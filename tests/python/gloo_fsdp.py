@@ -5,8 +5,9 @@ A stack of --layers linear layers (model.layers.0 ... N-1), each sharded with fu
 root module sharded too; --steps steps of forward, backward and an SGD step, each a ProfilerStep
 (schedule: warmup 1, then the rest recorded). With --delay-layer L --delay-ms D, layer L's all-gather
 in forward is slowed by D ms: its custom all-gather (FSDPModule.set_custom_all_gather) makes rank
---delay-rank sleep D ms before it joins the collective, so that rank's training thread spends D ms more
-inside that layer's all-gather and every other rank waits D ms more for the collective to complete.
+--delay-rank (-1: every rank) sleep D ms before it joins the collective, so that rank's training thread
+spends D ms more inside that layer's all-gather, and a rank not delayed waits for the delayed ones
+(D ms less the time it arrives after them, which depends on the other work on the machine).
 Only the forward all-gather is slowed (the training loop marks the forward pass; FSDP gathers under
 no_grad in both passes, so grad mode cannot tell them apart). Compute is untouched: the known answer of tests/python/test_fsdp_exposed.py.
 """
@@ -54,7 +55,7 @@ def main():
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--delay-layer", type=int, default=-1)
     parser.add_argument("--delay-ms", type=float, default=0.0)
-    parser.add_argument("--delay-rank", type=int, default=1)
+    parser.add_argument("--delay-rank", type=int, default=-1)
     args = parser.parse_args()
 
     dist.init_process_group("gloo")
@@ -67,7 +68,7 @@ def main():
         fully_shard(layer)
         if i == args.delay_layer:
             layer.set_custom_all_gather(
-                DelayedAllGather(args.delay_ms / 1000.0 if rank == args.delay_rank else 0.0, in_forward))
+                DelayedAllGather(args.delay_ms / 1000.0 if args.delay_rank in (-1, rank) else 0.0, in_forward))
     fully_shard(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     x = torch.randn(args.batch, args.width)

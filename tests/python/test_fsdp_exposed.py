@@ -1,8 +1,11 @@
 """`scaleprof trace fsdp` on traces real PyTorch writes in the test: FSDP2 (`fully_shard`) over gloo under
 torchrun, 2 CPU ranks, a stack of 4 linear layers each sharded; one run with layers.2's forward all-gather
-slowed by a known delay (rank 1 joins it DELAY_MS late, so rank 1 sleeps in it and rank 0 waits in it),
-and the counterfactual run without the delay. Known answer: layers.2 in forward is each rank's most
-exposed all-gather, and its exposed time per step minus the run without the delay is DELAY_MS within 20 %."""
+slowed by a known delay (every rank joins it DELAY_MS late: its training thread spends that much more
+inside FSDP's all-gather of layers.2), and the counterfactual run without the delay. Known answer:
+layers.2 in forward is each rank's most exposed all-gather, and its exposed time per step minus the run
+without the delay is DELAY_MS within 20 %. (With one rank delayed, the other's added wait is DELAY_MS less
+the time it arrives after the delayed one, which on a loaded 2-core machine was 0-12 ms: the analysis is
+right, but the counterfactual's answer is not known to 20 %.)"""
 import pytest
 
 from conftest import HERE, free_port, run_python, training_env
@@ -11,14 +14,14 @@ pytestmark = pytest.mark.timing  # the counterfactual is a known answer in wall 
 
 NPROC = 2
 LAYERS = 4
-STEPS = 5  # schedule(wait=0, warmup=1, active=4): steps 1..4 recorded, the last left out: 3 analysed
+STEPS = 7  # schedule(wait=0, warmup=1, active=6): steps 1..6 recorded, the last left out: 5 analysed
 ANALYSED = STEPS - 2
-DELAY_MS = 40.0
+DELAY_MS = 80.0  # well above the few ms a rank waits for the other on a loaded 2-core machine
 DELAYED = "layers.2"
 
 
 def torchrun(trace_dir, delay_ms):
-    extra = ["--delay-layer", "2", "--delay-ms", delay_ms, "--delay-rank", "1"] if delay_ms > 0 else []
+    extra = ["--delay-layer", "2", "--delay-ms", delay_ms, "--delay-rank", "-1"] if delay_ms > 0 else []
     run_python(["-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", NPROC, "--master_addr",
                 "127.0.0.1", "--master_port", free_port(), HERE / "gloo_fsdp.py", "--trace-dir", trace_dir,
                 "--steps", STEPS, "--layers", LAYERS, *extra], timeout=120, env=training_env())
