@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 
 #include "analysis/exposed_collectives.h"
+#include "engine/rank_results_store.h"
 #include "host_trace_builder.h"
 
 namespace scaleprof::analysis {
@@ -195,6 +197,35 @@ TEST(ExposedCollectives, FsdpLayerFromLabels) {
   EXPECT_EQ(fsdp_layer("FSDP::all_gather"), "(root)");
   EXPECT_EQ(fsdp_layer("DistributedDataParallel.forward"), "");
   EXPECT_EQ(fsdp_layer("FSDP::x ("), "(root)");
+}
+
+TEST(ExposedCollectives, ComeBackWholeFromTheSpillingStore) {
+  engine::RankResults in;
+  in.rank = 3;
+  in.exposed = exposed_collectives(cpu_fsdp_step(), false, 0);
+  in.exposed->totals[0].group = "a process group name longer than the small-string buffer";
+  in.exposed->totals[0].group_ranks = "0-1023";
+  const std::string bytes = engine::encode_rank_results(in);
+  engine::RankResults out;
+  ASSERT_TRUE(engine::decode_rank_results(bytes, &out));
+  EXPECT_EQ(engine::encode_rank_results(out), bytes);
+  ASSERT_TRUE(out.exposed.has_value());
+  const RankExposedCollectives& a = *in.exposed;
+  const RankExposedCollectives& b = *out.exposed;
+  EXPECT_EQ(b.path, "cpu.json");
+  EXPECT_EQ(std::tie(b.steps, b.step_ns, b.calls, b.labelled, b.exposed_ns, b.gpu),
+            std::tie(a.steps, a.step_ns, a.calls, a.labelled, a.exposed_ns, a.gpu));
+  EXPECT_EQ(b.notes, a.notes);
+  ASSERT_EQ(b.totals.size(), a.totals.size());
+  ASSERT_EQ(b.layers.size(), a.layers.size());
+  EXPECT_EQ(b.totals[0].group, a.totals[0].group);
+  EXPECT_EQ(b.totals[0].group_ranks, "0-1023");
+  for (size_t k = 0; k < a.layers.size(); ++k) {
+    EXPECT_EQ(std::tie(b.layers[k].layer, b.layers[k].type, b.layers[k].phase, b.layers[k].calls,
+                       b.layers[k].duration_ns, b.layers[k].span_ns, b.layers[k].exposed_ns, b.layers[k].bytes),
+              std::tie(a.layers[k].layer, a.layers[k].type, a.layers[k].phase, a.layers[k].calls,
+                       a.layers[k].duration_ns, a.layers[k].span_ns, a.layers[k].exposed_ns, a.layers[k].bytes));
+  }
 }
 
 }  // namespace
