@@ -16,8 +16,8 @@ namespace {
 
 using testing::HostTraceBuilder;
 
-const ExposedRow* find_row(const std::vector<ExposedRow>& rows, StepPhase phase, std::string_view type,
-                           std::string_view layer) {
+const ExposedRow* exposed_row_of(const std::vector<ExposedRow>& rows, StepPhase phase, std::string_view type,
+                                 std::string_view layer) {
   for (const ExposedRow& r : rows) {
     if (r.phase == phase && r.type == type && r.layer == layer) return &r;
   }
@@ -56,7 +56,7 @@ TEST(ExposedCollectives, CpuFullyExposedAllGatherFromFsdpLabelToGlooEnd) {
   EXPECT_EQ(e.steps, 1);
   EXPECT_EQ(e.calls, 3);
   EXPECT_EQ(e.labelled, 2);
-  const ExposedRow* ag = find_row(e.layers, StepPhase::kForward, "allgather", "layers.0");
+  const ExposedRow* ag = exposed_row_of(e.layers, StepPhase::kForward, "allgather", "layers.0");
   ASSERT_NE(ag, nullptr);
   EXPECT_EQ(ag->calls, 1);
   EXPECT_EQ(ag->span_ns, 850);      // FSDP::all_gather's start (100) to gloo's end (950)
@@ -66,7 +66,7 @@ TEST(ExposedCollectives, CpuFullyExposedAllGatherFromFsdpLabelToGlooEnd) {
 
 TEST(ExposedCollectives, CpuPartlyHiddenReduceScatterInBackward) {
   const RankExposedCollectives e = exposed_collectives(cpu_fsdp_step(), false, 0);
-  const ExposedRow* rs = find_row(e.layers, StepPhase::kBackward, "reduce_scatter", "layers.0");
+  const ExposedRow* rs = exposed_row_of(e.layers, StepPhase::kBackward, "reduce_scatter", "layers.0");
   ASSERT_NE(rs, nullptr);
   EXPECT_EQ(rs->span_ns, 1000);  // [3000, 4000)
   // Computing: aten::div_ [3000, 3050), then the autograd op and aten::mm from 3200 on; exposed: the
@@ -78,7 +78,7 @@ TEST(ExposedCollectives, CpuPartlyHiddenReduceScatterInBackward) {
 TEST(ExposedCollectives, CpuCallWithoutGlooWorkOrLabelIsKeptWithANote) {
   const RankExposedCollectives e = exposed_collectives(cpu_fsdp_step(), false, 0);
   // In backward: phases.h extends the backward span over the host collectives until the next operator.
-  const ExposedRow* ar = find_row(e.layers, StepPhase::kBackward, "allreduce", "");
+  const ExposedRow* ar = exposed_row_of(e.layers, StepPhase::kBackward, "allreduce", "");
   ASSERT_NE(ar, nullptr);
   EXPECT_EQ(ar->exposed_ns, 100);  // the op alone
   ASSERT_EQ(e.notes.size(), 1U);
@@ -118,14 +118,14 @@ TEST(ExposedCollectives, OverlappingSpansShareNoInstant) {
   const RankExposedCollectives e = exposed_collectives(b.take(), false, 0);
   ASSERT_EQ(e.calls, 2);
   EXPECT_EQ(e.exposed_ns, 800);
-  const ExposedRow* row = find_row(e.layers, StepPhase::kForward, "allgather", "a");
+  const ExposedRow* row = exposed_row_of(e.layers, StepPhase::kForward, "allgather", "a");
   ASSERT_NE(row, nullptr);
   EXPECT_EQ(row->span_ns, 500 + 600);
 }
 
 // GPU: one computation kernel [0, 1000); an all-gather kernel inside it (hidden), a reduce-scatter
 // crossing its end (partly), an all-reduce after it (exposed), each launched under its own label.
-trace::RankTrace gpu_step() {
+trace::RankTrace gpu_fsdp_step() {
   HostTraceBuilder b;
   b.annotation("ProfilerStep#2", 0, 3000);
   b.runtime("cudaLaunchKernel", 1, 2, /*correlation=*/1);
@@ -145,12 +145,12 @@ trace::RankTrace gpu_step() {
 }
 
 TEST(ExposedCollectives, GpuHiddenPartlyHiddenAndExposedKernels) {
-  const RankExposedCollectives e = exposed_collectives(gpu_step(), false, 0);
+  const RankExposedCollectives e = exposed_collectives(gpu_fsdp_step(), false, 0);
   EXPECT_TRUE(e.gpu);
   EXPECT_EQ(e.calls, 3);
-  const ExposedRow* ag = find_row(e.layers, StepPhase::kForward, "allgather", "layers.1");
-  const ExposedRow* rs = find_row(e.layers, StepPhase::kBackward, "reduce_scatter", "layers.1");
-  const ExposedRow* ar = find_row(e.layers, StepPhase::kOptimizer, "allreduce", "");
+  const ExposedRow* ag = exposed_row_of(e.layers, StepPhase::kForward, "allgather", "layers.1");
+  const ExposedRow* rs = exposed_row_of(e.layers, StepPhase::kBackward, "reduce_scatter", "layers.1");
+  const ExposedRow* ar = exposed_row_of(e.layers, StepPhase::kOptimizer, "allreduce", "");
   ASSERT_NE(ag, nullptr);
   ASSERT_NE(rs, nullptr);
   ASSERT_NE(ar, nullptr);
@@ -162,7 +162,7 @@ TEST(ExposedCollectives, GpuHiddenPartlyHiddenAndExposedKernels) {
   // Most exposed first.
   EXPECT_EQ(e.layers.front().type, "reduce_scatter");
   // --top 1 keeps the most exposed layer row only; the totals stay whole.
-  const RankExposedCollectives top = exposed_collectives(gpu_step(), false, 1);
+  const RankExposedCollectives top = exposed_collectives(gpu_fsdp_step(), false, 1);
   ASSERT_EQ(top.layers.size(), 1U);
   EXPECT_EQ(top.layers[0].exposed_ns, 300);
   EXPECT_EQ(top.totals.size(), 3U);

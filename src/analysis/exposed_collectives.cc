@@ -31,7 +31,7 @@ bool is_issue_op(std::string_view name, Category category) {
 }
 
 // An instant in which a thread's innermost event is this one counts as the thread computing.
-bool is_compute(const trace::RankTrace& t, size_t i, HostRoles& roles) {
+bool computes_on_thread(const trace::RankTrace& t, size_t i, HostRoles& roles) {
   const trace::EventTable& ev = t.events;
   return ev.cat[i] == Category::kCpuOp && roles.of(ev.name[i], ev.cat[i]) != HostRole::kCommunication &&
          !is_wait(t.name(i));
@@ -43,7 +43,7 @@ bool is_host_event(Category c) {
 
 // Sorted disjoint intervals with the prefix sums of their lengths: covered length of any [a, b) in
 // O(log n).
-struct Coverage {
+struct BusyCoverage {
   std::vector<Interval> intervals;
   std::vector<int64_t> before;  // summed lengths of intervals[0..k)
 
@@ -63,7 +63,7 @@ struct Coverage {
 
 // What encloses a row of interest on its thread: the innermost FSDP label, else the innermost other
 // user annotation (-1 none); and whether an issue op encloses it (a nested one is not a call).
-struct Context {
+struct IssueContext {
   int64_t label = -1;
   bool fsdp = false;
   bool calls_collective = false;  // the FSDP label is FSDP's own all-gather or reduce: the call's span starts there
@@ -82,8 +82,8 @@ bool labels_collective(std::string_view label) {
 
 // One thread's host events swept as a stack: the instants its innermost event computes, and the
 // context of each row in `wanted`.
-Coverage sweep_thread(const trace::RankTrace& t, std::vector<uint32_t> rows, const std::vector<char>& wanted,
-                      std::unordered_map<uint32_t, Context>* contexts, HostRoles& roles) {
+BusyCoverage sweep_thread(const trace::RankTrace& t, std::vector<uint32_t> rows, const std::vector<char>& wanted,
+                          std::unordered_map<uint32_t, IssueContext>* contexts, HostRoles& roles) {
   const trace::EventTable& ev = t.events;
   std::sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) {
     if (ev.ts[a] != ev.ts[b]) return ev.ts[a] < ev.ts[b];
@@ -96,7 +96,7 @@ Coverage sweep_thread(const trace::RankTrace& t, std::vector<uint32_t> rows, con
     bool compute;
   };
   std::vector<Frame> stack;
-  Coverage out;
+  BusyCoverage out;
   int64_t cursor = 0;
   auto emit = [&](int64_t until) {
     if (!stack.empty() && stack.back().compute && cursor < until) {
@@ -117,7 +117,7 @@ Coverage sweep_thread(const trace::RankTrace& t, std::vector<uint32_t> rows, con
     emit(start);
     cursor = start;
     if (wanted[r] != 0) {
-      Context c;
+      IssueContext c;
       for (auto f = stack.rbegin(); f != stack.rend(); ++f) {
         const std::string_view name = t.name(f->row);
         if (is_issue_op(name, ev.cat[f->row])) c.inside_issue = true;
@@ -134,7 +134,7 @@ Coverage sweep_thread(const trace::RankTrace& t, std::vector<uint32_t> rows, con
     }
     // An event crossing its parent's end is cut there, so the stack stays nested.
     const int64_t end = stack.empty() ? ev.end(r) : std::min(ev.end(r), stack.back().end);
-    stack.push_back({end, r, is_compute(t, r, roles)});
+    stack.push_back({end, r, computes_on_thread(t, r, roles)});
   }
   while (!stack.empty()) {
     emit(stack.back().end);
@@ -144,7 +144,7 @@ Coverage sweep_thread(const trace::RankTrace& t, std::vector<uint32_t> rows, con
   return out;
 }
 
-struct Call {
+struct ExposedCall {
   int64_t issue_ns = 0;
   int64_t lane = 0;  // CPU: the issuing track; GPU: 0 (the device as a whole)
   int64_t span_start = 0;
@@ -153,18 +153,18 @@ struct Call {
   int64_t exposed_ns = 0;
   std::string type;
   const CollectiveCall* meta = nullptr;
-  Context context;
+  IssueContext context;
 };
 
 // Each instant of the calls' spans to the earliest-started call holding it; exposed = that part
 // minus what `busy` covers.
-void attribute(std::vector<Call>* calls, const std::map<int64_t, Coverage>& busy) {
-  std::sort(calls->begin(), calls->end(), [](const Call& a, const Call& b) {
+void attribute_instants(std::vector<ExposedCall>* calls, const std::map<int64_t, BusyCoverage>& busy) {
+  std::sort(calls->begin(), calls->end(), [](const ExposedCall& a, const ExposedCall& b) {
     return std::tie(a.lane, a.span_start, a.issue_ns) < std::tie(b.lane, b.span_start, b.issue_ns);
   });
   int64_t lane = -1;
   int64_t frontier = INT64_MIN;
-  for (Call& c : *calls) {
+  for (ExposedCall& c : *calls) {
     if (c.lane != lane) {
       lane = c.lane;
       frontier = INT64_MIN;
@@ -255,20 +255,20 @@ RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool i
     }
   }
   HostRoles roles(trace.strings);
-  std::unordered_map<uint32_t, Context> contexts;
-  std::map<int64_t, Coverage> busy;
+  std::unordered_map<uint32_t, IssueContext> contexts;
+  std::map<int64_t, BusyCoverage> busy;
   for (auto& [track, rows] : thread_rows) busy[track] = sweep_thread(trace, std::move(rows), wanted, &contexts, roles);
 
-  std::vector<Call> calls;
+  std::vector<ExposedCall> calls;
   if (out.gpu) {
-    Coverage compute;
+    BusyCoverage compute;
     compute.intervals = union_intervals(std::move(compute_kernels));
     compute.finish();
     busy.clear();
     busy[0] = std::move(compute);
     for (const uint32_t r : comm_kernels) {
       const int64_t l = launches[r];
-      Call c;
+      ExposedCall c;
       c.issue_ns = l >= 0 ? ev.ts[static_cast<size_t>(l)] : ev.ts[r];
       c.span_start = ev.ts[r];
       c.span_end = ev.end(r);
@@ -295,10 +295,10 @@ RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool i
     size_t next = 0;
     int64_t unmatched = 0;
     for (const uint32_t r : issues) {
-      const Context context = contexts[r];
+      const IssueContext context = contexts[r];
       if (context.inside_issue) continue;
       while (next < work.size() && ev.ts[work[next]] < ev.ts[r]) ++next;  // work issued outside the trace
-      Call c;
+      ExposedCall c;
       c.issue_ns = ev.ts[r];
       c.lane = ev.track[r];
       c.context = context;
@@ -324,19 +324,19 @@ RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool i
                       unmatched));
     }
   }
-  attribute(&calls, busy);
+  attribute_instants(&calls, busy);
 
   // Totals and layers over the analysed steps.
   using Key = std::tuple<std::string, std::string, int, std::string, std::string>;
   std::map<Key, ExposedRow> totals, layers;
-  auto add = [](ExposedRow& row, const Call& c) {
+  auto add = [](ExposedRow& row, const ExposedCall& c) {
     ++row.calls;
     add_or_unknown(&row.duration_ns, c.duration_ns);
     add_or_unknown(&row.span_ns, c.span_end - c.span_start);
     add_or_unknown(&row.exposed_ns, c.exposed_ns);
     if (c.meta != nullptr && c.meta->bytes > 0) add_or_unknown(&row.bytes, c.meta->bytes);
   };
-  for (const Call& c : calls) {
+  for (const ExposedCall& c : calls) {
     const StepPhaseSpans* step = step_of(c.issue_ns);
     if (step == nullptr) continue;
     const StepPhase phase = step->phase_at(c.issue_ns);

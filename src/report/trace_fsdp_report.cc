@@ -16,31 +16,31 @@ namespace scaleprof::report {
 
 namespace {
 
-Cell text_or_null(const std::string& s) {
+Cell fsdp_text_or_null(const std::string& s) {
   return s.empty() ? Cell::null() : Cell(s);
 }
 
 // A sum of durations per analysed step; null when unknown or there is no step.
-Cell per_step_cell(int64_t ns, int64_t steps) {
+Cell fsdp_per_step_cell(int64_t ns, int64_t steps) {
   if (steps <= 0 || is_unknown_figure(ns)) return Cell::null();
   return us_stat_cell(static_cast<double>(ns) / static_cast<double>(steps));
 }
 
-Cell ns_or_null(int64_t ns) {
+Cell fsdp_us_or_null(int64_t ns) {
   return is_unknown_figure(ns) ? Cell::null() : us_cell(ns);
 }
 
-std::vector<Cell> row_cells(int64_t rank, const analysis::ExposedRow& row, int64_t steps, bool layer) {
-  std::vector<Cell> cells = {rank, text_or_null(row.group), text_or_null(row.group_ranks),
+std::vector<Cell> fsdp_row_cells(int64_t rank, const analysis::ExposedRow& row, int64_t steps, bool layer) {
+  std::vector<Cell> cells = {rank, fsdp_text_or_null(row.group), fsdp_text_or_null(row.group_ranks),
                              std::string(analysis::step_phase_name(row.phase)), row.type};
   if (layer) cells.emplace_back(row.layer.empty() ? Cell("(none)") : Cell(row.layer));
-  cells.insert(cells.end(),
-               {Cell(row.calls), ns_or_null(row.duration_ns), ns_or_null(row.span_ns), ns_or_null(row.exposed_ns),
-                per_step_cell(row.exposed_ns, steps), row.bytes > 0 ? figure_cell(row.bytes) : Cell::null()});
+  cells.insert(cells.end(), {Cell(row.calls), fsdp_us_or_null(row.duration_ns), fsdp_us_or_null(row.span_ns),
+                             fsdp_us_or_null(row.exposed_ns), fsdp_per_step_cell(row.exposed_ns, steps),
+                             row.bytes > 0 ? figure_cell(row.bytes) : Cell::null()});
   return cells;
 }
 
-std::vector<Column> row_columns(bool layer) {
+std::vector<Column> fsdp_row_columns(bool layer) {
   std::vector<Column> c = {
       {"rank", "Rank"}, {"group", "Group"}, {"group_ranks", "Group ranks"}, {"phase", "Phase"}, {"type", "Collective"}};
   if (layer) c.push_back({"layer", "Layer"});
@@ -60,12 +60,12 @@ TraceReport fsdp_tables(const engine::RankStore& ranks) {
   totals.title =
       "Exposed collective time per process group, phase and collective over the analysed steps (exposed: the "
       "issuing thread runs no operator (CPU) or no computation kernel runs (GPU) while the call is in flight)";
-  totals.columns = row_columns(false);
+  totals.columns = fsdp_row_columns(false);
   totals.set_importance(Importance::kKey, {"rank", "phase", "type"});
   totals.set_importance(Importance::kUseful, {"group_ranks", "span_us", "bytes"});
   totals.row_source = [ranks](const RowVisitor& visit) {
     ranks->for_each([&](const engine::RankResults& r) {
-      for (const auto& row : r.exposed->totals) visit(row_cells(r.rank, row, r.exposed->steps, false));
+      for (const auto& row : r.exposed->totals) visit(fsdp_row_cells(r.rank, row, r.exposed->steps, false));
     });
   };
 
@@ -73,12 +73,12 @@ TraceReport fsdp_tables(const engine::RankStore& ranks) {
   layers.title =
       "Most exposed collectives per layer (the module FSDP's record_function label names; (none): no FSDP "
       "label), most exposed first per rank";
-  layers.columns = row_columns(true);
+  layers.columns = fsdp_row_columns(true);
   layers.set_importance(Importance::kKey, {"rank", "phase", "type", "layer"});
   layers.set_importance(Importance::kUseful, {"group", "group_ranks", "span_us", "bytes"});
   layers.row_source = [ranks](const RowVisitor& visit) {
     ranks->for_each([&](const engine::RankResults& r) {
-      for (const auto& row : r.exposed->layers) visit(row_cells(r.rank, row, r.exposed->steps, true));
+      for (const auto& row : r.exposed->layers) visit(fsdp_row_cells(r.rank, row, r.exposed->steps, true));
     });
   };
 
@@ -104,8 +104,8 @@ TraceReport fsdp_tables(const engine::RankStore& ranks) {
       const double pct = e.step_ns > 0 && !is_unknown_figure(e.step_ns)
                              ? 100.0 * static_cast<double>(e.exposed_ns) / static_cast<double>(e.step_ns)
                              : std::numeric_limits<double>::quiet_NaN();
-      visit({r.rank, e.path, e.gpu ? "gpu" : "cpu", e.steps, ns_or_null(e.step_ns), e.calls, e.labelled,
-             ns_or_null(e.exposed_ns), pct_cell(pct), text_or_null(note)});
+      visit({r.rank, e.path, e.gpu ? "gpu" : "cpu", e.steps, fsdp_us_or_null(e.step_ns), e.calls, e.labelled,
+             fsdp_us_or_null(e.exposed_ns), pct_cell(pct), fsdp_text_or_null(note)});
     });
   };
 
