@@ -71,6 +71,10 @@ TEST(HostRole, NamesTellThePhase) {
   EXPECT_EQ(host_role("data", Category::kCpuOp), HostRole::kNone);  // a word rule is for annotations only
   EXPECT_EQ(host_role("Optimizer.step#SGD.step", Category::kUserAnnotation), HostRole::kOptimizer);
   EXPECT_EQ(host_role("AddmmBackward0", Category::kCpuOp), HostRole::kBackward);
+  EXPECT_EQ(host_role("CheckpointFunctionBackward", Category::kCpuOp), HostRole::kBackward);
+  // A custom autograd Function's forward, run in forward (FSDP2's, full backward hooks'): not backward.
+  EXPECT_EQ(host_role("RegisterPostBackwardFunction", Category::kCpuOp), HostRole::kNone);
+  EXPECT_EQ(host_role("BackwardHookFunction", Category::kCpuOp), HostRole::kNone);
   EXPECT_EQ(host_role("## backward ##", Category::kUserAnnotation), HostRole::kBackward);
   EXPECT_EQ(host_role("c10d::allreduce_", Category::kCpuOp), HostRole::kCommunication);
   EXPECT_EQ(host_role("gloo:all_reduce", Category::kUserAnnotation), HostRole::kCommunication);

@@ -653,7 +653,7 @@ class TraceAnalysis:
     def get_report(self, report: str, ranks: Optional[List[int]] = None, top: int = 10,
                    sort_by: str = "self_cpu", *, align: bool = True) -> Dict[str, Any]:
         """Every table of `scaleprof trace REPORT` (summary, breakdown, kernels, idle, overlap, launch, ops,
-        steps, collectives, stragglers, phases, decompose, memory, critical-path, counters, flops) as
+        steps, collectives, stragglers, phases, decompose, memory, critical-path, counters, flops, fsdp) as
         {key: DataFrame}, with the CLI's JSON keys as column names (docs/trace-json.md). `ranks`: None for all.
         `align` False: collectives and stragglers on each host's raw clock (`--no-align`)."""
         tables = self._report(report, ranks=None if ranks is None else _ranks_list(ranks), top=top,
@@ -698,6 +698,12 @@ class TraceAnalysis:
     def get_phases(self) -> Dict[str, Any]:
         """Forward, backward, optimizer and data loading per step (`scaleprof trace phases`)."""
         return self.get_report("phases")
+
+    def get_exposed_collectives(self, ranks: Optional[List[int]] = None, top: int = 10) -> Dict[str, Any]:
+        """Exposed all-gather, reduce-scatter and all-reduce time per rank, process group, phase and FSDP
+        layer (`scaleprof trace fsdp`, docs/fsdp.md): tables `fsdp` (per group x phase x collective),
+        `fsdp_layers` (the `top` most exposed per rank; 0: all) and `fsdp_ranks`."""
+        return self.get_report("fsdp", ranks=ranks, top=top)
 
     def what_if(self, *changes: str, per_step: bool = False) -> Any:
         """The what-if model (`scaleprof trace what-if`, docs/report.md): every rank's profiled steps

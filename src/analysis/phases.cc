@@ -58,6 +58,16 @@ int64_t step_at(const std::vector<ProfilerStepWindow>& steps, int64_t t) {
   return t < it->end_ns ? it - steps.begin() : -1;
 }
 
+// An autograd backward node run as an op: its name ends with "Backward" and a version number
+// (`AddmmBackward0`) or with "Backward" alone (a custom Function's node, `CheckpointFunctionBackward`).
+// A custom Function's forward is named by its class and may contain the word
+// (`RegisterPostBackwardFunction`, FSDP2's; `BackwardHookFunction`, full backward hooks'): it runs in
+// forward, so a name merely containing "Backward" would start the backward span there.
+bool is_backward_node(std::string_view name) {
+  while (!name.empty() && std::isdigit(static_cast<unsigned char>(name.back())) != 0) name.remove_suffix(1);
+  return name.ends_with("Backward");
+}
+
 bool is_step_annotation(const trace::RankTrace& t, size_t i) {
   return profiler_step_number(t.name(i)).has_value();
 }
@@ -94,7 +104,7 @@ HostRole host_role(std::string_view name, Category category) {
   if (name.starts_with("Optimizer.")) return HostRole::kOptimizer;
   if (annotation && has_word(name, {"optimizer", "optim"})) return HostRole::kOptimizer;
   if (name.starts_with("autograd::engine::evaluate_function")) return HostRole::kBackward;
-  if (!annotation && name.find("Backward") != std::string_view::npos) return HostRole::kBackward;
+  if (!annotation && is_backward_node(name)) return HostRole::kBackward;
   if (annotation && has_word(name, {"backward"})) return HostRole::kBackward;
   if (annotation && has_word(name, {"forward"})) return HostRole::kForward;
   return HostRole::kNone;
@@ -153,12 +163,26 @@ std::vector<int64_t> launch_rows(const trace::RankTrace& trace) {
 }
 
 RankPhases compute_phases(const trace::RankTrace& trace, bool include_last_step) {
+  return compute_phases(trace, include_last_step, nullptr);
+}
+
+StepPhase StepPhaseSpans::phase_at(int64_t t) const {
+  constexpr std::array<StepPhase, 4> kOrder = {StepPhase::kDataLoading, StepPhase::kOptimizer, StepPhase::kBackward,
+                                               StepPhase::kForward};
+  for (size_t p = 0; p < kOrder.size(); ++p) {
+    if (covers(sets[p], t)) return kOrder[p];
+  }
+  return StepPhase::kOther;
+}
+
+RankPhases compute_phases(const trace::RankTrace& trace, bool include_last_step, std::vector<StepPhaseSpans>* spans) {
   const trace::EventTable& ev = trace.events;
   const size_t n = ev.size();
   RankPhases out;
   out.path = trace.path;
   const std::vector<ProfilerStepWindow> steps = analysed_steps(trace, include_last_step);
   for (size_t i = 0; i < n && !out.has_kernels; ++i) out.has_kernels = is_stream_work(ev.cat[i]);
+  if (spans != nullptr) spans->clear();
   if (steps.empty()) return out;
 
   // Host intervals by role over the whole trace, and per thread the operators other than data
@@ -251,6 +275,10 @@ RankPhases compute_phases(const trace::RankTrace& trace, bool include_last_step)
       covered += end - start;
     });
     sp.host_ns[static_cast<size_t>(StepPhase::kOther)] = w.duration_ns() - covered;
+  }
+  if (spans != nullptr) {
+    for (size_t k = 0; k < steps.size(); ++k)
+      spans->push_back({steps[k].step, steps[k].start_ns, steps[k].end_ns, phase_sets[k]});
   }
 
   // Regions per step: calls and the union of their intervals, by name in order of first start.

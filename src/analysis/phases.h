@@ -9,10 +9,11 @@
 //   2. optimizer: `Optimizer.step#…`, `Optimizer.zero_grad#…` and user annotations with a word
 //      "optimizer" / "optim";
 //   3. backward: from the first to the last backward event of the step (`autograd::engine::
-//      evaluate_function: …`, `…Backward0` ops, annotations with a word "backward"), one span (the
-//      training thread is blocked in `loss.backward()` between them), extended over the host
-//      collectives that start from its start until the step thread's next other operator (DDP's
-//      gradient all-reduce, which gloo runs on its own thread and backward waits for);
+//      evaluate_function: …`, ops named `…Backward0` or `…Backward` (backward nodes, not a custom
+//      Function's forward such as FSDP2's `RegisterPostBackwardFunction`), annotations with a word "backward"), one
+//      span (the training thread is blocked in `loss.backward()` between them), extended over the host collectives that
+//      start from its start until the step thread's next other operator (DDP's gradient all-reduce, which gloo runs on
+//      its own thread and backward waits for);
 //   4. forward: annotations with a word "forward", and the span from the step thread's first other
 //      host operator to the start of the backward span (to its last operator without one);
 //   5. other: the rest (time before the first operator, after the optimizer, between phases).
@@ -32,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/intervals.h"
 #include "analysis/profiler_steps.h"
 #include "trace/event_table.h"
 
@@ -97,5 +99,18 @@ struct RankPhases {
 };
 
 RankPhases compute_phases(const trace::RankTrace& trace, bool include_last_step = false);
+
+// The instants of one analysed step by phase, as compute_phases assigns them: for analyses that place
+// an event of the step in its phase (exposed_collectives.h).
+struct StepPhaseSpans {
+  int64_t step = -1;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  // Data loading, optimizer, backward, forward: the first set holding an instant gives its phase.
+  std::array<std::vector<Interval>, 4> sets;
+  StepPhase phase_at(int64_t t) const;
+};
+// compute_phases, and each analysed step's phase sets into `spans` (by start, one per step).
+RankPhases compute_phases(const trace::RankTrace& trace, bool include_last_step, std::vector<StepPhaseSpans>* spans);
 
 }  // namespace scaleprof::analysis

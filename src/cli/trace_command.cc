@@ -108,6 +108,8 @@ constexpr Subcommand kSubcommands[] = {
     {"memory", "Memory from [memory] events: allocated/reserved over time, peaks per step, holders at the peak"},
     // Issue 23: counters.
     {"counters", "Launch queue length per stream (time-weighted and HTA's), time with it full, memcpy bandwidth"},
+    // Issue 33: FSDP/ZeRO.
+    {"fsdp", "Exposed all-gather, reduce-scatter and all-reduce per process group, phase and FSDP layer"},
 };
 
 // --partial: streams the ranks into their whole collective rows and writes them as one shard of a

@@ -60,6 +60,7 @@ ReportSections sections_of(std::string_view report, const TraceReportOptions& op
   s.counters = report == "counters" || report == "counters_series";
   s.counter_series = report == "counters_series";
   s.flops = report == "flops";
+  s.fsdp = report == "fsdp";
   return s;
 }
 
@@ -232,6 +233,11 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
       }
       if (options.deepspeed) out.flops->modules = analysis::module_flops(trace);
     });
+  }
+  // Exposed collectives per process group, phase and FSDP layer (issue 33): the phases' steps.
+  if (sections.fsdp) {
+    tasks.emplace_back(
+        [&] { out.exposed = analysis::exposed_collectives(trace, options.include_last_step, options.top); });
   }
   run_tasks(tasks, threads);
   return out;

@@ -19,6 +19,7 @@
 #include "analysis/counters.h"
 #include "analysis/critical_path.h"
 #include "analysis/deepspeed_compare.h"
+#include "analysis/exposed_collectives.h"
 #include "analysis/flops.h"
 #include "analysis/idle_time.h"
 #include "analysis/kernel_breakdown.h"
@@ -101,11 +102,12 @@ struct ReportSections {
   bool counters = false;        // queue length per stream, memcpy bandwidth per direction (issue 23)
   bool counter_series = false;  // "counters_series" (the Python API's time series): the step functions too
   bool flops = false;           // `trace flops`, and summary's FLOPs line (issue 23)
+  bool fsdp = false;            // `trace fsdp` only: exposed collectives per group, phase and layer (issue 33)
   // The sections reduced from each rank into RankResults (collectives and stragglers use the
   // compact collective rows instead).
   bool per_rank() const {
     return inputs || breakdown || kernels || idle || overlap || launch || ops || steps || phases || decompose ||
-           memory || critical_path || counters || flops;
+           memory || critical_path || counters || flops || fsdp;
   }
   bool collective_rows() const { return collectives || stragglers || decompose || critical_path; }
 };
@@ -183,6 +185,7 @@ struct RankResults {
   std::optional<analysis::RankCounters> counters;
   std::optional<analysis::RankCounterSeries> counter_series;  // the Python API's time series only
   std::optional<RankFlopsResult> flops;
+  std::optional<analysis::RankExposedCollectives> exposed;  // `trace fsdp`
 };
 
 // Runs the per-rank analyses of `sections` on one rank (inside its analysis window where the HTA

@@ -351,6 +351,42 @@ void read_optional(StoreReader& r, std::optional<T>* o, Fn fn) {
 }
 
 // `trace flops` (issue 23).
+// Exposed collectives (issue 33).
+void write_exposed_rows(Writer& w, const std::vector<analysis::ExposedRow>& rows) {
+  w.raw(static_cast<uint64_t>(rows.size()));
+  for (const analysis::ExposedRow& row : rows) {
+    for (const std::string* s : {&row.group, &row.group_ranks, &row.type, &row.layer}) w.str(*s);
+    w.raw(row.phase);
+    for (int64_t v : {row.calls, row.duration_ns, row.span_ns, row.exposed_ns, row.bytes}) w.raw(v);
+  }
+}
+void read_exposed_rows(StoreReader& r, std::vector<analysis::ExposedRow>* rows) {
+  rows->resize(r.count(1));
+  for (analysis::ExposedRow& row : *rows) {
+    for (std::string* s : {&row.group, &row.group_ranks, &row.type, &row.layer}) r.str(s);
+    r.raw(&row.phase);
+    for (int64_t* v : {&row.calls, &row.duration_ns, &row.span_ns, &row.exposed_ns, &row.bytes}) r.raw(v);
+  }
+}
+void write_exposed(Writer& w, const analysis::RankExposedCollectives& e) {
+  w.str(e.path);
+  for (int64_t v : {e.steps, e.step_ns, e.calls, e.labelled, e.exposed_ns}) w.raw(v);
+  w.raw(e.gpu);
+  write_exposed_rows(w, e.totals);
+  write_exposed_rows(w, e.layers);
+  w.raw(static_cast<uint64_t>(e.notes.size()));
+  for (const std::string& note : e.notes) w.str(note);
+}
+void read_exposed(StoreReader& r, analysis::RankExposedCollectives* e) {
+  r.str(&e->path);
+  for (int64_t* v : {&e->steps, &e->step_ns, &e->calls, &e->labelled, &e->exposed_ns}) r.raw(v);
+  r.raw(&e->gpu);
+  read_exposed_rows(r, &e->totals);
+  read_exposed_rows(r, &e->layers);
+  e->notes.resize(r.count(1));
+  for (std::string& note : e->notes) r.str(&note);
+}
+
 void write_flops(Writer& w, const RankFlopsResult& f) {
   w.str(f.device);
   const analysis::RankFlops& x = f.flops;
@@ -487,6 +523,7 @@ std::string encode_rank_results(const RankResults& in) {
     w.raw(c.duration_ns);
   });
   write_optional(w, in.flops, [&](const RankFlopsResult& f) { write_flops(w, f); });
+  write_optional(w, in.exposed, [&](const analysis::RankExposedCollectives& e) { write_exposed(w, e); });
   return std::move(w.out);
 }
 
@@ -544,6 +581,7 @@ bool decode_rank_results(const std::string& bytes, RankResults* out) {
     r.raw(&c->duration_ns);
   });
   read_optional(r, &out->flops, [&](RankFlopsResult* f) { read_flops(r, f); });
+  read_optional(r, &out->exposed, [&](analysis::RankExposedCollectives* e) { read_exposed(r, e); });
   return r.ok && r.at == bytes.size();
 }
 
@@ -620,6 +658,16 @@ size_t resident_bytes(const RankResults& r) {
       n += heap_bytes(r.flops->modules->modules);
       for (const auto& t : r.flops->modules->modules) n += heap_bytes(t.name) + heap_bytes(t.cls);
     }
+  }
+  if (r.exposed) {
+    n += heap_bytes(r.exposed->path) + heap_bytes(r.exposed->totals) + heap_bytes(r.exposed->layers) +
+         heap_bytes(r.exposed->notes);
+    for (const auto* rows : {&r.exposed->totals, &r.exposed->layers}) {
+      for (const auto& row : *rows) {
+        n += heap_bytes(row.group) + heap_bytes(row.group_ranks) + heap_bytes(row.type) + heap_bytes(row.layer);
+      }
+    }
+    for (const auto& note : r.exposed->notes) n += heap_bytes(note);
   }
   return n;
 }

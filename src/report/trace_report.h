@@ -70,6 +70,9 @@ TraceReport flops_tables(const engine::RankStore& ranks, const engine::TraceRepo
 // `trace flops --deepspeed-profile` (trace_deepspeed_report.cc, issue 31): DeepSpeed's flops profile
 // (options.deepspeed) beside the trace's forward FLOPs, in total and per module; empty without one.
 TraceReport deepspeed_tables(const engine::RankStore& ranks, const engine::TraceReportOptions& options);
+// `trace fsdp` (trace_fsdp_report.cc, issue 33): exposed collectives per process group, phase and type,
+// per FSDP layer, and per rank.
+TraceReport fsdp_tables(const engine::RankStore& ranks);
 // Collectives and stragglers from one set of compact rows (matched once; the rows are freed before
 // the tables are rendered).
 TraceReport collective_tables(analysis::CollectiveRows rows, const engine::ReportSections& sections,

@@ -1,0 +1,92 @@
+"""FSDP2 (`fully_shard`) over gloo with the profiler on; one trace per rank. Launched by the tests with
+    python -m torch.distributed.run --nproc_per_node N ... gloo_fsdp.py --trace-dir DIR
+
+A stack of --layers linear layers (model.layers.0 ... N-1), each sharded with fully_shard, and the
+root module sharded too; --steps steps of forward, backward and an SGD step, each a ProfilerStep
+(schedule: warmup 1, then the rest recorded). With --delay-layer L --delay-ms D, layer L's all-gather
+in forward is slowed by D ms: its custom all-gather (FSDPModule.set_custom_all_gather) makes rank
+--delay-rank (-1: every rank) sleep D ms before it joins the collective, so that rank's training thread
+spends D ms more inside that layer's all-gather, and a rank not delayed waits for the delayed ones
+(D ms less the time it arrives after them, which depends on the other work on the machine).
+Only the forward all-gather is slowed (the training loop marks the forward pass; FSDP gathers under
+no_grad in both passes, so grad mode cannot tell them apart). Compute is untouched: the known answer of tests/python/test_fsdp_exposed.py.
+"""
+import argparse
+import time
+
+import torch
+import torch.distributed as dist
+from torch.distributed.fsdp import fully_shard
+from torch.distributed.fsdp._fully_shard._fsdp_collectives import DefaultAllGather
+from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
+
+
+class DelayedAllGather(DefaultAllGather):
+    """The default all-gather, joined `delay_s` late by this rank in forward (0: not delayed)."""
+
+    def __init__(self, delay_s, in_forward):
+        super().__init__()
+        self.delay_s = delay_s
+        self.in_forward = in_forward  # {"now": bool}, set by the training loop
+
+    def __call__(self, output_tensor, input_tensor, group, async_op=False):
+        if self.delay_s > 0 and self.in_forward["now"]:
+            time.sleep(self.delay_s)
+        return super().__call__(output_tensor, input_tensor, group, async_op)
+
+
+class Stack(torch.nn.Module):
+    def __init__(self, layers, width):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(torch.nn.Linear(width, width) for _ in range(layers))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.relu(layer(x))
+        return x
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--trace-dir", required=True)
+    parser.add_argument("--steps", type=int, default=4)
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--width", type=int, default=256)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--delay-layer", type=int, default=-1)
+    parser.add_argument("--delay-ms", type=float, default=0.0)
+    parser.add_argument("--delay-rank", type=int, default=-1)
+    args = parser.parse_args()
+
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    in_forward = {"now": False}
+    model = Stack(args.layers, args.width)
+    for i, layer in enumerate(model.layers):
+        fully_shard(layer)
+        if i == args.delay_layer:
+            layer.set_custom_all_gather(
+                DelayedAllGather(args.delay_ms / 1000.0 if args.delay_rank in (-1, rank) else 0.0, in_forward))
+    fully_shard(model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.randn(args.batch, args.width)
+
+    when = schedule(wait=0, warmup=1, active=args.steps - 1)
+    with profile(activities=[ProfilerActivity.CPU], schedule=when,
+                 on_trace_ready=tensorboard_trace_handler(args.trace_dir), record_shapes=True) as prof:
+        for _ in range(args.steps):
+            optimizer.zero_grad()
+            in_forward["now"] = True
+            loss = model(x).square().mean()
+            in_forward["now"] = False
+            loss.backward()
+            optimizer.step()
+            prof.step()
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
