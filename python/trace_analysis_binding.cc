@@ -42,7 +42,7 @@ namespace {
 constexpr std::string_view kReports[] = {"summary", "breakdown", "kernels", "idle", "overlap", "launch", "ops", "steps",
                                          "collectives", "stragglers", "phases", "decompose", "memory", "critical-path",
                                          // Issue 23: counters, and their step functions.
-                                         "counters", "counters_series", "flops"};
+                                         "counters", "counters_series", "flops", "pipeline"};
 
 [[noreturn]] void bad_argument(std::string_view name, const std::string& what) {
   throw py::value_error(fmt::format("{}: {}", name, what));

@@ -699,6 +699,12 @@ class TraceAnalysis:
         """Forward, backward, optimizer and data loading per step (`scaleprof trace phases`)."""
         return self.get_report("phases")
 
+    def get_pipeline(self) -> Dict[str, Any]:
+        """Pipeline-parallel bubbles (`scaleprof trace pipeline`, docs/pipeline.md): the stages found from
+        the ranks' send/recv, the micro-batches per step, and each stage's bubble per step beside the ideal
+        (p-1)/(m+p-1); tables pipelines, stages, steps and notes."""
+        return self.get_report("pipeline")
+
     def what_if(self, *changes: str, per_step: bool = False) -> Any:
         """The what-if model (`scaleprof trace what-if`, docs/report.md): every rank's profiled steps
         re-timed under each change, e.g. `what_if("rank 1 at median", "communication free")`, as a

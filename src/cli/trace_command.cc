@@ -108,6 +108,8 @@ constexpr Subcommand kSubcommands[] = {
     {"memory", "Memory from [memory] events: allocated/reserved over time, peaks per step, holders at the peak"},
     // Issue 23: counters.
     {"counters", "Launch queue length per stream (time-weighted and HTA's), time with it full, memcpy bandwidth"},
+    // Issue 33: pipeline parallelism.
+    {"pipeline", "Pipeline stages from send/recv, micro-batches, each stage's bubble per step against (p-1)/(m+p-1)"},
 };
 
 // --partial: streams the ranks into their whole collective rows and writes them as one shard of a

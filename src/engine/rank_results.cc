@@ -60,6 +60,7 @@ ReportSections sections_of(std::string_view report, const TraceReportOptions& op
   s.counters = report == "counters" || report == "counters_series";
   s.counter_series = report == "counters_series";
   s.flops = report == "flops";
+  s.pipeline = report == "pipeline";
   return s;
 }
 
@@ -232,6 +233,10 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
       }
       if (options.deepspeed) out.flops->modules = analysis::module_flops(trace);
     });
+  }
+  // Pipeline bubbles (issue 33): the rank's P2P calls and waits per step; stages are found across ranks.
+  if (sections.pipeline) {
+    tasks.emplace_back([&] { out.pipeline = analysis::rank_pipeline(trace, options.include_last_step); });
   }
   run_tasks(tasks, threads);
   return out;

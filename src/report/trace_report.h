@@ -70,6 +70,9 @@ TraceReport flops_tables(const engine::RankStore& ranks, const engine::TraceRepo
 // `trace flops --deepspeed-profile` (trace_deepspeed_report.cc, issue 31): DeepSpeed's flops profile
 // (options.deepspeed) beside the trace's forward FLOPs, in total and per module; empty without one.
 TraceReport deepspeed_tables(const engine::RankStore& ranks, const engine::TraceReportOptions& options);
+// `trace pipeline` (trace_pipeline_report.cc, issue 33): the stages from the ranks' send/recv, each
+// stage's bubble per step beside (p-1)/(m+p-1), the slowest stage, and notes on unusable input.
+TraceReport pipeline_tables(const engine::RankStore& ranks);
 // Collectives and stragglers from one set of compact rows (matched once; the rows are freed before
 // the tables are rendered).
 TraceReport collective_tables(analysis::CollectiveRows rows, const engine::ReportSections& sections,
