@@ -35,8 +35,8 @@ trace::RankTrace pp_parse(int rank, const std::vector<std::string>& events) {
   for (size_t i = 0; i < events.size(); ++i) text += (i ? ",\n" : "\n") + events[i];
   text += "]}";
   auto t = trace::parse_kineto_trace("rank" + std::to_string(rank) + ".json", simdjson::padded_string(text));
-  EXPECT_TRUE(t.has_value());
-  trace::RankTrace out = std::move(*t);
+  EXPECT_TRUE(t.ok()) << t.error().message;
+  trace::RankTrace out = std::move(t.value());
   out.rank = rank;
   return out;
 }
@@ -187,8 +187,8 @@ TEST(PipelineBubbles, MalformedInputGivesNotesNotACrash) {
 {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100,"args":{}},
 {"ph":"X","cat":"cpu_op","name":"c10d::send","pid":1,"tid":1,"ts":10,"dur":10,"args":{}}]})";
   auto t = trace::parse_kineto_trace("t.json", simdjson::padded_string(text));
-  ASSERT_TRUE(t.has_value());
-  const RankPipeline r = rank_pipeline(*t, /*include_last_step=*/true);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  const RankPipeline r = rank_pipeline(t.value(), /*include_last_step=*/true);
   EXPECT_EQ(r.calls_without_peer, 1);
   const std::vector<RankPipeline> no_peer = {r};
   const PipelineAnalysis e = analyse_pipeline(no_peer);

@@ -103,6 +103,13 @@ RankResults sample(int64_t rank) {
   r.flops->flops.unmodelled_calls = 5;
   r.flops->flops.compute_flops[3] = 4096;
   r.flops->flops.span_ns = 1234 + rank;
+  r.pipeline.emplace();  // issue 33: pipeline bubbles
+  r.pipeline->rank = rank;
+  r.pipeline->path = "/runs/a/pipeline-rank-" + std::to_string(rank) + ".json";
+  r.pipeline->steps = {{3, 10, 1000, 250 + rank, 4, 4, -1}};
+  r.pipeline->peers = {{3, 1, 4, 0}, {3, 5, 0, 4}};
+  r.pipeline->calls_without_peer = 2;
+  r.pipeline->device = true;
   return r;
 }
 
@@ -188,10 +195,20 @@ TEST(RankResultsStore, EveryFieldComesBack) {
   ASSERT_EQ(out.decomposition->steps.size(), 1U);
   EXPECT_EQ(out.decomposition->steps[0].part_ns[2], 37);
 
+  EXPECT_EQ(out.pipeline->path, "/runs/a/pipeline-rank-4.json");
+  ASSERT_EQ(out.pipeline->steps.size(), 1U);
+  EXPECT_EQ(out.pipeline->steps[0].wait_ns, 254);
+  EXPECT_EQ(out.pipeline->steps[0].first_p2p, -1);
+  ASSERT_EQ(out.pipeline->peers.size(), 2U);
+  EXPECT_EQ(out.pipeline->peers[1].peer, 5);
+  EXPECT_EQ(out.pipeline->peers[1].recvs, 4);
+  EXPECT_EQ(out.pipeline->calls_without_peer, 2);
+  EXPECT_TRUE(out.pipeline->device);
+
   RankResults empty;  // no section: every optional stays empty
   ASSERT_TRUE(engine::decode_rank_results(engine::encode_rank_results(RankResults{}), &empty));
   EXPECT_FALSE(empty.kernels || empty.idle || empty.launch || empty.ops || empty.steps || empty.breakdown ||
-               empty.phases || empty.decomposition);
+               empty.phases || empty.decomposition || empty.pipeline);
 }
 
 TEST(RankResultsStore, DamagedRecordsAreRefused) {

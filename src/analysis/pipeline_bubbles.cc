@@ -333,6 +333,7 @@ PipelineAnalysis analyse_pipeline(std::span<const RankPipeline> ranks) {
   if (out.pipelines.empty() && !index.by_rank.empty()) {
     bool any_p2p = false;
     for (const auto& [rank, r] : index.by_rank) {
+      any_p2p |= !r->peers.empty() || r->calls_without_peer > 0;
       for (const PipelineStepWait& s : r->steps) any_p2p |= s.sends + s.recvs > 0;
     }
     out.notes.push_back(any_p2p ? "no pipeline of two or more ranks with traces: every stage's trace is needed to "

@@ -18,29 +18,43 @@ pytestmark = pytest.mark.timing  # known answers in wall time (conftest.py)
 FWD_MS = 20.0
 BWD_MS = 20.0
 STEPS = 6  # step 0 not profiled, 1 warm-up, 2-5 recorded, the last left out: 3 analysed
+SLOW_MS = 10.0  # the slow stage's extra time in each forward and backward: 1.5x the others' compute
 
-# (stages, schedule, micro-batches): 2 and 4 stages, both schedules, m = 4 and 8.
-BALANCED = [(2, "gpipe", 4), (2, "1f1b", 8), (4, "gpipe", 8), (4, "1f1b", 4)]
-
-
-def train(trace_dir, stages, schedule, m, slow_rank=-1, slow_ms=0.0):
-    run_python(["-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", stages, "--master_addr",
-                "127.0.0.1", "--master_port", free_port(), HERE / "gloo_pipeline.py", "--trace-dir", trace_dir,
-                "--schedule", schedule, "--microbatches", m, "--steps", STEPS, "--fwd-ms", FWD_MS, "--bwd-ms", BWD_MS,
-                "--slow-rank", slow_rank, "--slow-ms", slow_ms], timeout=150, env=training_env())
-    assert len(list(trace_dir.iterdir())) == stages
-    return trace_dir
+# Per number of stages, one torchrun launch running these one after the other: (schedule, m, slow rank).
+RUNS = {2: [("gpipe", 4, -1), ("1f1b", 8, -1), ("gpipe", 4, 0)],
+        4: [("gpipe", 8, -1), ("1f1b", 4, -1), ("1f1b", 4, 2)]}
+BALANCED = [(p, schedule, m) for p, runs in RUNS.items() for schedule, m, slow in runs if slow < 0]
+SLOW = [(p, schedule, m, slow) for p, runs in RUNS.items() for schedule, m, slow in runs if slow >= 0]
 
 
-@pytest.fixture(scope="module", params=BALANCED, ids=lambda c: f"p{c[0]}-{c[1]}-m{c[2]}")
-def balanced(request, tmp_path_factory):
-    stages, schedule, m = request.param
-    return request.param, train(tmp_path_factory.mktemp("pipeline") / "traces", stages, schedule, m)
+def run_name(schedule, m, slow=-1):
+    return f"{schedule}-m{m}" + (f"-slow{slow}" if slow >= 0 else "")
 
 
-def test_balanced_stages_bubble_is_the_ideal(balanced, run_cli):
-    (p, schedule, m), traces = balanced
-    out, _ = run_cli("pipeline", traces)
+@pytest.fixture(scope="module")
+def launches(tmp_path_factory):
+    """Trace directory per (stages, run name), each launch made on first use."""
+    made = {}
+
+    def traces(stages, name):
+        if stages not in made:
+            root = tmp_path_factory.mktemp(f"pipeline-p{stages}")
+            runs = ",".join(f"{s}:{m}" + (f":{slow}:{SLOW_MS}" if slow >= 0 else "") for s, m, slow in RUNS[stages])
+            run_python(["-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", stages, "--master_addr",
+                        "127.0.0.1", "--master_port", free_port(), HERE / "gloo_pipeline.py", "--trace-dir", root,
+                        "--runs", runs, "--steps", STEPS, "--fwd-ms", FWD_MS, "--bwd-ms", BWD_MS],
+                       timeout=300, env=training_env())
+            made[stages] = root
+        directory = made[stages] / name
+        assert len(list(directory.iterdir())) == stages
+        return directory
+
+    return traces
+
+
+@pytest.mark.parametrize("p,schedule,m", BALANCED, ids=[f"p{p}-{s}-m{m}" for p, s, m in BALANCED])
+def test_balanced_stages_bubble_is_the_ideal(launches, run_cli, p, schedule, m):
+    out, _ = run_cli("pipeline", launches(p, run_name(schedule, m)))
     assert out["notes"] == []
     [pipe] = out["pipelines"]
     assert pipe["stages"] == p and pipe["micro_batches"] == m
@@ -61,28 +75,26 @@ def test_balanced_stages_bubble_is_the_ideal(balanced, run_cli):
     assert all(r["micro_batches"] == m for r in rows)
 
 
-@pytest.mark.parametrize("stages,schedule,m,slow_rank", [(2, "gpipe", 4, 0), (4, "1f1b", 4, 2)])
-def test_slow_stage_is_named(tmp_path, run_cli, stages, schedule, m, slow_rank):
-    # 10 ms more in each forward and backward: that stage computes 1.5x as long as the others.
-    traces = train(tmp_path / "traces", stages, schedule, m, slow_rank=slow_rank, slow_ms=10.0)
-    out, _ = run_cli("pipeline", traces)
+@pytest.mark.parametrize("p,schedule,m,slow", SLOW, ids=[f"p{p}-{s}-m{m}-slow{r}" for p, s, m, r in SLOW])
+def test_slow_stage_is_named(launches, run_cli, p, schedule, m, slow):
+    out, _ = run_cli("pipeline", launches(p, run_name(schedule, m, slow)))
     [pipe] = out["pipelines"]
-    assert pipe["slowest_rank"] == slow_rank, out["stages"]
-    assert pipe["busy_ratio"] > 1.3
-    slow = [s for s in out["stages"] if s["slowest"] == "yes"]
-    assert [s["rank"] for s in slow] == [slow_rank]
-    # The others wait for it: each waits more than the slow stage does.
-    others = [s for s in out["stages"] if s["rank"] != slow_rank]
-    assert all(s["bubble_us"] > slow[0]["bubble_us"] for s in others)
+    assert pipe["slowest_rank"] == slow, out["stages"]
+    assert pipe["busy_ratio"] > 1.3  # 1.5 in compute, less the Python and optimizer time common to all
+    named = [s for s in out["stages"] if s["slowest"] == "yes"]
+    assert [s["rank"] for s in named] == [slow]
+    # The others wait for it: each waits longer than the slow stage does.
+    others = [s for s in out["stages"] if s["rank"] != slow]
+    assert all(s["bubble_us"] > named[0]["bubble_us"] for s in others)
 
 
-def test_python_api_and_one_rank_alone(balanced, run_cli):
+def test_python_api_and_one_rank_alone(launches, run_cli):
     """The Python API gives the CLI's tables; one stage's trace alone gives a note, not a pipeline."""
     scaleprof = pytest.importorskip("scaleprof")
-    (p, _, m), traces = balanced
+    traces = launches(4, run_name("gpipe", 8))
     tables = scaleprof.TraceAnalysis(trace_dir=str(traces)).get_pipeline()
-    assert list(tables["pipelines"]["micro_batches"]) == [m]
-    assert list(tables["stages"]["rank"]) == list(range(p))
+    assert list(tables["pipelines"]["micro_batches"]) == [8]
+    assert list(tables["stages"]["rank"]) == [0, 1, 2, 3]
     first = sorted(traces.iterdir())[0]
     out, _ = run_cli("pipeline", first)
     assert out["pipelines"] == [] and out["stages"] == []
