@@ -46,7 +46,7 @@ trace::RankTrace pp_first_stage() {
   return pp_parse(0,
                   {pp_span("ProfilerStep#1", 0, 1000), pp_op("aten::mm", 0, 100),  // forward 1
                    pp_p2p("c10d::send", 100, 10, 1),                               // activations to rank 1
-                   pp_span("gloo:send", 110, 600),  // an isend's span: the stage computes meanwhile
+                   pp_span("gloo:send", 110, 140),  // an isend's span over forward 2 and the next calls
                    pp_op("aten::mm", 110, 100),     // forward 2
                    pp_p2p("c10d::send", 210, 10, 1), pp_p2p("c10d::recv_", 220, 10, 1),  // gradient 2 from rank 1 ...
                    pp_span("gloo:recv", 225, 275),                                       // ... waited for until 500
@@ -59,11 +59,12 @@ trace::RankTrace pp_first_stage() {
 trace::RankTrace pp_last_stage() {
   return pp_parse(1, {pp_span("ProfilerStep#1", 0, 1000),
                       pp_op("wrapper::recv", 0, 100),  // encloses the receive: not compute beside it
-                      pp_p2p("c10d::recv_", 0, 100, 0), pp_op("aten::mm", 100, 100),     // forward 1
-                      pp_p2p("c10d::recv_", 200, 20, 0), pp_op("aten::mm", 220, 100),    // forward 2
-                      pp_op("aten::mm", 320, 100),                                       // backward 2
-                      pp_p2p("c10d::send", 420, 10, 0), pp_op("aten::mm", 430, 200),     // backward 1
-                      pp_p2p("c10d::send", 630, 10, 0), pp_span("gloo:recv", 650, 250),  // an early receive's span ...
+                      pp_p2p("c10d::recv_", 0, 100, 0), pp_op("aten::mm", 100, 100),    // forward 1
+                      pp_p2p("c10d::recv_", 200, 20, 0), pp_op("aten::mm", 220, 100),   // forward 2
+                      pp_op("aten::mm", 320, 100),                                      // backward 2
+                      pp_p2p("c10d::send", 420, 10, 0), pp_op("aten::mm", 430, 200),    // backward 1
+                      pp_p2p("c10d::send", 630, 10, 0), pp_span("gloo:send", 640, 10),  // blocked until rank 0 took it
+                      pp_span("gloo:recv", 650, 250),                                   // an early receive's span ...
                       pp_op("aten::mm", 700, 100),  // ... with compute inside it: 150 waited
                       pp_span("ProfilerStep#2", 1000, 10)});
 }
@@ -72,7 +73,8 @@ TEST(PipelineBubbles, WaitPerStepFromKinetoText) {
   const RankPipeline r0 = rank_pipeline(pp_first_stage());
   ASSERT_EQ(r0.steps.size(), 1u);  // the last step is left out, as in every step report
   EXPECT_EQ(r0.steps[0].step, 1);
-  EXPECT_EQ(r0.steps[0].wait_ns, 400'000);  // 10 + 10 + [220, 500) + 100 µs
+  // 10 + [210, 500) + 100 µs: the part of the send's span over forward 2 is compute.
+  EXPECT_EQ(r0.steps[0].wait_ns, 400'000);
   EXPECT_EQ(r0.steps[0].sends, 2);
   EXPECT_EQ(r0.steps[0].recvs, 2);
   EXPECT_EQ(r0.steps[0].first_p2p, 1);
@@ -82,7 +84,7 @@ TEST(PipelineBubbles, WaitPerStepFromKinetoText) {
 
   const RankPipeline r1 = rank_pipeline(pp_last_stage());
   ASSERT_EQ(r1.steps.size(), 1u);
-  EXPECT_EQ(r1.steps[0].wait_ns, 290'000);  // 100 + 20 + 10 + 10 + (250 - 100)
+  EXPECT_EQ(r1.steps[0].wait_ns, 300'000);  // 100 + 20 + 10 + 10 + 10 + (250 - 100)
   EXPECT_EQ(r1.steps[0].first_p2p, -1);
 }
 
@@ -102,8 +104,8 @@ TEST(PipelineBubbles, StagesMicroBatchesAndBubbleFromTwoRanks) {
   EXPECT_DOUBLE_EQ(a.stages[0].bubble_ns, 400'000);
   EXPECT_DOUBLE_EQ(a.stages[0].busy_ns, 600'000);
   EXPECT_DOUBLE_EQ(a.stages[0].bubble_fraction, 0.4);
-  EXPECT_DOUBLE_EQ(a.stages[1].busy_ns, 710'000);
-  // 710 / 600 > 1.10: stage 1 is the slow one.
+  EXPECT_DOUBLE_EQ(a.stages[1].busy_ns, 700'000);
+  // 700 / 600 > 1.10: stage 1 is the slow one.
   EXPECT_EQ(a.pipelines[0].slowest_rank, 1);
   EXPECT_TRUE(a.stages[1].slowest);
   ASSERT_EQ(a.rows.size(), 2u);

@@ -97,11 +97,11 @@ RankPipeline rank_pipeline(const trace::RankTrace& trace, bool include_last_step
       if (ev.cat[i] == trace::Category::kCpuOp) ops[s].push_back({ev.ts[i], ev.end(i)});
       continue;
     }
-    // An isend's span lasts until its transfer is done, while the stage computes (torch.distributed.
-    // pipelining waits for its sends at the end of the step): the sender waits only inside the call.
-    if (kind == P2pKind::kSendSpan) continue;
+    // A transfer's own span lasts until it is done: a receive until its data is there, a send until the
+    // peer has taken it (GPipe waits for its forward sends before its backward). The operators the
+    // stage runs meanwhile are taken out below.
     p2p[s].push_back({ev.ts[i], ev.end(i)});
-    if (kind == P2pKind::kRecvSpan) continue;
+    if (kind == P2pKind::kRecvSpan || kind == P2pKind::kSendSpan) continue;
     PipelineStepWait& w = out.steps[s];
     const bool send = kind == P2pKind::kSendCall;
     (send ? w.sends : w.recvs) += 1;

@@ -9,12 +9,13 @@
 //   as the global rank (true for the default group: a pipeline on a subgroup would need the group's
 //   ranks, which these ops do not carry). A call counts in the ProfilerStep holding its start.
 // * the wait of a step: on the step's thread, the union inside the step of the P2P calls and of the
-//   receives' own spans (gloo's `gloo:recv`, NCCL's `nccl:recv`, which last until the data is there),
-//   less the time other operators of that thread ran inside them (an early irecv overlapped with
-//   compute counts as compute). Sends count only inside their call: an isend's span lasts until
-//   its transfer is done, while the stage goes on computing. The rest of the step is the stage's
-//   busy time (its forward and backward, the optimizer, Python between operators). On GPU traces
-//   NCCL receives wait on the device, not in the host call: the figure is then a lower bound (a note).
+//   transfers' own spans (gloo's `gloo:send`/`gloo:recv`, NCCL's `nccl:send`/`nccl:recv`, which last
+//   until the transfer is done: a receive until its data is there, a send until the peer took it),
+//   less the time other operators of that thread ran inside them (an irecv or isend overlapped with
+//   compute counts as compute; compute that records no operator inside such a span counts as
+//   waiting). The rest of the step is the stage's busy time (its forward and backward, the
+//   optimizer, Python between operators). On GPU traces NCCL transfers wait on the device, not in
+//   the host call: the figure is then a lower bound (a note).
 //
 // Across ranks (analyse_pipeline, pure over the per-rank results):
 // * ranks joined by P2P calls whose both ends have a trace form a pipeline; a pipeline whose ranks

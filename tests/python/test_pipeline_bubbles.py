@@ -80,7 +80,7 @@ def test_slow_stage_is_named(launches, run_cli, p, schedule, m, slow):
     out, _ = run_cli("pipeline", launches(p, run_name(schedule, m, slow)))
     [pipe] = out["pipelines"]
     assert pipe["slowest_rank"] == slow, out["stages"]
-    assert pipe["busy_ratio"] > 1.3  # 1.5 in compute, less the Python and optimizer time common to all
+    assert pipe["busy_ratio"] > 1.1  # 1.5 in compute; the Python and optimizer time common to all stages dilutes it
     named = [s for s in out["stages"] if s["slowest"] == "yes"]
     assert [s["rank"] for s in named] == [slow]
     # The others wait for it: each waits longer than the slow stage does.
