@@ -191,18 +191,14 @@ PipelineAnalysis analyse_pipeline(std::span<const RankPipeline> ranks) {
   }
   std::map<int64_t, std::set<int64_t>> neighbours;
   std::set<std::pair<int64_t, int64_t>> missing_peer;
+  // One note per kind, naming the ranks (thousands of ranks give a few notes, not thousands).
+  std::vector<int64_t> gpu_ranks, peerless_ranks;
+  int64_t peerless_calls = 0;
   for (const auto& [rank, r] : index.by_rank) {
-    if (r->device) {
-      out.notes.push_back(fmt::format(
-          "rank {}: a GPU trace; the bubble here is the host's wait in send/recv calls, while NCCL receives wait on "
-          "the device, which this analysis does not measure yet: read its figures as a lower bound",
-          rank));
-    }
+    if (r->device) gpu_ranks.push_back(rank);
     if (r->calls_without_peer > 0) {
-      out.notes.push_back(fmt::format(
-          "rank {}: {} send/recv calls without their peer rank (profile with record_shapes=True, PyTorch >= 2.4): "
-          "left out of the stage order",
-          rank, r->calls_without_peer));
+      peerless_ranks.push_back(rank);
+      peerless_calls += r->calls_without_peer;
     }
     for (const PipelinePeerCalls& c : r->peers) {
       if (c.peer == rank) continue;
@@ -216,19 +212,43 @@ PipelineAnalysis analyse_pipeline(std::span<const RankPipeline> ranks) {
       neighbours[c.peer].insert(rank);
     }
   }
+  if (!gpu_ranks.empty()) {
+    out.notes.push_back(fmt::format(
+        "ranks {}: GPU traces; the bubble here is the host's wait in send/recv, while NCCL transfers wait on the "
+        "device, which this analysis does not measure yet: read their figures as a lower bound",
+        format_rank_list(gpu_ranks)));
+  }
+  if (!peerless_ranks.empty()) {
+    out.notes.push_back(fmt::format(
+        "ranks {}: {} send/recv calls without their peer rank (profile with record_shapes=True, PyTorch >= 2.4): left "
+        "out of the stage order",
+        format_rank_list(peerless_ranks), peerless_calls));
+  }
+  // Pairs are listed up to kListedPairs of each kind, then counted.
+  constexpr size_t kListedPairs = 10;
+  size_t listed = 0;
   for (const auto& [rank, peer] : missing_peer) {
+    if (++listed > kListedPairs) {
+      out.notes.push_back(
+          fmt::format("... and {} more pairs with a peer without a trace", missing_peer.size() - kListedPairs));
+      break;
+    }
     out.notes.push_back(
         fmt::format("rank {} sends to or receives from rank {}, which has no trace here: {} left out "
                     "of the stage order",
                     rank, peer, peer));
   }
+  size_t unmatched = 0;
   for (const auto& [edge, counts] : index.edges) {
-    if (counts.first != counts.second) {
+    if (counts.first != counts.second && ++unmatched <= kListedPairs) {
       out.notes.push_back(
           fmt::format("rank {} sent {} messages to rank {}, which received {} from it in the analysed "
                       "steps (steps profiled differently, or unmatched sends)",
                       edge.first, counts.first, edge.second, counts.second));
     }
+  }
+  if (unmatched > kListedPairs) {
+    out.notes.push_back(fmt::format("... and {} more pairs whose sends and receives differ", unmatched - kListedPairs));
   }
   // Connected groups of ranks, each a pipeline when it is a chain.
   std::set<int64_t> seen;
