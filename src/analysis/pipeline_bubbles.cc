@@ -56,6 +56,14 @@ RankPipeline rank_pipeline(const trace::RankTrace& trace, bool include_last_step
   out.path = trace.path;
   const std::vector<ProfilerStepWindow> windows = analysed_steps(trace, include_last_step);
   const trace::EventTable& ev = trace.events;
+  // Each name decided once: a trace repeats a few thousand names millions of times.
+  constexpr uint8_t kUnknown = 0xFF;
+  std::vector<uint8_t> kind_of_name(trace.strings.size(), kUnknown);
+  auto kind_of = [&](size_t i) {
+    uint8_t& k = kind_of_name[static_cast<size_t>(ev.name[i])];
+    if (k == kUnknown) k = static_cast<uint8_t>(p2p_kind(trace.name(i)));
+    return static_cast<P2pKind>(k);
+  };
 
   // The peer of each P2P call, from its Concrete Inputs (the shapes table lists only the events that
   // have shapes, so it is walked, not searched per event).
@@ -85,7 +93,7 @@ RankPipeline rank_pipeline(const trace::RankTrace& trace, bool include_last_step
   for (size_t i = 0; i < ev.size(); ++i) {
     if (ev.cat[i] == trace::Category::kKernel) out.device = true;
     if (!trace::is_cpu_op_category(ev.cat[i]) || ev.phase[i] != trace::Phase::kComplete) continue;
-    const P2pKind kind = p2p_kind(trace.name(i));
+    const P2pKind kind = kind_of(i);
     const int64_t s = pipeline_step_index(windows, ev.ts[i]);
     if (s < 0) {
       if (kind == P2pKind::kSendCall || kind == P2pKind::kRecvCall) ++out.calls_outside_steps;
