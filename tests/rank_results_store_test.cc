@@ -20,7 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using engine::RankResults;
 
-const fs::path kTraces = fs::path(SCALEPROF_SHARED_DIR) / "traces" / "hta";
+const fs::path kStoreTestTraces = fs::path(SCALEPROF_SHARED_DIR) / "traces" / "hta";
 
 // Every section filled, no field at its default, strings with a NUL and longer than the small-string
 // buffer.
@@ -292,8 +292,8 @@ TEST(RankResultsStore, SpillsOnlyPastItsBudgetAndGivesTheSameResults) {
 
 // Real results: every section of `summary` reduced from the shared two-rank trace comes back whole.
 TEST(RankResultsStore, RealRanksComeBackWhole) {
-  if (!fs::is_directory(kTraces / "trace_filter")) GTEST_SKIP() << "shared traces not found";
-  auto loaded = trace::load_traces({(kTraces / "trace_filter").string()});
+  if (!fs::is_directory(kStoreTestTraces / "trace_filter")) GTEST_SKIP() << "shared traces not found";
+  auto loaded = trace::load_traces({(kStoreTestTraces / "trace_filter").string()});
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
   engine::TraceReportOptions options;
   const engine::ReportSections sections = engine::sections_of("summary", options);
