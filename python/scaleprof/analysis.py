@@ -653,7 +653,7 @@ class TraceAnalysis:
     def get_report(self, report: str, ranks: Optional[List[int]] = None, top: int = 10,
                    sort_by: str = "self_cpu", *, align: bool = True) -> Dict[str, Any]:
         """Every table of `scaleprof trace REPORT` (summary, breakdown, kernels, idle, overlap, launch, ops,
-        steps, collectives, stragglers, phases, decompose, memory, critical-path, counters, flops) as
+        steps, collectives, stragglers, phases, decompose, memory, critical-path, counters, flops, pipeline) as
         {key: DataFrame}, with the CLI's JSON keys as column names (docs/trace-json.md). `ranks`: None for all.
         `align` False: collectives and stragglers on each host's raw clock (`--no-align`)."""
         tables = self._report(report, ranks=None if ranks is None else _ranks_list(ranks), top=top,
