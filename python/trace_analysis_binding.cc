@@ -39,12 +39,13 @@ namespace scaleprof::python {
 namespace {
 
 // The subcommands whose tables trace_report() gives (every `scaleprof trace` report but diff and merge).
-constexpr std::string_view kReports[] = {"summary", "breakdown", "kernels", "idle", "overlap", "launch", "ops", "steps",
-                                         "collectives", "stragglers", "phases", "decompose", "memory", "critical-path",
-                                         // Issue 23: counters, and their step functions.
-                                         "counters", "counters_series", "flops",
-                                         // Issue 33: exposed collectives per group, phase and FSDP layer.
-                                         "fsdp"};
+constexpr std::string_view kReports[] = {
+    "summary", "breakdown", "kernels", "idle", "overlap", "launch", "ops", "steps", "collectives", "stragglers",
+    "phases", "decompose", "memory", "critical-path",
+    // Issue 23: counters, and their step functions.
+    "counters", "counters_series", "flops",
+    // Issue 33: exposed collectives per group, phase and FSDP layer; pipeline bubbles.
+    "fsdp", "pipeline"};
 
 [[noreturn]] void bad_argument(std::string_view name, const std::string& what) {
   throw py::value_error(fmt::format("{}: {}", name, what));

@@ -20,7 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using engine::RankResults;
 
-const fs::path kTraces = fs::path(SCALEPROF_SHARED_DIR) / "traces" / "hta";
+const fs::path kStoreTestTraces = fs::path(SCALEPROF_SHARED_DIR) / "traces" / "hta";
 
 // Every section filled, no field at its default, strings with a NUL and longer than the small-string
 // buffer.
@@ -103,6 +103,13 @@ RankResults sample(int64_t rank) {
   r.flops->flops.unmodelled_calls = 5;
   r.flops->flops.compute_flops[3] = 4096;
   r.flops->flops.span_ns = 1234 + rank;
+  r.pipeline.emplace();  // issue 33: pipeline bubbles
+  r.pipeline->rank = rank;
+  r.pipeline->path = "/runs/a/pipeline-rank-" + std::to_string(rank) + ".json";
+  r.pipeline->steps = {{3, 10, 1000, 250 + rank, 4, 4, -1}};
+  r.pipeline->peers = {{3, 1, 4, 0}, {3, 5, 0, 4}};
+  r.pipeline->calls_without_peer = 2;
+  r.pipeline->device = true;
   return r;
 }
 
@@ -188,10 +195,20 @@ TEST(RankResultsStore, EveryFieldComesBack) {
   ASSERT_EQ(out.decomposition->steps.size(), 1U);
   EXPECT_EQ(out.decomposition->steps[0].part_ns[2], 37);
 
+  EXPECT_EQ(out.pipeline->path, "/runs/a/pipeline-rank-4.json");
+  ASSERT_EQ(out.pipeline->steps.size(), 1U);
+  EXPECT_EQ(out.pipeline->steps[0].wait_ns, 254);
+  EXPECT_EQ(out.pipeline->steps[0].first_p2p, -1);
+  ASSERT_EQ(out.pipeline->peers.size(), 2U);
+  EXPECT_EQ(out.pipeline->peers[1].peer, 5);
+  EXPECT_EQ(out.pipeline->peers[1].recvs, 4);
+  EXPECT_EQ(out.pipeline->calls_without_peer, 2);
+  EXPECT_TRUE(out.pipeline->device);
+
   RankResults empty;  // no section: every optional stays empty
   ASSERT_TRUE(engine::decode_rank_results(engine::encode_rank_results(RankResults{}), &empty));
   EXPECT_FALSE(empty.kernels || empty.idle || empty.launch || empty.ops || empty.steps || empty.breakdown ||
-               empty.phases || empty.decomposition);
+               empty.phases || empty.decomposition || empty.pipeline);
 }
 
 TEST(RankResultsStore, DamagedRecordsAreRefused) {
@@ -275,8 +292,8 @@ TEST(RankResultsStore, SpillsOnlyPastItsBudgetAndGivesTheSameResults) {
 
 // Real results: every section of `summary` reduced from the shared two-rank trace comes back whole.
 TEST(RankResultsStore, RealRanksComeBackWhole) {
-  if (!fs::is_directory(kTraces / "trace_filter")) GTEST_SKIP() << "shared traces not found";
-  auto loaded = trace::load_traces({(kTraces / "trace_filter").string()});
+  if (!fs::is_directory(kStoreTestTraces / "trace_filter")) GTEST_SKIP() << "shared traces not found";
+  auto loaded = trace::load_traces({(kStoreTestTraces / "trace_filter").string()});
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
   engine::TraceReportOptions options;
   const engine::ReportSections sections = engine::sections_of("summary", options);

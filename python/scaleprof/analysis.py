@@ -653,7 +653,8 @@ class TraceAnalysis:
     def get_report(self, report: str, ranks: Optional[List[int]] = None, top: int = 10,
                    sort_by: str = "self_cpu", *, align: bool = True) -> Dict[str, Any]:
         """Every table of `scaleprof trace REPORT` (summary, breakdown, kernels, idle, overlap, launch, ops,
-        steps, collectives, stragglers, phases, decompose, memory, critical-path, counters, flops, fsdp) as
+        steps, collectives, stragglers, phases, decompose, memory, critical-path, counters, flops, fsdp,
+        pipeline) as
         {key: DataFrame}, with the CLI's JSON keys as column names (docs/trace-json.md). `ranks`: None for all.
         `align` False: collectives and stragglers on each host's raw clock (`--no-align`)."""
         tables = self._report(report, ranks=None if ranks is None else _ranks_list(ranks), top=top,
@@ -704,6 +705,11 @@ class TraceAnalysis:
         layer (`scaleprof trace fsdp`, docs/fsdp.md): tables `fsdp` (per group x phase x collective),
         `fsdp_layers` (the `top` most exposed per rank; 0: all) and `fsdp_ranks`."""
         return self.get_report("fsdp", ranks=ranks, top=top)
+    def get_pipeline(self) -> Dict[str, Any]:
+        """Pipeline-parallel bubbles (`scaleprof trace pipeline`, docs/pipeline.md): the stages found from
+        the ranks' send/recv, the micro-batches per step, and each stage's bubble per step beside the ideal
+        (p-1)/(m+p-1); tables pipelines, stages, steps and notes."""
+        return self.get_report("pipeline")
 
     def what_if(self, *changes: str, per_step: bool = False) -> Any:
         """The what-if model (`scaleprof trace what-if`, docs/report.md): every rank's profiled steps

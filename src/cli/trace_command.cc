@@ -110,6 +110,8 @@ constexpr Subcommand kSubcommands[] = {
     {"counters", "Launch queue length per stream (time-weighted and HTA's), time with it full, memcpy bandwidth"},
     // Issue 33: FSDP/ZeRO.
     {"fsdp", "Exposed all-gather, reduce-scatter and all-reduce per process group, phase and FSDP layer"},
+    // Issue 33: pipeline parallelism.
+    {"pipeline", "Pipeline stages from send/recv, micro-batches, each stage's bubble per step against (p-1)/(m+p-1)"},
 };
 
 // --partial: streams the ranks into their whole collective rows and writes them as one shard of a

@@ -61,6 +61,7 @@ ReportSections sections_of(std::string_view report, const TraceReportOptions& op
   s.counter_series = report == "counters_series";
   s.flops = report == "flops";
   s.fsdp = report == "fsdp";
+  s.pipeline = report == "pipeline";
   return s;
 }
 
@@ -238,6 +239,10 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
   if (sections.fsdp) {
     tasks.emplace_back(
         [&] { out.exposed = analysis::exposed_collectives(trace, options.include_last_step, options.top); });
+  }
+  // Pipeline bubbles (issue 33): the rank's P2P calls and waits per step; stages are found across ranks.
+  if (sections.pipeline) {
+    tasks.emplace_back([&] { out.pipeline = analysis::rank_pipeline(trace, options.include_last_step); });
   }
   run_tasks(tasks, threads);
   return out;

@@ -27,6 +27,7 @@
 #include "analysis/memory_timeline.h"
 #include "analysis/operator_table.h"
 #include "analysis/phases.h"
+#include "analysis/pipeline_bubbles.h"
 #include "analysis/profiler_steps.h"
 #include "analysis/step_decomposition.h"
 #include "analysis/temporal_breakdown.h"
@@ -103,11 +104,12 @@ struct ReportSections {
   bool counter_series = false;  // "counters_series" (the Python API's time series): the step functions too
   bool flops = false;           // `trace flops`, and summary's FLOPs line (issue 23)
   bool fsdp = false;            // `trace fsdp` only: exposed collectives per group, phase and layer (issue 33)
+  bool pipeline = false;        // `trace pipeline` only: P2P waits per step, stages across ranks (issue 33)
   // The sections reduced from each rank into RankResults (collectives and stragglers use the
   // compact collective rows instead).
   bool per_rank() const {
     return inputs || breakdown || kernels || idle || overlap || launch || ops || steps || phases || decompose ||
-           memory || critical_path || counters || flops || fsdp;
+           memory || critical_path || counters || flops || fsdp || pipeline;
   }
   bool collective_rows() const { return collectives || stragglers || decompose || critical_path; }
 };
@@ -186,6 +188,7 @@ struct RankResults {
   std::optional<analysis::RankCounterSeries> counter_series;  // the Python API's time series only
   std::optional<RankFlopsResult> flops;
   std::optional<analysis::RankExposedCollectives> exposed;  // `trace fsdp`
+  std::optional<analysis::RankPipeline> pipeline;
 };
 
 // Runs the per-rank analyses of `sections` on one rank (inside its analysis window where the HTA

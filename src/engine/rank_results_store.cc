@@ -524,6 +524,15 @@ std::string encode_rank_results(const RankResults& in) {
   });
   write_optional(w, in.flops, [&](const RankFlopsResult& f) { write_flops(w, f); });
   write_optional(w, in.exposed, [&](const analysis::RankExposedCollectives& e) { write_exposed(w, e); });
+  write_optional(w, in.pipeline, [&](const analysis::RankPipeline& p) {
+    w.raw(p.rank);
+    w.str(p.path);
+    w.raw_vector(p.steps);
+    w.raw_vector(p.peers);
+    w.raw(p.calls_without_peer);
+    w.raw(p.calls_outside_steps);
+    w.raw(p.device);
+  });
   return std::move(w.out);
 }
 
@@ -582,6 +591,15 @@ bool decode_rank_results(const std::string& bytes, RankResults* out) {
   });
   read_optional(r, &out->flops, [&](RankFlopsResult* f) { read_flops(r, f); });
   read_optional(r, &out->exposed, [&](analysis::RankExposedCollectives* e) { read_exposed(r, e); });
+  read_optional(r, &out->pipeline, [&](analysis::RankPipeline* p) {
+    r.raw(&p->rank);
+    r.str(&p->path);
+    r.raw_vector(&p->steps);
+    r.raw_vector(&p->peers);
+    r.raw(&p->calls_without_peer);
+    r.raw(&p->calls_outside_steps);
+    r.raw(&p->device);
+  });
   return r.ok && r.at == bytes.size();
 }
 
@@ -651,6 +669,7 @@ size_t resident_bytes(const RankResults& r) {
     n += heap_bytes(r.counter_series->names) + heap_bytes(r.counter_series->copies) +
          heap_bytes(r.counter_series->bytes);
   }
+  if (r.pipeline) n += heap_bytes(r.pipeline->path) + heap_bytes(r.pipeline->steps) + heap_bytes(r.pipeline->peers);
   if (r.flops) {
     n += heap_bytes(r.flops->device) + heap_bytes(r.flops->flops.operators) + heap_bytes(r.flops->flops.kernels) +
          heap_bytes(r.flops->flops.steps);

@@ -73,6 +73,9 @@ TraceReport deepspeed_tables(const engine::RankStore& ranks, const engine::Trace
 // `trace fsdp` (trace_fsdp_report.cc, issue 33): exposed collectives per process group, phase and type,
 // per FSDP layer, and per rank.
 TraceReport fsdp_tables(const engine::RankStore& ranks);
+// `trace pipeline` (trace_pipeline_report.cc, issue 33): the stages from the ranks' send/recv, each
+// stage's bubble per step beside (p-1)/(m+p-1), the slowest stage, and notes on unusable input.
+TraceReport pipeline_tables(const engine::RankStore& ranks);
 // Collectives and stragglers from one set of compact rows (matched once; the rows are freed before
 // the tables are rendered).
 TraceReport collective_tables(analysis::CollectiveRows rows, const engine::ReportSections& sections,

@@ -65,6 +65,7 @@ TraceReport report_tables(const engine::ReportSections& sections, const engine::
   if (sections.counter_series) append(&report, counter_series_tables(ranks));
   if (sections.flops) append(&report, flops_tables(ranks, options, sections.inputs));
   if (sections.fsdp) append(&report, fsdp_tables(ranks));
+  if (sections.pipeline) append(&report, pipeline_tables(ranks));
   if (sections.collectives || sections.stragglers) {
     append(&report, collective_tables(std::move(rows), sections, options));
   }
