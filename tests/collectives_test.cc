@@ -394,7 +394,7 @@ TEST(AlltoallCost, PeerImbalanceAndItsCost) {
   EXPECT_EQ(m.peer_max, 9000);
   EXPECT_DOUBLE_EQ(m.peer_mean, (9000 + 1000 + 3000 + 3000 + 2000 + 2000) / 6.0);
   EXPECT_DOUBLE_EQ(m.peer_imbalance, 9000 / m.peer_mean);
-  EXPECT_TRUE(m.peer_bytes.empty());  // rank 6's row is unknown
+  EXPECT_TRUE(m.peer_rows.empty());  // rank 6's row is unknown
   EXPECT_EQ(m.annotation, "moe.layers.0");
   const AlltoallCosts costs = alltoall_costs(a);
   ASSERT_EQ(costs.calls.size(), 1u);
@@ -411,8 +411,16 @@ TEST(AlltoallCost, PeerImbalanceAndItsCost) {
   even[2].calls[0].in_split_bytes = {3000, 3000, 0};
   const CollectiveAnalysis b = match_collectives(even);
   const MatchedCollective& e = b.calls[0];
-  EXPECT_EQ(e.peer_ranks, (std::vector<int64_t>{4, 5, 6}));
-  EXPECT_EQ(e.peer_bytes, (std::vector<int64_t>{5, 3000, 3000, 3000, 3000, 3000, 3000, 3000, 0}));
+  EXPECT_TRUE(e.peer_rows_whole);
+  EXPECT_EQ(e.peer_rows, (std::vector<AlltoallPeerRow>{{4, 4, 5},
+                                                       {4, 5, 3000},
+                                                       {4, 6, 3000},
+                                                       {5, 4, 3000},
+                                                       {5, 5, 3000},
+                                                       {5, 6, 3000},
+                                                       {6, 4, 3000},
+                                                       {6, 5, 3000},
+                                                       {6, 6, 0}}));
   EXPECT_DOUBLE_EQ(e.peer_imbalance, 1.0);
   EXPECT_EQ(alltoall_costs(b).calls[0].cost_ns, 0);
 
