@@ -134,5 +134,37 @@ TEST(StragglerCauses, StepsOfSeveralEpochsAndNoClockMeanNoVerdict) {
   EXPECT_EQ(causes[0].verdict, "");
 }
 
+// Synchronous DDP: every rank's step lasts as long (the all-reduce waits for rank 1), so step time names
+// no straggler; the traces' waited-for steps do, and the clock join ties them to rank 1's clock drop.
+TEST(StragglerCauses, SynchronousStepsUseWhomTheOthersWaitedFor) {
+  std::vector<tables::RankActivity> ranks = {
+      rank_of(0, 10, 0.3, -1, -1, 0.3, 1980, 1980, 0),
+      rank_of(1, 10, 0.3, 4, 7, 0.3, 1980, 990, kClockReasonSwPowerCap),
+  };
+  EXPECT_TRUE(straggler_causes(ranks).empty());  // equal step times: nothing without the traces
+  std::vector<tables::WaitedForStep> waited;
+  for (int i = 0; i < 10; ++i) {
+    const tables::StepSpan& s = ranks[1].steps[static_cast<size_t>(i)];
+    // Rank 1 kept rank 0 waiting 200 ms in steps 4-7; in the others a jitter of 2 ms (under the floor),
+    // rank 0 the last in step 9. The profiler's step is a little off the recorded one.
+    const bool slow = i >= 4 && i <= 7;
+    waited.push_back({i == 9 ? 0 : 1, s.start_ns + 5'000'000, s.end_ns + 5'000'000, slow ? 200'000'000 : 2'000'000});
+  }
+  const std::vector<StragglerCause> causes = straggler_causes(ranks, StragglerRule{}, waited);
+  ASSERT_EQ(causes.size(), 1u);
+  const StragglerCause& c = causes[0];
+  EXPECT_EQ(c.rank, 1);
+  EXPECT_TRUE(c.waited_for);
+  EXPECT_EQ(c.steps, "steps 4-7");
+  EXPECT_NEAR(c.waited_s, 0.2, 1e-9);
+  EXPECT_NEAR(c.slow_step_s, 0.3, 1e-9);
+  EXPECT_NEAR(c.others_step_s, 0.3, 1e-9);
+  EXPECT_DOUBLE_EQ(c.slow_clock_mhz, 990);
+  EXPECT_DOUBLE_EQ(c.others_clock_mhz, 1980);
+  EXPECT_EQ(c.verdict,
+            "rank 1 ran at 990 MHz (others 1980 MHz) under sw_power_cap in steps 4-7, where the others waited 200 ms "
+            "for it");
+}
+
 }  // namespace
 }  // namespace scaleprof::analysis

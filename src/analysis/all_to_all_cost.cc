@@ -202,17 +202,13 @@ void fill_alltoall_peers(std::span<const AlltoallRankPart> parts, const std::vec
   int64_t max = -1, sum = 0, pairs = 0;
   bool every_vector = true;
   for (const AlltoallRankPart& p : parts) {
-    const auto self = std::find(order.begin(), order.end(), p.rank);
-    const bool vector = p.to_peer != nullptr && p.to_peer->size() == order.size() && self != order.end();
+    const bool vector = p.peers != nullptr && p.peers->placed && p.peers->members == static_cast<int64_t>(order.size());
     every_vector &= vector;
+    if (p.peers != nullptr && p.peers->overflow) return;
     if (vector) {
-      const size_t s = static_cast<size_t>(self - order.begin());
-      for (size_t d = 0; d < p.to_peer->size(); ++d) {
-        if (d == s) continue;
-        if (!add_checked(&sum, (*p.to_peer)[d])) return;
-        max = std::max(max, (*p.to_peer)[d]);
-        ++pairs;
-      }
+      if (!add_checked(&sum, p.peers->sum)) return;
+      max = std::max(max, p.peers->max);
+      pairs += p.peers->peers;
     } else if (p.sent >= 0) {
       // Equal splits: the message size / n to each member, n − 1 of them peers.
       const int64_t share = p.sent / n;
@@ -229,13 +225,26 @@ void fill_alltoall_peers(std::span<const AlltoallRankPart> parts, const std::vec
   m->peer_mean = static_cast<double>(sum) / static_cast<double>(pairs);
   if (m->peer_mean > 0) m->peer_imbalance = static_cast<double>(max) / m->peer_mean;
   if (every_vector) {
-    std::vector<const AlltoallRankPart*> sorted;
-    for (const AlltoallRankPart& p : parts) sorted.push_back(&p);
-    std::sort(sorted.begin(), sorted.end(),
-              [](const AlltoallRankPart* a, const AlltoallRankPart* b) { return a->rank < b->rank; });
-    m->peer_ranks = order;
-    for (const AlltoallRankPart* p : sorted)
-      m->peer_bytes.insert(m->peer_bytes.end(), p->to_peer->begin(), p->to_peer->end());
+    std::vector<AlltoallPeerRow> rows;
+    bool whole = true;
+    for (const AlltoallRankPart& p : parts) {
+      whole &= p.peers->top.size() == order.size();
+      for (const AlltoallPeerEntry& e : p.peers->top) rows.push_back({p.rank, order[e.member], e.bytes});
+    }
+    if (rows.size() > kAlltoallPeerRows) {
+      whole = false;
+      std::nth_element(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(kAlltoallPeerRows), rows.end(),
+                       [](const AlltoallPeerRow& a, const AlltoallPeerRow& b) {
+                         if (a.bytes != b.bytes) return a.bytes > b.bytes;
+                         return a.rank != b.rank ? a.rank < b.rank : a.peer < b.peer;
+                       });
+      rows.resize(kAlltoallPeerRows);
+    }
+    std::sort(rows.begin(), rows.end(), [](const AlltoallPeerRow& a, const AlltoallPeerRow& b) {
+      return a.rank != b.rank ? a.rank < b.rank : a.peer < b.peer;
+    });
+    m->peer_rows = std::move(rows);
+    m->peer_rows_whole = whole;
   }
 }
 

@@ -20,8 +20,10 @@
 //   CPUs that copy the bytes are the bottleneck) the call's time follows the total bytes and the cost is
 //   an upper bound (docs/trace-json.md, "alltoall", says what was measured).
 // A rank whose splits are not in the trace (equal splits, a list truncated past 30 peers) counts as
-// sending its message size / n to each peer. Sums per step and per annotation (the innermost
-// record_function or nn.Module enclosing the call's launch) are checked (core/checked_sum.h).
+// sending its message size / n to each peer. Each rank's splits are reduced as they are read to their
+// largest and sum over the distinct peers and a few largest entries (alltoall_peers.h): the figures
+// above need no more, and memory stays O(ranks × calls) at any group size. Sums per step and per annotation (the
+// innermost record_function or nn.Module enclosing the call's launch) are checked (core/checked_sum.h).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/alltoall_peers.h"
 #include "analysis/collective_calls.h"
 #include "analysis/collective_match.h"
 #include "trace/event_table.h"
@@ -42,11 +45,11 @@ namespace scaleprof::analysis {
 void attach_alltoall_details(const trace::RankTrace& trace, std::span<const int64_t> launch_ns,
                              std::vector<CollectiveCall>* calls);
 
-// One rank's part of a matched all-to-all: its rank, and its bytes to / from each member of the group (by
-// position in the group), empty when unknown; `sent`: its total sent (-1 unknown).
+// One rank's part of a matched all-to-all: its rank, and its bytes to each member of the group reduced
+// (alltoall_peers.h; null or not placed: unknown); `sent`: its total sent (-1 unknown).
 struct AlltoallRankPart {
   int64_t rank = 0;
-  const std::vector<int64_t>* to_peer = nullptr;
+  const AlltoallPeerSummary* peers = nullptr;
   int64_t sent = -1;
 };
 

@@ -291,8 +291,8 @@ CollectiveAnalysis match_collectives(const CollectiveRows& rows, const MatchOpti
         for (const Entry& e : entries) {
           const CompactCall& c = call_at(e);
           if (const AlltoallVolume* v = rows.volume(c); v != nullptr && !v->overflow) {
-            parts.push_back({ranks[e.rank_index].rank, &v->to_peer, v->sent});
-            any_vector |= !v->to_peer.empty();
+            parts.push_back({ranks[e.rank_index].rank, &v->peers, v->sent});
+            any_vector |= v->has_splits;
             if (m.annotation.empty()) m.annotation = rows.annotation(*v);
           } else {
             parts.push_back({ranks[e.rank_index].rank, nullptr, v != nullptr ? -1 : c.bytes});

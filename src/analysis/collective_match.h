@@ -69,6 +69,15 @@ struct RankTiming {
   int64_t wait_ns = 0;  // latest start of the call − this rank's start
 };
 
+struct AlltoallPeerRow {
+  int64_t rank = 0;
+  int64_t peer = 0;
+  int64_t bytes = 0;
+  bool operator==(const AlltoallPeerRow&) const = default;
+};
+// Per-peer rows kept per call: the per-peer table is bounded by calls, not by ranks².
+inline constexpr size_t kAlltoallPeerRows = 64;
+
 struct MatchedCollective {
   std::string type;
   std::string group;        // "" unknown
@@ -98,9 +107,12 @@ struct MatchedCollective {
   int64_t peer_max = -1;
   double peer_mean = -1;
   double peer_imbalance = -1;
-  std::vector<int64_t> peer_ranks;  // the group's ranks, the columns of peer_bytes
-  std::vector<int64_t> peer_bytes;  // row per rank of `ranks`: bytes it sent each of peer_ranks; empty unless all known
-  std::string annotation;           // the innermost record_function / nn.Module around the call (first rank's)
+  // Bytes a rank sent a peer (itself included), when every rank's splits are known: of each rank's
+  // kAlltoallTopPeers largest entries (alltoall_peers.h), the kAlltoallPeerRows largest, by rank then
+  // peer; `peer_rows_whole`: nothing was left out (every entry of every rank is here).
+  std::vector<AlltoallPeerRow> peer_rows;
+  bool peer_rows_whole = false;
+  std::string annotation;  // the innermost record_function / nn.Module around the call (first rank's)
 };
 
 struct HostClock {

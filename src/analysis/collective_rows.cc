@@ -17,7 +17,32 @@ std::optional<int64_t> split_total(const std::vector<int64_t>& splits) {
   return total;
 }
 
+// The members of a group from its rank list; {} when unknown or unreadable (the default group is then
+// assumed, as collective_match does).
+std::vector<int64_t> members_of(const std::string& group_ranks) {
+  if (group_ranks.empty()) return {};
+  return parse_rank_list(group_ranks).value_or(std::vector<int64_t>{});
+}
+
 }  // namespace
+
+void CollectiveRows::set_rank(size_t k, int64_t rank) {
+  CompactRank& r = ranks_[k];
+  r.rank = rank;
+  for (const CompactCall& c : r.calls) {
+    if (c.volume == kNoVolume) continue;
+    AlltoallVolume& v = volumes_[c.volume];
+    if (v.unplaced.empty()) continue;
+    v.peers = summarize_alltoall_splits(rank, v.unplaced, members_of(kinds_[c.kind].group_ranks));
+    std::vector<int64_t>().swap(v.unplaced);
+  }
+}
+
+size_t CollectiveRows::alltoall_peer_values() const {
+  size_t n = 0;
+  for (const AlltoallVolume& v : volumes_) n += v.unplaced.size() + v.peers.top.size() + 3;  // + max, sum, peers
+  return n;
+}
 
 void CollectiveRows::add(const RankCollectives& rank) {
   CompactRank r;
@@ -52,7 +77,12 @@ void CollectiveRows::add(const RankCollectives& rank) {
         v.received = total.value_or(-1);
         v.overflow |= !total;
       }
-      v.to_peer = c.in_split_bytes;
+      v.has_splits = !c.in_split_bytes.empty();
+      if (v.has_splits && rank.rank < 0) {
+        v.unplaced = c.in_split_bytes;
+      } else if (v.has_splits) {
+        v.peers = summarize_alltoall_splits(rank.rank, c.in_split_bytes, members_of(c.group_ranks));
+      }
       auto [name, added] = annotation_index_.try_emplace(c.annotation, static_cast<uint32_t>(annotations_.size()));
       if (added) annotations_.push_back(c.annotation);
       v.annotation = name->second;

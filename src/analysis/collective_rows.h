@@ -4,7 +4,8 @@
 // (docs/scale.md). A RankCollectives call carries its strings (type, group, rank list, dtype) and
 // its all-to-all split vectors: about 230 bytes per call per rank. Here what many calls share (type,
 // group, group size, device) is kept once as a CallKind, all-to-all split sizes are reduced to the
-// bytes sent and received, and a call is 48 bytes per rank.
+// bytes sent and received and a bounded summary of the bytes per peer (alltoall_peers.h), and a call is
+// 48 bytes per rank.
 // Only the fields the outputs of `trace collectives` and `trace stragglers` use are kept; shards
 // (--partial) still write the whole RankCollectives.
 #pragma once
@@ -18,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "analysis/alltoall_peers.h"
 #include "analysis/collective_calls.h"
 
 namespace scaleprof::analysis {
@@ -49,8 +51,12 @@ struct AlltoallVolume {
   int64_t sent = -1;
   int64_t received = -1;
   bool overflow = false;
-  uint32_t annotation = 0;       // index into CollectiveRows' annotation names (0: none)
-  std::vector<int64_t> to_peer;  // bytes sent to each member of the group, empty unknown (all_to_all_cost.h)
+  uint32_t annotation = 0;    // index into CollectiveRows' annotation names (0: none)
+  bool has_splits = false;    // the trace gave this rank's split sizes (whether or not they could be placed)
+  AlltoallPeerSummary peers;  // bytes to each peer, reduced (alltoall_peers.h)
+  // Split sizes of a rank whose number is not known yet (a file with no rank: CollectiveRows::set_rank
+  // places them and frees them); empty otherwise.
+  std::vector<int64_t> unplaced;
 };
 
 struct CompactRank {
@@ -68,7 +74,8 @@ class CollectiveRows {
   // Appends one rank's rows (in the order ranks are added; keep_sorted() orders them).
   void add(const RankCollectives& rank);
   // Sets the rank number of the k-th rank added (files whose rank is known only once all are read).
-  void set_rank(size_t k, int64_t rank) { ranks_[k].rank = rank; }
+  // All-to-all split sizes held until then are reduced with the final rank.
+  void set_rank(size_t k, int64_t rank);
   // Orders the ranks by rank number (stable), keeping only those `keep` accepts.
   template <class Keep>
   void keep_sorted(Keep keep) {
@@ -89,6 +96,9 @@ class CollectiveRows {
     return c.volume == kNoVolume ? nullptr : &volumes_[c.volume];
   }
   size_t call_rows() const { return call_rows_; }
+  // Per-peer values retained over every rank's all-to-all calls (split entries and summaries): what
+  // grows with ranks × calls, whatever the group's size (the scale test counts them).
+  size_t alltoall_peer_values() const;
   const std::string& annotation(const AlltoallVolume& v) const { return annotations_[v.annotation]; }
 
  private:

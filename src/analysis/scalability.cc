@@ -80,7 +80,7 @@ ScaleShares scale_shares(const ScaleGroup& g, LossBasis basis) {
     const auto steps = static_cast<double>(t.decomposed_step_ns);
     auto share = [steps](int64_t ns) { return static_cast<double>(ns) / steps; };
     sh.trace_shares = {{kComputationCause, share(t.step_compute_ns)},
-                       {"communication", share(t.step_communication_ns)},
+                       {kCommunicationCause, share(t.step_communication_ns)},
                        {kWaitingCause, share(t.step_wait_ns)},
                        {"data loading", share(t.step_data_loading_ns)},
                        {"optimizer", share(t.step_optimizer_ns)},
@@ -88,6 +88,8 @@ ScaleShares scale_shares(const ScaleGroup& g, LossBasis basis) {
                        {"idle", share(t.step_idle_ns)}};
     sh.straggler_rank = g.straggler_rank;
     sh.operators = g.operators;
+    if (t.step_alltoall_imbalance_ns > 0)
+      sh.communication_details.push_back({kAlltoallImbalanceDetail, share(t.step_alltoall_imbalance_ns)});
     return sh;
   }
   const auto latency = static_cast<double>(t.collective_latency_ns);
@@ -251,7 +253,7 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
         outside_sum += e.seconds - e.steps_seconds;
         outside_known = outside_known && !std::isnan(e.steps_seconds);
       }
-      for (StragglerCause& c : straggler_causes(r.rank_activity)) {
+      for (StragglerCause& c : straggler_causes(r.rank_activity, StragglerRule{}, r.waited_for)) {
         std::string source;
         for (const tables::RankActivity& a : r.rank_activity) {
           if (a.rank == c.rank) source = a.gpu_source;

@@ -74,6 +74,40 @@ std::vector<OperatorGrowth> operator_growth(const ScaleShares& base, const Scale
   return out;
 }
 
+// Communication's named parts at both scales (a part one scale lacks is 0 there), as shares of the epoch
+// time like the causes, with the points they account for inside communication's.
+std::vector<CauseDetail> communication_details(const ScaleShares& base, const ScaleShares& at, const ScaleLoss& loss,
+                                               bool outside) {
+  std::vector<std::string> names;
+  for (const auto* list : {&base.communication_details, &at.communication_details}) {
+    for (const NamedShare& d : *list) {
+      if (std::find(names.begin(), names.end(), d.name) == names.end()) names.push_back(d.name);
+    }
+  }
+  auto share_of = [](const ScaleShares& s, const std::string& name) {
+    for (const NamedShare& d : s.communication_details) {
+      if (d.name == name) return d.share;
+    }
+    return 0.0;
+  };
+  const double in0 = outside ? 1.0 - base.outside_steps : 1.0;
+  const double in1 = outside ? 1.0 - at.outside_steps : 1.0;
+  std::vector<CauseDetail> out;
+  for (const std::string& name : names) {
+    CauseDetail d;
+    d.name = name;
+    d.share0 = share_of(base, name) * in0;
+    d.share1 = share_of(at, name) * in1;
+    d.seconds0 = d.share0 * loss.t0;
+    d.seconds1 = d.share1 * loss.t1;
+    const double f0[] = {d.share0};
+    const double f1[] = {d.share1};
+    d.points = attribute_efficiency_loss(loss.n0, loss.t0, f0, loss.n1, loss.t1, f1, loss.weak).parts[0];
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
 }  // namespace
 
 ScaleLoss attribute_scale_loss(const ScaleShares& base, const ScaleShares& at) {
@@ -137,6 +171,9 @@ ScaleLoss attribute_scale_loss(const ScaleShares& base, const ScaleShares& at) {
         c.seconds_per_sample0 = c.seconds0 / base.samples_per_worker;
         c.seconds_per_sample1 = c.seconds1 / at.samples_per_worker;
       }
+    }
+    if (out.basis == LossBasis::kDecomposition && c.name == kCommunicationCause) {
+      c.details = communication_details(base, at, out, outside);
     }
     out.causes.push_back(std::move(c));
   }

@@ -53,6 +53,10 @@ inline constexpr const char* kOutsideStepsCause = "outside the steps";
 // The cause names of the decomposition basis, in its order.
 inline constexpr const char* kComputationCause = "computation";
 inline constexpr const char* kWaitingCause = "waiting for stragglers";
+inline constexpr const char* kCommunicationCause = "communication";
+// A detail of communication (decomposition basis): the time the all-to-alls' imbalance cost inside the
+// exposed communication (analysis/all_to_all_cost.h). Part of communication's points, not a cause beside it.
+inline constexpr const char* kAlltoallImbalanceDetail = "all-to-all imbalance";
 // What the rest of the loss beyond the named causes is called in every output.
 inline constexpr const char* kUnattributed = "unattributed";
 // The bases whose causes are attributed points (decomposition, traces, traces+collectives, collectives, steps).
@@ -82,6 +86,9 @@ struct ScaleShares {
   // the operators' self time as shares of the time in the profiled steps (computation's detail).
   int64_t straggler_rank = -1;
   std::vector<OperatorShare> operators;
+  // Decomposition basis: parts of communication's share named apart (kAlltoallImbalanceDetail), as
+  // shares of the time in the profiled steps; empty when none.
+  std::vector<NamedShare> communication_details;
   // Samples each worker processed per epoch (NaN unknown): computation per sample (LossCause).
   double samples_per_worker = tables::kNaN;
   // The series is a weak scaling test (analysis/throughput.h): the ideal is the same epoch time at every
@@ -94,6 +101,15 @@ struct OperatorGrowth {
   std::string name;
   double seconds0 = tables::kNaN, seconds1 = tables::kNaN;  // per epoch, at the base and at this scale
   double excess_s = tables::kNaN;                           // seconds1 - seconds0 * n0 / n1
+};
+
+// A named part of a cause's time (communication's all-to-all imbalance): its shares, seconds and points
+// are inside the cause's, never added beside them.
+struct CauseDetail {
+  std::string name;
+  double share0 = tables::kNaN, share1 = tables::kNaN;
+  double seconds0 = tables::kNaN, seconds1 = tables::kNaN;
+  double points = tables::kNaN;
 };
 
 struct LossCause {
@@ -109,6 +125,8 @@ struct LossCause {
   // It stays the same when computation shrinks with the workers; a smaller per-worker batch running
   // less efficiently makes it grow.
   double seconds_per_sample0 = tables::kNaN, seconds_per_sample1 = tables::kNaN;
+  // Communication (decomposition basis): the parts of it named apart (CauseDetail), at either scale.
+  std::vector<CauseDetail> details;
 };
 
 // What fixing one cause would gain, from the what-if model (whatif_gains.h).

@@ -57,10 +57,29 @@ std::string straggler_step_ranges(const std::vector<StepKey>& keys) {
   return out;
 }
 
+// The steps of a rank that the others waited for (straggler_causes.h), with the wait of each.
+std::vector<std::pair<StepKey, double>> waited_for_steps(const std::map<StepKey, tables::StepSpan>& spans, int64_t rank,
+                                                         const std::vector<tables::WaitedForStep>& waited_for,
+                                                         double floor_s) {
+  std::vector<std::pair<StepKey, double>> out;
+  for (const auto& [key, span] : spans) {
+    const int64_t length = span.end_ns - span.start_ns;
+    for (const tables::WaitedForStep& w : waited_for) {
+      if (w.rank != rank || static_cast<double>(w.wait_ns) * 1e-9 <= floor_s) continue;
+      const int64_t overlap = std::min(span.end_ns, w.end_ns) - std::max(span.start_ns, w.start_ns);
+      if (length > 0 && overlap * 2 > length) {
+        out.emplace_back(key, static_cast<double>(w.wait_ns) * 1e-9);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
-std::vector<StragglerCause> straggler_causes(const std::vector<tables::RankActivity>& ranks,
-                                             const StragglerRule& rule) {
+std::vector<StragglerCause> straggler_causes(const std::vector<tables::RankActivity>& ranks, const StragglerRule& rule,
+                                             const std::vector<tables::WaitedForStep>& waited_for) {
   // Every rank's duration and span of each step; a step recorded twice by a rank (a restarted process
   // appending) keeps its first record, as the epoch reader does.
   std::vector<std::map<StepKey, tables::StepSpan>> spans(ranks.size());
@@ -92,7 +111,23 @@ std::vector<StragglerCause> straggler_causes(const std::vector<tables::RankActiv
         others_s.push_back(reference);
       }
     }
-    if (slow.empty()) continue;
+    if (slow.empty()) {
+      // Synchronous training: no step is slow by its time; the traces may say whom the others waited for.
+      std::vector<double> waits;
+      for (const auto& [key, wait] : waited_for_steps(spans[r], c.rank, waited_for, rule.floor_s)) {
+        std::vector<double> others;
+        for (size_t o : who[key]) {
+          if (o != r) others.push_back(step_seconds(spans[o].at(key)));
+        }
+        slow.push_back(key);
+        slow_s.push_back(step_seconds(spans[r].at(key)));
+        others_s.push_back(straggler_median(others));
+        waits.push_back(wait);
+      }
+      if (slow.empty()) continue;
+      c.waited_for = true;
+      c.waited_s = straggler_median(waits);
+    }
     c.slow_steps = static_cast<int64_t>(slow.size());
     c.steps = straggler_step_ranges(slow);
     c.slow_step_s = straggler_median(slow_s);
@@ -138,6 +173,7 @@ std::vector<StragglerCause> straggler_causes(const std::vector<tables::RankActiv
           vs_others ? "others" : "its other steps", reference,
           slowing != 0 ? "under " + clock_event_reasons_text(slowing) : std::string("with no throttle reason reported"),
           c.steps);
+      if (c.waited_for) c.verdict += fmt::format(", where the others waited {:.0f} ms for it", c.waited_s * 1e3);
     }
     out.push_back(std::move(c));
   }

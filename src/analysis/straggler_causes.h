@@ -4,6 +4,12 @@
 // reasons its driver gave ("rank 1 ran at 990 MHz (others 1980 MHz) under sw_power_cap in steps 4-7");
 // where the clock does not explain the slowness, the row says so and has no verdict.
 //
+// Under synchronous data parallelism every rank's step lasts as long: the gradient all-reduce waits for
+// the slowest rank, so step times name no straggler. The profiler traces do: per profiled step, the rank
+// the others waited for at the matched collectives (tables::WaitedForStep). A rank none of whose steps is
+// slow by step time, but that the others waited for more than the floor in a step, has that step as a
+// slow step ("waited for"), and the same clock join gives its verdict.
+//
 // Time base: the rank's own wall clock (steps.csv start_unix_ns, gpu.csv time_unix_ns, both Unix ns
 // of the same host), so no cross-host alignment is involved. Pure function over tables.
 #pragma once
@@ -44,13 +50,20 @@ struct StragglerCause {
   double normal_power_w = tables::kNaN;
   int64_t slow_samples = 0;   // GPU samples inside the slow steps
   uint64_t slow_reasons = 0;  // throttle reasons seen in those samples (any, OR-ed)
-  bool clock_low = false;     // the rule's clock test held
-  std::string verdict;        // "" where the evidence is not clear
+  // The slow steps were found from the waits at the collectives, not from step time (see above), and the
+  // median wait the rank imposed on the others in them (NaN: not from the waits).
+  bool waited_for = false;
+  double waited_s = tables::kNaN;
+  bool clock_low = false;  // the rule's clock test held
+  std::string verdict;     // "" where the evidence is not clear
 };
 
 // One row per rank with at least one slow step, by rank. Ranks without GPU samples still get a row
 // (their clock columns NaN, no verdict).
+// `waited_for`: the traces' waited-for steps (may be empty). A step record of a rank is waited for when
+// more than half of it lies inside one of its waited-for steps whose wait passes rule.floor_s.
 std::vector<StragglerCause> straggler_causes(const std::vector<tables::RankActivity>& ranks,
-                                             const StragglerRule& rule = {});
+                                             const StragglerRule& rule = {},
+                                             const std::vector<tables::WaitedForStep>& waited_for = {});
 
 }  // namespace scaleprof::analysis

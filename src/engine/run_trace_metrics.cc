@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/all_to_all_cost.h"
 #include "analysis/analysis_window.h"
 #include "analysis/collective_calls.h"
 #include "analysis/collective_match.h"
@@ -180,6 +181,23 @@ void add_step_decomposition(std::vector<RankParts>* parts, const analysis::Colle
   }
   if (view == nullptr) return;
   auto part = [&](analysis::StepPart k) { return view_parts[static_cast<size_t>(k)]; };
+  // The all-to-all imbalance inside the viewed rank's exposed communication: the cost of its matched
+  // all-to-alls per step (all_to_all_cost.h), at most the step's exposed communication, so that it stays
+  // a detail of communication and the parts still add up.
+  std::map<int64_t, int64_t> imbalance;  // step -> cost
+  for (const analysis::AlltoallCost& c : analysis::alltoall_costs(matched).calls) {
+    const analysis::MatchedCollective& call = matched.calls[c.call];
+    if (c.cost_ns <= 0 || call.status != analysis::MatchStatus::kMatched || call.step < 0) continue;
+    const bool takes_part = std::any_of(call.ranks.begin(), call.ranks.end(),
+                                        [&](const analysis::RankTiming& t) { return t.rank == view->rank; });
+    if (takes_part) add_checked(&imbalance[call.step], c.cost_ns);
+  }
+  for (const analysis::StepDecomposition& st : view->decomposition.steps) {
+    if (auto it = imbalance.find(st.step); it != imbalance.end()) {
+      add_checked(&sums->step_alltoall_imbalance_ns,
+                  std::min(it->second, st.part(analysis::StepPart::kExposedCommunication)));
+    }
+  }
   sums->decomposed_runs = 1;
   sums->decomposed_step_ns = view_steps;
   sums->step_compute_ns = part(analysis::StepPart::kCompute);
@@ -190,6 +208,34 @@ void add_step_decomposition(std::vector<RankParts>* parts, const analysis::Colle
   sums->step_host_overhead_ns = part(analysis::StepPart::kHostOverhead);
   sums->step_idle_ns = part(analysis::StepPart::kIdle);
   run->operators = view->operators;
+}
+
+// Per profiled step, the rank the others waited for most at the step's matched collectives (the last to
+// arrive: the others' waits summed over the calls it arrived at last), on its ProfilerStep's span
+// (tables/rank_activity.h): the straggler-causes join (analysis/straggler_causes.h) reads it where
+// synchronous training leaves every rank's step time equal.
+std::vector<tables::WaitedForStep> waited_for_steps(const analysis::CollectiveRows& rows,
+                                                    const analysis::CollectiveAnalysis& matched) {
+  std::map<int64_t, std::map<int64_t, int64_t>> imposed;  // step -> last rank -> waits it imposed
+  for (const analysis::MatchedCollective& call : matched.calls) {
+    if (call.status != analysis::MatchStatus::kMatched || call.step < 0 || call.last_rank < 0) continue;
+    int64_t wait = 0;
+    for (const analysis::RankTiming& t : call.ranks) add_checked(&wait, t.wait_ns);
+    add_checked(&imposed[call.step][call.last_rank], wait);
+  }
+  std::vector<tables::WaitedForStep> out;
+  for (const auto& [step, by_rank] : imposed) {
+    auto most = std::max_element(by_rank.begin(), by_rank.end(),
+                                 [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (most->second <= 0) continue;
+    for (const analysis::CompactRank& r : rows.ranks()) {
+      if (r.rank != most->first) continue;
+      for (const analysis::StepRow& s : rows.steps(r)) {
+        if (s.step == step) out.push_back({r.rank, s.start_ns, s.end_ns, most->second});
+      }
+    }
+  }
+  return out;
 }
 
 // Reduces one rank (on the thread that read it), inside its analysis window.
@@ -284,6 +330,7 @@ void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& o
       run.timeline = build_step_timeline(steps, matched, options.what_if_targets);
     }
     add_step_decomposition(&parts, matched, &run, &sums);
+    run.waited_for = waited_for_steps(rows, matched);
     if (!add_collective_metrics(rows, matched, &run, &sums)) {
       data->errors.push_back(fmt::format(
           "{}: collectives across ranks left out: their times summed over ranks pass int64 nanoseconds (292 years)",

@@ -154,7 +154,15 @@ std::string cause_detail(const analysis::LossCause& c, const analysis::ScaleLoss
     }
     return out;
   }
-  if (c.name == "communication") return "collectives no computation hides";
+  if (c.name == analysis::kCommunicationCause) {
+    std::string out = "collectives no computation hides";
+    // Its named parts (all-to-all imbalance): inside communication's points, not beside them.
+    for (const analysis::CauseDetail& d : c.details) {
+      out += fmt::format("; of it, {}: {} to {} per epoch ({} points)", d.name, seconds_text(d.seconds0),
+                         seconds_text(d.seconds1), fmt_pts(d.points));
+    }
+    return out;
+  }
   if (c.name == analysis::kWaitingCause) {
     return c.rank >= 0 ? fmt::format("the others waited most for rank {}", c.rank)
                        : std::string("at the collectives matched across ranks");

@@ -73,14 +73,29 @@ std::string json_number(double v) {
 // so that the list adds up to lost_pts as the chart and the sentences do.
 std::string loss_causes_json(const analysis::ScaleLoss& l) {
   std::string out = "[";
-  auto item = [&out](const std::string& cause, double points, double from, double to, const std::string& detail) {
+  auto item = [&out](const std::string& cause, double points, double from, double to, const std::string& detail,
+                     const std::vector<analysis::CauseDetail>& parts = {}) {
     out += fmt::format(
         "{}{{\"cause\": {}, \"pts\": {}, \"seconds_per_epoch_from\": {}, \"seconds_per_epoch_to\": {}, "
-        "\"detail\": {}}}",
+        "\"detail\": {}",
         out.size() > 1 ? ", " : "", json_quote(cause), json_number(points * 100.0), json_number(from), json_number(to),
         json_quote(detail));
+    // A cause's named parts (communication's all-to-all imbalance): inside its pts, not beside them.
+    if (!parts.empty()) {
+      out += ", \"parts\": [";
+      for (size_t i = 0; i < parts.size(); ++i) {
+        const analysis::CauseDetail& d = parts[i];
+        out +=
+            fmt::format("{}{{\"part\": {}, \"pts\": {}, \"seconds_per_epoch_from\": {}, \"seconds_per_epoch_to\": {}}}",
+                        i > 0 ? ", " : "", json_quote(d.name), json_number(d.points * 100.0), json_number(d.seconds0),
+                        json_number(d.seconds1));
+      }
+      out += "]";
+    }
+    out += "}";
   };
-  for (const analysis::LossCause& c : l.causes) item(c.name, c.points, c.seconds0, c.seconds1, cause_detail(c, l));
+  for (const analysis::LossCause& c : l.causes)
+    item(c.name, c.points, c.seconds0, c.seconds1, cause_detail(c, l), c.details);
   if (analysis::is_attributed(l.basis) || !l.causes.empty()) {
     item(analysis::kUnattributed, l.rest, tables::kNaN, tables::kNaN, "the loss beyond the causes named");
   } else {
@@ -633,6 +648,14 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
                  {"efficiency_pct", "Efficiency (%)"},
                  {"lost_pts", "Lost (pts)"}};
     for (const std::string& c : causes) t.columns.push_back(cause_column(c));
+    // Communication's all-to-all imbalance: a part of the communication column, not a cause beside it.
+    bool any_alltoall = false;
+    for (const SeriesResult& sr : a.series) {
+      for (const analysis::ScaleLoss& l : sr.losses) {
+        for (const analysis::LossCause& c : l.causes) any_alltoall |= !c.details.empty();
+      }
+    }
+    if (any_alltoall) t.columns.push_back({"alltoall_imbalance_pts", "Of communication: all-to-all imbalance (pts)"});
     if (any_gains) t.columns.push_back({"interaction_pts", "Interaction (pts)"});
     t.columns.push_back({"unattributed_pts", "Unattributed (pts)"});
     if (any_gains) t.columns.push_back({"all_fixed_epoch_s", "Epoch with all fixed (s)"});
@@ -662,6 +685,15 @@ std::vector<ReportSection> scalability_sections(const ScalabilityAnalysis& a) {
           } else {
             for (const analysis::LossCause& c : l.causes) {
               if (c.name == name) cell = pct(c.points);
+            }
+          }
+          row.push_back(cell);
+        }
+        if (any_alltoall) {
+          Cell cell = Cell::null();
+          for (const analysis::LossCause& c : l.causes) {
+            for (const analysis::CauseDetail& d : c.details) {
+              if (d.name == analysis::kAlltoallImbalanceDetail) cell = pct(d.points);
             }
           }
           row.push_back(cell);

@@ -32,6 +32,11 @@ std::optional<ReportSection> straggler_causes_section(const ScalabilityAnalysis&
       "in the same steps, on the rank's own wall clock. A verdict is given when the slow steps' median SM clock "
       "is at most 0.9x the other ranks' (else its own other steps'); no verdict means the clock does not explain "
       "the slowness (or the driver gave no clock).");
+  s.notes.push_back(
+      "Under synchronous data parallelism every rank's step lasts as long (the all-reduce waits for the slowest), "
+      "so where no step of a rank is slow by its time, the profiler traces name the straggler: a step of a rank is "
+      "then slow (waited for) when, in the profiled step it falls in, the others waited more than 10 ms for it at "
+      "the matched collectives (the rank that arrived last, the others' waits summed).");
   Table t;
   t.title = "Slow steps per rank and the GPU clock in them";
   t.columns = {{"strategy", "Strategy"},
@@ -49,19 +54,22 @@ std::optional<ReportSection> straggler_causes_section(const ScalabilityAnalysis&
                {"normal_power_w", "Own other steps (W)"},
                {"throttle_reasons", "Throttle reasons"},
                {"gpu", "GPU samples"},
+               {"waited_for_s", "Others waited (s)"},
                {"verdict", "Verdict"}};
   t.set_importance(Importance::kKey, {"rank", "verdict"});
   t.set_importance(Importance::kUseful, {"strategy", "workers", "steps", "sm_clock_mhz", "others_sm_clock_mhz"});
-  t.set_importance(Importance::kDetail, {"run", "normal_sm_clock_mhz", "power_w", "normal_power_w", "gpu"});
+  t.set_importance(Importance::kDetail,
+                   {"run", "normal_sm_clock_mhz", "power_w", "normal_power_w", "gpu", "waited_for_s"});
   for (const analysis::StragglerCauseRow& r : a.straggler_causes) {
     if (r.gpu_source.empty()) continue;
     const analysis::StragglerCause& c = r.cause;
-    t.add_row(
-        {r.series, r.workers, r.run, c.rank, c.slow_steps, c.steps, straggler_cell(c.slow_step_s, 4),
-         straggler_cell(c.others_step_s, 4), straggler_cell(c.slow_clock_mhz, 0), straggler_cell(c.normal_clock_mhz, 0),
-         straggler_cell(c.others_clock_mhz, 0), straggler_cell(c.slow_power_w, 1), straggler_cell(c.normal_power_w, 1),
-         c.slow_samples > 0 ? Cell(clock_event_reasons_text(c.slow_reasons)) : Cell::null(),
-         r.gpu_source.empty() ? Cell::null() : Cell(r.gpu_source), c.verdict.empty() ? Cell::null() : Cell(c.verdict)});
+    t.add_row({r.series, r.workers, r.run, c.rank, c.slow_steps, c.steps, straggler_cell(c.slow_step_s, 4),
+               straggler_cell(c.others_step_s, 4), straggler_cell(c.slow_clock_mhz, 0),
+               straggler_cell(c.normal_clock_mhz, 0), straggler_cell(c.others_clock_mhz, 0),
+               straggler_cell(c.slow_power_w, 1), straggler_cell(c.normal_power_w, 1),
+               c.slow_samples > 0 ? Cell(clock_event_reasons_text(c.slow_reasons)) : Cell::null(),
+               r.gpu_source.empty() ? Cell::null() : Cell(r.gpu_source), straggler_cell(c.waited_s, 4),
+               c.verdict.empty() ? Cell::null() : Cell(c.verdict)});
   }
   s.table_keys = {"straggler_causes"};
   s.tables = {std::move(t)};

@@ -237,22 +237,27 @@ Table alltoall_table(const analysis::CollectiveAnalysis& a, const analysis::Allt
 }
 
 // Bytes each rank sent each peer, from the split sizes: one row per call, rank and peer (calls whose
-// every rank's splits are in the trace; Kineto keeps lists of at most 30 peers).
+// every rank's splits are in the trace; Kineto keeps lists of at most 30 peers). Bounded per call
+// (collective_match.h, peer_rows): at 1,024 ranks the whole matrices would be a million rows per call.
 Table alltoall_peers_table(const analysis::CollectiveAnalysis& a) {
   Table t;
   t.title = "All-to-all: bytes each rank sent each peer (split sizes x row size)";
   t.columns = {{"group", "Group"}, {"position", "Call"}, {"step", "Step"},
                {"rank", "Rank"},   {"peer", "Peer"},     {"bytes", "Bytes"}};
   t.set_importance(Importance::kKey, {"group", "position", "rank", "peer"});
+  bool cut = false;
   for (const auto& m : a.calls) {
-    if (m.type != "alltoall" || m.peer_ranks.empty() || m.peer_bytes.size() != m.ranks.size() * m.peer_ranks.size())
-      continue;
-    for (size_t r = 0; r < m.ranks.size(); ++r) {
-      for (size_t p = 0; p < m.peer_ranks.size(); ++p) {
-        t.add_row({m.group.empty() ? Cell::null() : Cell(m.group), m.position, int_or_null(m.step), m.ranks[r].rank,
-                   m.peer_ranks[p], m.peer_bytes[r * m.peer_ranks.size() + p]});
-      }
+    if (m.type != "alltoall" || m.peer_rows.empty()) continue;
+    cut |= !m.peer_rows_whole;
+    for (const analysis::AlltoallPeerRow& p : m.peer_rows) {
+      t.add_row(
+          {m.group.empty() ? Cell::null() : Cell(m.group), m.position, int_or_null(m.step), p.rank, p.peer, p.bytes});
     }
+  }
+  if (cut) {
+    t.title += fmt::format(
+        "; per call, of each rank's {} largest splits, the {} largest (a group of more ranks is not listed whole)",
+        analysis::kAlltoallTopPeers, analysis::kAlltoallPeerRows);
   }
   return t;
 }

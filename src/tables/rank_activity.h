@@ -27,6 +27,18 @@ struct ClockSample {
   std::optional<uint64_t> throttle_reasons;  // NVML's mask (core/clock_event_reasons.h)
 };
 
+// A profiled step in which the other ranks waited for one rank at the matched collectives
+// (engine/run_trace_metrics.h): that rank's ProfilerStep on its trace's clock (Unix ns: Kineto's
+// baseTimeNanoseconds is added to every time), and the wait it imposed (the others' waits at the step's
+// matched calls it arrived at last). Under synchronous data parallelism every rank's step lasts as long
+// (the all-reduce waits for the slowest), so the straggler shows here and not in its step time.
+struct WaitedForStep {
+  int64_t rank = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int64_t wait_ns = 0;
+};
+
 struct RankActivity {
   int64_t rank = 0;
   std::string gpu_source;        // "rank-00001/gpu.csv gpu 0", "" without samples

@@ -72,6 +72,9 @@ struct TraceSums {
   int64_t step_optimizer_ns = 0;      // optimizer
   int64_t step_host_overhead_ns = 0;  // other host work
   int64_t step_idle_ns = 0;           // nothing recorded
+  // Of step_communication_ns: what the imbalance of the viewed rank's all-to-alls cost (latency x (1 -
+  // mean / max) over the pairs, analysis/all_to_all_cost.h), per step at most its exposed communication.
+  int64_t step_alltoall_imbalance_ns = 0;
 };
 
 // `*into += from`, field by field, all or nothing: false (and *into unchanged) when a sum would leave
@@ -97,7 +100,8 @@ inline bool add_checked(TraceSums* into, const TraceSums& from) {
                      scaleprof::add_checked(&s.step_data_loading_ns, from.step_data_loading_ns) &&
                      scaleprof::add_checked(&s.step_optimizer_ns, from.step_optimizer_ns) &&
                      scaleprof::add_checked(&s.step_host_overhead_ns, from.step_host_overhead_ns) &&
-                     scaleprof::add_checked(&s.step_idle_ns, from.step_idle_ns);
+                     scaleprof::add_checked(&s.step_idle_ns, from.step_idle_ns) &&
+                     scaleprof::add_checked(&s.step_alltoall_imbalance_ns, from.step_alltoall_imbalance_ns);
   if (exact) *into = s;
   return exact;
 }
@@ -178,6 +182,9 @@ struct RunData {
   // Each rank's steps beside its GPU's samples (steps.csv, gpu.csv), for the straggler-causes join
   // (analysis/straggler_causes.h); empty for layouts without per-rank steps.
   std::vector<RankActivity> rank_activity;
+  // Per profiled step, the rank the others waited for at the matched collectives (profiler traces);
+  // empty without traces or waits.
+  std::vector<WaitedForStep> waited_for;
 };
 
 // A run that failed (status failed, or interrupted: its process ended without recording an end) is no

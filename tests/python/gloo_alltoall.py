@@ -6,6 +6,9 @@ splits are column j). --mode uneven: every rank sends --small elements to each r
 rank 0, which sends --big elements to rank 1. --mode even: the same bytes between distinct ranks spread evenly
 over the pairs (the counterfactual with no imbalance), the sends to self unchanged. Each step's call runs
 inside record_function("moe_layer"), after a barrier so that no rank's lateness is counted as transfer.
+
+With --root the same loop is a recorded scaleprof run (scaleprof.Run: epochs and steps timed, the first epoch's
+steps profiled into the run's traces/), for the scalability report's "where scaling is lost".
 """
 import argparse
 
@@ -27,7 +30,9 @@ def split_matrix(mode, world, big, small):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--trace-dir", required=True)
+    parser.add_argument("--trace-dir")
+    parser.add_argument("--root", help="record a scaleprof run under this root instead of writing to --trace-dir")
+    parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--mode", choices=["uneven", "even"], required=True)
     parser.add_argument("--steps", type=int, default=7)
     parser.add_argument("--big", type=int, default=8_000_000)
@@ -42,13 +47,33 @@ def main():
     out_splits = [m[i][rank] for i in range(world)]
     inp = torch.ones(sum(in_splits), dtype=torch.float32)
     out = torch.empty(sum(out_splits), dtype=torch.float32)
-    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=1, active=args.steps - 1),
-                 on_trace_ready=tensorboard_trace_handler(args.trace_dir), record_shapes=True) as prof:
-        for _ in range(args.steps):
-            dist.barrier()
-            with record_function("moe_layer"):
-                dist.all_to_all_single(out, inp, out_splits, in_splits)
-            prof.step()
+
+    def step():
+        dist.barrier()
+        with record_function("moe_layer"):
+            dist.all_to_all_single(out, inp, out_splits, in_splits)
+
+    if args.root:
+        import contextlib
+
+        import scaleprof
+        with scaleprof.Run(experiment="alltoall", strategy=f"a2a-{args.mode}", root=args.root) as run:
+            for epoch in range(args.epochs):
+                prof = (run.torch_profiler(wait=0, warmup=1, active=args.steps - 1, record_shapes=True)
+                        if epoch == 0 else contextlib.nullcontext())
+                dist.barrier()
+                with prof, run.epoch(epoch, samples=args.steps):
+                    for _ in range(args.steps):
+                        with run.step(samples=1):
+                            step()
+                        if epoch == 0:
+                            prof.step()
+    else:
+        with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=1, active=args.steps - 1),
+                     on_trace_ready=tensorboard_trace_handler(args.trace_dir), record_shapes=True) as prof:
+            for _ in range(args.steps):
+                step()
+                prof.step()
     dist.barrier()
     dist.destroy_process_group()
 
