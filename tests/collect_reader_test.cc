@@ -250,9 +250,9 @@ TEST(ReadRuns, ListsRunsByExperimentThenStart) {
 TEST(GpuEnergy, TrapezoidUsesRealTimestamps) {
   // Irregular sampling: 0 s, 0.5 s, 2 s. A fixed-interval rectangle rule would be wrong here.
   std::vector<GpuSample> s(3);
-  s[0] = {0, 0, 10.0, 100.0, 5, std::nullopt};
-  s[1] = {500'000'000, 0, 20.0, 200.0, 7, std::nullopt};
-  s[2] = {2'000'000'000, 0, 30.0, 200.0, 6, std::nullopt};
+  s[0] = {0, 0, 10.0, 100.0, 5, std::nullopt, std::nullopt, std::nullopt};
+  s[1] = {500'000'000, 0, 20.0, 200.0, 7, std::nullopt, std::nullopt, std::nullopt};
+  s[2] = {2'000'000'000, 0, 30.0, 200.0, 6, std::nullopt, std::nullopt, std::nullopt};
   auto d = summarize_gpu_samples({s[2], s[0], s[1]});  // any order
   ASSERT_EQ(d.size(), 1u);
   EXPECT_DOUBLE_EQ(*d[0].energy_j, 0.5 * 150 + 1.5 * 200);

@@ -85,10 +85,10 @@ struct ScaleShares {
   // Decomposition basis: the rank the others waited for most at the matched collectives (-1 none), and
   // the operators' self time as shares of the time in the profiled steps (computation's detail).
   int64_t straggler_rank = -1;
-  std::vector<OperatorShare> operators;
+  std::vector<OperatorShare> operators{};
   // Decomposition basis: parts of communication's share named apart (kAlltoallImbalanceDetail), as
   // shares of the time in the profiled steps; empty when none.
-  std::vector<NamedShare> communication_details;
+  std::vector<NamedShare> communication_details{};
   // Samples each worker processed per epoch (NaN unknown): computation per sample (LossCause).
   double samples_per_worker = tables::kNaN;
   // The series is a weak scaling test (analysis/throughput.h): the ideal is the same epoch time at every
