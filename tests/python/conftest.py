@@ -48,6 +48,25 @@ def run_python(args, timeout=60, env=None):
     return proc
 
 
+def clock_drop_report(scaleprof_cli, work, train, runs):
+    """Trains `train` (a straggler script of these tests) on 2 gloo ranks under torchrun, once per (run name,
+    extra arguments) of `runs`, recorded under work/root with the stand-in NVML library (tests/fake_nvml);
+    returns {"json": `scaleprof report --format json` of that root, "root": the root}."""
+    fake = scaleprof_cli.parent / "tests" / "libfake_nvml.so"
+    if not fake.is_file():
+        pytest.fail(f"the stand-in NVML library is not built: {fake}")
+    root = work / "root"
+    env = training_env(SCALEPROF_NVML_LIBRARY=str(fake))
+    for name, extra in runs:
+        run_python(["-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", "2", "--master_addr",
+                    "127.0.0.1", "--master_port", free_port(), train, "--root", root, "--run-name", name, "--work",
+                    work, *extra], timeout=240, env=env)
+    out = subprocess.run([str(scaleprof_cli), "report", "--no-plots", "--format", "json", "--root", str(root)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return {"json": json.loads(out.stdout), "root": root}
+
+
 @pytest.fixture(scope="session")
 def mlflow_server(tmp_path_factory):
     """One real `mlflow server` (SQLite backend, 127.0.0.1, free port) for every MLflow test of the

@@ -5,38 +5,20 @@ during exactly those steps, in the other it does not. The report must tie the fi
 the clock drop (rank 1, steps 4-7, 990 MHz against the other rank's 1980 MHz, sw_power_cap) and give the
 second run's slow steps no clock verdict."""
 import csv
-import json
-import subprocess
-import sys
 
 import pytest
 
-from conftest import HERE, REPO, free_port, training_env
+from conftest import HERE, clock_drop_report
 
 pytestmark = pytest.mark.timing  # the slow steps are sleeps lined up with a wall-clock window
 
-FAKE_NVML = REPO / "build" / "tests" / "libfake_nvml.so"
 TRAIN = HERE / "straggler_clock_train.py"
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory, scaleprof_cli):
-    fake = scaleprof_cli.parent / "tests" / "libfake_nvml.so"
-    if not fake.is_file():
-        pytest.fail(f"the stand-in NVML library is not built: {fake}")
-    work = tmp_path_factory.mktemp("stragglers")
-    root = work / "root"
-    env = training_env(SCALEPROF_NVML_LIBRARY=str(fake))
-    for name, extra in (("drop", ["--clock-drop"]), ("nodrop", [])):
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", "2",
-               "--master_addr", "127.0.0.1", "--master_port", str(free_port()), str(TRAIN), "--root", str(root),
-               "--run-name", name, "--work", str(work), *extra]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-    out = subprocess.run([str(scaleprof_cli), "report", "--no-plots", "--format", "json", "--root", str(root)],
-                         capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stdout + out.stderr
-    return {"json": json.loads(out.stdout), "root": root}
+    return clock_drop_report(scaleprof_cli, tmp_path_factory.mktemp("stragglers"), TRAIN,
+                             [("drop", ["--clock-drop"]), ("nodrop", [])])
 
 
 def rows_of(report, run):

@@ -4,14 +4,11 @@ is slower in steps 4-7 (a known sleep before its forward) while its GPU's SM clo
 under a software power cap. The gradient all-reduce makes both ranks' step times equal, so step time names no
 straggler; the traces do (rank 0 waited for rank 1 at the matched all-reduces in those steps), and the report
 must tie rank 1's steps 4-7 to the clock drop."""
-import json
 import re
-import subprocess
-import sys
 
 import pytest
 
-from conftest import HERE, free_port, training_env
+from conftest import HERE, clock_drop_report
 
 pytestmark = pytest.mark.timing  # the slow steps are sleeps lined up with a wall-clock window
 
@@ -21,21 +18,8 @@ EXTRA_S = 0.2  # straggler_ddp_train.py
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory, scaleprof_cli):
-    fake = scaleprof_cli.parent / "tests" / "libfake_nvml.so"
-    if not fake.is_file():
-        pytest.fail(f"the stand-in NVML library is not built: {fake}")
-    work = tmp_path_factory.mktemp("stragglers-ddp")
-    root = work / "root"
-    env = training_env(SCALEPROF_NVML_LIBRARY=str(fake))
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", "2",
-           "--master_addr", "127.0.0.1", "--master_port", str(free_port()), str(TRAIN), "--root", str(root),
-           "--run-name", "drop", "--work", str(work), "--clock-drop"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    out = subprocess.run([str(scaleprof_cli), "report", "--no-plots", "--format", "json", "--root", str(root)],
-                         capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stdout + out.stderr
-    return {"json": json.loads(out.stdout), "root": root}
+    return clock_drop_report(scaleprof_cli, tmp_path_factory.mktemp("stragglers-ddp"), TRAIN,
+                             [("drop", ["--clock-drop"])])
 
 
 def step_seconds(root, rank):
