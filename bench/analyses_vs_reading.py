@@ -58,14 +58,7 @@ def main():
     reports = [r for r in args.reports.split(",") if r in known]
     left_out = [r for r in args.reports.split(",") if r not in known]
     base = json.load(gzip.open(cs.BASE))
-    events, n = [], 0
-    for e in base["traceEvents"]:
-        name = e.get("name", "")
-        keep = e.get("cat") == "kernel" and "nccl" in name.lower() or name.startswith("ProfilerStep") \
-            or name == "record_param_comms" or e.get("ph") != "X"
-        n += 1
-        if keep or int(n * args.keep) != int((n - 1) * args.keep):
-            events.append(e)
+    events = cs.thinned_events(base, args.keep)
     print(f"{'ranks':>6} {'report':<14} {'CPU s':>7} {'x steps':>8} {'peak RSS MiB':>12} {'x steps':>8}")
     for world in (int(x) for x in args.ranks.split(",")):
         with tempfile.TemporaryDirectory(prefix="scaleprof-bench-") as tmp:

@@ -38,6 +38,20 @@ REPO = Path(__file__).resolve().parents[1]
 BASE = REPO.parent / "shared" / "traces" / "hta" / "nccl_parser_config" / "nccl_data.json.gz"
 
 
+def thinned_events(base, keep_share):
+    """The base trace's events with only `keep_share` of the other complete events kept: every NCCL
+    kernel, ProfilerStep, record_param_comms and non-complete (metadata, flow) event stays."""
+    events, n = [], 0
+    for e in base["traceEvents"]:
+        name = e.get("name", "")
+        keep = e.get("cat") == "kernel" and "nccl" in name.lower() or name.startswith("ProfilerStep") \
+            or name == "record_param_comms" or e.get("ph") != "X"
+        n += 1
+        if keep or int(n * keep_share) != int((n - 1) * keep_share):
+            events.append(e)
+    return events
+
+
 def body_for(events, world):
     ranks_text = "[" + ", ".join(str(r) for r in range(world)) + "]"
     out = []
@@ -137,14 +151,7 @@ def main():
     if not os.access("/usr/bin/time", os.X_OK):
         sys.exit("needs /usr/bin/time (apt-get install time) to measure peak RSS")
     base = json.load(gzip.open(BASE))
-    events, n = [], 0
-    for e in base["traceEvents"]:
-        name = e.get("name", "")
-        keep = e.get("cat") == "kernel" and "nccl" in name.lower() or name.startswith("ProfilerStep") \
-            or name == "record_param_comms" or e.get("ph") != "X"
-        n += 1
-        if keep or int(n * args.keep) != int((n - 1) * args.keep):
-            events.append(e)
+    events = thinned_events(base, args.keep)
     rows = []
     with tempfile.TemporaryDirectory(prefix="scaleprof-bench-") as tmp:
         make = make_run if args.report == "scalability" else make_ranks
