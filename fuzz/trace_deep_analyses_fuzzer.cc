@@ -1,8 +1,8 @@
 // libFuzzer target for the analyses that came after summary's (issue 30): a trace from the input
 // through the reader, then the ProfilerStep windows, the critical path, memory, counters, FLOPs,
-// phases and the step decomposition, and their reports rendered as JSON. Besides a crash, a sanitizer
-// report (signed overflow: every sum of the file's figures is checked) or a hang (the per-window loops
-// and the nesting walk are linear), it traps on a figure that is wrapped: FLOPs and byte sums are
+// phases, the step decomposition, pipeline bubbles and exposed collectives (issue 33), and their reports rendered as
+// JSON. Besides a crash, a sanitizer report (signed overflow: every sum of the file's figures is checked) or a hang
+// (the per-window loops and the nesting walk are linear), it traps on a figure that is wrapped: FLOPs and byte sums are
 // never negative unless unknown (core/checked_sum.h), and the windows the analyses share are disjoint
 // and in order; the critical path's edges of any window add up to it, and the overlay trace drawn on
 // the input is valid JSON or refused. The whole input is the file.
@@ -122,7 +122,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   set.ranks.push_back(std::move(parsed.value()));
   report::RenderOptions json;
   json.format = report::Format::kJson;
-  for (const char* name : {"critical-path", "memory", "counters", "flops", "decompose", "phases"}) {
+  for (const char* name : {"critical-path", "memory", "counters", "flops", "decompose", "phases", "pipeline", "fsdp"}) {
     const report::TraceReport r = report::trace_report(name, set, {});
     for (const report::Table& t : r.tables) {
       const std::string text = report::render(t, json);
