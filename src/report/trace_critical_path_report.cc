@@ -50,8 +50,7 @@ struct CrossRank {
 // Each rank's step windows on the collectives' aligned clock (the host offsets subtracted).
 using StepTimes = std::map<int64_t, std::map<int64_t, std::pair<int64_t, int64_t>>>;  // step -> rank -> [start, end)
 
-CrossRank cross_rank(const analysis::CollectiveRows& rows, const StepTimes& times,
-                     const engine::TraceReportOptions& options) {
+CrossRank cross_rank(const analysis::CollectiveRows& rows, const StepTimes& times, const TraceReportOptions& options) {
   CrossRank out;
   if (rows.ranks().size() < 2) return out;
   analysis::MatchOptions match;
@@ -119,7 +118,7 @@ CrossRank cross_rank(const analysis::CollectiveRows& rows, const StepTimes& time
 }  // namespace
 
 TraceReport critical_path_tables(const engine::RankStore& ranks, const analysis::CollectiveRows& rows,
-                                 const engine::TraceReportOptions& options) {
+                                 const TraceReportOptions& options) {
   StepTimes times;
   std::vector<std::pair<int64_t, std::string>> missing;
   ranks->for_each([&](const engine::RankResults& r) {
