@@ -11,7 +11,7 @@
 #include "collect/run_context.h"
 #include "collect/run_records.h"
 #include "core/number_text.h"
-#include "importers/mlflow/http_client.h"
+#include "core/credential_redaction.h"
 #include "mlflow_sync/mlflow_sync.h"
 #include "pipeline/tracking_uri.h"
 #include "report/table.h"
