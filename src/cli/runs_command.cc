@@ -1,8 +1,5 @@
 #include "cli/runs_command.h"
 
-#include <fmt/format.h>
-#include <unistd.h>
-
 #include <memory>
 #include <string_view>
 
