@@ -38,9 +38,11 @@ LAYERS = {
     "engine": ["core", "tables", "trace", "analysis"],  # streaming ranks, reducing, spilling, shards
     "importers": ["core", "tables", "trace", "analysis", "collect"],  # run data into tables
     "report": ["core", "tables", "trace", "analysis", "engine"],  # results into tables, plots, HTML
-    "pipeline": ["core", "tables", "trace", "analysis", "engine", "importers", "report"],
     "launch": ["core", "config", "collect", "tables", "importers"],
     "mlflow_sync": ["core", "collect", "tables", "trace", "analysis", "importers"],
+    # the commands end to end: what the front-ends call, one function per command
+    "pipeline": ["core", "tables", "trace", "collect", "config", "analysis", "engine", "importers", "report",
+                 "launch", "mlflow_sync"],
     # A front end: no trace, analysis or engine (BEHIND_PIPELINE below).
     "cli": ["core", "tables", "collect", "config", "importers", "report", "pipeline", "launch", "mlflow_sync"],
 }
