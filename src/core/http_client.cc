@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/number_text.h"
 #include "core/shared_library.h"
 
 namespace scaleprof {
@@ -122,7 +123,7 @@ std::string percent_decoded(std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '%' && i + 2 < text.size() && std::isxdigit(static_cast<unsigned char>(text[i + 1])) != 0 &&
         std::isxdigit(static_cast<unsigned char>(text[i + 2])) != 0) {
-      out += static_cast<char>(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16));
+      out += static_cast<char>(*parse_hex(text.substr(i + 1, 2)));  // two hex digits, checked above
       i += 2;
     } else {
       out += text[i];

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "analysis/collective_match.h"
+#include "analysis/profiler_steps.h"
 #include "report/trace_cells.h"
 #include "report/trace_report.h"
 
@@ -128,7 +129,7 @@ TraceReport critical_path_tables(const engine::RankStore& ranks, const analysis:
   // Across ranks the path goes through the matched collectives of ProfilerSteps: other windows have
   // no step to match them by.
   const analysis::PathWindowSpec& window = options.path_window;
-  const bool step_windows = window.annotation == "ProfilerStep" || window.annotation == "ProfilerStep#";
+  const bool step_windows = analysis::names_profiler_steps(window.annotation);
   auto cross = std::make_shared<const CrossRank>(step_windows ? cross_rank(rows, times, options) : CrossRank{});
   auto with_waits = [cross](const engine::RankResults& r, analysis::StepCriticalPath s) {
     if (auto it = cross->waits.find({r.rank, s.step}); it != cross->waits.end()) {
