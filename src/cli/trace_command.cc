@@ -46,35 +46,6 @@ struct TraceOptions {
   std::string path_instance;          // critical-path --instance N or A-B
 };
 
-// `--instance N` or `A-B` (and `--step N`) into the window spec; false with *error on a bad one.
-bool parse_path_window(const TraceOptions& opt, report::TraceReportOptions* options, std::string* error) {
-  auto* spec = &options->path_window;
-  if (opt.path_step && !opt.path_instance.empty()) {
-    *error = "--step and --instance: give one of them (--step N is --annotation ProfilerStep --instance N)";
-    return false;
-  }
-  if (opt.path_step) {
-    if (spec->annotation != "ProfilerStep" && spec->annotation != "ProfilerStep#") {
-      *error = "--step is for ProfilerStep windows; with --annotation use --instance";
-      return false;
-    }
-    spec->first = spec->last = *opt.path_step;
-    return true;
-  }
-  if (opt.path_instance.empty()) return true;
-  const std::string_view view = opt.path_instance;
-  const size_t dash = view.find('-', 1);
-  const std::optional<int64_t> lo = parse_int64(view.substr(0, dash));
-  const std::optional<int64_t> hi = dash == std::string_view::npos ? lo : parse_int64(view.substr(dash + 1));
-  if (!lo || !hi || *lo < 0 || *hi < *lo) {
-    *error = fmt::format("--instance expects N or A-B with 0 <= A <= B (got '{}')", opt.path_instance);
-    return false;
-  }
-  spec->first = *lo;
-  spec->last = *hi;
-  return true;
-}
-
 // Every subcommand streams its ranks (engine/trace_stream.h): each is read, reduced, freed.
 struct Subcommand {
   const char* name;
@@ -166,7 +137,7 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
     report_options.peak_tflops = *opt.peak_tflops;
   }
 
-  if (!parse_path_window(opt, &report_options, &error)) {
+  if (!pipeline::set_path_window(opt.path_step, opt.path_instance, &report_options.path_window, &error)) {
     print_message(stderr, "error", error);
     return kExitUsage;
   }

@@ -10,6 +10,8 @@
 #include "analysis/device_peaks.h"
 #include "analysis/gpu_metrics.h"
 #include "analysis/operator_table.h"
+#include "analysis/profiler_steps.h"
+#include "core/number_text.h"
 #include "engine/partial_results.h"
 #include "engine/rank_stream.h"
 #include "engine/trace_stream.h"
@@ -156,6 +158,36 @@ Result<report::TraceReport> merge_shards(const TraceMergeOptions& options) {
 
 bool known_operator_sort_key(std::string_view key) {
   return analysis::parse_operator_sort_key(key).has_value();
+}
+
+// `--step N` or `--instance N` / `A-B` into the critical path's window spec (its annotation already
+// set); false with *error (a usage error) on a bad or conflicting one.
+bool set_path_window(std::optional<int64_t> step, const std::string& instance, analysis::PathWindowSpec* spec,
+                     std::string* error) {
+  if (step && !instance.empty()) {
+    *error = "--step and --instance: give one of them (--step N is --annotation ProfilerStep --instance N)";
+    return false;
+  }
+  if (step) {
+    if (!analysis::names_profiler_steps(spec->annotation)) {
+      *error = "--step is for ProfilerStep windows; with --annotation use --instance";
+      return false;
+    }
+    spec->first = spec->last = *step;
+    return true;
+  }
+  if (instance.empty()) return true;
+  const std::string_view view = instance;
+  const size_t dash = view.find('-', 1);
+  const std::optional<int64_t> lo = parse_int64(view.substr(0, dash));
+  const std::optional<int64_t> hi = dash == std::string_view::npos ? lo : parse_int64(view.substr(dash + 1));
+  if (!lo || !hi || *lo < 0 || *hi < *lo) {
+    *error = fmt::format("--instance expects N or A-B with 0 <= A <= B (got '{}')", instance);
+    return false;
+  }
+  spec->first = *lo;
+  spec->last = *hi;
+  return true;
 }
 
 bool known_flops_device(std::string_view name) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,6 +69,11 @@ struct TraceMergeOptions {
 };
 // Fails when a shard cannot be read or the shards do not fit together.
 Result<report::TraceReport> merge_shards(const TraceMergeOptions& options);
+
+// The critical path's window from `--step N` or `--instance N` / `A-B` (Python: instance_id), its
+// annotation already set; false with *error (a usage error) on a bad or conflicting one.
+bool set_path_window(std::optional<int64_t> step, const std::string& instance, analysis::PathWindowSpec* spec,
+                     std::string* error);
 
 // What the front-ends check their arguments against: operator-table sort keys (self_cpu, ...) and
 // the devices with a peak table for MFU (analysis/device_peaks.h), their names ", "-separated.
