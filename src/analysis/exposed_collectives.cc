@@ -70,15 +70,18 @@ struct IssueContext {
   bool inside_issue = false;
 };
 
-// FSDP's labels around its collective calls (`FSDP::all_gather (…)`, `FSDP::post_backward_reduce (…)`),
-// not the hooks that enclose them (`FSDP::pre_forward (…)`).
-bool labels_collective(std::string_view label) {
+}  // namespace
+
+bool fsdp_collective_label(std::string_view label) {
+  if (!label.starts_with("FSDP::")) return false;
   const std::string_view what = label.substr(std::string_view("FSDP::").size());
   const bool gather =
       what.find("all_gather") != std::string_view::npos && what.find("copy_out") == std::string_view::npos;
   const bool reduce = what.find("reduce") != std::string_view::npos && what.find("wait") == std::string_view::npos;
   return gather || reduce;
 }
+
+namespace {
 
 // One thread's host events swept as a stack: the instants its innermost event computes, and the
 // context of each row in `wanted`.
@@ -125,7 +128,7 @@ BusyCoverage sweep_thread(const trace::RankTrace& t, std::vector<uint32_t> rows,
         if (name.starts_with("FSDP::") && !c.fsdp) {
           c.label = f->row;
           c.fsdp = true;
-          c.calls_collective = labels_collective(name);
+          c.calls_collective = fsdp_collective_label(name);
         } else if (c.label < 0) {
           c.label = f->row;
         }

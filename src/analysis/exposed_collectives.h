@@ -69,6 +69,12 @@ struct RankExposedCollectives {
 // `top`: layer rows kept (most exposed first); 0 keeps every one.
 RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool include_last_step, int top);
 
+// FSDP's labels around its own collective calls (`FSDP::all_gather (…)`, `FSDP::post_backward_reduce (…)`),
+// not the hooks that enclose them (`FSDP::pre_forward (…)`), nor the copy-out and the waits after them.
+// The step decomposition counts their time with no operator running as communication
+// (step_decomposition.h), as the exposed time here does.
+bool fsdp_collective_label(std::string_view label);
+
 // The module FQN an FSDP record_function label names: "layers.3" for "FSDP::all_gather (layers.3)" and
 // "FSDP::backward_prefetch for layers.3", "(root)" for "FSDP::all_gather"; "" for other names.
 std::string fsdp_layer(std::string_view label);

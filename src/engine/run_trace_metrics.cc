@@ -18,10 +18,13 @@
 #include "analysis/collective_rows.h"
 #include "analysis/computation_fraction.h"
 #include "analysis/device_peaks.h"
+#include "analysis/exposed_collectives.h"
 #include "analysis/flops.h"
 #include "analysis/kernel_breakdown.h"
 #include "analysis/memory_timeline.h"
 #include "analysis/operator_table.h"
+#include "analysis/phases.h"
+#include "analysis/pipeline_bubbles.h"
 #include "analysis/profiler_steps.h"
 #include "analysis/step_decomposition.h"
 #include "analysis/stragglers.h"
@@ -88,6 +91,10 @@ struct RankParts {
   double flop_step_ns = 0;
   double flop_ideal_ns = std::numeric_limits<double>::quiet_NaN();
   std::vector<analysis::Intervals> what_if_targets;  // when each named target ran (TraceStageOptions)
+  analysis::RankPipeline pipeline;                   // its P2P waits per step (pipeline_bubbles.h)
+  // Its exposed all-gathers and reduce-scatters (FSDP, ZeRO) per type, phase, FSDP layer and process
+  // group over its analysed steps (exposed_collectives.h), most exposed first: communication's parts.
+  std::vector<tables::CommunicationPart> fsdp_parts;
 };
 
 // The FLOPs of a rank's profiled steps and their time at the device's peaks (analysis/flops.h,
@@ -152,8 +159,8 @@ std::vector<tables::OperatorTime> step_operators(const analysis::OperatorTable& 
 // that waited shows the stragglers' cost as waiting, where the straggler's own view would show it as
 // its slower work, and one rank's parts stay exclusive slices of wall time (a mean over ranks would
 // split a straggler's cost between waiting and whatever the straggler did).
-void add_step_decomposition(std::vector<RankParts>* parts, const analysis::CollectiveAnalysis& matched,
-                            tables::RunData* run, tables::TraceSums* sums) {
+const RankParts* add_step_decomposition(std::vector<RankParts>* parts, const analysis::CollectiveAnalysis& matched,
+                                        tables::RunData* run, tables::TraceSums* sums) {
   std::map<std::pair<int64_t, int64_t>, int64_t> waits;  // (rank, step) -> summed wait
   for (const analysis::MatchedCollective& call : matched.calls) {
     if (call.status != analysis::MatchStatus::kMatched || call.step < 0) continue;
@@ -179,7 +186,7 @@ void add_step_decomposition(std::vector<RankParts>* parts, const analysis::Colle
       view_steps = steps;
     }
   }
-  if (view == nullptr) return;
+  if (view == nullptr) return nullptr;
   auto part = [&](analysis::StepPart k) { return view_parts[static_cast<size_t>(k)]; };
   // The all-to-all imbalance inside the viewed rank's exposed communication: the cost of its matched
   // all-to-alls per step (all_to_all_cost.h), at most the step's exposed communication, so that it stays
@@ -208,6 +215,85 @@ void add_step_decomposition(std::vector<RankParts>* parts, const analysis::Colle
   sums->step_host_overhead_ns = part(analysis::StepPart::kHostOverhead);
   sums->step_idle_ns = part(analysis::StepPart::kIdle);
   run->operators = view->operators;
+  return view;
+}
+
+// The pipeline bubble of the decomposed rank (analysis/pipeline_bubbles.h): where the run's ranks form a
+// pipeline that rank is a stage of, its wait for its neighbours at the P2P sends and receives in each
+// decomposed step, at most that step's exposed communication (the wait is communication the decomposition
+// already counts: the bubble is named out of it, never added beside it), and the schedule's ideal
+// (p-1)/(m+p-1) of the same steps.
+void add_pipeline_bubble(std::vector<RankParts>* parts, const RankParts& view, tables::RunData* run,
+                         tables::TraceSums* sums) {
+  std::vector<analysis::RankPipeline> ranks;
+  int64_t view_rank = view.rank;
+  const analysis::RankDecomposition& decomposition = view.decomposition;
+  for (RankParts& p : *parts) {
+    if (!p.pipeline.peers.empty()) ranks.push_back(std::move(p.pipeline));
+  }
+  if (ranks.size() < 2) return;
+  const analysis::PipelineAnalysis pipelines = analysis::analyse_pipeline(ranks);
+  const analysis::Pipeline* mine = nullptr;
+  for (const analysis::Pipeline& p : pipelines.pipelines) {
+    if (std::find(p.ranks.begin(), p.ranks.end(), view_rank) != p.ranks.end()) mine = &p;
+  }
+  if (mine == nullptr || mine->ranks.size() < 2) return;
+  std::map<int64_t, int64_t> bubble;  // step -> the view's bubble
+  for (const analysis::PipelineStageStep& r : pipelines.rows) {
+    if (r.pipeline == mine->index && r.rank == view_rank) bubble[r.step] = r.bubble_ns;
+  }
+  int64_t steps = 0;
+  for (const analysis::StepDecomposition& st : decomposition.steps) {
+    add_checked(&steps, st.duration_ns());
+    if (auto it = bubble.find(st.step); it != bubble.end()) {
+      add_checked(&sums->step_pipeline_bubble_ns,
+                  std::min(it->second, st.part(analysis::StepPart::kExposedCommunication)));
+    }
+  }
+  if (mine->micro_batches > 0 && std::isfinite(mine->ideal_fraction)) {
+    sums->step_pipeline_ideal_ns = std::llround(mine->ideal_fraction * static_cast<double>(steps));
+  }
+  run->pipeline_stages = static_cast<int64_t>(mine->ranks.size());
+  run->pipeline_micro_batches = mine->micro_batches;
+}
+
+// FSDP/ZeRO's exposed all-gathers and reduce-scatters of one rank as named parts of its communication
+// (tables::CommunicationPart): per type, phase, FSDP layer (where FSDP names one) and process group, the
+// sixteen most exposed and the rest in one part. Group ranks are left out of the name: the same group holds
+// other ranks at another scale, and a part is compared between scales by its name.
+std::vector<tables::CommunicationPart> fsdp_parts(const analysis::RankExposedCollectives& exposed) {
+  std::vector<tables::CommunicationPart> out;
+  int64_t rest = 0;
+  for (const analysis::ExposedRow& r : exposed.layers) {  // most exposed first
+    if ((r.type != "allgather" && r.type != "reduce_scatter") || r.exposed_ns <= 0 || is_unknown_figure(r.exposed_ns))
+      continue;
+    if (out.size() == 16) {
+      add_checked(&rest, r.exposed_ns);
+      continue;
+    }
+    std::string name = fmt::format("{} in {}", r.type, analysis::step_phase_name(r.phase));
+    if (!r.layer.empty()) name += ", " + r.layer;
+    if (!r.group.empty()) name += fmt::format(" (group {})", r.group);
+    out.push_back({std::move(name), r.exposed_ns});
+  }
+  if (rest > 0) out.push_back({"other all-gathers and reduce-scatters", rest});
+  return out;
+}
+
+// The decomposed rank's FSDP parts, as parts of its exposed communication: where the exposed time the
+// FSDP rule finds (exposed_collectives.h: from FSDP's label around the call, Python between operators
+// included) passes the decomposition's exposed communication, every part is scaled down by the same
+// factor, so that they stay inside communication.
+void add_communication_parts(const RankParts& view, const tables::TraceSums& sums, tables::RunData* run) {
+  double total = 0;
+  for (const tables::CommunicationPart& p : view.fsdp_parts) total += static_cast<double>(p.ns);
+  if (total <= 0) return;
+  const double room =
+      static_cast<double>(sums.step_communication_ns - sums.step_pipeline_bubble_ns - sums.step_alltoall_imbalance_ns);
+  const double scale = total > room ? std::max(0.0, room) / total : 1.0;
+  for (const tables::CommunicationPart& p : view.fsdp_parts) {
+    run->communication_parts.push_back({p.name, std::llround(static_cast<double>(p.ns) * scale)});
+  }
 }
 
 // Per profiled step, the rank the others waited for most at the step's matched collectives (the last to
@@ -277,6 +363,9 @@ RankParts reduce_rank(const trace::RankTrace& rank, bool fraction, std::span<con
     }
   }
   add_step_flops(rank, &out);
+  out.pipeline = analysis::rank_pipeline(rank);
+  out.pipeline.steps.shrink_to_fit();
+  out.fsdp_parts = fsdp_parts(analysis::exposed_collectives(rank, false, 0));
   return out;
 }
 
@@ -329,7 +418,10 @@ void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& o
       for (const RankParts& p : parts) steps.push_back({p.rank, &p.decomposition, &p.what_if_targets});
       run.timeline = build_step_timeline(steps, matched, options.what_if_targets);
     }
-    add_step_decomposition(&parts, matched, &run, &sums);
+    if (const RankParts* view = add_step_decomposition(&parts, matched, &run, &sums)) {
+      add_pipeline_bubble(&parts, *view, &run, &sums);
+      add_communication_parts(*view, sums, &run);
+    }
     run.waited_for = waited_for_steps(rows, matched);
     if (!add_collective_metrics(rows, matched, &run, &sums)) {
       data->errors.push_back(fmt::format(
