@@ -192,7 +192,9 @@ std::string fsdp_layer(std::string_view label) {
   return "(root)";
 }
 
-RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool include_last_step, int top) {
+RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool include_last_step, int top,
+                                           const ExposedOptions& options) {
+  const bool keep_calls = options.keep_calls;
   const trace::EventTable& ev = trace.events;
   const size_t n = ev.size();
   RankExposedCollectives out;
@@ -327,11 +329,20 @@ RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool i
                       unmatched));
     }
   }
+  if (options.any_thread_hides && !out.gpu) {
+    BusyCoverage any;
+    for (auto& [track, b] : busy) any.intervals.insert(any.intervals.end(), b.intervals.begin(), b.intervals.end());
+    any.intervals = union_intervals(std::move(any.intervals));
+    any.finish();
+    for (auto& [track, b] : busy) b = any;
+    for (const ExposedCall& c : calls) busy.try_emplace(c.lane, any);
+  }
   attribute_instants(&calls, busy);
 
   // Totals and layers over the analysed steps.
   using Key = std::tuple<std::string, std::string, int, std::string, std::string>;
   std::map<Key, ExposedRow> totals, layers;
+  std::vector<std::pair<Key, ExposedCallEnd>> call_keys;  // keep_calls
   auto add = [](ExposedRow& row, const ExposedCall& c) {
     ++row.calls;
     add_or_unknown(&row.duration_ns, c.duration_ns);
@@ -351,7 +362,9 @@ RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool i
     if (c.context.fsdp) ++out.labelled;
     add_or_unknown(&out.exposed_ns, c.exposed_ns);
     ExposedRow& t = totals[{group, ranks, static_cast<int>(phase), c.type, ""}];
-    ExposedRow& l = layers[{group, ranks, static_cast<int>(phase), c.type, layer}];
+    const Key key{group, ranks, static_cast<int>(phase), c.type, layer};
+    ExposedRow& l = layers[key];
+    if (keep_calls) call_keys.emplace_back(key, ExposedCallEnd{c.span_end, c.exposed_ns, 0});
     for (ExposedRow* row : {&t, &l}) {
       row->group = group;
       row->group_ranks = ranks;
@@ -367,6 +380,21 @@ RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool i
   std::stable_sort(out.layers.begin(), out.layers.end(),
                    [](const ExposedRow& a, const ExposedRow& b) { return a.exposed_ns > b.exposed_ns; });
   if (top > 0 && out.layers.size() > static_cast<size_t>(top)) out.layers.resize(static_cast<size_t>(top));
+  if (keep_calls) {
+    std::map<Key, size_t> index;
+    for (size_t i = 0; i < out.layers.size(); ++i) {
+      const ExposedRow& r = out.layers[i];
+      index[{r.group, r.group_ranks, static_cast<int>(r.phase), r.type, r.layer}] = i;
+    }
+    for (auto& [key, call] : call_keys) {
+      auto it = index.find(key);
+      if (it == index.end()) continue;
+      call.layer = it->second;
+      out.call_ends.push_back(call);
+    }
+    std::sort(out.call_ends.begin(), out.call_ends.end(),
+              [](const ExposedCallEnd& a, const ExposedCallEnd& b) { return a.end_ns < b.end_ns; });
+  }
   return out;
 }
 

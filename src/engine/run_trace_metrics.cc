@@ -93,8 +93,15 @@ struct RankParts {
   std::vector<analysis::Intervals> what_if_targets;  // when each named target ran (TraceStageOptions)
   analysis::RankPipeline pipeline;                   // its P2P waits per step (pipeline_bubbles.h)
   // Its exposed all-gathers and reduce-scatters (FSDP, ZeRO) per type, phase, FSDP layer and process
-  // group over its analysed steps (exposed_collectives.h), most exposed first: communication's parts.
+  // group over its analysed steps (exposed_collectives.h), most exposed first: communication's parts; and
+  // each call of them by the end of its collective (the rank's clock), to take matched waits out.
   std::vector<tables::CommunicationPart> fsdp_parts;
+  struct FsdpCall {
+    int64_t end_ns = 0;
+    int64_t exposed_ns = 0;
+    size_t part = 0;  // into fsdp_parts
+  };
+  std::vector<FsdpCall> fsdp_calls;  // by end
 };
 
 // The FLOPs of a rank's profiled steps and their time at the device's peaks (analysis/flops.h,
@@ -259,40 +266,82 @@ void add_pipeline_bubble(std::vector<RankParts>* parts, const RankParts& view, t
 
 // FSDP/ZeRO's exposed all-gathers and reduce-scatters of one rank as named parts of its communication
 // (tables::CommunicationPart): per type, phase, FSDP layer (where FSDP names one) and process group, the
-// sixteen most exposed and the rest in one part. Group ranks are left out of the name: the same group holds
-// other ranks at another scale, and a part is compared between scales by its name.
-std::vector<tables::CommunicationPart> fsdp_parts(const analysis::RankExposedCollectives& exposed) {
-  std::vector<tables::CommunicationPart> out;
-  int64_t rest = 0;
-  for (const analysis::ExposedRow& r : exposed.layers) {  // most exposed first
+// sixteen most exposed and the rest in one part; and their calls, each with its part. Group ranks are left
+// out of the name: the same group holds other ranks at another scale, and a part is compared between
+// scales by its name.
+void add_fsdp_parts(const analysis::RankExposedCollectives& exposed, RankParts* out) {
+  constexpr size_t kNone = static_cast<size_t>(-1);
+  constexpr size_t kNamed = 16;
+  std::vector<size_t> part_of(exposed.layers.size(), kNone);
+  size_t rest = kNone;
+  size_t named = 0;
+  for (size_t i = 0; i < exposed.layers.size(); ++i) {  // most exposed first
+    const analysis::ExposedRow& r = exposed.layers[i];
     if ((r.type != "allgather" && r.type != "reduce_scatter") || r.exposed_ns <= 0 || is_unknown_figure(r.exposed_ns))
       continue;
-    if (out.size() == 16) {
-      add_checked(&rest, r.exposed_ns);
+    if (named == kNamed) {
+      if (rest == kNone) {
+        rest = out->fsdp_parts.size();
+        out->fsdp_parts.push_back({"other all-gathers and reduce-scatters", 0});
+      }
+      add_checked(&out->fsdp_parts[rest].ns, r.exposed_ns);
+      part_of[i] = rest;
       continue;
     }
     std::string name = fmt::format("{} in {}", r.type, analysis::step_phase_name(r.phase));
     if (!r.layer.empty()) name += ", " + r.layer;
     if (!r.group.empty()) name += fmt::format(" (group {})", r.group);
-    out.push_back({std::move(name), r.exposed_ns});
+    part_of[i] = out->fsdp_parts.size();
+    out->fsdp_parts.push_back({std::move(name), r.exposed_ns});
+    ++named;
   }
-  if (rest > 0) out.push_back({"other all-gathers and reduce-scatters", rest});
-  return out;
+  for (const analysis::ExposedCallEnd& c : exposed.call_ends) {  // by end
+    if (c.layer < part_of.size() && part_of[c.layer] != kNone && c.exposed_ns > 0)
+      out->fsdp_calls.push_back({c.end_ns, c.exposed_ns, part_of[c.layer]});
+  }
 }
 
-// The decomposed rank's FSDP parts, as parts of its exposed communication: where the exposed time the
-// FSDP rule finds (exposed_collectives.h: from FSDP's label around the call, Python between operators
-// included) passes the decomposition's exposed communication, every part is scaled down by the same
-// factor, so that they stay inside communication.
-void add_communication_parts(const RankParts& view, const tables::TraceSums& sums, tables::RunData* run) {
+// The decomposed rank's FSDP parts, as parts of its exposed communication. The decomposition moves the
+// rank's waits at matched collectives (for the last rank to arrive) out of communication into waiting for
+// stragglers, and FSDP's exposed time holds them: each matched call's wait is taken out of that call's part
+// (the call found by the end of its collective on the rank's clock). Where what is left still passes the
+// decomposition's exposed communication (the rules differ: FSDP's counts the issuing thread's operators as
+// hiding a call, the decomposition any thread's computation), every part is scaled down by the same
+// factor, so that the parts stay inside communication.
+void add_communication_parts(const RankParts& view, const analysis::CollectiveAnalysis& matched,
+                             const tables::TraceSums& sums, tables::RunData* run) {
+  if (view.fsdp_parts.empty()) return;
+  std::vector<tables::CommunicationPart> parts = view.fsdp_parts;
+  int64_t offset = 0;  // aligned time = the rank's clock - offset (collective_match.h)
+  for (const analysis::HostClock& h : matched.clocks) {
+    if (std::find(h.ranks.begin(), h.ranks.end(), view.rank) != h.ranks.end()) offset = h.offset_ns;
+  }
+  std::vector<int64_t> left(view.fsdp_calls.size());
+  for (size_t i = 0; i < left.size(); ++i) left[i] = view.fsdp_calls[i].exposed_ns;
+  for (const analysis::MatchedCollective& call : matched.calls) {
+    if (call.status != analysis::MatchStatus::kMatched || call.step < 0) continue;
+    for (const analysis::RankTiming& t : call.ranks) {
+      if (t.rank != view.rank || t.wait_ns <= 0) continue;
+      const int64_t end = t.end_ns + offset;
+      auto it = std::lower_bound(view.fsdp_calls.begin(), view.fsdp_calls.end(), end,
+                                 [](const RankParts::FsdpCall& c, int64_t e) { return c.end_ns < e; });
+      if (it == view.fsdp_calls.end() || it->end_ns != end) continue;
+      const auto k = static_cast<size_t>(it - view.fsdp_calls.begin());
+      const int64_t moved = std::min(t.wait_ns, left[k]);
+      left[k] -= moved;
+      parts[it->part].ns -= moved;
+    }
+  }
   double total = 0;
-  for (const tables::CommunicationPart& p : view.fsdp_parts) total += static_cast<double>(p.ns);
+  for (const tables::CommunicationPart& p : parts) total += static_cast<double>(std::max<int64_t>(p.ns, 0));
   if (total <= 0) return;
   const double room =
       static_cast<double>(sums.step_communication_ns - sums.step_pipeline_bubble_ns - sums.step_alltoall_imbalance_ns);
   const double scale = total > room ? std::max(0.0, room) / total : 1.0;
-  for (const tables::CommunicationPart& p : view.fsdp_parts) {
-    run->communication_parts.push_back({p.name, std::llround(static_cast<double>(p.ns) * scale)});
+
+  for (const tables::CommunicationPart& p : parts) {
+    const int64_t ns = std::llround(static_cast<double>(std::max<int64_t>(p.ns, 0)) * scale);
+    if (ns > 0) run->communication_parts.push_back({p.name, ns});
   }
 }
 
@@ -365,7 +414,10 @@ RankParts reduce_rank(const trace::RankTrace& rank, bool fraction, std::span<con
   add_step_flops(rank, &out);
   out.pipeline = analysis::rank_pipeline(rank);
   out.pipeline.steps.shrink_to_fit();
-  out.fsdp_parts = fsdp_parts(analysis::exposed_collectives(rank, false, 0));
+  analysis::ExposedOptions exposed;
+  exposed.keep_calls = true;
+  exposed.any_thread_hides = true;  // the decomposition's rule: its parts stay inside its communication
+  add_fsdp_parts(analysis::exposed_collectives(rank, false, 0, exposed), &out);
   return out;
 }
 
@@ -420,7 +472,7 @@ void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& o
     }
     if (const RankParts* view = add_step_decomposition(&parts, matched, &run, &sums)) {
       add_pipeline_bubble(&parts, *view, &run, &sums);
-      add_communication_parts(*view, sums, &run);
+      add_communication_parts(*view, matched, sums, &run);
     }
     run.waited_for = waited_for_steps(rows, matched);
     if (!add_collective_metrics(rows, matched, &run, &sums)) {
