@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "analysis/scalability.h"
+#include "report/key_figures.h"
+#include "report/loss_chart.h"
 #include "report/scalability_explanation.h"
 #include "report/scalability_report.h"
 
@@ -101,6 +103,10 @@ TEST(PipelineLoss, BubbleIsACauseBesideItsIdeal) {
       << json;
   EXPECT_NE(json.find("\"pipeline_bubble_ideal_pts\": 25.71"), std::string::npos) << json;
   EXPECT_NE(json.find("\"pipeline_ideal_step_pct_to\": 42.86"), std::string::npos) << json;
+  // HTML: the loss chart's bar names the ideal in its tooltip.
+  const std::string svg = scaleprof::report::loss_chart_svg(scaleprof::report::loss_chart_bars(a));
+  EXPECT_NE(svg.find("pipeline bubble: 25.7 points; at the ideal (p-1)/(m+p-1): 25.7 points"), std::string::npos)
+      << svg;
   const std::string csv = scaleprof::report::render_sections_csv(sections);
   EXPECT_NE(csv.find("pipeline_bubble_pts"), std::string::npos);
 }
@@ -160,6 +166,11 @@ TEST(PipelineLoss, FsdpPartsOfCommunication) {
   EXPECT_NE(json.find("\"part\": \"allgather in forward, layers.0 (group 0)\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"fsdp_exposed_pts\": "), std::string::npos) << json;
   EXPECT_EQ(json.find("alltoall_imbalance_pts"), std::string::npos) << json;  // no all-to-all here
+  // HTML: communication's bar in the loss chart names its parts in its tooltip.
+  const std::string svg = scaleprof::report::loss_chart_svg(scaleprof::report::loss_chart_bars(a));
+  EXPECT_NE(svg.find("; of it in the exclusive split: allgather in forward, layers.0 (group 0) 19.3 points"),
+            std::string::npos)
+      << svg;
 }
 
 }  // namespace
