@@ -102,7 +102,7 @@ TEST(PipelineLoss, BubbleIsACauseBesideItsIdeal) {
             std::string::npos)
       << json;
   EXPECT_NE(json.find("\"pipeline_bubble_ideal_pts\": 25.71"), std::string::npos) << json;
-  EXPECT_NE(json.find("\"pipeline_ideal_step_pct_to\": 42.86"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"pipeline_ideal_step_pct_to\": 42.857"), std::string::npos) << json;
   // HTML: the loss chart's bar names the ideal in its tooltip.
   const std::string svg = scaleprof::report::loss_chart_svg(scaleprof::report::loss_chart_bars(a));
   EXPECT_NE(svg.find("pipeline bubble: 25.7 points; at the ideal (p-1)/(m+p-1): 25.7 points"), std::string::npos)
