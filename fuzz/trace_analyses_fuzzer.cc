@@ -3,33 +3,31 @@
 // operator table and profiler steps without a crash, a sanitizer report (use-after-free, signed
 // overflow) or a hang, and then the `summary --html` page of them (report/trace_html.h), which must
 // stay bounded and hold no unescaped markup from the trace. The first byte picks the reader's
-// window size; the rest is the file.
+// window size; the rest is the file, read and reported as users' traces are (pipeline::stream_report).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
 
+#include "pipeline/trace_pipeline.h"
 #include "report/trace_html.h"
 #include "report/trace_report.h"
-#include "trace/byte_stream.h"
-#include "trace/kineto_reader.h"
-#include "trace/trace_set.h"
+#include "trace_fuzz_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   using namespace scaleprof;
-  trace::ParseOptions options;
-  options.window_bytes = 64 + static_cast<size_t>(data[0]) * 64;
-  std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
-  auto stream = trace::memory_stream("fuzz", bytes);
-  auto parsed = trace::parse_kineto_stream("fuzz", *stream, options);
-  if (!parsed.ok()) return 0;
-  trace::TraceSet set;
-  set.ranks.push_back(std::move(parsed.value()));
-  engine::TraceReportOptions report_options;
+  trace::LoadOptions load;
+  load.threads = 1;
+  load.parse.window_bytes = 64 + static_cast<size_t>(data[0]) * 64;
+  const fuzzing::TraceFile file(std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1));
+  if (!file.ok()) return 0;
+  report::TraceReportOptions report_options;
   report_options.include_last_step = (data[0] & 1) != 0;
-  report::TraceReport report = report::summary_report(set, report_options);
+  auto streamed = pipeline::stream_report("summary", {file.path()}, load, report_options);
+  if (!streamed.ok() || !streamed.value().any_selected) return 0;
+  const report::TraceReport& report = streamed.value().report;
   // Every table must have as many cells per row as it has columns.
   for (const report::Table& t : report.tables) {
     for (const auto& row : t.rows) {

@@ -5,7 +5,8 @@
 // (the per-window loops and the nesting walk are linear), it traps on a figure that is wrapped: FLOPs and byte sums are
 // never negative unless unknown (core/checked_sum.h), and the windows the analyses share are disjoint
 // and in order; the critical path's edges of any window add up to it, and the overlay trace drawn on
-// the input is valid JSON or refused. The whole input is the file.
+// the input is valid JSON or refused. The whole input is the file (written to /tmp for the reports,
+// which read files as users' traces are read).
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -23,12 +24,14 @@
 #include "analysis/profiler_steps.h"
 #include "analysis/step_decomposition.h"
 #include "core/checked_sum.h"
+#include "pipeline/trace_pipeline.h"
 #include "report/table.h"
 #include "report/trace_report.h"
 #include "trace/byte_stream.h"
 #include "trace/kineto_reader.h"
 #include "trace/trace_overlay.h"
 #include "trace/trace_set.h"
+#include "trace_fuzz_file.h"
 
 namespace {
 
@@ -118,12 +121,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
 
-  trace::TraceSet set;
-  set.ranks.push_back(std::move(parsed.value()));
+  // The reports of the input as users' traces are read and reported (pipeline::stream_report).
+  const fuzzing::TraceFile file(bytes);
+  if (!file.ok()) return 0;
+  trace::LoadOptions load;
+  load.threads = 1;
+  load.parse.window_bytes = options.window_bytes;
   report::RenderOptions json;
   json.format = report::Format::kJson;
   for (const char* name : {"critical-path", "memory", "counters", "flops", "decompose", "phases", "pipeline", "fsdp"}) {
-    const report::TraceReport r = report::trace_report(name, set, {});
+    auto streamed = pipeline::stream_report(name, {file.path()}, load, {});
+    if (!streamed.ok() || !streamed.value().any_selected) continue;
+    const report::TraceReport& r = streamed.value().report;
     for (const report::Table& t : r.tables) {
       const std::string text = report::render(t, json);
       if (text.empty()) __builtin_trap();

@@ -22,9 +22,7 @@
 #include "core/file_size_signal.h"
 #include "importers/run_reader.h"
 #include "path_argument.h"
-#include "pipeline/report_source.h"
-#include "pipeline/scalability_pipeline.h"
-#include "report/scalability_report.h"
+#include "pipeline/report_outputs.h"
 #include "trace_analysis_binding.h"
 
 namespace py = pybind11;
@@ -250,45 +248,32 @@ struct FileSizeSignalScope {
 
 // --run-names as a list of names or the CLI's comma-separated text.
 std::vector<std::string> run_names_argument(const py::object& value) {
-  std::vector<std::string> out;
-  if (value.is_none()) return out;
-  if (py::isinstance<py::str>(value)) {
-    const std::string text = value.cast<std::string>();
-    size_t pos = 0;
-    while (pos <= text.size()) {
-      size_t comma = text.find(',', pos);
-      if (comma == std::string::npos) comma = text.size();
-      if (comma > pos) out.push_back(text.substr(pos, comma - pos));
-      pos = comma + 1;
-    }
-    return out;
-  }
+  if (value.is_none()) return {};
+  if (py::isinstance<py::str>(value)) return scaleprof::pipeline::split_names(value.cast<std::string>());
   return value.cast<std::vector<std::string>>();
 }
 
-// `scaleprof report --format json` as a dict: the same pipeline (the source chosen from the arguments
-// and the environment as the CLI does, pipeline/report_source.h), and the report's one JSON writer,
-// parsed by Python's json module rather than written a second time.
-py::object scalability_report(const py::object& root_arg, const std::optional<std::string>& tracking_uri,
-                              const std::optional<std::string>& experiment,
-                              const std::optional<std::string>& experiment_name, const py::object& run_names,
-                              int skip_epochs, int64_t gpus_per_node, unsigned threads, const py::object& what_if) {
-  if (skip_epochs < 0) throw py::value_error(fmt::format("skip_epochs must be 0 or more (got {})", skip_epochs));
-  if (gpus_per_node < 0) throw py::value_error(fmt::format("gpus_per_node must be 1 or more (got {})", gpus_per_node));
-  scaleprof::pipeline::SourceRequest request;
-  request.root = root_arg.is_none() ? std::string() : required_path(root_arg, "root");
-  request.tracking_uri = tracking_uri.value_or("");
-  scaleprof::pipeline::read_source_environment(&request);
-  const scaleprof::pipeline::ReportSource source = unwrap(scaleprof::pipeline::choose_report_source(request));
-  scaleprof::pipeline::ScalabilityReportOptions options;
-  options.read.root = source.root;
-  options.read.experiment = experiment.value_or("");
-  options.read.run_names = run_names_argument(run_names);
-  options.read.gpus_per_node = gpus_per_node;
-  options.tracking_uri = source.tracking_uri;
-  options.mlflow_experiment = experiment_name.value_or("").empty() ? options.read.experiment : *experiment_name;
+// The report's options from the arguments both report functions share, named as the CLI's flags; the
+// options' own checks (pipeline::check_report_options) are a ValueError, made before anything is read.
+scaleprof::pipeline::ReportOptions report_options(const py::object& root,
+                                                  const std::optional<std::string>& tracking_uri,
+                                                  const std::optional<std::string>& experiment,
+                                                  const std::optional<std::string>& experiment_name,
+                                                  const py::object& run_names, int skip_epochs, int64_t gpus_per_node,
+                                                  unsigned threads, const py::object& what_if) {
+  scaleprof::pipeline::ReportOptions options;
+  options.spelling = scaleprof::pipeline::OptionSpelling::kPython;
+  options.skip_epochs = skip_epochs;
+  options.gpus_per_node = gpus_per_node;
+  if (auto checked = scaleprof::pipeline::check_report_options(options); !checked) {
+    throw py::value_error(utf8_message(checked.error().message));
+  }
+  options.root = root.is_none() ? std::string() : required_path(root, "root");
+  options.tracking_uri = tracking_uri.value_or("");
+  options.experiment = experiment.value_or("");
+  options.mlflow_experiment = experiment_name.value_or("");
+  options.run_names = run_names_argument(run_names);
   options.threads = threads;
-  options.analysis.skip_epochs = skip_epochs;
   if (!what_if.is_none()) {
     // One text or a list of them, as the CLI's repeated --what-if.
     if (py::isinstance<py::str>(what_if)) {
@@ -297,22 +282,99 @@ py::object scalability_report(const py::object& root_arg, const std::optional<st
       options.what_ifs = what_if.cast<std::vector<std::string>>();
     }
   }
+  return options;
+}
+
+// Runs the report pipeline without the GIL (the trace stage reads on threads of its own); the
+// messages are kept, in order, for the caller.
+scaleprof::pipeline::ReportOutcome run_report(const scaleprof::pipeline::ReportOptions& options,
+                                              std::vector<std::pair<std::string, std::string>>* messages) {
   std::optional<scaleprof::Error> error;
-  std::string text;
+  scaleprof::pipeline::ReportOutcome outcome;
   {
-    py::gil_scoped_release release;  // the trace stage reads on threads of its own
-    auto built = scaleprof::pipeline::build_scalability_report(options);
-    if (!built) {
-      error = built.error();
-    } else if (auto found = scaleprof::pipeline::runs_found(built.value()); !found) {
-      error = found.error();
+    py::gil_scoped_release release;
+    auto written =
+        scaleprof::pipeline::write_report(options, [messages](std::string_view label, std::string_view text) {
+          messages->emplace_back(std::string(label), std::string(text));
+        });
+    if (written) {
+      outcome = std::move(written).value();
     } else {
-      const auto& analysis = built.value().analysis;
-      text = scaleprof::report::render_sections_json(scaleprof::report::scalability_sections(analysis), analysis);
+      error = written.error();
     }
   }
   if (error) throw scaleprof::python::error_of(*error);
-  return py::module_::import("json").attr("loads")(text);
+  return outcome;
+}
+
+// `scaleprof report --format json` as a dict: the CLI's pipeline (report_outputs.h, the source chosen
+// from the arguments and the environment as the CLI does), and the report's one JSON writer, parsed
+// by Python's json module rather than written a second time.
+py::object scalability_report(const py::object& root_arg, const std::optional<std::string>& tracking_uri,
+                              const std::optional<std::string>& experiment,
+                              const std::optional<std::string>& experiment_name, const py::object& run_names,
+                              int skip_epochs, int64_t gpus_per_node, unsigned threads, const py::object& what_if) {
+  scaleprof::pipeline::ReportOptions options = report_options(root_arg, tracking_uri, experiment, experiment_name,
+                                                              run_names, skip_epochs, gpus_per_node, threads, what_if);
+  options.format = "json";
+  options.keep_text = true;
+  options.no_plots = true;
+  std::vector<std::pair<std::string, std::string>> messages;  // the dict holds the warnings and errors
+  const scaleprof::pipeline::ReportOutcome outcome = run_report(options, &messages);
+  return py::module_::import("json").attr("loads")(outcome.text);
+}
+
+std::optional<std::string> optional_path(const py::object& value, const char* name) {
+  if (value.is_none()) return std::nullopt;
+  return required_path(value, name);
+}
+
+// `scaleprof report` with its outputs: the tables in `format` (returned as "text", or written to
+// `output`), the plots (with plot_dir), the HTML page and its trace pages, itwinai's backup CSV.
+py::dict write_scalability_report(const py::object& root, const std::optional<std::string>& tracking_uri,
+                                  const std::optional<std::string>& experiment,
+                                  const std::optional<std::string>& experiment_name, const py::object& run_names,
+                                  int skip_epochs, int64_t gpus_per_node, unsigned threads, const py::object& what_if,
+                                  const std::string& format, const py::object& output, const py::object& html,
+                                  const py::object& plot_dir, const std::string& plot_file_suffix, bool trace_pages,
+                                  const py::object& backup_root_dir, bool include_superseded, bool itwinai,
+                                  bool include_communication, bool wide) {
+  scaleprof::pipeline::ReportOptions options = report_options(root, tracking_uri, experiment, experiment_name,
+                                                              run_names, skip_epochs, gpus_per_node, threads, what_if);
+  options.format = format;
+  options.plot_suffix = plot_file_suffix;
+  if (auto checked = scaleprof::pipeline::check_report_options(options); !checked) {
+    throw py::value_error(utf8_message(checked.error().message));
+  }
+  options.output = optional_path(output, "output").value_or("");
+  options.keep_text = true;
+  options.html = optional_path(html, "html").value_or("");
+  const std::optional<std::string> plots = optional_path(plot_dir, "plot_dir");
+  options.no_plots = !plots.has_value();
+  if (plots) options.plot_dir = *plots;
+  options.no_trace_pages = !trace_pages;
+  if (const std::optional<std::string> backup = optional_path(backup_root_dir, "backup_root_dir")) {
+    options.do_backup = true;
+    options.backup_root_dir = *backup;
+  }
+  options.include_superseded = include_superseded;
+  options.itwinai = itwinai;
+  options.include_communication = include_communication;
+  options.wide = wide;
+  std::vector<std::pair<std::string, std::string>> messages;
+  const scaleprof::pipeline::ReportOutcome outcome = run_report(options, &messages);
+  py::dict out;
+  out["text"] = options.output.empty() ? py::object(py::str(outcome.text)) : py::object(py::none());
+  out["plots"] = outcome.plots;
+  out["html"] = outcome.html.empty() ? py::object(py::none()) : py::object(py::str(outcome.html));
+  out["trace_pages"] = outcome.trace_pages;
+  out["backup_dir"] = outcome.backup_dir.empty() ? py::object(py::none()) : py::object(py::str(outcome.backup_dir));
+  out["input_errors"] = outcome.input_errors;
+  out["plots_failed"] = outcome.plots_failed;
+  py::list shown;
+  for (const auto& [label, text] : messages) shown.append(py::make_tuple(label, utf8_message(text)));
+  out["messages"] = shown;
+  return out;
 }
 
 }  // namespace
@@ -483,4 +545,16 @@ PYBIND11_MODULE(_scaleprof, m) {
         "(run_names: a list or comma-separated text; what_if: one --what-if text or a list). ScaleprofError with the "
         "one-line message when nothing can "
         "be read.");
+  m.def("write_scalability_report", &write_scalability_report, py::arg("root") = py::none(),
+        py::arg("tracking_uri") = py::none(), py::arg("experiment") = py::none(),
+        py::arg("experiment_name") = py::none(), py::arg("run_names") = py::none(), py::arg("skip_epochs") = 1,
+        py::arg("gpus_per_node") = 0, py::arg("threads") = 0, py::arg("what_if") = py::none(),
+        py::arg("format") = "table", py::arg("output") = py::none(), py::arg("html") = py::none(),
+        py::arg("plot_dir") = py::none(), py::arg("plot_file_suffix") = ".png", py::arg("trace_pages") = true,
+        py::arg("backup_root_dir") = py::none(), py::arg("include_superseded") = false, py::arg("itwinai") = false,
+        py::arg("include_communication") = false, py::arg("wide") = false,
+        "`scaleprof report` with its outputs, the CLI's pipeline: the tables in `format` ('text' of the result, or "
+        "written to `output`), plots into `plot_dir` (none without it), the HTML page `html` with the runs' trace "
+        "pages beside it (trace_pages=False: none), a backup CSV under `backup_root_dir`. Returns a dict: text, "
+        "plots, html, trace_pages, backup_dir, input_errors, plots_failed, messages ((label, text) in order).");
 }

@@ -22,16 +22,13 @@
 #include <variant>
 #include <vector>
 
-#include "analysis/operator_table.h"
 #include "binding_errors.h"
-#include "engine/rank_results.h"
 #include "path_argument.h"
 #include "pipeline/hta_extras_pipeline.h"
 #include "pipeline/trace_diff_pipeline.h"
 #include "pipeline/trace_pipeline.h"
 #include "pipeline/whatif_pipeline.h"
 #include "report/table.h"
-#include "trace/trace_set.h"
 
 namespace py = pybind11;
 
@@ -249,9 +246,11 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
   if (std::find(std::begin(kReports), std::end(kReports), report) == std::end(kReports)) {
     bad_argument("report", fmt::format("unknown report '{}'", report));
   }
-  trace::LoadOptions load;
-  const std::vector<std::string> paths = trace_inputs(paths_arg, rank_files_arg, threads_arg, &load);
-  engine::TraceReportOptions options;
+  pipeline::TraceReportRequest request;
+  request.report = report;
+  request.paths = trace_inputs(paths_arg, rank_files_arg, threads_arg, &request.load);
+  const std::vector<std::string>& paths = request.paths;
+  auto& options = request.options;
   options.ranks = ranks_argument(ranks_arg, "ranks");
   options.top = static_cast<int>(int_argument(top_arg, "num_kernels", 0, std::numeric_limits<int32_t>::max()));
   if (!launch_top_arg.is_none()) {
@@ -263,7 +262,7 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
   options.consecutive_kernel_delay_ns = std::llround(delay_us * 1000.0);
   options.include_last_step = bool_argument(include_last_step_arg, "include_last_profiler_step");
   options.sort_by = str_argument(sort_by_arg, "sort_by");
-  if (!analysis::parse_operator_sort_key(options.sort_by)) {
+  if (!pipeline::known_operator_sort_key(options.sort_by)) {
     bad_argument("sort_by", fmt::format("must be self_cpu, cpu_total, self_device, device_total or calls, got '{}'",
                                         options.sort_by));
   }
@@ -302,7 +301,7 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
   std::optional<Result<pipeline::StreamedReport>> streamed;
   {
     py::gil_scoped_release release;  // the ranks are read and analysed on threads of the engine's own
-    streamed.emplace(pipeline::stream_report(report, paths, load, options));
+    streamed.emplace(pipeline::run_trace_report(request));
   }
   pipeline::StreamedReport result = unwrap(std::move(*streamed));
   // A notebook wants all of its traces or a clear reason: an unreadable file is an error (the CLI goes

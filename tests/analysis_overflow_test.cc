@@ -19,6 +19,7 @@
 #include "report/table.h"
 #include "report/trace_report.h"
 #include "trace/kineto_reader.h"
+#include "trace_report_util.h"
 
 namespace scaleprof {
 namespace {
@@ -64,9 +65,7 @@ TEST(AnalysisOverflow, FlopsPastInt64AreUnknownNeverWrapped) {
   EXPECT_EQ(f.steps[1].flops, 0);
 
   // The report: null FLOPs, TFLOP/s and MFU, the note in the title; no negative number anywhere.
-  trace::TraceSet set;
-  set.ranks.push_back(read(kHugeMatmuls));
-  const report::TraceReport r = report::trace_report("flops", set, {});
+  const report::TraceReport r = testing::streamed_report_of_text("flops", kHugeMatmuls);
   ASSERT_FALSE(r.tables.empty());
   const report::Table& ranks = r.tables[0];
   EXPECT_NE(ranks.title.find("past 2^63"), std::string::npos) << ranks.title;
@@ -129,9 +128,7 @@ TEST(AnalysisOverflow, MemoryTotalsPastInt64AreUnknown) {
   EXPECT_EQ(d.allocated_bytes, 105);
   EXPECT_EQ(d.peak_allocated, INT64_MAX);  // the trace's own totals stay as written
 
-  trace::TraceSet set;
-  set.ranks.push_back(read(json));
-  const report::TraceReport r = report::trace_report("memory", set, {});
+  const report::TraceReport r = testing::streamed_report_of_text("memory", json);
   ASSERT_GE(r.tables.size(), 2u);
   EXPECT_NE(r.tables[0].title.find("past 2^63"), std::string::npos) << r.tables[0].title;
   const std::string devices = json_of(r.tables[0]);
@@ -157,9 +154,7 @@ TEST(AnalysisOverflow, CopyBytesPastInt64AreUnknown) {
   EXPECT_EQ(c.bandwidth[0].copies, 2);
   EXPECT_TRUE(is_unknown_figure(c.bandwidth[0].bytes));
 
-  trace::TraceSet set;
-  set.ranks.push_back(read(json));
-  const report::TraceReport r = report::trace_report("counters", set, {});
+  const report::TraceReport r = testing::streamed_report_of_text("counters", json);
   bool found = false;
   for (size_t i = 0; i < r.tables.size(); ++i) {
     if (r.keys[i] != "memory_bandwidth") continue;
@@ -198,9 +193,7 @@ TEST(AnalysisOverflow, OverlappingStepWindowsAreLeftOutWithANote) {
   EXPECT_EQ(analysis::decompose_steps(t).steps.size(), 1u);
   EXPECT_EQ(analysis::compute_flops(t).steps.size(), 0u);  // no shapes: no FLOPs steps either
 
-  trace::TraceSet set;
-  set.ranks.push_back(read(overlapping_steps(300)));
-  const report::TraceReport r = report::trace_report("steps", set, {});
+  const report::TraceReport r = testing::streamed_report_of_text("steps", overlapping_steps(300));
   ASSERT_FALSE(r.tables.empty());
   EXPECT_NE(r.tables[0].title.find("300 overlapping ProfilerStep windows left out"), std::string::npos)
       << r.tables[0].title;

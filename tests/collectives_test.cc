@@ -352,7 +352,7 @@ TEST(CollectiveRowsCompact, StreamedInAnyOrderGiveTheSameReport) {
   streamed.keep_sorted([](int64_t) { return true; });
   ASSERT_EQ(streamed.call_rows(), 28u);
 
-  engine::TraceReportOptions options;
+  report::TraceReportOptions options;
   report::RenderOptions json;
   json.format = report::Format::kJson;
   for (bool stragglers : {false, true}) {
@@ -475,7 +475,7 @@ TEST(CollectiveSums, PastInt64AreLeftOutNotWrapped) {
   EXPECT_FALSE(s.ranks[1].wait_imposed_exact);
   EXPECT_EQ(s.worst_rank, 1);  // the sum past int64 still ranks first
 
-  engine::TraceReportOptions options;
+  report::TraceReportOptions options;
   const report::TraceReport c = report::collectives_tables(ranks, options);
   const report::Table& summary = c.tables.at(0);
   EXPECT_NE(summary.title.find("would pass int64"), std::string::npos) << summary.title;

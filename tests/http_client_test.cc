@@ -8,7 +8,7 @@
 #include <string>
 
 #include "hostile_http_server.h"
-#include "importers/mlflow/http_client.h"
+#include "importers/mlflow/mlflow_http.h"
 
 namespace scaleprof::importers {
 namespace {
@@ -46,7 +46,7 @@ TEST(HttpClientLimits, SlowButSteadyResponseFinishes) {
       if (!c.send(std::string_view(&ch, 1))) return;
     }
   });
-  HttpClient client(server.url(), {}, short_limits());
+  HttpClient client(server.url(), {}, short_limits(), mlflow_http_wording());
   auto r = client.get("/slow");
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r.value().status, 200);
@@ -64,7 +64,7 @@ TEST(HttpClientLimits, UploadReadSlowlyFinishes) {
         c.send(http_response(200, "{}"));
       },
       /*read_bodies=*/false);
-  HttpClient client(server.url(), {}, short_limits());
+  HttpClient client(server.url(), {}, short_limits(), mlflow_http_wording());
   auto r = client.put_bytes("/api/2.0/mlflow-artifacts/artifacts/1/r/artifacts/big.bin", upload);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r.value().status, 200);
@@ -77,7 +77,7 @@ TEST(HttpClientLimits, StalledResponseFailsSayingItStalled) {
     if (!c.send("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"a\":")) return;
     c.wait_for_close();
   });
-  HttpClient client(server.url(), {}, short_limits());
+  HttpClient client(server.url(), {}, short_limits(), mlflow_http_wording());
   auto r = client.get("/api/2.0/mlflow/runs/get?run_id=abc");
   ASSERT_FALSE(r);
   const std::string& m = r.error().message;
@@ -91,7 +91,7 @@ TEST(HttpClientLimits, UploadNeverReadFailsSayingItStalled) {
   // The server reads the headers and then nothing: the upload fills the socket buffers and stops.
   HostileHttpServer server([](HttpConnection& c, const HttpRequest&) { c.wait_for_close(); },
                            /*read_bodies=*/false);
-  HttpClient client(server.url(), {}, short_limits());
+  HttpClient client(server.url(), {}, short_limits(), mlflow_http_wording());
   auto r = client.put_bytes("/upload", std::string(32 << 20, 'z'));
   ASSERT_FALSE(r);
   const std::string& m = r.error().message;
@@ -106,7 +106,7 @@ TEST(HttpClientLimits, NoServerIsCannotConnect) {
     HostileHttpServer gone([](HttpConnection&, const HttpRequest&) {});
     port = gone.port();
   }  // closed: nothing listens on the port now
-  HttpClient client("http://127.0.0.1:" + std::to_string(port), {}, short_limits());
+  HttpClient client("http://127.0.0.1:" + std::to_string(port), {}, short_limits(), mlflow_http_wording());
   auto r = client.get("/x");
   ASSERT_FALSE(r);
   EXPECT_TRUE(contains(r.error().message, "cannot reach the MLflow server: connection refused")) << r.error().message;
@@ -116,7 +116,7 @@ TEST(HttpClientLimits, HttpStatusIsAResponseNotATransportError) {
   HostileHttpServer server([](HttpConnection& c, const HttpRequest&) {
     c.send(http_response(503, R"({"error_code":"TEMPORARILY_UNAVAILABLE","message":"down for maintenance"})"));
   });
-  HttpClient client(server.url(), {}, short_limits());
+  HttpClient client(server.url(), {}, short_limits(), mlflow_http_wording());
   auto r = client.get("/api/2.0/mlflow/experiments/get-by-name?experiment_name=x");
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r.value().status, 503);
@@ -132,7 +132,8 @@ TEST(HttpClientBody, EndlessChunkedBodyStopsAtTheCap) {
     }
   });
   HttpLimits limits = short_limits();
-  HttpClient client("http://user:hunter22@127.0.0.1:" + std::to_string(server.port()), {}, limits);
+  HttpClient client("http://user:hunter22@127.0.0.1:" + std::to_string(server.port()), {}, limits,
+                    mlflow_http_wording());
   auto r = client.get("/api/2.0/mlflow/runs/search");
   ASSERT_FALSE(r);
   const std::string& m = r.error().message;
@@ -149,7 +150,7 @@ TEST(HttpClientBody, DeclaredLengthOverTheCapIsRefusedBeforeReading) {
     while (c.send(std::string(65536, ' '))) {
     }
   });
-  HttpClient client(server.url(), {}, short_limits());
+  HttpClient client(server.url(), {}, short_limits(), mlflow_http_wording());
   auto r = client.get("/big");
   ASSERT_FALSE(r);
   EXPECT_TRUE(contains(r.error().message, "larger than the cap of 1048576 bytes")) << r.error().message;
@@ -182,7 +183,7 @@ TEST(HttpClientBody, CompressedBodyIsNeitherAskedForNorExpanded) {
   ASSERT_LT(bomb.size(), 200'000u);
   HostileHttpServer server(
       [&](HttpConnection& c, const HttpRequest&) { c.send(http_response(200, bomb, "Content-Encoding: gzip\r\n")); });
-  HttpClient client(server.url(), {}, short_limits());
+  HttpClient client(server.url(), {}, short_limits(), mlflow_http_wording());
   auto r = client.get("/api/2.0/mlflow/metrics/get-history?run_id=r&metric_key=k");
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r.value().body, bomb);  // the bytes as sent, not 64 MB of zeros
@@ -201,7 +202,7 @@ TEST(HttpClientSecrets, ServerEchoOfTheTokenIsRedacted) {
   });
   HttpCredentials credentials;
   credentials.token = token;
-  HttpClient client(server.url(), credentials, short_limits());
+  HttpClient client(server.url(), credentials, short_limits(), mlflow_http_wording());
   auto r = client.get("/api/2.0/mlflow/experiments/get-by-name?experiment_name=x");
   ASSERT_TRUE(r) << r.error().message;
   const std::string m = http_failure(client, "experiments/get-by-name", r.value());
@@ -221,7 +222,7 @@ TEST(HttpClientSecrets, BasicAuthEchoAndUrlPasswordAreRedacted) {
   HttpCredentials credentials;
   credentials.username = "alice";
   credentials.password = "s3cret/p@ss";
-  HttpClient client(server.url(), credentials, short_limits());
+  HttpClient client(server.url(), credentials, short_limits(), mlflow_http_wording());
   auto r = client.get("/api/2.0/mlflow/runs/search");
   ASSERT_TRUE(r) << r.error().message;
   const std::string m = http_failure(client, "runs/search", r.value());
@@ -236,7 +237,7 @@ TEST(HttpClientSecrets, MalformedBaseUrlsNeverShowTheirUserInformation) {
   for (const std::string url :
        {"http://alice:pa/ss@127.0.0.1:1", "HTTP://alice:pa55word@127.0.0.1:1", "http:/alice:pa55word@127.0.0.1:1",
         "htp://alice:pa55word@127.0.0.1:1", "http://alice:p@ss:w@rd@127.0.0.1:1", "alice:pa55word@127.0.0.1:1"}) {
-    HttpClient client(url, {}, short_limits());
+    HttpClient client(url, {}, short_limits(), mlflow_http_wording());
     EXPECT_FALSE(contains(client.shown_url(), "alice")) << client.shown_url();
     auto r = client.get("/api/2.0/mlflow/runs/search?run_id=x");
     ASSERT_FALSE(r) << url;

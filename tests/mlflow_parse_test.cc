@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "importers/mlflow/http_client.h"
+#include "importers/mlflow/mlflow_http.h"
 #include "importers/mlflow/mlflow_importer.h"
 #include "importers/mlflow/mlflow_json.h"
 #include "importers/mlflow/mlflow_meta.h"

@@ -109,7 +109,7 @@ TEST_F(NsysGpuMetrics, SummaryShowsTheUtilizationTrack) {
   const std::string path =
       make("rank0.sqlite", std::string(kNsysFixtureSchema) + nsys_fixture_rank_sql(0, 0) + gpu_metrics_sql(false));
   trace::LoadOptions load;
-  engine::TraceReportOptions options;
+  report::TraceReportOptions options;
   auto streamed = pipeline::stream_report("summary", {path}, load, options);
   ASSERT_TRUE(streamed) << streamed.error().message;
   const report::TraceReport& r = streamed.value().report;
@@ -152,7 +152,7 @@ TEST_F(NsysGpuMetrics, AbsentOrBrokenTables) {
   ASSERT_TRUE(none);
   EXPECT_FALSE(none.value());
   trace::LoadOptions load;
-  auto streamed = pipeline::stream_report("summary", {plain}, load, engine::TraceReportOptions{});
+  auto streamed = pipeline::stream_report("summary", {plain}, load, report::TraceReportOptions{});
   ASSERT_TRUE(streamed);
   for (const std::string& k : streamed.value().report.keys) EXPECT_NE(k, "gpu_metrics");
   // GPU_METRICS without its value column: one line naming file and table; the events are still read.
@@ -164,7 +164,7 @@ TEST_F(NsysGpuMetrics, AbsentOrBrokenTables) {
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message,
             broken + ": table GPU_METRICS has no column value (is this an nsys export? nsys export --type sqlite)");
-  auto still = pipeline::stream_report("summary", {broken}, load, engine::TraceReportOptions{});
+  auto still = pipeline::stream_report("summary", {broken}, load, report::TraceReportOptions{});
   ASSERT_TRUE(still);
   EXPECT_TRUE(still.value().any_read);
   ASSERT_FALSE(still.value().set.warnings.empty());

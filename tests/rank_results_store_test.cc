@@ -295,10 +295,12 @@ TEST(RankResultsStore, RealRanksComeBackWhole) {
   if (!fs::is_directory(kStoreTestTraces / "trace_filter")) GTEST_SKIP() << "shared traces not found";
   auto loaded = trace::load_traces({(kStoreTestTraces / "trace_filter").string()});
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
-  engine::TraceReportOptions options;
-  const engine::ReportSections sections = engine::sections_of("summary", options);
+  // The per-rank analyses of `summary`.
+  engine::RankAnalyses analyses;
+  analyses.inputs = analyses.breakdown = analyses.kernels = analyses.idle = analyses.overlap = analyses.launch = true;
+  analyses.ops = analyses.steps = analyses.memory = analyses.critical_path = analyses.counters = analyses.flops = true;
   for (const trace::RankTrace& t : loaded.value().ranks) {
-    const std::string bytes = engine::encode_rank_results(engine::reduce_rank(t, sections, options));
+    const std::string bytes = engine::encode_rank_results(engine::reduce_rank(t, analyses, {}));
     RankResults out;
     ASSERT_TRUE(engine::decode_rank_results(bytes, &out));
     EXPECT_EQ(engine::encode_rank_results(out), bytes);

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "cli_harness.h"
-#include "engine/rank_analysis.h"
+#include "engine/rank_stream.h"
 #include "trace/trace_set.h"
 
 namespace scaleprof {
@@ -92,16 +92,27 @@ TEST(TaskGroup, AThrowWhileReadingARankIsTheLoadsError) {
     EXPECT_EQ(streamed.error().message, "out of memory while reading the traces");
     EXPECT_EQ(streamed.error().kind, ErrorKind::kInternal);
   }
-  // And the driver over a set loaded whole: the exception reaches the caller's thread.
-  auto set = trace::load_traces(paths, {});
-  ASSERT_TRUE(set.ok());
-  ASSERT_EQ(set.value().ranks.size(), 2U);
-  EXPECT_THROW(engine::analyse_ranks(set.value(), {},
-                                     [](const trace::RankTrace& t) -> int {
-                                       if (t.rank == 1) throw std::bad_alloc();
-                                       return 0;
-                                     }),
-               std::bad_alloc);
+  // And the engine's per-rank driver: a reduction that throws on rank 1 is the driver's error.
+  for (unsigned threads : {1U, 4U}) {
+    SCOPED_TRACE(threads);
+    trace::LoadOptions options;
+    options.threads = threads;
+    struct TaskGroupTestRank {
+      int64_t rank = 0;
+    };
+    std::vector<TaskGroupTestRank> reduced;
+    auto reduce = [](const trace::RankTrace& t, unsigned) {
+      if (t.rank == 1) throw std::bad_alloc();
+      engine::RankReduction<TaskGroupTestRank> out;
+      out.parts = TaskGroupTestRank{t.rank};
+      return out;
+    };
+    auto result = engine::reduce_ranks(
+        paths, options, reduce, [](int64_t) { return true; }, &reduced);
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.error().message, "out of memory while reading the traces");
+    EXPECT_EQ(result.error().kind, ErrorKind::kInternal);
+  }
 }
 
 // A trace big enough that reading it needs tens of MB: `events` kernels with their launches.

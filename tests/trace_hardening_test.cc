@@ -18,6 +18,7 @@
 #include "scratch_dir.h"
 #include "trace/kineto_reader.h"
 #include "trace/trace_set.h"
+#include "trace_report_util.h"
 
 namespace scaleprof::trace {
 namespace {
@@ -56,9 +57,7 @@ TEST(TraceHardening, KernelNameLongerThan16KiBFirstKeepsEveryName) {
     EXPECT_EQ(trace.value().name(1), "cudaLaunchKernel");
     EXPECT_EQ(trace.value().name(2), "ncclKernel_AllReduce_RING");
 
-    TraceSet set;
-    set.ranks.push_back(std::move(trace.value()));
-    report::TraceReport kernels = report::kernels_report(set, {});
+    report::TraceReport kernels = testing::streamed_report("kernels", {trace.value().path});
     const report::Table* table = nullptr;
     for (size_t i = 0; i < kernels.keys.size(); ++i) {
       if (kernels.keys[i] == "kernels") table = &kernels.tables[i];
@@ -248,7 +247,7 @@ namespace {
 // says why) instead of showing a wrapped, negative kernel time.
 TEST(TraceHardening, PooledBreakdownNeverWraps) {
   TempDir dir;
-  TraceSet set;
+  std::vector<std::string> files;
   for (int rank = 0; rank < 2; ++rank) {
     const std::string text = R"({"distributedInfo":{"rank":)" + std::to_string(rank) + R"(},"traceEvents":[
 {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":-570000000000000,"dur":1,"args":{"stream":7}},
@@ -257,16 +256,16 @@ TEST(TraceHardening, PooledBreakdownNeverWraps) {
     auto trace = read_kineto_trace(dir.write("r" + std::to_string(rank) + ".json", text));
     ASSERT_TRUE(trace.ok()) << trace.error().message;
     ASSERT_EQ(trace.value().events.size(), 2U);
-    set.ranks.push_back(std::move(trace.value()));
+    files.push_back(trace.value().path);
   }
-  engine::TraceReportOptions rank0;
+  report::TraceReportOptions rank0;
   rank0.ranks = {0};
-  const report::TraceReport one = report::breakdown_report(set, rank0);
+  const report::TraceReport one = testing::streamed_report("breakdown", files, rank0);
   const auto one_rows = one.tables.at(0).all_rows();
   ASSERT_EQ(one_rows.size(), 1U);
   EXPECT_EQ(std::get<double>(one_rows[0].at(1).value), static_cast<double>(INT64_C(7470000000000001000)) / 1e3);
 
-  const report::TraceReport both = report::breakdown_report(set, {});
+  const report::TraceReport both = testing::streamed_report("breakdown", files);
   const report::Table& table = both.tables.at(0);
   EXPECT_EQ(table.all_rows().size(), 2U);  // the two ranks, no pooled row
   EXPECT_NE(table.title.find("no pooled row"), std::string::npos) << table.title;

@@ -9,6 +9,7 @@
 
 #include "report/trace_report.h"
 #include "trace/trace_set.h"
+#include "trace_report_util.h"
 
 namespace scaleprof {
 namespace {
@@ -87,11 +88,10 @@ TEST_F(TraceHtaReports, OverlapJsonSaysWhenThereIsNoCommunication) {
 }
 
 TEST_F(TraceHtaReports, ReportsHaveTheirTables) {
-  auto loaded = trace::load_traces({(kTraces / "trace_filter").string()});
-  ASSERT_TRUE(loaded.ok());
-  engine::TraceReportOptions options;
+  const std::vector<std::string> paths = {(kTraces / "trace_filter").string()};
+  report::TraceReportOptions options;
   options.top = 2;
-  const report::TraceReport kernels = report::kernels_report(loaded.value(), options);
+  const report::TraceReport kernels = testing::streamed_report("kernels", paths, options);
   EXPECT_EQ(kernels.keys, (std::vector<std::string>{"kernel_types", "kernel_types_per_rank", "kernels"}));
   // HTA's cross-rank table: seven type sets, the largest COMMUNICATION with 305584 us.
   ASSERT_EQ(kernels.tables[0].rows.size(), 7u);
@@ -102,7 +102,7 @@ TEST_F(TraceHtaReports, ReportsHaveTheirTables) {
   for (const auto& row : kernels.tables[2].all_rows()) others += std::get<std::string>(row.back().value) == "others";
   EXPECT_EQ(others, 4);
 
-  const report::TraceReport idle = report::idle_report(loaded.value(), options);
+  const report::TraceReport idle = testing::streamed_report("idle", paths, options);
   EXPECT_EQ(idle.keys, (std::vector<std::string>{"idle", "idle_gaps", "idle_streams"}));
   EXPECT_EQ(idle.tables[0].all_rows().size(), 2u * 5u * 3u);  // ranks x streams x categories
   const auto streams = idle.tables[2].all_rows();
@@ -113,7 +113,7 @@ TEST_F(TraceHtaReports, ReportsHaveTheirTables) {
   }
 
   options.ranks = {1};
-  const report::TraceReport launch = report::launch_report(loaded.value(), options);
+  const report::TraceReport launch = testing::streamed_report("launch", paths, options);
   const auto launches = launch.tables[0].all_rows();
   ASSERT_EQ(launches.size(), 3u);  // cpu, gpu, delay for rank 1
   EXPECT_EQ(std::get<int64_t>(launches[0][2].value), 577);

@@ -1,6 +1,8 @@
-// Streaming over ranks (engine/trace_stream.h) gives the tables of the set loaded whole: every
-// `scaleprof trace` report, rendered as table, CSV and JSON, over the shared multi-rank traces,
-// with files that have no rank (numbered after all are read) and with a --ranks selection.
+// Streaming over ranks (engine/trace_stream.h) on several threads gives the tables of a serial read
+// (one file at a time, in file order, its analyses one after the other), whatever order the ranks
+// finish in: every `scaleprof trace` report, rendered as table, CSV and JSON, over the shared
+// multi-rank traces, with files that have no rank (numbered after all are read) and with a --ranks
+// selection; the warnings and errors are those of the set loaded whole.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -27,11 +29,14 @@ std::string render_all(const report::TraceReport& r, report::Format format) {
   return report::render_many(r.tables, r.keys, options);
 }
 
-// Streams `paths` and loads them whole (`threads` threads each), and compares every report's rendering.
-void expect_same_reports(const std::vector<std::string>& paths, const engine::TraceReportOptions& options,
+// Streams `paths` on `threads` threads and on one, and compares every report's rendering; the
+// warnings and errors with those of the set loaded whole.
+void expect_same_reports(const std::vector<std::string>& paths, const report::TraceReportOptions& options,
                          unsigned threads = 2) {
   trace::LoadOptions load;
   load.threads = threads;
+  trace::LoadOptions serial;
+  serial.threads = 1;
   auto whole = trace::load_traces(paths, load);
   ASSERT_TRUE(whole.ok()) << whole.error().message;
   for (const char* name : kReports) {
@@ -41,13 +46,15 @@ void expect_same_reports(const std::vector<std::string>& paths, const engine::Tr
     ASSERT_TRUE(streamed.value().any_selected);
     EXPECT_EQ(streamed.value().set.warnings, whole.value().warnings);
     EXPECT_EQ(streamed.value().set.errors, whole.value().errors);
-    const report::TraceReport from_whole = report::trace_report(name, whole.value(), options);
+    auto one_by_one = pipeline::stream_report(name, paths, serial, options);
+    ASSERT_TRUE(one_by_one.ok()) << one_by_one.error().message;
+    const report::TraceReport& from_serial = one_by_one.value().report;
     const report::TraceReport& from_stream = streamed.value().report;
-    ASSERT_FALSE(from_whole.tables.empty());
-    EXPECT_EQ(from_stream.keys, from_whole.keys);
+    ASSERT_FALSE(from_serial.tables.empty());
+    EXPECT_EQ(from_stream.keys, from_serial.keys);
     for (report::Format format : {report::Format::kTable, report::Format::kCsv, report::Format::kJson}) {
       const std::string a = render_all(from_stream, format);
-      EXPECT_EQ(a, render_all(from_whole, format)) << "format " << static_cast<int>(format);
+      EXPECT_EQ(a, render_all(from_serial, format)) << "format " << static_cast<int>(format);
       EXPECT_GT(a.size(), 100U);
     }
   }
@@ -61,16 +68,16 @@ class TraceStreamTest : public ::testing::Test {
   }
 };
 
-TEST_F(TraceStreamTest, EveryReportMatchesTheWholeSetOnTwoRanks) {
+TEST_F(TraceStreamTest, EveryReportMatchesASerialReadOnTwoRanks) {
   expect_same_reports({(kStreamTestTraces / "trace_filter").string()}, {});
-  engine::TraceReportOptions options;
+  report::TraceReportOptions options;
   options.top = 0;
   options.include_last_step = true;
   options.sort_by = "calls";
   expect_same_reports({(kStreamTestTraces / "trace_filter").string()}, options);
 }
 
-TEST_F(TraceStreamTest, OneFileAnalysedOnSeveralThreadsMatchesTheWholeSet) {
+TEST_F(TraceStreamTest, OneFileAnalysedOnSeveralThreadsMatchesASerialRead) {
   // One file gets every thread, and its analyses (the HTA group, operators, steps, collectives)
   // then run at once on them.
   trace::LoadOptions load;
@@ -91,14 +98,14 @@ TEST(TraceStreamThreads, ThreadsAreDividedBetweenFiles) {
   EXPECT_EQ(trace::threads_per_file(load, 20), 3U);
 }
 
-TEST_F(TraceStreamTest, UnrankedFilesAndRankSelectionMatchTheWholeSet) {
+TEST_F(TraceStreamTest, UnrankedFilesAndRankSelectionMatchASerialRead) {
   // rank_unavailable and distributed_info_unavailable carry no rank: they become ranks 2 and 3 only
   // once every file is read, so their results are kept until then.
   const std::vector<std::string> paths = {(kStreamTestTraces / "rank_unavailable").string(),
                                           (kStreamTestTraces / "distributed_info_unavailable").string(),
                                           (kStreamTestTraces / "trace_filter").string()};
   expect_same_reports(paths, {});
-  engine::TraceReportOptions options;
+  report::TraceReportOptions options;
   options.ranks = {0, 3};
   expect_same_reports(paths, options);
 
@@ -114,7 +121,7 @@ TEST_F(TraceStreamTest, UnrankedFilesAndRankSelectionMatchTheWholeSet) {
 }
 
 TEST_F(TraceStreamTest, RanksMatchingNoneReadAreReported) {
-  engine::TraceReportOptions options;
+  report::TraceReportOptions options;
   options.ranks = {5};
   auto streamed = pipeline::stream_report("summary", {(kStreamTestTraces / "trace_filter").string()}, {}, options);
   ASSERT_TRUE(streamed.ok());

@@ -4,13 +4,16 @@
 Each folder of src/ is one layer (its subfolders belong to it: src/importers/mlflow/ is importers).
 A file may include headers of its own layer and of the layers LAYERS lists for it, nothing else; the
 order, and why it has no cycle, is in docs/architecture.md ("Layers"). analysis/ also includes no file
-I/O and no trace streaming: analyses are pure functions over tables.
+I/O and no trace streaming: analyses are pure functions over tables. The front-ends (src/cli/, python/)
+include nothing of trace/, analysis/ or engine/: they parse arguments and call one pipeline function
+per command, whose header brings the types they fill.
 
     tools/check_layers.py [ROOT]        check ROOT (default: the checkout this script is in)
     tools/check_layers.py --list [ROOT] also print every cross-folder include, counted per pair
 
 Exit status 0 when every include follows the order, 1 otherwise (one line per wrong include:
-FILE:LINE: LAYER may not include "HEADER" (LAYER may use: ...)). CI runs it first
+FILE:LINE: LAYER may not include "HEADER" (LAYER may use: ...), or for a front-end FILE:LINE: front-end
+LAYER may not include "HEADER": ...). CI runs it first
 (tools/run_tests.sh); tests/check_layers_test.sh shows it failing on a planted include.
 
 The compile enforces the order too (cmake/layer_include.cmake: each layer's headers are on the
@@ -35,14 +38,20 @@ LAYERS = {
     "engine": ["core", "tables", "trace", "analysis"],  # streaming ranks, reducing, spilling, shards
     "importers": ["core", "tables", "trace", "analysis", "collect"],  # run data into tables
     "report": ["core", "tables", "trace", "analysis", "engine"],  # results into tables, plots, HTML
-    "pipeline": ["core", "tables", "trace", "analysis", "engine", "importers", "report"],
     "launch": ["core", "config", "collect", "tables", "importers"],
     "mlflow_sync": ["core", "collect", "tables", "trace", "analysis", "importers"],
-    "cli": ["core", "tables", "trace", "collect", "config", "analysis", "engine", "importers", "report",
-            "pipeline", "launch", "mlflow_sync"],
+    # the commands end to end: what the front-ends call, one function per command
+    "pipeline": ["core", "tables", "trace", "collect", "config", "analysis", "engine", "importers", "report",
+                 "launch", "mlflow_sync"],
+    # A front end: no trace, analysis or engine (BEHIND_PIPELINE below).
+    "cli": ["core", "tables", "collect", "config", "importers", "report", "pipeline", "launch", "mlflow_sync"],
 }
 # The Python module is a front end like the CLI, beside it.
-FRONT_ENDS = {"python": [layer for layer in LAYERS if layer != "cli"]}
+# What a front-end (the CLI, the Python module) reaches only through pipeline/: reading traces, the
+# analyses and the engine driving them. An include of one of these in a front-end fails.
+FRONT_END_LAYERS = ("cli", "python")
+BEHIND_PIPELINE = ("trace", "analysis", "engine")
+FRONT_ENDS = {"python": [layer for layer in LAYERS if layer != "cli" and layer not in BEHIND_PIPELINE]}
 
 # analysis/ is pure: no file I/O, no threads reading traces. A line matching one of these fails.
 ANALYSIS_FORBIDDEN = [
@@ -86,7 +95,11 @@ def check(root, listing):
             if m and m.group(1) != layer:
                 target = m.group(1)
                 pairs[(layer, target)] += 1
-                if target not in allowed[layer]:
+                if layer in FRONT_END_LAYERS and target in BEHIND_PIPELINE:
+                    problems.append(f'{rel}:{number}: front-end {layer} may not include "{line.split(chr(34))[1]}": '
+                                    f"{'/, '.join(BEHIND_PIPELINE)}/ are reached through one pipeline/ function "
+                                    "per command")
+                elif target not in allowed[layer]:
                     may = ", ".join(allowed[layer]) or "only itself"
                     problems.append(f'{rel}:{number}: {layer} may not include "{line.split(chr(34))[1]}" '
                                     f"({layer} may use: {may})")

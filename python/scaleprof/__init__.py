@@ -28,14 +28,14 @@ import sys
 from typing import Any, Callable, Iterator, Optional, Union
 
 from . import _scaleprof
-from ._scaleprof import ScaleprofError, read_run, read_runs, scalability_report
+from ._scaleprof import ScaleprofError, read_run, read_runs, scalability_report, write_scalability_report
 # HTA's TraceAnalysis on the engine (analysis.py); pandas is imported only when a method makes a DataFrame.
 from .analysis import TraceAnalysis
 from .trace_diff import TraceDiff
 
 __version__ = _scaleprof.__version__
 __all__ = ["Run", "ScaleprofError", "TraceAnalysis", "TraceDiff", "current_run", "recorded", "read_run", "read_runs",
-           "scalability_report", "cli_path"]
+           "scalability_report", "write_scalability_report", "cli_path"]
 
 _current: Optional["Run"] = None  # the innermost active Run of this process, for current_run()
 

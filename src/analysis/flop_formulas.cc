@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <charconv>
+
+#include "core/number_text.h"
 
 namespace scaleprof::analysis {
 
@@ -67,10 +68,10 @@ class Cursor {
   }
   bool integer(int64_t* out) {
     skip_space();
-    const char* begin = text_.data() + pos_;
-    auto [end, ec] = std::from_chars(begin, text_.data() + text_.size(), *out);
-    if (ec != std::errc()) return false;
-    pos_ += static_cast<size_t>(end - begin);
+    const std::optional<NumberPrefix<int64_t>> number = parse_int64_prefix(text_.substr(pos_));
+    if (!number) return false;
+    *out = number->value;
+    pos_ = text_.size() - number->rest.size();
     return true;
   }
   // A JSON string without escapes beyond \" and \\ (Kineto's type names and concrete values).

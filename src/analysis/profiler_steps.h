@@ -65,6 +65,12 @@ inline bool is_profiler_step_name(std::string_view name) {
   return profiler_step_number(name).has_value();
 }
 
+// Whether an annotation a user asked for by name (`--annotation ProfilerStep`) means the
+// profiler's steps, found by the rule above, rather than spans whose name contains the text.
+inline bool names_profiler_steps(std::string_view annotation) {
+  return annotation == "ProfilerStep" || annotation == "ProfilerStep#";
+}
+
 // The name key_averages() gives every step annotation together (torch's `_rewrite_name`), and so
 // does compute_operator_table.
 inline constexpr std::string_view kAllProfilerStepsName = "ProfilerStep*";

@@ -7,42 +7,17 @@
 
 #include "cli/exit_codes.h"
 #include "cli/output.h"
-#include "collect/gpu_monitor.h"
-#include "launch/wrapper.h"
+#include "pipeline/run_pipeline.h"
 
 namespace scaleprof::cli {
 
 namespace {
 
-struct RunOptions {
-  std::string root, experiment, strategy, run_name;
-  std::string gpu_interval = "1s";
-  bool no_gpu = false;
-  std::vector<std::string> command;
-};
+using pipeline::RunOptions;
 
 int run_run(const RunOptions& opt) {
-  launch::WrapperOptions w;
-  w.overrides.root = opt.root;
-  w.overrides.experiment = opt.experiment;
-  w.overrides.strategy = opt.strategy;
-  w.overrides.run = opt.run_name;
-  auto interval = collect::parse_interval(opt.gpu_interval);
-  if (!interval) {
-    print_message(stderr, "error", fmt::format("--gpu-interval: {}", interval.error().message));
-    return kExitUsage;
-  }
-  w.gpu_interval = interval.value();
-  w.gpu = !opt.no_gpu;
-  w.command = opt.command;
-  if (w.command.empty()) {
-    print_message(stderr, "error", "no command given: scaleprof run [options] -- CMD ARGS...");
-    return kExitUsage;
-  }
-  auto result = launch::run_wrapped(w, collect::Environment::from_process());
-  if (!result) {
-    return fail_with(result.error());
-  }
+  auto result = pipeline::run_training(opt);
+  if (!result) return fail_with(result.error());
   return result.value().exit_code;
 }
 

@@ -11,20 +11,14 @@
 #include <optional>
 #include <stdexcept>
 
-#include "analysis/device_peaks.h"
-#include "analysis/operator_table.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/trace_common.h"
 #include "cli/trace_hta_command.h"
 #include "core/number_text.h"
-#include "engine/partial_results.h"
 #include "pipeline/trace_diff_pipeline.h"
 #include "pipeline/trace_pipeline.h"
 #include "pipeline/whatif_pipeline.h"
-#include "report/trace_html.h"
-#include "report/trace_report.h"
-#include "trace/streamed_order.h"
 
 namespace scaleprof::cli {
 
@@ -45,40 +39,12 @@ struct TraceOptions {
   bool wide = false;
   bool no_align = false;  // collectives, stragglers, summary, decompose, critical-path: --no-align
   unsigned threads = 0;
-  engine::TraceReportOptions report;
+  report::TraceReportOptions report;
   double consecutive_kernel_delay_us = 30.0;
   std::optional<double> peak_tflops;  // --peak-tflops when given (report.peak_tflops 0 means the table's)
   std::optional<int64_t> path_step;   // critical-path --step N
   std::string path_instance;          // critical-path --instance N or A-B
 };
-
-// `--instance N` or `A-B` (and `--step N`) into the window spec; false with *error on a bad one.
-bool parse_path_window(const TraceOptions& opt, analysis::PathWindowSpec* spec, std::string* error) {
-  if (opt.path_step && !opt.path_instance.empty()) {
-    *error = "--step and --instance: give one of them (--step N is --annotation ProfilerStep --instance N)";
-    return false;
-  }
-  if (opt.path_step) {
-    if (spec->annotation != "ProfilerStep" && spec->annotation != "ProfilerStep#") {
-      *error = "--step is for ProfilerStep windows; with --annotation use --instance";
-      return false;
-    }
-    spec->first = spec->last = *opt.path_step;
-    return true;
-  }
-  if (opt.path_instance.empty()) return true;
-  const std::string_view view = opt.path_instance;
-  const size_t dash = view.find('-', 1);
-  const std::optional<int64_t> lo = parse_int64(view.substr(0, dash));
-  const std::optional<int64_t> hi = dash == std::string_view::npos ? lo : parse_int64(view.substr(dash + 1));
-  if (!lo || !hi || *lo < 0 || *hi < *lo) {
-    *error = fmt::format("--instance expects N or A-B with 0 <= A <= B (got '{}')", opt.path_instance);
-    return false;
-  }
-  spec->first = *lo;
-  spec->last = *hi;
-  return true;
-}
 
 // Every subcommand streams its ranks (engine/trace_stream.h): each is read, reduced, freed.
 struct Subcommand {
@@ -114,51 +80,13 @@ constexpr Subcommand kSubcommands[] = {
     {"pipeline", "Pipeline stages from send/recv, micro-batches, each stage's bubble per step against (p-1)/(m+p-1)"},
 };
 
-// --partial: streams the ranks into their whole collective rows and writes them as one shard of a
-// huge job (docs/scale.md).
-int run_shard(const TraceOptions& opt, const Subcommand& sub, const engine::TraceReportOptions& report_options,
-              const trace::LoadOptions& load) {
-  std::mutex mutex;
-  std::vector<analysis::RankCollectives> ranks;
-  trace::StreamedOrder order;
-  auto wanted = [&](int64_t rank) { return engine::rank_selected(report_options, rank); };
-  auto streamed = trace::stream_traces(opt.paths, load, [&](size_t i, trace::RankTrace&& t) {
-    // Ranks are final only once every file is read (unranked files are numbered then): keep all rows.
-    analysis::RankCollectives r = analysis::extract_collectives(t);
-    std::lock_guard<std::mutex> lock(mutex);
-    order.add(i);
-    ranks.push_back(std::move(r));
-  });
-  if (!streamed) {
-    return fail_with(streamed.error());
-  }
-  const trace::StreamedSet& set = streamed.value();
-  for (const std::string& e : set.errors) print_message(stderr, "error", e);
-  if (!opt.quiet) {
-    for (const std::string& w : set.warnings) print_message(stderr, "warning", w);
-  }
-  if (ranks.empty()) {
-    print_message(stderr, "error", "no trace could be read");
-    return kExitError;
-  }
-  order.apply(set, wanted, &ranks);
-  if (ranks.empty()) {
-    print_message(stderr, "error", fmt::format("--ranks {} matches none of the ranks read", opt.ranks));
-    return kExitUsage;
-  }
-  if (Status written = write_output_file(opt.partial, engine::write_partial({sub.name, ranks})); !written) {
-    return fail_with(written.error());
-  }
-  return partial_exit(set) ? kExitPartial : kExitOk;
-}
-
 int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
   report::RenderOptions render;
   if (!report::parse_format(opt.format, &render.format)) {
     print_message(stderr, "error", fmt::format("--format must be table, csv or json (got '{}')", opt.format));
     return kExitUsage;
   }
-  engine::TraceReportOptions report_options = opt.report;
+  report::TraceReportOptions report_options = opt.report;
   std::string error;
   if (!parse_rank_list(opt.ranks, &report_options.ranks, &error)) {
     print_message(stderr, "error", error);
@@ -179,7 +107,7 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
       return kExitUsage;
     }
   }
-  if (!analysis::parse_operator_sort_key(opt.report.sort_by)) {
+  if (!pipeline::known_operator_sort_key(opt.report.sort_by)) {
     print_message(stderr, "error",
                   fmt::format("--sort must be self_cpu, cpu_total, self_device, device_total or calls (got '{}')",
                               opt.report.sort_by));
@@ -192,12 +120,10 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
   report_options.consecutive_kernel_delay_ns = std::llround(opt.consecutive_kernel_delay_us * 1000.0);
   report_options.align_clocks = !opt.no_align;
   // trace flops: the peaks MFU is taken against.
-  if (!opt.report.flops_device.empty() && analysis::find_device_peak(opt.report.flops_device) == nullptr) {
-    std::string names;
-    for (const analysis::DevicePeak& p : analysis::device_peaks())
-      names += (names.empty() ? "" : ", ") + std::string(p.name);
+  if (!opt.report.flops_device.empty() && !pipeline::known_flops_device(opt.report.flops_device)) {
     print_message(stderr, "error",
-                  fmt::format("--device: no peak table for '{}' (known: {})", opt.report.flops_device, names));
+                  fmt::format("--device: no peak table for '{}' (known: {})", opt.report.flops_device,
+                              pipeline::flops_device_names()));
     return kExitUsage;
   }
   if (opt.peak_tflops) {
@@ -211,12 +137,15 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
     report_options.peak_tflops = *opt.peak_tflops;
   }
 
-  if (!parse_path_window(opt, &report_options.path_window, &error)) {
+  if (!pipeline::set_path_window(opt.path_step, opt.path_instance, &report_options.path_window, &error)) {
     print_message(stderr, "error", error);
     return kExitUsage;
   }
 
-  trace::LoadOptions load;
+  pipeline::TraceReportRequest request;
+  request.report = sub.name;
+  request.paths = opt.paths;
+  auto& load = request.load;
   load.parse.lenient = !opt.strict;
   load.threads = opt.threads;
   for (const std::string& spec : opt.rank_overrides) {
@@ -249,17 +178,12 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
     return kExitUsage;
   }
   // A shard of a huge job touches only its own files: collectives and stragglers do not read a file
-  // whose name (or --rank) gives a rank --ranks leaves out. The other reports read every file, so
-  // errors and warnings cover all the inputs.
-  if (sub.rows_only && !report_options.ranks.empty()) {
-    load.wanted_rank = [&report_options](int64_t rank) { return engine::rank_selected(report_options, rank); };
-  }
-  if (!opt.partial.empty()) {
-    const int code = run_shard(opt, sub, report_options, load);
-    if (progress_shown) fmt::print(stderr, "\r\x1b[K");
-    return code;
-  }
-  auto streamed = pipeline::stream_report(sub.name, opt.paths, load, report_options);
+  // whose name (or --rank) gives a rank --ranks leaves out.
+  request.read_selected_files_only = sub.rows_only;
+  request.shard = !opt.partial.empty();
+  request.html = !opt.html.empty();
+  request.options = std::move(report_options);
+  auto streamed = pipeline::run_trace_report(request);
   if (progress_shown) fmt::print(stderr, "\r\x1b[K");
   if (!streamed) {
     return fail_with(streamed.error());
@@ -278,14 +202,16 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
     print_message(stderr, "error", fmt::format("--ranks {} matches none of the ranks read", opt.ranks));
     return kExitUsage;
   }
+  if (request.shard) {
+    if (Status written = write_output_file(opt.partial, result.shard); !written) return fail_with(written.error());
+    return partial_exit(result.set) ? kExitPartial : kExitOk;
+  }
   if (const int code = emit(result.report, render, opt.output); code != kExitOk) return code;
   if (!opt.quiet) {
     for (const std::string& file : result.overlays) print_message(stderr, "note", "wrote " + file);
   }
-  if (!opt.html.empty()) {
-    const std::string page =
-        report::render_trace_html(result.report, {opt.paths, result.set.warnings, result.set.errors});
-    if (Status written = write_output_file(opt.html, page); !written) return fail_with(written.error());
+  if (request.html) {
+    if (Status written = write_output_file(opt.html, result.page); !written) return fail_with(written.error());
   }
   return partial_exit(result.set) ? kExitPartial : kExitOk;
 }
@@ -305,18 +231,12 @@ int run_merge(const MergeOptions& opt) {
     print_message(stderr, "error", fmt::format("--format must be table, csv or json (got '{}')", opt.format));
     return kExitUsage;
   }
-  auto merged = engine::merge_partials(opt.paths);
+  auto merged = pipeline::merge_shards({opt.paths, opt.gpus_per_node, !opt.no_align});
   if (!merged) {
     return fail_with(merged.error());
   }
   text_width(opt.output, opt.wide, false, &render);
-  engine::TraceReportOptions options;
-  options.gpus_per_node = opt.gpus_per_node;
-  options.align_clocks = !opt.no_align;
-  const engine::PartialResults& m = merged.value();
-  return emit(m.report == "collectives" ? report::collectives_tables(m.ranks, options)
-                                        : report::stragglers_tables(m.ranks, options),
-              render, opt.output);
+  return emit(merged.value(), render, opt.output);
 }
 
 void setup_merge_command(CLI::App& trace, int* exit_code) {

@@ -7,8 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "report/trace_report.h"
-#include "trace/trace_set.h"
+#include "pipeline/trace_pipeline.h"
 
 namespace scaleprof::cli {
 

@@ -2,10 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
-
 #include "collect/run_records.h"
 #include "collect/timers.h"
+#include "core/number_text.h"
 
 namespace scaleprof::collect {
 
@@ -147,10 +146,9 @@ std::vector<int64_t> choose_devices(const GpuLibrary& library, const RunContext&
 }
 
 Result<std::chrono::nanoseconds> parse_interval(const std::string& text) {
-  double value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  std::string_view unit(ptr, end - ptr);
+  const std::optional<NumberPrefix<double>> number = parse_double_prefix(text);
+  const double value = number ? number->value : 0;
+  const std::string_view unit = number ? number->rest : std::string_view();
   double scale = 0;
   if (unit.empty() || unit == "s") {
     scale = 1e9;
@@ -161,7 +159,7 @@ Result<std::chrono::nanoseconds> parse_interval(const std::string& text) {
   } else if (unit == "m" || unit == "min") {
     scale = 60e9;
   }
-  if (ec != std::errc() || scale == 0 || !(value > 0) || value * scale > 86400e9) {
+  if (!number || scale == 0 || !(value > 0) || value * scale > 86400e9) {
     return Error{fmt::format("'{}' is not an interval like 1s, 500ms or 0.1", text), ErrorKind::kUsage};
   }
   auto interval = std::chrono::nanoseconds(static_cast<int64_t>(value * scale));

@@ -3,9 +3,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <charconv>
-
 #include "collect/run_records.h"
+#include "core/number_text.h"
 
 namespace scaleprof::collect {
 
@@ -47,15 +46,14 @@ Result<std::optional<int64_t>> read_count(const Environment& env, const char* na
   if (name[0] == '\0') return std::optional<int64_t>();
   auto text = env.non_empty(name);
   if (!text) return std::optional<int64_t>();
-  int64_t v = 0;
   // SLURM_NTASKS_PER_NODE may read "4(x2)"; the leading number is what this node runs.
-  const char* end = text->data() + text->size();
-  auto [ptr, ec] = std::from_chars(text->data(), end, v);
-  bool slurm_repeat = ptr != end && *ptr == '(' && std::string_view(name).rfind("SLURM_", 0) == 0;
-  if (ec != std::errc() || (ptr != end && !slurm_repeat) || v < 0) {
+  const std::optional<NumberPrefix<int64_t>> number = parse_int64_prefix(*text);
+  const bool slurm_repeat =
+      number && !number->rest.empty() && number->rest.front() == '(' && std::string_view(name).rfind("SLURM_", 0) == 0;
+  if (!number || (!number->rest.empty() && !slurm_repeat) || number->value < 0) {
     return Error{fmt::format("{}='{}' is not a non-negative integer", name, *text)};
   }
-  return std::optional<int64_t>(v);
+  return std::optional<int64_t>(number->value);
 }
 
 std::vector<std::string> split_list(const std::string& text) {

@@ -3,9 +3,10 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <charconv>
 #include <iterator>
 #include <utility>
+
+#include "core/number_text.h"
 
 namespace scaleprof {
 
@@ -68,11 +69,10 @@ std::optional<uint64_t> parse_clock_event_reasons(std::string_view text) {
       }
     }
     if (!known) {
-      uint64_t value = 0;
       if (part.size() < 3 || part[0] != '0' || (part[1] != 'x' && part[1] != 'X')) return std::nullopt;
-      auto [ptr, ec] = std::from_chars(part.data() + 2, part.data() + part.size(), value, 16);
-      if (ec != std::errc() || ptr != part.data() + part.size()) return std::nullopt;
-      mask |= value;
+      const std::optional<uint64_t> value = parse_hex(part.substr(2));
+      if (!value) return std::nullopt;
+      mask |= *value;
     }
     if (bar == std::string_view::npos) break;
     pos = bar + 1;

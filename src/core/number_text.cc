@@ -31,7 +31,33 @@ std::optional<T> whole_number(std::string_view body) {
   return value;
 }
 
+// The number at the front of `text` as a T and what follows it, or nothing.
+template <class T>
+std::optional<NumberPrefix<T>> leading_number(std::string_view text) {
+  T value{};
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc()) return std::nullopt;
+  return NumberPrefix<T>{value, std::string_view(ptr, static_cast<size_t>(end - ptr))};
+}
+
 }  // namespace
+
+std::optional<NumberPrefix<double>> parse_double_prefix(std::string_view text) {
+  return leading_number<double>(text);
+}
+
+std::optional<NumberPrefix<int64_t>> parse_int64_prefix(std::string_view text) {
+  return leading_number<int64_t>(text);
+}
+
+std::optional<uint64_t> parse_hex(std::string_view text) {
+  uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value, 16);
+  if (text.empty() || ec != std::errc() || ptr != end) return std::nullopt;
+  return value;
+}
 
 std::string_view trim_blanks(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);

@@ -42,6 +42,21 @@ std::optional<int64_t> parse_int64(std::string_view text, NumberSyntax syntax = 
 bool parse_double(std::string_view text, double* out, NumberSyntax syntax);
 bool parse_int64(std::string_view text, int64_t* out, NumberSyntax syntax);
 
+// A number at the front of a longer text (an interval with its unit, "500ms"; SLURM's "4(x2)"; a token
+// of an expression): the value and the text after it, or nothing when the text does not start with a
+// number (no blanks or '+' before it; nan and inf are values, as std::from_chars reads them). The
+// caller decides what may follow.
+template <class T>
+struct NumberPrefix {
+  T value{};
+  std::string_view rest;
+};
+std::optional<NumberPrefix<double>> parse_double_prefix(std::string_view text);
+std::optional<NumberPrefix<int64_t>> parse_int64_prefix(std::string_view text);
+
+// The whole text as hexadecimal digits (no "0x", no sign): bit masks, percent escapes.
+std::optional<uint64_t> parse_hex(std::string_view text);
+
 // `text` without the spaces and tabs at either end (the blank rule of NumberSyntax::blanks_around).
 std::string_view trim_blanks(std::string_view text);
 

@@ -10,59 +10,8 @@
 
 namespace scaleprof::engine {
 
-bool rank_selected(const TraceReportOptions& options, int64_t rank) {
-  return options.ranks.empty() || std::find(options.ranks.begin(), options.ranks.end(), rank) != options.ranks.end();
-}
-
-std::vector<const trace::RankTrace*> selected_ranks(const trace::TraceSet& set, const TraceReportOptions& options) {
-  std::vector<const trace::RankTrace*> out;
-  for (const trace::RankTrace& r : set.ranks) {
-    if (rank_selected(options, r.rank)) out.push_back(&r);
-  }
-  return out;
-}
-
-ReportSections sections_of(std::string_view report, const TraceReportOptions& options) {
-  ReportSections s;
-  if (report == "summary") {
-    auto wanted = [&](std::string_view name) {
-      return options.only.empty() || std::find(options.only.begin(), options.only.end(), name) != options.only.end();
-    };
-    s.inputs = true;
-    s.breakdown = wanted("breakdown");
-    s.kernels = wanted("kernels");
-    s.idle = wanted("idle");
-    s.overlap = wanted("overlap");
-    s.launch = wanted("launch");
-    s.ops = wanted("ops");
-    s.steps = wanted("steps");
-    s.collectives = wanted("collectives");
-    s.stragglers = wanted("stragglers");
-    s.memory = wanted("memory");
-    s.critical_path = wanted("critical-path");
-    s.counters = wanted("counters");
-    s.flops = wanted("flops");
-    return s;
-  }
-  s.breakdown = report == "breakdown";
-  s.kernels = report == "kernels";
-  s.idle = report == "idle";
-  s.overlap = report == "overlap";
-  s.launch = report == "launch";
-  s.ops = report == "ops";
-  s.steps = report == "steps";
-  s.collectives = report == "collectives";
-  s.stragglers = report == "stragglers";
-  s.phases = report == "phases";
-  s.decompose = report == "decompose";
-  s.memory = report == "memory";
-  s.critical_path = report == "critical-path";
-  s.counters = report == "counters" || report == "counters_series";
-  s.counter_series = report == "counters_series";
-  s.flops = report == "flops";
-  s.fsdp = report == "fsdp";
-  s.pipeline = report == "pipeline";
-  return s;
+bool rank_selected(const std::vector<int64_t>& ranks, int64_t rank) {
+  return ranks.empty() || std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
 }
 
 namespace {
@@ -105,7 +54,7 @@ RankLaunches launches_of(const trace::RankTrace& t, const analysis::AnalysisWind
   return out;
 }
 
-RankOperators operators_of(const trace::RankTrace& t, const TraceReportOptions& options) {
+RankOperators operators_of(const trace::RankTrace& t, const ReduceOptions& options) {
   // Like torch, the table covers the whole trace, not the analysis window of the HTA reports.
   const analysis::OperatorTable table = analysis::compute_operator_table(t);
   // The CLI validates --sort; an unknown key here falls back to torch's usual Self CPU order.
@@ -144,68 +93,67 @@ void run_tasks(const std::vector<std::function<void()>>& tasks, unsigned threads
 
 }  // namespace
 
-RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sections,
-                        const TraceReportOptions& options, unsigned threads,
-                        std::optional<analysis::RankCollectives>* collectives) {
+RankResults reduce_rank(const trace::RankTrace& trace, const RankAnalyses& analyses, const ReduceOptions& options,
+                        unsigned threads, std::optional<analysis::RankCollectives>* collectives) {
   RankResults out;
   out.rank = trace.rank;
-  if (sections.inputs) out.inputs = inputs_of(trace);
+  if (analyses.inputs) out.inputs = inputs_of(trace);
   // Independent analyses of the rank, each writing its own part of `out`, longest first so that
   // threads finishing early take the shorter ones (on a 400 MB trace: the operator table and the
   // collectives about 0.1-0.15 s of CPU each, the HTA group and the steps less; the steps and the
   // collectives together the most).
   std::vector<std::function<void()>> tasks;
   // The collectives need the ProfilerStep windows the steps section lists: found once, in one task.
-  const bool steps_with_collectives = sections.steps && collectives != nullptr;
+  const bool steps_with_collectives = analyses.steps && collectives != nullptr;
   if (steps_with_collectives) {
     tasks.emplace_back([&] {
       out.steps = analysis::find_profiler_steps(trace);
       *collectives = analysis::extract_collectives(trace, *out.steps);
     });
   }
-  if (sections.ops) tasks.emplace_back([&] { out.ops = operators_of(trace, options); });
+  if (analyses.ops) tasks.emplace_back([&] { out.ops = operators_of(trace, options); });
   if (collectives != nullptr && !steps_with_collectives) {
     tasks.emplace_back([&] { *collectives = analysis::extract_collectives(trace); });
   }
   // The HTA-style analyses share one window per rank, computed once.
-  if (sections.breakdown || sections.kernels || sections.idle || sections.overlap || sections.launch ||
-      sections.counters) {
+  if (analyses.breakdown || analyses.kernels || analyses.idle || analyses.overlap || analyses.launch ||
+      analyses.counters) {
     tasks.emplace_back([&] {
       analysis::WindowOptions window_options;
       window_options.include_last_step = options.include_last_step;
       const analysis::AnalysisWindow window = analysis::compute_analysis_window(trace, window_options);
-      if (sections.breakdown) out.breakdown = analysis::temporal_breakdown(trace, window.rows);
-      if (sections.kernels) out.kernels = kernels_of(trace, window, options.top, options.kernel_duration_ratio);
-      if (sections.idle) {
+      if (analyses.breakdown) out.breakdown = analysis::temporal_breakdown(trace, window.rows);
+      if (analyses.kernels) out.kernels = kernels_of(trace, window, options.top, options.kernel_duration_ratio);
+      if (analyses.idle) {
         analysis::IdleOptions idle_options;
         idle_options.consecutive_kernel_delay_ns = options.consecutive_kernel_delay_ns;
         out.idle = analysis::idle_time_breakdown(trace, window.rows, idle_options);
       }
-      if (sections.overlap) out.overlap = analysis::comm_comp_overlap(trace, window.rows);
-      if (sections.launch) {
+      if (analyses.overlap) out.overlap = analysis::comm_comp_overlap(trace, window.rows);
+      if (analyses.launch) {
         out.launch = launches_of(trace, window, options.launch_top < 0 ? options.top : options.launch_top);
       }
       // Counters (issue 23), in HTA's window as HTA's; the series are kept only when asked for.
-      if (sections.counters) {
+      if (analyses.counters) {
         analysis::RankCounterSeries series = analysis::counter_series(trace, window.rows);
         out.counters = analysis::summarize_counters(series, options.max_queue_length);
-        if (sections.counter_series) out.counter_series = std::move(series);
+        if (analyses.counter_series) out.counter_series = std::move(series);
       }
     });
   }
   // Every step is listed: the last-step rule of the HTA reports is about their analysis window.
-  if (sections.steps && !steps_with_collectives) {
+  if (analyses.steps && !steps_with_collectives) {
     tasks.emplace_back([&] { out.steps = analysis::find_profiler_steps(trace); });
   }
   // Phases and the step decomposition (issue 20): their own windows of steps (phases.h).
-  if (sections.phases) {
+  if (analyses.phases) {
     tasks.emplace_back([&] { out.phases = analysis::compute_phases(trace, options.include_last_step); });
   }
-  if (sections.decompose) {
+  if (analyses.decomposition) {
     tasks.emplace_back([&] { out.decomposition = analysis::decompose_steps(trace, options.include_last_step); });
   }
   // Memory (issue 23): its own step windows, found again (a few ms) so it depends on no other section.
-  if (sections.memory) {
+  if (analyses.memory) {
     tasks.emplace_back([&] {
       analysis::MemoryOptions memory_options;
       memory_options.points = options.memory_points;
@@ -214,14 +162,13 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
     });
   }
   // The critical path of each step (issue 23).
-  if (sections.critical_path) {
+  if (analyses.critical_path) {
     tasks.emplace_back([&] {
-      out.critical_path =
-          analysis::critical_path(trace, analysis::path_windows(trace, options.path_window), options.top,
-                                  options.path_events || !options.path_overlay_dir.empty());
+      out.critical_path = analysis::critical_path(trace, analysis::path_windows(trace, options.path_window),
+                                                  options.top, options.path_edges);
     });
   }
-  if (sections.flops) {
+  if (analyses.flops) {
     tasks.emplace_back([&] {
       out.flops = RankFlopsResult{analysis::compute_flops(trace),
                                   trace.metadata.devices.empty() ? std::string() : trace.metadata.devices[0].name,
@@ -232,16 +179,16 @@ RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sec
         if (f.operators.size() > static_cast<size_t>(options.top)) f.operators.resize(static_cast<size_t>(options.top));
         if (f.kernels.size() > static_cast<size_t>(options.top)) f.kernels.resize(static_cast<size_t>(options.top));
       }
-      if (options.deepspeed) out.flops->modules = analysis::module_flops(trace);
+      if (options.module_flops) out.flops->modules = analysis::module_flops(trace);
     });
   }
   // Exposed collectives per process group, phase and FSDP layer (issue 33): the phases' steps.
-  if (sections.fsdp) {
+  if (analyses.exposed_collectives) {
     tasks.emplace_back(
         [&] { out.exposed = analysis::exposed_collectives(trace, options.include_last_step, options.top); });
   }
   // Pipeline bubbles (issue 33): the rank's P2P calls and waits per step; stages are found across ranks.
-  if (sections.pipeline) {
+  if (analyses.pipeline) {
     tasks.emplace_back([&] { out.pipeline = analysis::rank_pipeline(trace, options.include_last_step); });
   }
   run_tasks(tasks, threads);

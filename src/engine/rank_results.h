@@ -7,10 +7,8 @@
 
 #include <array>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "analysis/collective_calls.h"
@@ -31,13 +29,14 @@
 #include "analysis/profiler_steps.h"
 #include "analysis/step_decomposition.h"
 #include "analysis/temporal_breakdown.h"
-#include "trace/deepspeed_profile.h"
 #include "trace/event_table.h"
 #include "trace/trace_set.h"
 
 namespace scaleprof::engine {
 
-struct TraceReportOptions {
+// How the per-rank analyses run (reduce_rank): which ranks, and the parameters of each analysis. The
+// report's options (report/trace_report.h: TraceReportOptions) add what only the tables need.
+struct ReduceOptions {
   std::vector<int64_t> ranks;  // empty: all ranks
   int top = 10;                // rows per group in kernel and operator tables
   // Rows of the launch-delay table; -1: `top`. The Python API asks for every launch (0) in the same
@@ -48,45 +47,26 @@ struct TraceReportOptions {
   int64_t consecutive_kernel_delay_ns = 30'000;  // idle-time breakdown threshold (HTA default 30 us)
   bool include_last_step = false;                // HTA drops the last ProfilerStep by default
   std::string sort_by = "self_cpu";              // operator table sort key
-  // For summary: the analyses to run (breakdown, kernels, idle, overlap, launch, ops, steps); empty: all.
-  std::vector<std::string> only;
-  // Node map for collectives when the traces carry no host names: node = rank / gpus_per_node.
-  int64_t gpus_per_node = 0;
-  // Collectives, stragglers: subtract each host's estimated clock offset (false: --no-align, every
-  // cross-rank figure on the raw clocks, the offsets still estimated and shown).
-  bool align_clocks = true;
-  // `trace memory` (issue 23): timeline buckets per device (analysis::MemoryOptions::points).
+  // Memory timeline buckets per device (analysis::MemoryOptions::points).
   int memory_points = 50;
-  // `trace critical-path`: the windows (--step N, --annotation, --instance; HTA's annotation and
-  // instance_id), and whether each path's edges are kept (--events, --overlay, the Python API).
+  // The critical path's windows (HTA's annotation and instance_id), and whether each path's edges
+  // are kept (they are listed, or drawn on an overlay trace).
   analysis::PathWindowSpec path_window;
-  bool path_events = false;
-  // `trace critical-path --overlay DIR`: the pipeline writes each rank's overlay trace there
-  // (trace/trace_overlay.h); it needs the edges, so it keeps them.
-  std::string path_overlay_dir;
-  // `trace counters`: the queue length at which a stream counts as full (analysis/counters.h).
+  bool path_edges = false;
+  // The queue length at which a stream counts as full (analysis/counters.h).
   int64_t max_queue_length = analysis::kDefaultMaxQueueLength;
-  // `trace flops` (issue 23): the device whose peaks MFU uses instead of the trace's
-  // deviceProperties name, and one peak (TFLOP/s) for every dtype instead of the table's (0: none).
-  std::string flops_device;
-  double peak_tflops = 0;
-  // `trace flops --deepspeed-profile FILE` (issue 31): DeepSpeed's flops profile, read by the pipeline
-  // from `deepspeed_profile`, shown beside the trace's FLOPs per forward pass; `deepspeed_forwards`:
-  // the forward passes it covers (the DeepSpeed engine profiles one).
-  std::string deepspeed_profile;
-  std::shared_ptr<const trace::DsProfile> deepspeed;
-  int64_t deepspeed_forwards = 1;
+  // FLOPs per nn.Module and forward pass too (analysis::module_flops), for a comparison with
+  // DeepSpeed's flops profile.
+  bool module_flops = false;
 };
 
-// The ranks of `set` selected by options.ranks, in rank order.
-std::vector<const trace::RankTrace*> selected_ranks(const trace::TraceSet& set, const TraceReportOptions& options);
-// Whether options.ranks selects `rank`.
-bool rank_selected(const TraceReportOptions& options, int64_t rank);
+// Whether `ranks` (empty: all) selects `rank`.
+bool rank_selected(const std::vector<int64_t>& ranks, int64_t rank);
 
-// The sections of a report: `summary` has every one (or those of --only) after its inputs table;
-// every other subcommand is its own section.
-struct ReportSections {
-  bool inputs = false;
+// What reduce_rank keeps of a rank: one flag per per-rank analysis, and whether the rank's compact
+// collective rows are extracted too (the analyses across ranks match them).
+struct RankAnalyses {
+  bool inputs = false;  // what was read: the file, its events, its devices
   bool breakdown = false;
   bool kernels = false;
   bool idle = false;
@@ -94,28 +74,22 @@ struct ReportSections {
   bool launch = false;
   bool ops = false;
   bool steps = false;
-  bool collectives = false;
-  bool stragglers = false;
-  bool phases = false;          // `trace phases` only (not in summary)
-  bool decompose = false;       // `trace decompose` only: per-rank parts, then the waits of the matched collectives
-  bool memory = false;          // [memory] events: timeline, peaks, holders (issue 23)
-  bool critical_path = false;   // per-rank paths, then the cross-rank path at the matched collectives (issue 23)
-  bool counters = false;        // queue length per stream, memcpy bandwidth per direction (issue 23)
-  bool counter_series = false;  // "counters_series" (the Python API's time series): the step functions too
-  bool flops = false;           // `trace flops`, and summary's FLOPs line (issue 23)
-  bool fsdp = false;            // `trace fsdp` only: exposed collectives per group, phase and layer (issue 33)
-  bool pipeline = false;        // `trace pipeline` only: P2P waits per step, stages across ranks (issue 33)
-  // The sections reduced from each rank into RankResults (collectives and stragglers use the
-  // compact collective rows instead).
+  bool phases = false;
+  bool decomposition = false;  // each step split into compute, communication, waits, ...
+  bool memory = false;
+  bool critical_path = false;
+  bool counters = false;
+  bool counter_series = false;  // the counters' step functions themselves, besides their summary
+  bool flops = false;
+  bool exposed_collectives = false;  // per process group, phase and FSDP layer
+  bool pipeline = false;             // P2P waits per step, for the stages across ranks
+  bool collective_rows = false;
+  // Whether any per-rank result (RankResults) is kept.
   bool per_rank() const {
-    return inputs || breakdown || kernels || idle || overlap || launch || ops || steps || phases || decompose ||
-           memory || critical_path || counters || flops || fsdp || pipeline;
+    return inputs || breakdown || kernels || idle || overlap || launch || ops || steps || phases || decomposition ||
+           memory || critical_path || counters || flops || exposed_collectives || pipeline;
   }
-  bool collective_rows() const { return collectives || stragglers || decompose || critical_path; }
 };
-
-// `report`: a `scaleprof trace` subcommand name; unknown names select nothing.
-ReportSections sections_of(std::string_view report, const TraceReportOptions& options);
 
 struct RankInputs {
   std::string path;
@@ -191,12 +165,11 @@ struct RankResults {
   std::optional<analysis::RankPipeline> pipeline;
 };
 
-// Runs the per-rank analyses of `sections` on one rank (inside its analysis window where the HTA
+// Runs the per-rank analyses of `analyses` on one rank (inside its analysis window where the HTA
 // reports use one) and keeps their results. With `threads` > 1 the independent analyses (the HTA
 // group, the operator table, the steps, and the collectives when `collectives` is given) run at once
 // on that many threads, the calling thread among them; the results do not depend on it.
-RankResults reduce_rank(const trace::RankTrace& trace, const ReportSections& sections,
-                        const TraceReportOptions& options, unsigned threads = 1,
-                        std::optional<analysis::RankCollectives>* collectives = nullptr);
+RankResults reduce_rank(const trace::RankTrace& trace, const RankAnalyses& analyses, const ReduceOptions& options,
+                        unsigned threads = 1, std::optional<analysis::RankCollectives>* collectives = nullptr);
 
 }  // namespace scaleprof::engine

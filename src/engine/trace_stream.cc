@@ -10,8 +10,8 @@ namespace scaleprof::engine {
 
 // A client of the engine's one per-rank driver (engine/rank_stream.h): it supplies the reduction to
 // RankResults and a store that spills them past a budget.
-Result<StreamedRanks> stream_ranks(const ReportSections& sections, const std::vector<std::string>& paths,
-                                   const trace::LoadOptions& load, const TraceReportOptions& options) {
+Result<StreamedRanks> stream_ranks(const RankAnalyses& analyses, const std::vector<std::string>& paths,
+                                   const trace::LoadOptions& load, const ReduceOptions& options) {
   // Past 512 KiB (RankResultsStore::kMemoryBudgetBytes), the ranks' results go to a temporary file
   // as they come, so what stays in memory per rank is an index entry.
   std::shared_ptr<RankResultsStore> results = RankResultsStore::spilling();
@@ -19,17 +19,17 @@ Result<StreamedRanks> stream_ranks(const ReportSections& sections, const std::ve
     engine::RankReduction<RankResults> out;
     // A rank known now is final; a file with none (-1) is numbered once all are read, so its results
     // are kept until then.
-    const bool keep = t.rank < 0 || rank_selected(options, t.rank);
+    const bool keep = t.rank < 0 || rank_selected(options.ranks, t.rank);
     // The rank's analyses run on the threads that read it (divided between the files read at once),
     // rather than on one while the others idle after reading.
-    if (keep && (sections.per_rank() || sections.collective_rows())) {
+    if (keep && (analyses.per_rank() || analyses.collective_rows)) {
       RankResults r =
-          reduce_rank(t, sections, options, threads_per_file, sections.collective_rows() ? &out.collectives : nullptr);
-      if (sections.per_rank()) out.parts = std::move(r);
+          reduce_rank(t, analyses, options, threads_per_file, analyses.collective_rows ? &out.collectives : nullptr);
+      if (analyses.per_rank()) out.parts = std::move(r);
     }
     return out;
   };
-  auto selected = [&](int64_t rank) { return rank >= 0 && rank_selected(options, rank); };
+  auto selected = [&](int64_t rank) { return rank >= 0 && rank_selected(options.ranks, rank); };
   auto reduced = engine::reduce_ranks(paths, load, reduce, selected, results.get());
   if (!reduced) return reduced.error();
   engine::ReducedRanks& ranks = reduced.value();

@@ -2,8 +2,7 @@
 // (engine/rank_stream.h): each file is read, reduced to what the report needs of it (RankResults and
 // its compact collective rows) on the thread that read it, and freed before that thread reads the next. Memory is
 // (threads × one trace) plus those results, whatever the number of ranks (docs/scale.md); report_tables
-// (report/trace_report.h) makes the tables from them, the same as trace_report() makes from the set loaded whole
-// (pipeline/trace_pipeline.h does both).
+// (report/trace_report.h) makes the tables from them (pipeline/trace_pipeline.h does both).
 #pragma once
 
 #include <memory>
@@ -28,10 +27,10 @@ struct StreamedRanks {
   analysis::CollectiveRows rows;
 };
 
-// The ranks of the files of `paths`, each reduced to what `sections` need of it. A file whose rank is
+// The ranks of the files of `paths`, each reduced to what `analyses` asks of it. A file whose rank is
 // known when it is read and not selected is not analysed; `load.wanted_rank` may also skip reading
 // files whose rank their name gives. Fails only as trace::stream_traces does.
-Result<StreamedRanks> stream_ranks(const ReportSections& sections, const std::vector<std::string>& paths,
-                                   const trace::LoadOptions& load, const TraceReportOptions& options);
+Result<StreamedRanks> stream_ranks(const RankAnalyses& analyses, const std::vector<std::string>& paths,
+                                   const trace::LoadOptions& load, const ReduceOptions& options);
 
 }  // namespace scaleprof::engine

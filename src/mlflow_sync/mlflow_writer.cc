@@ -17,14 +17,15 @@ constexpr const char* kApi = "/api/2.0/mlflow/";
 }  // namespace
 
 MlflowWriter::MlflowWriter(const std::string& base_url, int64_t kill_after_requests)
-    : http_(base_url, importers::credentials_from_environment()), kill_after_requests_(kill_after_requests) {}
+    : http_(base_url, importers::credentials_from_environment(), {}, importers::mlflow_http_wording()),
+      kill_after_requests_(kill_after_requests) {}
 
 void MlflowWriter::count_request() {
   ++requests_;
   if (kill_after_requests_ > 0 && requests_ >= kill_after_requests_) std::raise(SIGKILL);
 }
 
-Result<importers::HttpResponse> MlflowWriter::post(const std::string& endpoint, const std::string& body) {
+Result<HttpResponse> MlflowWriter::post(const std::string& endpoint, const std::string& body) {
   auto r = http_.post_json(kApi + endpoint, body);
   count_request();
   if (!r) return r.error();
@@ -32,7 +33,7 @@ Result<importers::HttpResponse> MlflowWriter::post(const std::string& endpoint, 
   return r;
 }
 
-Result<importers::HttpResponse> MlflowWriter::get(const std::string& path_and_query) {
+Result<HttpResponse> MlflowWriter::get(const std::string& path_and_query) {
   auto r = http_.get(kApi + path_and_query);
   count_request();
   return r;

@@ -1,7 +1,7 @@
 // The REST calls `scaleprof mlflow sync` makes to an MLflow server (API 2.0 and the artifact
-// proxy), over the importers' libcurl client. Every failure is one line naming the server and the
-// endpoint: a server that is down, an HTTP error with MLflow's message, or a response that is not
-// what MLflow sends. Credentials (MLFLOW_TRACKING_*) never appear in them.
+// proxy), over the HTTP client (core/http_client.h) with MLflow's wording. Every failure is one line naming the server
+// and the endpoint: a server that is down, an HTTP error with MLflow's message, or a response that is not what MLflow
+// sends. Credentials (MLFLOW_TRACKING_*) never appear in them.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "importers/mlflow/http_client.h"
+#include "importers/mlflow/mlflow_http.h"
 #include "importers/mlflow/mlflow_store.h"
 #include "mlflow_sync/sync_payload.h"
 
@@ -50,11 +50,11 @@ class MlflowWriter {
 
  private:
   std::string artifact_url_path(const std::string& proxied_root, const std::string& artifact_path) const;
-  Result<importers::HttpResponse> post(const std::string& endpoint, const std::string& body);
-  Result<importers::HttpResponse> get(const std::string& path_and_query);
+  Result<HttpResponse> post(const std::string& endpoint, const std::string& body);
+  Result<HttpResponse> get(const std::string& path_and_query);
   void count_request();
 
-  importers::HttpClient http_;
+  HttpClient http_;
   int64_t kill_after_requests_ = 0;
   int64_t requests_ = 0;
 };

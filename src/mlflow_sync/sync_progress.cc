@@ -12,9 +12,9 @@
 #include <ctime>
 #include <filesystem>
 
+#include "core/credential_redaction.h"
 #include "core/json_string.h"
 #include "core/output_file.h"
-#include "importers/mlflow/http_client.h"
 
 namespace scaleprof::mlflow_sync {
 

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "importers/mlflow/http_client.h"
+#include "core/credential_redaction.h"
 #include "pipeline/tracking_uri.h"
 
 namespace scaleprof::pipeline {

@@ -56,7 +56,7 @@ Result<TracePages> write_trace_pages(const tables::ScalabilityData& data, const 
     trace::LoadOptions load;
     load.parse.lenient = true;  // as `scaleprof trace`: repairable JSON is repaired, with a note
     load.threads = options.threads;
-    engine::TraceReportOptions report_options;
+    report::TraceReportOptions report_options;
     auto streamed = stream_report("summary", run.trace_files, load, report_options);
     std::vector<std::string> errors;
     std::string page;

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "importers/mlflow/http_client.h"
+#include "core/credential_redaction.h"
 #include "importers/mlflow/mlflow_store.h"
 
 namespace scaleprof::pipeline {

@@ -4,7 +4,6 @@
 // last object (rank null) pools them.
 #include "analysis/temporal_breakdown.h"
 #include "core/checked_sum.h"
-#include "engine/rank_analysis.h"
 #include "report/trace_cells.h"
 #include "report/trace_report.h"
 
@@ -66,10 +65,6 @@ TraceReport breakdown_tables(const engine::RankStore& ranks) {
   TraceReport report;
   report.add("breakdown", std::move(table));
   return report;
-}
-
-TraceReport breakdown_report(const trace::TraceSet& set, const engine::TraceReportOptions& options) {
-  return trace_report("breakdown", set, options);
 }
 
 }  // namespace scaleprof::report

@@ -12,7 +12,6 @@
 #include "analysis/collective_match.h"
 #include "analysis/distribution.h"
 #include "core/checked_sum.h"
-#include "engine/rank_analysis.h"
 #include "report/trace_cells.h"
 #include "report/trace_report.h"
 
@@ -361,14 +360,7 @@ TraceReport matching_and_clocks_tables(const analysis::CollectiveAnalysis& a) {
 
 }  // namespace
 
-std::vector<analysis::RankCollectives> rank_collectives(const trace::TraceSet& set,
-                                                        const engine::TraceReportOptions& options) {
-  return engine::analyse_ranks(set, options,
-                               [](const trace::RankTrace& t) { return analysis::extract_collectives(t); });
-}
-
-TraceReport collectives_tables(const std::vector<analysis::RankCollectives>& ranks,
-                               const engine::TraceReportOptions& options) {
+TraceReport collectives_tables(const std::vector<analysis::RankCollectives>& ranks, const TraceReportOptions& options) {
   return collectives_tables(analysis::compact_rows(ranks), options);
 }
 
@@ -388,8 +380,8 @@ TraceReport collectives_tables(const std::shared_ptr<const analysis::CollectiveA
   return report;
 }
 
-TraceReport collective_tables(analysis::CollectiveRows rows, const engine::ReportSections& sections,
-                              const engine::TraceReportOptions& options) {
+TraceReport collective_tables(analysis::CollectiveRows rows, const ReportSections& sections,
+                              const TraceReportOptions& options) {
   analysis::MatchOptions match;
   match.gpus_per_node = options.gpus_per_node;
   match.align = options.align_clocks;
@@ -412,14 +404,10 @@ TraceReport collective_tables(analysis::CollectiveRows rows, const engine::Repor
   return report;
 }
 
-TraceReport collectives_tables(analysis::CollectiveRows rows, const engine::TraceReportOptions& options) {
-  engine::ReportSections sections;
+TraceReport collectives_tables(analysis::CollectiveRows rows, const TraceReportOptions& options) {
+  ReportSections sections;
   sections.collectives = true;
   return collective_tables(std::move(rows), sections, options);
-}
-
-TraceReport collectives_report(const trace::TraceSet& set, const engine::TraceReportOptions& options) {
-  return trace_report("collectives", set, options);
 }
 
 }  // namespace scaleprof::report

@@ -168,8 +168,4 @@ TraceReport counter_series_tables(const engine::RankStore& ranks) {
   return report;
 }
 
-TraceReport counters_report(const trace::TraceSet& set, const engine::TraceReportOptions& options) {
-  return trace_report("counters", set, options);
-}
-
 }  // namespace scaleprof::report

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "analysis/collective_match.h"
+#include "analysis/profiler_steps.h"
 #include "report/trace_cells.h"
 #include "report/trace_report.h"
 
@@ -50,8 +51,7 @@ struct CrossRank {
 // Each rank's step windows on the collectives' aligned clock (the host offsets subtracted).
 using StepTimes = std::map<int64_t, std::map<int64_t, std::pair<int64_t, int64_t>>>;  // step -> rank -> [start, end)
 
-CrossRank cross_rank(const analysis::CollectiveRows& rows, const StepTimes& times,
-                     const engine::TraceReportOptions& options) {
+CrossRank cross_rank(const analysis::CollectiveRows& rows, const StepTimes& times, const TraceReportOptions& options) {
   CrossRank out;
   if (rows.ranks().size() < 2) return out;
   analysis::MatchOptions match;
@@ -119,7 +119,7 @@ CrossRank cross_rank(const analysis::CollectiveRows& rows, const StepTimes& time
 }  // namespace
 
 TraceReport critical_path_tables(const engine::RankStore& ranks, const analysis::CollectiveRows& rows,
-                                 const engine::TraceReportOptions& options) {
+                                 const TraceReportOptions& options) {
   StepTimes times;
   std::vector<std::pair<int64_t, std::string>> missing;
   ranks->for_each([&](const engine::RankResults& r) {
@@ -129,7 +129,7 @@ TraceReport critical_path_tables(const engine::RankStore& ranks, const analysis:
   // Across ranks the path goes through the matched collectives of ProfilerSteps: other windows have
   // no step to match them by.
   const analysis::PathWindowSpec& window = options.path_window;
-  const bool step_windows = window.annotation == "ProfilerStep" || window.annotation == "ProfilerStep#";
+  const bool step_windows = analysis::names_profiler_steps(window.annotation);
   auto cross = std::make_shared<const CrossRank>(step_windows ? cross_rank(rows, times, options) : CrossRank{});
   auto with_waits = [cross](const engine::RankResults& r, analysis::StepCriticalPath s) {
     if (auto it = cross->waits.find({r.rank, s.step}); it != cross->waits.end()) {

@@ -54,7 +54,7 @@ std::string match_text(const trace::DsModule& m, const analysis::DsModuleMatch& 
   return how;
 }
 
-Table totals_table(const engine::RankStore& all, const engine::TraceReportOptions& options) {
+Table totals_table(const engine::RankStore& all, const TraceReportOptions& options) {
   const trace::DsProfile& ds = *options.deepspeed;
   Table t;
   t.title = fmt::format(
@@ -107,7 +107,7 @@ Table totals_table(const engine::RankStore& all, const engine::TraceReportOption
   return t;
 }
 
-Table modules_table(const engine::RankStore& all, const engine::TraceReportOptions& options) {
+Table modules_table(const engine::RankStore& all, const TraceReportOptions& options) {
   const trace::DsProfile& ds = *options.deepspeed;
   Table t;
   t.title = ds.modules.empty()
@@ -177,7 +177,7 @@ Table modules_table(const engine::RankStore& all, const engine::TraceReportOptio
 
 }  // namespace
 
-TraceReport deepspeed_tables(const engine::RankStore& ranks, const engine::TraceReportOptions& options) {
+TraceReport deepspeed_tables(const engine::RankStore& ranks, const TraceReportOptions& options) {
   TraceReport report;
   if (!options.deepspeed) return report;
   report.add("deepspeed_flops", totals_table(ranks, options));

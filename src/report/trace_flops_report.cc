@@ -7,7 +7,6 @@
 #include <limits>
 
 #include "analysis/device_peaks.h"
-#include "engine/rank_analysis.h"
 #include "report/trace_cells.h"
 #include "report/trace_report.h"
 
@@ -35,7 +34,7 @@ struct RankPeak {
   }
 };
 
-RankPeak peak_of(const engine::RankFlopsResult& f, const engine::TraceReportOptions& options) {
+RankPeak peak_of(const engine::RankFlopsResult& f, const TraceReportOptions& options) {
   RankPeak p;
   p.override_tflops = options.peak_tflops;
   p.device = analysis::find_device_peak(options.flops_device.empty() ? f.device : options.flops_device);
@@ -94,7 +93,7 @@ bool any_flops_unknown(const engine::RankStore& all) {
   return any;
 }
 
-Table ranks_table(const engine::RankStore& all, const engine::TraceReportOptions& options) {
+Table ranks_table(const engine::RankStore& all, const TraceReportOptions& options) {
   Table t;
   t.title = "FLOPs per rank (from recorded shapes; MFU of the matmul, convolution and attention FLOPs)";
   t.columns = {{"rank", "Rank"},
@@ -140,7 +139,7 @@ Table ranks_table(const engine::RankStore& all, const engine::TraceReportOptions
   return t;
 }
 
-Table steps_table(const engine::RankStore& all, const engine::TraceReportOptions& options) {
+Table steps_table(const engine::RankStore& all, const TraceReportOptions& options) {
   Table t;
   t.title = "FLOPs per ProfilerStep";
   t.columns = {{"rank", "Rank"},      {"step", "Step"},   {"duration_us", "Duration (us)"},
@@ -160,7 +159,7 @@ Table steps_table(const engine::RankStore& all, const engine::TraceReportOptions
   return t;
 }
 
-Table operators_table(const engine::RankStore& all, const engine::TraceReportOptions& options) {
+Table operators_table(const engine::RankStore& all, const TraceReportOptions& options) {
   Table t;
   t.title = "FLOPs per operator (the counted calls; time: their kernels', or their own on a CPU trace)";
   t.columns = {{"rank", "Rank"},       {"operator", "Operator"}, {"class", "Class"},        {"dtype", "Dtype"},
@@ -185,7 +184,7 @@ Table operators_table(const engine::RankStore& all, const engine::TraceReportOpt
   return t;
 }
 
-Table kernels_table(const engine::RankStore& all, const engine::TraceReportOptions& options) {
+Table kernels_table(const engine::RankStore& all, const TraceReportOptions& options) {
   Table t;
   t.title = "FLOPs per kernel (from calls that launched one kernel)";
   t.columns = {{"rank", "Rank"},      {"kernel", "Kernel"}, {"class", "Class"},           {"dtype", "Dtype"},
@@ -208,7 +207,7 @@ Table kernels_table(const engine::RankStore& all, const engine::TraceReportOptio
 
 }  // namespace
 
-TraceReport flops_tables(const engine::RankStore& ranks, const engine::TraceReportOptions& options, bool ranks_only) {
+TraceReport flops_tables(const engine::RankStore& ranks, const TraceReportOptions& options, bool ranks_only) {
   TraceReport report;
   if (ranks_only) {
     // summary: the line only where some rank has shapes with formulas (traces without

@@ -4,7 +4,6 @@
 // --consecutive-kernel-delay), or otherwise (other); the statistics of those gaps; and per stream
 // how many events overlapped earlier work instead of following a gap.
 #include "analysis/idle_time.h"
-#include "engine/rank_analysis.h"
 #include "report/trace_cells.h"
 #include "report/trace_report.h"
 
@@ -69,10 +68,6 @@ TraceReport idle_tables(const engine::RankStore& ranks) {
   report.add("idle_gaps", std::move(gaps));
   report.add("idle_streams", std::move(streams));
   return report;
-}
-
-TraceReport idle_report(const trace::TraceSet& set, const engine::TraceReportOptions& options) {
-  return trace_report("idle", set, options);
 }
 
 }  // namespace scaleprof::report

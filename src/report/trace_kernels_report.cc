@@ -8,7 +8,6 @@
 #include <string>
 
 #include "analysis/kernel_breakdown.h"
-#include "engine/rank_analysis.h"
 #include "report/trace_cells.h"
 #include "report/trace_report.h"
 
@@ -89,10 +88,6 @@ TraceReport kernels_tables(const engine::RankStore& ranks) {
   report.add("kernel_types_per_rank", std::move(per_rank));
   report.add("kernels", std::move(kernels));
   return report;
-}
-
-TraceReport kernels_report(const trace::TraceSet& set, const engine::TraceReportOptions& options) {
-  return trace_report("kernels", set, options);
 }
 
 }  // namespace scaleprof::report

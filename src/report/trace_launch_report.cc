@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "analysis/launch_stats.h"
-#include "engine/rank_analysis.h"
 #include "report/trace_cells.h"
 #include "report/trace_report.h"
 
@@ -71,10 +70,6 @@ TraceReport launch_tables(const engine::RankStore& ranks) {
   report.add("launch_summary", std::move(summary));
   report.add("launch_delays", std::move(slowest));
   return report;
-}
-
-TraceReport launch_report(const trace::TraceSet& set, const engine::TraceReportOptions& options) {
-  return trace_report("launch", set, options);
 }
 
 }  // namespace scaleprof::report

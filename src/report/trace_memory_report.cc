@@ -10,7 +10,6 @@
 #include <map>
 
 #include "analysis/memory_timeline.h"
-#include "engine/rank_analysis.h"
 #include "report/trace_cells.h"
 #include "report/trace_report.h"
 

@@ -6,7 +6,6 @@
 
 #include "analysis/computation_fraction.h"
 #include "analysis/operator_table.h"
-#include "engine/rank_analysis.h"
 #include "report/trace_cells.h"
 #include "report/trace_report.h"
 
@@ -159,16 +158,12 @@ Table fraction_table(const engine::RankStore& ranks) {
 
 }  // namespace
 
-TraceReport ops_tables(const engine::RankStore& ranks, const engine::TraceReportOptions& options) {
+TraceReport ops_tables(const engine::RankStore& ranks, const TraceReportOptions& options) {
   TraceReport report;
   report.add("operators", operators_table(ranks, options.top));
   report.add("operator_totals", totals_table(ranks));
   report.add("computation_fraction", fraction_table(ranks));
   return report;
-}
-
-TraceReport ops_report(const trace::TraceSet& set, const engine::TraceReportOptions& options) {
-  return trace_report("ops", set, options);
 }
 
 }  // namespace scaleprof::report

@@ -5,7 +5,6 @@
 #include <optional>
 
 #include "analysis/comm_comp_overlap.h"
-#include "engine/rank_analysis.h"
 #include "report/trace_cells.h"
 #include "report/trace_report.h"
 
@@ -60,10 +59,6 @@ TraceReport overlap_tables(const engine::RankStore& ranks) {
   TraceReport report;
   report.add("overlap", std::move(table));
   return report;
-}
-
-TraceReport overlap_report(const trace::TraceSet& set, const engine::TraceReportOptions& options) {
-  return trace_report("overlap", set, options);
 }
 
 }  // namespace scaleprof::report

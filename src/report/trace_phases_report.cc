@@ -14,7 +14,6 @@
 #include <utility>
 
 #include "analysis/collective_match.h"
-#include "engine/rank_analysis.h"
 #include "report/trace_cells.h"
 #include "report/trace_report.h"
 
@@ -146,7 +145,7 @@ TraceReport phases_tables(const engine::RankStore& ranks) {
 }
 
 TraceReport decompose_tables(const engine::RankStore& ranks, const analysis::CollectiveRows& rows,
-                             const engine::TraceReportOptions& options) {
+                             const TraceReportOptions& options) {
   // Each rank's wait at the matched collectives of each step (collective_match.h: latest start − its
   // start), moved from its exposed communication below.
   auto waits = std::make_shared<std::map<std::pair<int64_t, int64_t>, int64_t>>();

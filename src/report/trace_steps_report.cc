@@ -8,7 +8,6 @@
 #include <map>
 
 #include "analysis/profiler_steps.h"
-#include "engine/rank_analysis.h"
 #include "report/trace_cells.h"
 #include "report/trace_report.h"
 
@@ -116,10 +115,6 @@ TraceReport steps_tables(const engine::RankStore& ranks) {
   report.add("steps", steps_table(ranks));
   report.add("step_spread", spread_table(ranks));
   return report;
-}
-
-TraceReport steps_report(const trace::TraceSet& set, const engine::TraceReportOptions& options) {
-  return trace_report("steps", set, options);
 }
 
 }  // namespace scaleprof::report

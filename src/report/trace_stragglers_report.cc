@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "analysis/stragglers.h"
-#include "engine/rank_analysis.h"
 #include "report/trace_cells.h"
 #include "report/trace_report.h"
 
@@ -19,13 +18,12 @@ namespace {
 constexpr const char* kPastInt64 = "; null: the sum would pass int64 nanoseconds (292 years) and is left out";
 }  // namespace
 
-TraceReport stragglers_tables(const std::vector<analysis::RankCollectives>& ranks,
-                              const engine::TraceReportOptions& options) {
+TraceReport stragglers_tables(const std::vector<analysis::RankCollectives>& ranks, const TraceReportOptions& options) {
   return stragglers_tables(analysis::compact_rows(ranks), options);
 }
 
-TraceReport stragglers_tables(analysis::CollectiveRows rows, const engine::TraceReportOptions& options) {
-  engine::ReportSections sections;
+TraceReport stragglers_tables(analysis::CollectiveRows rows, const TraceReportOptions& options) {
+  ReportSections sections;
   sections.stragglers = true;
   return collective_tables(std::move(rows), sections, options);
 }
@@ -87,10 +85,6 @@ TraceReport stragglers_tables(analysis::StragglerAnalysis s) {
   report.add("step_stragglers", std::move(per_step));
   report.add("straggler_vs_median", std::move(compare));
   return report;
-}
-
-TraceReport stragglers_report(const trace::TraceSet& set, const engine::TraceReportOptions& options) {
-  return trace_report("stragglers", set, options);
 }
 
 }  // namespace scaleprof::report

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string_view>
 
-#include "engine/rank_analysis.h"
 #include "report/trace_cells.h"
 #include "report/trace_report.h"
 
@@ -46,8 +46,8 @@ const std::vector<std::string>& summary_analysis_names() {
   return kNames;
 }
 
-TraceReport report_tables(const engine::ReportSections& sections, const engine::RankStore& ranks,
-                          analysis::CollectiveRows rows, const engine::TraceReportOptions& options) {
+TraceReport report_tables(const ReportSections& sections, const engine::RankStore& ranks, analysis::CollectiveRows rows,
+                          const TraceReportOptions& options) {
   TraceReport report;
   if (sections.inputs) append(&report, inputs_tables(ranks));
   if (sections.breakdown) append(&report, breakdown_tables(ranks));
@@ -74,23 +74,81 @@ TraceReport report_tables(const engine::ReportSections& sections, const engine::
   return report;
 }
 
-TraceReport trace_report(std::string_view report, const trace::TraceSet& set,
-                         const engine::TraceReportOptions& options) {
-  const engine::ReportSections sections = engine::sections_of(report, options);
-  auto ranks = std::make_shared<engine::RankResultsStore>();
-  if (sections.per_rank()) {
-    for (engine::RankResults& r : engine::analyse_ranks(
-             set, options, [&](const trace::RankTrace& t) { return engine::reduce_rank(t, sections, options); })) {
-      ranks->add(std::move(r));
-    }
+ReportSections sections_of(std::string_view report, const TraceReportOptions& options) {
+  ReportSections s;
+  if (report == "summary") {
+    auto wanted = [&](std::string_view name) {
+      return options.only.empty() || std::find(options.only.begin(), options.only.end(), name) != options.only.end();
+    };
+    s.inputs = true;
+    s.breakdown = wanted("breakdown");
+    s.kernels = wanted("kernels");
+    s.idle = wanted("idle");
+    s.overlap = wanted("overlap");
+    s.launch = wanted("launch");
+    s.ops = wanted("ops");
+    s.steps = wanted("steps");
+    s.collectives = wanted("collectives");
+    s.stragglers = wanted("stragglers");
+    s.memory = wanted("memory");
+    s.critical_path = wanted("critical-path");
+    s.counters = wanted("counters");
+    s.flops = wanted("flops");
+    return s;
   }
-  analysis::CollectiveRows rows;
-  if (sections.collective_rows()) rows = analysis::compact_rows(rank_collectives(set, options));
-  return report_tables(sections, ranks, std::move(rows), options);
+  s.breakdown = report == "breakdown";
+  s.kernels = report == "kernels";
+  s.idle = report == "idle";
+  s.overlap = report == "overlap";
+  s.launch = report == "launch";
+  s.ops = report == "ops";
+  s.steps = report == "steps";
+  s.collectives = report == "collectives";
+  s.stragglers = report == "stragglers";
+  s.phases = report == "phases";
+  s.decompose = report == "decompose";
+  s.memory = report == "memory";
+  s.critical_path = report == "critical-path";
+  s.counters = report == "counters" || report == "counters_series";
+  s.counter_series = report == "counters_series";
+  s.flops = report == "flops";
+  s.fsdp = report == "fsdp";
+  s.pipeline = report == "pipeline";
+  return s;
 }
 
-TraceReport summary_report(const trace::TraceSet& set, const engine::TraceReportOptions& options) {
-  return trace_report("summary", set, options);
+engine::RankAnalyses ReportSections::rank_analyses() const {
+  engine::RankAnalyses a;
+  a.inputs = inputs;
+  a.breakdown = breakdown;
+  a.kernels = kernels;
+  a.idle = idle;
+  a.overlap = overlap;
+  a.launch = launch;
+  a.ops = ops;
+  a.steps = steps;
+  a.phases = phases;
+  a.decomposition = decompose;
+  a.memory = memory;
+  a.critical_path = critical_path;
+  a.counters = counters;
+  a.counter_series = counter_series;
+  a.flops = flops;
+  a.exposed_collectives = fsdp;
+  a.pipeline = pipeline;
+  // Collectives and stragglers are matched across ranks from the compact rows; decompose and the
+  // critical path use them for each rank's wait at the matched collectives.
+  a.collective_rows = collectives || stragglers || decompose || critical_path;
+  return a;
+}
+
+engine::ReduceOptions TraceReportOptions::reduce_options() const {
+  engine::ReduceOptions out = *this;
+  // --events lists each path's edges and --overlay draws them: both need them kept.
+  out.path_edges = path_events || !path_overlay_dir.empty();
+  // With a DeepSpeed profile, the trace's FLOPs per module are shown beside it.
+  out.module_flops = deepspeed != nullptr;
+  return out;
 }
 
 }  // namespace scaleprof::report

@@ -91,3 +91,41 @@ def test_errors_carry_the_pipeline_message(tmp_path, monkeypatch):
     assert str(e.value) == f"no runs found under {tmp_path / 'empty'}"
     with pytest.raises(ValueError, match=r"^skip_epochs must be 0 or more \(got -1\)$"):
         scaleprof.scalability_report(root=str(tmp_path), skip_epochs=-1)
+
+
+def test_write_report_writes_the_cli_outputs(runs, scaleprof_cli, tmp_path):
+    """write_scalability_report(): the CLI's pipeline with its outputs; the CSV file, the backup and the HTML
+    page are the ones `scaleprof report` writes, holding the real speedup."""
+    out = tmp_path / "out"
+    out.mkdir()
+    result = scaleprof.write_scalability_report(root=runs, format="csv", output=out / "report.csv",
+                                                html=out / "report.html", trace_pages=False,
+                                                backup_root_dir=out / "backup", threads=1)
+    assert result["text"] is None and result["input_errors"] == 0 and result["plots"] == []
+    csv_text = (out / "report.csv").read_text()
+    proc = subprocess.run([str(scaleprof_cli), "report", "--root", str(runs), "--no-plots", "--format", "csv"],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "LC_ALL": "C"})
+    assert proc.returncode == 0, proc.stderr
+    assert csv_text == proc.stdout
+    # The speedup row at 2 workers is the ratio of the mean epoch times the JSON report gives.
+    report = scaleprof.scalability_report(root=str(runs))
+    groups = {g["workers"]: g for g in report["epoch_time"]}
+    (scaling,) = [g for g in report["scaling"] if g["workers"] == 2]
+    assert scaling["speedup"] == pytest.approx(groups[1]["mean_s"] / groups[2]["mean_s"], rel=1e-9)
+    section = csv_text.split("# scaling\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    rows = [dict(zip(section[0].split(","), line.split(","))) for line in section[1:]]
+    (row,) = [r for r in rows if r["workers"] == "2"]
+    assert float(row["speedup"]) == pytest.approx(scaling["speedup"], rel=1e-12) and float(row["speedup"]) > 0
+    (backup,) = list((out / "backup").iterdir())
+    assert backup.name.startswith("aggregated_run_")
+    assert result["backup_dir"] == str(backup)
+    assert (backup / "report.csv").read_text() == csv_text
+    assert result["html"] == str(out / "report.html")
+    assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
+    labels = [label for label, _ in result["messages"]]
+    assert labels[-2:] == ["", ""] and result["messages"][-1][1].startswith("Saved a backup of the report data at")
+    # Without an output file the text comes back: the JSON the dict API parses.
+    as_json = scaleprof.write_scalability_report(root=runs, format="json", threads=1)
+    assert json.loads(as_json["text"]) == report
+    with pytest.raises(ValueError, match=r"^format must be table, csv or json \(got 'xml'\)$"):
+        scaleprof.write_scalability_report(root=runs, format="xml")

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "importers/mlflow/http_client.h"
+#include "importers/mlflow/mlflow_http.h"
 #include "importers/mlflow/mlflow_json.h"
 #include "importers/mlflow/mlflow_store.h"
 

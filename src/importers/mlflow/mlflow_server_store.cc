@@ -1,11 +1,11 @@
 // An MLflow tracking server through its REST API 2.0: experiments/get-by-name, runs/search (paged),
 // metrics/get-history (paged), artifacts/list (paged) and the artifact download endpoint
 // (get-artifact). Pages are followed by the one pagination mechanism (importers/mlflow/mlflow_pages.h);
-// every message is redacted by the client (importers/mlflow/http_client.h).
+// every message is redacted by the client (importers/mlflow/mlflow_http.h).
 #include <fmt/format.h>
 
 #include "core/json_string.h"
-#include "importers/mlflow/http_client.h"
+#include "importers/mlflow/mlflow_http.h"
 #include "importers/mlflow/mlflow_json.h"
 #include "importers/mlflow/mlflow_pages.h"
 #include "importers/mlflow/mlflow_store.h"
@@ -17,7 +17,7 @@ namespace {
 class ServerStore final : public MlflowStore {
  public:
   ServerStore(const std::string& base_url, const ServerStoreLimits& limits)
-      : http_(base_url, credentials_from_environment(), limits.http), pages_(limits.pages) {}
+      : http_(base_url, credentials_from_environment(), limits.http, mlflow_http_wording()), pages_(limits.pages) {}
 
   std::string describe() const override { return http_.shown_url(); }
   std::string redact(std::string_view text) const override { return http_.redact(text); }

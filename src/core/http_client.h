@@ -1,6 +1,8 @@
-// A small HTTP client (libcurl) for MLflow's REST API: GET and POST with JSON, PUT of files, MLflow's
-// credential variables. Credentials are read from the environment when the client is made and are
-// never part of a message: every message goes through the one credential redactor
+// A small HTTP client (libcurl, loaded at run time): GET and POST with JSON, PUT of files, a bearer
+// token or basic authentication. Its one user today is MLflow's REST API, from both sides: the
+// importer (importers/mlflow/) and the exporter (mlflow_sync/); what is MLflow's (its credential
+// variables, its error bodies, the words naming its server) is in importers/mlflow/mlflow_http.h.
+// Credentials are never part of a message: every message goes through the one credential redactor
 // (core/credential_redaction.h) with the client's own secrets.
 //
 // Bounds (HttpLimits): a connect timeout, a low-speed limit instead of a total timeout (an upload
@@ -18,7 +20,7 @@
 #include "core/credential_redaction.h"  // IWYU pragma: export (redact_url)
 #include "core/result.h"
 
-namespace scaleprof::importers {
+namespace scaleprof {
 
 struct HttpResponse {
   int64_t status = 0;
@@ -26,14 +28,19 @@ struct HttpResponse {
 };
 
 struct HttpCredentials {
-  std::string token;     // MLFLOW_TRACKING_TOKEN: Authorization: Bearer
-  std::string username;  // MLFLOW_TRACKING_USERNAME / _PASSWORD: basic auth
+  std::string token;     // Authorization: Bearer
+  std::string username;  // with password: basic auth
   std::string password;
-  bool insecure_tls = false;  // MLFLOW_TRACKING_INSECURE_TLS=true
+  bool insecure_tls = false;  // no certificate checks
 };
 
-// MLflow's variables from the process environment.
-HttpCredentials credentials_from_environment();
+// How the client's messages name the server and the settings a user may change, so that they speak
+// the service's language ("cannot reach the MLflow server", its variables).
+struct HttpWording {
+  std::string server = "the server";  // "cannot reach <server>: ..."
+  std::string insecure_tls_hint;      // after a TLS failure: "TLS failed (...); <hint>"
+  std::string credentials_hint;       // the other way to give a user name and password than the URL
+};
 
 struct HttpLimits {
   // Time to resolve the host and open the connection (TLS handshake included).
@@ -50,7 +57,7 @@ struct HttpLimits {
 class HttpClient {
  public:
   // `base_url` like http://127.0.0.1:5000 (no trailing '/').
-  HttpClient(std::string base_url, HttpCredentials credentials, HttpLimits limits = {});
+  HttpClient(std::string base_url, HttpCredentials credentials, HttpLimits limits = {}, HttpWording wording = {});
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
@@ -93,12 +100,9 @@ class HttpClient {
   std::string shown_url_;
   HttpCredentials credentials_;
   HttpLimits limits_;
+  HttpWording wording_;
   std::vector<std::string> secrets_;
   void* curl_ = nullptr;  // CURL*, reused so connections are kept alive
 };
 
-// A one-line description of a failed REST call: "<server>: <endpoint>: HTTP 500: <message>", the
-// server's message redacted and cut to one line of at most 300 bytes.
-std::string http_failure(const HttpClient& client, std::string_view endpoint, const HttpResponse& response);
-
-}  // namespace scaleprof::importers
+}  // namespace scaleprof

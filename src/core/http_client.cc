@@ -1,4 +1,4 @@
-#include "importers/mlflow/http_client.h"
+#include "core/http_client.h"
 
 #include <curl/curl.h>
 #include <fmt/format.h>
@@ -14,10 +14,10 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/number_text.h"
 #include "core/shared_library.h"
-#include "importers/mlflow/mlflow_json.h"
 
-namespace scaleprof::importers {
+namespace scaleprof {
 
 namespace {
 
@@ -84,11 +84,6 @@ const CurlApi& curl() {
   return api;
 }
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::string() : std::string(v);
-}
-
 // The response body, kept up to a cap: past it the callback refuses the bytes, which ends the
 // transfer (CURLE_WRITE_ERROR), so an endless body costs at most the cap.
 struct BodySink {
@@ -128,7 +123,7 @@ std::string percent_decoded(std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '%' && i + 2 < text.size() && std::isxdigit(static_cast<unsigned char>(text[i + 1])) != 0 &&
         std::isxdigit(static_cast<unsigned char>(text[i + 2])) != 0) {
-      out += static_cast<char>(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16));
+      out += static_cast<char>(*parse_hex(text.substr(i + 1, 2)));  // two hex digits, checked above
       i += 2;
     } else {
       out += text[i];
@@ -171,20 +166,11 @@ std::string describe_bytes(int64_t n) {
 
 }  // namespace
 
-HttpCredentials credentials_from_environment() {
-  HttpCredentials c;
-  c.token = env("MLFLOW_TRACKING_TOKEN");
-  c.username = env("MLFLOW_TRACKING_USERNAME");
-  c.password = env("MLFLOW_TRACKING_PASSWORD");
-  const std::string insecure = env("MLFLOW_TRACKING_INSECURE_TLS");
-  c.insecure_tls = insecure == "true" || insecure == "True" || insecure == "1";
-  return c;
-}
-
-HttpClient::HttpClient(std::string base_url, HttpCredentials credentials, HttpLimits limits)
+HttpClient::HttpClient(std::string base_url, HttpCredentials credentials, HttpLimits limits, HttpWording wording)
     : base_url_(std::move(base_url)),
       credentials_(std::move(credentials)),
       limits_(limits),
+      wording_(std::move(wording)),
       secrets_(known_secrets(base_url_, credentials_)) {
   shown_url_ = redact_credentials(redact_url(base_url_), secrets_);
   if (curl().error.empty()) curl_ = curl().easy_init();
@@ -334,12 +320,12 @@ std::string HttpClient::transfer_failure(int code, bool over_cap, const Transfer
   switch (static_cast<CURLcode>(code)) {
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY:
-      return fmt::format("cannot reach the MLflow server: host not found ({})", detail);
+      return fmt::format("cannot reach {}: host not found ({})", wording_.server, detail);
     case CURLE_COULDNT_CONNECT:
-      return fmt::format("cannot reach the MLflow server: connection refused or no route ({})", detail);
+      return fmt::format("cannot reach {}: connection refused or no route ({})", wording_.server, detail);
     case CURLE_OPERATION_TIMEDOUT:
       if (!counts.connected) {
-        return fmt::format("cannot reach the MLflow server: no connection within {} s",
+        return fmt::format("cannot reach {}: no connection within {} s", wording_.server,
                            limits_.connect_timeout_ms / 1000.0);
       }
       return fmt::format(
@@ -357,8 +343,10 @@ std::string HttpClient::transfer_failure(int code, bool over_cap, const Transfer
       }
       return fmt::format("cannot keep the response ({})", detail);
     case CURLE_URL_MALFORMAT:
-      return "the server's URL is malformed (a user name or password holding a slash, an at sign, a colon or a "
-             "hash must be percent-encoded, or given as MLFLOW_TRACKING_USERNAME / MLFLOW_TRACKING_PASSWORD)";
+      return fmt::format(
+          "the server's URL is malformed (a user name or password holding a slash, an at sign, a colon or a hash "
+          "must be percent-encoded{})",
+          wording_.credentials_hint.empty() ? std::string() : ", or given as " + wording_.credentials_hint);
     case CURLE_GOT_NOTHING:
       return "the server closed the connection without answering";
     case CURLE_SEND_ERROR:
@@ -373,25 +361,11 @@ std::string HttpClient::transfer_failure(int code, bool over_cap, const Transfer
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_SSL_CACERT_BADFILE:
-      return fmt::format("TLS failed ({}); MLFLOW_TRACKING_INSECURE_TLS=true skips certificate checks", detail);
+      return fmt::format("TLS failed ({}){}", detail,
+                         wording_.insecure_tls_hint.empty() ? std::string() : "; " + wording_.insecure_tls_hint);
     default:
       return fmt::format("the HTTP request failed ({})", detail);
   }
 }
 
-std::string http_failure(const HttpClient& client, std::string_view endpoint, const HttpResponse& response) {
-  std::string detail = parse_error_response(response.body);
-  if (detail.empty()) {
-    if (response.status == 401 || response.status == 403) {
-      detail = "not authorized (set MLFLOW_TRACKING_TOKEN or MLFLOW_TRACKING_USERNAME/PASSWORD)";
-    } else {
-      detail = "the server gave no MLflow error message";
-    }
-  }
-  // One line of the server's words, cut: a proxy may answer with a whole page.
-  detail = detail.substr(0, detail.find_first_of("\r\n"));
-  if (detail.size() > 300) detail = detail.substr(0, 300) + "...";
-  return client.failure(fmt::format("{}: HTTP {}: {}", endpoint, response.status, detail)).message;
-}
-
-}  // namespace scaleprof::importers
+}  // namespace scaleprof
