@@ -29,17 +29,17 @@ std::string pipeline_stage_order(const std::vector<int64_t>& ranks) {
   return out;
 }
 
-}  // namespace
-
-TraceReport pipeline_tables(const engine::RankStore& ranks) {
+analysis::PipelineAnalysis analyse(const engine::RankStore& ranks) {
   // A rank's pipeline results are a few hundred bytes (steps and peers), so all are gathered: the
   // stage order needs every rank's peers at once.
   std::vector<analysis::RankPipeline> per_rank;
   ranks->for_each([&](const engine::RankResults& r) {
     if (r.pipeline) per_rank.push_back(*r.pipeline);
   });
-  const analysis::PipelineAnalysis a = analysis::analyse_pipeline(per_rank);
+  return analysis::analyse_pipeline(per_rank);
+}
 
+Table pipelines_table(const analysis::PipelineAnalysis& a) {
   Table pipelines;
   pipelines.title =
       "Pipelines found from the ranks' send/recv (stage order: activations flow left to right); "
@@ -69,6 +69,22 @@ TraceReport pipeline_tables(const engine::RankStore& ranks) {
          pipeline_stage_order(p.ranks), pct_cell(100.0 * p.ideal_fraction), pct_cell(100.0 * median),
          std::isfinite(p.busy_ratio) ? Cell(p.busy_ratio, 3) : Cell::null(), pipeline_rank_cell(p.slowest_rank)});
   }
+
+  return pipelines;
+}
+
+}  // namespace
+
+TraceReport pipeline_summary_tables(const engine::RankStore& ranks) {
+  const analysis::PipelineAnalysis a = analyse(ranks);
+  TraceReport report;
+  if (!a.pipelines.empty()) report.add("pipelines", pipelines_table(a));
+  return report;
+}
+
+TraceReport pipeline_tables(const engine::RankStore& ranks) {
+  const analysis::PipelineAnalysis a = analyse(ranks);
+  Table pipelines = pipelines_table(a);
 
   Table stages;
   stages.title = fmt::format(

@@ -82,15 +82,16 @@ struct ReportSections {
   bool steps = false;
   bool collectives = false;
   bool stragglers = false;
-  bool phases = false;          // `trace phases` only (not in summary)
-  bool decompose = false;       // `trace decompose` only: per-rank parts, then the waits of the matched collectives
-  bool memory = false;          // [memory] events: timeline, peaks, holders (issue 23)
-  bool critical_path = false;   // per-rank paths, then the cross-rank path at the matched collectives (issue 23)
-  bool counters = false;        // queue length per stream, memcpy bandwidth per direction (issue 23)
-  bool counter_series = false;  // "counters_series" (the Python API's time series): the step functions too
-  bool flops = false;           // `trace flops`, and summary's FLOPs line (issue 23)
-  bool fsdp = false;            // `trace fsdp` only: exposed collectives per group, phase and layer (issue 33)
-  bool pipeline = false;        // `trace pipeline` only: P2P waits per step, stages across ranks (issue 33)
+  bool phases = false;            // `trace phases` only (not in summary)
+  bool decompose = false;         // `trace decompose` only: per-rank parts, then the waits of the matched collectives
+  bool memory = false;            // [memory] events: timeline, peaks, holders (issue 23)
+  bool critical_path = false;     // per-rank paths, then the cross-rank path at the matched collectives (issue 23)
+  bool counters = false;          // queue length per stream, memcpy bandwidth per direction (issue 23)
+  bool counter_series = false;    // "counters_series" (the Python API's time series): the step functions too
+  bool flops = false;             // `trace flops`, and summary's FLOPs line (issue 23)
+  bool fsdp = false;              // `trace fsdp` only: exposed collectives per group, phase and layer (issue 33)
+  bool pipeline = false;          // `trace pipeline` only: P2P waits per step, stages across ranks (issue 33)
+  bool pipeline_summary = false;  // summary: one row per pipeline the ranks form, none when they form none
 
   // What the engine keeps of each rank for these sections: the per-rank results, and the compact
   // collective rows where collectives are matched across ranks.
@@ -146,6 +147,9 @@ TraceReport fsdp_tables(const engine::RankStore& ranks);
 // `trace pipeline` (trace_pipeline_report.cc, issue 33): the stages from the ranks' send/recv, each
 // stage's bubble per step beside (p-1)/(m+p-1), the slowest stage, and notes on unusable input.
 TraceReport pipeline_tables(const engine::RankStore& ranks);
+// summary's line of it: the "pipelines" table alone, and only when the ranks' send/recv form a
+// pipeline (a trace without one adds nothing to the summary).
+TraceReport pipeline_summary_tables(const engine::RankStore& ranks);
 // Collectives and stragglers from one set of compact rows (matched once; the rows are freed before
 // the tables are rendered).
 TraceReport collective_tables(analysis::CollectiveRows rows, const ReportSections& sections,

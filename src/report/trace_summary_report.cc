@@ -42,7 +42,7 @@ void append(TraceReport* into, TraceReport from) {
 const std::vector<std::string>& summary_analysis_names() {
   static const std::vector<std::string> kNames = {"breakdown",     "kernels",  "idle",        "overlap",    "launch",
                                                   "ops",           "steps",    "collectives", "stragglers", "memory",
-                                                  "critical-path", "counters", "flops"};
+                                                  "critical-path", "counters", "flops",       "pipeline"};
   return kNames;
 }
 
@@ -66,6 +66,7 @@ TraceReport report_tables(const ReportSections& sections, const engine::RankStor
   if (sections.flops) append(&report, flops_tables(ranks, options, sections.inputs));
   if (sections.fsdp) append(&report, fsdp_tables(ranks));
   if (sections.pipeline) append(&report, pipeline_tables(ranks));
+  if (sections.pipeline_summary) append(&report, pipeline_summary_tables(ranks));
   if (sections.collectives || sections.stragglers) {
     append(&report, collective_tables(std::move(rows), sections, options));
   }
@@ -94,6 +95,7 @@ ReportSections sections_of(std::string_view report, const TraceReportOptions& op
     s.critical_path = wanted("critical-path");
     s.counters = wanted("counters");
     s.flops = wanted("flops");
+    s.pipeline_summary = wanted("pipeline");
     return s;
   }
   s.breakdown = report == "breakdown";
@@ -135,7 +137,7 @@ engine::RankAnalyses ReportSections::rank_analyses() const {
   a.counter_series = counter_series;
   a.flops = flops;
   a.exposed_collectives = fsdp;
-  a.pipeline = pipeline;
+  a.pipeline = pipeline || pipeline_summary;
   // Collectives and stragglers are matched across ranks from the compact rows; decompose and the
   // critical path use them for each rank's wait at the matched collectives.
   a.collective_rows = collectives || stragglers || decompose || critical_path;

@@ -86,6 +86,10 @@ def test_slow_stage_is_named(launches, run_cli, p, schedule, m, slow):
     # The others wait for it: each waits longer than the slow stage does.
     others = [s for s in out["stages"] if s["rank"] != slow]
     assert all(s["bubble_us"] > named[0]["bubble_us"] for s in others)
+    # `trace summary` carries the same line per pipeline (and only that table of the report).
+    summary, _ = run_cli("summary", launches(p, run_name(schedule, m, slow)))
+    assert summary["pipelines"] == out["pipelines"]
+    assert "stages" not in summary
 
 
 def test_python_api_and_one_rank_alone(launches, run_cli):
@@ -98,4 +102,6 @@ def test_python_api_and_one_rank_alone(launches, run_cli):
     first = sorted(traces.iterdir())[0]
     out, _ = run_cli("pipeline", first)
     assert out["pipelines"] == [] and out["stages"] == []
+    summary, _ = run_cli("summary", first)
+    assert "pipelines" not in summary  # no pipeline, no line in the summary
     assert any("has no trace here" in n["note"] for n in out["notes"]), out["notes"]
