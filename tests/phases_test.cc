@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/exposed_collectives.h"
 #include "analysis/phases.h"
 #include "analysis/step_decomposition.h"
 #include "host_trace_builder.h"
@@ -161,6 +162,32 @@ TEST(StepDecomposition, CpuStepSplitsExactly) {
   EXPECT_EQ(s.part(StepPart::kHostOverhead), 20);  // the forward annotation around aten::linear
   EXPECT_EQ(s.part(StepPart::kIdle), 155);
   EXPECT_EQ(sum(s.part_ns), s.duration_ns());
+}
+
+// FSDP's own all-gather label (exposed_collectives.h: fsdp_collective_label) is communication where no
+// operator runs in it, as `trace fsdp` counts it exposed; its copy-in operator stays compute, and a hook
+// label around it (FSDP::pre_forward) is not communication.
+TEST(StepDecomposition, FsdpAllGatherLabelIsCommunication) {
+  HostTraceBuilder b;
+  b.annotation("ProfilerStep#2", 0, 1000);
+  b.annotation("FSDP::pre_forward (layers.2)", 100, 400);
+  b.annotation("FSDP::all_gather (layers.2)", 120, 300);  // [120, 420): a sleep, then copy-in, then the op
+  b.op("aten::cat", 300, 40);                              // the copy-in: compute
+  b.op("c10d::_allgather_base_", 380, 40);
+  b.annotation("gloo:all_gather", 390, 60, /*tid=*/2);  // gloo's work until 450
+  b.op("aten::linear", 600, 100);
+  trace::RankTrace t = b.take();
+  const RankDecomposition d = decompose_steps(t);
+  ASSERT_EQ(d.steps.size(), 1u);
+  const StepDecomposition& s = d.steps[0];
+  EXPECT_EQ(s.part(StepPart::kCompute), 140);  // cat 40 + linear 100
+  // [120, 300) and [340, 450): the label without an operator, then the c10d op and gloo's span.
+  EXPECT_EQ(s.part(StepPart::kExposedCommunication), 180 + 110);
+  EXPECT_EQ(s.part(StepPart::kHostOverhead), 20 + 50);  // the pre_forward hook outside the all-gather
+  EXPECT_EQ(sum(s.part_ns), s.duration_ns());
+  EXPECT_TRUE(fsdp_collective_label("FSDP::post_backward_reduce (layers.0)"));
+  EXPECT_FALSE(fsdp_collective_label("FSDP::all_gather_copy_out (layers.0)"));
+  EXPECT_FALSE(fsdp_collective_label("FSDP::pre_forward (layers.0)"));
 }
 
 TEST(StepDecomposition, GpuStepPutsDeviceWorkFirst) {

@@ -15,17 +15,16 @@ scaleprof` and the recording API work without it (`pip install scaleprof[noteboo
 """
 from __future__ import annotations
 
-import operator
 import os
-import re
 import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _charts, _scaleprof
+from ._arguments import _check_visualize, _index, _path, _ranks_list
+from ._frames import _frame, _pandas, _per_rank, shorten_name
 
 # HTA's default trace folder (hta.configs.default_values.DEFAULT_TRACE_DIR).
 DEFAULT_TRACE_DIR = "/tmp/trace"
-NOTEBOOK_EXTRA = "pip install scaleprof[notebook]"
 
 # HTA's kernel types in its per-kernel table (OTHER, the sync records, is not listed there).
 _KERNEL_TYPES = ("COMMUNICATION", "COMPUTATION", "MEMORY")
@@ -48,120 +47,6 @@ class CriticalPathTables(dict):
     def get_critical_path_breakdown(self):
         """HTA's CPGraph.get_critical_path_breakdown(): the path's edges in order."""
         return self["critical_path_breakdown"]
-
-
-def _pandas():
-    try:
-        import pandas
-    except ImportError as e:
-        raise ImportError(f"scaleprof.TraceAnalysis returns pandas DataFrames, and pandas is not installed: "
-                          f"{NOTEBOOK_EXTRA}") from e
-    return pandas
-
-
-def _frame(columns: Dict[str, Any], names: Dict[str, str], rows=None):
-    """A DataFrame of `columns` (a table of trace_report) with the columns of `names` renamed, in its
-    order; `rows` (a boolean numpy array) picks rows."""
-    pd = _pandas()
-    import numpy as np
-
-    data = {}
-    for key, name in names.items():
-        col = columns[key]
-        col = np.asarray(col, dtype=object) if isinstance(col, list) else col
-        data[name] = col[rows] if rows is not None else col
-    df = pd.DataFrame(data)
-    for name in df.columns:  # names arrive as Python lists; keep them str columns, not object
-        if df[name].dtype == object:
-            df[name] = df[name].astype(str)
-    return df
-
-
-def _per_rank(columns: Dict[str, Any]):
-    """A per-rank table of the CLI without its totals row (the one without a rank), rank as int."""
-    import numpy as np
-
-    rank = np.asarray(columns["rank"], dtype=float)
-    rows = ~np.isnan(rank)
-    out = dict(columns)
-    out["rank"] = np.where(rows, rank, -1).astype(np.int64)
-    return out, rows
-
-
-_MEMORY_KERNEL = re.compile(r"(^(hip)?Memcpy)|(^(hip)?Memset)|(^dma)")
-
-
-def shorten_name(name: str) -> str:
-    """HTA's hta.utils.utils.shorten_name: a kernel or operator name without its template arguments, function
-    arguments and return type (copies and sets unchanged), as HTA's `shorten_names` shows them."""
-    if _MEMORY_KERNEL.search(name):
-        return name
-    if name.find("<") < 0 and name.find("(") < 0:
-        return name
-    stack: List[str] = []
-    for c in name.replace("->", ""):
-        if c == ">":
-            while stack and stack[-1] != "<":
-                stack.pop()
-            if stack and stack[-1] == "<":
-                stack.pop()
-        elif c == ")":
-            while stack and stack[-1] != "(":
-                stack.pop()
-            if stack and stack[-1] == "(":
-                stack.pop()
-        else:
-            stack.append(c)
-    return "".join(stack).split(" ")[-1]
-
-
-def _check_visualize(value: Any, name: str = "visualize") -> bool:
-    if value is None:
-        return _charts.in_notebook()
-    if not isinstance(value, bool):
-        raise ValueError(f"{name}: expected True or False, got {type(value).__name__}")
-    return value
-
-
-def _index(value: Any, name: str) -> int:
-    """An integer argument: an int or anything with __index__ (numpy and torch integers), never a bool or
-    a float; a ValueError naming the argument otherwise. The one conversion of every integer argument
-    the methods check here (ranks, rank, instance_id)."""
-    try:
-        if isinstance(value, (bool, float)):
-            raise TypeError
-        return operator.index(value)  # int, numpy integer; an array of several fails
-    except (TypeError, AttributeError):
-        raise ValueError(f"{name}: expected an integer, got {type(value).__name__}") from None
-
-
-def _path(value: Any, name: str) -> str:
-    """A path argument (str, bytes or os.PathLike) checked by the binding's one path conversion
-    (python/path_argument.h: os.fsencode, NUL refused, a ValueError naming `name`) and kept as str the
-    way os.fsdecode gives it, so that joining it to trace_dir works and the binding gets the same bytes
-    back."""
-    return os.fsdecode(_scaleprof.fs_path(value, name))
-
-
-def _ranks_list(value: Any, name: str = "ranks", empty: Optional[List[int]] = None) -> List[int]:
-    """HTA's ranks argument (None or [] means [0]; for streams, `empty`), checked by the binding's rules."""
-    if empty is None:
-        empty = [0]
-    if value is None:
-        return list(empty)
-    if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
-        raise ValueError(f"{name}: expected a list of ranks, got {type(value).__name__}")
-    try:
-        items = list(value)
-    except TypeError:  # a 0-d array has __iter__ but cannot be iterated
-        raise ValueError(f"{name}: expected a list of ranks, got {type(value).__name__}") from None
-    out = []
-    for i, r in enumerate(items):
-        index = _index(r, f"{name}[{i}]")
-        if not 0 <= index <= 2147483647:
-            raise ValueError(f"{name}[{i}]: must be between 0 and 2147483647, got {index}")
-        out.append(index)
-    return out or list(empty)
 
 
 class TraceAnalysis:

@@ -110,15 +110,18 @@ int deepspeed_engine_phase(const PyFrame& f) {
   return -1;
 }
 
-// FSDP's labels around its collective calls (`FSDP::all_gather (…)`, `FSDP::post_backward_reduce (…)`),
-// not the hooks that enclose them (`FSDP::pre_forward (…)`).
-bool labels_collective(std::string_view label) {
+}  // namespace
+
+bool fsdp_collective_label(std::string_view label) {
+  if (!label.starts_with("FSDP::")) return false;
   const std::string_view what = label.substr(std::string_view("FSDP::").size());
   const bool gather =
       what.find("all_gather") != std::string_view::npos && what.find("copy_out") == std::string_view::npos;
   const bool reduce = what.find("reduce") != std::string_view::npos && what.find("wait") == std::string_view::npos;
   return gather || reduce;
 }
+
+namespace {
 
 // One thread's host events swept as a stack: the instants its innermost event computes, and the
 // context of each row in `wanted`.
@@ -174,7 +177,7 @@ BusyCoverage sweep_thread(const trace::RankTrace& t, std::vector<uint32_t> rows,
         if (name.starts_with("FSDP::") && !c.fsdp) {
           c.label = f->row;
           c.fsdp = true;
-          c.calls_collective = labels_collective(name);
+          c.calls_collective = fsdp_collective_label(name);
         } else if (c.label < 0) {
           c.label = f->row;
         }
@@ -252,7 +255,9 @@ std::string fsdp_layer(std::string_view label) {
   return "(root)";
 }
 
-RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool include_last_step, int top) {
+RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool include_last_step, int top,
+                                           const ExposedOptions& options) {
+  const bool keep_calls = options.keep_calls;
   const trace::EventTable& ev = trace.events;
   const size_t n = ev.size();
   RankExposedCollectives out;
@@ -388,12 +393,21 @@ RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool i
                       unmatched));
     }
   }
+  if (options.any_thread_hides && !out.gpu) {
+    BusyCoverage any;
+    for (auto& [track, b] : busy) any.intervals.insert(any.intervals.end(), b.intervals.begin(), b.intervals.end());
+    any.intervals = union_intervals(std::move(any.intervals));
+    any.finish();
+    for (auto& [track, b] : busy) b = any;
+    for (const ExposedCall& c : calls) busy.try_emplace(c.lane, any);
+  }
   attribute_instants(&calls, busy);
 
   // Totals and layers over the analysed steps.
   using Key = std::tuple<std::string, std::string, int, std::string, std::string>;
   std::map<Key, ExposedRow> totals, layers;
   int64_t unnamed_fetches = 0, deepspeed_calls = 0;
+  std::vector<std::pair<Key, ExposedCallEnd>> call_keys;  // keep_calls
   auto add = [](ExposedRow& row, const ExposedCall& c) {
     ++row.calls;
     add_or_unknown(&row.duration_ns, c.duration_ns);
@@ -424,7 +438,9 @@ RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool i
     if (c.context.fsdp) ++out.labelled;
     add_or_unknown(&out.exposed_ns, c.exposed_ns);
     ExposedRow& t = totals[{group, ranks, static_cast<int>(phase), c.type, ""}];
-    ExposedRow& l = layers[{group, ranks, static_cast<int>(phase), c.type, layer}];
+    const Key key{group, ranks, static_cast<int>(phase), c.type, layer};
+    ExposedRow& l = layers[key];
+    if (keep_calls) call_keys.emplace_back(key, ExposedCallEnd{c.span_end, c.exposed_ns, 0});
     for (ExposedRow* row : {&t, &l}) {
       row->group = group;
       row->group_ranks = ranks;
@@ -451,6 +467,21 @@ RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool i
   std::stable_sort(out.layers.begin(), out.layers.end(),
                    [](const ExposedRow& a, const ExposedRow& b) { return a.exposed_ns > b.exposed_ns; });
   if (top > 0 && out.layers.size() > static_cast<size_t>(top)) out.layers.resize(static_cast<size_t>(top));
+  if (keep_calls) {
+    std::map<Key, size_t> index;
+    for (size_t i = 0; i < out.layers.size(); ++i) {
+      const ExposedRow& r = out.layers[i];
+      index[{r.group, r.group_ranks, static_cast<int>(r.phase), r.type, r.layer}] = i;
+    }
+    for (auto& [key, call] : call_keys) {
+      auto it = index.find(key);
+      if (it == index.end()) continue;
+      call.layer = it->second;
+      out.call_ends.push_back(call);
+    }
+    std::sort(out.call_ends.begin(), out.call_ends.end(),
+              [](const ExposedCallEnd& a, const ExposedCallEnd& b) { return a.end_ns < b.end_ns; });
+  }
   return out;
 }
 

@@ -62,21 +62,45 @@ struct ExposedRow {
   int64_t bytes = 0;        // summed message sizes of the calls whose size is known
 };
 
+// One call of an analysed step: the end of the collective's own work (gloo's span or the kernel, on the
+// rank's clock: where collective_rows.h's call ends), its exposed time, and its row in `layers`. The
+// scalability report's trace stage takes a matched call's wait (collective_match.h) out of its part.
+struct ExposedCallEnd {
+  int64_t end_ns = 0;
+  int64_t exposed_ns = 0;
+  size_t layer = 0;
+};
+
 struct RankExposedCollectives {
-  std::string path;                // the trace file, for messages
-  int64_t steps = 0;               // analysed steps
-  int64_t step_ns = 0;             // their summed wall time
-  bool gpu = false;                // calls are communication kernels
-  int64_t calls = 0;               // calls in the analysed steps
-  int64_t labelled = 0;            // of those, calls under an FSDP label
-  int64_t exposed_ns = 0;          // over every call
-  std::vector<ExposedRow> totals;  // per group × phase × type (layer ""), by group, phase, type
-  std::vector<ExposedRow> layers;  // per group × phase × type × layer, most exposed first (top only)
-  std::vector<std::string> notes;  // what could not be done, in words (no steps, unmatched gloo work)
+  std::string path;                       // the trace file, for messages
+  int64_t steps = 0;                      // analysed steps
+  int64_t step_ns = 0;                    // their summed wall time
+  bool gpu = false;                       // calls are communication kernels
+  int64_t calls = 0;                      // calls in the analysed steps
+  int64_t labelled = 0;                   // of those, calls under an FSDP label
+  int64_t exposed_ns = 0;                 // over every call
+  std::vector<ExposedRow> totals;         // per group × phase × type (layer ""), by group, phase, type
+  std::vector<ExposedRow> layers;         // per group × phase × type × layer, most exposed first (top only)
+  std::vector<std::string> notes;         // what could not be done, in words (no steps, unmatched gloo work)
+  std::vector<ExposedCallEnd> call_ends;  // `keep_calls` only: the calls whose layer row is kept, by end
+};
+
+struct ExposedOptions {
+  bool keep_calls = false;  // fill RankExposedCollectives::call_ends
+  // CPU: an operator on any thread of the rank hides a call (the step decomposition's rule, which the
+  // scalability report's parts of communication follow), not only one on the thread that issued it.
+  bool any_thread_hides = false;
 };
 
 // `top`: layer rows kept (most exposed first); 0 keeps every one.
-RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool include_last_step, int top);
+RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool include_last_step, int top,
+                                           const ExposedOptions& options = {});
+
+// FSDP's labels around its own collective calls (`FSDP::all_gather (…)`, `FSDP::post_backward_reduce (…)`),
+// not the hooks that enclose them (`FSDP::pre_forward (…)`), nor the copy-out and the waits after them.
+// The step decomposition counts their time with no operator running as communication
+// (step_decomposition.h), as the exposed time here does.
+bool fsdp_collective_label(std::string_view label);
 
 // The module FQN an FSDP record_function label names: "layers.3" for "FSDP::all_gather (layers.3)" and
 // "FSDP::backward_prefetch for layers.3", "(root)" for "FSDP::all_gather"; "" for other names.

@@ -90,6 +90,16 @@ ScaleShares scale_shares(const ScaleGroup& g, LossBasis basis) {
     sh.operators = g.operators;
     if (t.step_alltoall_imbalance_ns > 0)
       sh.communication_details.push_back({kAlltoallImbalanceDetail, share(t.step_alltoall_imbalance_ns)});
+    for (const NamedShare& p : g.communication_parts) sh.communication_details.push_back(p);
+    if (g.pipeline_stages > 0 || t.step_pipeline_bubble_ns > 0) {
+      // The bubble is a cause of its own, taken out of exposed communication (where the engine found it,
+      // at most that step's exposed communication): the causes stay exclusive.
+      sh.trace_shares[1].share = share(t.step_communication_ns - t.step_pipeline_bubble_ns);
+      sh.trace_shares.insert(sh.trace_shares.begin() + 2, {kPipelineBubbleCause, share(t.step_pipeline_bubble_ns)});
+      sh.pipeline_stages = g.pipeline_stages;
+      sh.pipeline_micro_batches = g.pipeline_micro_batches;
+      sh.pipeline_ideal = g.pipeline_micro_batches > 0 ? share(t.step_pipeline_ideal_ns) : tables::kNaN;
+    }
     return sh;
   }
   const auto latency = static_cast<double>(t.collective_latency_ns);
@@ -111,6 +121,18 @@ ScaleShares scale_shares(const ScaleGroup& g, LossBasis basis) {
                      {"waiting for stragglers", communication * waiting_part},
                      {"idle", g.trace_share(&TraceSums::idle_ns)}};
   return sh;
+}
+
+// The pipeline bubble is listed at both scales when either has a pipeline (0 at the other, which has none):
+// the loss attribution compares the same causes in the same order.
+void align_pipeline_bubble(ScaleShares* a, const ScaleShares& b) {
+  auto has = [](const ScaleShares& s) {
+    return std::any_of(s.trace_shares.begin(), s.trace_shares.end(),
+                       [](const NamedShare& n) { return n.name == kPipelineBubbleCause; });
+  };
+  if (a->shares_basis != LossBasis::kDecomposition || a->trace_shares.size() < 2 || has(*a) || !has(b)) return;
+  a->trace_shares.insert(a->trace_shares.begin() + 2, {kPipelineBubbleCause, 0.0});
+  a->pipeline_ideal = 0.0;
 }
 
 // A scale as the what-if model reads it; the time outside the steps is separated only where both
@@ -143,9 +165,25 @@ void add_straggler_and_operators(const ScalabilityData& data, ScaleGroup* g) {
       g->straggler_rank = rank;
     }
   }
+  // The pipeline as the first run with one has it, and communication's named parts pooled (names in
+  // first-seen order, so the outputs list them as the runs do).
+  std::vector<std::pair<std::string, double>> parts;
+  for (size_t i : g->runs) {
+    const RunData& r = data.runs[i];
+    if (g->pipeline_stages == 0 && r.pipeline_stages > 0) {
+      g->pipeline_stages = r.pipeline_stages;
+      g->pipeline_micro_batches = r.pipeline_micro_batches;
+    }
+    for (const tables::CommunicationPart& p : r.communication_parts) {
+      auto it = std::find_if(parts.begin(), parts.end(), [&](const auto& x) { return x.first == p.name; });
+      if (it == parts.end()) it = parts.insert(parts.end(), {p.name, 0.0});
+      it->second += static_cast<double>(p.ns);
+    }
+  }
   if (g->traces->decomposed_step_ns <= 0) return;
   const auto steps = static_cast<double>(g->traces->decomposed_step_ns);
   for (const auto& [name, ns] : self_ns) g->operators.push_back({name, ns / steps});
+  for (const auto& [name, ns] : parts) g->communication_parts.push_back({name, ns / steps});
 }
 
 }  // namespace
@@ -439,6 +477,8 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
       const LossBasis basis = shares_basis(*timed.front(), *timed[i]);
       ScaleShares base = scale_shares(*timed.front(), basis);
       ScaleShares at = scale_shares(*timed[i], basis);
+      align_pipeline_bubble(&base, at);
+      align_pipeline_bubble(&at, base);
       base.weak_scaling = at.weak_scaling = weak;
       s.losses.push_back(attribute_scale_loss(base, at));
       add_what_if_gains(what_if_scale(*timed.front(), *timed[i]), what_if_scale(*timed[i], *timed.front()),

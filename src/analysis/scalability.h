@@ -79,6 +79,12 @@ struct ScaleGroup {
   // and the decomposed rank's operators, self time as a share of its decomposed steps, runs pooled.
   int64_t straggler_rank = -1;
   std::vector<OperatorShare> operators;
+  // The pipeline of the decomposed rank (RunData::pipeline_stages, _micro_batches: the first run with one;
+  // 0 / -1 none, unknown), and the named parts of its exposed communication (RunData::communication_parts,
+  // FSDP's exposed collectives), runs pooled, as shares of the decomposed steps.
+  int64_t pipeline_stages = 0;
+  int64_t pipeline_micro_batches = -1;
+  std::vector<NamedShare> communication_parts;
   // The runs' profiled steps as the what-if model reads them (RunData::timeline), runs with steps only.
   std::vector<const tables::RunTimeline*> timelines;
   // itwinai's computation fraction (pooled sums)

@@ -108,6 +108,32 @@ std::vector<CauseDetail> communication_details(const ScaleShares& base, const Sc
   return out;
 }
 
+// The pipeline bubble beside its ideal: each scale's p and m, the bubble and the ideal (p-1)/(m+p-1) as
+// fractions of the profiled steps, and the points the ideal bubble would cost (the same attribution, the
+// ideal's shares of the epoch in place of the measured ones; NaN where m is unknown at a scale with a pipeline).
+void add_pipeline_figures(const ScaleShares& base, const ScaleShares& at, const ScaleLoss& loss, bool outside,
+                          LossCause* c) {
+  auto step_share = [](const ScaleShares& s) {
+    for (const NamedShare& n : s.trace_shares) {
+      if (n.name == kPipelineBubbleCause) return n.share;
+    }
+    return tables::kNaN;
+  };
+  c->stages0 = base.pipeline_stages;
+  c->stages1 = at.pipeline_stages;
+  c->micro_batches0 = base.pipeline_micro_batches;
+  c->micro_batches1 = at.pipeline_micro_batches;
+  c->step_fraction0 = step_share(base);
+  c->step_fraction1 = step_share(at);
+  c->ideal_fraction0 = base.pipeline_ideal;
+  c->ideal_fraction1 = at.pipeline_ideal;
+  const double in0 = outside ? 1.0 - base.outside_steps : 1.0;
+  const double in1 = outside ? 1.0 - at.outside_steps : 1.0;
+  const double f0[] = {c->ideal_fraction0 * in0};
+  const double f1[] = {c->ideal_fraction1 * in1};
+  c->ideal_points = attribute_efficiency_loss(loss.n0, loss.t0, f0, loss.n1, loss.t1, f1, loss.weak).parts[0];
+}
+
 }  // namespace
 
 ScaleLoss attribute_scale_loss(const ScaleShares& base, const ScaleShares& at) {
@@ -174,6 +200,9 @@ ScaleLoss attribute_scale_loss(const ScaleShares& base, const ScaleShares& at) {
     }
     if (out.basis == LossBasis::kDecomposition && c.name == kCommunicationCause) {
       c.details = communication_details(base, at, out, outside);
+    }
+    if (out.basis == LossBasis::kDecomposition && c.name == kPipelineBubbleCause) {
+      add_pipeline_figures(base, at, out, outside, &c);
     }
     out.causes.push_back(std::move(c));
   }

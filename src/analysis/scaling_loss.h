@@ -57,6 +57,11 @@ inline constexpr const char* kCommunicationCause = "communication";
 // A detail of communication (decomposition basis): the time the all-to-alls' imbalance cost inside the
 // exposed communication (analysis/all_to_all_cost.h). Part of communication's points, not a cause beside it.
 inline constexpr const char* kAlltoallImbalanceDetail = "all-to-all imbalance";
+// A cause of the decomposition basis where a scale's traces show a pipeline schedule
+// (analysis/pipeline_bubbles.h): the decomposed rank's wait for its neighbouring stages at the P2P sends
+// and receives, taken out of its exposed communication (so the causes still add up to the loss). The
+// cause is listed at both scales when either has a pipeline (0 at the one without).
+inline constexpr const char* kPipelineBubbleCause = "pipeline bubble";
 // What the rest of the loss beyond the named causes is called in every output.
 inline constexpr const char* kUnattributed = "unattributed";
 // The bases whose causes are attributed points (decomposition, traces, traces+collectives, collectives, steps).
@@ -89,6 +94,12 @@ struct ScaleShares {
   // Decomposition basis: parts of communication's share named apart (kAlltoallImbalanceDetail), as
   // shares of the time in the profiled steps; empty when none.
   std::vector<NamedShare> communication_details{};
+  // Decomposition basis with a pipeline (the kPipelineBubbleCause share in trace_shares): its p stages and m
+  // micro-batches per step (0 / -1: none, unknown) and the ideal bubble (p-1)/(m+p-1) as a share of the
+  // time in the profiled steps (NaN where m is unknown, 0 without a pipeline).
+  int64_t pipeline_stages = 0;
+  int64_t pipeline_micro_batches = -1;
+  double pipeline_ideal = tables::kNaN;
   // Samples each worker processed per epoch (NaN unknown): computation per sample (LossCause).
   double samples_per_worker = tables::kNaN;
   // The series is a weak scaling test (analysis/throughput.h): the ideal is the same epoch time at every
@@ -127,6 +138,13 @@ struct LossCause {
   double seconds_per_sample0 = tables::kNaN, seconds_per_sample1 = tables::kNaN;
   // Communication (decomposition basis): the parts of it named apart (CauseDetail), at either scale.
   std::vector<CauseDetail> details;
+  // Pipeline bubble: each scale's pipeline (p stages, m micro-batches; 0 / -1 none or unknown), the bubble
+  // and the schedule's ideal (p-1)/(m+p-1) as fractions of the profiled steps (not of the epoch: NaN
+  // unknown), and the points the bubble would cost were it the ideal at both scales.
+  int64_t stages0 = 0, stages1 = 0, micro_batches0 = -1, micro_batches1 = -1;
+  double step_fraction0 = tables::kNaN, step_fraction1 = tables::kNaN;
+  double ideal_fraction0 = tables::kNaN, ideal_fraction1 = tables::kNaN;
+  double ideal_points = tables::kNaN;
 };
 
 // What fixing one cause would gain, from the what-if model (whatif_gains.h).

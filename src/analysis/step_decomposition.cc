@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "analysis/device_events.h"
+#include "analysis/exposed_collectives.h"
 #include "analysis/intervals.h"
 #include "analysis/kernel_classify.h"
 #include "analysis/phases.h"
@@ -22,12 +23,28 @@ struct Activity {
   std::vector<Interval> host_comm, data, optimizer, host_compute, host_any;
 };
 
+// fsdp_collective_label by name id, each name decided once.
+class FsdpCollectiveLabels {
+ public:
+  explicit FsdpCollectiveLabels(const trace::StringPool& strings) : strings_(strings) {}
+  bool of(uint32_t name) {
+    if (name >= known_.size()) known_.resize(name + 1, 0);
+    if (known_[name] == 0) known_[name] = fsdp_collective_label(strings_.view(name)) ? 2 : 1;
+    return known_[name] == 2;
+  }
+
+ private:
+  const trace::StringPool& strings_;
+  std::vector<uint8_t> known_;  // 0 unknown, 1 no, 2 yes
+};
+
 Activity collect_activity(const trace::RankTrace& trace, bool* device) {
   const trace::EventTable& ev = trace.events;
   const size_t n = ev.size();
   Activity a;
   std::map<uint32_t, std::pair<std::vector<Interval>, std::vector<Interval>>> thread_ops;  // compute, comm
   HostRoles roles(trace.strings);
+  FsdpCollectiveLabels fsdp_labels(trace.strings);
   for (size_t i = 0; i < n; ++i) {
     if (ev.phase[i] != trace::Phase::kComplete) continue;
     const Category c = ev.cat[i];
@@ -48,6 +65,10 @@ Activity collect_activity(const trace::RankTrace& trace, bool* device) {
     if (role == HostRole::kCommunication) {
       a.host_comm.push_back(iv);
       thread_ops[ev.track[i]].second.push_back(iv);
+    } else if (c == Category::kUserAnnotation && fsdp_labels.of(ev.name[i])) {
+      // FSDP's own all-gather or reduce (exposed_collectives.h): communication where no operator runs
+      // inside it (the copy-in operators stay compute), as `trace fsdp` counts it exposed.
+      a.host_comm.push_back(iv);
     } else if (c == Category::kCpuOp) {
       thread_ops[ev.track[i]].first.push_back(iv);
     }

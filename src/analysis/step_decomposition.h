@@ -11,7 +11,8 @@
 //   1. compute: device work that is not communication, launched outside the optimizer;
 //   2. optimizer: device work launched inside an optimizer region (phases.h: host_role);
 //   3. exposed communication: communication kernels (kernel_classify.h), and host collectives
-//      (gloo's spans, c10d ops: gloo moves the data on the host even on GPU runs) — only the instants
+//      (gloo's spans, c10d ops: gloo moves the data on the host even on GPU runs; FSDP's own all-gather
+//      and reduce labels) — only the instants
 //      no device computation hides;
 //   4. data loading: host data-loading regions, the device being idle;
 //   5. optimizer: host optimizer regions, the device being idle;
@@ -22,7 +23,8 @@
 //   1. data loading; 2. optimizer (host regions, with everything inside them);
 //   3. compute: host operators (cpu_op) other than collectives, on any thread, without the time a
 //      thread spends inside a collective op (c10d::allreduce_ waits inside AccumulateGrad);
-//   4. exposed communication: host collectives when no thread computes;
+//   4. exposed communication: host collectives when no thread computes (and FSDP's own all-gather and
+//      reduce labels, exposed_collectives.h: fsdp_collective_label, where no operator runs in them);
 //   5. host overhead: other host events (user annotations that enclose no operator, ...);
 //   6. idle.
 // python_function events (with_stack) are not activity: a Python frame encloses the waits below it.

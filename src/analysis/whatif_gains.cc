@@ -371,12 +371,15 @@ void add_what_if_gains(const WhatIfScale& base, const WhatIfScale& at, ScaleLoss
     g.rank = rank;
     loss->gains.push_back(std::move(g));
   };
-  // Outside the steps: its excess, as the exclusive split has it (no model needed), never below 0.
+  // Outside the steps: its excess, as the exclusive split has it (no model needed), never below 0. The
+  // pipeline bubble likewise: the model replays each rank's steps, not the pipeline's schedule, so what
+  // removing the bubble's growth would gain is its excess in the exclusive split.
   double outside = 0;
   for (const LossCause& c : loss->causes) {
-    if (c.name == kOutsideStepsCause) {
-      outside = std::max(0.0, c.points * loss->t1);
-      add(c.name, outside, tables::kNaN);
+    if (c.name == kOutsideStepsCause || c.name == kPipelineBubbleCause) {
+      const double excess = std::max(0.0, c.points * loss->t1);
+      outside += excess;
+      add(c.name, excess, tables::kNaN);
     }
   }
   for (size_t p : {kCompute, kDataLoading, kOptimizer, kHostOverhead, kIdle}) {

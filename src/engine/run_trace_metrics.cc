@@ -18,10 +18,13 @@
 #include "analysis/collective_rows.h"
 #include "analysis/computation_fraction.h"
 #include "analysis/device_peaks.h"
+#include "analysis/exposed_collectives.h"
 #include "analysis/flops.h"
 #include "analysis/kernel_breakdown.h"
 #include "analysis/memory_timeline.h"
 #include "analysis/operator_table.h"
+#include "analysis/phases.h"
+#include "analysis/pipeline_bubbles.h"
 #include "analysis/profiler_steps.h"
 #include "analysis/step_decomposition.h"
 #include "analysis/stragglers.h"
@@ -88,6 +91,17 @@ struct RankParts {
   double flop_step_ns = 0;
   double flop_ideal_ns = std::numeric_limits<double>::quiet_NaN();
   std::vector<analysis::Intervals> what_if_targets;  // when each named target ran (TraceStageOptions)
+  analysis::RankPipeline pipeline;                   // its P2P waits per step (pipeline_bubbles.h)
+  // Its exposed all-gathers and reduce-scatters (FSDP, ZeRO) per type, phase, FSDP layer and process
+  // group over its analysed steps (exposed_collectives.h), most exposed first: communication's parts; and
+  // each call of them by the end of its collective (the rank's clock), to take matched waits out.
+  std::vector<tables::CommunicationPart> fsdp_parts;
+  struct FsdpCall {
+    int64_t end_ns = 0;
+    int64_t exposed_ns = 0;
+    size_t part = 0;  // into fsdp_parts
+  };
+  std::vector<FsdpCall> fsdp_calls;  // by end
 };
 
 // The FLOPs of a rank's profiled steps and their time at the device's peaks (analysis/flops.h,
@@ -152,8 +166,8 @@ std::vector<tables::OperatorTime> step_operators(const analysis::OperatorTable& 
 // that waited shows the stragglers' cost as waiting, where the straggler's own view would show it as
 // its slower work, and one rank's parts stay exclusive slices of wall time (a mean over ranks would
 // split a straggler's cost between waiting and whatever the straggler did).
-void add_step_decomposition(std::vector<RankParts>* parts, const analysis::CollectiveAnalysis& matched,
-                            tables::RunData* run, tables::TraceSums* sums) {
+const RankParts* add_step_decomposition(std::vector<RankParts>* parts, const analysis::CollectiveAnalysis& matched,
+                                        tables::RunData* run, tables::TraceSums* sums) {
   std::map<std::pair<int64_t, int64_t>, int64_t> waits;  // (rank, step) -> summed wait
   for (const analysis::MatchedCollective& call : matched.calls) {
     if (call.status != analysis::MatchStatus::kMatched || call.step < 0) continue;
@@ -179,7 +193,7 @@ void add_step_decomposition(std::vector<RankParts>* parts, const analysis::Colle
       view_steps = steps;
     }
   }
-  if (view == nullptr) return;
+  if (view == nullptr) return nullptr;
   auto part = [&](analysis::StepPart k) { return view_parts[static_cast<size_t>(k)]; };
   // The all-to-all imbalance inside the viewed rank's exposed communication: the cost of its matched
   // all-to-alls per step (all_to_all_cost.h), at most the step's exposed communication, so that it stays
@@ -208,6 +222,127 @@ void add_step_decomposition(std::vector<RankParts>* parts, const analysis::Colle
   sums->step_host_overhead_ns = part(analysis::StepPart::kHostOverhead);
   sums->step_idle_ns = part(analysis::StepPart::kIdle);
   run->operators = view->operators;
+  return view;
+}
+
+// The pipeline bubble of the decomposed rank (analysis/pipeline_bubbles.h): where the run's ranks form a
+// pipeline that rank is a stage of, its wait for its neighbours at the P2P sends and receives in each
+// decomposed step, at most that step's exposed communication (the wait is communication the decomposition
+// already counts: the bubble is named out of it, never added beside it), and the schedule's ideal
+// (p-1)/(m+p-1) of the same steps.
+void add_pipeline_bubble(std::vector<RankParts>* parts, const RankParts& view, tables::RunData* run,
+                         tables::TraceSums* sums) {
+  std::vector<analysis::RankPipeline> ranks;
+  int64_t view_rank = view.rank;
+  const analysis::RankDecomposition& decomposition = view.decomposition;
+  for (RankParts& p : *parts) {
+    if (!p.pipeline.peers.empty()) ranks.push_back(std::move(p.pipeline));
+  }
+  if (ranks.size() < 2) return;
+  const analysis::PipelineAnalysis pipelines = analysis::analyse_pipeline(ranks);
+  const analysis::Pipeline* mine = nullptr;
+  for (const analysis::Pipeline& p : pipelines.pipelines) {
+    if (std::find(p.ranks.begin(), p.ranks.end(), view_rank) != p.ranks.end()) mine = &p;
+  }
+  if (mine == nullptr || mine->ranks.size() < 2) return;
+  std::map<int64_t, int64_t> bubble;  // step -> the view's bubble
+  for (const analysis::PipelineStageStep& r : pipelines.rows) {
+    if (r.pipeline == mine->index && r.rank == view_rank) bubble[r.step] = r.bubble_ns;
+  }
+  int64_t steps = 0;
+  for (const analysis::StepDecomposition& st : decomposition.steps) {
+    add_checked(&steps, st.duration_ns());
+    if (auto it = bubble.find(st.step); it != bubble.end()) {
+      add_checked(&sums->step_pipeline_bubble_ns,
+                  std::min(it->second, st.part(analysis::StepPart::kExposedCommunication)));
+    }
+  }
+  if (mine->micro_batches > 0 && std::isfinite(mine->ideal_fraction)) {
+    sums->step_pipeline_ideal_ns = std::llround(mine->ideal_fraction * static_cast<double>(steps));
+  }
+  run->pipeline_stages = static_cast<int64_t>(mine->ranks.size());
+  run->pipeline_micro_batches = mine->micro_batches;
+}
+
+// FSDP/ZeRO's exposed all-gathers and reduce-scatters of one rank as named parts of its communication
+// (tables::CommunicationPart): per type, phase, FSDP layer (where FSDP names one) and process group, the
+// sixteen most exposed and the rest in one part; and their calls, each with its part. Group ranks are left
+// out of the name: the same group holds other ranks at another scale, and a part is compared between
+// scales by its name.
+void add_fsdp_parts(const analysis::RankExposedCollectives& exposed, RankParts* out) {
+  constexpr size_t kNone = static_cast<size_t>(-1);
+  constexpr size_t kNamed = 16;
+  std::vector<size_t> part_of(exposed.layers.size(), kNone);
+  size_t rest = kNone;
+  size_t named = 0;
+  for (size_t i = 0; i < exposed.layers.size(); ++i) {  // most exposed first
+    const analysis::ExposedRow& r = exposed.layers[i];
+    if ((r.type != "allgather" && r.type != "reduce_scatter") || r.exposed_ns <= 0 || is_unknown_figure(r.exposed_ns))
+      continue;
+    if (named == kNamed) {
+      if (rest == kNone) {
+        rest = out->fsdp_parts.size();
+        out->fsdp_parts.push_back({"other all-gathers and reduce-scatters", 0});
+      }
+      add_checked(&out->fsdp_parts[rest].ns, r.exposed_ns);
+      part_of[i] = rest;
+      continue;
+    }
+    std::string name = fmt::format("{} in {}", r.type, analysis::step_phase_name(r.phase));
+    if (!r.layer.empty()) name += ", " + r.layer;
+    if (!r.group.empty()) name += fmt::format(" (group {})", r.group);
+    part_of[i] = out->fsdp_parts.size();
+    out->fsdp_parts.push_back({std::move(name), r.exposed_ns});
+    ++named;
+  }
+  for (const analysis::ExposedCallEnd& c : exposed.call_ends) {  // by end
+    if (c.layer < part_of.size() && part_of[c.layer] != kNone && c.exposed_ns > 0)
+      out->fsdp_calls.push_back({c.end_ns, c.exposed_ns, part_of[c.layer]});
+  }
+}
+
+// The decomposed rank's FSDP parts, as parts of its exposed communication. The decomposition moves the
+// rank's waits at matched collectives (for the last rank to arrive) out of communication into waiting for
+// stragglers, and FSDP's exposed time holds them: each matched call's wait is taken out of that call's part
+// (the call found by the end of its collective on the rank's clock). Where what is left still passes the
+// decomposition's exposed communication (the rules differ: FSDP's counts the issuing thread's operators as
+// hiding a call, the decomposition any thread's computation), every part is scaled down by the same
+// factor, so that the parts stay inside communication.
+void add_communication_parts(const RankParts& view, const analysis::CollectiveAnalysis& matched,
+                             const tables::TraceSums& sums, tables::RunData* run) {
+  if (view.fsdp_parts.empty()) return;
+  std::vector<tables::CommunicationPart> parts = view.fsdp_parts;
+  int64_t offset = 0;  // aligned time = the rank's clock - offset (collective_match.h)
+  for (const analysis::HostClock& h : matched.clocks) {
+    if (std::find(h.ranks.begin(), h.ranks.end(), view.rank) != h.ranks.end()) offset = h.offset_ns;
+  }
+  std::vector<int64_t> left(view.fsdp_calls.size());
+  for (size_t i = 0; i < left.size(); ++i) left[i] = view.fsdp_calls[i].exposed_ns;
+  for (const analysis::MatchedCollective& call : matched.calls) {
+    if (call.status != analysis::MatchStatus::kMatched || call.step < 0) continue;
+    for (const analysis::RankTiming& t : call.ranks) {
+      if (t.rank != view.rank || t.wait_ns <= 0) continue;
+      const int64_t end = t.end_ns + offset;
+      auto it = std::lower_bound(view.fsdp_calls.begin(), view.fsdp_calls.end(), end,
+                                 [](const RankParts::FsdpCall& c, int64_t e) { return c.end_ns < e; });
+      if (it == view.fsdp_calls.end() || it->end_ns != end) continue;
+      const auto k = static_cast<size_t>(it - view.fsdp_calls.begin());
+      const int64_t moved = std::min(t.wait_ns, left[k]);
+      left[k] -= moved;
+      parts[it->part].ns -= moved;
+    }
+  }
+  double total = 0;
+  for (const tables::CommunicationPart& p : parts) total += static_cast<double>(std::max<int64_t>(p.ns, 0));
+  if (total <= 0) return;
+  const double room =
+      static_cast<double>(sums.step_communication_ns - sums.step_pipeline_bubble_ns - sums.step_alltoall_imbalance_ns);
+  const double scale = total > room ? std::max(0.0, room) / total : 1.0;
+
+  for (const tables::CommunicationPart& p : parts) {
+    const int64_t ns = std::llround(static_cast<double>(std::max<int64_t>(p.ns, 0)) * scale);
+    if (ns > 0) run->communication_parts.push_back({p.name, ns});
+  }
 }
 
 // Per profiled step, the rank the others waited for most at the step's matched collectives (the last to
@@ -277,6 +412,12 @@ RankParts reduce_rank(const trace::RankTrace& rank, bool fraction, std::span<con
     }
   }
   add_step_flops(rank, &out);
+  out.pipeline = analysis::rank_pipeline(rank);
+  out.pipeline.steps.shrink_to_fit();
+  analysis::ExposedOptions exposed;
+  exposed.keep_calls = true;
+  exposed.any_thread_hides = true;  // the decomposition's rule: its parts stay inside its communication
+  add_fsdp_parts(analysis::exposed_collectives(rank, false, 0, exposed), &out);
   return out;
 }
 
@@ -329,7 +470,10 @@ void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& o
       for (const RankParts& p : parts) steps.push_back({p.rank, &p.decomposition, &p.what_if_targets});
       run.timeline = build_step_timeline(steps, matched, options.what_if_targets);
     }
-    add_step_decomposition(&parts, matched, &run, &sums);
+    if (const RankParts* view = add_step_decomposition(&parts, matched, &run, &sums)) {
+      add_pipeline_bubble(&parts, *view, &run, &sums);
+      add_communication_parts(*view, matched, sums, &run);
+    }
     run.waited_for = waited_for_steps(rows, matched);
     if (!add_collective_metrics(rows, matched, &run, &sums)) {
       data->errors.push_back(fmt::format(

@@ -20,15 +20,32 @@ std::string workers_text(int64_t n) {
 // Where the what-if model gave gains, they lead: what fixing each cause would gain, their overlap
 // (interaction, negative where fixing one also removes part of another) and the rest, which together
 // add up to the loss as the exclusive split does.
+// A cause's tooltip note (LossChartCause::note): its named parts (the all-to-all imbalance, FSDP's exposed
+// collectives) and the pipeline bubble at its ideal, in points of the exclusive split.
+std::string chart_note(const analysis::ScaleLoss& l, const std::string& name) {
+  std::string out;
+  for (const analysis::LossCause& c : l.causes) {
+    if (c.name != name) continue;
+    for (const analysis::CauseDetail& d : c.details) {
+      out += fmt::format("{}{} {:.1f} points", out.empty() ? "; of it in the exclusive split: " : ", ", d.name,
+                         d.points * 100.0);
+    }
+    if (c.name == analysis::kPipelineBubbleCause && std::isfinite(c.ideal_points)) {
+      out += fmt::format("; at the ideal (p-1)/(m+p-1): {:.1f} points", c.ideal_points * 100.0);
+    }
+  }
+  return out;
+}
+
 std::vector<LossChartCause> causes_of(const analysis::ScaleLoss& l) {
   std::vector<LossChartCause> out;
   if (!l.gains.empty()) {
-    for (const analysis::CauseGain& g : l.gains) out.push_back({g.name, g.points * 100.0});
+    for (const analysis::CauseGain& g : l.gains) out.push_back({g.name, g.points * 100.0, chart_note(l, g.name)});
     if (std::abs(l.interaction) >= 0.0005) out.push_back({"interaction", l.interaction * 100.0});
     out.push_back({analysis::kUnattributed, l.gains_rest * 100.0});
     return out;
   }
-  for (const analysis::LossCause& c : l.causes) out.push_back({c.name, c.points * 100.0});
+  for (const analysis::LossCause& c : l.causes) out.push_back({c.name, c.points * 100.0, chart_note(l, c.name)});
   out.push_back({analysis::kUnattributed, l.rest * 100.0});
   return out;
 }

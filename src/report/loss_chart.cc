@@ -24,7 +24,7 @@ constexpr struct {
     {"outside the steps", "#009E73"},      {"computation", "#56B4E9"},  {"communication", "#D55E00"},
     {"waiting for stragglers", "#CC79A7"}, {"data loading", "#F0E442"}, {"optimizer", "#332288"},
     {"host overhead", "#999999"},          {"idle", "#E69F00"},         {"non-computation", "#0072B2"},
-    {"unattributed", "#C8C8C8"},
+    {"pipeline bubble", "#117733"},        {"unattributed", "#C8C8C8"},
 };
 constexpr const char* kSpareColors[] = {"#0072B2", "#000000", "#882255", "#44AA99"};
 
@@ -172,8 +172,9 @@ std::string loss_chart_svg(const std::vector<LossChartBar>& bars, int width) {
       const double w = px(to) - xa;
       out += fmt::format(
           "<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\" stroke=\"#ffffff\" "
-          "stroke-width=\"1\"><title>{} at {} workers, {}: {} points</title></rect>\n",
-          xa, y, w, bar_h, color[c.name], html_escape(b.series), b.workers, html_escape(c.name), num(c.points));
+          "stroke-width=\"1\"><title>{} at {} workers, {}: {} points{}</title></rect>\n",
+          xa, y, w, bar_h, color[c.name], html_escape(b.series), b.workers, html_escape(c.name), num(c.points),
+          html_escape(c.note));
       if (w >= 36) {
         out +=
             fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\" fill=\"{}\" font-size=\"12\">{}</text>\n",

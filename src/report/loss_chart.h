@@ -16,6 +16,9 @@ namespace scaleprof::report {
 struct LossChartCause {
   std::string name;   // "communication", "idle", "everything else", "unattributed", ...
   double points = 0;  // percentage points of efficiency (may be negative)
+  // Added to the bar's tooltip: the cause's named parts and the pipeline bubble's ideal, in the exclusive
+  // split ("; of it in the exclusive split: all-to-all imbalance 3.2 points"); "" for none.
+  std::string note{};
 };
 
 struct LossChartBar {

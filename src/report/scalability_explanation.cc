@@ -133,6 +133,26 @@ std::string main_what(const analysis::MainLossCause& main, const analysis::Scale
   return main.name;
 }
 
+// "20.4 % of the profiled steps at 2 workers (p=2, m=4: ideal 20.0 %)": the bubble beside its schedule's ideal.
+std::string bubble_at(int64_t workers, int64_t stages, int64_t micro_batches, double fraction, double ideal) {
+  if (stages <= 0) return fmt::format("none at {} worker{} (no pipeline)", workers, workers_word(workers));
+  std::string out = fmt::format("{:.1f} % of the profiled steps at {} worker{} (p={}", fraction * 100.0, workers,
+                                workers_word(workers), stages);
+  if (micro_batches > 0 && std::isfinite(ideal)) {
+    return out + fmt::format(", m={}: ideal (p-1)/(m+p-1) {:.1f} %)", micro_batches, ideal * 100.0);
+  }
+  return out + ", m unknown)";
+}
+
+std::string pipeline_detail(const analysis::LossCause& c, const analysis::ScaleLoss& l) {
+  std::string out = fmt::format("the stages' wait for their neighbours at the pipeline's sends and receives: {}, {}",
+                                bubble_at(l.n0, c.stages0, c.micro_batches0, c.step_fraction0, c.ideal_fraction0),
+                                bubble_at(l.n1, c.stages1, c.micro_batches1, c.step_fraction1, c.ideal_fraction1));
+  if (std::isfinite(c.ideal_points))
+    out += fmt::format("; at the ideal it would cost {} points", fmt_pts(c.ideal_points));
+  return out;
+}
+
 }  // namespace
 
 std::string cause_detail(const analysis::LossCause& c, const analysis::ScaleLoss& l) {
@@ -156,13 +176,18 @@ std::string cause_detail(const analysis::LossCause& c, const analysis::ScaleLoss
   }
   if (c.name == analysis::kCommunicationCause) {
     std::string out = "collectives no computation hides";
-    // Its named parts (all-to-all imbalance): inside communication's points, not beside them.
-    for (const analysis::CauseDetail& d : c.details) {
+    // Its named parts (all-to-all imbalance, FSDP's exposed collectives): inside communication's points, not
+    // beside them. The text names the first four; the JSON's parts list has them all.
+    constexpr size_t kNamed = 4;
+    for (size_t i = 0; i < c.details.size() && i < kNamed; ++i) {
+      const analysis::CauseDetail& d = c.details[i];
       out += fmt::format("; of it, {}: {} to {} per epoch ({} points)", d.name, seconds_text(d.seconds0),
                          seconds_text(d.seconds1), fmt_pts(d.points));
     }
+    if (c.details.size() > kNamed) out += fmt::format("; {} more parts", c.details.size() - kNamed);
     return out;
   }
+  if (c.name == analysis::kPipelineBubbleCause) return pipeline_detail(c, l);
   if (c.name == analysis::kWaitingCause) {
     return c.rank >= 0 ? fmt::format("the others waited most for rank {}", c.rank)
                        : std::string("at the collectives matched across ranks");
@@ -177,6 +202,10 @@ std::string cause_detail(const analysis::LossCause& c, const analysis::ScaleLoss
 std::string gain_detail(const analysis::CauseGain& g, const analysis::ScaleLoss& l) {
   if (g.name == analysis::kOutsideStepsCause) {
     return "the time outside the steps shrunk with the workers (its excess removed; no model needed)";
+  }
+  if (g.name == analysis::kPipelineBubbleCause) {
+    return "the pipeline bubble's growth removed (its excess in the exclusive split; the model does not replay the "
+           "schedule)";
   }
   if (g.name == analysis::kWaitingCause) {
     return g.rank >= 0 ? fmt::format("rank {}'s work between collectives capped at the other ranks' median", g.rank)

@@ -75,6 +75,12 @@ struct TraceSums {
   // Of step_communication_ns: what the imbalance of the viewed rank's all-to-alls cost (latency x (1 -
   // mean / max) over the pairs, analysis/all_to_all_cost.h), per step at most its exposed communication.
   int64_t step_alltoall_imbalance_ns = 0;
+  // Of step_communication_ns: the viewed rank's pipeline bubble, its wait for a neighbouring stage at the
+  // P2P sends and receives (analysis/pipeline_bubbles.h), per step at most its exposed communication; and
+  // the ideal bubble of its pipeline's schedule, (p-1)/(m+p-1) of the same steps (0 where m is unknown).
+  // Both 0 without a pipeline.
+  int64_t step_pipeline_bubble_ns = 0;
+  int64_t step_pipeline_ideal_ns = 0;
 };
 
 // `*into += from`, field by field, all or nothing: false (and *into unchanged) when a sum would leave
@@ -101,7 +107,9 @@ inline bool add_checked(TraceSums* into, const TraceSums& from) {
                      scaleprof::add_checked(&s.step_optimizer_ns, from.step_optimizer_ns) &&
                      scaleprof::add_checked(&s.step_host_overhead_ns, from.step_host_overhead_ns) &&
                      scaleprof::add_checked(&s.step_idle_ns, from.step_idle_ns) &&
-                     scaleprof::add_checked(&s.step_alltoall_imbalance_ns, from.step_alltoall_imbalance_ns);
+                     scaleprof::add_checked(&s.step_alltoall_imbalance_ns, from.step_alltoall_imbalance_ns) &&
+                     scaleprof::add_checked(&s.step_pipeline_bubble_ns, from.step_pipeline_bubble_ns) &&
+                     scaleprof::add_checked(&s.step_pipeline_ideal_ns, from.step_pipeline_ideal_ns);
   if (exact) *into = s;
   return exact;
 }
@@ -135,6 +143,14 @@ struct RankWait {
 struct OperatorTime {
   std::string name;
   int64_t self_ns = 0;
+};
+
+// A named part of the decomposed rank's exposed communication (TraceSums::step_communication_ns), over its
+// decomposed steps: FSDP/ZeRO's exposed collectives per process group, phase and type
+// (analysis/exposed_collectives.h), e.g. "allgather, forward, group 0 [0, 1]". Nanoseconds.
+struct CommunicationPart {
+  std::string name;
+  int64_t ns = 0;
 };
 
 struct RunData {
@@ -185,6 +201,13 @@ struct RunData {
   // Per profiled step, the rank the others waited for at the matched collectives (profiler traces);
   // empty without traces or waits.
   std::vector<WaitedForStep> waited_for;
+  // The pipeline the decomposed rank is a stage of (analysis/pipeline_bubbles.h): p stages and m
+  // micro-batches per step (-1 unknown); 0 stages where its traces show no pipeline schedule.
+  int64_t pipeline_stages = 0;
+  int64_t pipeline_micro_batches = -1;
+  // Parts of the decomposed rank's exposed communication named apart (CommunicationPart); empty without
+  // FSDP/ZeRO collectives.
+  std::vector<CommunicationPart> communication_parts;
 };
 
 // A run that failed (status failed, or interrupted: its process ended without recording an end) is no

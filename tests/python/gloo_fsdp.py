@@ -10,6 +10,10 @@ spends D ms more inside that layer's all-gather, and a rank not delayed waits fo
 (D ms less the time it arrives after them, which depends on the other work on the machine).
 Only the forward all-gather is slowed (the training loop marks the forward pass; FSDP gathers under
 no_grad in both passes, so grad mode cannot tell them apart). Compute is untouched: the known answer of tests/python/test_fsdp_exposed.py.
+
+With --root the same loop is a recorded scaleprof run (scaleprof.Run, experiment "fsdp", strategy "fsdp2":
+--epochs epochs of --steps steps timed, the first epoch profiled into the run's traces/), for the
+scalability report's "where scaling is lost" (tests/python/test_fsdp_scaling_loss.py).
 """
 import argparse
 import time
@@ -48,7 +52,9 @@ class Stack(torch.nn.Module):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--trace-dir", required=True)
+    parser.add_argument("--trace-dir")
+    parser.add_argument("--root", help="record a scaleprof run under this root instead of writing to --trace-dir")
+    parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--width", type=int, default=256)
@@ -73,17 +79,36 @@ def main():
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     x = torch.randn(args.batch, args.width)
 
-    when = schedule(wait=0, warmup=1, active=args.steps - 1)
-    with profile(activities=[ProfilerActivity.CPU], schedule=when,
-                 on_trace_ready=tensorboard_trace_handler(args.trace_dir), record_shapes=True) as prof:
-        for _ in range(args.steps):
-            optimizer.zero_grad()
-            in_forward["now"] = True
-            loss = model(x).square().mean()
-            in_forward["now"] = False
-            loss.backward()
-            optimizer.step()
-            prof.step()
+    def one_step():
+        optimizer.zero_grad()
+        in_forward["now"] = True
+        loss = model(x).square().mean()
+        in_forward["now"] = False
+        loss.backward()
+        optimizer.step()
+
+    if args.root:
+        import contextlib
+
+        import scaleprof
+        with scaleprof.Run(experiment="fsdp", strategy="fsdp2", root=args.root) as rec:
+            for epoch in range(args.epochs):
+                prof = (rec.torch_profiler(wait=0, warmup=1, active=args.steps - 1, record_shapes=True)
+                        if epoch == 0 else contextlib.nullcontext())
+                dist.barrier()
+                with prof, rec.epoch(epoch):
+                    for _ in range(args.steps):
+                        with rec.step():
+                            one_step()
+                        if epoch == 0:
+                            prof.step()
+    else:
+        when = schedule(wait=0, warmup=1, active=args.steps - 1)
+        with profile(activities=[ProfilerActivity.CPU], schedule=when,
+                     on_trace_ready=tensorboard_trace_handler(args.trace_dir), record_shapes=True) as prof:
+            for _ in range(args.steps):
+                one_step()
+                prof.step()
     dist.barrier()
     dist.destroy_process_group()
 

@@ -15,6 +15,10 @@ hanging without them; not tried again here), inputs of the later stages and outp
 requires_grad (without, the first stage got no gradient: "Output gradient: None"), and the loss
 function given to the schedule on every rank, not only the last (without it the first stage never ran
 its backward: the schedule runs the backward only where it has a loss function). The run fails unless every stage's weight got a non-zero gradient.
+
+With --root the first run of --runs is instead a recorded scaleprof run (scaleprof.Run, experiment "pipeline",
+strategy "pp-SCHEDULE-mM"): --epochs epochs of --steps steps timed, the first epoch's steps profiled into the
+run's traces/, for the scalability report's "where scaling is lost".
 """
 import argparse
 import os
@@ -57,8 +61,8 @@ class Stage(nn.Module):
         return TimedMatmul.apply(x, self.w, self.fwd_s, self.bwd_s)
 
 
-def run(args, rank, world, schedule_name, m, slow_rank, slow_ms, trace_dir):
-    """One training run of --steps steps with its own model, stage and schedule; traces into trace_dir."""
+def make_step(args, rank, world, schedule_name, m, slow_rank, slow_ms):
+    """One stage's model and schedule; returns (the gradient norms seen so far, a function running one step)."""
     torch.manual_seed(rank)
     extra = slow_ms if rank == slow_rank else 0.0
     model = Stage((args.fwd_ms + extra) / 1000.0, (args.bwd_ms + extra) / 1000.0)
@@ -75,33 +79,70 @@ def run(args, rank, world, schedule_name, m, slow_rank, slow_ms, trace_dir):
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
     x = torch.randn(m * ROWS_PER_MICRO_BATCH, HIDDEN)
     target = torch.randn(m * ROWS_PER_MICRO_BATCH, HIDDEN)
+    grad_norms = []
 
+    def one_step():
+        optimizer.zero_grad()
+        if rank == 0:
+            pipe.step(x)
+        elif rank == world - 1:
+            pipe.step(target=target)
+        else:
+            pipe.step()
+        grad_norms.append(0.0 if model.w.grad is None else model.w.grad.norm().item())
+        optimizer.step()
+
+    return grad_norms, one_step
+
+
+def check_gradients(rank, grad_norms, where):
+    if min(grad_norms) <= 0.0:
+        raise SystemExit(f"rank {rank}: the stage's backward did not run in {where} (gradient norms {grad_norms})")
+    print(f"rank {rank}: {where}: gradient norms {grad_norms}", flush=True)
+
+
+def run(args, rank, world, schedule_name, m, slow_rank, slow_ms, trace_dir):
+    """One training run of --steps steps with its own model, stage and schedule; traces into trace_dir."""
+    grad_norms, one_step = make_step(args, rank, world, schedule_name, m, slow_rank, slow_ms)
     # Step 0 is not profiled (the first transfers), step 1 warms up, the rest are recorded; the
     # analyses leave the last out.
     when = schedule(wait=1, warmup=1, active=args.steps - 2, repeat=1)
-    grad_norms = []
     with profile(activities=[ProfilerActivity.CPU], schedule=when,
                  on_trace_ready=tensorboard_trace_handler(trace_dir), record_shapes=True) as prof:
         for _ in range(args.steps):
-            optimizer.zero_grad()
-            if rank == 0:
-                pipe.step(x)
-            elif rank == world - 1:
-                pipe.step(target=target)
-            else:
-                pipe.step()
-            grad_norms.append(0.0 if model.w.grad is None else model.w.grad.norm().item())
-            optimizer.step()
+            one_step()
             prof.step()
     dist.barrier()
-    if min(grad_norms) <= 0.0:
-        raise SystemExit(f"rank {rank}: the stage's backward did not run in {trace_dir} (gradient norms {grad_norms})")
-    print(f"rank {rank}: {trace_dir}: gradient norms {grad_norms}", flush=True)
+    check_gradients(rank, grad_norms, trace_dir)
+
+
+def recorded_run(args, rank, world, schedule_name, m, slow_rank, slow_ms):
+    """The same training as a recorded scaleprof run: epochs and steps timed, the first epoch profiled (its
+    first step warms up, the rest recorded; the analyses leave the last out)."""
+    import contextlib
+
+    import scaleprof
+    grad_norms, one_step = make_step(args, rank, world, schedule_name, m, slow_rank, slow_ms)
+    with scaleprof.Run(experiment="pipeline", strategy=f"pp-{schedule_name}-m{m}", root=args.root) as rec:
+        for epoch in range(args.epochs):
+            prof = (rec.torch_profiler(wait=0, warmup=1, active=args.steps - 1, record_shapes=True)
+                    if epoch == 0 else contextlib.nullcontext())
+            dist.barrier()
+            with prof, rec.epoch(epoch):
+                for _ in range(args.steps):
+                    with rec.step():
+                        one_step()
+                    if epoch == 0:
+                        prof.step()
+    dist.barrier()
+    check_gradients(rank, grad_norms, args.root)
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--trace-dir", required=True)
+    parser.add_argument("--trace-dir")
+    parser.add_argument("--root", help="record the first of --runs as a scaleprof run under this root")
+    parser.add_argument("--epochs", type=int, default=2)
     # Runs one after the other in the same processes (torch's import and the process group once):
     # SCHEDULE:M or SCHEDULE:M:SLOW_RANK:SLOW_MS, each into TRACE_DIR/SCHEDULE-mM[-slowR].
     parser.add_argument("--runs", default="gpipe:4")
@@ -117,6 +158,9 @@ def main():
         parts = spec.split(":")
         schedule_name, m = parts[0], int(parts[1])
         slow_rank, slow_ms = (int(parts[2]), float(parts[3])) if len(parts) == 4 else (-1, 0.0)
+        if args.root:
+            recorded_run(args, rank, world, schedule_name, m, slow_rank, slow_ms)
+            break
         name = f"{schedule_name}-m{m}" + (f"-slow{slow_rank}" if slow_rank >= 0 else "")
         run(args, rank, world, schedule_name, m, slow_rank, slow_ms, os.path.join(args.trace_dir, name))
     dist.destroy_process_group()

@@ -30,10 +30,11 @@ def runs(tmp_path_factory, scaleprof_cli):
                "--small", str(SMALL)]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=training_env())
         assert proc.returncode == 0, proc.stdout + proc.stderr
-    out = subprocess.run([str(scaleprof_cli), "report", "--no-plots", "--format", "json", "--root", str(root)],
-                         capture_output=True, text=True, timeout=180)
+    html = root / "report.html"
+    out = subprocess.run([str(scaleprof_cli), "report", "--no-plots", "--format", "json", "--root", str(root),
+                          "--html", str(html), "--no-trace-pages"], capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr
-    return {"report": json.loads(out.stdout), "root": root}
+    return {"report": json.loads(out.stdout), "root": root, "html": html.read_text()}
 
 
 def traces_of(root, nproc):
@@ -90,3 +91,6 @@ def test_alltoall_imbalance_is_a_part_of_communication(runs, scaleprof_cli):
     assert part["seconds_per_epoch_to"] == pytest.approx(expected, rel=1e-3)
     # Not vacuous: the imbalance is most of the exposed communication (32 MB one way against 4 KB the others).
     assert part["seconds_per_epoch_to"] > 0.3 * comm["seconds_per_epoch_to"]
+    # HTML: the table's column (the loss chart names the part in its communication bar's tooltip where the
+    # chart shows the exclusive split: tests/pipeline_loss_test.cc; here the what-if gains lead it).
+    assert "Of communication: all-to-all imbalance" in runs["html"]

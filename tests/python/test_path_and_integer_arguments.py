@@ -1,6 +1,6 @@
 """Issue 30, item 6: paths are taken as os.fsencode bytes with NUL refused, at one conversion
 (python/path_argument.h) that every binding taking a path uses, and integer arguments as any
-__index__ integer at one conversion (analysis._index). Before: a non-UTF-8 path gave pybind11's raw
+__index__ integer at one conversion (_arguments._index). Before: a non-UTF-8 path gave pybind11's raw
 "Unable to cast", a NUL in a trace_files path was accepted and the name cut there, and
 critical_path_analysis refused the numpy integers the other methods take."""
 import os
