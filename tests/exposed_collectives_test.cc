@@ -190,6 +190,81 @@ TEST(ExposedCollectives, StepWithoutCollectivesSaysSo) {
   EXPECT_EQ(e.notes[0], "no collective call in the analysed steps");
 }
 
+// One DeepSpeed ZeRO-3 step on gloo with the Python frames with_stack=True records, named as DeepSpeed
+// 0.19.8 names them (docs/fsdp.md): Linear_2's forward fetch, a backward fetch (its pre-backward hook,
+// no module frame), the gradients' reduce-scatter at the end of engine.backward after the autograd
+// engine's last op, and the norm's all-reduce in engine.step before the torch optimizer's step.
+trace::RankTrace zero3_step(bool python_frames) {
+  HostTraceBuilder b;
+  auto py = [&](std::string_view name, int64_t ts, int64_t dur) {
+    if (python_frames) b.op(name, ts, dur, 1, trace::kNone, trace::Category::kPythonFunction);
+  };
+  b.annotation("ProfilerStep#1", 0, 20000);
+  py("nn.Module: DeepSpeedEngine_0", 100, 7900);
+  py("deepspeed/runtime/engine.py(2982): forward", 110, 7800);
+  py("nn.Module: Linear_2", 200, 2000);
+  py("deepspeed/runtime/zero/parameter_offload.py(358): _pre_forward_module_hook", 210, 1300);
+  py("deepspeed/runtime/zero/partitioned_param_coordinator.py(307): fetch_sub_module", 220, 1280);
+  py("deepspeed/runtime/zero/partition_parameters.py(1539): all_gather_coalesced", 300, 400);
+  b.op("aten::cat", 310, 50);
+  b.op("c10d::_allgather_base_", 400, 100);
+  b.annotation("gloo:all_gather", 450, 1000, 2);
+  py("deepspeed/runtime/zero/partition_parameters.py(760): wait", 800, 650);
+  b.op("LinearFunctionForZeroStage3", 1600, 300);
+  py("deepspeed/runtime/engine.py(3381): backward", 8000, 8000);
+  b.op("autograd::engine::evaluate_function: PreBackwardFunctionForModuleBackward", 8100, 1000);
+  py("deepspeed/runtime/zero/partitioned_param_coordinator.py(307): fetch_sub_module", 8150, 800);
+  b.op("c10d::_allgather_base_", 8200, 50);
+  b.annotation("gloo:all_gather", 8250, 500, 2);
+  b.op("autograd::engine::evaluate_function: LinearFunctionForZeroStage3Backward", 9200, 500);
+  b.op("aten::copy_", 11000, 100);  // the epilogue's gradient copies: the autograd engine is done
+  py("deepspeed/runtime/zero/stage3.py(1911): __avg_scatter_grads", 12000, 1000);
+  py("/src/DeepSpeed/deepspeed/runtime/comm/coalesced_collectives.py(79): reduce_scatter_coalesced", 12050, 900);
+  b.op("c10d::_reduce_scatter_base_", 12100, 100);
+  b.annotation("gloo:all_reduce", 12200, 600, 2);
+  py("deepspeed/runtime/engine.py(3567): step", 16000, 3000);
+  b.op("c10d::allreduce_", 16100, 50);
+  b.annotation("gloo:all_reduce", 16150, 200, 2);
+  b.annotation("Optimizer.step#SGD.step", 17000, 1000);
+  b.op("aten::add_", 17100, 500);
+  return b.take();
+}
+
+TEST(ExposedCollectives, DeepSpeedZero3PhaseAndLayerFromItsFrames) {
+  const RankExposedCollectives e = exposed_collectives(zero3_step(true), false, 0);
+  EXPECT_EQ(e.calls, 4);
+  EXPECT_EQ(e.labelled, 0);  // no FSDP label
+  const ExposedRow* fwd = exposed_row_of(e.layers, StepPhase::kForward, "allgather", "Linear_2");
+  ASSERT_NE(fwd, nullptr);
+  EXPECT_EQ(fwd->span_ns, 1150);     // all_gather_coalesced's start (300) to gloo's end (1450)
+  EXPECT_EQ(fwd->exposed_ns, 1100);  // less aten::cat, the copy-in
+  const ExposedRow* bwd = exposed_row_of(e.layers, StepPhase::kBackward, "allgather", "");
+  ASSERT_NE(bwd, nullptr);
+  EXPECT_EQ(bwd->span_ns, 550);  // no wrapper frame: the c10d op (8200) to gloo's end (8750)
+  // After the autograd engine's last op and another op: phases.h alone says other; engine.backward says backward.
+  const ExposedRow* rs = exposed_row_of(e.layers, StepPhase::kBackward, "reduce_scatter", "");
+  ASSERT_NE(rs, nullptr);
+  EXPECT_EQ(rs->span_ns, 750);  // reduce_scatter_coalesced (12050) to gloo's end (12800)
+  EXPECT_EQ(rs->exposed_ns, 750);
+  const ExposedRow* ar = exposed_row_of(e.layers, StepPhase::kOptimizer, "allreduce", "");
+  ASSERT_NE(ar, nullptr);
+  EXPECT_EQ(ar->span_ns, 250);
+  ASSERT_EQ(e.notes.size(), 1U);
+  EXPECT_EQ(e.notes[0].rfind("1 DeepSpeed ZeRO-3 parameter fetch(es) outside any nn.Module call", 0), 0U);
+}
+
+TEST(ExposedCollectives, DeepSpeedZero3WithoutPythonFramesSaysWhatIsMissing) {
+  const RankExposedCollectives e = exposed_collectives(zero3_step(false), false, 0);
+  EXPECT_EQ(e.calls, 4);
+  for (const ExposedRow& r : e.layers) EXPECT_EQ(r.layer, "");
+  // By phases.h's rule alone: the epilogue's reduce-scatter and engine.step's all-reduce are other.
+  EXPECT_NE(exposed_row_of(e.layers, StepPhase::kOther, "reduce_scatter", ""), nullptr);
+  EXPECT_NE(exposed_row_of(e.layers, StepPhase::kOther, "allreduce", ""), nullptr);
+  ASSERT_EQ(e.notes.size(), 1U);
+  EXPECT_NE(e.notes[0].find("DeepSpeed ZeRO-3 without Python frames"), std::string::npos);
+  EXPECT_NE(e.notes[0].find("with_stack=True"), std::string::npos);
+}
+
 TEST(ExposedCollectives, FsdpLayerFromLabels) {
   EXPECT_EQ(fsdp_layer("FSDP::all_gather (layers.3)"), "layers.3");
   EXPECT_EQ(fsdp_layer("FSDP::post_backward_reduce (model.blocks.0.attn)"), "model.blocks.0.attn");

@@ -587,7 +587,7 @@ class TraceAnalysis:
 
     def get_exposed_collectives(self, ranks: Optional[List[int]] = None, top: int = 10) -> Dict[str, Any]:
         """Exposed all-gather, reduce-scatter and all-reduce time per rank, process group, phase and FSDP
-        layer (`scaleprof trace fsdp`, docs/fsdp.md): tables `fsdp` (per group x phase x collective),
+        layer or DeepSpeed ZeRO-3 module (`scaleprof trace fsdp`, docs/fsdp.md): tables `fsdp` (per group x phase x collective),
         `fsdp_layers` (the `top` most exposed per rank; 0: all) and `fsdp_ranks`."""
         return self.get_report("fsdp", ranks=ranks, top=top)
     def get_pipeline(self) -> Dict[str, Any]:

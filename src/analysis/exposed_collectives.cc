@@ -68,7 +68,47 @@ struct IssueContext {
   bool fsdp = false;
   bool calls_collective = false;  // the FSDP label is FSDP's own all-gather or reduce: the call's span starts there
   bool inside_issue = false;
+  // DeepSpeed ZeRO, from the Python frames with_stack=True records (docs/fsdp.md):
+  int64_t ds_call = -1;    // the innermost DeepSpeed collective wrapper (copy-in included): the span starts there
+  int64_t ds_module = -1;  // the `nn.Module: …` frame enclosing a ZeRO parameter fetch: the layer
+  bool ds_fetch = false;   // issued by ZeRO-3's fetch_sub_module (forward or backward)
+  int ds_phase = -1;       // StepPhase of the innermost DeepSpeedEngine forward/backward/step frame
 };
+
+// The function of a Python frame of DeepSpeed ("deepspeed/runtime/zero/stage3.py(1911): __avg_scatter_grads"
+// gives "__avg_scatter_grads" and "deepspeed/runtime/zero/stage3.py"), or "" for other frames. The path
+// is relative to site-packages in a pip install, absolute in a source checkout: matched by its tail.
+struct PyFrame {
+  std::string_view file;
+  std::string_view function;
+};
+PyFrame deepspeed_frame(std::string_view name) {
+  const size_t at = name.find("deepspeed/");
+  const size_t paren = name.find(".py(");
+  const size_t colon = name.find("): ");
+  if (at == std::string_view::npos || paren == std::string_view::npos || colon == std::string_view::npos ||
+      paren < at || colon < paren) {
+    return {};
+  }
+  return {name.substr(at, paren + 3 - at), name.substr(colon + 3)};
+}
+
+// DeepSpeed's functions that wrap one collective with its copy-in or copy-out (0.19's ZeRO-3 parameter
+// all-gather and gradient reduce-scatter, ZeRO-1/2's gradient all-reduce and post-step parameter
+// all-gather): the call's span starts there, as FSDP's label starts it.
+bool deepspeed_wraps_collective(std::string_view function) {
+  return function == "all_gather_coalesced" || function == "reduce_scatter_coalesced" ||
+         function == "allreduce_bucket" || function == "all_gather_dp_groups";
+}
+
+// The phase the DeepSpeedEngine's own entry points mean: engine(x), engine.backward(loss), engine.step().
+int deepspeed_engine_phase(const PyFrame& f) {
+  if (!f.file.ends_with("deepspeed/runtime/engine.py")) return -1;
+  if (f.function == "forward") return static_cast<int>(StepPhase::kForward);
+  if (f.function == "backward") return static_cast<int>(StepPhase::kBackward);
+  if (f.function == "step") return static_cast<int>(StepPhase::kOptimizer);
+  return -1;
+}
 
 }  // namespace
 
@@ -124,6 +164,15 @@ BusyCoverage sweep_thread(const trace::RankTrace& t, std::vector<uint32_t> rows,
       for (auto f = stack.rbegin(); f != stack.rend(); ++f) {
         const std::string_view name = t.name(f->row);
         if (is_issue_op(name, ev.cat[f->row])) c.inside_issue = true;
+        if (ev.cat[f->row] == Category::kPythonFunction) {
+          if (c.ds_fetch && c.ds_module < 0 && name.starts_with("nn.Module: ")) c.ds_module = f->row;
+          const PyFrame py = deepspeed_frame(name);
+          if (py.function.empty()) continue;
+          if (c.ds_call < 0 && deepspeed_wraps_collective(py.function)) c.ds_call = f->row;
+          if (py.function == "fetch_sub_module") c.ds_fetch = true;
+          if (c.ds_phase < 0) c.ds_phase = deepspeed_engine_phase(py);
+          continue;
+        }
         if (ev.cat[f->row] != Category::kUserAnnotation || profiler_step_number(name).has_value()) continue;
         if (name.starts_with("FSDP::") && !c.fsdp) {
           c.label = f->row;
@@ -178,6 +227,20 @@ void attribute_instants(std::vector<ExposedCall>* calls, const std::map<int64_t,
     auto it = busy.find(c.lane);
     c.exposed_ns = (b - a) - (it == busy.end() ? 0 : it->second.covered(a, b));
   }
+}
+
+// ZeRO-3's autograd functions, which every ZeRO-3 trace has, whether or not it has Python frames.
+bool zero_ops_without_stack(const trace::RankTrace& t) {
+  const trace::EventTable& ev = t.events;
+  bool zero3 = false;
+  for (size_t i = 0; i < ev.size(); ++i) {
+    if (ev.cat[i] == Category::kPythonFunction) return false;
+    if (!zero3 && ev.cat[i] == Category::kCpuOp) {
+      const std::string_view name = t.name(i);
+      zero3 = name == "PreBackwardFunctionForModule" || name.starts_with("LinearFunctionForZeroStage3");
+    }
+  }
+  return zero3;
 }
 
 }  // namespace
@@ -307,8 +370,9 @@ RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool i
       c.issue_ns = ev.ts[r];
       c.lane = ev.track[r];
       c.context = context;
-      c.span_start =
-          context.calls_collective ? std::min(ev.ts[static_cast<size_t>(context.label)], ev.ts[r]) : ev.ts[r];
+      c.span_start = ev.ts[r];
+      if (context.calls_collective) c.span_start = std::min(ev.ts[static_cast<size_t>(context.label)], c.span_start);
+      if (context.ds_call >= 0) c.span_start = std::min(ev.ts[static_cast<size_t>(context.ds_call)], c.span_start);
       c.span_end = ev.end(r);
       c.duration_ns = ev.dur[r];
       c.type = canonical_collective_type(trace.name(r));
@@ -342,6 +406,7 @@ RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool i
   // Totals and layers over the analysed steps.
   using Key = std::tuple<std::string, std::string, int, std::string, std::string>;
   std::map<Key, ExposedRow> totals, layers;
+  int64_t unnamed_fetches = 0, deepspeed_calls = 0;
   std::vector<std::pair<Key, ExposedCallEnd>> call_keys;  // keep_calls
   auto add = [](ExposedRow& row, const ExposedCall& c) {
     ++row.calls;
@@ -353,11 +418,22 @@ RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool i
   for (const ExposedCall& c : calls) {
     const StepPhaseSpans* step = step_of(c.issue_ns);
     if (step == nullptr) continue;
-    const StepPhase phase = step->phase_at(c.issue_ns);
+    // DeepSpeed's engine says which of its calls issued the collective: ZeRO reduces gradients at the
+    // end of engine.backward, after the autograd engine's last op, and all-reduces norms and gathers
+    // parameters in engine.step before and after the torch optimizer's own step.
+    const StepPhase phase =
+        c.context.ds_phase >= 0 ? static_cast<StepPhase>(c.context.ds_phase) : step->phase_at(c.issue_ns);
     const std::string group = c.meta != nullptr ? c.meta->group : "";
     const std::string ranks = c.meta != nullptr ? c.meta->group_ranks : "";
-    const std::string layer =
-        c.context.fsdp ? fsdp_layer(trace.name(static_cast<size_t>(c.context.label))) : std::string();
+    std::string layer;
+    if (c.context.fsdp) {
+      layer = fsdp_layer(trace.name(static_cast<size_t>(c.context.label)));
+    } else if (c.context.ds_module >= 0) {
+      layer = trace.name(static_cast<size_t>(c.context.ds_module)).substr(std::string_view("nn.Module: ").size());
+    } else if (c.context.ds_fetch) {
+      ++unnamed_fetches;
+    }
+    if (c.context.ds_phase >= 0) ++deepspeed_calls;
     ++out.calls;
     if (c.context.fsdp) ++out.labelled;
     add_or_unknown(&out.exposed_ns, c.exposed_ns);
@@ -375,6 +451,17 @@ RankExposedCollectives exposed_collectives(const trace::RankTrace& trace, bool i
     l.layer = layer;
   }
   if (out.calls == 0) out.notes.emplace_back("no collective call in the analysed steps");
+  if (unnamed_fetches > 0) {
+    out.notes.push_back(fmt::format(
+        "{} DeepSpeed ZeRO-3 parameter fetch(es) outside any nn.Module call (backward: DeepSpeed's pre-backward "
+        "hook runs in the autograd engine): layer (none), the trace does not name the module",
+        unnamed_fetches));
+  }
+  if (deepspeed_calls == 0 && zero_ops_without_stack(trace)) {
+    out.notes.emplace_back(
+        "DeepSpeed ZeRO-3 without Python frames: no layers, and the gradient reduction at the end of "
+        "engine.backward and the collectives of engine.step fall in phase other; profile with with_stack=True");
+  }
   for (auto& [key, row] : totals) out.totals.push_back(std::move(row));
   for (auto& [key, row] : layers) out.layers.push_back(std::move(row));
   std::stable_sort(out.layers.begin(), out.layers.end(),

@@ -1,6 +1,6 @@
 // Exposed collectives of one rank per process group, phase and layer (`scaleprof trace fsdp`, issue 33):
 // which all-gather, reduce-scatter or all-reduce the training thread (CPU) or the device (GPU) waited
-// for, in forward, backward or the optimizer, and for which FSDP-wrapped module.
+// for, in forward, backward or the optimizer, and for which FSDP-wrapped module or DeepSpeed ZeRO-3 module.
 //
 // Each collective call of an analysed step (phases.h's steps) has a span and an exposed part:
 // * CPU (gloo; no communication kernels in the trace): the call is the `c10d::*` op on the thread that
@@ -24,7 +24,16 @@
 // launch), its phase the phase of that instant (phases.h). Its label is the innermost user annotation
 // enclosing the issue on its thread that names FSDP's work (`FSDP::…`), else the innermost other one
 // (ProfilerStep#N excepted); its layer the module FSDP names in it: `(fqn)` at the end or `for fqn`
-// (`(root)` for FSDP's label without one), "" without an FSDP label. Type and process group come from
+// (`(root)` for FSDP's label without one), "" without an FSDP label.
+// DeepSpeed ZeRO (its Python frames, which only with_stack=True records; docs/fsdp.md): a CPU call's
+// span starts at the DeepSpeed function wrapping the collective (`all_gather_coalesced`,
+// `reduce_scatter_coalesced`, `allreduce_bucket`, `all_gather_dp_groups`) when one encloses it; its
+// phase is that of the innermost DeepSpeedEngine `forward`/`backward`/`step` frame enclosing the issue
+// (ZeRO reduces gradients at the end of engine.backward, after the autograd engine's last op, and
+// all-reduces norms and gathers parameters in engine.step outside the torch optimizer's step), else
+// phases.h's; its layer the `nn.Module: <Class>_<n>` frame enclosing ZeRO-3's `fetch_sub_module` (""
+// for a fetch outside any module call: ZeRO-3's backward fetches, counted in a note).
+// Type and process group come from
 // the collective's metadata (collective_calls.h: record_param_comms / kernel args, else the trace's
 // only process group); the type of a CPU call from its c10d op (gloo runs reduce_scatter as an
 // all_reduce). Durations are the collective's own (the gloo span or kernel), else the c10d op's.

@@ -71,8 +71,8 @@ TraceReport fsdp_tables(const engine::RankStore& ranks) {
 
   Table layers;
   layers.title =
-      "Most exposed collectives per layer (the module FSDP's record_function label names; (none): no FSDP "
-      "label), most exposed first per rank";
+      "Most exposed collectives per layer (the module FSDP's record_function label names, or the nn.Module "
+      "whose DeepSpeed ZeRO-3 parameter fetch issued it; (none): neither), most exposed first per rank";
   layers.columns = fsdp_row_columns(true);
   layers.set_importance(Importance::kKey, {"rank", "phase", "type", "layer"});
   layers.set_importance(Importance::kUseful, {"group", "group_ranks", "span_us", "bytes"});
