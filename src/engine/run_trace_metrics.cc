@@ -308,7 +308,7 @@ void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& o
       continue;
     }
     const engine::ReducedRanks& reduced = streamed.value();
-    for (const std::string& e : reduced.set.errors) data->errors.push_back(e);
+    for (const Diagnostic& e : reduced.set.errors) data->errors.push_back(e.text());
     if (parts.empty()) continue;
     const analysis::CollectiveRows& rows = reduced.rows;
 

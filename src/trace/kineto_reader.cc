@@ -140,7 +140,7 @@ Result<RankTrace> finish_read(const std::string& path, const ParseOptions& optio
   auto whole = parse_kineto_trace(path, text.value(), options);
   if (whole) {
     whole.value().stats.compressed_bytes = in->compressed_bytes();
-    if (!in->warning().empty()) whole.value().warnings.push_back(in->warning());
+    if (!in->warning().empty()) whole.value().warnings.push_back(diagnostic(Severity::kWarning, in->warning()));
   }
   if (!whole && !too_large) return streamed;  // the streaming error has the better offset
   return whole;
