@@ -152,9 +152,7 @@ class ScaleprofRunReader : RunDataReader {
     if (!wanted_run(folder, run.name)) return;
     // What collect's reader rejected (lines, files) is an error here (exit code 3); a torn last line or
     // a rank that never wrote is a warning. The reader's severity decides, never the wording.
-    for (const Diagnostic& w : in.warnings) {
-      (w.severity == Severity::kError ? data_.errors : data_.warnings).push_back(w.text());
-    }
+    for (const Diagnostic& w : in.warnings) sink_.add(w);
     run.strategy = in.strategy();
     // run.json's world size wins; a rank that says otherwise is inconsistent data. Values outside
     // 1 .. kMaxWorkers are corrupt: they are errors, never used.
