@@ -828,12 +828,13 @@ TEST(ScalabilityReport, ItwinaiProfilingSumsPastInt64SkipTheLine) {
                                      ":9225: the sum of self_cuda_time_total overflows; line skipped"));
   EXPECT_TRUE(contains(a.errors, root / "computation-data/ddp_4_0.csv" +
                                      ":9226: the sum of self_cuda_time_total overflows; line skipped"));
-  // The place is a field of its own: the file and line, apart from what is wrong there.
+  // The place is a field of its own: the file and line, apart from what is wrong there (the first
+  // line skipped).
   const auto overflow = std::find_if(a.errors.begin(), a.errors.end(), [](const Diagnostic& d) {
     return d.message == "the sum of self_cuda_time_total overflows; line skipped";
   });
   ASSERT_NE(overflow, a.errors.end());
-  EXPECT_EQ(overflow->where, root / "computation-data/ddp_4_0.csv" + ":9226");
+  EXPECT_EQ(overflow->where, root / "computation-data/ddp_4_0.csv" + ":9225");
   EXPECT_EQ(overflow->severity, Severity::kError);
 }
 

@@ -32,7 +32,7 @@ double RunDataSink::checked_reading(double value, std::string_view column, const
 tables::ScalabilityData RunDataSink::take() {
   for (const auto& [file, count] : bad_readings_) {
     if (count > kReadingWarningsPerFile) {
-      warn(fmt::format("{}: {} more out-of-range GPU reading(s) ignored", file, count - kReadingWarningsPerFile));
+      warn(file, fmt::format("{} more out-of-range GPU reading(s) ignored", count - kReadingWarningsPerFile));
     }
   }
   return std::move(data_);
