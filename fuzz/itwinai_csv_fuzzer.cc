@@ -12,8 +12,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
-  std::vector<std::string> warnings;
-  std::vector<std::string> errors;
+  std::vector<scaleprof::Diagnostic> warnings;
+  std::vector<scaleprof::Diagnostic> errors;
   for (bool appended : {false, true}) {
     const scaleprof::importers::CsvFile csv =
         scaleprof::importers::parse_csv(input, "fuzz.csv", appended, &warnings, &errors);

@@ -308,7 +308,7 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
   // on with the others and exits 3), each line naming the file and the place in it.
   if (!result.set.errors.empty() || !result.any_read) {
     std::string message = result.any_read ? "some traces could not be read" : "no trace could be read";
-    for (const std::string& e : result.set.errors) message += "\n  " + e;
+    for (const Diagnostic& e : result.set.errors) message += "\n  " + e.text();
     if (result.set.files.empty()) message += fmt::format(" (no trace file in {})", fmt::join(paths, ", "));
     throw ScaleprofError(utf8_message(message));
   }
@@ -328,7 +328,7 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
   out["tables"] = tables;
   out["files"] = string_list(result.set.files);
   out["ranks"] = ranks_read;
-  out["warnings"] = string_list(result.set.warnings);
+  out["warnings"] = string_list(texts(result.set.warnings));
   out["notes"] = string_list(result.repair_notes);
   out["overlays"] = string_list(result.overlays);
   return out;
@@ -362,7 +362,7 @@ py::dict trace_what_if(py::handle paths_arg, py::handle what_ifs_arg, unsigned t
   pipeline::TraceWhatIf w = unwrap(std::move(*result));
   if (!w.read.set.errors.empty()) {
     std::string message = "some traces could not be read";
-    for (const std::string& e : w.read.set.errors) message += "\n  " + e;
+    for (const Diagnostic& e : w.read.set.errors) message += "\n  " + e.text();
     throw ScaleprofError(utf8_message(message));
   }
   py::dict tables;
@@ -372,7 +372,7 @@ py::dict trace_what_if(py::handle paths_arg, py::handle what_ifs_arg, unsigned t
   py::dict out;
   out["tables"] = tables;
   out["files"] = string_list(w.read.set.files);
-  out["warnings"] = string_list(w.read.set.warnings);
+  out["warnings"] = string_list(texts(w.read.set.warnings));
   return out;
 }
 
@@ -380,7 +380,7 @@ py::dict trace_what_if(py::handle paths_arg, py::handle what_ifs_arg, unsigned t
 void check_read(const trace::StreamedSet& set) {
   if (set.errors.empty()) return;
   std::string message = "some traces could not be read";
-  for (const std::string& e : set.errors) message += "\n  " + e;
+  for (const Diagnostic& e : set.errors) message += "\n  " + e.text();
   throw ScaleprofError(utf8_message(message));
 }
 
@@ -417,7 +417,7 @@ py::dict trace_potential_stragglers(py::handle paths_arg, py::handle rank_files_
   out["tables"] = tables_dict(r.report);
   out["stragglers"] = stragglers;
   out["note"] = py::str(r.result.note);
-  out["warnings"] = string_list(r.set.warnings);
+  out["warnings"] = string_list(texts(r.set.warnings));
   return out;
 }
 
@@ -445,7 +445,7 @@ py::dict trace_kernel_sequences(py::handle paths_arg, py::handle rank_files_arg,
   }
   py::dict out;
   out["tables"] = tables_dict(r.report);
-  out["warnings"] = string_list(r.set.warnings);
+  out["warnings"] = string_list(texts(r.set.warnings));
   return out;
 }
 
@@ -468,7 +468,7 @@ py::dict trace_annotated_kernels(py::handle paths_arg, py::handle rank_files_arg
   }
   py::dict out;
   out["tables"] = tables_dict(r.report);
-  out["warnings"] = string_list(r.set.warnings);
+  out["warnings"] = string_list(texts(r.set.warnings));
   return out;
 }
 
@@ -502,7 +502,7 @@ py::dict trace_annotation_breakdown(py::handle paths_arg, py::handle rank_files_
   py::dict out;
   out["tables"] = tables_dict(r.report);
   out["present"] = present;
-  out["warnings"] = string_list(r.set.warnings);
+  out["warnings"] = string_list(texts(r.set.warnings));
   return out;
 }
 
@@ -527,7 +527,7 @@ py::dict trace_cupti_counters(py::handle paths_arg, py::handle rank_files_arg, p
   py::dict out;
   out["tables"] = tables_dict(r.report);
   out["errors"] = errors;
-  out["warnings"] = string_list(r.set.warnings);
+  out["warnings"] = string_list(texts(r.set.warnings));
   return out;
 }
 
@@ -551,7 +551,7 @@ py::dict trace_diff(py::handle a_arg, py::handle b_arg, py::handle warmup_arg, p
   pipeline::DiffReport d = unwrap(std::move(*result));
   std::string message;
   for (const pipeline::DiffSideRead* side : {&d.a, &d.b}) {
-    for (const std::string& e : side->set.errors) message += "\n  " + side->info.label + ": " + e;
+    for (const Diagnostic& e : side->set.errors) message += "\n  " + side->info.label + ": " + e.text();
   }
   if (!message.empty() || !d.complete) {
     for (const Diagnostic& p : d.problems) {
@@ -563,7 +563,7 @@ py::dict trace_diff(py::handle a_arg, py::handle b_arg, py::handle warmup_arg, p
   std::vector<std::string> warnings;
   for (const Diagnostic& p : d.problems) problems.push_back(p.text());
   for (const pipeline::DiffSideRead* side : {&d.a, &d.b}) {
-    for (const std::string& w : side->set.warnings) warnings.push_back(side->info.label + ": " + w);
+    for (const Diagnostic& w : side->set.warnings) warnings.push_back(side->info.label + ": " + w.text());
   }
   py::dict tables;
   for (size_t i = 0; i < d.report.tables.size(); ++i) {

@@ -180,9 +180,9 @@ TEST(MlflowFileStoreHardening, RemoteArtifactRootIsOneWarning) {
   const tables::ScalabilityData& d = data.value();
   EXPECT_TRUE(d.errors.empty()) << joined(d.errors);
   ASSERT_EQ(d.warnings.size(), 1u) << joined(d.warnings);
-  EXPECT_NE(d.warnings[0].find("2 runs with 's3:' artifact URIs"), std::string::npos) << d.warnings[0];
-  EXPECT_NE(d.warnings[0].find("a (on-s3)"), std::string::npos) << d.warnings[0];
-  EXPECT_EQ(d.warnings[0].find("bucket"), std::string::npos) << d.warnings[0];
+  EXPECT_NE(d.warnings[0].text().find("2 runs with 's3:' artifact URIs"), std::string::npos) << d.warnings[0];
+  EXPECT_NE(d.warnings[0].text().find("a (on-s3)"), std::string::npos) << d.warnings[0];
+  EXPECT_EQ(d.warnings[0].text().find("bucket"), std::string::npos) << d.warnings[0];
   ASSERT_NE(run_named(d, "on-s3"), nullptr);
   EXPECT_EQ(run_named(d, "on-s3")->epochs.size(), 2u);
 }
@@ -386,8 +386,9 @@ TEST(MlflowSqliteHardening, ProxiedArtifactsDegradeOrResolve) {
   EXPECT_TRUE(data.value().errors.empty()) << joined(data.value().errors);
   ASSERT_EQ(data.value().runs.size(), 2u);
   ASSERT_EQ(data.value().warnings.size(), 1u) << joined(data.value().warnings);
-  EXPECT_NE(data.value().warnings[0].find("2 runs with 'mlflow-artifacts:' artifact URIs, which cannot be read here"),
-            std::string::npos)
+  EXPECT_NE(
+      data.value().warnings[0].text().find("2 runs with 'mlflow-artifacts:' artifact URIs, which cannot be read here"),
+      std::string::npos)
       << data.value().warnings[0];
 
   s.write("mlartifacts/1/r1/artifacts/torch_profiling_averages/torch_profiling_averages.csv",
@@ -402,8 +403,9 @@ TEST(MlflowSqliteHardening, ProxiedArtifactsDegradeOrResolve) {
   EXPECT_EQ(served->computation->computation_ns, 300000);
   EXPECT_EQ(served->computation->total_ns, 400000);
   ASSERT_EQ(resolved.value().warnings.size(), 1u);
-  EXPECT_NE(resolved.value().warnings[0].find("1 run with 'mlflow-artifacts:' artifact URIs"), std::string::npos);
-  EXPECT_NE(resolved.value().warnings[0].find("r2 (elsewhere)"), std::string::npos);
+  EXPECT_NE(resolved.value().warnings[0].text().find("1 run with 'mlflow-artifacts:' artifact URIs"),
+            std::string::npos);
+  EXPECT_NE(resolved.value().warnings[0].text().find("r2 (elsewhere)"), std::string::npos);
 }
 
 // Finding 22: scaleprof's profiling artifact of a CPU-only (gloo) run has no self device time; its

@@ -369,7 +369,7 @@ TEST(MlflowSamples, RoundTripKeepsTheRunDirectorysSamples) {
   ASSERT_TRUE(from_dir.ok()) << from_dir.error().message;
   using Epochs = std::vector<std::pair<int64_t, double>>;
   EXPECT_EQ(samples_by_run(from_dir.value()).at("rt"), (Epochs{{0, 80}, {1, 64}, {2, -1}, {3, 32}}));
-  const std::vector<std::string>& errors = from_dir.value().errors;
+  const std::vector<std::string> errors = texts(from_dir.value().errors);
   EXPECT_TRUE(any_contains(errors, "rank-00000/epochs.csv:4: samples -3 is negative; samples ignored"))
       << joined(errors);
   EXPECT_TRUE(any_contains(errors, "rank-00000/epochs.csv:5: samples '12.5' is not a whole number; samples ignored"))

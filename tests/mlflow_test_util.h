@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/diagnostic.h"
+
 namespace scaleprof::testing {
 
 inline bool any_contains(const std::vector<std::string>& lines, const std::string& part) {
@@ -20,6 +22,15 @@ inline std::string joined(const std::vector<std::string>& lines) {
   std::string out;
   for (const std::string& l : lines) out += l + "\n";
   return out;
+}
+
+// The same over diagnostics: their texts, as a user reads them.
+inline bool any_contains(const std::vector<Diagnostic>& lines, const std::string& part) {
+  return any_contains(texts(lines), part);
+}
+
+inline std::string joined(const std::vector<Diagnostic>& lines) {
+  return joined(texts(lines));
 }
 
 inline void exec(sqlite3* db, const std::string& sql) {

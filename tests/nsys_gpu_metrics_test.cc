@@ -137,7 +137,7 @@ TEST_F(NsysGpuMetrics, SummaryShowsTheUtilizationTrack) {
   EXPECT_TRUE(std::holds_alternative<std::monostate>(track[1][7].value));
   // Two skipped rows, said once.
   bool warned = false;
-  for (const std::string& w : streamed.value().set.warnings) {
+  for (const std::string& w : texts(streamed.value().set.warnings)) {
     warned |= w.find("GPU_METRICS: 2 row(s) skipped (1 without a number, 1 of a metric") != std::string::npos;
   }
   EXPECT_TRUE(warned);

@@ -164,7 +164,7 @@ INSERT INTO StringIds VALUES (1, 'good'), ('x', 'text id'), (2, NULL), (3, x'414
   EXPECT_EQ(t.name(1), "nsys string 2");
   EXPECT_EQ(t.name(2), "nsys string 3");
   std::string all;
-  for (const std::string& w : t.warnings) all += w + "\n";
+  for (const std::string& w : texts(t.warnings)) all += w + "\n";
   EXPECT_NE(all.find("table StringIds: 1 row(s) without an integer id skipped"), std::string::npos) << all;
   EXPECT_NE(all.find("table StringIds: 2 row(s) without a text value skipped"), std::string::npos) << all;
 }

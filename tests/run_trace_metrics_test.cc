@@ -187,7 +187,7 @@ TEST(TraceStage, StreamedRanksGiveTheWholeLoadFigures) {
   engine::TraceStageOptions options;
   options.threads = 2;
   engine::add_trace_metrics(&data, options);
-  for (const std::string& e : data.errors) ADD_FAILURE() << e;
+  for (const Diagnostic& e : data.errors) ADD_FAILURE() << e;
   for (size_t i = 0; i < runs.size(); ++i) {
     SCOPED_TRACE(runs[i].front());
     expect_same(data.runs[i], whole_load(runs[i]));

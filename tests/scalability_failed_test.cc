@@ -101,7 +101,7 @@ TEST(ScalabilityFailed, FailedSmallestScaleIsShownAndTheBaselineIsTheNextComplet
                              "of it, so it has no "
                              "figures and the strategy's baseline is its smallest scale that completed");
   bool warned = false;
-  for (const std::string& w : a.warnings) {
+  for (const std::string& w : texts(a.warnings)) {
     warned |= w == gloo_b +
                        ": run failed (status failed, exit 137); left out: gloo at 1 worker(s) has 1 run(s) that "
                        "did not fail, which are used";

@@ -34,6 +34,10 @@ inline bool contains(const std::vector<std::string>& lines, const std::string& p
   return false;
 }
 
+inline bool contains(const std::vector<Diagnostic>& lines, const std::string& part) {
+  return contains(texts(lines), part);
+}
+
 // The number in column `key` of the row of (strategy, workers) in the table named `table`.
 inline double table_value(const std::vector<ReportSection>& sections, const std::string& table,
                           const std::string& strategy, int64_t workers, const std::string& key) {

@@ -2,6 +2,7 @@
 // checked against values worked out by hand (in the comments).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "analysis/scalability.h"
@@ -224,6 +225,14 @@ TEST(ScalabilityReport, ItwinaiProfilingSumsPastInt64SkipTheLine) {
                                      ":9225: the sum of self_cuda_time_total overflows; line skipped"));
   EXPECT_TRUE(contains(a.errors, root / "computation-data/ddp_4_0.csv" +
                                      ":9226: the sum of self_cuda_time_total overflows; line skipped"));
+  // The place is a field of its own: the file and line, apart from what is wrong there (the first
+  // line skipped).
+  const auto overflow = std::find_if(a.errors.begin(), a.errors.end(), [](const Diagnostic& d) {
+    return d.message == "the sum of self_cuda_time_total overflows; line skipped";
+  });
+  ASSERT_NE(overflow, a.errors.end());
+  EXPECT_EQ(overflow->where, root / "computation-data/ddp_4_0.csv" + ":9225");
+  EXPECT_EQ(overflow->severity, Severity::kError);
 }
 
 TEST(ScalabilityReport, ItwinaiInconsistentProbingInterval) {
@@ -244,8 +253,8 @@ TEST(ScalabilityReport, ItwinaiInconsistentProbingInterval) {
 }
 
 TEST(ScalabilityReport, CsvParserQuotesAndTornLines) {
-  std::vector<std::string> warnings;
-  std::vector<std::string> errors;
+  std::vector<Diagnostic> warnings;
+  std::vector<Diagnostic> errors;
   CsvFile f = parse_csv("a,b\n\"x,\"\"y\"\"\",2\n\"multi\nline\",3\n1,2,3\n4", "f.csv", true, &warnings, &errors);
   ASSERT_EQ(f.rows.size(), 2u);
   EXPECT_EQ(f.rows[0][0], "x,\"y\"");
@@ -253,8 +262,11 @@ TEST(ScalabilityReport, CsvParserQuotesAndTornLines) {
   EXPECT_EQ(f.lines[1], 3);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0], "f.csv:5: 3 fields, the header has 2; line skipped");
+  EXPECT_EQ(errors[0].where, "f.csv:5");  // the place apart from the problem
+  EXPECT_EQ(errors[0].severity, Severity::kError);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_EQ(warnings[0], "f.csv:6: torn last line (the writer stopped mid-record); line skipped");
+  EXPECT_EQ(warnings[0].severity, Severity::kWarning);
   // Not appended (itwinai's whole-file CSVs): a last line without newline is a record.
   warnings.clear();
   CsvFile g = parse_csv("a,b\r\n1,2", "g.csv", false, &warnings, &errors);

@@ -3,6 +3,7 @@
 // scalability_report_itwinai_test.cc).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "analysis/scalability.h"
@@ -554,6 +555,11 @@ TEST(ScalabilityReport, BadDataNamesFileAndLine) {
   EXPECT_TRUE(contains(a.errors, epochs + ":3: a required field is missing or not a number; line skipped"));
   EXPECT_TRUE(contains(a.warnings, epochs + ":5: torn last line"));
   EXPECT_TRUE(contains(a.errors, root / "exp/r/rank-00001/rank.json" + ": world_size 4 contradicts run.json's 2"));
+  // The run-directory importer keeps the file apart from the problem, as an error (exit code 3).
+  EXPECT_TRUE(std::any_of(a.errors.begin(), a.errors.end(), [&](const Diagnostic& d) {
+    return d.where == root / "exp/r/rank-00001/rank.json" && d.severity == Severity::kError &&
+           d.message == "world_size 4 contradicts run.json's 2; run.json's is used";
+  }));
   EXPECT_TRUE(contains(a.errors, root / "exp/r/rank-00001/gpu.csv" + ":2: a required field is missing"));
   // The rest is still read: epochs 0 and 2 (max over ranks 3, 2), 1 from rank 1 only: 3, 2, 2 -> 2, 2.
   ASSERT_EQ(a.groups.size(), 1u);

@@ -76,6 +76,10 @@ bool contains(const std::vector<std::string>& lines, const std::string& part) {
   return false;
 }
 
+bool contains(const std::vector<Diagnostic>& lines, const std::string& part) {
+  return contains(texts(lines), part);
+}
+
 const Table* find_table(const std::vector<ReportSection>& sections, const std::string& key) {
   for (const ReportSection& s : sections) {
     for (size_t i = 0; i < s.tables.size(); ++i) {

@@ -129,7 +129,7 @@ TEST(TraceHardening, GarbageAfterTheLastGzipMemberIsReported) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r.value().events.size(), 2U);
   bool reported = false;
-  for (const std::string& w : r.value().warnings) {
+  for (const std::string& w : texts(r.value().warnings)) {
     if (w.find("18 bytes after the end of the gzip data (from compressed byte " + std::to_string(gz.size())) !=
         std::string::npos) {
       reported = true;
@@ -211,7 +211,7 @@ TEST(TraceHardening, HugeValueOutsideTraceEventsIsSkippedNotKept) {
   EXPECT_EQ(r.value().metadata.other[0].first, "small");
   EXPECT_EQ(r.value().metadata.other[0].second, "[1,2]");
   int skipped = 0;
-  for (const std::string& w : r.value().warnings) {
+  for (const std::string& w : texts(r.value().warnings)) {
     if (w.find("larger than 16 MiB; skipped") != std::string::npos) ++skipped;
   }
   EXPECT_EQ(skipped, 2);

@@ -505,15 +505,16 @@ TEST(KinetoReader, BadEventsAreRejectedWithWarningsAndCounted) {
   EXPECT_EQ(t.events.size(), 1u);
   EXPECT_EQ(t.stats.rejected_events, 6u);
   ASSERT_EQ(t.warnings.size(), 6u);
-  EXPECT_NE(t.warnings[0].find(path + ":" + std::to_string(text.find("{\"ph\":\"X\",\"name\":\"negative\""))),
-            std::string::npos)
-      << t.warnings[0];
-  EXPECT_NE(t.warnings[0].find("negative dur"), std::string::npos);
-  EXPECT_NE(t.warnings[1].find("has no dur"), std::string::npos);
-  EXPECT_NE(t.warnings[2].find("overflows int64"), std::string::npos);
-  EXPECT_NE(t.warnings[3].find("invalid ts (soon)"), std::string::npos);
-  EXPECT_NE(t.warnings[4].find("name that is not a string"), std::string::npos);
-  EXPECT_NE(t.warnings[5].find("int64"), std::string::npos);
+  // The place is a field of its own (file:offset of the event), the message says what is wrong.
+  EXPECT_EQ(t.warnings[0].where, path + ":" + std::to_string(text.find("{\"ph\":\"X\",\"name\":\"negative\"")));
+  EXPECT_EQ(t.warnings[0].severity, Severity::kError);  // the event was rejected
+  EXPECT_EQ(t.warnings[0].text(), t.warnings[0].where + ": " + t.warnings[0].message);
+  EXPECT_NE(t.warnings[0].message.find("negative dur"), std::string::npos);
+  EXPECT_NE(t.warnings[1].message.find("has no dur"), std::string::npos);
+  EXPECT_NE(t.warnings[2].message.find("overflows int64"), std::string::npos);
+  EXPECT_NE(t.warnings[3].message.find("invalid ts (soon)"), std::string::npos);
+  EXPECT_NE(t.warnings[4].message.find("name that is not a string"), std::string::npos);
+  EXPECT_NE(t.warnings[5].message.find("int64"), std::string::npos);
 }
 
 // The reader reuses one set of argument fields from event to event and restores only the groups
@@ -683,7 +684,7 @@ TEST(KinetoReader, DeviceNumbersPast32BitsAreNeverTruncated) {
   EXPECT_EQ(t.memory.device_id, (std::vector<int32_t>{-1, 7}));
   EXPECT_EQ(t.stats.rejected_events, 2U);
   std::string all;
-  for (const std::string& w : t.warnings) all += w + "\n";
+  for (const std::string& w : texts(t.warnings)) all += w + "\n";
   EXPECT_NE(all.find("has a Device Type or Device Id outside the 32-bit range; skipped"), std::string::npos) << all;
   ASSERT_EQ(t.device_args.size(), 1U);
   EXPECT_EQ(t.device_args.device[0], -1);

@@ -34,7 +34,8 @@ TEST(TraceSet, RanksFromDistributedInfoFileNamesAndOverrides) {
   EXPECT_EQ(set.value().ranks[1].rank, 3);
   EXPECT_EQ(set.value().ranks[2].rank, 5);
   ASSERT_EQ(set.value().warnings.size(), 1u);
-  EXPECT_NE(set.value().warnings[0].find("numbered rank 0"), std::string::npos);
+  EXPECT_NE(set.value().warnings[0].message.find("numbered rank 0"), std::string::npos);
+  EXPECT_NE(set.value().warnings[0].where.find("nameless"), std::string::npos);  // the file, as the place
   EXPECT_FALSE(set.value().partial());
 
   LoadOptions options;
@@ -87,7 +88,8 @@ TEST(TraceSet, OneBadRankAmongGoodOnesIsPartial) {
   EXPECT_EQ(set.value().ranks[0].rank, 0);
   EXPECT_EQ(set.value().ranks[1].rank, 2);
   ASSERT_EQ(set.value().errors.size(), 1u);
-  EXPECT_NE(set.value().errors[0].find("rank1.json.gz"), std::string::npos);
+  EXPECT_NE(set.value().errors[0].text().find("rank1.json.gz"), std::string::npos);
+  EXPECT_EQ(set.value().errors[0].severity, Severity::kError);
   EXPECT_TRUE(set.value().partial());
 }
 

@@ -240,9 +240,11 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
     if (!g.failed) {
       for (size_t i : g.failed_runs) {
         const RunData& r = data.runs[i];
-        out.warnings.push_back(fmt::format(
-            "{}: run failed ({}); left out: {} at {} worker(s) has {} run(s) that did not fail, which are used", r.path,
-            failure_words(r), g.series, g.workers, g.runs.size()));
+        out.warnings.push_back(diagnostic(
+            Severity::kWarning,
+            fmt::format(
+                "{}: run failed ({}); left out: {} at {} worker(s) has {} run(s) that did not fail, which are used",
+                r.path, failure_words(r), g.series, g.workers, g.runs.size())));
       }
     } else {
       std::string runs;
@@ -250,10 +252,12 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
         const RunData& r = data.runs[i];
         runs += fmt::format("{}{} ({})", runs.empty() ? "" : "; ", r.path, failure_words(r));
       }
-      out.errors.push_back(fmt::format(
-          "{} at {} worker(s): FAILED: every run of it failed: {}; its finished epochs are no measurement of it, so "
-          "it has no figures and the strategy's baseline is its smallest scale that completed",
-          g.series, g.workers, runs));
+      out.errors.push_back(
+          diagnostic(Severity::kError,
+                     fmt::format("{} at {} worker(s): FAILED: every run of it failed: {}; its finished epochs are no "
+                                 "measurement of it, so "
+                                 "it has no figures and the strategy's baseline is its smallest scale that completed",
+                                 g.series, g.workers, runs)));
     }
   }
 
@@ -280,10 +284,10 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
       const std::vector<tables::EpochTime> used = skip_warmup(r.epochs, options.skip_epochs);
       out.run_epochs_used[i] = static_cast<int64_t>(used.size());
       if (!r.epochs.empty() && used.empty()) {
-        out.warnings.push_back(
-            fmt::format("{}: all {} epoch(s) skipped as warm-up (--skip-epochs {}); run not used "
-                        "for epoch times",
-                        r.path, r.epochs.size(), options.skip_epochs));
+        out.warnings.push_back(diagnostic(
+            Severity::kWarning, fmt::format("{}: all {} epoch(s) skipped as warm-up (--skip-epochs {}); run not used "
+                                            "for epoch times",
+                                            r.path, r.epochs.size(), options.skip_epochs)));
       }
       for (const auto& e : used) {
         kept.push_back(e.seconds);
@@ -352,9 +356,10 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
     const std::string& series = g.series;
     const int64_t workers = g.workers;
     auto overflow_warning = [&out, &series, workers](std::string_view sums, std::string_view unused) {
-      out.warnings.push_back(
+      out.warnings.push_back(diagnostic(
+          Severity::kWarning,
           fmt::format("{} at {} workers: the runs' {} summed exceed 292 years of nanoseconds (int64); {} not used",
-                      series, workers, sums, unused));
+                      series, workers, sums, unused)));
     };
     if (traces_overflow) {
       g.traces.reset();
@@ -418,18 +423,23 @@ ScalabilityAnalysis analyse_scalability(const ScalabilityData& data, const Scala
     out.groups.push_back(std::move(g));
   }
 
-  if (data.runs.empty()) out.warnings.emplace_back("No runs found");
-  if (!data.runs.empty() && !any_epochs) out.warnings.emplace_back("No epoch time data found");
-  if (!data.runs.empty() && !any_gpu) out.warnings.emplace_back("No GPU data found");
-  if (!data.runs.empty() && !any_traces) out.warnings.emplace_back("No profiler traces found");
+  if (data.runs.empty()) out.warnings.push_back(diagnostic(Severity::kWarning, "No runs found"));
+  if (!data.runs.empty() && !any_epochs)
+    out.warnings.push_back(diagnostic(Severity::kWarning, "No epoch time data found"));
+  if (!data.runs.empty() && !any_gpu) out.warnings.push_back(diagnostic(Severity::kWarning, "No GPU data found"));
+  if (!data.runs.empty() && !any_traces)
+    out.warnings.push_back(diagnostic(Severity::kWarning, "No profiler traces found"));
   bool any_device_work = false;
   for (const ScaleGroup& g : out.groups) any_device_work |= g.traces && g.traces->span_ns > 0;
   if (any_traces && !any_device_work) {
-    out.warnings.emplace_back("Profiler traces have no GPU work (CPU-only runs): no GPU time split");
+    out.warnings.push_back(
+        diagnostic(Severity::kWarning, "Profiler traces have no GPU work (CPU-only runs): no GPU time split"));
   }
-  if (!data.runs.empty() && !any_computation) out.warnings.emplace_back("No computation data found");
+  if (!data.runs.empty() && !any_computation)
+    out.warnings.push_back(diagnostic(Severity::kWarning, "No computation data found"));
   if (!data.runs.empty() && !any_computation && options.include_communication) {
-    out.warnings.emplace_back("No communication data found");  // itwinai's line under --include-communication
+    out.warnings.push_back(
+        diagnostic(Severity::kWarning, "No communication data found"));  // itwinai's line under --include-communication
   }
 
   // Samples per second and weak or strong scaling first: the loss attribution uses both.

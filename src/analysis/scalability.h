@@ -151,8 +151,8 @@ struct ScalabilityAnalysis {
   std::vector<GpuDeviceRow> devices;
   std::vector<WhatIfRow> what_ifs;                  // per --what-if, series and scale with profiled steps
   std::vector<StragglerCauseRow> straggler_causes;  // per run used, its ranks with slow steps
-  std::vector<std::string> warnings;                // reader warnings plus the report's own ("No GPU data found", ...)
-  std::vector<std::string> errors;                  // reader errors (file:line), and configurations that failed
+  std::vector<Diagnostic> warnings;                 // reader warnings plus the report's own ("No GPU data found", ...)
+  std::vector<Diagnostic> errors;                   // reader errors (file:line), and configurations that failed
   bool any_failed_run = false;                      // some run failed (left out, or its configuration FAILED)
   bool any_failed_group = false;                    // some configuration failed (every run of it)
   std::vector<const RunData*> runs;                 // every run read, in reading order

@@ -49,7 +49,7 @@ void fill_group(const ScalabilityAnalysis& a, ScaleGroup* g) {
 // One series' groups with epoch times, by workers then nodes: its scaling mode, ideal throughput and
 // (weak scaling) weak efficiency; a warning per configuration without samples.
 SeriesThroughput analyse_series(const std::string& name, const std::vector<ScaleGroup*>& timed,
-                                std::vector<std::string>* warnings) {
+                                std::vector<Diagnostic>* warnings) {
   SeriesThroughput s;
   s.series = name;
   std::vector<ScaleGroup*> with;
@@ -59,10 +59,11 @@ SeriesThroughput analyse_series(const std::string& name, const std::vector<Scale
       with.push_back(g);
       continue;
     }
-    warnings->push_back(
+    warnings->push_back(diagnostic(
+        Severity::kWarning,
         fmt::format("{} at {} workers: no epoch has samples from every rank (run.epoch(samples=N) or "
                     "run.step(samples=N)); no throughput there, and weak or strong scaling cannot be told for {}",
-                    name, g->workers, name));
+                    name, g->workers, name)));
     if (missing.empty()) missing = fmt::format("no samples at {} workers", g->workers);
   }
   if (with.empty()) {

@@ -189,9 +189,9 @@ int run_subcommand(const TraceOptions& opt, const Subcommand& sub) {
     return fail_with(streamed.error());
   }
   pipeline::StreamedReport& result = streamed.value();
-  for (const std::string& e : result.set.errors) print_message(stderr, "error", e);
+  for (const Diagnostic& e : result.set.errors) print_message(stderr, "error", e.text());
   if (!opt.quiet) {
-    for (const std::string& w : result.set.warnings) print_message(stderr, "warning", w);
+    for (const Diagnostic& w : result.set.warnings) print_message(stderr, "warning", w.text());
     for (const std::string& n : result.repair_notes) print_message(stderr, "note", n);
   }
   if (!result.any_read) {
@@ -310,11 +310,11 @@ int run_diff(const DiffCommandOptions& opt) {
   const pipeline::DiffReport& d = diffed.value();
   bool partial = false;
   for (const pipeline::DiffSideRead* side : {&d.a, &d.b}) {
-    for (const std::string& e : side->set.errors) print_message(stderr, "error", side->info.label + ": " + e);
+    for (const Diagnostic& e : side->set.errors) print_message(stderr, "error", side->info.label + ": " + e.text());
     partial |= side->set.partial();
     if (opt.quiet) continue;
     for (const std::string& w : side->run_warnings) print_message(stderr, "warning", side->info.label + ": " + w);
-    for (const std::string& w : side->set.warnings) print_message(stderr, "warning", side->info.label + ": " + w);
+    for (const Diagnostic& w : side->set.warnings) print_message(stderr, "warning", side->info.label + ": " + w.text());
     for (const std::string& n : side->repair_notes) print_message(stderr, "note", side->info.label + ": " + n);
   }
   // What the sides do not share is said even with --quiet: it changes what the figures mean.
@@ -375,9 +375,9 @@ int run_what_if(const WhatIfCommandOptions& opt) {
   auto result = pipeline::trace_what_if(opt.paths, opt.what_ifs, load);
   if (!result) return fail_with(result.error());
   const pipeline::TraceWhatIf& w = result.value();
-  for (const std::string& e : w.read.set.errors) print_message(stderr, "error", e);
+  for (const Diagnostic& e : w.read.set.errors) print_message(stderr, "error", e.text());
   if (!opt.quiet) {
-    for (const std::string& x : w.read.set.warnings) print_message(stderr, "warning", x);
+    for (const Diagnostic& x : w.read.set.warnings) print_message(stderr, "warning", x.text());
     for (const std::string& n : w.read.repair_notes) print_message(stderr, "note", n);
   }
   if (w.read.ranks_without_steps > 0) {

@@ -38,9 +38,9 @@ struct HtaExtraOptions {
 int finish_read(bool quiet, const std::string& output, const trace::StreamedSet& set,
                 const std::vector<std::string>& notes, const report::TraceReport& tables,
                 const report::RenderOptions& render) {
-  for (const std::string& e : set.errors) print_message(stderr, "error", e);
+  for (const Diagnostic& e : set.errors) print_message(stderr, "error", e.text());
   if (!quiet) {
-    for (const std::string& w : set.warnings) print_message(stderr, "warning", w);
+    for (const Diagnostic& w : set.warnings) print_message(stderr, "warning", w.text());
     for (const std::string& n : notes) print_message(stderr, "note", n);
   }
   if (const int code = emit(tables, render, output); code != kExitOk) return code;

@@ -27,6 +27,7 @@ struct Diagnostic {
 
   // A diagnostic compares equal to, and prints as, its text.
   friend bool operator==(const Diagnostic& d, std::string_view text) { return d.text() == text; }
+  friend bool operator==(const Diagnostic& a, const Diagnostic& b) = default;
   friend std::ostream& operator<<(std::ostream& out, const Diagnostic& d) { return out << d.text(); }
 };
 

@@ -445,11 +445,12 @@ void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& o
     std::vector<RankParts> parts;  // in rank order once reduced
     auto streamed = engine::reduce_ranks(run.trace_files, load, reduce, every_rank, &parts);
     if (!streamed) {
-      data->errors.push_back(fmt::format("{}: traces not used: {}", run.path, streamed.error().message));
+      data->errors.push_back(
+          diagnostic(Severity::kError, fmt::format("{}: traces not used: {}", run.path, streamed.error().message)));
       continue;
     }
     const engine::ReducedRanks& reduced = streamed.value();
-    for (const std::string& e : reduced.set.errors) data->errors.push_back(e);
+    for (const Diagnostic& e : reduced.set.errors) data->errors.push_back(e);
     if (parts.empty()) continue;
     const analysis::CollectiveRows& rows = reduced.rows;
 
@@ -457,9 +458,10 @@ void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& o
     bool exact = true;
     for (const RankParts& p : parts) exact = tables::add_checked(&sums, p.sums) && exact;
     if (!exact) {
-      data->errors.push_back(
+      data->errors.push_back(diagnostic(
+          Severity::kError,
           fmt::format("{}: traces not used: the {} ranks' times summed exceed 292 years of nanoseconds (int64)",
-                      run.path, parts.size()));
+                      run.path, parts.size())));
       continue;
     }
     const analysis::CollectiveAnalysis matched = analysis::match_collectives(rows);
@@ -476,9 +478,11 @@ void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& o
     }
     run.waited_for = waited_for_steps(rows, matched);
     if (!add_collective_metrics(rows, matched, &run, &sums)) {
-      data->errors.push_back(fmt::format(
-          "{}: collectives across ranks left out: their times summed over ranks pass int64 nanoseconds (292 years)",
-          run.path));
+      data->errors.push_back(diagnostic(
+          Severity::kError,
+          fmt::format(
+              "{}: collectives across ranks left out: their times summed over ranks pass int64 nanoseconds (292 years)",
+              run.path)));
     }
     run.traces = sums;
     for (const RankParts& p : parts) {
@@ -506,14 +510,17 @@ void add_trace_metrics(tables::ScalabilityData* data, const TraceStageOptions& o
         c.ranks = static_cast<int64_t>(parts.size());
         run.computation = c;
       } else {
-        data->errors.push_back(fmt::format(
-            "{}: computation fraction not used: the {} ranks' self times summed exceed 292 years of nanoseconds",
-            run.path, parts.size()));
+        data->errors.push_back(diagnostic(
+            Severity::kError,
+            fmt::format(
+                "{}: computation fraction not used: the {} ranks' self times summed exceed 292 years of nanoseconds",
+                run.path, parts.size())));
       }
     }
     if (parts.size() < static_cast<size_t>(run.workers)) {
-      data->warnings.push_back(fmt::format("{}: traces of {} of {} ranks; fractions are over those ranks", run.path,
-                                           parts.size(), run.workers));
+      data->warnings.push_back(
+          diagnostic(Severity::kWarning, fmt::format("{}: traces of {} of {} ranks; fractions are over those ranks",
+                                                     run.path, parts.size(), run.workers)));
     }
   }
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/csv_reader.h"
+#include "core/diagnostic.h"
 
 namespace scaleprof::importers {
 
@@ -19,7 +20,7 @@ struct CsvFile : CsvText {
 // span lines). With `appended` (files written a line at a time) a last line without '\n' is a torn
 // record: dropped with a warning "path:line: torn last line ...". Rows with a different number of
 // fields than the header are dropped with an error naming the line.
-CsvFile parse_csv(std::string_view text, const std::string& path, bool appended, std::vector<std::string>* warnings,
-                  std::vector<std::string>* errors);
+CsvFile parse_csv(std::string_view text, const std::string& path, bool appended, std::vector<Diagnostic>* warnings,
+                  std::vector<Diagnostic>* errors);
 
 }  // namespace scaleprof::importers

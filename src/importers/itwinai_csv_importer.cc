@@ -91,17 +91,16 @@ class ItwinaiCsvReader : RunDataReader {
     const int64_t option = opt_.gpus_per_node > 0 ? opt_.gpus_per_node : 4;
     if (found.size() != 1) {
       if (found.size() > 1) {
-        warn(fmt::format("{}: the GPU files disagree on GPUs per node ({} and {}); epoch-time rows use {}",
-                         dir.string(), found.begin()->second, found.rbegin()->second, option));
+        warn(dir.string(), fmt::format("the GPU files disagree on GPUs per node ({} and {}); epoch-time rows use {}",
+                                       found.begin()->second, found.rbegin()->second, option));
       }
       return option;
     }
     const auto& [per_node, example] = *found.begin();
     if (opt_.gpus_per_node > 0 && opt_.gpus_per_node != per_node) {
-      warn(
-          fmt::format("{}: --gpus-per-node {} contradicts the GPU data, {} GPUs per node in gpu-energy-data/{}; "
-                      "the data's count is used",
-                      dir.string(), opt_.gpus_per_node, per_node, example));
+      warn(dir.string(), fmt::format("--gpus-per-node {} contradicts the GPU data, {} GPUs per node in "
+                                     "gpu-energy-data/{}; the data's count is used",
+                                     opt_.gpus_per_node, per_node, example));
     }
     return per_node;
   }
@@ -116,8 +115,9 @@ class ItwinaiCsvReader : RunDataReader {
     auto files = trace::expand_trace_paths({traces.string()});
     if (!files || files.value().empty()) return;
     if (runs->size() != 1) {
-      warn(fmt::format("{}: {} configurations in one folder; its traces cannot be matched to one and are not used",
-                       traces.string(), runs->size()));
+      warn(traces.string(),
+           fmt::format("{} configurations in one folder; its traces cannot be matched to one and are not used",
+                       runs->size()));
       return;
     }
     runs->begin()->second.trace_files = std::move(files).value();
@@ -143,8 +143,8 @@ class ItwinaiCsvReader : RunDataReader {
         double seconds = 0;
         if (!parse_int64(row[c[0]], &epoch, kCellNumber) || !parse_double(row[c[1]], &seconds) || std::isnan(seconds) ||
             seconds < 0 || !parse_int64(row[c[3]], &nodes, kCellNumber) || nodes <= 0) {
-          error(fmt::format("{}:{}: epoch_id, time or nodes is not a valid number; line skipped", csv.path,
-                            csv.lines[r]));
+          error(fmt::format("{}:{}", csv.path, csv.lines[r]),
+                "epoch_id, time or nodes is not a valid number; line skipped");
           continue;
         }
         // GPUs per node are only known after the GPU files (below; checked again there); here the bound
@@ -152,12 +152,13 @@ class ItwinaiCsvReader : RunDataReader {
         const int64_t per_node_bound = opt_.gpus_per_node > 0 ? opt_.gpus_per_node : 4;
         const int64_t max_nodes = kMaxWorkers / per_node_bound;
         if (nodes > max_nodes) {
-          error(fmt::format("{}:{}: nodes {} is out of range (1 to {} with --gpus-per-node {}); line skipped", csv.path,
-                            csv.lines[r], nodes, max_nodes, per_node_bound));
+          error(fmt::format("{}:{}", csv.path, csv.lines[r]),
+                fmt::format("nodes {} is out of range (1 to {} with --gpus-per-node {}); line skipped", nodes,
+                            max_nodes, per_node_bound));
           continue;
         }
         if (const std::string why = implausible_value(Quantity::kEpochSeconds, "time", seconds); !why.empty()) {
-          error(fmt::format("{}:{}: {}; line skipped", csv.path, csv.lines[r], why));
+          error(fmt::format("{}:{}", csv.path, csv.lines[r]), fmt::format("{}; line skipped", why));
           continue;
         }
         epoch_rows[{std::string(trim_blanks(row[c[2]])), nodes}].push_back({epoch, seconds});
@@ -197,12 +198,12 @@ class ItwinaiCsvReader : RunDataReader {
             !parse_double(row[c[2]], &power) || !parse_int64(row[c[3]], &local_rank, kCellNumber) ||
             !parse_int64(row[c[4]], &node, kCellNumber) || !parse_int64(row[c[5]], &gpus, kCellNumber) || gpus <= 0 ||
             !parse_double(row[c[7]], &probe) || !(probe > 0)) {
-          error(fmt::format("{}:{}: a value is not a valid number; line skipped", csv.path, csv.lines[r]));
+          error(fmt::format("{}:{}", csv.path, csv.lines[r]), "a value is not a valid number; line skipped");
           continue;
         }
         if (gpus > kMaxWorkers) {
-          error(fmt::format("{}:{}: num_global_gpus {} is out of range (1 to {}); line skipped", csv.path, csv.lines[r],
-                            gpus, kMaxWorkers));
+          error(fmt::format("{}:{}", csv.path, csv.lines[r]),
+                fmt::format("num_global_gpus {} is out of range (1 to {}); line skipped", gpus, kMaxWorkers));
           continue;
         }
         util = checked_reading(util, "utilization", csv.path, csv.lines[r]);
@@ -210,10 +211,10 @@ class ItwinaiCsvReader : RunDataReader {
         const std::string strategy(trim_blanks(row[c[6]]));
         auto [it, inserted] = interval.try_emplace({strategy, gpus}, probe, csv.lines[r]);
         if (!inserted && it->second.first != probe) {
-          error(
-              fmt::format("{}:{}: probing_interval {} differs from {} on line {} (one interval per strategy and "
-                          "GPU count); line skipped",
-                          csv.path, csv.lines[r], probe, it->second.first, it->second.second));
+          error(fmt::format("{}:{}", csv.path, csv.lines[r]),
+                fmt::format("probing_interval {} differs from {} on line {} (one interval per strategy and GPU count); "
+                            "line skipped",
+                            probe, it->second.first, it->second.second));
           continue;
         }
         auto& nodes_seen = gpu_nodes[{strategy, gpus}];
@@ -253,8 +254,9 @@ class ItwinaiCsvReader : RunDataReader {
     const int64_t per_node = gpus_per_node(dir, gpu_nodes);
     for (auto& [key, epochs] : epoch_rows) {
       if (key.second > kMaxWorkers / per_node) {
-        error(fmt::format("{}/epoch-time: {} nodes x {} GPUs per node is out of range (1 to {} workers); rows skipped",
-                          dir.string(), key.second, per_node, kMaxWorkers));
+        error(fmt::format("{}/epoch-time", dir.string()),
+              fmt::format("{} nodes x {} GPUs per node is out of range (1 to {} workers); rows skipped", key.second,
+                          per_node, kMaxWorkers));
         continue;
       }
       tables::RunData& run = itwinai_run(runs, dir, run_id, key.first, key.second * per_node);
@@ -266,7 +268,7 @@ class ItwinaiCsvReader : RunDataReader {
       if (run.nodes == 0) run.nodes = static_cast<int64_t>(seen.first.size());
     }
     attach_itwinai_traces(dir, &runs);
-    if (runs.empty()) warn(fmt::format("{}: itwinai layout folders hold no usable CSV data", dir.string()));
+    if (runs.empty()) warn(dir.string(), "itwinai layout folders hold no usable CSV data");
     for (auto& [key, run] : runs) data_.runs.push_back(std::move(run));
   }
 
@@ -274,7 +276,7 @@ class ItwinaiCsvReader : RunDataReader {
   bool load_csv(const fs::path& path, bool appended, CsvFile* out) {
     std::string text;
     if (!read_text(path, &text)) {
-      error(fmt::format("{}: cannot read", path.string()));
+      error(path.string(), "cannot read");
       return false;
     }
     *out = parse_csv(text, path.string(), appended, &data_.warnings, &data_.errors);

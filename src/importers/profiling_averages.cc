@@ -22,10 +22,10 @@ constexpr const char* kSelfCpuColumn = "self_cpu_time_total";
 
 }  // namespace
 
-bool has_profiling_columns(const CsvFile& csv, std::vector<std::string>* errors) {
+bool has_profiling_columns(const CsvFile& csv, std::vector<Diagnostic>* errors) {
   for (const char* c : kColumns) {
     if (csv.column(c) < 0) {
-      errors->push_back(fmt::format("{}:1: no column '{}'; file skipped", csv.path, c));
+      errors->push_back(Diagnostic{Severity::kError, csv.path + ":1", fmt::format("no column '{}'; file skipped", c)});
       return false;
     }
   }
@@ -34,7 +34,7 @@ bool has_profiling_columns(const CsvFile& csv, std::vector<std::string>* errors)
 
 void add_profiling_rows(const CsvFile& csv,
                         const std::function<tables::ComputationSums&(const ProfilingRowKey&)>& sums_for,
-                        std::vector<std::string>* errors) {
+                        std::vector<Diagnostic>* errors) {
   int c[5];
   for (int i = 0; i < 5; ++i) c[i] = csv.column(kColumns[i]);
   // scaleprof's artifact (mlflow_sync/profiling_artifact.h) adds self CPU time: the basis of the
@@ -50,19 +50,20 @@ void add_profiling_rows(const CsvFile& csv,
     if (!parse_double(row[c[1]], &self_us, kCellNumber) || !std::isfinite(self_us) ||
         !parse_int64(row[c[3]], &gpus, kCellNumber) || gpus <= 0 || !parse_int64(row[c[4]], &rank, kCellNumber) ||
         (cpu_column >= 0 && (!parse_double(row[cpu_column], &cpu_us, kCellNumber) || !std::isfinite(cpu_us)))) {
-      errors->push_back(fmt::format(
-          "{}:{}: self_cuda_time_total, num_gpus, global_rank or self_cpu_time_total is not a valid number; line "
-          "skipped",
-          csv.path, csv.lines[r]));
+      errors->push_back(Diagnostic{
+          Severity::kError, fmt::format("{}:{}", csv.path, csv.lines[r]),
+          "self_cuda_time_total, num_gpus, global_rank or self_cpu_time_total is not a valid number; line skipped"});
       continue;
     }
     const bool cpu_out = !(cpu_us >= 0 && cpu_us <= kMaxSelfTimeUs);
     if (!(self_us >= 0 && self_us <= kMaxSelfTimeUs) || cpu_out || gpus > kMaxWorkers) {
-      errors->push_back(fmt::format("{}:{}: {} is out of range ({}); line skipped", csv.path, csv.lines[r],
-                                    gpus > kMaxWorkers ? fmt::format("num_gpus {}", gpus)
-                                    : cpu_out          ? fmt::format("self_cpu_time_total {}", cpu_us)
-                                                       : fmt::format("self_cuda_time_total {}", self_us),
-                                    gpus > kMaxWorkers ? fmt::format("1 to {}", kMaxWorkers) : "0 to 1e12 us"));
+      errors->push_back(
+          Diagnostic{Severity::kError, fmt::format("{}:{}", csv.path, csv.lines[r]),
+                     fmt::format("{} is out of range ({}); line skipped",
+                                 gpus > kMaxWorkers ? fmt::format("num_gpus {}", gpus)
+                                 : cpu_out          ? fmt::format("self_cpu_time_total {}", cpu_us)
+                                                    : fmt::format("self_cuda_time_total {}", self_us),
+                                 gpus > kMaxWorkers ? fmt::format("1 to {}", kMaxWorkers) : "0 to 1e12 us")});
       continue;
     }
     ProfilingRowKey key{std::string(trim_blanks(row[c[2]])), gpus};
@@ -80,8 +81,8 @@ void add_profiling_rows(const CsvFile& csv,
     // Exact: used_us <= 1e12, so ns <= 1e15 < 2^53. The sums are checked all the same.
     const auto ns = static_cast<int64_t>(std::llround(used_us * 1000.0));
     if (!sums.add_checked(analysis::self_time_sums_of_row(row[c[0]], ns))) {  // all or nothing
-      errors->push_back(
-          fmt::format("{}:{}: the sum of self_cuda_time_total overflows; line skipped", csv.path, csv.lines[r]));
+      errors->push_back(Diagnostic{Severity::kError, fmt::format("{}:{}", csv.path, csv.lines[r]),
+                                   "the sum of self_cuda_time_total overflows; line skipped"});
       continue;
     }
     if (ranks_seen.insert({key.strategy, gpus, rank}).second) ++sums.ranks;

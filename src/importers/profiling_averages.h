@@ -20,7 +20,7 @@ struct ProfilingRowKey {
 };
 
 // True when the file has the columns itwinai's reader expects; otherwise one error naming the file.
-bool has_profiling_columns(const CsvFile& csv, std::vector<std::string>* errors);
+bool has_profiling_columns(const CsvFile& csv, std::vector<Diagnostic>* errors);
 
 // Adds every row to the sums `sums_for(strategy, num_gpus)` returns (self device time in µs as ns;
 // ProfilerStep* rows as the profiler's own time; ATen/c10/autograd rows as computation) and counts
@@ -31,6 +31,6 @@ bool has_profiling_columns(const CsvFile& csv, std::vector<std::string>* errors)
 // line, and skipped (itwinai drops them the same way).
 void add_profiling_rows(const CsvFile& csv,
                         const std::function<tables::ComputationSums&(const ProfilingRowKey&)>& sums_for,
-                        std::vector<std::string>* errors);
+                        std::vector<Diagnostic>* errors);
 
 }  // namespace scaleprof::importers

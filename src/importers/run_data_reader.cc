@@ -130,14 +130,13 @@ class Reader {
     for (const auto& [experiment_dir, runs] : left_out_) {
       std::string names;
       for (const std::string& r : runs) names += (names.empty() ? "" : ", ") + r;
-      warn(
-          fmt::format("{}: left out {} run(s) of SLURM jobs that a later 'scaleprof slurm --force' superseded ({} "
-                      "lists them): {}; --include-superseded keeps them",
-                      experiment_dir, runs.size(), collect::kSupersededJobsFile, names));
+      warn(experiment_dir, fmt::format("left out {} run(s) of SLURM jobs that a later 'scaleprof slurm --force' "
+                                       "superseded ({} lists them): {}; --include-superseded keeps them",
+                                       runs.size(), collect::kSupersededJobsFile, names));
     }
     for (const std::string& dir : skipped_itwinai_) {
-      warn(fmt::format("{}: itwinai CSV data left out: its layout has no experiment name to match --experiment {}", dir,
-                       opt_.experiment));
+      warn(dir, fmt::format("itwinai CSV data left out: its layout has no experiment name to match --experiment {}",
+                            opt_.experiment));
     }
     return Ok{};
   }
@@ -171,7 +170,7 @@ class Reader {
     const std::string path = (experiment_dir / kJobsNotRunFile).string();
     auto text = read_named_file(path, size_t{16} << 20);
     if (const auto* failure = std::get_if<FileReadFailure>(&text)) {
-      if (failure->what != FileReadFailure::What::kMissing) warn(fmt::format("{}: cannot be read", path));
+      if (failure->what != FileReadFailure::What::kMissing) warn(path, "cannot be read");
       return;
     }
     std::vector<std::string> warnings;
@@ -235,7 +234,7 @@ class Reader {
     auto text = read_named_file(path, size_t{16} << 20);
     if (const auto* failure = std::get_if<FileReadFailure>(&text)) {
       if (failure->what != FileReadFailure::What::kMissing) {
-        warn(fmt::format("{}: cannot be read; runs of superseded SLURM jobs may be pooled with the others", path));
+        warn(path, "cannot be read; runs of superseded SLURM jobs may be pooled with the others");
       }
       return it->second;
     }
@@ -256,6 +255,7 @@ class Reader {
   }
 
   void warn(std::string message) { sink_.warn(std::move(message)); }
+  void warn(std::string where, std::string message) { sink_.warn(std::move(where), std::move(message)); }
 
   RunDataSink sink_;
   const ScalabilityReadOptions& opt_;

@@ -24,14 +24,15 @@ double RunDataSink::checked_reading(double value, std::string_view column, const
                                                               : Quantity::kEnergyJ;
   const std::string why = implausible_value(quantity, column, value);
   if (why.empty()) return value;
-  if (++bad_readings_[file] <= kReadingWarningsPerFile) warn(fmt::format("{}:{}: {}; value ignored", file, line, why));
+  if (++bad_readings_[file] <= kReadingWarningsPerFile)
+    data_.warnings.push_back(Diagnostic{Severity::kWarning, fmt::format("{}:{}", file, line), why + "; value ignored"});
   return tables::kNaN;
 }
 
 tables::ScalabilityData RunDataSink::take() {
   for (const auto& [file, count] : bad_readings_) {
     if (count > kReadingWarningsPerFile) {
-      warn(fmt::format("{}: {} more out-of-range GPU reading(s) ignored", file, count - kReadingWarningsPerFile));
+      warn(file, fmt::format("{} more out-of-range GPU reading(s) ignored", count - kReadingWarningsPerFile));
     }
   }
   return std::move(data_);

@@ -22,8 +22,16 @@ class RunDataSink {
 
   const ScalabilityReadOptions& options() const { return opt_; }
   tables::ScalabilityData& data() { return data_; }
-  void error(std::string message) { data_.errors.push_back(std::move(message)); }
-  void warn(std::string message) { data_.warnings.push_back(std::move(message)); }
+  // A problem whose text names its place itself ("file:line: what"), or one with its place apart.
+  void error(std::string text) { data_.errors.push_back(diagnostic(Severity::kError, std::move(text))); }
+  void warn(std::string text) { data_.warnings.push_back(diagnostic(Severity::kWarning, std::move(text))); }
+  void error(std::string where, std::string message) {
+    data_.errors.push_back(Diagnostic{Severity::kError, std::move(where), std::move(message)});
+  }
+  void warn(std::string where, std::string message) {
+    data_.warnings.push_back(Diagnostic{Severity::kWarning, std::move(where), std::move(message)});
+  }
+  void add(Diagnostic d) { (d.severity == Severity::kError ? data_.errors : data_.warnings).push_back(std::move(d)); }
 
   // Whether a run passes --run-names; every name that selects a run is remembered, so that a name
   // selecting nothing can be reported.
@@ -55,6 +63,8 @@ class RunDataReader {
 
   void error(std::string message) { sink_.error(std::move(message)); }
   void warn(std::string message) { sink_.warn(std::move(message)); }
+  void error(std::string where, std::string message) { sink_.error(std::move(where), std::move(message)); }
+  void warn(std::string where, std::string message) { sink_.warn(std::move(where), std::move(message)); }
   double checked_reading(double value, std::string_view column, const std::string& file, int64_t line) {
     return sink_.checked_reading(value, column, file, line);
   }

@@ -140,7 +140,7 @@ class ScaleprofRunReader : RunDataReader {
       // Its epoch times are those of single processes: pooled with real W-rank runs they would be a
       // wrong number, so the run is left out and the reason is an error (exit code 3).
       if (wanted_run(folder, in.info && !in.info->run.empty() ? in.info->run : folder)) {
-        error(fmt::format("{}: left out: {}", dir.string(), in.status_reason));
+        error(dir.string(), fmt::format("left out: {}", in.status_reason));
       }
       return;
     }
@@ -152,9 +152,7 @@ class ScaleprofRunReader : RunDataReader {
     if (!wanted_run(folder, run.name)) return;
     // What collect's reader rejected (lines, files) is an error here (exit code 3); a torn last line or
     // a rank that never wrote is a warning. The reader's severity decides, never the wording.
-    for (const Diagnostic& w : in.warnings) {
-      (w.severity == Severity::kError ? data_.errors : data_.warnings).push_back(w.text());
-    }
+    for (const Diagnostic& w : in.warnings) sink_.add(w);
     run.strategy = in.strategy();
     // run.json's world size wins; a rank that says otherwise is inconsistent data. Values outside
     // 1 .. kMaxWorkers are corrupt: they are errors, never used.
@@ -166,24 +164,25 @@ class ScaleprofRunReader : RunDataReader {
       if (!r.info || !r.info->world_size) continue;
       const int64_t w = *r.info->world_size;
       if (!valid_count(w)) {
-        error(fmt::format("{}/rank.json: world_size {} is out of range (1 to {}); ignored", r.dir, w, kMaxWorkers));
+        error(fmt::format("{}/rank.json", r.dir),
+              fmt::format("world_size {} is out of range (1 to {}); ignored", w, kMaxWorkers));
       } else if (run_world > 0 && w != run_world) {
-        error(fmt::format("{}/rank.json: world_size {} contradicts run.json's {}; run.json's is used", r.dir, w,
-                          run_world));
+        error(fmt::format("{}/rank.json", r.dir),
+              fmt::format("world_size {} contradicts run.json's {}; run.json's is used", w, run_world));
       } else {
         rank_world = std::max(rank_world, w);
       }
     }
     run.workers = run_world > 0 ? run_world : rank_world > 0 ? rank_world : static_cast<int64_t>(in.ranks.size());
     if (declared && run_world == 0) {
-      error(
-          fmt::format("{}/run.json: world_size {} is out of range (1 to {}); {} worker(s) taken from the rank "
-                      "folders instead",
-                      run.path, *declared, kMaxWorkers, run.workers));
+      error(fmt::format("{}/run.json", run.path),
+            fmt::format("world_size {} is out of range (1 to {}); {} worker(s) taken from the rank folders instead",
+                        *declared, kMaxWorkers, run.workers));
     }
     const int64_t nodes = in.info && in.info->nodes ? *in.info->nodes : in.node_count();
     if (nodes != 0 && !valid_count(nodes)) {
-      error(fmt::format("{}/run.json: nodes {} is out of range (1 to {}); ignored", run.path, nodes, kMaxWorkers));
+      error(fmt::format("{}/run.json", run.path),
+            fmt::format("nodes {} is out of range (1 to {}); ignored", nodes, kMaxWorkers));
     }
     run.nodes = valid_count(nodes) ? nodes : 0;
     run.status = in.status;
@@ -202,14 +201,15 @@ class ScaleprofRunReader : RunDataReader {
       for (const collect::EpochRecord& e : r.epochs) {
         if (std::isnan(e.duration_s) ||
             !implausible_value(Quantity::kEpochSeconds, "duration_s", e.duration_s).empty()) {
-          error(fmt::format("{}/epochs.csv:{}: epoch {} has duration_s {}; epoch ignored", r.dir, e.line, e.epoch,
-                            e.duration_s));
+          error(fmt::format("{}/epochs.csv:{}", r.dir, e.line),
+                fmt::format("epoch {} has duration_s {}; epoch ignored", e.epoch, e.duration_s));
           continue;
         }
         auto [seen, first] = first_line.try_emplace(e.epoch, e.line);
         if (!first) {
-          warn(fmt::format("{}/epochs.csv:{}: epoch {} recorded again (first on line {}); the first record is used",
-                           r.dir, e.line, e.epoch, seen->second));
+          warn(fmt::format("{}/epochs.csv:{}", r.dir, e.line),
+               fmt::format("epoch {} recorded again (first on line {}); the first record is used", e.epoch,
+                           seen->second));
           continue;
         }
         if (auto samples = rank_samples.find(e.epoch); samples != rank_samples.end()) {
@@ -222,10 +222,10 @@ class ScaleprofRunReader : RunDataReader {
         // Steps that take longer than their epoch were not timed inside it (another clock, an epoch
         // record written before its steps ended): the split is not used rather than made negative.
         if (t.steps_seconds > t.seconds * (1 + 1e-6)) {
-          warn(
-              fmt::format("{}/steps.csv: the steps of epoch {} sum to {:.6g} s, more than the epoch's {:.6g} s; "
-                          "time outside the steps not used for it",
-                          r.dir, e.epoch, t.steps_seconds, t.seconds));
+          warn(fmt::format("{}/steps.csv", r.dir),
+               fmt::format("the steps of epoch {} sum to {:.6g} s, more than the epoch's {:.6g} s; time outside the "
+                           "steps not used for it",
+                           e.epoch, t.steps_seconds, t.seconds));
           t.steps_seconds = tables::kNaN;
         }
         auto [it, inserted] = epoch_max.try_emplace(e.epoch, t);
@@ -251,7 +251,7 @@ class ScaleprofRunReader : RunDataReader {
     }
     if (run.strategy.empty()) {
       run.strategy = "unknown";
-      warn(fmt::format("{}: no strategy in run.json or rank.json; shown as 'unknown'", run.path));
+      warn(run.path, "no strategy in run.json or rank.json; shown as 'unknown'");
     }
     run.epochs.reserve(epoch_max.size());
     for (auto [epoch, time] : epoch_max) {
@@ -262,14 +262,13 @@ class ScaleprofRunReader : RunDataReader {
       run.epochs.push_back(time);
     }
     if (run.workers <= 0) {
-      error(fmt::format("{}: world size unknown (no run.json, no rank folders); run skipped", run.path));
+      error(run.path, "world size unknown (no run.json, no rank folders); run skipped");
       return;
     }
     // A failed or interrupted run is never used as if it were valid: the analysis leaves it out and
     // says so (tables::run_failed, analysis/scalability.h); other statuses keep their finished epochs.
     if (run.status != "completed" && !tables::run_failed(run)) {
-      warn(fmt::format("{}: run status is {}; its {} finished epoch(s) are used", run.path, run.status,
-                       run.epochs.size()));
+      warn(run.path, fmt::format("run status is {}; its {} finished epoch(s) are used", run.status, run.epochs.size()));
     }
     data_.runs.push_back(std::move(run));
   }

@@ -139,13 +139,13 @@ Result<ReportOutcome> write_report(const ReportOptions& opt, const ReportMessage
   const tables::ScalabilityData& data = result.data;
   const analysis::ScalabilityAnalysis& analysis = result.analysis;
 
-  for (const std::string& e : analysis.errors) message("error", e);
+  for (const Diagnostic& e : analysis.errors) message("error", e.text());
   auto warn = [&](const std::string& w) {
     if (!opt.no_warnings) message("warning", w);
   };
-  for (const std::string& w : analysis.warnings) warn(w);
-  for (const std::string& n : data.notes) {
-    if (!opt.no_warnings) message("note", n);
+  for (const Diagnostic& w : analysis.warnings) warn(w.text());
+  for (const Diagnostic& n : data.notes) {
+    if (!opt.no_warnings) message("note", n.text());
   }
   if (opt.itwinai && !opt.no_warnings) itwinai_notes(opt, result, message);
   if (Status found = runs_found(result); !found) return found.error();

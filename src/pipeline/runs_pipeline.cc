@@ -94,7 +94,7 @@ Result<RunsTable> list_runs(const RunsOptions& opt, const MessageSink& message) 
                        report::Cell::null(), r.layout});
       }
       if (!opt.quiet) {
-        for (const std::string& e : found.value().errors) message("warning", e);
+        for (const Diagnostic& e : found.value().errors) message("warning", e.text());
       }
     }
   }

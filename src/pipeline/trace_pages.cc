@@ -58,17 +58,17 @@ Result<TracePages> write_trace_pages(const tables::ScalabilityData& data, const 
     load.threads = options.threads;
     report::TraceReportOptions report_options;
     auto streamed = stream_report("summary", run.trace_files, load, report_options);
-    std::vector<std::string> errors;
+    std::vector<Diagnostic> errors;
     std::string page;
     if (streamed) {
       StreamedReport& r = streamed.value();
       errors = r.set.errors;
       page = report::render_trace_html(r.report, {{run.path}, r.set.warnings, r.set.errors});
     } else {
-      errors.push_back(streamed.error().message);
+      errors.push_back(diagnostic(Severity::kError, streamed.error().message));
       page = report::render_trace_html({}, {{run.path}, {}, errors});
     }
-    for (const std::string& e : errors) out.errors.push_back(e);
+    for (const Diagnostic& e : errors) out.errors.push_back(e);
     const std::string name = page_name(run, &taken);
     if (Status written = write_output_file(options.folder + "/" + name, page); !written) return written.error();
     report::TraceLink link;

@@ -20,7 +20,7 @@ struct TracePagesOptions {
 
 struct TracePages {
   std::vector<report::TraceLink> links;  // one per run with traces, in the order of data.runs
-  std::vector<std::string> errors;       // traces that could not be read, naming the file (on the pages too)
+  std::vector<Diagnostic> errors;        // traces that could not be read, naming the file (on the pages too)
 };
 
 // The folder of the pages for the report page `html_path`: its name without ".html" and "-traces"

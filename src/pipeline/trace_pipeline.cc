@@ -51,15 +51,17 @@ void add_gpu_metrics(StreamedReport* out, const report::TraceReportOptions& opti
         [&](int64_t type, int64_t metric, int64_t ts, double value) { tracks->add(type, metric, ts, value); },
         &skipped);
     if (!read) {
-      out->set.warnings.push_back(fmt::format("GPU metrics not read: {}", read.error().message));
+      out->set.warnings.push_back(
+          diagnostic(Severity::kWarning, fmt::format("GPU metrics not read: {}", read.error().message)));
       continue;
     }
     if (!read.value() || !tracks) continue;
     if (skipped > 0 || tracks->unnamed() > 0) {
       out->set.warnings.push_back(
-          fmt::format("{}: table GPU_METRICS: {} row(s) skipped ({} without a number, {} of a metric "
-                      "TARGET_INFO_GPU_METRICS does not name)",
-                      path, skipped + tracks->unnamed(), skipped, tracks->unnamed()));
+          Diagnostic{Severity::kWarning, path,
+                     fmt::format("table GPU_METRICS: {} row(s) skipped ({} without a number, {} of a metric "
+                                 "TARGET_INFO_GPU_METRICS does not name)",
+                                 skipped + tracks->unnamed(), skipped, tracks->unnamed())});
     }
     ranks.push_back({rank, tracks->finish()});
   }

@@ -49,12 +49,12 @@ std::string render_scalability_html(const ScalabilityAnalysis& analysis, const s
 
   if (!analysis.warnings.empty()) {
     out += "<section id=\"warnings\">\n<h2>Warnings</h2>\n<div class=\"warn\"><ul>\n";
-    for (const std::string& w : analysis.warnings) out += "<li>" + html_escape(w) + "</li>\n";
+    for (const Diagnostic& w : analysis.warnings) out += "<li>" + html_escape(w.text()) + "</li>\n";
     out += "</ul></div>\n</section>\n";
   }
   if (!analysis.errors.empty()) {
     out += "<section id=\"errors\">\n<h2>Rejected data</h2>\n<div class=\"err\"><ul>\n";
-    for (const std::string& e : analysis.errors) out += "<li>" + html_escape(e) + "</li>\n";
+    for (const Diagnostic& e : analysis.errors) out += "<li>" + html_escape(e.text()) + "</li>\n";
     out += "</ul></div>\n</section>\n";
   }
 

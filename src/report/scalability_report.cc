@@ -560,8 +560,8 @@ std::string render_sections_json(const std::vector<ReportSection>& sections, con
   for (const std::string& line : best_strategy_sentences(analysis)) explanation.push_back(line);
   for (const std::string& line : throughput_sentences(analysis)) explanation.push_back(line);
   out += ",\n" + json_quote("explanation") + ": " + json_string_array(explanation);
-  out += ",\n" + json_quote("warnings") + ": " + json_string_array(analysis.warnings);
-  out += ",\n" + json_quote("errors") + ": " + json_string_array(analysis.errors);
+  out += ",\n" + json_quote("warnings") + ": " + json_string_array(texts(analysis.warnings));
+  out += ",\n" + json_quote("errors") + ": " + json_string_array(texts(analysis.errors));
   return out + "\n}\n";
 }
 

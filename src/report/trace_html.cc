@@ -534,7 +534,7 @@ std::string render_trace_html(const TraceReport& report, const TraceHtmlOptions&
     for (const auto* list : {&options.errors, &options.warnings}) {
       if (list->empty()) continue;
       out += fmt::format("<div class=\"{}\"><ul>\n", list == &options.errors ? "err" : "warn");
-      for (size_t i = 0; i < list->size() && i < 200; ++i) out += "<li>" + html_escape((*list)[i]) + "</li>\n";
+      for (size_t i = 0; i < list->size() && i < 200; ++i) out += "<li>" + html_escape((*list)[i].text()) + "</li>\n";
       if (list->size() > 200) out += fmt::format("<li>... and {} more</li>\n", list->size() - 200);
       out += "</ul></div>\n";
     }

@@ -14,14 +14,15 @@
 #include <string>
 #include <vector>
 
+#include "core/diagnostic.h"
 #include "report/trace_report.h"
 
 namespace scaleprof::report {
 
 struct TraceHtmlOptions {
   std::vector<std::string> inputs;  // the paths given, shown in the header
-  std::vector<std::string> warnings;
-  std::vector<std::string> errors;
+  std::vector<Diagnostic> warnings;
+  std::vector<Diagnostic> errors;
 };
 
 // The page for the tables of `trace summary` (the keys of report_tables()); sections whose tables

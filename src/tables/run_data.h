@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/checked_sum.h"
+#include "core/diagnostic.h"
 #include "tables/epoch_time.h"
 #include "tables/rank_activity.h"
 #include "tables/self_time_sums.h"
@@ -219,9 +220,9 @@ inline bool run_failed(const RunData& run) {
 
 struct ScalabilityData {
   std::vector<RunData> runs;
-  std::vector<std::string> warnings;  // one line each: missing pieces, notes
-  std::vector<std::string> errors;    // "file:line: what is wrong": data that was rejected
-  std::vector<std::string> notes;     // what the importer did that the reader should know (runs it joined)
+  std::vector<Diagnostic> warnings;  // one each: missing pieces, notes
+  std::vector<Diagnostic> errors;    // data that was rejected, with its place ("file:line") where known
+  std::vector<Diagnostic> notes;     // what the importer did that the reader should know (runs it joined)
 };
 
 }  // namespace scaleprof::tables

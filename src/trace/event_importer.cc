@@ -31,7 +31,7 @@ int32_t int32_or_absent(int64_t v) {
 
 void EventImporter::warn(size_t offset, std::string_view message) {
   if (out_->warnings.size() < kMaxWarningsPerFile) {
-    out_->warnings.push_back(fmt::format("{}:{}: {}", path_, offset, message));
+    out_->warnings.push_back(Diagnostic{Severity::kError, fmt::format("{}:{}", path_, offset), std::string(message)});
   } else {
     ++warnings_dropped_;
   }
@@ -508,7 +508,8 @@ simdjson::error_code EventImporter::import_events(od::array events) {
 
 void EventImporter::finish_warnings() {
   if (warnings_dropped_ > 0) {
-    out_->warnings.push_back(fmt::format("{}: {} more warnings like the above not shown", path_, warnings_dropped_));
+    out_->warnings.push_back(Diagnostic{Severity::kNote, std::string(path_),
+                                        fmt::format("{} more warnings like the above not shown", warnings_dropped_)});
     warnings_dropped_ = 0;
   }
 }

@@ -160,6 +160,9 @@ class EventImporter {
 
   // Returns an empty string on success, else the error message.
   std::string import(od::document& doc);
+  // After import() failed: whether the document was an object without a traceEvents array (no repair
+  // of the text can give it one).
+  bool found_no_events() const { return no_events_; }
 
   // Streaming: the text now being parsed is `size` bytes at `base`, which is byte `stream_offset`
   // of the whole document (so messages give offsets into the file's JSON text).
@@ -231,6 +234,7 @@ class EventImporter {
   uint64_t stream_offset_ = 0;
   RankTrace* out_;
   bool left_early_ = false;  // the last import_event returned before reading the whole event
+  bool no_events_ = false;   // import(): the top-level object had no traceEvents
   size_t warnings_dropped_ = 0;
   Summed summed_;
   std::unordered_map<TrackKey, uint32_t, TrackKeyHash> tracks_;

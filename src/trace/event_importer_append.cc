@@ -153,7 +153,7 @@ bool EventImporter::append_part(RankTrace& p, std::vector<StringId>* rank_ids, s
   st.fractional_timestamps |= ps_.fractional_timestamps;
   summed_.dur_ns = summed_dur;
   summed_.memory_bytes = summed_bytes;
-  for (std::string& w : p.warnings) {
+  for (Diagnostic& w : p.warnings) {
     if (t.warnings.size() < kMaxWarningsPerFile) {
       t.warnings.push_back(std::move(w));
     } else {

@@ -124,7 +124,10 @@ std::string EventImporter::import(od::document& doc) {
       }
       if (e) return structural_error(doc, e);
     }
-    if (!saw_events) return fmt::format("{}:0: no traceEvents array in the trace", path_);
+    if (!saw_events) {
+      no_events_ = true;
+      return fmt::format("{}:0: no traceEvents array in the trace", path_);
+    }
   } else {
     return fmt::format("{}:0: the trace is neither a JSON object nor an array", path_);
   }

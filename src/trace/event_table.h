@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/diagnostic.h"
 #include "trace/category.h"
 #include "trace/narrow_column.h"
 #include "trace/string_pool.h"
@@ -213,7 +214,7 @@ struct RankTrace {
   CounterArgsTable counter_args;
   TraceMetadata metadata;
   ReadStats stats;
-  std::vector<std::string> warnings;  // one line each, "file:offset: message"
+  std::vector<Diagnostic> warnings;  // what was skipped or noticed while reading, each with its place
 
   std::string_view name(size_t event) const { return strings.view(events.name[event]); }
   size_t memory_bytes() const;

@@ -15,7 +15,10 @@ namespace scaleprof::trace {
 
 namespace {
 
-Result<RankTrace> parse_once(std::string_view path, const simdjson::padded_string& text) {
+// One parse of the whole text. On failure, *repairable says whether lenient mode's repair of the text
+// could help: not for invalid UTF-8, an empty file or a document without traceEvents.
+Result<RankTrace> parse_once(std::string_view path, const simdjson::padded_string& text, bool* repairable) {
+  *repairable = false;
   RankTrace trace;
   trace.path = std::string(path);
   trace.stats.json_bytes = text.size();
@@ -31,11 +34,18 @@ Result<RankTrace> parse_once(std::string_view path, const simdjson::padded_strin
       return Error{fmt::format("{}:{}: invalid UTF-8", path, bad.value_or(0))};
     }
     if (e == simdjson::EMPTY) return Error{fmt::format("{}:0: empty file (no JSON value)", path)};
+    *repairable = true;
     return Error{fmt::format("{}:0: invalid JSON ({})", path, simdjson::error_message(e))};
   }
   EventImporter importer(path, text, &trace);
-  if (std::string error = importer.import(doc); !error.empty()) return Error{std::move(error)};
-  if (auto status = finalize_trace(&trace); !status) return status.error();
+  if (std::string error = importer.import(doc); !error.empty()) {
+    *repairable = !importer.found_no_events();
+    return Error{std::move(error)};
+  }
+  if (auto status = finalize_trace(&trace); !status) {
+    *repairable = true;  // as any other failure of a parsed document
+    return status.error();
+  }
   return trace;
 }
 
@@ -43,13 +53,9 @@ Result<RankTrace> parse_once(std::string_view path, const simdjson::padded_strin
 
 Result<RankTrace> parse_kineto_trace(std::string_view path, const simdjson::padded_string& text,
                                      const ParseOptions& options) {
-  auto first = parse_once(path, text);
-  if (first.ok() || !options.lenient) return first;
-  const std::string& message = first.error().message;
-  if (message.find("invalid UTF-8") != std::string::npos || message.find("empty file") != std::string::npos ||
-      message.find("no traceEvents") != std::string::npos) {
-    return first;
-  }
+  bool repairable = false;
+  auto first = parse_once(path, text, &repairable);
+  if (first.ok() || !options.lenient || !repairable) return first;
   // Lenient mode: repair the known Kineto defects and try once more; report the original error if
   // the repaired text still does not parse.
   std::string repaired;
@@ -58,7 +64,7 @@ Result<RankTrace> parse_kineto_trace(std::string_view path, const simdjson::padd
   simdjson::padded_string repaired_text(repaired);
   repaired.clear();
   repaired.shrink_to_fit();
-  auto second = parse_once(path, repaired_text);
+  auto second = parse_once(path, repaired_text, &repairable);
   if (!second.ok()) return first;
   second.value().stats.repairs = repairs;
   second.value().stats.json_bytes = text.size();
@@ -140,7 +146,7 @@ Result<RankTrace> finish_read(const std::string& path, const ParseOptions& optio
   auto whole = parse_kineto_trace(path, text.value(), options);
   if (whole) {
     whole.value().stats.compressed_bytes = in->compressed_bytes();
-    if (!in->warning().empty()) whole.value().warnings.push_back(in->warning());
+    if (!in->warning().empty()) whole.value().warnings.push_back(diagnostic(Severity::kWarning, in->warning()));
   }
   if (!whole && !too_large) return streamed;  // the streaming error has the better offset
   return whole;

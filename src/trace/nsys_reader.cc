@@ -99,16 +99,20 @@ class NsysReader {
     if (Status s = read_memset(); !s) return s;
     if (Status s = read_sync(); !s) return s;
     if (tables_read_ == 0) {
-      t_.warnings.push_back(fmt::format("{}: no CUDA or NVTX table in this nsys export; nothing to analyse", path()));
+      t_.warnings.push_back(Diagnostic{Severity::kWarning, std::string(path()),
+                                       "no CUDA or NVTX table in this nsys export; nothing to analyse"});
     }
     if (processes_.size() > 1) {
-      t_.warnings.push_back(fmt::format(
-          "{}: device work of {} processes in one file, read as one rank (export one file per rank to tell them apart)",
-          path(), processes_.size()));
+      t_.warnings.push_back(Diagnostic{
+          Severity::kWarning, std::string(path()),
+          fmt::format("device work of {} processes in one file, read as one rank (export one file per rank to tell "
+                      "them apart)",
+                      processes_.size())});
     }
     for (const auto& [key, count] : problems_) {
       if (t_.warnings.size() >= kMaxWarningsPerFile) break;
-      t_.warnings.push_back(fmt::format("{}: table {}: {} row(s) {}", path(), key.first, count, key.second));
+      t_.warnings.push_back(Diagnostic{Severity::kWarning, std::string(path()),
+                                       fmt::format("table {}: {} row(s) {}", key.first, count, key.second)});
     }
     return Ok{};
   }

@@ -69,9 +69,10 @@ Status StreamingParser::scan_envelope(EnvelopeScanner& scanner, EventImporter& i
         return failed(ParseFailure::kJson, Error{fmt::format("{}:{}: {}", path_, offset, scanner.error())});
       case EnvelopeScanner::Event::kMember: {
         if (!scanner.value_kept()) {
-          trace->warnings.push_back(fmt::format("{}:{}: the value of '{}' ({} bytes) is larger than {} MiB; skipped",
-                                                path_, scanner.value_offset(), scanner.key().substr(0, 80),
-                                                scanner.value_bytes(), kMaxEnvelopeValue >> 20));
+          trace->warnings.push_back(
+              Diagnostic{Severity::kError, fmt::format("{}:{}", path_, scanner.value_offset()),
+                         fmt::format("the value of '{}' ({} bytes) is larger than {} MiB; skipped",
+                                     scanner.key().substr(0, 80), scanner.value_bytes(), kMaxEnvelopeValue >> 20)});
           break;
         }
         std::string bracketed;
@@ -390,7 +391,7 @@ Result<RankTrace> StreamingParser::parse_stream() {
                                     stream_offset(pos_))});
   }
   importer.finish_warnings();
-  if (!in_.warning().empty()) trace.warnings.push_back(in_.warning());
+  if (!in_.warning().empty()) trace.warnings.push_back(diagnostic(Severity::kWarning, in_.warning()));
   trace.stats.json_bytes = stream_offset(len_);
   trace.stats.compressed_bytes = in_.compressed_bytes();
   if (auto status = finalize_trace(&trace); !status) return status.error();

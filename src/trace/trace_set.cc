@@ -129,7 +129,7 @@ Result<StreamedSet> stream_traces(const std::vector<std::string>& paths, const L
 
   // Per file, filled by whichever thread reads it; merged in file order at the end.
   std::vector<std::optional<std::string>> error_of(files.size());
-  std::vector<std::vector<std::string>> warnings_of(files.size());
+  std::vector<std::vector<Diagnostic>> warnings_of(files.size());
   std::vector<std::optional<int64_t>> rank_of(files.size());
   std::vector<char> skipped(files.size(), 0);
   // `--rank FILE=N`: a FILE with a folder in it names that file alone (two traces of one name in two
@@ -224,10 +224,10 @@ Result<StreamedSet> stream_traces(const std::vector<std::string>& paths, const L
       continue;
     }
     if (error_of[i]) {
-      set.errors.push_back(*error_of[i]);
+      set.errors.push_back(diagnostic(Severity::kError, std::move(*error_of[i])));
       continue;
     }
-    for (std::string& w : warnings_of[i]) set.warnings.push_back(std::move(w));
+    for (Diagnostic& w : warnings_of[i]) set.warnings.push_back(std::move(w));
     if (rank_of[i]) {
       set.rank_of_file[i] = *rank_of[i];
       if (auto [it, inserted] = owner.emplace(*rank_of[i], files[i]); !inserted) {
@@ -244,7 +244,8 @@ Result<StreamedSet> stream_traces(const std::vector<std::string>& paths, const L
     while (owner.count(candidate)) ++candidate;
     set.rank_of_file[i] = candidate;
     owner.emplace(candidate, files[i]);
-    set.warnings.push_back(fmt::format("{}: no rank in the trace or its name; numbered rank {}", files[i], candidate));
+    set.warnings.push_back(Diagnostic{Severity::kNote, files[i],
+                                      fmt::format("no rank in the trace or its name; numbered rank {}", candidate)});
   }
   return set;
 }

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/diagnostic.h"
 #include "core/result.h"
 #include "trace/event_table.h"
 #include "trace/kineto_reader.h"
@@ -31,9 +32,9 @@ struct LoadOptions {
 };
 
 struct TraceSet {
-  std::vector<RankTrace> ranks;       // sorted by rank
-  std::vector<std::string> errors;    // one line per file that could not be read
-  std::vector<std::string> warnings;  // rank assignment notes and per-event warnings
+  std::vector<RankTrace> ranks;      // sorted by rank
+  std::vector<Diagnostic> errors;    // one per file that could not be read (severity kError)
+  std::vector<Diagnostic> warnings;  // rank assignment notes and per-event warnings
   // True when some input could not be used in full (a failed file or rejected events).
   bool partial() const;
 };
@@ -42,8 +43,8 @@ struct TraceSet {
 struct StreamedSet {
   std::vector<std::string> files;     // expanded paths, in order
   std::vector<int64_t> rank_of_file;  // final rank per file; -1: could not be read; -2: skipped (wanted_rank)
-  std::vector<std::string> errors;
-  std::vector<std::string> warnings;
+  std::vector<Diagnostic> errors;
+  std::vector<Diagnostic> warnings;
   uint64_t rejected_events = 0;
   bool partial() const { return !errors.empty() || rejected_events > 0; }
 };

@@ -89,7 +89,8 @@ class Importer {
     if (!id.value()) {
       std::string skipped;
       if (!data_.errors.empty()) {
-        skipped = fmt::format(" ({} item(s) could not be read, the first: {})", data_.errors.size(), data_.errors[0]);
+        skipped =
+            fmt::format(" ({} item(s) could not be read, the first: {})", data_.errors.size(), data_.errors[0].text());
       }
       return Error{fmt::format("Experiment '{}' does not exist in MLflow at '{}'{}", opt_.experiment_name,
                                store_.describe(), skipped),
@@ -122,7 +123,8 @@ class Importer {
           }
         }
         if (!found)
-          data_.warnings.push_back(fmt::format("no run named '{}' in experiment '{}'", name, opt_.experiment_name));
+          data_.warnings.push_back(Diagnostic{
+              Severity::kWarning, {}, fmt::format("no run named '{}' in experiment '{}'", name, opt_.experiment_name)});
       }
     }
     for (const MlflowRun* top : tops) {
@@ -137,7 +139,7 @@ class Importer {
   // The store's skipped items are the report's input errors (exit code 3), as the run-directory
   // reader's skipped lines are.
   void collect_problems() {
-    for (std::string& p : store_.take_problems()) data_.errors.push_back(std::move(p));
+    for (std::string& p : store_.take_problems()) data_.errors.push_back(diagnostic(Severity::kError, std::move(p)));
   }
 
   // The run's id and name are the server's words: a name can hold a URL with a password in it.
@@ -151,7 +153,8 @@ class Importer {
     auto h = store_.metric_history(w, key);
     collect_problems();
     if (!h) {
-      data_.errors.push_back(fmt::format("{}: metric {}: {}; metric skipped", where(w), key, h.error().message));
+      data_.errors.push_back(
+          Diagnostic{Severity::kError, where(w), fmt::format("metric {}: {}; metric skipped", key, h.error().message)});
       return std::nullopt;
     }
     return std::move(h).value();
@@ -164,19 +167,20 @@ class Importer {
   // the layout it was read from.
   class PointErrors {
    public:
-    PointErrors(Importer& in, const MlflowRun& w, const char* key, std::vector<std::string>* sink)
-        : in_(in), w_(w), key_(key), sink_(sink) {}
+    PointErrors(Importer& in, const MlflowRun& w, const char* key, Severity severity, std::vector<Diagnostic>* sink)
+        : in_(in), w_(w), key_(key), severity_(severity), sink_(sink) {}
     PointErrors(const PointErrors&) = delete;
     PointErrors& operator=(const PointErrors&) = delete;
     ~PointErrors() {
       if (count_ > static_cast<int64_t>(kProblemsPerItem)) {
-        sink_->push_back(fmt::format("{}: {} more {} value(s) rejected", in_.where(w_),
-                                     count_ - static_cast<int64_t>(kProblemsPerItem), key_));
+        sink_->push_back(Diagnostic{
+            severity_, in_.where(w_),
+            fmt::format("{} more {} value(s) rejected", count_ - static_cast<int64_t>(kProblemsPerItem), key_)});
       }
     }
     void add(int64_t step, const std::string& why, const char* what) {
       if (++count_ <= static_cast<int64_t>(kProblemsPerItem)) {
-        sink_->push_back(fmt::format("{}: {} at step {}; {}", in_.where(w_), why, step, what));
+        sink_->push_back(Diagnostic{severity_, in_.where(w_), fmt::format("{} at step {}; {}", why, step, what)});
       }
     }
 
@@ -184,7 +188,8 @@ class Importer {
     Importer& in_;
     const MlflowRun& w_;
     const char* key_;
-    std::vector<std::string>* sink_;
+    Severity severity_;
+    std::vector<Diagnostic>* sink_;
     int64_t count_ = 0;
   };
 
@@ -244,8 +249,9 @@ class Importer {
                          has_metric(*w, kGpuUtilization);
       if (strategy.empty() || !parse_int64(size_text, &world, kParamNumber) || world <= 0 || world > kMaxWorkers) {
         if (wants) {
-          data_.errors.push_back(fmt::format(
-              "{}: params strategy and global_world_size are missing or not valid; run skipped", where(*w)));
+          data_.errors.push_back(Diagnostic{Severity::kError, where(*w),
+                                            "params strategy and global_world_size are missing or not valid; run "
+                                            "skipped"});
         }
         // Its profiling artifact names strategy and num_gpus itself.
         read_profiling(*w, run_for);
@@ -255,7 +261,7 @@ class Importer {
       if (has_metric(*w, kEpochTime)) {
         if (auto points = history(*w, kEpochTime)) {
           auto& steps = epochs[{strategy, world}];
-          PointErrors bad(*this, *w, kEpochTime, &data_.errors);
+          PointErrors bad(*this, *w, kEpochTime, Severity::kError, &data_.errors);
           for (const MetricPoint& p : *points) {
             const std::string why = std::isnan(p.value)
                                         ? fmt::format("{} is NaN", kEpochTime)
@@ -298,7 +304,7 @@ class Importer {
     int64_t rank = -1;
     const bool ranked = parse_int64(param(w, "global_rank"), &rank, kParamNumber) && rank >= 0 && rank < world;
     const std::string worker = ranked ? fmt::format("rank {}", rank) : "run " + w.run_id;
-    PointErrors bad(*this, w, kEpochSamples, &data_.errors);
+    PointErrors bad(*this, w, kEpochSamples, Severity::kError, &data_.errors);
     for (const MetricPoint& p : *points) {
       const std::string why = std::isnan(p.value) ? fmt::format("{} is NaN", kEpochSamples)
                                                   : implausible_value(Quantity::kSamples, kEpochSamples, p.value);
@@ -328,8 +334,8 @@ class Importer {
       auto points = history(w, key);
       if (!points) continue;
       const bool power = key == kGpuPower;
-      PointErrors bad(*this, w, key, &data_.errors);
-      PointErrors ignored(*this, w, key, &data_.warnings);
+      PointErrors bad(*this, w, key, Severity::kError, &data_.errors);
+      PointErrors ignored(*this, w, key, Severity::kWarning, &data_.warnings);
       for (const MetricPoint& p : *points) {
         // Every store's timestamps are checked here too (a server's as well), so that two can always
         // be subtracted.
@@ -369,7 +375,8 @@ class Importer {
       if (parse_double(probe, &interval, kParamNumber) && interval > 0 && std::isfinite(interval)) {
         s.probing_interval_s = interval;
       } else {
-        data_.errors.push_back(fmt::format("{}: probing_interval '{}' is not a positive number", where(w), probe));
+        data_.errors.push_back(Diagnostic{Severity::kError, where(w),
+                                          fmt::format("probing_interval '{}' is not a positive number", probe)});
       }
     }
     // Within core/time_bounds.h (checked above): the difference cannot overflow.
@@ -395,8 +402,9 @@ class Importer {
     auto text = store_.artifact(w, kProfilingArtifact);
     collect_problems();
     if (!text) {
-      data_.errors.push_back(fmt::format("{}: artifact {}: {}; profiling averages skipped", where(w),
-                                         kProfilingArtifact, text.error().message));
+      data_.errors.push_back(Diagnostic{
+          Severity::kError, where(w),
+          fmt::format("artifact {}: {}; profiling averages skipped", kProfilingArtifact, text.error().message)});
       return;
     }
     if (!text.value()) return;
@@ -424,11 +432,12 @@ class Importer {
       const std::string location = scheme == "empty"           ? "no artifact location"
                                    : scheme == "relative path" ? "a relative artifact path"
                                                                : fmt::format("'{}:' artifact URIs", scheme);
-      data_.warnings.push_back(
-          fmt::format("{}: {} run{} with {}, which cannot be read here: {}; their profiling averages (computation "
+      data_.warnings.push_back(Diagnostic{
+          Severity::kWarning, store_.describe(),
+          fmt::format("{} run{} with {}, which cannot be read here: {}; their profiling averages (computation "
                       "fraction) are left out, the rest is reported (read them through the tracking server to have "
                       "them)",
-                      store_.describe(), runs.size(), runs.size() == 1 ? "" : "s", location, names));
+                      runs.size(), runs.size() == 1 ? "" : "s", location, names)});
     }
   }
 
@@ -448,8 +457,10 @@ class Importer {
         if (pieces.empty()) pieces = "no data";
         names += fmt::format("{}'{}' ({})", names.empty() ? "" : ", ", r->name, pieces);
       }
-      data_.notes.push_back(fmt::format("joined {} runs of {} at {} worker{}: {}", list.size(), key.first, key.second,
-                                        key.second == 1 ? "" : "s", names));
+      data_.notes.push_back(Diagnostic{Severity::kNote,
+                                       {},
+                                       fmt::format("joined {} runs of {} at {} worker{}: {}", list.size(), key.first,
+                                                   key.second, key.second == 1 ? "" : "s", names)});
     }
   }
 
