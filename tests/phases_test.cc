@@ -172,7 +172,7 @@ TEST(StepDecomposition, FsdpAllGatherLabelIsCommunication) {
   b.annotation("ProfilerStep#2", 0, 1000);
   b.annotation("FSDP::pre_forward (layers.2)", 100, 400);
   b.annotation("FSDP::all_gather (layers.2)", 120, 300);  // [120, 420): a sleep, then copy-in, then the op
-  b.op("aten::cat", 300, 40);                              // the copy-in: compute
+  b.op("aten::cat", 300, 40);                             // the copy-in: compute
   b.op("c10d::_allgather_base_", 380, 40);
   b.annotation("gloo:all_gather", 390, 60, /*tid=*/2);  // gloo's work until 450
   b.op("aten::linear", 600, 100);
