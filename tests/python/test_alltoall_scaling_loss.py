@@ -87,10 +87,15 @@ def test_alltoall_imbalance_is_a_part_of_communication(runs, scaleprof_cli):
     t1 = {r["workers"]: r["mean_s"] for r in report["epoch_time"]}[4]
     in_steps = t1 - causes["outside the steps"]["seconds_per_epoch_to"]
     expected = cost_share_of_steps(scaleprof_cli, traces_of(runs["root"], 4)) * in_steps
-    print(f"part {part['seconds_per_epoch_to']:.4f} s per epoch, from trace collectives {expected:.4f} s")
+    print(f"part {part['seconds_per_epoch_to']:.4f} s per epoch, from trace collectives {expected:.4f} s, "
+          f"communication {comm['seconds_per_epoch_to']:.4f} s")
     assert part["seconds_per_epoch_to"] == pytest.approx(expected, rel=1e-3)
-    # Not vacuous: the imbalance is most of the exposed communication (32 MB one way against 4 KB the others).
-    assert part["seconds_per_epoch_to"] > 0.3 * comm["seconds_per_epoch_to"]
+    # Not vacuous: a real share of the exposed communication (32 MB one way against 4 KB the others). Its size
+    # is the waiting rank's view: each step counts at most that rank's exposed communication, and with 4 ranks
+    # on 2 cores which rank waits, and how much of its wait is transfer, follows the scheduler. Measured
+    # 2026-11-30: 0.24 of communication in a fresh-clone CI run, 0.50-0.77 in three runs alone; the exact
+    # size is pinned above to `trace collectives` and `trace decompose` on the same traces.
+    assert part["seconds_per_epoch_to"] > 0.1 * comm["seconds_per_epoch_to"]
     # HTML: the table's column (the loss chart names the part in its communication bar's tooltip where the
     # chart shows the exclusive split: tests/pipeline_loss_test.cc; here the what-if gains lead it).
     assert "Of communication: all-to-all imbalance" in runs["html"]
