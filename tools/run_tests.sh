@@ -119,7 +119,17 @@ step "the scaleprof Python module, as users get it (pip install .)"
 .venv/bin/python -m pip install -q --no-build-isolation -C cmake.build-type=RelWithDebInfo .
 
 step "PyTorch known answers in wall time (alone on the machine)"
-"${PYTEST[@]}" -m timing tests/python --ignore-glob='tests/python/test_mlflow_*'
+# A known answer in wall time (a sleep, an injected delay, a counterfactual run) measures real trainings of
+# several processes on a 2-core VM, where a neighbour's burst can shift one figure past its bound: three
+# fresh-clone runs on 2026-11-30 each missed once, each time a different test (0.24 against 0.3, 13.0 % against
+# 11.1 % ± 10 %, a gain of 2.2 against 3), and each passed alone. So the tests that failed run once more, in a
+# new pytest process (`--lf`: new trainings, new traces), and the step fails only if one fails again: a wrong
+# answer fails both times.
+timing_tests=(-m timing tests/python --ignore-glob='tests/python/test_mlflow_*')
+if ! "${PYTEST[@]}" "${timing_tests[@]}"; then
+  echo "timing: the failed known answers once more, in fresh runs"
+  "${PYTEST[@]}" --lf --lfnf=none "${timing_tests[@]}"
+fi
 
 rm -f "$BUILD"/ci-*.rc
 set -m  # the chain gets a process group of its own, so stop_chain ends all of it
