@@ -100,6 +100,22 @@ def training_env(**extra):
     return env
 
 
+PIPELINE_SLOT_OVERHEAD_MS = 5.0  # per micro-batch slot of a step: a P2P transfer and the schedule's Python
+
+
+def pipeline_bubble_bounds(p, m, step_us):
+    """(lowest, highest) bubble in % of a step that balanced stages of a real torch.distributed.pipelining
+    schedule may show, p stages and m micro-batches. The ideal (p-1)/(m+p-1) counts compute slots only;
+    every slot also pays a P2P transfer and the schedule's Python, about 4 ms on this machine (session 20:
+    p=4 GPipe m=8 at 28.1-29.4 % against 27.3 %; fresh-clone CI: p=2 1F1B m=8 at 13.0 % against 11.1 %,
+    27 ms over 9 slots of a 1.44 s step; p=2 GPipe m=4 at 22.1-22.3 % against 20.0 %, each slot a forward and a
+    backward, so two transfers), which the waiting stages see as bubble. So: no less than 10 % under the ideal, no
+    more than 10 % over it plus PIPELINE_SLOT_OVERHEAD_MS per slot of the step."""
+    ideal = 100.0 * (p - 1) / (m + p - 1)
+    slots_pct = 100.0 * (m + p - 1) * PIPELINE_SLOT_OVERHEAD_MS * 1000 / step_us
+    return ideal * 0.90, ideal * 1.10 + slots_pct
+
+
 def hta_python():
     """HTA 0.6.1 (PyPI traceinsight) in its own venv (it needs pandas < 3): SCALEPROF_HTA_PYTHON, else
     .cache/venv-traceinsight/bin/python (make test and bench/compare_hta.sh make it)."""

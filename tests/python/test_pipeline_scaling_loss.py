@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from conftest import HERE, free_port, training_env
+from conftest import HERE, free_port, pipeline_bubble_bounds, training_env
 
 pytestmark = pytest.mark.timing  # shares of wall time
 
@@ -48,7 +48,8 @@ def report(tmp_path_factory, scaleprof_cli):
 
 
 def stage0_bubble_share(scaleprof_cli, root, p):
-    """The first stage's bubble over its analysed steps, from `trace pipeline` on the same traces."""
+    """The first stage's bubble over its analysed steps and its mean step in µs, from `trace pipeline` on
+    the same traces."""
     files = sorted(f for f in (root / "pipeline").glob("*/rank-*/traces/*.json.gz")
                    if json.loads((f.parents[2] / "run.json").read_text()).get("world_size") == p)
     assert len(files) == p, files
@@ -57,7 +58,8 @@ def stage0_bubble_share(scaleprof_cli, root, p):
     assert out.returncode == 0, out.stderr
     rows = [r for r in json.loads(out.stdout)["steps"] if r["rank"] == 0]
     assert len(rows) == STEPS - 2, rows
-    return sum(r["bubble_us"] for r in rows) / sum(r["step_us"] for r in rows)
+    step_us = sum(r["step_us"] for r in rows)
+    return sum(r["bubble_us"] for r in rows) / step_us, step_us / len(rows)
 
 
 def test_pipeline_bubble_is_a_cause_beside_its_ideal(report, scaleprof_cli):
@@ -74,10 +76,11 @@ def test_pipeline_bubble_is_a_cause_beside_its_ideal(report, scaleprof_cli):
     # The measured bubble is the first stage's (the decomposed rank: nobody waits at a collective), as
     # `trace pipeline` measures it on the same traces (at most its exposed communication in each step).
     for p, key in ((2, "bubble_pct_of_steps_from"), (4, "bubble_pct_of_steps_to")):
-        measured = stage0_bubble_share(scaleprof_cli, report["root"], p)
+        measured, step_us = stage0_bubble_share(scaleprof_cli, report["root"], p)
         assert bubble[key] == pytest.approx(100 * measured, rel=0.02), (p, measured)
-        # By construction: the ideal, within 10 % (the schedule's own Python and transfers on top).
-        assert bubble[key] == pytest.approx(100 * ideal(p), rel=0.10), p
+        # By construction: the ideal, plus each slot's P2P transfer and schedule overhead (conftest.py).
+        low, high = pipeline_bubble_bounds(p, M, step_us)
+        assert low <= bubble[key] <= high, (p, low, high)
     # Its points: the attribution's formula over the measured shares, beside the ideal's.
     t = {r["workers"]: r["mean_s"] for r in data["epoch_time"]}
     outside = causes["outside the steps"]
