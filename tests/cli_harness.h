@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include "test_paths.h"
 
 namespace scaleprof::testing {
 

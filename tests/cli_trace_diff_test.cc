@@ -9,6 +9,7 @@
 
 #include "cli_harness.h"
 #include "collect_test_util.h"
+#include "test_paths.h"
 
 namespace {
 

@@ -21,6 +21,7 @@
 #include "core/file_size_signal.h"
 #include "core/output_file.h"
 #include "importers/run_reader.h"
+#include "test_paths.h"
 
 namespace scaleprof::collect {
 namespace {

@@ -12,6 +12,7 @@
 #include "collect_test_util.h"
 #include "core/clock_event_reasons.h"
 #include "importers/run_reader.h"
+#include "test_paths.h"
 
 namespace scaleprof::collect {
 namespace {

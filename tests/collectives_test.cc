@@ -21,6 +21,7 @@
 #include "engine/partial_results.h"
 #include "report/table.h"
 #include "report/trace_report.h"
+#include "test_paths.h"
 #include "trace/trace_set.h"
 
 namespace scaleprof::analysis {

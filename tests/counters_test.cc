@@ -15,6 +15,7 @@
 #include "analysis/analysis_window.h"
 #include "cli_harness.h"
 #include "rank_trace_builder.h"
+#include "test_paths.h"
 #include "trace/kineto_reader.h"
 
 namespace scaleprof {

@@ -15,6 +15,7 @@
 
 #include "analysis/critical_path.h"
 #include "host_trace_builder.h"
+#include "test_paths.h"
 #include "trace/kineto_reader.h"
 
 namespace scaleprof::analysis {

@@ -28,6 +28,7 @@
 #include "analysis/kernel_breakdown.h"
 #include "analysis/launch_stats.h"
 #include "analysis/temporal_breakdown.h"
+#include "test_paths.h"
 #include "trace/trace_set.h"
 
 namespace scaleprof {

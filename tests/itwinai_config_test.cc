@@ -17,6 +17,7 @@
 #include "launch/launch_config.h"
 #include "launch/slurm_script.h"
 #include "scalability_fixtures.h"
+#include "test_paths.h"
 
 namespace scaleprof::launch {
 namespace {

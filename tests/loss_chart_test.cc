@@ -11,6 +11,7 @@
 
 #include "report/loss_chart.h"
 #include "scalability_fixtures.h"
+#include "test_paths.h"
 
 namespace {
 

@@ -13,6 +13,7 @@
 #include "engine/rank_results_store.h"
 #include "host_trace_builder.h"
 #include "report/trace_report.h"
+#include "test_paths.h"
 #include "trace/kineto_reader.h"
 
 namespace scaleprof {

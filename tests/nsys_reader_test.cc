@@ -21,6 +21,7 @@
 #include "cli_harness.h"
 #include "nsys_fixture.h"
 #include "scalability_fixtures.h"
+#include "test_paths.h"
 #include "trace/nsys_reader.h"
 #include "trace/trace_file.h"
 #include "trace/trace_set.h"

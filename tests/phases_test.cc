@@ -12,6 +12,7 @@
 #include "analysis/phases.h"
 #include "analysis/step_decomposition.h"
 #include "host_trace_builder.h"
+#include "test_paths.h"
 #include "trace/kineto_reader.h"
 
 namespace scaleprof::analysis {

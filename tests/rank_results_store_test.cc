@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "report/trace_report.h"
+#include "test_paths.h"
 #include "trace/trace_set.h"
 
 namespace scaleprof {

@@ -13,6 +13,7 @@
 
 #include "collect_test_util.h"
 #include "importers/run_reader.h"
+#include "test_paths.h"
 
 namespace scaleprof::collect {
 namespace {
@@ -341,9 +342,10 @@ TEST(RunCommand, KillNineOfTheWrapperEndsTheCommandAndTheRunSaysInterrupted) {
 TEST(RunCommand, AHostileHostNameCannotLeaveTheRoot) {
   TempDir dir("runhost");
   dir.write("script.txt", "devices=1\nutil.0=50\n");
-  Cli cli = start(dir, {"run", "--root", dir.file("m"), "--experiment", "h", "--", "true"},
-                  {"SCALEPROF_HOST=../../../../escape", "SCALEPROF_NVML_LIBRARY=" SCALEPROF_FAKE_NVML_PATH,
-                   "SCALEPROF_FAKE_NVML_SCRIPT=" + dir.file("script.txt")});
+  Cli cli =
+      start(dir, {"run", "--root", dir.file("m"), "--experiment", "h", "--", "true"},
+            {"SCALEPROF_HOST=../../../../escape", std::string("SCALEPROF_NVML_LIBRARY=") + SCALEPROF_FAKE_NVML_PATH,
+             "SCALEPROF_FAKE_NVML_SCRIPT=" + dir.file("script.txt")});
   EXPECT_EQ(wait_exit(cli), 1);
   EXPECT_NE(read_file(cli.err_path)
                 .find("error: host (SCALEPROF_HOST or the machine's name) '../../../../escape' must "

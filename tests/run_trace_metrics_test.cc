@@ -19,6 +19,7 @@
 #include "analysis/stragglers.h"
 #include "analysis/temporal_breakdown.h"
 #include "scalability_fixtures.h"
+#include "test_paths.h"
 #include "trace/trace_set.h"
 
 namespace scaleprof {

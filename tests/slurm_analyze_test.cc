@@ -15,6 +15,7 @@
 #include "launch/launch_config.h"
 #include "launch/submission.h"
 #include "scalability_fixtures.h"
+#include "test_paths.h"
 
 namespace scaleprof::launch {
 namespace {

@@ -13,6 +13,7 @@
 #include "config/config.h"
 #include "launch/launch_config.h"
 #include "launch/slurm_script.h"
+#include "test_paths.h"
 
 namespace scaleprof::launch {
 namespace {

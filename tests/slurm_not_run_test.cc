@@ -11,6 +11,7 @@
 #include "cli_harness.h"
 #include "importers/jobs_not_run.h"
 #include "scalability_fixtures.h"
+#include "test_paths.h"
 
 namespace scaleprof {
 namespace {

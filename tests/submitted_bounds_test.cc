@@ -13,6 +13,7 @@
 #include "launch/analysis_jobs.h"
 #include "launch/submission.h"
 #include "scalability_fixtures.h"
+#include "test_paths.h"
 
 namespace scaleprof::launch {
 namespace {

@@ -11,6 +11,7 @@
 #include "cli_harness.h"
 #include "report/name_shorten.h"
 #include "scalability_fixtures.h"
+#include "test_paths.h"
 
 namespace {
 

@@ -16,6 +16,7 @@
 
 #include "cli_harness.h"
 #include "engine/rank_stream.h"
+#include "test_paths.h"
 #include "trace/trace_set.h"
 
 namespace scaleprof {

@@ -16,6 +16,7 @@
 #include "kineto_test_text.h"
 #include "report/trace_report.h"
 #include "scratch_dir.h"
+#include "test_paths.h"
 #include "trace/kineto_reader.h"
 #include "trace/trace_set.h"
 #include "trace_report_util.h"

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "report/trace_report.h"
+#include "test_paths.h"
 #include "trace/trace_set.h"
 #include "trace_report_util.h"
 

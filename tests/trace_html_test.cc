@@ -10,6 +10,7 @@
 #include "cli_harness.h"
 #include "report/svg_charts.h"
 #include "scalability_fixtures.h"
+#include "test_paths.h"
 
 namespace scaleprof {
 namespace {

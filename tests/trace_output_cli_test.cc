@@ -14,6 +14,7 @@
 #include "cli_harness.h"
 #include "report/name_shorten.h"
 #include "scratch_dir.h"
+#include "test_paths.h"
 
 namespace {
 

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "test_paths.h"
 #include "trace/byte_stream.h"
 #include "trace/kineto_reader.h"
 #include "trace_expect_same.h"

@@ -10,6 +10,7 @@
 
 #include "kineto_test_text.h"
 #include "scratch_dir.h"
+#include "test_paths.h"
 #include "trace/byte_stream.h"
 #include "trace/kineto_reader.h"
 #include "trace/number_parse.h"

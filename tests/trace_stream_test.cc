@@ -11,6 +11,7 @@
 
 #include "pipeline/trace_pipeline.h"
 #include "report/trace_report.h"
+#include "test_paths.h"
 #include "trace/trace_set.h"
 
 namespace scaleprof {
