@@ -399,6 +399,17 @@ TEST(AlltoallCost, PeerImbalanceAndItsCost) {
   EXPECT_DOUBLE_EQ(m.peer_imbalance, 9000 / m.peer_mean);
   EXPECT_TRUE(m.peer_rows.empty());  // rank 6's row is unknown
   EXPECT_EQ(m.annotation, "moe.layers.0");
+  // Splits were in the trace (two of three ranks): what balancing would scale the call by is mean / max.
+  EXPECT_TRUE(m.peer_splits);
+  EXPECT_DOUBLE_EQ(alltoall_balanced_share(m), m.peer_mean / 9000);
+  {
+    // No rank's splits: nothing seen to balance.
+    std::vector<RankCollectives> sizes_only = ranks;
+    for (RankCollectives& r : sizes_only) r.calls[0].in_split_bytes.clear();
+    const CollectiveAnalysis c = match_collectives(sizes_only);
+    ASSERT_EQ(c.calls.size(), 1u);
+    EXPECT_FALSE(c.calls[0].peer_splits);
+  }
   const AlltoallCosts costs = alltoall_costs(a);
   ASSERT_EQ(costs.calls.size(), 1u);
   EXPECT_EQ(costs.calls[0].cost_ns, std::llround(8000 * (1 - m.peer_mean / 9000)));

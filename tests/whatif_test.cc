@@ -9,6 +9,7 @@
 #include "analysis/scalability.h"
 #include "analysis/whatif.h"
 #include "analysis/whatif_gains.h"
+#include "engine/step_timeline_build.h"
 #include "host_trace_builder.h"
 
 namespace {
@@ -408,6 +409,119 @@ TEST(WhatIfNamed, ATargetThatRanNowhereIsRefused) {
   ASSERT_FALSE(typo.ok());
   EXPECT_EQ(typo.error().kind, scaleprof::ErrorKind::kBadInput);
   EXPECT_NE(typo.error().message.find("'typo_op'"), std::string::npos) << typo.error().message;
+}
+
+// "all-to-all balanced": two_ranks' collective as an all-to-all whose mean / max bytes per peer pair is
+// `balance` (-1: its split sizes not in the trace).
+RunTimeline all_to_all(double balance, int steps = 1) {
+  RunTimeline t = two_ranks(20, steps);
+  for (scaleprof::tables::TimelineCall& c : t.calls) {
+    c.type = "alltoall";
+    c.alltoall_balance = balance;
+  }
+  return t;
+}
+
+TEST(WhatIfAlltoall, ABalancedAllToAllChangesNothing) {
+  WhatIf w;
+  w.balance_alltoall = true;
+  EXPECT_FALSE(w.changes_nothing());
+  const RunTimeline t = all_to_all(1.0, 3);
+  const auto r = replay(t, w);
+  ASSERT_TRUE(r.ok);
+  EXPECT_DOUBLE_EQ(r.predicted_ns, r.measured_ns);
+  EXPECT_DOUBLE_EQ(r.predicted_ns, 6.0 * 37 * kMs);
+  // Nor does one whose split sizes are unknown, however uneven its messages: nothing to spread.
+  EXPECT_DOUBLE_EQ(replay(all_to_all(-1, 3), w).predicted_ns, 6.0 * 37 * kMs);
+}
+
+TEST(WhatIfAlltoall, AnImbalancedAllToAllsTransferScalesByMeanOverMax) {
+  // Mean / max 0.4: the 5 ms after the last arrival become 2 ms on both ranks; rank 0 still waits the
+  // 20 ms for rank 1 (a late arrival is not the split's doing): 34 ms steps, chained.
+  WhatIf w;
+  w.balance_alltoall = true;
+  const auto r = replay(all_to_all(0.4, 3), w);
+  ASSERT_TRUE(r.ok);
+  EXPECT_DOUBLE_EQ(r.predicted_ns, 6.0 * 34 * kMs);
+  ASSERT_EQ(r.steps.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.steps[2].predicted_ns, 34.0 * kMs);
+  // With communication 2x faster on top, the two scales multiply: 5 x 0.4 x 0.5 = 1 ms.
+  w.transfer_scale = 0.5;
+  EXPECT_DOUBLE_EQ(replay(all_to_all(0.4, 3), w).predicted_ns, 6.0 * 33 * kMs);
+  // Only the all-to-all with splits: the same call as an all-reduce (its balance unset) keeps its 5 ms.
+  RunTimeline mixed = all_to_all(0.4, 2);
+  mixed.calls[1].type = "allreduce";
+  mixed.calls[1].alltoall_balance = -1;
+  w.transfer_scale = 1.0;
+  EXPECT_DOUBLE_EQ(replay(mixed, w).predicted_ns, 2.0 * (34 + 37) * kMs);
+  // Through the spec, on one scale whose epoch is its steps: 3 ms of every 37 ms step.
+  auto spec = parse_what_if("all-to-all balanced");
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  const RunTimeline t = all_to_all(0.4, 3);
+  const WhatIfScale one = scale_of(2, 0.37, {&t});
+  const auto out = apply_what_if(spec.value(), one, one, false);
+  ASSERT_TRUE(out.ok);
+  EXPECT_NEAR(out.predicted_epoch_s, 0.34, 1e-12);
+  EXPECT_NEAR(out.predicted_step_ms, 34.0, 1e-9);
+}
+
+TEST(WhatIfAlltoall, TheSpecParsesAndNeedsAnAllToAllWithSplits) {
+  for (const char* text : {"all-to-all balanced", "Alltoall Balanced", " all-to-all balanced "}) {
+    auto s = parse_what_if(text);
+    ASSERT_TRUE(s.ok()) << text;
+    EXPECT_EQ(s.value().kind, WhatIfSpec::Kind::kAlltoallBalanced);
+    EXPECT_EQ(s.value().text, std::string(text).find("Alltoall") == 0 ? "Alltoall Balanced" : "all-to-all balanced");
+  }
+  EXPECT_FALSE(parse_what_if("all-to-all").ok());
+  const WhatIfSpec balanced = parse_what_if("all-to-all balanced").value();
+  const RunTimeline reduce = two_ranks(20, 1), unknown = all_to_all(-1), even = all_to_all(1.0);
+  // No all-to-all, or none whose splits are in the trace: refused, naming the spec.
+  for (const std::vector<const RunTimeline*>& runs :
+       {std::vector<const RunTimeline*>{&reduce}, {&reduce, &unknown}, {}}) {
+    const auto none = scaleprof::analysis::check_what_ifs_apply({balanced}, runs);
+    ASSERT_FALSE(none.ok());
+    EXPECT_EQ(none.error().kind, scaleprof::ErrorKind::kBadInput);
+    EXPECT_NE(none.error().message.find("'all-to-all balanced'"), std::string::npos) << none.error().message;
+  }
+  // One balanced all-to-all with splits in any run is enough (it predicts no gain, which is the answer).
+  EXPECT_TRUE(scaleprof::analysis::check_what_ifs_apply({balanced}, {&reduce, &even}).ok());
+  // Other specs need no all-to-all; a named target still has to have run.
+  EXPECT_TRUE(scaleprof::analysis::check_what_ifs_apply({parse_what_if("communication free").value()}, {&reduce}).ok());
+  RunTimeline named = two_ranks(20, 1);
+  named.targets = {"typo_op"};
+  EXPECT_FALSE(scaleprof::analysis::check_what_ifs_apply({parse_what_if("typo_op free").value()}, {&named}).ok());
+}
+
+TEST(WhatIfAlltoall, TheTimelineTakesEachAllToAllsBalanceFromItsSplits) {
+  // Two ranks, one step of 20 ms cut at 10 ms, where three calls are joins: an all-to-all whose splits
+  // were in the trace (max 9000 B to one peer, mean 3000), one whose splits were not, and an all-reduce.
+  namespace an = scaleprof::analysis;
+  an::CollectiveAnalysis matched;
+  auto call = [](const char* type, int64_t at, bool splits) {
+    an::MatchedCollective m;
+    m.type = type;
+    m.group = "0";
+    m.status = an::MatchStatus::kMatched;
+    m.ranks = {{0, at, at + 2}, {1, at, at + 2}};
+    if (std::string(type) == "alltoall") {
+      m.peer_max = 9000;
+      m.peer_mean = 3000;
+      m.peer_splits = splits;
+    }
+    return m;
+  };
+  matched.calls = {call("alltoall", 4, true), call("alltoall", 8, false), call("allreduce", 12, false)};
+  std::vector<an::RankDecomposition> d(2);
+  for (an::RankDecomposition& r : d) {
+    r.steps = {an::StepDecomposition{0, 0, 20, {}}};
+    for (int64_t at : {4, 8, 12}) r.cuts.push_back(an::StepCut{at, 0, {}});
+  }
+  const std::vector<scaleprof::engine::RankSteps> ranks = {{0, &d[0], nullptr}, {1, &d[1], nullptr}};
+  const RunTimeline t = scaleprof::engine::build_step_timeline(ranks, matched);
+  ASSERT_EQ(t.calls.size(), 3u);
+  EXPECT_DOUBLE_EQ(t.calls[0].alltoall_balance, 3000.0 / 9000.0);
+  EXPECT_DOUBLE_EQ(t.calls[1].alltoall_balance, -1);
+  EXPECT_DOUBLE_EQ(t.calls[2].alltoall_balance, -1);
 }
 
 }  // namespace

@@ -602,10 +602,12 @@ class TraceAnalysis:
         DataFrame with one row per change: the mean step measured and predicted, the gain, the fastest and
         slowest predicted step; with per_step=True one row per change and profiled step instead (the mean
         over ranks, measured and predicted). Changes: 'rank N at median', 'stragglers at median',
-        'communication free', 'communication 2x faster', computation, data loading, optimizer, host
-        overhead, idle followed by '2x faster' or 'free', or the name of an operator, annotation or kernel
-        (any whose name contains it) followed by '2x faster' or 'free'. ValueError for a change not
-        understood."""
+        'communication free', 'communication 2x faster', 'all-to-all balanced' (each all-to-all whose split
+        sizes are in the trace with its bytes spread evenly over its pairs of ranks), computation, data
+        loading, optimizer, host overhead, idle followed by '2x faster' or 'free', or the name of an
+        operator, annotation or kernel (any whose name contains it) followed by '2x faster' or 'free'.
+        ValueError for a change not understood; ScaleprofError for one with nothing to change (a name that
+        ran nowhere, 'all-to-all balanced' without an all-to-all whose splits are in the trace)."""
         if not changes or not all(isinstance(c, str) for c in changes):
             raise ValueError("what_if: give one or more changes as text, e.g. 'rank 1 at median'")
         paths = list(self._paths) + [f for _, f in sorted((self._rank_files or {}).items())]

@@ -200,10 +200,11 @@ void fill_alltoall_peers(std::span<const AlltoallRankPart> parts, const std::vec
     for (int64_t r = 0; r < n; ++r) order.push_back(r);
   }
   int64_t max = -1, sum = 0, pairs = 0;
-  bool every_vector = true;
+  bool every_vector = true, some_vector = false;
   for (const AlltoallRankPart& p : parts) {
     const bool vector = p.peers != nullptr && p.peers->placed && p.peers->members == static_cast<int64_t>(order.size());
     every_vector &= vector;
+    some_vector |= vector;
     if (p.peers != nullptr && p.peers->overflow) return;
     if (vector) {
       if (!add_checked(&sum, p.peers->sum)) return;
@@ -224,6 +225,7 @@ void fill_alltoall_peers(std::span<const AlltoallRankPart> parts, const std::vec
   m->peer_max = max;
   m->peer_mean = static_cast<double>(sum) / static_cast<double>(pairs);
   if (m->peer_mean > 0) m->peer_imbalance = static_cast<double>(max) / m->peer_mean;
+  m->peer_splits = some_vector;
   if (every_vector) {
     std::vector<AlltoallPeerRow> rows;
     bool whole = true;
@@ -248,6 +250,11 @@ void fill_alltoall_peers(std::span<const AlltoallRankPart> parts, const std::vec
   }
 }
 
+double alltoall_balanced_share(const MatchedCollective& m) {
+  if (m.type != "alltoall" || !(m.peer_max > 0) || !(m.peer_mean >= 0)) return -1;
+  return std::min(1.0, m.peer_mean / static_cast<double>(m.peer_max));
+}
+
 AlltoallCosts alltoall_costs(const CollectiveAnalysis& a) {
   AlltoallCosts out;
   std::map<int64_t, AlltoallSum> steps;
@@ -257,8 +264,7 @@ AlltoallCosts alltoall_costs(const CollectiveAnalysis& a) {
     if (m.type != "alltoall" || m.status == MatchStatus::kUnmatched || m.latency_ns < 0) continue;
     AlltoallCost c;
     c.call = i;
-    if (m.peer_max > 0 && m.peer_mean >= 0) {
-      const double balanced = std::min(1.0, m.peer_mean / static_cast<double>(m.peer_max));
+    if (const double balanced = alltoall_balanced_share(m); balanced >= 0) {
       c.cost_ns = std::llround(static_cast<double>(m.latency_ns) * (1.0 - balanced));
     }
     out.calls.push_back(c);

@@ -58,6 +58,12 @@ struct AlltoallRankPart {
 void fill_alltoall_peers(std::span<const AlltoallRankPart> parts, const std::vector<int64_t>& members,
                          MatchedCollective* m);
 
+// What balancing an all-to-all would multiply its time by: peer_mean / peer_max (<= 1; 1 balanced), the
+// model above (every pair its own link: the slowest pair sets the time); -1 when not an all-to-all or
+// its peer figures are unknown. The cost below is latency x (1 - this); the what-if model's "all-to-all
+// balanced" scales the call's transfer by it where peer_splits (analysis/whatif.h).
+double alltoall_balanced_share(const MatchedCollective& m);
+
 struct AlltoallCost {
   size_t call = 0;       // index in CollectiveAnalysis::calls
   int64_t cost_ns = -1;  // latency × (1 − peer_mean / peer_max); -1 unknown

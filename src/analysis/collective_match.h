@@ -107,6 +107,9 @@ struct MatchedCollective {
   int64_t peer_max = -1;
   double peer_mean = -1;
   double peer_imbalance = -1;
+  // Some rank's split sizes were in the trace (the others, if any, counted as equal splits): the peer
+  // figures describe the call's real splits, not an assumption of equal ones.
+  bool peer_splits = false;
   // Bytes a rank sent a peer (itself included), when every rank's splits are known: of each rank's
   // kAlltoallTopPeers largest entries (alltoall_peers.h), the kAlltoallPeerRows largest, by rank then
   // peer; `peer_rows_whole`: nothing was left out (every entry of every rank is here).

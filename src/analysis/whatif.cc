@@ -283,7 +283,8 @@ void cap_at_median(const RunTimeline& t, const std::vector<int64_t>& ranks, Mode
 }  // namespace
 
 bool WhatIf::changes_nothing() const {
-  return transfer_scale == 1.0 && ranks_at_median.empty() && (target.empty() || target_scale == 1.0) &&
+  return transfer_scale == 1.0 && !balance_alltoall && ranks_at_median.empty() &&
+         (target.empty() || target_scale == 1.0) &&
          std::all_of(part_scale.begin(), part_scale.end(), [](double s) { return s == 1.0; });
 }
 
@@ -385,7 +386,11 @@ Replay replay(const RunTimeline& t, const WhatIf& change) {
       // The transfer after the last arrival is what the change scales; a completion before the last
       // arrival (clocks not quite aligned) keeps its measured lead, so that nothing changed replays exactly.
       const auto after_last = diff(done.time_ns, measured_last);
-      const double transfer = std::max(0.0, after_last) * change.transfer_scale + std::min(0.0, after_last);
+      double scale = change.transfer_scale;
+      if (change.balance_alltoall && t.calls[done.call].alltoall_balance >= 0) {
+        scale *= t.calls[done.call].alltoall_balance;
+      }
+      const double transfer = std::max(0.0, after_last) * scale + std::min(0.0, after_last);
       // The rank's work between the completion and the join, scaled like the segment's work.
       // (A slow rank's excess is rarely spent blocked: what the cap removes comes off this work first.)
       const double slack = std::max(0.0, diff(j.time_ns, done.time_ns) * j.scale - j.capped_ns);

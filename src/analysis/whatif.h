@@ -25,11 +25,11 @@
 // (clocks the matching could not align) uses the measured arrival.
 //
 // The change (WhatIf): each exclusive part of local work scaled, the collectives' transfers scaled
-// (0: free), and ranks whose local work between two joins is capped at the median of the other
-// ranks' local work there (their excess over the others removed: "rank 1 at median"); what the cap
-// removes comes first off the work after a completion (a slow rank is rarely the one blocked), and
-// such a rank starts its first profiled step no later than the others' median start (its lateness
-// there comes from its previous, unprofiled step).
+// (0: free; an all-to-all balanced: by its own mean / max bytes per peer pair), and ranks whose local
+// work between two joins is capped at the median of the other ranks' local work there (their excess
+// over the others removed: "rank 1 at median"); what the cap removes comes first off the work after a
+// completion (a slow rank is rarely the one blocked), and such a rank starts its first profiled step
+// no later than the others' median start (its lateness there comes from its previous, unprofiled step).
 #pragma once
 
 #include <array>
@@ -46,6 +46,10 @@ struct WhatIf {
   std::array<double, tables::kTimelineParts> part_scale{1, 1, 1, 1, 1, 1, 1};
   // Each collective's transfer (completion - last arrival) multiplied by this; 0: free.
   double transfer_scale = 1.0;
+  // Each all-to-all whose split sizes are in the trace balanced: its transfer also multiplied by its
+  // TimelineCall::alltoall_balance (mean / max bytes over the pairs of distinct ranks: the same bytes
+  // spread evenly, the slowest pair setting the time); other calls unchanged.
+  bool balance_alltoall = false;
   // Ranks whose local work between two joins is capped at the median of the other ranks' local work
   // between the same joins (applied after part_scale).
   std::vector<int64_t> ranks_at_median;

@@ -206,9 +206,10 @@ Result<WhatIfSpec> parse_what_if(std::string_view text) {
   const std::string t = lower_trimmed(text);
   auto bad = [&] {
     return Error{fmt::format("--what-if '{}': not understood; write 'rank N at median', 'stragglers at median', "
-                             "'communication free', 'communication 2x faster', one of computation, data loading, "
-                             "optimizer, host overhead, idle followed by '2x faster', 'free' or 'at base', or the "
-                             "name of an operator, annotation or kernel followed by '2x faster' or 'free'",
+                             "'communication free', 'communication 2x faster', 'all-to-all balanced', one of "
+                             "computation, data loading, optimizer, host overhead, idle followed by '2x faster', "
+                             "'free' or 'at base', or the name of an operator, annotation or kernel followed by "
+                             "'2x faster' or 'free'",
                              s.text),
                  ErrorKind::kUsage};
   };
@@ -230,6 +231,10 @@ Result<WhatIfSpec> parse_what_if(std::string_view text) {
     if (!r || *r < 0) return bad();
     s.kind = WhatIfSpec::Kind::kRankAtMedian;
     s.rank = *r;
+    return s;
+  }
+  if (t == "all-to-all balanced" || t == "alltoall balanced") {
+    s.kind = WhatIfSpec::Kind::kAlltoallBalanced;
     return s;
   }
   if (t == "stragglers at median" || t == "straggler at median") {
@@ -301,6 +306,25 @@ Status check_targets_ran(const std::vector<std::string>& targets, const std::vec
   return Ok{};
 }
 
+Status check_what_ifs_apply(const std::vector<WhatIfSpec>& specs, const std::vector<const RunTimeline*>& runs) {
+  if (Status ran = check_targets_ran(what_if_targets(specs), runs); !ran) return ran;
+  for (const WhatIfSpec& spec : specs) {
+    if (spec.kind != WhatIfSpec::Kind::kAlltoallBalanced) continue;
+    const bool any = std::any_of(runs.begin(), runs.end(), [](const RunTimeline* t) {
+      return std::any_of(t->calls.begin(), t->calls.end(),
+                         [](const tables::TimelineCall& c) { return c.alltoall_balance >= 0; });
+    });
+    if (!any) {
+      return Error{fmt::format("--what-if '{}': no all-to-all whose split sizes are in the trace was matched across "
+                               "ranks in a profiled step (on gloo, profile with record_shapes=True; `scaleprof trace "
+                               "collectives` lists the all-to-alls and their bytes per peer)",
+                               spec.text),
+                   ErrorKind::kBadInput};
+    }
+  }
+  return Ok{};
+}
+
 WhatIfOutcome apply_what_if(const WhatIfSpec& spec, const WhatIfScale& base, const WhatIfScale& at, bool weak) {
   WhatIfOutcome out;
   if (!at.has_model()) return out;
@@ -322,6 +346,9 @@ WhatIfOutcome apply_what_if(const WhatIfSpec& spec, const WhatIfScale& base, con
     case WhatIfSpec::Kind::kNamed:
       fixed.target = spec.name;
       fixed.target_scale = spec.scale;
+      break;
+    case WhatIfSpec::Kind::kAlltoallBalanced:
+      fixed.balance_alltoall = true;
       break;
     case WhatIfSpec::Kind::kPartAtBase: {
       if (!base.has_model()) return out;

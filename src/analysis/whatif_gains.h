@@ -47,12 +47,23 @@ struct WhatIfScale {
 //   "rank N at median"                       rank N's local work capped at the others' median
 //   "stragglers at median"                   each run's slowest rank so
 //   "communication free" | "communication Fx faster" (also "xF faster")
+//   "all-to-all balanced"                    every all-to-all whose split sizes are in the trace with
+//                                            its bytes spread evenly over its pairs of distinct ranks
+//                                            (also "alltoall balanced")
 //   "computation|data loading|optimizer|host overhead|idle Fx faster" (or "free")
 //   "<part> at base"                         that part shrunk with the workers since the smallest scale
 //   "NAME Fx faster" | "NAME free"           every operator, annotation or kernel whose name contains
 //                                            NAME (as written; quotes around it removed)
 struct WhatIfSpec {
-  enum class Kind : uint8_t { kRankAtMedian, kStragglersAtMedian, kCommunication, kPart, kPartAtBase, kNamed };
+  enum class Kind : uint8_t {
+    kRankAtMedian,
+    kStragglersAtMedian,
+    kCommunication,
+    kPart,
+    kPartAtBase,
+    kNamed,
+    kAlltoallBalanced
+  };
   std::string text;
   Kind kind = Kind::kPart;
   int64_t rank = -1;
@@ -70,6 +81,12 @@ std::vector<std::string> what_if_targets(const std::vector<WhatIfSpec>& specs);
 // profiled step of some run; else kBadInput naming the first that did not: a typo in a name would
 // otherwise predict "no gain".
 Status check_targets_ran(const std::vector<std::string>& targets, const std::vector<const tables::RunTimeline*>& runs);
+
+// Ok when each of `specs` has something to change in the timelines: every named target ran
+// (check_targets_ran; the timelines time what_if_targets(specs)), and "all-to-all balanced" found an
+// all-to-all whose split sizes are in the trace in some profiled step of some run; else kBadInput naming
+// the spec (balancing nothing would otherwise predict "no gain").
+Status check_what_ifs_apply(const std::vector<WhatIfSpec>& specs, const std::vector<const tables::RunTimeline*>& runs);
 
 // The predicted epoch time at `at` (the smallest scale `base` for "at base").
 struct WhatIfOutcome {

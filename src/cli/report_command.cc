@@ -61,7 +61,8 @@ void add_output_options(CLI::App* cmd, ReportOptions& opt) {
   cmd->add_option("--what-if", opt.what_ifs,
                   "Re-time every rank's profiled steps under a change and print the predicted epoch and step time "
                   "at each scale (repeatable): 'rank N at median', 'stragglers at median', 'communication free', "
-                  "'communication 2x faster', computation, data loading, optimizer, host overhead, idle followed by "
+                  "'communication 2x faster', 'all-to-all balanced' (each all-to-all's bytes spread evenly over its "
+                  "pairs of ranks), computation, data loading, optimizer, host overhead, idle followed by "
                   "'2x faster', 'free' or 'at base' (shrunk with the workers since the smallest scale), or the name "
                   "of an operator, annotation or kernel (any containing it) followed by '2x faster' or 'free'")
       ->allow_extra_args(false);

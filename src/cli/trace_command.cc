@@ -396,7 +396,8 @@ void setup_what_if_command(CLI::App& trace, int* exit_code) {
       ->required();
   cmd->add_option("--what-if", opt->what_ifs,
                   "The change (repeatable): 'rank N at median', 'stragglers at median', 'communication free', "
-                  "'communication 2x faster', computation, data loading, optimizer, host overhead, idle followed by "
+                  "'communication 2x faster', 'all-to-all balanced' (each all-to-all's bytes spread evenly over its "
+                  "pairs of ranks), computation, data loading, optimizer, host overhead, idle followed by "
                   "'2x faster' or 'free', or the name of an operator, annotation or kernel (any containing it) "
                   "followed by '2x faster' or 'free'")
       ->required()

@@ -1,5 +1,6 @@
 #include "engine/step_timeline_build.h"
 
+#include "analysis/all_to_all_cost.h"
 #include "engine/rank_stream.h"
 
 #include <algorithm>
@@ -88,6 +89,9 @@ tables::RunTimeline build_step_timeline(std::span<const RankSteps> ranks, const 
     c.bytes = m.bytes;
     c.type = m.type;
     c.busbw_gbps = m.busbw_gbps;
+    // Balancing an all-to-all is a what-if only where its splits were seen: equal splits assumed for ranks
+    // without them are no imbalance to remove.
+    if (m.peer_splits) c.alltoall_balance = analysis::alltoall_balanced_share(m);
     for (const analysis::RankTiming& t : m.ranks) c.ranks.push_back({t.rank, t.start_ns, t.end_ns});
     std::sort(c.ranks.begin(), c.ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
     out.calls.push_back(std::move(c));

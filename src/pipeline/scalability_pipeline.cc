@@ -61,7 +61,7 @@ Result<ScalabilityReport> build_scalability_report(const ScalabilityReportOption
   engine::add_trace_metrics(&out.data, trace_options);
   std::vector<const tables::RunTimeline*> timelines;
   for (const tables::RunData& run : out.data.runs) timelines.push_back(&run.timeline);
-  if (Status ran = analysis::check_targets_ran(trace_options.what_if_targets, timelines); !ran) return ran.error();
+  if (Status ran = analysis::check_what_ifs_apply(analysis_options.what_ifs, timelines); !ran) return ran.error();
   out.analysis = analysis::analyse_scalability(out.data, analysis_options);
   if (options.warmup_note && options.analysis.skip_epochs == 0)
     out.warmup_changes = warmup_changes(out.data, out.analysis);

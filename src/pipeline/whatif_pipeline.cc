@@ -39,7 +39,7 @@ Result<TraceWhatIf> trace_what_if(const std::vector<std::string>& paths, const s
     return Error{"no rank has a ProfilerStep to replay (profile with a torch.profiler schedule and call prof.step())",
                  ErrorKind::kBadInput};
   }
-  if (Status ran = analysis::check_targets_ran(targets, {&t}); !ran) return ran.error();
+  if (Status ran = analysis::check_what_ifs_apply(specs, {&t}); !ran) return ran.error();
   // One scale: the traces' own steps, their time standing for the epoch (the predicted epoch is then
   // the predicted share of the measured steps).
   analysis::WhatIfScale scale;

@@ -54,6 +54,11 @@ struct TimelineCall {
   int64_t bytes = -1;  // message size, -1 unknown
   std::string type;    // allreduce, allgather, ...
   double busbw_gbps = -1;
+  // An all-to-all whose split sizes are in the trace: its mean over its largest bytes from one rank to
+  // one peer, over the pairs of distinct ranks (analysis/all_to_all_cost.h), which is what its transfer
+  // would be multiplied by with the same bytes spread evenly over the pairs (<= 1; 1: balanced). -1: not
+  // an all-to-all, or its split sizes are not in the trace.
+  double alltoall_balance = -1;
   std::vector<TimelineCallRank> ranks;  // by rank
 };
 
