@@ -40,6 +40,25 @@ def run_cli(scaleprof_cli):
     return run
 
 
+def trace_json(cli, sub, *args, timeout=120):
+    """`scaleprof trace <sub> <args> --format json`, parsed (outside a test function, where the run_cli
+    fixture cannot reach)."""
+    proc = subprocess.run([str(cli), "trace", sub, *map(str, args), "--format", "json"], capture_output=True,
+                          text=True, timeout=timeout)
+    assert proc.returncode == 0, f"scaleprof trace {sub} failed ({proc.returncode}):\n{proc.stderr}"
+    return json.loads(proc.stdout)
+
+
+def report_json(cli, root, *what_if, timeout=180):
+    """`scaleprof report --no-plots --format json --root ROOT` with each of `what_if` as --what-if, parsed."""
+    args = [str(cli), "report", "--no-plots", "--format", "json", "--root", str(root)]
+    for spec in what_if:
+        args += ["--what-if", spec]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
 def run_python(args, timeout=60, env=None):
     """Runs the current interpreter (the venv's, with torch) and fails the test with its output."""
     proc = subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, timeout=timeout,

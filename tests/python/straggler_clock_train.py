@@ -7,42 +7,25 @@ rank's step times are its own, as a straggler's are before the next collective.
 Each rank writes its own fake NVML script before scaleprof loads the library (at Run.start): the drop's
 window is in Unix nanoseconds, measured from a start time T0 that rank 0 picks and broadcasts, and both
 ranks wait for T0 before their first step, so the steps fall where the window was planned."""
-import argparse
-import os
 import time
 
-import torch
 import torch.distributed as dist
 
 import scaleprof
+from straggler_common import SLOW, STEPS, broadcast_start, parse_args, use_fake_nvml_script
 
 STEP_S = 0.1
 EXTRA_S = 0.25  # rank 1's extra time in each of its slow steps
-SLOW = range(4, 8)
-STEPS = 12
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--root", required=True)
-parser.add_argument("--run-name", required=True)
-parser.add_argument("--work", required=True)
-parser.add_argument("--clock-drop", action="store_true")
-args = parser.parse_args()
+args = parse_args()
 
 dist.init_process_group("gloo")
 rank = dist.get_rank()
-t0 = torch.tensor([time.time_ns() + 1_500_000_000], dtype=torch.int64)
-dist.broadcast(t0, 0)
-t0 = int(t0.item())
+t0 = broadcast_start(1_500_000_000)
 
 # Rank 1's slow steps start at T0 + 0.4 s and end at T0 + 1.8 s (plus the little time sleeping overshoots);
 # the drop covers T0 + 0.35 s to T0 + 1.75 s: nearly all of those steps and little of any other.
-script = os.path.join(args.work, f"nvml-{args.run_name}-rank{rank}.txt")
-lines = ["devices=1", "util.0=90", "power_base_w.0=300", "power_slope_w.0=0", "sm_clock_mhz.0=1980"]
-if rank == 1 and args.clock_drop:
-    lines += [f"clock_drop_unix.0={t0 + 350_000_000}-{t0 + 1_750_000_000}:990", "clock_drop_reasons.0=0x4"]
-with open(script, "w") as f:
-    f.write("\n".join(lines) + "\n")
-os.environ["SCALEPROF_FAKE_NVML_SCRIPT"] = script
+use_fake_nvml_script(args, rank, (t0 + 350_000_000, t0 + 1_750_000_000))
 
 with scaleprof.Run(experiment="stragglers", strategy="ddp", run_name=args.run_name, root=args.root,
                    gpu_interval="20ms") as run:

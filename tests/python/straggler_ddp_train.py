@@ -9,8 +9,6 @@ SM clock drops to 990 MHz under a software power cap for the wall-clock window o
 Steps start at planned wall-clock times (T0 plus the planned lengths of the steps before, the waits between
 steps outside them), so no drift moves them out of the window planned for the drop; each rank writes its
 fake NVML script before scaleprof loads the library (at Run.start)."""
-import argparse
-import os
 import time
 
 import torch
@@ -18,19 +16,13 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 import scaleprof
+from straggler_common import SLOW, STEPS, broadcast_start, parse_args, use_fake_nvml_script
 
 STEP_S = 0.05
 EXTRA_S = 0.2  # rank 1's extra time before its forward in each of its slow steps
-SLOW = range(4, 8)
-STEPS = 12
 PLANNED_S = {True: 0.35, False: 0.15}  # from one step's start to the next's (slow, normal)
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--root", required=True)
-parser.add_argument("--run-name", required=True)
-parser.add_argument("--work", required=True)
-parser.add_argument("--clock-drop", action="store_true")
-args = parser.parse_args()
+args = parse_args()
 
 dist.init_process_group("gloo")
 rank = dist.get_rank()
@@ -41,24 +33,15 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
 x = torch.randn(16, 64)
 y = torch.randn(16, 8)
 # Starting the run and the profiler takes seconds on a loaded machine.
-t0 = torch.tensor([time.time_ns() + 10_000_000_000], dtype=torch.int64)
-dist.broadcast(t0, 0)
-t0 = int(t0.item())
+t0 = broadcast_start(10_000_000_000)
 starts = [t0]
 for step in range(STEPS):
     starts.append(starts[-1] + int(PLANNED_S[step in SLOW] * 1e9))
 
 # The drop covers rank 1's slow steps: from 20 ms before step 4's start to 20 ms after step 7's planned end
 # (its start + STEP_S + EXTRA_S), and none of step 3 (ends ~STEP_S after its start) or step 8.
-script = os.path.join(args.work, f"nvml-{args.run_name}-rank{rank}.txt")
-lines = ["devices=1", "util.0=90", "power_base_w.0=300", "power_slope_w.0=0", "sm_clock_mhz.0=1980"]
-if rank == 1 and args.clock_drop:
-    begin = starts[SLOW.start] - 20_000_000
-    end = starts[SLOW.stop - 1] + int((STEP_S + EXTRA_S) * 1e9) + 20_000_000
-    lines += [f"clock_drop_unix.0={begin}-{end}:990", "clock_drop_reasons.0=0x4"]
-with open(script, "w") as f:
-    f.write("\n".join(lines) + "\n")
-os.environ["SCALEPROF_FAKE_NVML_SCRIPT"] = script
+use_fake_nvml_script(args, rank, (starts[SLOW.start] - 20_000_000,
+                                  starts[SLOW.stop - 1] + int((STEP_S + EXTRA_S) * 1e9) + 20_000_000))
 
 with scaleprof.Run(experiment="stragglers-ddp", strategy="ddp", run_name=args.run_name, root=args.root,
                    gpu_interval="20ms") as run:

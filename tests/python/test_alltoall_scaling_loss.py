@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import HERE, free_port, training_env
+from conftest import HERE, free_port, trace_json, training_env
 
 pytestmark = pytest.mark.timing  # shares of wall time
 
@@ -44,21 +44,14 @@ def traces_of(root, nproc):
     return files
 
 
-def cli_json(scaleprof_cli, *args):
-    out = subprocess.run([str(scaleprof_cli), "trace", *map(str, args), "--format", "json"], capture_output=True,
-                         text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
-
-
 def cost_share_of_steps(scaleprof_cli, files):
     """The imbalance cost's share of the decomposed rank's profiled steps, from `trace collectives` (the cost per
     step) and `trace decompose` (each rank's steps split, waits moved out of exposed communication): the rank
     that waited longest is the loss's view, and a step's cost counts at most its exposed communication."""
-    cost = {s["step"]: s["imbalance_cost_us"] for s in cli_json(scaleprof_cli, "collectives", *files)["alltoall_steps"]
+    cost = {s["step"]: s["imbalance_cost_us"] for s in trace_json(scaleprof_cli, "collectives", *files)["alltoall_steps"]
             if s["step"] is not None}
     assert len(cost) == STEPS - 1 and all(c > 0 for c in cost.values()), cost
-    steps = [r for r in cli_json(scaleprof_cli, "decompose", *files)["decompose"] if r["rank"] is not None]
+    steps = [r for r in trace_json(scaleprof_cli, "decompose", *files)["decompose"] if r["rank"] is not None]
     wait = collections.defaultdict(float)
     for r in steps:
         wait[r["rank"]] += r["collective_wait_us"]

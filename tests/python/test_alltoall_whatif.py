@@ -22,7 +22,7 @@ import sys
 
 import pytest
 
-from conftest import HERE, free_port, training_env
+from conftest import HERE, free_port, report_json, trace_json, training_env
 
 pytestmark = pytest.mark.timing  # a known answer in wall time (conftest.py)
 
@@ -38,15 +38,6 @@ EPOCHS = 4  # epoch 0 profiled (and skipped by the report as warm-up), 1-3 timed
 BIG = 8_000_000  # float32 elements rank 0 sends rank 1: 32 MB
 SMALL = 1000
 SPEC = "all-to-all balanced"
-
-
-def report_json(cli, root, *what_if):
-    args = [str(cli), "report", "--no-plots", "--format", "json", "--root", str(root)]
-    for spec in what_if:
-        args += ["--what-if", spec]
-    out = subprocess.run(args, capture_output=True, text=True, timeout=180)
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
 
 
 @pytest.fixture(scope="module")
@@ -67,13 +58,6 @@ def traces_of(root, mode):
                    if json.loads((p.parents[2] / "run.json").read_text()).get("strategy") == f"a2a-{mode}")
     assert len(files) == NPROC, files
     return files
-
-
-def cli_json(scaleprof_cli, *args):
-    out = subprocess.run([str(scaleprof_cli), "trace", *map(str, args), "--format", "json"], capture_output=True,
-                         text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
 
 
 def what_if_row(report, mode):
@@ -100,7 +84,7 @@ def model_bounds(scaleprof_cli, files, steps):
     end), each rank's time in the steps shrinks by between sum (1 - f) min_r tr_r and sum (1 - f) max_r tr_r.
     `trace collectives`' imbalance cost, latency x (1 - f), lies in the same interval (the latency, the shortest
     duration over the ranks, is between min_r tr_r and the last rank's own tr_r)."""
-    out = cli_json(scaleprof_cli, "collectives", *files)
+    out = trace_json(scaleprof_cli, "collectives", *files)
     by_call = {}
     for r in out["collective_ranks"]:
         if r["type"] == "alltoall":
@@ -125,7 +109,7 @@ def model_bounds(scaleprof_cli, files, steps):
 
 def test_split_imbalance_of_the_uneven_run(runs, scaleprof_cli):
     """The uneven calls as test_alltoall_imbalance.py has them: peer max 32 MB, mean (32 MB + 4 KB) / 2."""
-    out = cli_json(scaleprof_cli, "collectives", *traces_of(runs["root"], "uneven"))
+    out = trace_json(scaleprof_cli, "collectives", *traces_of(runs["root"], "uneven"))
     assert len(out["alltoall"]) == STEPS - 1
     for c in out["alltoall"]:
         assert c["peer_max_bytes"] == 4 * BIG
@@ -137,7 +121,7 @@ def test_predicted_gain_is_what_the_model_must_give(runs, scaleprof_cli):
     lies in the bounds the model must give (model_bounds), and is most of the imbalance cost `trace collectives`
     reports on them (half of the uneven call's time at a 2:1 max / mean)."""
     files = traces_of(runs["root"], "uneven")
-    steps = cli_json(scaleprof_cli, "what-if", *files, "--what-if", SPEC)["what_if_steps"]
+    steps = trace_json(scaleprof_cli, "what-if", *files, "--what-if", SPEC)["what_if_steps"]
     assert len(steps) >= STEPS - 3, steps  # the profiled steps the decomposition keeps
     saved_us = sum(1000 * (s["step_ms"] - s["predicted_step_ms"]) for s in steps)
     lo, hi, cost = model_bounds(scaleprof_cli, files, {s["step"] for s in steps})
@@ -214,4 +198,4 @@ def test_without_split_sizes_the_spec_is_refused(runs, scaleprof_cli, tmp_path):
     with pytest.raises(scaleprof.ScaleprofError, match="all-to-all balanced"):
         scaleprof.TraceAnalysis(trace_files=stripped).what_if(SPEC)
     # The same traces with their splits: accepted.
-    assert cli_json(scaleprof_cli, "what-if", *traces_of(runs["root"], "uneven"), "--what-if", SPEC)["what_if"]
+    assert trace_json(scaleprof_cli, "what-if", *traces_of(runs["root"], "uneven"), "--what-if", SPEC)["what_if"]

@@ -62,14 +62,13 @@ share cores (4 on 2 cores) make the collectives slower than any formula of the b
 all-reduce: 9 ms at 4 workers against 0.6 ms at 2). The tolerances are the issue's (25 % or 3 points;
 10 % for a predicted epoch; 15 % for the projection), never widened to fit.
 """
-import json
 import shutil
 import statistics
-import subprocess
 
 import pytest
 
 import counterfactual as cf
+from conftest import report_json
 
 pytestmark = pytest.mark.timing  # a known answer in wall time (conftest.py)
 
@@ -92,15 +91,6 @@ SPEC_OF = {  # the what-if SPEC whose counterfactual run is "CAUSE at base"
 OPERATOR_SPEC = "scaleprof_example::fixed_step_work 2x faster"
 SPECS = ["rank 1 at median", "communication free", "communication 2x faster", "data loading at base",
          "optimizer 2x faster", "computation 2x faster", OPERATOR_SPEC]
-
-
-def report_json(cli, root, *what_if):
-    args = [str(cli), "report", "--no-plots", "--format", "json", "--root", str(root)]
-    for spec in what_if:
-        args += ["--what-if", spec]
-    out = subprocess.run(args, capture_output=True, text=True, timeout=180)
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
 
 
 @pytest.fixture(scope="module")
