@@ -48,6 +48,25 @@ constexpr std::string_view kReports[] = {
   throw py::value_error(fmt::format("{}: {}", name, what));
 }
 
+// Runs `call` (a pipeline function) with the GIL released: the ranks are read and analysed on the
+// engine's own threads, and the notebook's other Python threads go on meanwhile.
+template <typename Call>
+auto without_gil(Call&& call) {
+  std::optional<decltype(call())> result;
+  {
+    py::gil_scoped_release release;
+    result.emplace(call());
+  }
+  return std::move(*result);
+}
+
+// A rank the caller asked for that no trace holds is the caller's mistake, not an empty result.
+void require_ranks_read(bool none_read, const std::vector<int64_t>& ranks) {
+  if (none_read && !ranks.empty()) {
+    throw py::value_error(fmt::format("rank: {} is not among the ranks read", fmt::join(ranks, ", ")));
+  }
+}
+
 std::string type_name(py::handle value) {
   return py::str(py::type::of(value).attr("__name__"));
 }
@@ -298,12 +317,8 @@ py::dict trace_report(py::handle report_arg, py::handle paths_arg, py::handle ra
     bad_argument("annotation", "annotation, instance_id, path_events and output_dir are for critical-path only");
   }
 
-  std::optional<Result<pipeline::StreamedReport>> streamed;
-  {
-    py::gil_scoped_release release;  // the ranks are read and analysed on threads of the engine's own
-    streamed.emplace(pipeline::run_trace_report(request));
-  }
-  pipeline::StreamedReport result = unwrap(std::move(*streamed));
+  Result<pipeline::StreamedReport> streamed = without_gil([&] { return pipeline::run_trace_report(request); });
+  pipeline::StreamedReport result = unwrap(std::move(streamed));
   // A notebook wants all of its traces or a clear reason: an unreadable file is an error (the CLI goes
   // on with the others and exits 3), each line naming the file and the place in it.
   if (!result.set.errors.empty() || !result.any_read) {
@@ -353,13 +368,9 @@ py::dict trace_what_if(py::handle paths_arg, py::handle what_ifs_arg, unsigned t
   trace::LoadOptions load;
   load.parse.lenient = true;
   load.threads = threads;
-  std::optional<Result<pipeline::TraceWhatIf>> result;
-  {
-    py::gil_scoped_release release;  // the ranks are read on threads of the engine's own
-    result.emplace(pipeline::trace_what_if(paths, what_ifs, load));
-  }
-  if (!result->ok() && result->error().kind == ErrorKind::kUsage) throw py::value_error(result->error().message);
-  pipeline::TraceWhatIf w = unwrap(std::move(*result));
+  Result<pipeline::TraceWhatIf> result = without_gil([&] { return pipeline::trace_what_if(paths, what_ifs, load); });
+  if (!result.ok() && result.error().kind == ErrorKind::kUsage) throw py::value_error(result.error().message);
+  pipeline::TraceWhatIf w = unwrap(std::move(result));
   if (!w.read.set.errors.empty()) {
     std::string message = "some traces could not be read";
     for (const Diagnostic& e : w.read.set.errors) message += "\n  " + e.text();
@@ -403,13 +414,10 @@ py::dict trace_potential_stragglers(py::handle paths_arg, py::handle rank_files_
       std::max<int64_t>(1, int_argument(num_candidates_arg, "num_candidates", std::numeric_limits<int32_t>::min(),
                                         std::numeric_limits<int32_t>::max()));
   const bool include_last_step = bool_argument(include_last_step_arg, "include_last_profiler_step");
-  std::optional<Result<pipeline::PotentialStragglersReport>> result;
-  {
-    py::gil_scoped_release release;
-    result.emplace(pipeline::potential_stragglers_report(paths, load, options, include_last_step));
-  }
-  if (!result->ok() && result->error().kind == ErrorKind::kUsage) throw py::value_error(result->error().message);
-  pipeline::PotentialStragglersReport r = unwrap(std::move(*result));
+  Result<pipeline::PotentialStragglersReport> result =
+      without_gil([&] { return pipeline::potential_stragglers_report(paths, load, options, include_last_step); });
+  if (!result.ok() && result.error().kind == ErrorKind::kUsage) throw py::value_error(result.error().message);
+  pipeline::PotentialStragglersReport r = unwrap(std::move(result));
   check_read(r.set);
   py::list stragglers;
   for (int64_t rank : r.result.stragglers) stragglers.append(rank);
@@ -433,16 +441,11 @@ py::dict trace_kernel_sequences(py::handle paths_arg, py::handle rank_files_arg,
   options.min_pattern_len = int_argument(min_pattern_len_arg, "min_pattern_len", 0, int64_t{1} << 30);
   options.include_last_step = bool_argument(include_last_step_arg, "include_last_profiler_step");
   const std::vector<int64_t> ranks = ranks_argument(ranks_arg, "rank");
-  std::optional<Result<pipeline::KernelSequencesReport>> result;
-  {
-    py::gil_scoped_release release;
-    result.emplace(pipeline::kernel_sequences_report(paths, load, options, ranks));
-  }
-  pipeline::KernelSequencesReport r = unwrap(std::move(*result));
+  Result<pipeline::KernelSequencesReport> result =
+      without_gil([&] { return pipeline::kernel_sequences_report(paths, load, options, ranks); });
+  pipeline::KernelSequencesReport r = unwrap(std::move(result));
   check_read(r.set);
-  if (r.ranks.empty() && !ranks.empty()) {
-    throw py::value_error(fmt::format("rank: {} is not among the ranks read", fmt::join(ranks, ", ")));
-  }
+  require_ranks_read(r.ranks.empty(), ranks);
   py::dict out;
   out["tables"] = tables_dict(r.report);
   out["warnings"] = string_list(texts(r.set.warnings));
@@ -456,16 +459,11 @@ py::dict trace_annotated_kernels(py::handle paths_arg, py::handle rank_files_arg
   const std::vector<std::string> paths = trace_inputs(paths_arg, rank_files_arg, threads_arg, &load);
   const bool include_last_step = bool_argument(include_last_step_arg, "include_last_profiler_step");
   const std::vector<int64_t> ranks = ranks_argument(ranks_arg, "rank");
-  std::optional<Result<pipeline::AnnotatedKernelsReport>> result;
-  {
-    py::gil_scoped_release release;
-    result.emplace(pipeline::annotated_kernels_report(paths, load, include_last_step, ranks));
-  }
-  pipeline::AnnotatedKernelsReport r = unwrap(std::move(*result));
+  Result<pipeline::AnnotatedKernelsReport> result =
+      without_gil([&] { return pipeline::annotated_kernels_report(paths, load, include_last_step, ranks); });
+  pipeline::AnnotatedKernelsReport r = unwrap(std::move(result));
   check_read(r.set);
-  if (r.ranks.empty() && !ranks.empty()) {
-    throw py::value_error(fmt::format("rank: {} is not among the ranks read", fmt::join(ranks, ", ")));
-  }
+  require_ranks_read(r.ranks.empty(), ranks);
   py::dict out;
   out["tables"] = tables_dict(r.report);
   out["warnings"] = string_list(texts(r.set.warnings));
@@ -490,12 +488,9 @@ py::dict trace_annotation_breakdown(py::handle paths_arg, py::handle rank_files_
     }
   }
   options.include_last_step = bool_argument(include_last_step_arg, "include_last_profiler_step");
-  std::optional<Result<pipeline::AnnotationBreakdownReport>> result;
-  {
-    py::gil_scoped_release release;
-    result.emplace(pipeline::annotation_breakdown_report(paths, load, options, {}));
-  }
-  pipeline::AnnotationBreakdownReport r = unwrap(std::move(*result));
+  Result<pipeline::AnnotationBreakdownReport> result =
+      without_gil([&] { return pipeline::annotation_breakdown_report(paths, load, options, {}); });
+  pipeline::AnnotationBreakdownReport r = unwrap(std::move(result));
   check_read(r.set);
   bool present = false;
   for (const analysis::RankAnnotationBreakdown& rank : r.ranks) present |= rank.present;
@@ -513,12 +508,9 @@ py::dict trace_cupti_counters(py::handle paths_arg, py::handle rank_files_arg, p
   const std::vector<std::string> paths = trace_inputs(paths_arg, rank_files_arg, threads_arg, &load);
   const bool include_last_step = bool_argument(include_last_step_arg, "include_last_profiler_step");
   const std::vector<int64_t> ranks = ranks_argument(ranks_arg, "ranks");
-  std::optional<Result<pipeline::CuptiCountersReport>> result;
-  {
-    py::gil_scoped_release release;
-    result.emplace(pipeline::cupti_counters_report(paths, load, include_last_step, ranks));
-  }
-  pipeline::CuptiCountersReport r = unwrap(std::move(*result));
+  Result<pipeline::CuptiCountersReport> result =
+      without_gil([&] { return pipeline::cupti_counters_report(paths, load, include_last_step, ranks); });
+  pipeline::CuptiCountersReport r = unwrap(std::move(result));
   check_read(r.set);
   py::dict errors;
   for (const analysis::RankCuptiCounters& rank : r.ranks) {
@@ -543,12 +535,8 @@ py::dict trace_diff(py::handle a_arg, py::handle b_arg, py::handle warmup_arg, p
   trace::LoadOptions load;
   load.parse.lenient = true;
   load.threads = static_cast<unsigned>(int_argument(threads_arg, "threads", 0, 1024));
-  std::optional<Result<pipeline::DiffReport>> result;
-  {
-    py::gil_scoped_release release;  // both sides are read on threads of the engine's own
-    result.emplace(pipeline::diff_report(a, b, load, options));
-  }
-  pipeline::DiffReport d = unwrap(std::move(*result));
+  Result<pipeline::DiffReport> result = without_gil([&] { return pipeline::diff_report(a, b, load, options); });
+  pipeline::DiffReport d = unwrap(std::move(result));
   std::string message;
   for (const pipeline::DiffSideRead* side : {&d.a, &d.b}) {
     for (const Diagnostic& e : side->set.errors) message += "\n  " + side->info.label + ": " + e.text();
