@@ -126,7 +126,8 @@ step "PyTorch known answers in wall time (alone on the machine)"
 # new pytest process (`--lf`: new trainings, new traces), and the step fails only if one fails again: a wrong
 # answer fails both times.
 timing_tests=(-m timing tests/python --ignore-glob='tests/python/test_mlflow_*')
-if ! "${PYTEST[@]}" "${timing_tests[@]}"; then
+# --durations: the slowest ten, so that a run's log says where this step's minutes went.
+if ! "${PYTEST[@]}" --durations=10 "${timing_tests[@]}"; then
   echo "timing: the failed known answers once more, in fresh runs"
   "${PYTEST[@]}" --lf --lfnf=none "${timing_tests[@]}"
 fi
@@ -141,7 +142,7 @@ set +m
 trap 'stop_chain; step_done' EXIT
 
 step "PyTorch end-to-end tests"
-"${PYTEST[@]}" -m "not timing" tests/python --ignore-glob='tests/python/test_mlflow_*'
+"${PYTEST[@]}" --durations=10 -m "not timing" tests/python --ignore-glob='tests/python/test_mlflow_*'
 
 step "the wheel: built, repaired, installed without root where the build's libraries are hidden"
 # The same build-py/ as the pip install above: nothing is compiled again.
