@@ -6,8 +6,10 @@
 #include <filesystem>
 #include <numeric>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "analysis/deepspeed_frames.h"
 #include "analysis/exposed_collectives.h"
 #include "analysis/phases.h"
 #include "analysis/step_decomposition.h"
@@ -189,6 +191,58 @@ TEST(StepDecomposition, FsdpAllGatherLabelIsCommunication) {
   EXPECT_TRUE(fsdp_collective_label("FSDP::post_backward_reduce (layers.0)"));
   EXPECT_FALSE(fsdp_collective_label("FSDP::all_gather_copy_out (layers.0)"));
   EXPECT_FALSE(fsdp_collective_label("FSDP::pre_forward (layers.0)"));
+}
+
+// DeepSpeed ZeRO-3's collective frames (deepspeed_frames.h: deepspeed_collective_frame, Python frames of
+// with_stack=True) are communication where no operator runs in them, as FSDP's labels: the wrapper
+// all_gather_coalesced (a sleep, the copy-in, the c10d op) and the wait on its handle (then the copy-out).
+// In backward the fetch runs inside an autograd node, an operator enclosing the frames: the frames' time
+// outside their own operators is still communication, not that node's compute. Other Python frames, a
+// DeepSpeed one around the fetch or a `wait` outside DeepSpeed, stay no activity.
+TEST(StepDecomposition, DeepSpeedCollectiveFramesAreCommunication) {
+  HostTraceBuilder b;
+  auto py = [&](std::string_view name, int64_t ts, int64_t dur) {
+    b.op(name, ts, dur, 1, trace::kNone, trace::Category::kPythonFunction);
+  };
+  b.annotation("ProfilerStep#1", 0, 2000);
+  py("nn.Module: Linear_2", 100, 1000);
+  py("deepspeed/runtime/zero/partition_parameters.py(1539): all_gather_coalesced", 200, 400);  // [200, 600)
+  b.op("aten::cat", 250, 50);                                                                  // the copy-in: compute
+  b.op("c10d::_allgather_base_", 550, 30);
+  b.annotation("gloo:all_gather", 560, 340, /*tid=*/2);                       // until 900
+  py("deepspeed/runtime/zero/partition_parameters.py(760): wait", 620, 330);  // [620, 950)
+  b.op("aten::cat", 900, 40);                                                 // the copy-out: compute
+  b.op("aten::linear", 1000, 100);
+  b.op("autograd::engine::evaluate_function: PreBackwardFunctionForModuleBackward", 1200, 500);
+  py("deepspeed/runtime/zero/partitioned_param_coordinator.py(307): fetch_sub_module", 1210, 480);
+  py("/src/DeepSpeed/deepspeed/runtime/zero/partition_parameters.py(1539): all_gather_coalesced", 1220, 180);
+  b.op("c10d::_allgather_base_", 1300, 20);
+  b.annotation("gloo:all_gather", 1310, 190, /*tid=*/2);                       // until 1500
+  py("deepspeed/runtime/zero/partition_parameters.py(760): wait", 1420, 180);  // [1420, 1600)
+  b.op("aten::cat", 1550, 40);
+  py("threading.py(320): wait", 1800, 100);
+  trace::RankTrace t = b.take();
+  const RankDecomposition d = decompose_steps(t);
+  ASSERT_EQ(d.steps.size(), 1u);
+  const StepDecomposition& s = d.steps[0];
+  // Forward: the copy-in 50, the copy-out 40, linear 100. Backward: the autograd node outside the frames,
+  // [1200, 1220), [1400, 1420) and [1600, 1700), and the copy-out 40.
+  EXPECT_EQ(s.part(StepPart::kCompute), 190 + 20 + 20 + 100 + 40);
+  // Forward [200, 950) and backward [1220, 1600), the frames and gloo's spans, less the copies in them
+  // and the autograd node between the frames.
+  EXPECT_EQ(s.part(StepPart::kExposedCommunication), (750 - 50 - 40) + (380 - 40 - 20));
+  EXPECT_EQ(s.part(StepPart::kHostOverhead), 0);
+  // [0, 200) with the module's frame before the fetch, [950, 1000), [1100, 1200), [1700, 2000) with the
+  // other wait.
+  EXPECT_EQ(s.part(StepPart::kIdle), 200 + 50 + 100 + 300);
+  EXPECT_EQ(sum(s.part_ns), s.duration_ns());
+  EXPECT_TRUE(
+      deepspeed_collective_frame("deepspeed/runtime/comm/coalesced_collectives.py(79): reduce_scatter_coalesced"));
+  EXPECT_TRUE(deepspeed_collective_frame("deepspeed/runtime/zero/stage_1_and_2.py(2359): allreduce_bucket"));
+  EXPECT_FALSE(deepspeed_collective_frame("deepspeed/runtime/pipe/p2p.py(87): wait"));
+  EXPECT_FALSE(
+      deepspeed_collective_frame("deepspeed/runtime/zero/partitioned_param_coordinator.py(307): fetch_sub_module"));
+  EXPECT_FALSE(deepspeed_collective_frame("all_gather_coalesced"));
 }
 
 TEST(StepDecomposition, GpuStepPutsDeviceWorkFirst) {

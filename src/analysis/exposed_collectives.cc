@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "analysis/collective_calls.h"
+#include "analysis/deepspeed_frames.h"
 #include "analysis/device_events.h"
 #include "analysis/intervals.h"
 #include "core/checked_sum.h"
@@ -75,41 +76,6 @@ struct IssueContext {
   int ds_phase = -1;       // StepPhase of the innermost DeepSpeedEngine forward/backward/step frame
 };
 
-// The function of a Python frame of DeepSpeed ("deepspeed/runtime/zero/stage3.py(1911): __avg_scatter_grads"
-// gives "__avg_scatter_grads" and "deepspeed/runtime/zero/stage3.py"), or "" for other frames. The path
-// is relative to site-packages in a pip install, absolute in a source checkout: matched by its tail.
-struct PyFrame {
-  std::string_view file;
-  std::string_view function;
-};
-PyFrame deepspeed_frame(std::string_view name) {
-  const size_t at = name.find("deepspeed/");
-  const size_t paren = name.find(".py(");
-  const size_t colon = name.find("): ");
-  if (at == std::string_view::npos || paren == std::string_view::npos || colon == std::string_view::npos ||
-      paren < at || colon < paren) {
-    return {};
-  }
-  return {name.substr(at, paren + 3 - at), name.substr(colon + 3)};
-}
-
-// DeepSpeed's functions that wrap one collective with its copy-in or copy-out (0.19's ZeRO-3 parameter
-// all-gather and gradient reduce-scatter, ZeRO-1/2's gradient all-reduce and post-step parameter
-// all-gather): the call's span starts there, as FSDP's label starts it.
-bool deepspeed_wraps_collective(std::string_view function) {
-  return function == "all_gather_coalesced" || function == "reduce_scatter_coalesced" ||
-         function == "allreduce_bucket" || function == "all_gather_dp_groups";
-}
-
-// The phase the DeepSpeedEngine's own entry points mean: engine(x), engine.backward(loss), engine.step().
-int deepspeed_engine_phase(const PyFrame& f) {
-  if (!f.file.ends_with("deepspeed/runtime/engine.py")) return -1;
-  if (f.function == "forward") return static_cast<int>(StepPhase::kForward);
-  if (f.function == "backward") return static_cast<int>(StepPhase::kBackward);
-  if (f.function == "step") return static_cast<int>(StepPhase::kOptimizer);
-  return -1;
-}
-
 }  // namespace
 
 bool fsdp_collective_label(std::string_view label) {
@@ -166,7 +132,7 @@ BusyCoverage sweep_thread(const trace::RankTrace& t, std::vector<uint32_t> rows,
         if (is_issue_op(name, ev.cat[f->row])) c.inside_issue = true;
         if (ev.cat[f->row] == Category::kPythonFunction) {
           if (c.ds_fetch && c.ds_module < 0 && name.starts_with("nn.Module: ")) c.ds_module = f->row;
-          const PyFrame py = deepspeed_frame(name);
+          const DeepSpeedFrame py = deepspeed_frame(name);
           if (py.function.empty()) continue;
           if (c.ds_call < 0 && deepspeed_wraps_collective(py.function)) c.ds_call = f->row;
           if (py.function == "fetch_sub_module") c.ds_fetch = true;

@@ -25,7 +25,8 @@
 // enclosing the issue on its thread that names FSDP's work (`FSDP::…`), else the innermost other one
 // (ProfilerStep#N excepted); its layer the module FSDP names in it: `(fqn)` at the end or `for fqn`
 // (`(root)` for FSDP's label without one), "" without an FSDP label.
-// DeepSpeed ZeRO (its Python frames, which only with_stack=True records; docs/fsdp.md): a CPU call's
+// DeepSpeed ZeRO (its Python frames, which only with_stack=True records; docs/fsdp.md; the names:
+// deepspeed_frames.h): a CPU call's
 // span starts at the DeepSpeed function wrapping the collective (`all_gather_coalesced`,
 // `reduce_scatter_coalesced`, `allreduce_bucket`, `all_gather_dp_groups`) when one encloses it; its
 // phase is that of the innermost DeepSpeedEngine `forward`/`backward`/`step` frame enclosing the issue

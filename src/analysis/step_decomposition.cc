@@ -5,6 +5,7 @@
 #include <map>
 #include <utility>
 
+#include "analysis/deepspeed_frames.h"
 #include "analysis/device_events.h"
 #include "analysis/exposed_collectives.h"
 #include "analysis/intervals.h"
@@ -23,28 +24,59 @@ struct Activity {
   std::vector<Interval> host_comm, data, optimizer, host_compute, host_any;
 };
 
-// fsdp_collective_label by name id, each name decided once.
-class FsdpCollectiveLabels {
+// A predicate on event names (fsdp_collective_label, deepspeed_collective_frame) by name id, each name
+// decided once.
+class NamesThat {
  public:
-  explicit FsdpCollectiveLabels(const trace::StringPool& strings) : strings_(strings) {}
+  NamesThat(const trace::StringPool& strings, bool (*predicate)(std::string_view))
+      : strings_(strings), predicate_(predicate) {}
   bool of(uint32_t name) {
     if (name >= known_.size()) known_.resize(name + 1, 0);
-    if (known_[name] == 0) known_[name] = fsdp_collective_label(strings_.view(name)) ? 2 : 1;
+    if (known_[name] == 0) known_[name] = predicate_(strings_.view(name)) ? 2 : 1;
     return known_[name] == 2;
   }
 
  private:
   const trace::StringPool& strings_;
+  bool (*predicate_)(std::string_view);
   std::vector<uint8_t> known_;  // 0 unknown, 1 no, 2 yes
 };
+
+// One thread's host events that decide when it computes.
+struct ThreadOps {
+  std::vector<Interval> compute;    // cpu_ops other than collectives
+  std::vector<Interval> comm;       // collective ops
+  std::vector<Interval> ds_frames;  // DeepSpeed's collective frames (deepspeed_frames.h)
+};
+
+// When the thread computes: inside its operators, less the time it spends inside a collective op
+// (c10d::allreduce_ waits inside AccumulateGrad) or inside DeepSpeed's collective frames with none of
+// the operators they run (a ZeRO-3 backward fetch waits inside the autograd node that called
+// DeepSpeed's hook; an operator inside the frame, the copy-in or copy-out, computes).
+std::vector<Interval> thread_compute(ThreadOps ops) {
+  std::vector<Interval> comm = union_intervals(std::move(ops.comm));
+  if (!ops.ds_frames.empty()) {
+    const std::vector<Interval> frames = union_intervals(std::move(ops.ds_frames));
+    std::vector<Interval> inside;  // operators that start inside a frame (one enclosing it started before)
+    for (const Interval& iv : ops.compute) {
+      if (covers(frames, iv.start)) inside.push_back(iv);
+    }
+    inside = union_intervals(std::move(inside));
+    const std::vector<Interval> inside_frames = subtract_intervals(inside, subtract_intervals(inside, frames));
+    for (const Interval& iv : subtract_intervals(frames, inside_frames)) comm.push_back(iv);
+    comm = union_intervals(std::move(comm));
+  }
+  return subtract_intervals(union_intervals(std::move(ops.compute)), comm);
+}
 
 Activity collect_activity(const trace::RankTrace& trace, bool* device) {
   const trace::EventTable& ev = trace.events;
   const size_t n = ev.size();
   Activity a;
-  std::map<uint32_t, std::pair<std::vector<Interval>, std::vector<Interval>>> thread_ops;  // compute, comm
+  std::map<uint32_t, ThreadOps> thread_ops;
   HostRoles roles(trace.strings);
-  FsdpCollectiveLabels fsdp_labels(trace.strings);
+  NamesThat fsdp_labels(trace.strings, fsdp_collective_label);
+  NamesThat ds_frames(trace.strings, deepspeed_collective_frame);
   for (size_t i = 0; i < n; ++i) {
     if (ev.phase[i] != trace::Phase::kComplete) continue;
     const Category c = ev.cat[i];
@@ -57,6 +89,15 @@ Activity collect_activity(const trace::RankTrace& trace, bool* device) {
       a.host_any.push_back(iv);
       continue;
     }
+    if (c == Category::kPythonFunction) {
+      // DeepSpeed's own collective (with_stack=True): communication where no operator runs in it, as
+      // FSDP's labels below.
+      if (ds_frames.of(ev.name[i])) {
+        a.host_comm.push_back(iv);
+        thread_ops[ev.track[i]].ds_frames.push_back(iv);
+      }
+      continue;
+    }
     if (!trace::is_cpu_op_category(c) || profiler_step_number(trace.name(i))) continue;
     a.host_any.push_back(iv);
     const HostRole role = roles.of(ev.name[i], c);
@@ -64,13 +105,13 @@ Activity collect_activity(const trace::RankTrace& trace, bool* device) {
     if (role == HostRole::kOptimizer) a.optimizer.push_back(iv);
     if (role == HostRole::kCommunication) {
       a.host_comm.push_back(iv);
-      thread_ops[ev.track[i]].second.push_back(iv);
+      thread_ops[ev.track[i]].comm.push_back(iv);
     } else if (c == Category::kUserAnnotation && fsdp_labels.of(ev.name[i])) {
       // FSDP's own all-gather or reduce (exposed_collectives.h): communication where no operator runs
       // inside it (the copy-in operators stay compute), as `trace fsdp` counts it exposed.
       a.host_comm.push_back(iv);
     } else if (c == Category::kCpuOp) {
-      thread_ops[ev.track[i]].first.push_back(iv);
+      thread_ops[ev.track[i]].compute.push_back(iv);
     }
   }
   a.data = union_intervals(std::move(a.data));
@@ -98,12 +139,10 @@ Activity collect_activity(const trace::RankTrace& trace, bool* device) {
     a.device_optimizer = union_intervals(std::move(a.device_optimizer));
     a.device_comm = union_intervals(std::move(a.device_comm));
   } else {
-    // A thread inside a collective op is waiting on it, whatever op encloses the collective.
+    // A thread inside a collective is waiting on it, whatever op encloses the collective.
     std::vector<Interval> compute;
     for (auto& [track, ops] : thread_ops) {
-      const std::vector<Interval> busy = union_intervals(std::move(ops.first));
-      const std::vector<Interval> comm = union_intervals(std::move(ops.second));
-      for (const Interval& iv : subtract_intervals(busy, comm)) compute.push_back(iv);
+      for (const Interval& iv : thread_compute(std::move(ops))) compute.push_back(iv);
     }
     a.host_compute = union_intervals(std::move(compute));
   }

@@ -12,7 +12,7 @@
 //   2. optimizer: device work launched inside an optimizer region (phases.h: host_role);
 //   3. exposed communication: communication kernels (kernel_classify.h), and host collectives
 //      (gloo's spans, c10d ops: gloo moves the data on the host even on GPU runs; FSDP's own all-gather
-//      and reduce labels) — only the instants
+//      and reduce labels; DeepSpeed's collective frames) — only the instants
 //      no device computation hides;
 //   4. data loading: host data-loading regions, the device being idle;
 //   5. optimizer: host optimizer regions, the device being idle;
@@ -22,12 +22,17 @@
 // CPU-only traces (no device work; gloo):
 //   1. data loading; 2. optimizer (host regions, with everything inside them);
 //   3. compute: host operators (cpu_op) other than collectives, on any thread, without the time a
-//      thread spends inside a collective op (c10d::allreduce_ waits inside AccumulateGrad);
+//      thread spends inside a collective op (c10d::allreduce_ waits inside AccumulateGrad) or inside
+//      DeepSpeed's collective frames outside the operators that start in them (a ZeRO-3 backward fetch
+//      waits inside the autograd node that runs DeepSpeed's hook);
 //   4. exposed communication: host collectives when no thread computes (and FSDP's own all-gather and
-//      reduce labels, exposed_collectives.h: fsdp_collective_label, where no operator runs in them);
+//      reduce labels, exposed_collectives.h: fsdp_collective_label, and DeepSpeed's Python frames around
+//      its collectives and its wait for a ZeRO-3 all-gather, deepspeed_frames.h:
+//      deepspeed_collective_frame, where no operator runs in them);
 //   5. host overhead: other host events (user annotations that enclose no operator, ...);
 //   6. idle.
-// python_function events (with_stack) are not activity: a Python frame encloses the waits below it.
+// python_function events (with_stack) are not activity, DeepSpeed's collective frames excepted: a
+// Python frame encloses the waits below it.
 // Waiting at a collective for the last rank needs the other ranks: `collective_wait_ns` starts at 0
 // and the report moves into it, per rank and step, min(exposed communication, the rank's summed wait
 // at the step's matched collectives: collective_match.h's latest start − its start) with

@@ -119,6 +119,28 @@ def training_env(**extra):
     return env
 
 
+def torchrun(script, nproc, args, timeout=180, env=None):
+    """Runs `script` of this folder on `nproc` ranks under torchrun (one node, loopback, a free port) with
+    `args`, in `env` (training_env() by default); fails the test with its output."""
+    return run_python(["-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", nproc, "--master_addr",
+                       "127.0.0.1", "--master_port", free_port(), HERE / script, *args], timeout=timeout,
+                      env=env if env is not None else training_env())
+
+
+def deepspeed_env():
+    """training_env() for DeepSpeed on CPU: its CPU accelerator, no compiled ops."""
+    return training_env(DS_ACCELERATOR="cpu", DS_BUILD_OPS="0")
+
+
+def require_deepspeed():
+    """Skips, saying why, where DeepSpeed cannot be imported (make test installs it into .venv)."""
+    probe = subprocess.run([sys.executable, "-c", "import deepspeed"], capture_output=True, text=True, timeout=120,
+                           env=deepspeed_env())
+    if probe.returncode != 0:
+        pytest.skip("DeepSpeed cannot be imported (make test installs deepspeed==0.19.8 into .venv): "
+                    + (probe.stderr.strip().splitlines() or ["?"])[-1])
+
+
 PIPELINE_SLOT_OVERHEAD_MS = 5.0  # per micro-batch slot of a step: a P2P transfer and the schedule's Python
 
 

@@ -15,6 +15,11 @@ With --delay-layer L --delay-ms D (ZeRO-3), every rank sleeps D ms inside DeepSp
 L's parameters in forward: partition_parameters._dist_allgather_fn, which all_gather_coalesced calls to
 join the collective, is wrapped while a forward pre-hook of layer L (run before DeepSpeed's own) has
 marked that layer's fetch. Compute is untouched: the known answer of tests/python/test_deepspeed_zero_exposed.py.
+
+With --root the same loop is a recorded scaleprof run (scaleprof.Run, experiment "deepspeed", strategy
+"zero<stage>": --epochs epochs of --steps steps timed, the first epoch profiled into the run's traces/), for
+the scalability report's "where scaling is lost" (tests/python/test_deepspeed_scaling_loss.py). The model,
+the arguments and the loop are sharded_stack.py's, shared with gloo_fsdp.py.
 """
 import argparse
 import contextlib
@@ -28,18 +33,8 @@ import deepspeed.ops  # noqa: E402
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 from deepspeed.runtime.zero import partition_parameters  # noqa: E402
-from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler  # noqa: E402
 
-
-class Stack(torch.nn.Module):
-    def __init__(self, layers, width):
-        super().__init__()
-        self.layers = torch.nn.ModuleList(torch.nn.Linear(width, width) for _ in range(layers))
-
-    def forward(self, x):
-        for layer in self.layers:
-            x = torch.relu(layer(x))
-        return x
+from sharded_stack import Stack, add_arguments, train  # noqa: E402
 
 
 def delay_gathers_of(layer, delay_s):
@@ -67,14 +62,8 @@ def delay_gathers_of(layer, delay_s):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--trace-dir", required=True)
+    add_arguments(parser, steps=6)
     parser.add_argument("--stage", type=int, choices=(2, 3), default=3)
-    parser.add_argument("--steps", type=int, default=6)
-    parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--width", type=int, default=256)
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--delay-layer", type=int, default=-1)
-    parser.add_argument("--delay-ms", type=float, default=0.0)
     args = parser.parse_args()
 
     # No compiled ops: deepspeed's shared-memory all-reduce would be JIT-compiled; without it, gloo's.
@@ -96,14 +85,12 @@ def main():
         delay_gathers_of(model.layers[args.delay_layer], args.delay_ms / 1000.0)
     x = torch.randn(args.batch, args.width)
 
-    when = schedule(wait=0, warmup=1, active=args.steps - 1)
-    with profile(activities=[ProfilerActivity.CPU], schedule=when, on_trace_ready=tensorboard_trace_handler(args.trace_dir),
-                 record_shapes=True, with_stack=True) as prof:
-        for _ in range(args.steps):
-            loss = engine(x).square().mean()
-            engine.backward(loss)
-            engine.step()
-            prof.step()
+    def one_step():
+        loss = engine(x).square().mean()
+        engine.backward(loss)
+        engine.step()
+
+    train(args, one_step, experiment="deepspeed", strategy=f"zero{args.stage}", with_stack=True)
     dist.barrier()
     dist.destroy_process_group()
 

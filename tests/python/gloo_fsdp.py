@@ -13,7 +13,8 @@ no_grad in both passes, so grad mode cannot tell them apart). Compute is untouch
 
 With --root the same loop is a recorded scaleprof run (scaleprof.Run, experiment "fsdp", strategy "fsdp2":
 --epochs epochs of --steps steps timed, the first epoch profiled into the run's traces/), for the
-scalability report's "where scaling is lost" (tests/python/test_fsdp_scaling_loss.py).
+scalability report's "where scaling is lost" (tests/python/test_fsdp_scaling_loss.py). The model, the
+arguments and the loop are sharded_stack.py's, shared with gloo_deepspeed_zero.py.
 """
 import argparse
 import time
@@ -22,7 +23,8 @@ import torch
 import torch.distributed as dist
 from torch.distributed.fsdp import fully_shard
 from torch.distributed.fsdp._fully_shard._fsdp_collectives import DefaultAllGather
-from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
+
+from sharded_stack import Stack, add_arguments, train
 
 
 class DelayedAllGather(DefaultAllGather):
@@ -39,28 +41,9 @@ class DelayedAllGather(DefaultAllGather):
         return super().__call__(output_tensor, input_tensor, group, async_op)
 
 
-class Stack(torch.nn.Module):
-    def __init__(self, layers, width):
-        super().__init__()
-        self.layers = torch.nn.ModuleList(torch.nn.Linear(width, width) for _ in range(layers))
-
-    def forward(self, x):
-        for layer in self.layers:
-            x = torch.relu(layer(x))
-        return x
-
-
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--trace-dir")
-    parser.add_argument("--root", help="record a scaleprof run under this root instead of writing to --trace-dir")
-    parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--steps", type=int, default=4)
-    parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--width", type=int, default=256)
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--delay-layer", type=int, default=-1)
-    parser.add_argument("--delay-ms", type=float, default=0.0)
+    add_arguments(parser, steps=4)
     parser.add_argument("--delay-rank", type=int, default=-1)
     args = parser.parse_args()
 
@@ -87,28 +70,7 @@ def main():
         loss.backward()
         optimizer.step()
 
-    if args.root:
-        import contextlib
-
-        import scaleprof
-        with scaleprof.Run(experiment="fsdp", strategy="fsdp2", root=args.root) as rec:
-            for epoch in range(args.epochs):
-                prof = (rec.torch_profiler(wait=0, warmup=1, active=args.steps - 1, record_shapes=True)
-                        if epoch == 0 else contextlib.nullcontext())
-                dist.barrier()
-                with prof, rec.epoch(epoch):
-                    for _ in range(args.steps):
-                        with rec.step():
-                            one_step()
-                        if epoch == 0:
-                            prof.step()
-    else:
-        when = schedule(wait=0, warmup=1, active=args.steps - 1)
-        with profile(activities=[ProfilerActivity.CPU], schedule=when,
-                     on_trace_ready=tensorboard_trace_handler(args.trace_dir), record_shapes=True) as prof:
-            for _ in range(args.steps):
-                one_step()
-                prof.step()
+    train(args, one_step, experiment="fsdp", strategy="fsdp2")
     dist.barrier()
     dist.destroy_process_group()
 

@@ -12,12 +12,9 @@ says so), reduce-scatters gradients at the end of engine.backward (backward, tho
 engine's last op) and all-reduces the gradient norm in engine.step (optimizer). ZeRO-2: the gradient
 all-reduce at the end of engine.backward is backward, the norm's all-reduce and the parameters'
 all-gather after the step are optimizer."""
-import subprocess
-import sys
-
 import pytest
 
-from conftest import HERE, free_port, run_python, training_env
+from conftest import deepspeed_env, require_deepspeed, torchrun
 
 pytestmark = pytest.mark.timing  # the counterfactual is a known answer in wall time (conftest.py)
 
@@ -29,32 +26,23 @@ DELAY_MS = 80.0
 DELAYED = "Linear_2"  # model.layers.2, as Kineto names it
 
 
-def deepspeed_env():
-    return training_env(DS_ACCELERATOR="cpu", DS_BUILD_OPS="0")
-
-
-def torchrun(trace_dir, stage, delay_ms=0.0):
-    probe = subprocess.run([sys.executable, "-c", "import deepspeed"], capture_output=True, text=True, timeout=120,
-                           env=deepspeed_env())
-    if probe.returncode != 0:
-        pytest.skip("DeepSpeed cannot be imported (make test installs deepspeed==0.19.8 into .venv): "
-                    + (probe.stderr.strip().splitlines() or ["?"])[-1])
+def record(trace_dir, stage, delay_ms=0.0):
+    require_deepspeed()
     extra = ["--delay-layer", "2", "--delay-ms", delay_ms] if delay_ms > 0 else []
-    run_python(["-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", NPROC, "--master_addr",
-                "127.0.0.1", "--master_port", free_port(), HERE / "gloo_deepspeed_zero.py", "--trace-dir", trace_dir,
-                "--stage", stage, "--steps", STEPS, "--layers", LAYERS, *extra], timeout=180, env=deepspeed_env())
+    torchrun("gloo_deepspeed_zero.py", NPROC, ["--trace-dir", trace_dir, "--stage", stage, "--steps", STEPS,
+                                               "--layers", LAYERS, *extra], env=deepspeed_env())
     assert len(list(trace_dir.iterdir())) == NPROC
     return trace_dir
 
 
 @pytest.fixture(scope="module")
 def delayed(tmp_path_factory):
-    return torchrun(tmp_path_factory.mktemp("zero3-delayed") / "traces", 3, DELAY_MS)
+    return record(tmp_path_factory.mktemp("zero3-delayed") / "traces", 3, DELAY_MS)
 
 
 @pytest.fixture(scope="module")
 def baseline(tmp_path_factory):
-    return torchrun(tmp_path_factory.mktemp("zero3-baseline") / "traces", 3)
+    return record(tmp_path_factory.mktemp("zero3-baseline") / "traces", 3)
 
 
 def rows(out, table, rank, **match):
@@ -117,7 +105,7 @@ def test_zero3_phases_and_totals(delayed, run_cli):
 
 
 def test_zero2_phases(tmp_path, run_cli):
-    traces = torchrun(tmp_path / "traces", 2)
+    traces = record(tmp_path / "traces", 2)
     out, _ = run_cli("fsdp", traces, "--top", "0")
     for rank in range(NPROC):
         got = {(r["phase"], r["type"]): r["calls"] for r in rows(out, "fsdp", rank)}

@@ -8,7 +8,7 @@ the time it arrives after the delayed one, which on a loaded 2-core machine was 
 right, but the counterfactual's answer is not known to 20 %.)"""
 import pytest
 
-from conftest import HERE, free_port, run_python, training_env
+from conftest import torchrun
 
 pytestmark = pytest.mark.timing  # the counterfactual is a known answer in wall time (conftest.py)
 
@@ -20,23 +20,22 @@ DELAY_MS = 80.0  # well above the few ms a rank waits for the other on a loaded 
 DELAYED = "layers.2"
 
 
-def torchrun(trace_dir, delay_ms):
+def record(trace_dir, delay_ms):
     extra = ["--delay-layer", "2", "--delay-ms", delay_ms, "--delay-rank", "-1"] if delay_ms > 0 else []
-    run_python(["-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", NPROC, "--master_addr",
-                "127.0.0.1", "--master_port", free_port(), HERE / "gloo_fsdp.py", "--trace-dir", trace_dir,
-                "--steps", STEPS, "--layers", LAYERS, *extra], timeout=120, env=training_env())
+    torchrun("gloo_fsdp.py", NPROC, ["--trace-dir", trace_dir, "--steps", STEPS, "--layers", LAYERS, *extra],
+             timeout=120)
     assert len(list(trace_dir.iterdir())) == NPROC
     return trace_dir
 
 
 @pytest.fixture(scope="module")
 def delayed(tmp_path_factory):
-    return torchrun(tmp_path_factory.mktemp("fsdp-delayed") / "traces", DELAY_MS)
+    return record(tmp_path_factory.mktemp("fsdp-delayed") / "traces", DELAY_MS)
 
 
 @pytest.fixture(scope="module")
 def baseline(tmp_path_factory):
-    return torchrun(tmp_path_factory.mktemp("fsdp-baseline") / "traces", 0)
+    return record(tmp_path_factory.mktemp("fsdp-baseline") / "traces", 0)
 
 
 def layer_rows(out, rank):

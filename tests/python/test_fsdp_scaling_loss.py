@@ -11,11 +11,10 @@ communication, by 0.65, and the delay read 51-55 ms: docs/fsdp.md.)
 """
 import json
 import subprocess
-import sys
 
 import pytest
 
-from conftest import HERE, free_port, training_env
+from conftest import torchrun
 
 pytestmark = pytest.mark.timing  # the delay is a known answer in wall time
 
@@ -29,12 +28,9 @@ SCALES = (1, 2)
 def report(tmp_path_factory, scaleprof_cli):
     root = tmp_path_factory.mktemp("fsdp-loss")
     for nproc in SCALES:
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", str(nproc),
-               "--master_addr", "127.0.0.1", "--master_port", str(free_port()), str(HERE / "gloo_fsdp.py"),
-               "--root", str(root), "--steps", str(STEPS), "--epochs", "2", "--layers", str(LAYERS),
-               "--delay-layer", "2", "--delay-ms", str(DELAY_MS), "--delay-rank", "-1"]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=training_env())
-        assert proc.returncode == 0, proc.stdout + proc.stderr
+        torchrun("gloo_fsdp.py", nproc, ["--root", root, "--steps", STEPS, "--epochs", "2", "--layers", LAYERS,
+                                         "--delay-layer", "2", "--delay-ms", DELAY_MS, "--delay-rank", "-1"],
+                 timeout=300)
     out = subprocess.run([str(scaleprof_cli), "report", "--no-plots", "--format", "json", "--root", str(root)],
                          capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr
