@@ -127,6 +127,20 @@ def torchrun(script, nproc, args, timeout=180, env=None):
                       env=env if env is not None else training_env())
 
 
+def mean_profiled_step_s(scaleprof_cli, experiment_dir, nproc, rank, analysed):
+    """The mean analysed step of one rank of the run at `nproc` ranks under `experiment_dir` (a recorded
+    run's traces, `trace decompose`), to turn a part's share of the report back into time per profiled step."""
+    files = sorted(f for f in experiment_dir.glob("*/rank-*/traces/*.json.gz")
+                   if json.loads((f.parents[2] / "run.json").read_text()).get("world_size") == nproc)
+    assert len(files) == nproc, files
+    out = subprocess.run([str(scaleprof_cli), "trace", "decompose", *map(str, files), "--format", "json"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    rows = [r for r in json.loads(out.stdout)["decompose"] if r["rank"] == rank]
+    assert len(rows) == analysed, rows
+    return sum(r["step_us"] for r in rows) / len(rows) / 1e6
+
+
 def deepspeed_env():
     """training_env() for DeepSpeed on CPU: its CPU accelerator, no compiled ops."""
     return training_env(DS_ACCELERATOR="cpu", DS_BUILD_OPS="0")

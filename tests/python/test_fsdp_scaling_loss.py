@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from conftest import torchrun
+from conftest import mean_profiled_step_s, torchrun
 
 pytestmark = pytest.mark.timing  # the delay is a known answer in wall time
 
@@ -35,19 +35,6 @@ def report(tmp_path_factory, scaleprof_cli):
                          capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr
     return {"json": json.loads(out.stdout), "root": root}
-
-
-def mean_profiled_step_s(scaleprof_cli, root, nproc, rank):
-    """The mean analysed step of one rank (`trace decompose`), to turn a part's share back into time per step."""
-    files = sorted(f for f in (root / "fsdp").glob("*/rank-*/traces/*.json.gz")
-                   if json.loads((f.parents[2] / "run.json").read_text()).get("world_size") == nproc)
-    assert len(files) == nproc, files
-    out = subprocess.run([str(scaleprof_cli), "trace", "decompose", *map(str, files), "--format", "json"],
-                         capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    rows = [r for r in json.loads(out.stdout)["decompose"] if r["rank"] == rank]
-    assert len(rows) == STEPS - 2, rows
-    return sum(r["step_us"] for r in rows) / len(rows) / 1e6, rows
 
 
 def test_fsdp_parts_of_communication(report, scaleprof_cli):
@@ -82,7 +69,7 @@ def test_fsdp_parts_of_communication(report, scaleprof_cli):
         baseline = sum(parts[k][f"seconds_per_epoch_{end}"] for k in others if k in parts) / len(others)
         added_share = (parts[delayed][f"seconds_per_epoch_{end}"] - baseline) / in_steps
         # Any rank: with the same delay on every rank each has the same added exposed time.
-        step_s, _ = mean_profiled_step_s(scaleprof_cli, report["root"], n, 0)
+        step_s = mean_profiled_step_s(scaleprof_cli, report["root"] / "fsdp", n, 0, STEPS - 2)
         added_ms = added_share * step_s * 1e3
         print(f"{n} ranks: layers.2 forward all-gather {added_ms:.1f} ms per step above the others")
         assert added_ms == pytest.approx(DELAY_MS, rel=0.20), (n, added_ms)
