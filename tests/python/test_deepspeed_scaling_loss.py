@@ -8,9 +8,10 @@ Known answer: at 1 rank ZeRO-3 gathers nothing (no all-gather part, and no delay
 all-gather); at 2 the part "allgather in forward, Linear_2" (Kineto's name of layers.2; gloo records no process
 group and DeepSpeed's trace has two, so no group) is the largest all-gather part, and per profiled step it
 exceeds the other layers' forward all-gathers (the same calls without the delay) by DELAY_MS within 20 %.
-Per epoch the report reads it lower, DELAY_MS x STEPS times the timed steps' length over the profiled ones'
-(the part is a share of the profiled steps, which with_stack=True slows by about a fifth, applied to an epoch
-that is not profiled): within [0.6, 1.2] of DELAY_MS x STEPS.
+Per epoch the report reads it as DELAY_MS x STEPS times the timed steps' length over the profiled ones' (the
+part is a share of the profiled steps, which with_stack=True slows by about a fifth, applied to an epoch that
+is not profiled, and the two epochs meet different load on the machine): within [0.6, 1.4] of DELAY_MS x STEPS
+(0.83-1.11 measured).
 Counterfactual of the decomposition's rule (step_decomposition.h): the delay is a sleep inside DeepSpeed's
 all_gather_coalesced frame, in which no operator runs, so it is communication; the causes the parts do not
 explain (host overhead, idle) grow from 1 to 2 ranks by less than a fifth of the delay. Before DeepSpeed's
@@ -81,7 +82,7 @@ def test_deepspeed_parts_of_communication(report, scaleprof_cli):
           f"{comm['seconds_per_epoch_to']:.3f} s per epoch, its parts {total:.3f} s; grown from 1 to 2 ranks: "
           f"{grown}")
     assert added_ms == pytest.approx(DELAY_MS, rel=0.20), added_ms
-    assert expected_s * 0.6 <= added_s <= expected_s * 1.2, added_s
+    assert expected_s * 0.6 <= added_s <= expected_s * 1.4, added_s
     # The delay is communication: no host overhead or idle time of the size of the delay at 2 ranks.
     for cause, seconds in grown.items():
         assert seconds < expected_s / 5, (cause, seconds, expected_s)
