@@ -133,10 +133,7 @@ def mean_profiled_step_s(scaleprof_cli, experiment_dir, nproc, rank, analysed):
     files = sorted(f for f in experiment_dir.glob("*/rank-*/traces/*.json.gz")
                    if json.loads((f.parents[2] / "run.json").read_text()).get("world_size") == nproc)
     assert len(files) == nproc, files
-    out = subprocess.run([str(scaleprof_cli), "trace", "decompose", *map(str, files), "--format", "json"],
-                         capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    rows = [r for r in json.loads(out.stdout)["decompose"] if r["rank"] == rank]
+    rows = [r for r in trace_json(scaleprof_cli, "decompose", *files)["decompose"] if r["rank"] == rank]
     assert len(rows) == analysed, rows
     return sum(r["step_us"] for r in rows) / len(rows) / 1e6
 

@@ -18,12 +18,9 @@ explain (host overhead, idle) grow from 1 to 2 ranks by less than a fifth of the
 frames counted as communication the delay was idle (0.52 s per epoch more at 2 ranks than at 1) and the parts
 were scaled down to fit communication (docs/fsdp.md).
 """
-import json
-import subprocess
-
 import pytest
 
-from conftest import deepspeed_env, mean_profiled_step_s, require_deepspeed, torchrun
+from conftest import deepspeed_env, mean_profiled_step_s, report_json, require_deepspeed, torchrun
 
 pytestmark = pytest.mark.timing  # the delay is a known answer in wall time
 
@@ -43,10 +40,7 @@ def report(tmp_path_factory, scaleprof_cli):
         torchrun("gloo_deepspeed_zero.py", nproc, ["--root", root, "--stage", 3, "--steps", STEPS, "--epochs", EPOCHS,
                                                    "--layers", LAYERS, "--delay-layer", 2, "--delay-ms", DELAY_MS],
                  timeout=300, env=deepspeed_env())
-    out = subprocess.run([str(scaleprof_cli), "report", "--no-plots", "--format", "json", "--root", str(root)],
-                         capture_output=True, text=True, timeout=180)
-    assert out.returncode == 0, out.stderr
-    return {"json": json.loads(out.stdout), "root": root}
+    return {"json": report_json(scaleprof_cli, root), "root": root}
 
 
 def test_deepspeed_parts_of_communication(report, scaleprof_cli):

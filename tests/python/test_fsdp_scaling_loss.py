@@ -10,11 +10,10 @@ than it. (At 4 ranks on the 2-core development machine the parts are scaled down
 communication, by 0.65, and the delay read 51-55 ms: docs/fsdp.md.)
 """
 import json
-import subprocess
 
 import pytest
 
-from conftest import mean_profiled_step_s, torchrun
+from conftest import mean_profiled_step_s, report_json, torchrun
 
 pytestmark = pytest.mark.timing  # the delay is a known answer in wall time
 
@@ -31,10 +30,7 @@ def report(tmp_path_factory, scaleprof_cli):
         torchrun("gloo_fsdp.py", nproc, ["--root", root, "--steps", STEPS, "--epochs", "2", "--layers", LAYERS,
                                          "--delay-layer", "2", "--delay-ms", DELAY_MS, "--delay-rank", "-1"],
                  timeout=300)
-    out = subprocess.run([str(scaleprof_cli), "report", "--no-plots", "--format", "json", "--root", str(root)],
-                         capture_output=True, text=True, timeout=180)
-    assert out.returncode == 0, out.stderr
-    return {"json": json.loads(out.stdout), "root": root}
+    return {"json": report_json(scaleprof_cli, root), "root": root}
 
 
 def test_fsdp_parts_of_communication(report, scaleprof_cli):
