@@ -11,7 +11,7 @@ exceeds the other layers' forward all-gathers (the same calls without the delay)
 Per epoch the report reads it as DELAY_MS x STEPS times the timed steps' length over the profiled ones' (the
 part is a share of the profiled steps, which with_stack=True slows by about a fifth, applied to an epoch that
 is not profiled, and the two epochs meet different load on the machine): within [0.6, 1.4] of DELAY_MS x STEPS
-(0.83-1.11 measured).
+(0.73-1.11 measured).
 Counterfactual of the decomposition's rule (step_decomposition.h): the delay is a sleep inside DeepSpeed's
 all_gather_coalesced frame, in which no operator runs, so it is communication; the causes the parts do not
 explain (host overhead, idle) grow from 1 to 2 ranks by less than a fifth of the delay. Before DeepSpeed's
