@@ -32,9 +32,9 @@ struct PpgStage {
 
 std::string ppg_event(const std::string& cat, const std::string& name, int pid, int tid, int ts, int dur,
                       const std::string& args) {
-  return R"({"ph":"X","cat":")" + cat + R"(","name":")" + name + R"(","pid":)" + std::to_string(pid) +
-         R"(,"tid":)" + std::to_string(tid) + R"(,"ts":)" + std::to_string(ts) + R"(,"dur":)" + std::to_string(dur) +
-         R"(,"args":)" + args + "}";
+  return R"({"ph":"X","cat":")" + cat + R"(","name":")" + name + R"(","pid":)" + std::to_string(pid) + R"(,"tid":)" +
+         std::to_string(tid) + R"(,"ts":)" + std::to_string(ts) + R"(,"dur":)" + std::to_string(dur) + R"(,"args":)" +
+         args + "}";
 }
 
 std::string ppg_comm_args(bool send, int local_peer, const std::string& group_ranks) {
@@ -89,9 +89,9 @@ trace::RankTrace ppg_stage_trace(const PpgStage& s) {
   }
   ev.push_back(ppg_event("cuda_runtime", "cudaDeviceSynchronize", 1, 1, host, step_us - host, "{}"));
 
-  std::string text = R"({"distributedInfo":{"backend":"nccl","rank":)" + std::to_string(s.rank) +
-                     R"(,"world_size":)" + std::to_string(s.world_size) +
-                     (s.pg_config.empty() ? "" : R"(,"pg_config":)" + s.pg_config) + R"(},"traceEvents":[)";
+  std::string text = R"({"distributedInfo":{"backend":"nccl","rank":)" + std::to_string(s.rank) + R"(,"world_size":)" +
+                     std::to_string(s.world_size) + (s.pg_config.empty() ? "" : R"(,"pg_config":)" + s.pg_config) +
+                     R"(},"traceEvents":[)";
   for (size_t i = 0; i < ev.size(); ++i) text += (i ? ",\n" : "\n") + ev[i];
   text += "]}";
   auto parsed = trace::parse_kineto_trace("rank" + std::to_string(s.rank) + ".json", simdjson::padded_string(text));
@@ -188,9 +188,9 @@ TEST(PipelineGpu, MalformedGroupAndUnmappedPeersGiveNotes) {
 
   // gloo-like: only Concrete Inputs, while pg_config lists subgroups: the peers are taken as global ranks,
   // and a note says they may be group ranks.
-  const std::string text =
-      R"({"distributedInfo":{"backend":"gloo","rank":1,"world_size":4,"pg_config":)" + ppg_mesh_pg_config() +
-      R"(},"traceEvents":[
+  const std::string text = R"({"distributedInfo":{"backend":"gloo","rank":1,"world_size":4,"pg_config":)" +
+                           ppg_mesh_pg_config() +
+                           R"(},"traceEvents":[
 {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100,"args":{}},
 {"ph":"X","cat":"cpu_op","name":"c10d::send","pid":1,"tid":1,"ts":10,"dur":10,
  "args":{"Input Dims":[[[64]],[],[],[]],"Concrete Inputs":["","","1","0"]}}]})";

@@ -86,8 +86,8 @@ std::vector<Interval> pipeline_device_compute(const trace::RankTrace& trace) {
   std::vector<Interval> compute;
   for (size_t i = 0; i < ev.size(); ++i) {
     if (ev.phase[i] != trace::Phase::kComplete || !is_stream_work(ev.cat[i])) continue;
-    const KernelType type = ev.cat[i] == trace::Category::kKernel ? types.of(ev.name[i])
-                                                                   : classify_device_event(ev.cat[i], trace.name(i));
+    const KernelType type =
+        ev.cat[i] == trace::Category::kKernel ? types.of(ev.name[i]) : classify_device_event(ev.cat[i], trace.name(i));
     if (type == KernelType::kComputation) compute.push_back({ev.ts[i], ev.end(i)});
   }
   return union_intervals(std::move(compute));
@@ -163,7 +163,8 @@ RankPipeline rank_pipeline(const trace::RankTrace& trace, bool include_last_step
           group_local = it->local_peer;
           break;
         }
-        if (it->local_peer >= static_cast<int64_t>(ranks->size()) || (*ranks)[static_cast<size_t>(it->local_peer)] < 0) {
+        if (it->local_peer >= static_cast<int64_t>(ranks->size()) ||
+            (*ranks)[static_cast<size_t>(it->local_peer)] < 0) {
           ++out.calls_peer_outside_group;
           return -1;
         }
@@ -329,10 +330,10 @@ PipelineAnalysis analyse_pipeline(std::span<const RankPipeline> ranks) {
     }
   }
   if (!outside_group_ranks.empty()) {
-    out.notes.push_back(fmt::format(
-        "ranks {}: {} send/recv calls whose Dst/Src Rank is not a position in their Process Group Ranks "
-        "(malformed group metadata): left out of the stage order",
-        format_rank_list(outside_group_ranks), outside_group_calls));
+    out.notes.push_back(
+        fmt::format("ranks {}: {} send/recv calls whose Dst/Src Rank is not a position in their Process Group Ranks "
+                    "(malformed group metadata): left out of the stage order",
+                    format_rank_list(outside_group_ranks), outside_group_calls));
   }
   if (!unmapped_ranks.empty()) {
     out.notes.push_back(fmt::format(

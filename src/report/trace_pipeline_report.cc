@@ -92,10 +92,18 @@ TraceReport pipeline_tables(const engine::RankStore& ranks) {
       "on the device; host: waiting in send/recv for a neighbour); slowest: "
       "the largest busy time, named when it exceeds the smallest by more than {:.0f} %",
       100.0 * (analysis::kUnbalancedRatio - 1.0));
-  stages.columns = {{"pipeline", "Pipeline"},     {"stage", "Stage"},         {"rank", "Rank"},
-                    {"prev_rank", "From rank"},   {"next_rank", "To rank"},   {"steps", "Steps"},
-                    {"step_us", "Step (us)"},     {"busy_us", "Busy (us)"},   {"bubble_us", "Bubble (us)"},
-                    {"bubble_pct", "Bubble (%)"}, {"ideal_pct", "Ideal (%)"}, {"slowest", "Slowest"},
+  stages.columns = {{"pipeline", "Pipeline"},
+                    {"stage", "Stage"},
+                    {"rank", "Rank"},
+                    {"prev_rank", "From rank"},
+                    {"next_rank", "To rank"},
+                    {"steps", "Steps"},
+                    {"step_us", "Step (us)"},
+                    {"busy_us", "Busy (us)"},
+                    {"bubble_us", "Bubble (us)"},
+                    {"bubble_pct", "Bubble (%)"},
+                    {"ideal_pct", "Ideal (%)"},
+                    {"slowest", "Slowest"},
                     {"basis", "Basis"}};
   stages.set_importance(Importance::kKey, {"pipeline", "stage", "rank"});
   stages.set_importance(Importance::kUseful, {"prev_rank", "next_rank", "steps"});
@@ -110,10 +118,10 @@ TraceReport pipeline_tables(const engine::RankStore& ranks) {
   steps.title =
       "Per stage and ProfilerStep: the bubble beside the ideal; m: the first stage's sends to the second "
       "in the step";
-  steps.columns = {{"pipeline", "Pipeline"},  {"stage", "Stage"},           {"rank", "Rank"},
-                   {"step", "Step"},          {"micro_batches", "m"},       {"step_us", "Step (us)"},
-                   {"busy_us", "Busy (us)"},  {"bubble_us", "Bubble (us)"}, {"bubble_pct", "Bubble (%)"},
-                   {"ideal_pct", "Ideal (%)"}, {"basis", "Basis"}};
+  steps.columns = {
+      {"pipeline", "Pipeline"},     {"stage", "Stage"},         {"rank", "Rank"},         {"step", "Step"},
+      {"micro_batches", "m"},       {"step_us", "Step (us)"},   {"busy_us", "Busy (us)"}, {"bubble_us", "Bubble (us)"},
+      {"bubble_pct", "Bubble (%)"}, {"ideal_pct", "Ideal (%)"}, {"basis", "Basis"}};
   steps.set_importance(Importance::kKey, {"pipeline", "stage", "step"});
   steps.set_importance(Importance::kUseful, {"rank", "micro_batches"});
   for (const analysis::PipelineStageStep& r : a.rows) {
