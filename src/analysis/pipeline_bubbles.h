@@ -60,11 +60,11 @@ struct PipelineStepWait {
   int64_t step = -1;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-  int64_t wait_ns = 0;         // host basis: P2P wait on the step's thread, less other operators (above)
-  int64_t device_wait_ns = 0;  // device basis: the step's window less its device computation (above)
-  int64_t sends = 0;           // P2P calls starting in the step
+  int64_t wait_ns = 0;  // host basis: P2P wait on the step's thread, less other operators (above)
+  int64_t sends = 0;    // P2P calls starting in the step
   int64_t recvs = 0;
-  int64_t first_p2p = 0;  // the step's first P2P call: +1 a send, -1 a receive, 0 none
+  int64_t first_p2p = 0;       // the step's first P2P call: +1 a send, -1 a receive, 0 none
+  int64_t device_wait_ns = 0;  // device basis: the step's window less its device computation (above)
 
   int64_t duration_ns() const { return end_ns - start_ns; }
 };
