@@ -239,7 +239,11 @@ RankPipeline rank_pipeline(const trace::RankTrace& trace, bool include_last_step
     }
     out.steps[s].wait_ns = total_length(subtract_intervals(spans, union_intervals(std::move(compute))));
   }
-  if (out.device) {
+  // The device pass only where the rank takes part in P2P at all: most GPU traces are not pipelines, and
+  // `trace summary` runs this analysis on every rank.
+  bool any_p2p = out.calls_outside_steps > 0;
+  for (const PipelineStepWait& w : out.steps) any_p2p |= w.sends + w.recvs > 0;
+  if (out.device && any_p2p) {
     const std::vector<Interval> compute = pipeline_device_compute(trace);
     for (PipelineStepWait& w : out.steps) {
       w.device_wait_ns = w.duration_ns() - total_length(clip_intervals(compute, w.start_ns, w.end_ns));
