@@ -20,9 +20,9 @@
 //     window in which no computation runs on the rank's device (kernel_classify.h: communication,
 //     memory and other device work do not count), i.e. the device waiting for its neighbours (NCCL's
 //     SendRecv kernels spinning, the compute stream waiting on them) plus the device idle. The window
-//     is the step's host window with the device work clipped to it, as the step decomposition
-//     (step_decomposition.h) takes it, so the bubble is what `trace decompose` shows outside compute
-//     and optimizer device work. NCCL's host calls return at once: the host's wait would be ~0 there.
+//     is the step's host window with the device work clipped to it, as the step decomposition takes it
+//     (step_decomposition.h; its compute also holds copies, which are bubble here). Only on ranks with
+//     P2P calls (0 elsewhere). NCCL's host calls return at once: the host's wait would be ~0 there.
 //   - host, on CPU-only traces (gloo): on the step's thread, the union inside the step of the P2P calls
 //     and of the transfers' own spans (gloo's `gloo:send`/`gloo:recv`, NCCL's `nccl:send`/`nccl:recv`,
 //     which last until the transfer is done: a receive until its data is there, a send until the peer
