@@ -110,6 +110,11 @@ TEST(PipelineBubbles, StagesMicroBatchesAndBubbleFromTwoRanks) {
   EXPECT_TRUE(a.stages[1].slowest);
   ASSERT_EQ(a.rows.size(), 2u);
   EXPECT_EQ(a.rows[1].micro_batches, 2);
+  // CPU-only traces: the host basis, the bubble being the host's wait.
+  EXPECT_EQ(a.stages[0].basis, PipelineBasis::kHost);
+  EXPECT_EQ(a.rows[0].basis, PipelineBasis::kHost);
+  EXPECT_EQ(a.rows[0].host_wait_ns, a.rows[0].bubble_ns);
+  EXPECT_STREQ(pipeline_basis_name(a.rows[0].basis), "host");
 }
 
 // A rank of a chain with `m` micro-batches: sends to `next`, receives from `prev`, both directions

@@ -107,9 +107,12 @@ RankResults sample(int64_t rank) {
   r.pipeline.emplace();  // issue 33: pipeline bubbles
   r.pipeline->rank = rank;
   r.pipeline->path = "/runs/a/pipeline-rank-" + std::to_string(rank) + ".json";
-  r.pipeline->steps = {{3, 10, 1000, 250 + rank, 4, 4, -1}};
+  r.pipeline->steps = {{3, 10, 1000, 250 + rank, 4, 4, -1, 700 + rank}};
   r.pipeline->peers = {{3, 1, 4, 0}, {3, 5, 0, 4}};
   r.pipeline->calls_without_peer = 2;
+  r.pipeline->calls_peer_outside_group = 3;
+  r.pipeline->calls_peer_unmapped = 5;
+  r.pipeline->subgroups = true;
   r.pipeline->device = true;
   return r;
 }
@@ -199,6 +202,10 @@ TEST(RankResultsStore, EveryFieldComesBack) {
   EXPECT_EQ(out.pipeline->path, "/runs/a/pipeline-rank-4.json");
   ASSERT_EQ(out.pipeline->steps.size(), 1U);
   EXPECT_EQ(out.pipeline->steps[0].wait_ns, 254);
+  EXPECT_EQ(out.pipeline->steps[0].device_wait_ns, 704);
+  EXPECT_EQ(out.pipeline->calls_peer_outside_group, 3);
+  EXPECT_EQ(out.pipeline->calls_peer_unmapped, 5);
+  EXPECT_TRUE(out.pipeline->subgroups);
   EXPECT_EQ(out.pipeline->steps[0].first_p2p, -1);
   ASSERT_EQ(out.pipeline->peers.size(), 2U);
   EXPECT_EQ(out.pipeline->peers[1].peer, 5);

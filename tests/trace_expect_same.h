@@ -74,6 +74,7 @@ inline void expect_same_tables(const RankTrace& a, const RankTrace& b, const std
   EXPECT_EQ(a.collectives.process_group_desc, b.collectives.process_group_desc);
   EXPECT_EQ(a.collectives.process_group_ranks, b.collectives.process_group_ranks);
   EXPECT_EQ(a.collectives.seq, b.collectives.seq);
+  EXPECT_EQ(a.collectives.peer_rank, b.collectives.peer_rank);
   EXPECT_EQ(a.collectives.in_split_sizes, b.collectives.in_split_sizes);
   EXPECT_EQ(a.collectives.out_split_sizes, b.collectives.out_split_sizes);
   EXPECT_EQ(a.memory.event, b.memory.event);

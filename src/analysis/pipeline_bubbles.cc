@@ -11,8 +11,10 @@
 #include <utility>
 
 #include "analysis/collective_calls.h"
+#include "analysis/device_events.h"
 #include "analysis/flop_formulas.h"
 #include "analysis/intervals.h"
+#include "analysis/kernel_classify.h"
 #include "analysis/phases.h"
 #include "core/number_text.h"
 
@@ -41,6 +43,67 @@ int64_t pipeline_step_index(const std::vector<ProfilerStepWindow>& steps, int64_
   return t < it->end_ns ? it - steps.begin() : -1;
 }
 
+// A send or receive's process-group metadata (record_param_comms, or an NCCL kernel's copy of it): where
+// it was issued (the op's start, or the kernel's launch) on which thread, and its group-local peer.
+struct PipelineGroupPeer {
+  int64_t at_ns = 0;
+  bool send = false;
+  int64_t local_peer = -1;
+  trace::StringId group_ranks = 0;  // Process Group Ranks, raw text ("" absent)
+};
+
+// The group metadata of the rank's sends and receives, per thread by issue time.
+std::map<uint32_t, std::vector<PipelineGroupPeer>> pipeline_group_peers(const trace::RankTrace& trace) {
+  std::map<uint32_t, std::vector<PipelineGroupPeer>> out;
+  const trace::EventTable& ev = trace.events;
+  const trace::CollectiveTable& ct = trace.collectives;
+  std::vector<int64_t> launches;  // computed when a kernel carries the metadata
+  for (size_t r = 0; r < ct.size(); ++r) {
+    if (ct.peer_rank[r] < 0) continue;
+    const std::string_view name = trace.strings.view(ct.collective_name[r]);
+    if (name != "send" && name != "recv") continue;
+    size_t issue = ct.event[r];
+    if (is_stream_work(ev.cat[issue])) {
+      if (launches.empty()) launches = launch_rows(trace);
+      if (launches[issue] < 0) continue;
+      issue = static_cast<size_t>(launches[issue]);
+    } else if (!trace::is_cpu_op_category(ev.cat[issue])) {
+      continue;
+    }
+    out[ev.track[issue]].push_back({ev.ts[issue], name == "send", ct.peer_rank[r], ct.process_group_ranks[r]});
+  }
+  for (auto& [track, peers] : out) {
+    std::stable_sort(peers.begin(), peers.end(),
+                     [](const PipelineGroupPeer& a, const PipelineGroupPeer& b) { return a.at_ns < b.at_ns; });
+  }
+  return out;
+}
+
+// The union of the rank's device computation (kernel_classify.h), over the whole trace.
+std::vector<Interval> pipeline_device_compute(const trace::RankTrace& trace) {
+  const trace::EventTable& ev = trace.events;
+  KernelNameTypes types(trace.strings);
+  std::vector<Interval> compute;
+  for (size_t i = 0; i < ev.size(); ++i) {
+    if (ev.phase[i] != trace::Phase::kComplete || !is_stream_work(ev.cat[i])) continue;
+    const KernelType type =
+        ev.cat[i] == trace::Category::kKernel ? types.of(ev.name[i]) : classify_device_event(ev.cat[i], trace.name(i));
+    if (type == KernelType::kComputation) compute.push_back({ev.ts[i], ev.end(i)});
+  }
+  return union_intervals(std::move(compute));
+}
+
+// A group smaller than the world in distributedInfo.pg_config: peers of group-less calls may be group ranks.
+bool pipeline_has_subgroups(const trace::RankTrace& trace) {
+  const auto& d = trace.metadata.distributed;
+  if (!d || !d->world_size) return false;
+  for (const trace::ProcessGroupConfig& g : d->pg_config) {
+    const int64_t size = g.size >= 0 ? g.size : static_cast<int64_t>(g.ranks.size());
+    if (size > 0 && size < *d->world_size) return true;
+  }
+  return false;
+}
+
 double pipeline_median(std::vector<double> v) {
   if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
   std::sort(v.begin(), v.end());
@@ -49,6 +112,10 @@ double pipeline_median(std::vector<double> v) {
 }
 
 }  // namespace
+
+const char* pipeline_basis_name(PipelineBasis basis) {
+  return basis == PipelineBasis::kDevice ? "device" : "host";
+}
 
 RankPipeline rank_pipeline(const trace::RankTrace& trace, bool include_last_step) {
   RankPipeline out;
@@ -79,6 +146,41 @@ RankPipeline rank_pipeline(const trace::RankTrace& trace, bool include_last_step
     if (auto peer = parse_int64(inputs->concrete[2]); peer && *peer >= 0) peer_of[e] = *peer;
   }
 
+  // The calls' process groups, where the trace records them (NCCL), map group-local peers to global ranks.
+  const std::map<uint32_t, std::vector<PipelineGroupPeer>> group_peers = pipeline_group_peers(trace);
+  out.subgroups = pipeline_has_subgroups(trace);
+  // The global peer of call i (-1: none), from its group metadata, else its Concrete Inputs.
+  auto global_peer = [&](size_t i, bool send) -> int64_t {
+    int64_t group_local = -1;  // a Dst/Src Rank without its group's ranks
+    if (auto t = group_peers.find(ev.track[i]); t != group_peers.end()) {
+      auto it = std::lower_bound(t->second.begin(), t->second.end(), ev.ts[i],
+                                 [](const PipelineGroupPeer& p, int64_t ts) { return p.at_ns < ts; });
+      for (; it != t->second.end() && it->at_ns <= ev.end(i); ++it) {
+        if (it->send != send) continue;
+        const std::string_view text = trace.strings.view(it->group_ranks);
+        const auto ranks = text.empty() ? std::nullopt : parse_int_list(text);
+        if (!ranks || ranks->empty()) {  // no group's ranks: the rank within the group, as Concrete Inputs
+          group_local = it->local_peer;
+          break;
+        }
+        if (it->local_peer >= static_cast<int64_t>(ranks->size()) ||
+            (*ranks)[static_cast<size_t>(it->local_peer)] < 0) {
+          ++out.calls_peer_outside_group;
+          return -1;
+        }
+        return (*ranks)[static_cast<size_t>(it->local_peer)];
+      }
+    }
+    auto peer = peer_of.find(static_cast<uint32_t>(i));
+    if (peer != peer_of.end()) group_local = peer->second;
+    if (group_local < 0) {
+      ++out.calls_without_peer;
+      return -1;
+    }
+    ++out.calls_peer_unmapped;
+    return group_local;
+  };
+
   // Per step: its thread's P2P spans and other operators, and the calls with their peers.
   std::vector<std::vector<Interval>> p2p(windows.size()), ops(windows.size());
   std::vector<int64_t> first_start(windows.size(), std::numeric_limits<int64_t>::max());
@@ -91,7 +193,7 @@ RankPipeline rank_pipeline(const trace::RankTrace& trace, bool include_last_step
     w.end_ns = windows[s].end_ns;
   }
   for (size_t i = 0; i < ev.size(); ++i) {
-    if (ev.cat[i] == trace::Category::kKernel) out.device = true;
+    if (is_stream_work(ev.cat[i])) out.device = true;
     if (!trace::is_cpu_op_category(ev.cat[i]) || ev.phase[i] != trace::Phase::kComplete) continue;
     const P2pKind kind = kind_of(i);
     const int64_t s = pipeline_step_index(windows, ev.ts[i]);
@@ -117,14 +219,11 @@ RankPipeline rank_pipeline(const trace::RankTrace& trace, bool include_last_step
       first_start[s] = ev.ts[i];
       w.first_p2p = send ? 1 : -1;
     }
-    auto peer = peer_of.find(static_cast<uint32_t>(i));
-    if (peer == peer_of.end()) {
-      ++out.calls_without_peer;
-      continue;
-    }
-    PipelinePeerCalls& c = calls[{w.step, peer->second}];
+    const int64_t peer = global_peer(i, send);
+    if (peer < 0) continue;
+    PipelinePeerCalls& c = calls[{w.step, peer}];
     c.step = w.step;
-    c.peer = peer->second;
+    c.peer = peer;
     (send ? c.sends : c.recvs) += 1;
   }
   for (size_t s = 0; s < windows.size(); ++s) {
@@ -139,6 +238,16 @@ RankPipeline rank_pipeline(const trace::RankTrace& trace, bool include_last_step
       if (!encloses) compute.push_back(op);
     }
     out.steps[s].wait_ns = total_length(subtract_intervals(spans, union_intervals(std::move(compute))));
+  }
+  // The device pass only where the rank takes part in P2P at all: most GPU traces are not pipelines, and
+  // `trace summary` runs this analysis on every rank.
+  bool any_p2p = out.calls_outside_steps > 0;
+  for (const PipelineStepWait& w : out.steps) any_p2p |= w.sends + w.recvs > 0;
+  if (out.device && any_p2p) {
+    const std::vector<Interval> compute = pipeline_device_compute(trace);
+    for (PipelineStepWait& w : out.steps) {
+      w.device_wait_ns = w.duration_ns() - total_length(clip_intervals(compute, w.start_ns, w.end_ns));
+    }
   }
   for (auto& [key, c] : calls) out.peers.push_back(c);
   return out;
@@ -200,10 +309,14 @@ PipelineAnalysis analyse_pipeline(std::span<const RankPipeline> ranks) {
   std::map<int64_t, std::set<int64_t>> neighbours;
   std::set<std::pair<int64_t, int64_t>> missing_peer;
   // One note per kind, naming the ranks (thousands of ranks give a few notes, not thousands).
-  std::vector<int64_t> gpu_ranks, peerless_ranks;
-  int64_t peerless_calls = 0;
+  std::vector<int64_t> peerless_ranks, outside_group_ranks, unmapped_ranks;
+  int64_t peerless_calls = 0, outside_group_calls = 0;
   for (const auto& [rank, r] : index.by_rank) {
-    if (r->device) gpu_ranks.push_back(rank);
+    if (r->calls_peer_outside_group > 0) {
+      outside_group_ranks.push_back(rank);
+      outside_group_calls += r->calls_peer_outside_group;
+    }
+    if (r->subgroups && r->calls_peer_unmapped > 0) unmapped_ranks.push_back(rank);
     if (r->calls_without_peer > 0) {
       peerless_ranks.push_back(rank);
       peerless_calls += r->calls_without_peer;
@@ -220,11 +333,18 @@ PipelineAnalysis analyse_pipeline(std::span<const RankPipeline> ranks) {
       neighbours[c.peer].insert(rank);
     }
   }
-  if (!gpu_ranks.empty()) {
+  if (!outside_group_ranks.empty()) {
+    out.notes.push_back(
+        fmt::format("ranks {}: {} send/recv calls whose Dst/Src Rank is not a position in their Process Group Ranks "
+                    "(malformed group metadata): left out of the stage order",
+                    format_rank_list(outside_group_ranks), outside_group_calls));
+  }
+  if (!unmapped_ranks.empty()) {
     out.notes.push_back(fmt::format(
-        "ranks {}: GPU traces; the bubble here is the host's wait in send/recv, while NCCL transfers wait on the "
-        "device, which this analysis does not measure yet: read their figures as a lower bound",
-        format_rank_list(gpu_ranks)));
+        "ranks {}: their traces list process groups smaller than the world (distributedInfo.pg_config) but their "
+        "send/recv calls do not say their group's ranks (gloo records no Process Group Ranks): the peers are taken "
+        "as global ranks, wrong where the pipeline runs over a subgroup",
+        format_rank_list(unmapped_ranks)));
   }
   if (!peerless_ranks.empty()) {
     out.notes.push_back(fmt::format(
@@ -307,6 +427,7 @@ PipelineAnalysis analyse_pipeline(std::span<const RankPipeline> ranks) {
       st.prev_rank = k > 0 ? order[static_cast<size_t>(k - 1)] : -1;
       st.next_rank = k + 1 < stages ? order[static_cast<size_t>(k + 1)] : -1;
       st.ideal_fraction = p.ideal_fraction;
+      st.basis = r.device ? PipelineBasis::kDevice : PipelineBasis::kHost;
       std::vector<double> step_ns, busy_ns, bubble_ns;
       for (const PipelineStepWait& s : r.steps) {
         PipelineStageStep row;
@@ -315,7 +436,9 @@ PipelineAnalysis analyse_pipeline(std::span<const RankPipeline> ranks) {
         row.rank = r.rank;
         row.step = s.step;
         row.step_ns = s.duration_ns();
-        row.bubble_ns = std::min(s.wait_ns, row.step_ns);
+        row.basis = st.basis;
+        row.host_wait_ns = s.wait_ns;
+        row.bubble_ns = std::min(st.basis == PipelineBasis::kDevice ? s.device_wait_ns : s.wait_ns, row.step_ns);
         row.busy_ns = row.step_ns - row.bubble_ns;
         row.bubble_fraction = row.step_ns > 0 ? static_cast<double>(row.bubble_ns) / static_cast<double>(row.step_ns)
                                               : std::numeric_limits<double>::quiet_NaN();

@@ -528,6 +528,9 @@ std::string encode_rank_results(const RankResults& in) {
     w.raw_vector(p.peers);
     w.raw(p.calls_without_peer);
     w.raw(p.calls_outside_steps);
+    w.raw(p.calls_peer_outside_group);
+    w.raw(p.calls_peer_unmapped);
+    w.raw(p.subgroups);
     w.raw(p.device);
   });
   return std::move(w.out);
@@ -595,6 +598,9 @@ bool decode_rank_results(const std::string& bytes, RankResults* out) {
     r.raw_vector(&p->peers);
     r.raw(&p->calls_without_peer);
     r.raw(&p->calls_outside_steps);
+    r.raw(&p->calls_peer_outside_group);
+    r.raw(&p->calls_peer_unmapped);
+    r.raw(&p->subgroups);
     r.raw(&p->device);
   });
   return r.ok && r.at == bytes.size();

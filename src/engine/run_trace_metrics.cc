@@ -226,9 +226,11 @@ const RankParts* add_step_decomposition(std::vector<RankParts>* parts, const ana
 }
 
 // The pipeline bubble of the decomposed rank (analysis/pipeline_bubbles.h): where the run's ranks form a
-// pipeline that rank is a stage of, its wait for its neighbours at the P2P sends and receives in each
-// decomposed step, at most that step's exposed communication (the wait is communication the decomposition
-// already counts: the bubble is named out of it, never added beside it), and the schedule's ideal
+// pipeline that rank is a stage of, its wait for its neighbours in each decomposed step (on GPU traces the
+// device basis: the step's time without device computation, which NCCL's spinning SendRecv kernels fill),
+// at most that step's exposed communication (the wait is communication the decomposition already counts:
+// the bubble is named out of it, never added beside it; device time without computation that the
+// decomposition puts in host overhead or idle stays there), and the schedule's ideal
 // (p-1)/(m+p-1) of the same steps.
 void add_pipeline_bubble(std::vector<RankParts>* parts, const RankParts& view, tables::RunData* run,
                          tables::TraceSums* sums) {

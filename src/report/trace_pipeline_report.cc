@@ -88,29 +88,40 @@ TraceReport pipeline_tables(const engine::RankStore& ranks) {
 
   Table stages;
   stages.title = fmt::format(
-      "Per stage, medians over its steps: busy = step - bubble (waiting in send/recv for a neighbour); slowest: "
+      "Per stage, medians over its steps: busy = step - bubble (basis device: the step's time without computation "
+      "on the device; host: waiting in send/recv for a neighbour); slowest: "
       "the largest busy time, named when it exceeds the smallest by more than {:.0f} %",
       100.0 * (analysis::kUnbalancedRatio - 1.0));
-  stages.columns = {{"pipeline", "Pipeline"},     {"stage", "Stage"},         {"rank", "Rank"},
-                    {"prev_rank", "From rank"},   {"next_rank", "To rank"},   {"steps", "Steps"},
-                    {"step_us", "Step (us)"},     {"busy_us", "Busy (us)"},   {"bubble_us", "Bubble (us)"},
-                    {"bubble_pct", "Bubble (%)"}, {"ideal_pct", "Ideal (%)"}, {"slowest", "Slowest"}};
+  stages.columns = {{"pipeline", "Pipeline"},
+                    {"stage", "Stage"},
+                    {"rank", "Rank"},
+                    {"prev_rank", "From rank"},
+                    {"next_rank", "To rank"},
+                    {"steps", "Steps"},
+                    {"step_us", "Step (us)"},
+                    {"busy_us", "Busy (us)"},
+                    {"bubble_us", "Bubble (us)"},
+                    {"bubble_pct", "Bubble (%)"},
+                    {"ideal_pct", "Ideal (%)"},
+                    {"slowest", "Slowest"},
+                    {"basis", "Basis"}};
   stages.set_importance(Importance::kKey, {"pipeline", "stage", "rank"});
   stages.set_importance(Importance::kUseful, {"prev_rank", "next_rank", "steps"});
   for (const analysis::PipelineStage& s : a.stages) {
     stages.add_row({s.pipeline, s.stage, s.rank, pipeline_rank_cell(s.prev_rank), pipeline_rank_cell(s.next_rank),
                     s.steps, us_stat_cell(s.step_ns), us_stat_cell(s.busy_ns), us_stat_cell(s.bubble_ns),
-                    pct_cell(100.0 * s.bubble_fraction), pct_cell(100.0 * s.ideal_fraction), s.slowest ? "yes" : ""});
+                    pct_cell(100.0 * s.bubble_fraction), pct_cell(100.0 * s.ideal_fraction), s.slowest ? "yes" : "",
+                    analysis::pipeline_basis_name(s.basis)});
   }
 
   Table steps;
   steps.title =
       "Per stage and ProfilerStep: the bubble beside the ideal; m: the first stage's sends to the second "
       "in the step";
-  steps.columns = {{"pipeline", "Pipeline"},  {"stage", "Stage"},           {"rank", "Rank"},
-                   {"step", "Step"},          {"micro_batches", "m"},       {"step_us", "Step (us)"},
-                   {"busy_us", "Busy (us)"},  {"bubble_us", "Bubble (us)"}, {"bubble_pct", "Bubble (%)"},
-                   {"ideal_pct", "Ideal (%)"}};
+  steps.columns = {
+      {"pipeline", "Pipeline"},     {"stage", "Stage"},         {"rank", "Rank"},         {"step", "Step"},
+      {"micro_batches", "m"},       {"step_us", "Step (us)"},   {"busy_us", "Busy (us)"}, {"bubble_us", "Bubble (us)"},
+      {"bubble_pct", "Bubble (%)"}, {"ideal_pct", "Ideal (%)"}, {"basis", "Basis"}};
   steps.set_importance(Importance::kKey, {"pipeline", "stage", "step"});
   steps.set_importance(Importance::kUseful, {"rank", "micro_batches"});
   for (const analysis::PipelineStageStep& r : a.rows) {
@@ -119,7 +130,7 @@ TraceReport pipeline_tables(const engine::RankStore& ranks) {
                                              : std::numeric_limits<double>::quiet_NaN();
     steps.add_row({r.pipeline, r.stage, r.rank, r.step, r.micro_batches >= 0 ? Cell(r.micro_batches) : Cell::null(),
                    us_cell(r.step_ns), us_cell(r.busy_ns), us_cell(r.bubble_ns), pct_cell(100.0 * r.bubble_fraction),
-                   pct_cell(100.0 * ideal)});
+                   pct_cell(100.0 * ideal), analysis::pipeline_basis_name(r.basis)});
   }
 
   Table notes;

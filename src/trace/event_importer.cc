@@ -192,7 +192,11 @@ simdjson::error_code EventImporter::import_args(od::object args, EventArgs* a) {
         }
         break;
       case 'S':
-        if (key_is(k, "Seq")) read_int(v, &a->write_collective().seq);
+        if (key_is(k, "Seq")) {
+          read_int(v, &a->write_collective().seq);
+        } else if (key_is(k, "Src Rank")) {
+          read_int(v, &a->write_collective().peer_rank);
+        }
         break;
       case 'G':
         if (key_is(k, "Group size")) a->has_collective |= read_int(v, &a->write_collective().group_size);
@@ -219,6 +223,8 @@ simdjson::error_code EventImporter::import_args(od::object args, EventArgs* a) {
       case 'D':
         if (key_is(k, "Device Type")) {
           read_int(v, &a->write_memory().device_type);
+        } else if (key_is(k, "Dst Rank")) {
+          read_int(v, &a->write_collective().peer_rank);
         } else if (key_is(k, "Device Id")) {
           read_int(v, &a->write_memory().device_id);
         }
@@ -471,6 +477,7 @@ void EventImporter::add_rows(int64_t ts, int64_t dur, const std::string_view* na
     c.process_group_desc.push_back(t.strings.intern(args.collective.pg_desc));
     c.process_group_ranks.push_back(t.strings.intern(args.collective.pg_ranks));
     c.seq.push_back(args.collective.seq);
+    c.peer_rank.push_back(args.collective.peer_rank);
     c.in_split_sizes.push_back(t.strings.intern(args.collective.in_split));
     c.out_split_sizes.push_back(t.strings.intern(args.collective.out_split));
   }
@@ -675,7 +682,7 @@ void rows_to_map(RankTrace* t, const RankTrace& part, size_t windows, RowsAhead*
   CollectiveTable& c = t->collectives;
   table_rows_to_map(windows * part.collectives.size(), &marks->collectives, out, c.event, c.collective_name, c.dtype,
                     c.in_msg_nelems, c.out_msg_nelems, c.group_size, c.process_group_name, c.process_group_desc,
-                    c.process_group_ranks, c.seq, c.in_split_sizes, c.out_split_sizes);
+                    c.process_group_ranks, c.seq, c.peer_rank, c.in_split_sizes, c.out_split_sizes);
   MemoryTable& m = t->memory;
   table_rows_to_map(windows * part.memory.size(), &marks->memory, out, m.event, m.bytes, m.total_allocated,
                     m.total_reserved, m.device_type, m.device_id, m.addr);
@@ -693,7 +700,7 @@ void clear_for_reuse(RankTrace* t, bool keep_strings) {
         d.registers_per_thread, d.shared_memory, d.blocks_per_sm, d.warps_per_sm, d.occupancy_pct);
   CollectiveTable& c = t->collectives;
   clear(c.event, c.collective_name, c.dtype, c.in_msg_nelems, c.out_msg_nelems, c.group_size, c.process_group_name,
-        c.process_group_desc, c.process_group_ranks, c.seq, c.in_split_sizes, c.out_split_sizes);
+        c.process_group_desc, c.process_group_ranks, c.seq, c.peer_rank, c.in_split_sizes, c.out_split_sizes);
   MemoryTable& m = t->memory;
   clear(m.event, m.bytes, m.total_allocated, m.total_reserved, m.device_type, m.device_id, m.addr);
   clear(t->shapes.event, t->shapes.input_dims, t->shapes.input_types, t->shapes.concrete_inputs);

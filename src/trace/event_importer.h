@@ -63,7 +63,7 @@ struct EventArgs {
   };
   struct Collective {
     std::string_view name, dtype, pg_name, pg_desc, pg_ranks, in_split, out_split;
-    int64_t in_nelems = -1, out_nelems = -1, group_size = -1, seq = -1;
+    int64_t in_nelems = -1, out_nelems = -1, group_size = -1, seq = -1, peer_rank = -1;
   };
   // Memory instants.
   struct Memory {

@@ -110,6 +110,7 @@ bool EventImporter::append_part(RankTrace& p, std::vector<StringId>* rank_ids, s
   append_mapped(c.process_group_desc, pc.process_group_desc, rank_string);
   append_mapped(c.process_group_ranks, pc.process_group_ranks, rank_string);
   append_column(c.seq, pc.seq);
+  append_column(c.peer_rank, pc.peer_rank);
   append_mapped(c.in_split_sizes, pc.in_split_sizes, rank_string);
   append_mapped(c.out_split_sizes, pc.out_split_sizes, rank_string);
 

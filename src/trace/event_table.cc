@@ -23,7 +23,7 @@ size_t RankTrace::memory_bytes() const {
   const CollectiveTable& c = collectives;
   total +=
       bytes(c.event, c.collective_name, c.dtype, c.in_msg_nelems, c.out_msg_nelems, c.group_size, c.process_group_name,
-            c.process_group_desc, c.process_group_ranks, c.seq, c.in_split_sizes, c.out_split_sizes);
+            c.process_group_desc, c.process_group_ranks, c.seq, c.peer_rank, c.in_split_sizes, c.out_split_sizes);
   total += bytes(memory.event, memory.bytes, memory.total_allocated, memory.total_reserved, memory.device_type,
                  memory.device_id, memory.addr);
   total += bytes(shapes.event, shapes.input_dims, shapes.input_types, shapes.concrete_inputs);

@@ -86,6 +86,8 @@ struct CollectiveTable {
   std::vector<StringId> process_group_desc;
   std::vector<StringId> process_group_ranks;  // raw text, e.g. "[0, 1]"
   std::vector<int64_t> seq;                   // `Seq`: the call's number in its process group; -1 if absent
+  // send / recv: `Dst Rank` / `Src Rank`, the peer's rank within the call's process group; -1 if absent
+  std::vector<int64_t> peer_rank;
   // all-to-all(v) `In split size` / `Out split size`: raw text, e.g. "[2, 6]" (dim-0 rows per peer;
   // "[]" for equal splits; PyTorch writes at most 30 and then "...")
   std::vector<StringId> in_split_sizes;
