@@ -26,7 +26,7 @@ struct PpgStage {
   int prev_local = -1, next_local = -1;  // the neighbours' ranks within the group (Dst/Src Rank)
   std::string group_ranks = "[0, 1]";    // Process Group Ranks
   bool metadata_on_kernel = false;       // the group metadata on the SendRecv kernels, not record_param_comms
-  std::string pg_config;                 // distributedInfo.pg_config's JSON, "" none
+  std::string pg_config{};               // distributedInfo.pg_config's JSON, "" none
   int world_size = 2;
 };
 
