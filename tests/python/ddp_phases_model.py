@@ -9,6 +9,7 @@ at the gradient all-reduce.
 """
 import argparse
 import gc
+import json
 import time
 
 import torch
@@ -38,6 +39,7 @@ def main():
     parser.add_argument("--data-sleep-ms", type=float, default=30.0)
     parser.add_argument("--straggler-rank", type=int, default=-1)
     parser.add_argument("--straggler-ms", type=float, default=0.0)
+    parser.add_argument("--sleep-log", help="a JSON file of the straggler's sleeps as they were: {step: ms}")
     args = parser.parse_args()
 
     dist.init_process_group("gloo")
@@ -48,6 +50,7 @@ def main():
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     batch = 16
     loader = DataLoader(SlowDataset(batch, args.data_sleep_ms / 1e3), batch_size=batch, num_workers=0)
+    slept_ms = {}
     with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=1, warmup=1, active=3, repeat=1),
                  on_trace_ready=tensorboard_trace_handler(args.trace_dir, use_gzip=True)) as prof:
         for step, (x, y) in enumerate(loader):
@@ -56,10 +59,17 @@ def main():
             optimizer.zero_grad()
             loss = torch.nn.functional.mse_loss(model(x), y)
             if dist.get_rank() == args.straggler_rank:
-                time.sleep(args.straggler_ms / 1e3)  # late at the gradient all-reduce: the others wait
+                # Late at the gradient all-reduce: the others wait. The sleep as measured is the known answer: a
+                # loaded VM oversleeps by milliseconds.
+                start = time.perf_counter()
+                time.sleep(args.straggler_ms / 1e3)
+                slept_ms[step] = (time.perf_counter() - start) * 1e3
             loss.backward()
             optimizer.step()
             prof.step()
+    if args.sleep_log and slept_ms:
+        with open(args.sleep_log, "w") as f:
+            json.dump(slept_ms, f)
     # The same orderly end as ddp_tiny_model.py: a DDP model alive at exit can abort the interpreter's finalisation.
     dist.barrier()
     model = optimizer = prof = None

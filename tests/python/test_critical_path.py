@@ -1,7 +1,14 @@
 """`scaleprof trace critical-path` on real DDP over gloo (2 CPU ranks under torchrun): rank 1 sleeps a
 known time before its backward pass in every step, so the gradient all-reduce waits for it; the
 cross-rank path of every step must name rank 1 as the straggler, with its lag within 10 % of the
-sleep, and each rank's path must add up to its step."""
+sleep as the training measured it, and each rank's path must add up to its step.
+
+The sleep as measured, not as asked: in a run on the 2-core VM (2026-11-30) whose lags were 161-167 ms,
+rank 1's gap from its forward's end to its backward's start, which the 150 ms sleep fills, was 154.6-157.1
+ms, and the rest was its backward, slower than rank 0's by a few ms since it shares the two cores with both
+ranks' gloo threads where rank 0's ran alone; the next run slept 150.2-150.8 ms with lags of 153.7-155.7."""
+import json
+
 import pytest
 
 from conftest import HERE, free_port, run_python, training_env
@@ -16,17 +23,25 @@ CATEGORIES = ["computation_us", "communication_us", "host_us", "waiting_for_gpu_
 
 @pytest.fixture(scope="module")
 def traces(tmp_path_factory):
-    trace_dir = tmp_path_factory.mktemp("critical_path") / "traces"
+    root = tmp_path_factory.mktemp("critical_path")
+    trace_dir = root / "traces"
     run_python(["-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", "2",
                 "--master_addr", "127.0.0.1", "--master_port", free_port(),
                 HERE / "ddp_phases_model.py", "--trace-dir", trace_dir, "--data-sleep-ms", 5,
-                "--straggler-rank", STRAGGLER, "--straggler-ms", STRAGGLER_MS],
+                "--straggler-rank", STRAGGLER, "--straggler-ms", STRAGGLER_MS,
+                "--sleep-log", root / "slept.json"],
                timeout=120, env=training_env())
     assert len(list(trace_dir.iterdir())) == 2
     return trace_dir
 
 
-def test_the_cross_rank_path_names_the_delayed_rank_and_its_lag(traces, run_cli):
+@pytest.fixture(scope="module")
+def slept_us(traces):
+    """Step -> the straggler's sleep in that step, as the training measured it."""
+    return {int(step): ms * 1e3 for step, ms in json.loads((traces.parent / "slept.json").read_text()).items()}
+
+
+def test_the_cross_rank_path_names_the_delayed_rank_and_its_lag(traces, slept_us, run_cli):
     out, _ = run_cli("critical-path", traces)
     steps = {}
     for row in out["cross_rank_path"]:
@@ -36,7 +51,8 @@ def test_the_cross_rank_path_names_the_delayed_rank_and_its_lag(traces, run_cli)
         assert sorted(ranks) == [0, 1]
         assert ranks[STRAGGLER]["straggler"] == "yes", (step, ranks)
         assert ranks[0]["straggler"] == "no"
-        assert ranks[STRAGGLER]["lag_us"] == pytest.approx(STRAGGLER_MS * 1e3, rel=0.10), (step, ranks)
+        assert slept_us[step] >= STRAGGLER_MS * 1e3
+        assert ranks[STRAGGLER]["lag_us"] == pytest.approx(slept_us[step], rel=0.10), (step, slept_us[step], ranks)
         assert ranks[STRAGGLER]["last_arrivals"] >= 1
         assert ranks[STRAGGLER]["on_path_us"] > ranks[0]["on_path_us"]
 
