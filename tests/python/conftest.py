@@ -59,6 +59,22 @@ def report_json(cli, root, *what_if, timeout=180):
     return json.loads(proc.stdout)
 
 
+def decomposed_loss(report, to_workers):
+    """A report's "where scaling is lost" row at `to_workers` (its JSON), checked to be the step decomposition's
+    with causes that add up to its lost points (to their rounding), and its causes by name."""
+    (row,) = [r for r in report["scaling_loss"] if r["to_workers"] == to_workers]
+    assert row["basis"] == "decomposition", row
+    assert sum(c["pts"] for c in row["causes"]) == pytest.approx(row["lost_pts"], abs=0.05)
+    return row, {c["cause"]: c for c in row["causes"]}
+
+
+def seconds_in_steps(report, causes, workers, end):
+    """An epoch's mean time at `workers` less its time outside the profiled steps (`end`: "from" or "to", the
+    side of the scaling-loss row `causes` belong to): what the decomposition's shares of the steps apply to."""
+    epoch_s = {r["workers"]: r["mean_s"] for r in report["epoch_time"]}[workers]
+    return epoch_s - causes["outside the steps"][f"seconds_per_epoch_{end}"]
+
+
 def run_python(args, timeout=60, env=None):
     """Runs the current interpreter (the venv's, with torch) and fails the test with its output."""
     proc = subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, timeout=timeout,

@@ -20,7 +20,6 @@ data loader at the smallest scale's per-sample time): the two agree when the cos
 """
 import argparse
 import json
-import os
 import re
 import statistics
 import subprocess

@@ -8,7 +8,6 @@ profiler window starts one step later than the others' (its schedule waits one s
 runs one more step, the others record steps 1 to STEPS-1 and rank R steps 2 to STEPS.
 """
 import argparse
-import os
 import time
 
 import torch

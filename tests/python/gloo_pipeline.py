@@ -119,21 +119,11 @@ def run(args, rank, world, schedule_name, m, slow_rank, slow_ms, trace_dir):
 def recorded_run(args, rank, world, schedule_name, m, slow_rank, slow_ms):
     """The same training as a recorded scaleprof run: epochs and steps timed, the first epoch profiled (its
     first step warms up, the rest recorded; the analyses leave the last out)."""
-    import contextlib
+    from recorded_training import record_epochs
 
-    import scaleprof
     grad_norms, one_step = make_step(args, rank, world, schedule_name, m, slow_rank, slow_ms)
-    with scaleprof.Run(experiment="pipeline", strategy=f"pp-{schedule_name}-m{m}", root=args.root) as rec:
-        for epoch in range(args.epochs):
-            prof = (rec.torch_profiler(wait=0, warmup=1, active=args.steps - 1, record_shapes=True)
-                    if epoch == 0 else contextlib.nullcontext())
-            dist.barrier()
-            with prof, rec.epoch(epoch):
-                for _ in range(args.steps):
-                    with rec.step():
-                        one_step()
-                    if epoch == 0:
-                        prof.step()
+    record_epochs(args.root, "pipeline", f"pp-{schedule_name}-m{m}", args.epochs, args.steps, one_step,
+                  record_shapes=True)
     dist.barrier()
     check_gradients(rank, grad_norms, args.root)
 

@@ -6,9 +6,8 @@ Without --root: --steps steps, each a ProfilerStep (schedule: warmup 1, then the
 written to --trace-dir. With --root: a scaleprof.Run under that root, --epochs epochs of --steps timed steps,
 the first epoch profiled into the run's traces/ with the same schedule.
 """
-import contextlib
-
 import torch
+from recorded_training import record_epochs
 from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
 
 
@@ -41,22 +40,9 @@ def add_arguments(parser, steps):
 def train(args, one_step, experiment, strategy, **profiler_kwargs):
     """Runs one_step() --steps times under the profiler (or, with --root, as a recorded scaleprof run);
     profiler_kwargs go to torch.profiler.profile (record_shapes=True is the default here)."""
-    import torch.distributed as dist
-
     profiler_kwargs.setdefault("record_shapes", True)
     if args.root:
-        import scaleprof
-        with scaleprof.Run(experiment=experiment, strategy=strategy, root=args.root) as rec:
-            for epoch in range(args.epochs):
-                prof = (rec.torch_profiler(wait=0, warmup=1, active=args.steps - 1, **profiler_kwargs)
-                        if epoch == 0 else contextlib.nullcontext())
-                dist.barrier()
-                with prof, rec.epoch(epoch):
-                    for _ in range(args.steps):
-                        with rec.step():
-                            one_step()
-                        if epoch == 0:
-                            prof.step()
+        record_epochs(args.root, experiment, strategy, args.epochs, args.steps, one_step, **profiler_kwargs)
     else:
         when = schedule(wait=0, warmup=1, active=args.steps - 1)
         with profile(activities=[ProfilerActivity.CPU], schedule=when,

@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from conftest import HERE, free_port, run_python, training_env
+from conftest import torchrun
 from gloo_alltoall import split_matrix
 
 pytestmark = pytest.mark.timing  # the counterfactual is a known answer in wall time (conftest.py)
@@ -18,10 +18,9 @@ BIG = 8_000_000  # float32 elements rank 0 sends rank 1: 32 MB
 SMALL = 1000
 
 
-def torchrun(trace_dir, mode):
-    run_python(["-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", NPROC, "--master_addr",
-                "127.0.0.1", "--master_port", free_port(), HERE / "gloo_alltoall.py", "--trace-dir", trace_dir,
-                "--mode", mode, "--steps", STEPS, "--big", BIG, "--small", SMALL], timeout=110, env=training_env())
+def alltoall_traces(trace_dir, mode):
+    torchrun("gloo_alltoall.py", NPROC,
+             ["--trace-dir", trace_dir, "--mode", mode, "--steps", STEPS, "--big", BIG, "--small", SMALL], timeout=110)
     traces = sorted(trace_dir.iterdir())
     assert len(traces) == NPROC, traces
     return trace_dir
@@ -29,12 +28,12 @@ def torchrun(trace_dir, mode):
 
 @pytest.fixture(scope="module")
 def uneven(tmp_path_factory):
-    return torchrun(tmp_path_factory.mktemp("a2a-uneven") / "traces", "uneven")
+    return alltoall_traces(tmp_path_factory.mktemp("a2a-uneven") / "traces", "uneven")
 
 
 @pytest.fixture(scope="module")
 def even(tmp_path_factory):
-    return torchrun(tmp_path_factory.mktemp("a2a-even") / "traces", "even")
+    return alltoall_traces(tmp_path_factory.mktemp("a2a-even") / "traces", "even")
 
 
 def peer_figures(m):

@@ -18,11 +18,10 @@ import gzip
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
-from conftest import HERE, free_port, report_json, trace_json, training_env
+from conftest import report_json, torchrun, trace_json
 
 pytestmark = pytest.mark.timing  # a known answer in wall time (conftest.py)
 
@@ -44,12 +43,8 @@ SPEC = "all-to-all balanced"
 def runs(tmp_path_factory, scaleprof_cli):
     root = tmp_path_factory.mktemp("a2a-whatif")
     for mode in ("uneven", "even"):
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", str(NPROC),
-               "--master_addr", "127.0.0.1", "--master_port", str(free_port()), str(HERE / "gloo_alltoall.py"),
-               "--root", str(root), "--mode", mode, "--steps", str(STEPS), "--epochs", str(EPOCHS), "--big", str(BIG),
-               "--small", str(SMALL)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=training_env())
-        assert proc.returncode == 0, proc.stdout + proc.stderr
+        torchrun("gloo_alltoall.py", NPROC, ["--root", str(root), "--mode", mode, "--steps", str(STEPS), "--epochs",
+                                             str(EPOCHS), "--big", str(BIG), "--small", str(SMALL)], timeout=240)
     return {"root": root, "report": report_json(scaleprof_cli, root, SPEC)}
 
 

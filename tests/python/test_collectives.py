@@ -3,14 +3,12 @@
 Clock alignment and matching: the traces rewritten in the test as if from two hosts (host_name) with
 a known clock offset, with profiler windows that start a step apart, with Seq or step numbers removed."""
 import json
-import os
-import socket
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import HERE, run_python
+from conftest import torchrun
 
 pytestmark = pytest.mark.timing  # a known answer in wall time (conftest.py)
 
@@ -19,18 +17,9 @@ SLEEP_MS = 40.0
 STEPS = 4  # schedule(wait=0, warmup=1, active=3): steps 1, 2 and 3 are recorded
 
 
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def torchrun(trace_dir, nproc, *extra, sizes=SIZES):
-    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1", MASTER_ADDR="127.0.0.1")
-    run_python(["-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", nproc,
-                "--master_addr", "127.0.0.1", "--master_port", free_port(), HERE / "gloo_collectives.py",
-                "--trace-dir", trace_dir, "--steps", STEPS, "--sizes", ",".join(map(str, sizes)), *extra],
-               timeout=110, env=env)
+def gloo_traces(trace_dir, nproc, *extra, sizes=SIZES):
+    torchrun("gloo_collectives.py", nproc,
+             ["--trace-dir", trace_dir, "--steps", STEPS, "--sizes", ",".join(map(str, sizes)), *extra], timeout=110)
     traces = sorted(trace_dir.iterdir())
     assert len(traces) == nproc, traces
     return trace_dir
@@ -38,12 +27,12 @@ def torchrun(trace_dir, nproc, *extra, sizes=SIZES):
 
 @pytest.fixture(scope="module")
 def two_ranks(tmp_path_factory):
-    return torchrun(tmp_path_factory.mktemp("gloo2") / "traces", 2)
+    return gloo_traces(tmp_path_factory.mktemp("gloo2") / "traces", 2)
 
 
 @pytest.fixture(scope="module")
 def four_ranks_sleeper(tmp_path_factory):
-    return torchrun(tmp_path_factory.mktemp("gloo4") / "traces", 4, "--sleep-rank", "2", "--sleep-ms", SLEEP_MS)
+    return gloo_traces(tmp_path_factory.mktemp("gloo4") / "traces", 4, "--sleep-rank", "2", "--sleep-ms", SLEEP_MS)
 
 
 def test_all_reduce_sizes_and_bus_bandwidth(two_ranks, run_cli):
@@ -141,13 +130,13 @@ HOSTS = {0: "host-a", 1: "host-a", 2: "host-b", 3: "host-b"}
 
 @pytest.fixture(scope="module")
 def four_ranks_one_clock(tmp_path_factory):
-    return torchrun(tmp_path_factory.mktemp("gloo4clock") / "traces", 4, sizes=ANCHOR_SIZES)
+    return gloo_traces(tmp_path_factory.mktemp("gloo4clock") / "traces", 4, sizes=ANCHOR_SIZES)
 
 
 @pytest.fixture(scope="module")
 def two_ranks_late(tmp_path_factory):
     """Rank 1's profiler window starts a step later: rank 0 records steps 1-3, rank 1 steps 2-4."""
-    return torchrun(tmp_path_factory.mktemp("gloo2late") / "traces", 2, "--late-rank", "1")
+    return gloo_traces(tmp_path_factory.mktemp("gloo2late") / "traces", 2, "--late-rank", "1")
 
 
 def rewrite(src, dst, edit):

@@ -1,17 +1,18 @@
 """`scaleprof trace critical-path` on real DDP over gloo (2 CPU ranks under torchrun): rank 1 sleeps a
 known time before its backward pass in every step, so the gradient all-reduce waits for it; the
-cross-rank path of every step must name rank 1 as the straggler, with its lag within 10 % of the
-sleep as the training measured it, and each rank's path must add up to its step.
+cross-rank path of every step must name rank 1 as the straggler, with its lag within 10 % of how much
+later than rank 0 it reached the all-reduce, and each rank's path must add up to its step.
 
-The sleep as measured, not as asked: in a run on the 2-core VM (2026-11-30) whose lags were 161-167 ms,
-rank 1's gap from its forward's end to its backward's start, which the 150 ms sleep fills, was 154.6-157.1
-ms, and the rest was its backward, slower than rank 0's by a few ms since it shares the two cores with both
-ranks' gloo threads where rank 0's ran alone; the next run slept 150.2-150.8 ms with lags of 153.7-155.7."""
-import json
-
+That lag is measured in the training, apart from the profiler: each rank notes the time of CLOCK_MONOTONIC
+(one clock for every process of the host) when DDP's communication hook starts its all-reduce. It is the
+sleep and more: rank 1's backward, after the sleep, shares the 2-core VM with both ranks' gloo threads and
+the profiler, where rank 0's ran alone. Lags measured against a 150 ms sleep on 2026-11-30: 153.7-155.7
+ms in one run, 157.6-172.2 ms in another (a single autograd function of rank 1 taking 12.5 ms against
+0.3 ms on rank 0); the bound against the sleep alone failed twice."""
 import pytest
 
-from conftest import HERE, free_port, run_python, training_env
+from conftest import torchrun
+from ddp_phases_model import measured_lag_us
 
 pytestmark = pytest.mark.timing  # a known answer in wall time (conftest.py)
 
@@ -25,23 +26,20 @@ CATEGORIES = ["computation_us", "communication_us", "host_us", "waiting_for_gpu_
 def traces(tmp_path_factory):
     root = tmp_path_factory.mktemp("critical_path")
     trace_dir = root / "traces"
-    run_python(["-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", "2",
-                "--master_addr", "127.0.0.1", "--master_port", free_port(),
-                HERE / "ddp_phases_model.py", "--trace-dir", trace_dir, "--data-sleep-ms", 5,
-                "--straggler-rank", STRAGGLER, "--straggler-ms", STRAGGLER_MS,
-                "--sleep-log", root / "slept.json"],
-               timeout=120, env=training_env())
+    torchrun("ddp_phases_model.py", 2, ["--trace-dir", trace_dir, "--data-sleep-ms", 5, "--straggler-rank", STRAGGLER,
+                                        "--straggler-ms", STRAGGLER_MS, "--arrival-log", root / "arrived"],
+             timeout=120)
     assert len(list(trace_dir.iterdir())) == 2
     return trace_dir
 
 
 @pytest.fixture(scope="module")
-def slept_us(traces):
-    """Step -> the straggler's sleep in that step, as the training measured it."""
-    return {int(step): ms * 1e3 for step, ms in json.loads((traces.parent / "slept.json").read_text()).items()}
+def late_us(traces):
+    """Step -> how much later rank 1 reached the step's all-reduce than rank 0, as the training measured it."""
+    return measured_lag_us(traces.parent / "arrived", STRAGGLER, 0)
 
 
-def test_the_cross_rank_path_names_the_delayed_rank_and_its_lag(traces, slept_us, run_cli):
+def test_the_cross_rank_path_names_the_delayed_rank_and_its_lag(traces, late_us, run_cli):
     out, _ = run_cli("critical-path", traces)
     steps = {}
     for row in out["cross_rank_path"]:
@@ -51,8 +49,9 @@ def test_the_cross_rank_path_names_the_delayed_rank_and_its_lag(traces, slept_us
         assert sorted(ranks) == [0, 1]
         assert ranks[STRAGGLER]["straggler"] == "yes", (step, ranks)
         assert ranks[0]["straggler"] == "no"
-        assert slept_us[step] >= STRAGGLER_MS * 1e3
-        assert ranks[STRAGGLER]["lag_us"] == pytest.approx(slept_us[step], rel=0.10), (step, slept_us[step], ranks)
+        print(f"step {step}: lag {ranks[STRAGGLER]['lag_us'] / 1e3:.1f} ms, measured {late_us[step] / 1e3:.1f} ms")
+        assert late_us[step] >= 0.95 * STRAGGLER_MS * 1e3  # the sleep made rank 1 late
+        assert ranks[STRAGGLER]["lag_us"] == pytest.approx(late_us[step], rel=0.10), (step, late_us[step], ranks)
         assert ranks[STRAGGLER]["last_arrivals"] >= 1
         assert ranks[STRAGGLER]["on_path_us"] > ranks[0]["on_path_us"]
 

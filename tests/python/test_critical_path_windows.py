@@ -144,7 +144,7 @@ def test_overlay_marks_the_path_and_draws_it(run_cli, tmp_path):
 def test_overlay_opens_in_chromiums_trace_engine(run_cli, tmp_path):
     """The overlay loaded by the engine Chromium opens trace files with (DevTools' Performance panel;
     chrome://tracing is gone from Chromium): every path slice on its own track, every mark kept."""
-    out = path_of(run_cli, "simple_add", "--events", "--overlay", tmp_path / "overlay")
+    path_of(run_cli, "simple_add", "--events", "--overlay", tmp_path / "overlay")
     [written] = list((tmp_path / "overlay").iterdir())
     events = json.loads(written.read_text())["traceEvents"]
     engine = chromium_trace_engine.load_trace(written)

@@ -1,20 +1,11 @@
 """Two ranks of DDP over gloo under torchrun: ranks from distributedInfo, steps and collectives."""
 import json
-import os
-import socket
-import sys
 
 import pytest
 
-from conftest import HERE, run_python
+from conftest import torchrun
 
 ACTIVE_STEPS = [2, 3]  # schedule(wait=1, warmup=1, active=2)
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -22,11 +13,7 @@ def ddp_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("ddp")
     trace_dir, torch_dir = root / "traces", root / "torch"
     torch_dir.mkdir()
-    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1", MASTER_ADDR="127.0.0.1")
-    run_python(["-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", "2",
-                "--master_addr", "127.0.0.1", "--master_port", free_port(),
-                HERE / "ddp_tiny_model.py", "--trace-dir", trace_dir, "--torch-dir", torch_dir],
-               timeout=55, env=env)
+    torchrun("ddp_tiny_model.py", 2, ["--trace-dir", trace_dir, "--torch-dir", torch_dir], timeout=55)
     torch_side = {}
     for rank in (0, 1):
         data = json.loads((torch_dir / f"rank{rank}.json").read_text())

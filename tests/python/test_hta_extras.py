@@ -9,7 +9,6 @@ without ../shared the tests skip.
 """
 import gzip
 import json
-import subprocess
 from pathlib import Path
 
 import pytest

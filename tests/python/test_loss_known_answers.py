@@ -19,13 +19,11 @@ within 25 %, communication and waiting together never more than the steps lost, 
 rest under 10 points.
 """
 import json
-import os
 import subprocess
-import sys
 
 import pytest
 
-from conftest import REPO, free_port, training_env
+from conftest import REPO, torchrun, training_env
 
 pytestmark = pytest.mark.timing  # a known answer in wall time (conftest.py)
 
@@ -46,15 +44,11 @@ def report(tmp_path_factory, scaleprof_cli):
         # Profiled: steps 2 to 14 of the warm-up epoch 0 (wait 1, warm-up 1, active 13; the last is not
         # decomposed): the more steps, the less a load spike on a shared machine skews the shares;
         # epochs 1 and 2 are timed, without the profiler.
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", str(nproc),
-               "--master_addr", "127.0.0.1", "--master_port", str(free_port()), str(EXAMPLE), "--epochs", "3",
-               "--dataset-size", "512", "--global-batch", "32", "--image-size", "8", "--root", str(root),
-               "--experiment", "known", "--strategy", "ddp", "--profile-epoch", "0", "--profile-wait", "1",
-               "--profile-active", "13",
-               "--epoch-sleep", str(EPOCH_S), "--data-sleep", str(DATA_S), "--step-compute", str(STEP_COMPUTE_S),
-               "--step-sleep", str(STRAGGLER_S), "--sleep-rank", "1"]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
+        torchrun(EXAMPLE, nproc, ["--epochs", "3", "--dataset-size", "512", "--global-batch", "32", "--image-size", "8",
+                                  "--root", str(root), "--experiment", "known", "--strategy", "ddp", "--profile-epoch",
+                                  "0", "--profile-wait", "1", "--profile-active", "13", "--epoch-sleep", str(EPOCH_S),
+                                  "--data-sleep", str(DATA_S), "--step-compute", str(STEP_COMPUTE_S), "--step-sleep",
+                                  str(STRAGGLER_S), "--sleep-rank", "1"], timeout=240, env=env)
     out = subprocess.run([str(scaleprof_cli), "report", "--no-plots", "--format", "json", "--root", str(root)],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import torchrun
 from mlflow_fixtures import mlflow  # noqa: F401  (skips when mlflow is missing)
 from mlflow.tracking import MlflowClient  # noqa: E402
 import test_mlflow_sync as sync_test  # noqa: E402
@@ -65,12 +66,8 @@ def synced(scaleprof_cli, mlflow_server, tmp_path_factory):
     root = work / "root"
     experiment = "itwinai-check"
     for nproc, name in ((1, "ddp-w1"), (2, "ddp-w2")):
-        args = [os.sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", str(nproc),
-                "--master_addr", "127.0.0.1", "--master_port", str(sync_test.free_port()), str(sync_test.EXAMPLE),
-                "--epochs", "3", "--steps-per-epoch", "6", "--root", str(root), "--experiment", experiment,
-                "--strategy", "ddp", "--run-name", name]
-        proc = subprocess.run(args, capture_output=True, text=True, timeout=240, env=env)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
+        torchrun(sync_test.EXAMPLE, nproc, ["--epochs", "3", "--steps-per-epoch", "6", "--root", root, "--experiment",
+                                            experiment, "--strategy", "ddp", "--run-name", name], timeout=240, env=env)
     sync_test.sync(scaleprof_cli, root, mlflow_server.url, env=plain_env())
     itwinai = subprocess.run([ITWINAI, "generate-scalability-report", "--tracking-uri", mlflow_server.url,
                               "--experiment-name", experiment, "--plot-dir", str(work / "itwinai-plots")],

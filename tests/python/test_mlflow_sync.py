@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import torchrun
 from mlflow_fixtures import free_port, mlflow
 
 from mlflow.tracking import MlflowClient  # noqa: E402
@@ -37,12 +38,8 @@ def child_env(**extra):
 
 
 def record(root, nproc, strategy, run_name):
-    args = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", str(nproc),
-            "--master_addr", "127.0.0.1", "--master_port", str(free_port()), str(EXAMPLE), "--epochs", "2",
-            "--steps-per-epoch", "6", "--root", str(root), "--experiment", EXPERIMENT, "--strategy", strategy,
-            "--run-name", run_name]
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=240, env=child_env())
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    torchrun(EXAMPLE, nproc, ["--epochs", "2", "--steps-per-epoch", "6", "--root", root, "--experiment", EXPERIMENT,
+                              "--strategy", strategy, "--run-name", run_name], timeout=240, env=child_env())
 
 
 def snapshot(root):

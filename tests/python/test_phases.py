@@ -1,14 +1,14 @@
 """`scaleprof trace phases` and `trace decompose` on real DDP over gloo (2 CPU ranks under torchrun):
 a data loader that sleeps a known time per batch and a straggler rank that sleeps a known time after
-its forward pass must land in data loading and in the other rank's wait at the collective, within 25 %."""
-import gzip
+its forward pass must land in data loading and in the other rank's wait at the collective, within 25 %:
+the wait against how much later the straggler reached the all-reduce, as the training measured it apart
+from the profiler (test_critical_path.py says why that is more than the sleep on a busy machine)."""
 import json
-import os
-import socket
 
 import pytest
 
-from conftest import HERE, run_python
+from conftest import torchrun
+from ddp_phases_model import measured_lag_us
 
 pytestmark = pytest.mark.timing  # a known answer in wall time (conftest.py)
 
@@ -17,21 +17,12 @@ STRAGGLER_MS = 40.0
 STRAGGLER = 1
 
 
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def traces(tmp_path_factory):
     trace_dir = tmp_path_factory.mktemp("phases") / "traces"
-    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1", MASTER_ADDR="127.0.0.1")
-    run_python(["-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", "2",
-                "--master_addr", "127.0.0.1", "--master_port", free_port(),
-                HERE / "ddp_phases_model.py", "--trace-dir", trace_dir, "--data-sleep-ms", DATA_MS,
-                "--straggler-rank", STRAGGLER, "--straggler-ms", STRAGGLER_MS],
-               timeout=90, env=env)
+    torchrun("ddp_phases_model.py", 2, ["--trace-dir", trace_dir, "--data-sleep-ms", DATA_MS, "--straggler-rank",
+                                        STRAGGLER, "--straggler-ms", STRAGGLER_MS, "--arrival-log",
+                                        trace_dir.parent / "arrived"], timeout=90)
     assert len(list(trace_dir.iterdir())) == 2
     return trace_dir
 
@@ -65,6 +56,7 @@ def test_phases_add_up_and_find_the_data_loading(traces, run_cli):
 
 
 def test_decompose_puts_each_injected_cause_in_its_part(traces, run_cli):
+    late_us = measured_lag_us(traces.parent / "arrived", STRAGGLER, 0)
     out, _ = run_cli("decompose", traces)
     ranks = rows_by_rank(out["decompose"])
     assert sorted(ranks) == [0, 1]
@@ -80,7 +72,8 @@ def test_decompose_puts_each_injected_cause_in_its_part(traces, run_cli):
                 assert s["idle_us"] >= 0.75 * STRAGGLER_MS * 1e3, s
                 assert s["collective_wait_us"] < 0.25 * STRAGGLER_MS * 1e3, s
             else:
-                assert s["collective_wait_us"] == pytest.approx(STRAGGLER_MS * 1e3, rel=0.25), s
+                assert late_us[s["step"]] >= 0.95 * STRAGGLER_MS * 1e3  # the sleep made the straggler late
+                assert s["collective_wait_us"] == pytest.approx(late_us[s["step"]], rel=0.25), (s, late_us)
 
 
 def test_a_trace_without_steps_is_named_and_the_rest_reported(traces, run_cli, tmp_path):

@@ -11,7 +11,7 @@ that stage must be named as the slow one.
 """
 import pytest
 
-from conftest import HERE, free_port, pipeline_bubble_bounds, run_python, training_env
+from conftest import pipeline_bubble_bounds, torchrun
 
 pytestmark = pytest.mark.timing  # known answers in wall time (conftest.py)
 
@@ -40,10 +40,8 @@ def launches(tmp_path_factory):
         if stages not in made:
             root = tmp_path_factory.mktemp(f"pipeline-p{stages}")
             runs = ",".join(f"{s}:{m}" + (f":{slow}:{SLOW_MS}" if slow >= 0 else "") for s, m, slow in RUNS[stages])
-            run_python(["-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", stages, "--master_addr",
-                        "127.0.0.1", "--master_port", free_port(), HERE / "gloo_pipeline.py", "--trace-dir", root,
-                        "--runs", runs, "--steps", STEPS, "--fwd-ms", FWD_MS, "--bwd-ms", BWD_MS],
-                       timeout=300, env=training_env())
+            torchrun("gloo_pipeline.py", stages, ["--trace-dir", root, "--runs", runs, "--steps", STEPS, "--fwd-ms",
+                                                  FWD_MS, "--bwd-ms", BWD_MS], timeout=300)
             made[stages] = root
         directory = made[stages] / name
         assert len(list(directory.iterdir())) == stages

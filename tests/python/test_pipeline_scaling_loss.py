@@ -11,11 +11,10 @@ cause of its own beside its ideal, with the points the attribution gives its mea
 """
 import json
 import subprocess
-import sys
 
 import pytest
 
-from conftest import HERE, free_port, pipeline_bubble_bounds, training_env
+from conftest import decomposed_loss, pipeline_bubble_bounds, seconds_in_steps, torchrun
 
 pytestmark = pytest.mark.timing  # shares of wall time
 
@@ -34,12 +33,8 @@ def report(tmp_path_factory, scaleprof_cli):
     root = tmp_path_factory.mktemp("pipeline-loss")
     for p in SCALES:
         stage_ms = MODEL_MS / p
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", str(p),
-               "--master_addr", "127.0.0.1", "--master_port", str(free_port()), str(HERE / "gloo_pipeline.py"),
-               "--root", str(root), "--runs", f"gpipe:{M}", "--steps", str(STEPS), "--epochs", "2",
-               "--fwd-ms", str(stage_ms), "--bwd-ms", str(stage_ms)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=training_env())
-        assert proc.returncode == 0, proc.stdout + proc.stderr
+        torchrun("gloo_pipeline.py", p, ["--root", str(root), "--runs", f"gpipe:{M}", "--steps", str(STEPS), "--epochs",
+                                         "2", "--fwd-ms", str(stage_ms), "--bwd-ms", str(stage_ms)], timeout=300)
     html = root / "report.html"
     out = subprocess.run([str(scaleprof_cli), "report", "--no-plots", "--format", "json", "--root", str(root),
                           "--html", str(html), "--no-trace-pages"], capture_output=True, text=True, timeout=180)
@@ -64,9 +59,7 @@ def stage0_bubble_share(scaleprof_cli, root, p):
 
 def test_pipeline_bubble_is_a_cause_beside_its_ideal(report, scaleprof_cli):
     data = report["json"]
-    (row,) = [r for r in data["scaling_loss"] if r["to_workers"] == 4]
-    assert row["basis"] == "decomposition", row
-    causes = {c["cause"]: c for c in row["causes"]}
+    row, causes = decomposed_loss(data, 4)
     bubble = causes["pipeline bubble"]
     print(json.dumps(bubble, indent=1), "lost", row["lost_pts"])
     assert (bubble["stages_from"], bubble["stages_to"]) == (2, 4)
@@ -83,12 +76,10 @@ def test_pipeline_bubble_is_a_cause_beside_its_ideal(report, scaleprof_cli):
         assert low <= bubble[key] <= high, (p, low, high)
     # Its points: the attribution's formula over the measured shares, beside the ideal's.
     t = {r["workers"]: r["mean_s"] for r in data["epoch_time"]}
-    outside = causes["outside the steps"]
-    in0 = 1 - outside["seconds_per_epoch_from"] / t[2]
-    in1 = 1 - outside["seconds_per_epoch_to"] / t[4]
+    in0, in1 = seconds_in_steps(data, causes, 2, "from"), seconds_in_steps(data, causes, 4, "to")
 
-    def points(f0, f1):  # scaling.h: (t1 f1 - t0 f0 n0 / n1) / t1 of shares of the epoch
-        return 100 * (t[4] * in1 * f1 - t[2] * in0 * f0 * 2 / 4) / t[4]
+    def points(f0, f1):  # scaling.h: (t1 f1 - t0 f0 n0 / n1) / t1 of the seconds in the steps
+        return 100 * (in1 * f1 - in0 * f0 * 2 / 4) / t[4]
 
     assert bubble["pts"] == pytest.approx(
         points(bubble["bubble_pct_of_steps_from"] / 100, bubble["bubble_pct_of_steps_to"] / 100), abs=0.05)
@@ -98,8 +89,7 @@ def test_pipeline_bubble_is_a_cause_beside_its_ideal(report, scaleprof_cli):
     assert 20 < bubble["ideal_pts"] < 32, bubble
     assert bubble["pts"] == pytest.approx(bubble["ideal_pts"], rel=0.20)
     assert bubble["pts"] > 0.5 * row["lost_pts"], row
-    # A cause of its own: the causes still add up to the loss, communication without the bubble.
-    assert sum(c["pts"] for c in row["causes"]) == pytest.approx(row["lost_pts"], abs=0.05)
+    # A cause of its own (the causes add up to the loss: decomposed_loss), communication without the bubble.
     assert "ideal (p-1)/(m+p-1) 42.9 %" in bubble["detail"], bubble["detail"]
     # The table's columns: the ideal beside it (and the exclusive split, where the what-if gains lead).
     assert row["pipeline_bubble_ideal_pts"] == pytest.approx(bubble["ideal_pts"], abs=0.01)

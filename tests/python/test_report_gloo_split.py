@@ -6,14 +6,12 @@ stragglers, naming rank 1, without communication and waiting exceeding what the 
 import csv
 import gzip
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from conftest import REPO, free_port, training_env
+from conftest import REPO, torchrun, training_env
 
 pytestmark = pytest.mark.timing  # a known answer in wall time (conftest.py)
 
@@ -34,13 +32,10 @@ def report(tmp_path_factory, scaleprof_cli):
     for nproc in (1, 2):
         # Profiled: steps 2 to 6 of epoch 0 (wait 1, warm-up 1, active 5; 4 decomposed, so that one slow
         # step on a loaded machine does not decide the loss's shares); epochs 1 and 2 are timed.
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", str(nproc),
-               "--master_addr", "127.0.0.1", "--master_port", str(free_port()), str(EXAMPLE), "--epochs", "3",
-               "--steps-per-epoch", "8", "--dataset-size", "512", "--root", str(root), "--experiment", "cnn",
-               "--strategy", "ddp", "--profile-epoch", "0", "--profile-active", "5", "--step-sleep", str(SLEEP_S),
-               "--sleep-rank", "1"]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
+        torchrun(EXAMPLE, nproc, ["--epochs", "3", "--steps-per-epoch", "8", "--dataset-size", "512", "--root",
+                                  str(root), "--experiment", "cnn", "--strategy", "ddp", "--profile-epoch", "0",
+                                  "--profile-active", "5", "--step-sleep", str(SLEEP_S), "--sleep-rank", "1"],
+                 timeout=240, env=env)
     out = subprocess.run([str(scaleprof_cli), "report", "--no-plots", "--format", "json", "--root", str(root)],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

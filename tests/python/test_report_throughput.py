@@ -5,13 +5,12 @@ examples/ddp_train.py under torchrun at 1 and 2 workers, once as weak scaling (t
 that the runs' own records give (recomputed here from epochs.csv), and the mode the one launched."""
 import csv
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 
-from conftest import REPO, free_port, training_env
+from conftest import REPO, torchrun, training_env
 
 try:
     import scaleprof  # noqa: F401  the example records through the module
@@ -32,12 +31,9 @@ def report(tmp_path_factory, scaleprof_cli):
     env = training_env()
     for strategy, args in CONFIGS.items():
         for nproc in (1, 2):
-            cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", str(nproc),
-                   "--master_addr", "127.0.0.1", "--master_port", str(free_port()), str(EXAMPLE), "--epochs", "3",
-                   "--batch-size", str(BATCH), *args, "--root", str(root), "--experiment", "cnn",
-                   "--strategy", strategy, "--profile-epoch", "-1"]
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
-            assert proc.returncode == 0, proc.stdout + proc.stderr
+            torchrun(EXAMPLE, nproc, ["--epochs", "3", "--batch-size", str(BATCH), *args, "--root", str(root),
+                                      "--experiment", "cnn", "--strategy", strategy, "--profile-epoch", "-1"],
+                     timeout=240, env=env)
     out = subprocess.run([str(scaleprof_cli), "report", "--no-plots", "--format", "json", "--root", str(root)],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

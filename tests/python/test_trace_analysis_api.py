@@ -10,7 +10,6 @@ Both traces are written in whole microseconds, where scaleprof agrees with HTA t
 decimal), the idle statistics within HTA's 2-decimal rounding. Where HTA regroups a kernel type on the
 per-kernel sums, only the sums are compared (scaleprof keeps real statistics, §6).
 """
-import json
 import math
 import re
 import subprocess

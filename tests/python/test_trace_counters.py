@@ -11,7 +11,6 @@ some figures differ (docs/differences-from-hta.md §12):
     and share must equal ours for that stream; scaleprof lists every stream that was full;
   * the bandwidth summary: same directions; count, mean, min, max equal within 1e-5 GB/s.
 """
-import json
 import math
 from pathlib import Path
 
