@@ -166,5 +166,40 @@ TEST(StragglerCauses, SynchronousStepsUseWhomTheOthersWaitedFor) {
             "for it");
 }
 
+// The same run with one step of jitter slow by its time (rank 1's step 1, 50 ms longer than rank 0's): the
+// steps the others waited for are still slow steps beside it, and the verdict still names the clock drop.
+// (A real run of tests/python/test_straggler_ddp.py lost its verdict so: step 1 alone was listed.)
+TEST(StragglerCauses, AStepSlowByItsTimeDoesNotHideTheStepsTheOthersWaitedFor) {
+  std::vector<tables::RankActivity> ranks = {
+      rank_of(0, 10, 0.3, -1, -1, 0.3, 1980, 1980, 0),
+      rank_of(1, 10, 0.3, 4, 7, 0.3, 1980, 990, kClockReasonSwPowerCap),
+  };
+  ranks[1].steps[1].end_ns += 50'000'000;
+  std::vector<tables::WaitedForStep> waited;
+  for (int i = 4; i <= 7; ++i) {
+    const tables::StepSpan& s = ranks[1].steps[static_cast<size_t>(i)];
+    waited.push_back({1, s.start_ns, s.end_ns, 200'000'000});
+  }
+  // Step 1 is waited for too, under the floor: still slow by its time, once.
+  waited.push_back({1, ranks[1].steps[1].start_ns, ranks[1].steps[1].end_ns, 5'000'000});
+  const std::vector<StragglerCause> causes = straggler_causes(ranks, StragglerRule{}, waited);
+  ASSERT_EQ(causes.size(), 1u);
+  const StragglerCause& c = causes[0];
+  EXPECT_EQ(c.steps, "steps 1,4-7");
+  EXPECT_EQ(c.slow_steps, 5);
+  EXPECT_TRUE(c.waited_for);
+  EXPECT_NEAR(c.waited_s, 0.2, 1e-9);
+  EXPECT_DOUBLE_EQ(c.slow_clock_mhz, 990);  // the median of one sample at 1980 and four at 990
+  EXPECT_EQ(c.verdict,
+            "rank 1 ran at 990 MHz (others 1980 MHz) under sw_power_cap in steps 1,4-7, where the others waited 200 "
+            "ms for it");
+  // Without the traces only the step of jitter is left, at the full clock: a row, no verdict.
+  const std::vector<StragglerCause> by_time = straggler_causes(ranks);
+  ASSERT_EQ(by_time.size(), 1u);
+  EXPECT_EQ(by_time[0].steps, "steps 1");
+  EXPECT_FALSE(by_time[0].waited_for);
+  EXPECT_TRUE(by_time[0].verdict.empty());
+}
+
 }  // namespace
 }  // namespace scaleprof::analysis

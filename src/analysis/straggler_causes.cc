@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "core/clock_event_reasons.h"
@@ -111,20 +112,24 @@ std::vector<StragglerCause> straggler_causes(const std::vector<tables::RankActiv
         others_s.push_back(reference);
       }
     }
-    if (slow.empty()) {
-      // Synchronous training: no step is slow by its time; the traces may say whom the others waited for.
-      std::vector<double> waits;
-      for (const auto& [key, wait] : waited_for_steps(spans[r], c.rank, waited_for, rule.floor_s)) {
-        std::vector<double> others;
-        for (size_t o : who[key]) {
-          if (o != r) others.push_back(step_seconds(spans[o].at(key)));
-        }
-        slow.push_back(key);
-        slow_s.push_back(step_seconds(spans[r].at(key)));
-        others_s.push_back(straggler_median(others));
-        waits.push_back(wait);
+    // Synchronous training: the straggler's steps last no longer than the others', and the traces say whom
+    // the others waited for. Those steps are slow steps too, beside any slow by their time: one step of
+    // jitter slow by its time must not hide them (a real DDP run lost its verdict so).
+    std::vector<double> waits;
+    const std::set<StepKey> by_time(slow.begin(), slow.end());
+    for (const auto& [key, wait] : waited_for_steps(spans[r], c.rank, waited_for, rule.floor_s)) {
+      if (by_time.count(key) > 0) continue;
+      std::vector<double> others;
+      for (size_t o : who[key]) {
+        if (o != r) others.push_back(step_seconds(spans[o].at(key)));
       }
-      if (slow.empty()) continue;
+      slow.push_back(key);
+      slow_s.push_back(step_seconds(spans[r].at(key)));
+      others_s.push_back(straggler_median(others));
+      waits.push_back(wait);
+    }
+    if (slow.empty()) continue;
+    if (!waits.empty()) {
       c.waited_for = true;
       c.waited_s = straggler_median(waits);
     }

@@ -6,9 +6,9 @@
 //
 // Under synchronous data parallelism every rank's step lasts as long: the gradient all-reduce waits for
 // the slowest rank, so step times name no straggler. The profiler traces do: per profiled step, the rank
-// the others waited for at the matched collectives (tables::WaitedForStep). A rank none of whose steps is
-// slow by step time, but that the others waited for more than the floor in a step, has that step as a
-// slow step ("waited for"), and the same clock join gives its verdict.
+// the others waited for at the matched collectives (tables::WaitedForStep). A step of a rank that the
+// others waited for more than the floor is a slow step ("waited for") beside those slow by step time (a
+// step of jitter slow by its time does not hide them), and the same clock join gives its verdict.
 //
 // Time base: the rank's own wall clock (steps.csv start_unix_ns, gpu.csv time_unix_ns, both Unix ns
 // of the same host), so no cross-host alignment is involved. Pure function over tables.
@@ -50,8 +50,8 @@ struct StragglerCause {
   double normal_power_w = tables::kNaN;
   int64_t slow_samples = 0;   // GPU samples inside the slow steps
   uint64_t slow_reasons = 0;  // throttle reasons seen in those samples (any, OR-ed)
-  // The slow steps were found from the waits at the collectives, not from step time (see above), and the
-  // median wait the rank imposed on the others in them (NaN: not from the waits).
+  // Some slow steps were found from the waits at the collectives, not from step time (see above), and the
+  // median wait the rank imposed on the others in those (NaN: none from the waits).
   bool waited_for = false;
   double waited_s = tables::kNaN;
   bool clock_low = false;  // the rule's clock test held

@@ -34,9 +34,9 @@ std::optional<ReportSection> straggler_causes_section(const ScalabilityAnalysis&
       "the slowness (or the driver gave no clock).");
   s.notes.push_back(
       "Under synchronous data parallelism every rank's step lasts as long (the all-reduce waits for the slowest), "
-      "so where no step of a rank is slow by its time, the profiler traces name the straggler: a step of a rank is "
-      "then slow (waited for) when, in the profiled step it falls in, the others waited more than 10 ms for it at "
-      "the matched collectives (the rank that arrived last, the others' waits summed).");
+      "so the profiler traces name the straggler: a step of a rank is also slow (waited for) when, in the profiled "
+      "step it falls in, the others waited more than 10 ms for it at the matched collectives (the rank that "
+      "arrived last, the others' waits summed).");
   Table t;
   t.title = "Slow steps per rank and the GPU clock in them";
   t.columns = {{"strategy", "Strategy"},

@@ -93,9 +93,7 @@ def clock_drop_report(scaleprof_cli, work, train, runs):
     root = work / "root"
     env = training_env(SCALEPROF_NVML_LIBRARY=str(fake))
     for name, extra in runs:
-        run_python(["-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", "2", "--master_addr",
-                    "127.0.0.1", "--master_port", free_port(), train, "--root", root, "--run-name", name, "--work",
-                    work, *extra], timeout=240, env=env)
+        torchrun(train, 2, ["--root", root, "--run-name", name, "--work", work, *extra], timeout=240, env=env)
     out = subprocess.run([str(scaleprof_cli), "report", "--no-plots", "--format", "json", "--root", str(root)],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
