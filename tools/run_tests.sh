@@ -13,12 +13,10 @@
 # foreground keeps the CPUs whenever it wants them) and uses the CPU time the later steps leave idle
 # while they wait on real time (servers, trainings, job schedulers): the sanitizer tree's build,
 # clang-tidy, and the fuzz targets (which run for a fixed wall time, so running them beside the
-# foreground costs no wall time, only executions). The unit tests under the sanitizers (step 4) run
-# beside MLflow and SLURM, which mostly wait, at normal priority: some of them time a stalled server
-# or a browser, which a part at nice 19 beside busy CPUs would not be given the time for. The
-# foreground waits for each part's result only where it needs it. One sanitizer tree serves steps 4
-# and 5: clang with ASan, UBSan and libFuzzer's coverage instrumentation (-fsanitize=fuzzer-no-link),
-# holding the unit tests and the fuzz targets, so the library is compiled once for both.
+# foreground costs no wall time, only executions). The foreground waits for each part's result only
+# where it needs it. One sanitizer tree serves steps 4 and 5: clang with ASan, UBSan and libFuzzer's
+# coverage instrumentation (-fsanitize=fuzzer-no-link), holding the unit tests and the fuzz targets,
+# so the library is compiled once for both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -87,12 +85,10 @@ fuzz_all() { # every target with seeds; non-zero when one finds something or non
 }
 
 chain_pid=""
-# await part [lines] [pid]: waits for the part's result, shows the last `lines` (1) of its log, fails on
-# its failure; pid (the background chain's by default) is the process that writes it.
-await() {
-  local part=$1 lines=${2:-1} pid=${3:-$chain_pid} rc
+await() { # part [lines]: waits for it, shows the last `lines` (1) of its log, fails on its failure
+  local part=$1 lines=${2:-1} rc
   while [ ! -e "$BUILD/ci-$part.rc" ]; do
-    kill -0 "$pid" 2>/dev/null || { echo "$part: ended without a result"; exit 1; }
+    kill -0 "$chain_pid" 2>/dev/null || { echo "$part: the background chain ended without a result"; exit 1; }
     sleep 2
   done
   rc=$(cat "$BUILD/ci-$part.rc")
@@ -104,20 +100,6 @@ await() {
   tail -"$lines" "$BUILD/ci-$part.log"
 }
 stop_chain() { [ -z "$chain_pid" ] || kill -- -"$chain_pid" 2>/dev/null || true; }
-# Step 4's unit tests under the sanitizers, in the background at normal priority once the chain has
-# built their tree; the result is ci-asan-tests.rc as for a part of the chain.
-sanitized_tests() {
-  while [ ! -e "$BUILD/ci-sanitize-build.rc" ]; do
-    kill -0 "$chain_pid" 2>/dev/null || { echo 1 >"$BUILD/ci-asan-tests.rc"; return; }
-    sleep 2
-  done
-  if [ "$(cat "$BUILD/ci-sanitize-build.rc")" != 0 ]; then
-    echo "not run: the sanitizer tree failed to build (build/ci-sanitize-build.log)" >"$BUILD/ci-asan-tests.log"
-    echo 1 >"$BUILD/ci-asan-tests.rc"
-    return
-  fi
-  chain_part asan-tests ctest --test-dir "$SANITIZE_BUILD" --output-on-failure -j "$JOBS"
-}
 
 step "layers"
 python3 tools/check_layers.py
@@ -180,12 +162,7 @@ step "MLflow (a real server on 127.0.0.1, a SQLite database and a file store) be
 mlflow_log="$BUILD/mlflow-tests.log"
 "${PYTEST[@]}" tests/python/test_mlflow_*.py >"$mlflow_log" 2>&1 &
 mlflow_pid=$!
-set -m  # a process group of its own, so that stopping it stops its ctest too
-sanitized_tests &
-asan_pid=$!
-set +m
-stop_asan() { kill -- -"$asan_pid" 2>/dev/null || true; }
-trap 'kill "$mlflow_pid" 2>/dev/null; stop_asan; stop_chain; step_done' EXIT
+trap 'kill "$mlflow_pid" 2>/dev/null; stop_chain; step_done' EXIT
 # SLURM: starts munged, slurmctld and 16 slurmd itself and stops them by pid; skips, saying why, only
 # where SLURM cannot start. The venv has the scaleprof module from the step above. The budget is a
 # guard against a hang, not a timing: 272 s in the last fresh-clone run, beside clang-tidy at nice 19.
@@ -196,13 +173,11 @@ wait "$mlflow_pid" || mlflow_rc=$?
 if [ "$mlflow_rc" = 0 ]; then echo "mlflow: $(tail -1 "$mlflow_log")"; else tail -80 "$mlflow_log"; fi
 [ "$slurm_rc" = 0 ] || echo "SLURM integration: FAILED (exit $slurm_rc)"
 [ "$mlflow_rc" = 0 ] && [ "$slurm_rc" = 0 ] || exit 1
-trap 'stop_asan; stop_chain; step_done' EXIT
-
-step "unit tests under AddressSanitizer and UBSan (clang, the fuzz targets' tree; begun beside MLflow and SLURM)"
-await sanitize-build
-await asan-tests 0 "$asan_pid"
-sed -n '/tests passed/,$p' "$BUILD/ci-asan-tests.log"
 trap 'stop_chain; step_done' EXIT
+
+step "unit tests under AddressSanitizer and UBSan (clang, the fuzz targets' tree)"
+await sanitize-build
+ctest --test-dir "$SANITIZE_BUILD" --output-on-failure -j "$JOBS"
 
 step "fuzzing every target for ${FUZZ_SECONDS}s (background chain)"
 await fuzz 100
