@@ -97,11 +97,16 @@ std::vector<StragglerCause> straggler_causes(const std::vector<tables::RankActiv
     c.rank = ranks[r].rank;
     std::vector<StepKey> slow;
     std::vector<double> slow_s, others_s;
-    for (const auto& [key, span] : spans[r]) {
+    // The other ranks' durations of a step (empty where only this rank recorded it).
+    auto others_of = [&](const StepKey& key) {
       std::vector<double> others;
       for (size_t o : who[key]) {
         if (o != r) others.push_back(step_seconds(spans[o].at(key)));
       }
+      return others;
+    };
+    for (const auto& [key, span] : spans[r]) {
+      const std::vector<double> others = others_of(key);
       if (others.empty()) continue;
       ++c.steps_compared;
       const double reference = straggler_median(others);
@@ -119,13 +124,9 @@ std::vector<StragglerCause> straggler_causes(const std::vector<tables::RankActiv
     const std::set<StepKey> by_time(slow.begin(), slow.end());
     for (const auto& [key, wait] : waited_for_steps(spans[r], c.rank, waited_for, rule.floor_s)) {
       if (by_time.count(key) > 0) continue;
-      std::vector<double> others;
-      for (size_t o : who[key]) {
-        if (o != r) others.push_back(step_seconds(spans[o].at(key)));
-      }
       slow.push_back(key);
       slow_s.push_back(step_seconds(spans[r].at(key)));
-      others_s.push_back(straggler_median(others));
+      others_s.push_back(straggler_median(others_of(key)));
       waits.push_back(wait);
     }
     if (slow.empty()) continue;
