@@ -32,6 +32,7 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 
 import scaleprof
 
@@ -144,8 +145,9 @@ def parse_args(argv=None):
                         "start of the model's forward (a rank slow inside its computation)")
     p.add_argument("--cost-schedule", default="",
                    help="JSON list, one object per epoch, overriding the costs of that epoch (keys: epoch_sleep, "
-                        "data_sleep, data_sleep_per_worker, step_compute, step_sleep, extra_allreduce_mb, and "
-                        "ddp_sync: false for an epoch without any gradient all-reduce); epochs past the list use "
+                        "data_sleep, data_sleep_per_worker, step_compute, step_sleep, extra_allreduce_mb, "
+                        "ddp_sync: false for an epoch without any gradient all-reduce, comm_free: true for one "
+                        "whose collectives move one element, the ranks still meeting); epochs past the list use "
                         "the flags. One run then measures the same training with and without each cost, epoch "
                         "by epoch, without a process start per variant (the what-if tests' counterfactuals)")
     p.add_argument("--epoch-sleep", type=float, default=0.0,
@@ -177,7 +179,8 @@ def main(argv=None):
     schedule = json.loads(args.cost_schedule) if args.cost_schedule else []
     flags = {"epoch_sleep": args.epoch_sleep, "data_sleep": args.data_sleep,
              "data_sleep_per_worker": args.data_sleep_per_worker, "step_compute": args.step_compute,
-             "step_sleep": args.step_sleep, "extra_allreduce_mb": args.extra_allreduce_mb, "ddp_sync": True}
+             "step_sleep": args.step_sleep, "extra_allreduce_mb": args.extra_allreduce_mb, "ddp_sync": True,
+             "comm_free": False}
     unknown = {k for entry in schedule for k in entry} - set(flags)
     if unknown:
         raise SystemExit(f"--cost-schedule: unknown keys {sorted(unknown)} (known: {sorted(flags)})")
@@ -194,6 +197,17 @@ def main(argv=None):
     if distributed:
         model = DDP(model, bucket_cap_mb=args.bucket_cap_mb,
                     device_ids=[device.index] if device.type == "cuda" else None)
+    token = torch.zeros(1, device=device)  # comm_free's all-reduces: the ranks meet, nothing is moved
+    if distributed and any(c["comm_free"] for c in epoch_costs):
+        # comm_free: every collective's transfer made free, nothing else. DDP's reducer does all its work
+        # (hooks, bucket copies) and the ranks still meet where its all-reduce was, over one element, so
+        # that a rank still waits for the last to arrive, as the report's "communication free" assumes.
+        def allreduce_unless_free(process_group, bucket):
+            if costs["comm_free"]:
+                return dist.all_reduce(token, async_op=True).get_future().then(lambda _: bucket.buffer())
+            return default_hooks.allreduce_hook(process_group, bucket)
+
+        model.register_comm_hook(None, allreduce_unless_free)
     optimizer = torch.optim.SGD(params, lr=args.lr, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
     # This rank's shard of a synthetic dataset: CIFAR-sized images with random labels.
@@ -235,6 +249,8 @@ def main(argv=None):
             if loader is not None:
                 loader.dataset.sleep_s = costs["data_sleep"] + costs["data_sleep_per_worker"] * world
             extra = extra_buffer[:floats(costs["extra_allreduce_mb"])] if extra_buffer is not None else None
+            if extra is not None and costs["comm_free"]:
+                extra = token
             sync = costs["ddp_sync"] or not distributed
             if schedule and distributed:
                 # Every epoch starts together, outside its timing: after an epoch without any collective

@@ -4,7 +4,8 @@ cost, the ground truth of the report's what-if gains (issue 29, tests/python/tes
 One torchrun launch per scale measures every variant: examples/ddp_train.py --cost-schedule gives each
 epoch its own costs, so epoch 0 (all costs, a warm-up) is followed by rounds of one epoch per variant,
 interleaved (a load spike on the shared machine hits all variants alike, not one), without a process
-start (seconds of torch import on a loaded machine) per variant. An epoch's time is the slowest rank's.
+start (seconds of torch import on a loaded machine) per variant, and a closing epoch with all costs. An
+epoch's time is the slowest rank's.
 
     .venv/bin/python tests/python/counterfactual.py --scales 1 2 4 --rounds 3 --runs 2
 
@@ -16,7 +17,9 @@ scale n0 (medians, never the best run):
 
 and, measured directly, 100 * (t1_with - t1_at_base) / t1_with where the "at base" variant runs the cause
 at its smallest-scale size scaled ideally (the serial part and the operator at n0 / n1 of their size, the
-data loader at the smallest scale's per-sample time): the two agree when the costs add up.
+data loader at the smallest scale's per-sample time): the two agree when the costs add up. That one is
+taken per round against the epochs with all costs that bracket it (bracketed_differences: the machine's
+speed drifts over minutes), the median of the rounds' differences over the median epoch with all costs.
 """
 import argparse
 import json
@@ -71,7 +74,9 @@ def base_overrides(cause, n0, n1, costs=COSTS):
     of B / n1 samples costs S n0 (its world size) x (B / n0) / (B / n1)... per batch S n0 n0 / n1)."""
     key = CAUSES[cause]
     if cause == "communication":
-        return {key: 0.0, "ddp_sync": False}  # no collective at all: DDP's own all-reduce is communication too
+        # Every transfer free, DDP's own all-reduce included, the ranks still meeting where the collectives
+        # were (examples/ddp_train.py, comm_free): the report's "communication free".
+        return {"comm_free": True}
     if cause == "waiting for stragglers":
         return {key: 0.0}
     if cause == "data loading":
@@ -80,7 +85,7 @@ def base_overrides(cause, n0, n1, costs=COSTS):
 
 
 def without(cause):
-    return {CAUSES[cause]: 0.0, **({"ddp_sync": False} if cause == "communication" else {})}
+    return {"comm_free": True} if cause == "communication" else {CAUSES[cause]: 0.0}
 
 
 def variants_for(n, n0=1, causes=tuple(CAUSES), without_runs=True, at_base=True, joint=(), all_at_base=True,
@@ -137,9 +142,12 @@ def launch(n, root, schedule, costs=COSTS, extra=(), profile=False, timeout=300,
 
 def measure(n, root, variants, rounds, costs=COSTS, extra=(), profile=False):
     """Epoch times of every variant at n workers from one launch: epoch 0 all costs (dropped, a warm-up),
-    then `rounds` rounds of one epoch per variant. Returns variant -> [epoch seconds]."""
+    then `rounds` rounds of one epoch per variant, "all" first, and one closing "all" epoch, so that each
+    round is bracketed by two epochs with every cost (bracketed_differences). Returns variant -> [epoch
+    seconds], in the order of the rounds ("all" has rounds + 1), its keys in the variants' order."""
     names = list(variants)
-    schedule = [{}] + [variants[name] for _ in range(rounds) for name in names]
+    assert names[0] == "all", names
+    schedule = [{}] + [variants[name] for _ in range(rounds) for name in names] + [variants["all"]]
     times, _ = launch(n, root, schedule, costs=costs, extra=extra, profile=profile)
     out = {name: [] for name in names}
     for i, seconds in enumerate(times[1:]):
@@ -147,20 +155,41 @@ def measure(n, root, variants, rounds, costs=COSTS, extra=(), profile=False):
     return out
 
 
+def bracketed_differences(t, variant):
+    """Per round, the epoch with every cost less the variant's, the former interpolated at the variant's
+    place between the round's first epoch and the next round's (both with every cost). The machine's speed
+    drifts by a few percent over minutes (epochs with every cost 2.80-2.87 s, then 2.91-2.99 s ten minutes
+    later, 4 workers on the 2-core VM), so a difference of medians taken over a launch mixes that drift into
+    the gain; the bracket cancels a drift that is linear over a round."""
+    names = list(t)
+    place, width = names.index(variant), len(names)
+    alls = t["all"]
+    return [alls[r] + (alls[r + 1] - alls[r]) * place / width - x for r, x in enumerate(t[variant])]
+
+
+def gain_at_base_pts(launches, variant):
+    """The counterfactual gain of running `variant` instead of every cost, in points of the epoch with every
+    cost: the median of the bracketed differences of every launch (each a measure() result) over the median
+    epoch with every cost."""
+    diffs = [d for t in launches for d in bracketed_differences(t, variant)]
+    return 100 * median(diffs) / median([x for t in launches for x in t["all"]])
+
+
 def median(xs):
     return statistics.median(xs)
 
 
-def gain_pts(t, cause, n0, n1):
-    """The counterfactual gain of `cause` at n1 in points, from medians: with the "without" variants
-    (the issue's formula, the n0 term zero for causes absent at n0) and with the "at base" variant."""
+def gain_pts(t, launches, cause, n0, n1):
+    """The counterfactual gain of `cause` at n1 in points: with the "without" variants (the issue's formula
+    from medians of t, every launch's epochs pooled, the n0 term zero for causes absent at n0) and with the
+    "at base" variant (bracketed, from the launches at n1)."""
     t1 = median(t[n1]["all"])
     t0_cost = median(t[n0]["all"]) - median(t[n0][f"without {cause}"]) if f"without {cause}" in t[n0] else 0.0
     out = {}
     if f"without {cause}" in t[n1]:
         out["without"] = 100 * ((t1 - median(t[n1][f"without {cause}"])) - t0_cost * n0 / n1) / t1
     if f"{cause} at base" in t[n1]:
-        out["at_base"] = 100 * (t1 - median(t[n1][f"{cause} at base"])) / t1
+        out["at_base"] = gain_at_base_pts(launches[n1], f"{cause} at base")
     return out
 
 
@@ -181,15 +210,17 @@ def main(argv=None):
         k, v = kv.split("=")
         costs[k] = float(v)
     n0 = min(args.scales)
-    t, per_run = {}, {}
+    t, per_run, launches = {}, {}, {}
     for n in args.scales:
         variants = variants_for(n, n0, without_runs=not args.no_without,
                                 joint=[("waiting for stragglers", "communication")], costs=costs)
         t[n] = {name: [] for name in variants}
         per_run[n] = {name: [] for name in variants}
+        launches[n] = []
         for run in range(args.runs):
             got = measure(n, Path(args.root) / f"w{n}-{run}", variants, args.rounds, costs=costs,
                           extra=args.extra.split())
+            launches[n].append(got)
             for name, xs in got.items():
                 t[n][name] += xs
                 per_run[n][name].append(median(xs))
@@ -203,17 +234,17 @@ def main(argv=None):
             continue
         print(f"\ngains at {n1} workers against {n0} (points; t1 = {median(t[n1]['all']):.3f} s):")
         for cause in CAUSES:
-            g = gain_pts(t, cause, n0, n1)
+            g = gain_pts(t, launches, cause, n0, n1)
             print(f"  {cause:25s} " + "  ".join(f"{k} {v:6.2f}" for k, v in g.items()))
         joint = "waiting for stragglers + communication at base"
         if joint in t[n1]:
-            t1 = median(t[n1]["all"])
-            both = 100 * (t1 - median(t[n1][joint])) / t1
-            singles = sum(gain_pts(t, c, n0, n1)["at_base"] for c in ("waiting for stragglers", "communication"))
+            both = gain_at_base_pts(launches[n1], joint)
+            singles = sum(gain_pts(t, launches, c, n0, n1)["at_base"] for c in ("waiting for stragglers", "communication"))
             print(f"  straggler + communication together {both:.2f} (sum of singles {singles:.2f}, "
                   f"interaction {both - singles:.2f})")
     if args.json:
-        Path(args.json).write_text(json.dumps({"costs": costs, "epochs": t, "per_run": per_run}, indent=1))
+        Path(args.json).write_text(json.dumps({"costs": costs, "epochs": t, "per_run": per_run,
+                                               "launches": launches}, indent=1))
     return 0
 
 
