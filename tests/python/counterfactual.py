@@ -47,7 +47,7 @@ COSTS = {
     "step_sleep": 0.03,               # rank 1 sleeps in its forward every step (--sleep-where forward)
     "data_sleep_per_worker": 0.0075,  # every batch costs 7.5 ms x world size: loading slows with readers
     "epoch_sleep": 0.45,              # a per-epoch serial part outside the steps (a checkpoint)
-    "extra_allreduce_mb": 4.0,        # every step all-reduces 4 MB after backward: communication
+    "extra_allreduce_mb": 8.0,        # every step all-reduces 8 MB after backward: communication
     # An operator of 60 ms per step that does not shrink with the batch. 60, not 30: the report's
     # "computation" also counts the model's own work that did not shrink (4 workers sharing 2 cores
     # compute slower, and per-operator overheads stay), which the counterfactual ("the operator at
@@ -239,7 +239,8 @@ def main(argv=None):
         joint = "waiting for stragglers + communication at base"
         if joint in t[n1]:
             both = gain_at_base_pts(launches[n1], joint)
-            singles = sum(gain_pts(t, launches, c, n0, n1)["at_base"] for c in ("waiting for stragglers", "communication"))
+            singles = sum(gain_pts(t, launches, c, n0, n1)["at_base"]
+                          for c in ("waiting for stragglers", "communication"))
             print(f"  straggler + communication together {both:.2f} (sum of singles {singles:.2f}, "
                   f"interaction {both - singles:.2f})")
     if args.json:

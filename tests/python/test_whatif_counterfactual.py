@@ -9,7 +9,7 @@ of 32 over 512 samples: 16 steps per epoch at every scale), with five costs inje
 * data loading that slows as readers are added: every batch costs 7.5 ms x the world size
   (--data-sleep-per-worker) -> "data loading";
 * a per-epoch serial part outside the steps (--epoch-sleep) -> "outside the steps";
-* communication: every step all-reduces a 4 MB buffer after backward (--extra-allreduce-mb) on top of
+* communication: every step all-reduces an 8 MB buffer after backward (--extra-allreduce-mb) on top of
   DDP's own gradient all-reduce -> "communication";
 * an operator of fixed duration per step that does not shrink with the per-worker batch (--step-compute)
   -> "computation".
@@ -46,16 +46,17 @@ Two causes at once: every cause here is measured with the four others present, a
 cause fixed in one epoch) checks the report's sum of gains plus interaction_pts. The straggler and
 communication overlap: the straggler's lateness is spent by the others inside the all-reduce.
 
-Sizes: 30 ms (straggler), 7.5 ms x n (data), 0.45 s per epoch (serial part), 4 MB (all-reduce), 60 ms
-(operator; why 60: counterfactual.py): epochs of about 2.0 s (1 worker), 2.5 s (2), 3.0 s (4); this
-module runs 7 launches (5 report runs of 3 epochs, 2 counterfactual launches of 47 epochs: a warm-up, 5
-rounds of 9 variants, a closing epoch with every cost): 293-297 s on the 2-core VM (three runs on
-2026-11-30, one beside two CPU burners working in bursts of 0.3-4 s). The communication is an explicit all-reduce rather than a larger DDP gradient
-(--extra-grad-mb) because an epoch can turn it off in the same process (the variants interleave in one
-launch), it adds no work besides the collective (a gradient of X MB also costs its fill and DDP's bucket
-copies, at every scale, one worker included), and it exists only from 2 workers on. Measured on the
-same VM, 2 workers, 5 epochs each: an extra 8 MB all-reduce added 0.19 s per epoch, an 8 MB gradient
-0.31 s (both over DDP's own all-reduce: 0.11 s); at 4 workers 0.54 s and 0.98 s (DDP's own: 0.19 s).
+Sizes: 30 ms (straggler), 7.5 ms x n (data), 0.45 s per epoch (serial part), 8 MB (all-reduce; 4 MB until
+2026-11-30, below), 60 ms (operator; why 60: counterfactual.py): epochs of about 2.0 s (1 worker), 2.5 s
+(2), 3.0 s (4); this module runs 7 launches (5 report runs of 3 epochs, 2 counterfactual launches of 47
+epochs: a warm-up, 5 rounds of 9 variants, a closing epoch with every cost): 293-297 s on the 2-core VM
+(three runs on 2026-11-30, one beside two CPU burners working in bursts of 0.3-4 s; 269-278 s with 8 MB).
+The communication is an explicit all-reduce rather than a larger DDP gradient (--extra-grad-mb) because an
+epoch can turn it off in the same process (the variants interleave in one launch), it adds no work besides
+the collective (a gradient of X MB also costs its fill and DDP's bucket copies, at every scale, one worker
+included), and it exists only from 2 workers on. Measured on the same VM, 2 workers, 5 epochs each: an
+extra 8 MB all-reduce added 0.19 s per epoch, an 8 MB gradient 0.31 s (both over DDP's own all-reduce:
+0.11 s); at 4 workers 0.54 s and 0.98 s (DDP's own: 0.19 s).
 
 Noise. The epochs of one variant in one launch spread by 0.01-0.07 s (medians of 3 taken); the report's
 figures come from one profiled epoch of 13 steps, measured at another time than the counterfactual
@@ -84,7 +85,11 @@ gain. Since then each variant is taken against the epochs with every cost that b
 (counterfactual.bracketed_differences), over 5 rounds, and the report's scales 2 and 4 have a run on
 each side of their counterfactual launch. Replayed on 7 rounds recorded beside two burners working in
 bursts, the largest error of any 5 rounds against the idle VM's figures fell from 3.5 to 0.7 points
-(straggler), 1.3 to 1.1 (outside the steps), 2.3 to 1.9 (computation).
+(straggler), 1.3 to 1.1 (outside the steps), 2.3 to 1.9 (computation). With communication's
+counterfactual the ranks still meeting (above), the 4 MB all-reduce gained 2.5-5.5 points at 2 workers
+in four launches, and a fresh-clone CI run failed the check that the collectives take over 3 points (2.5):
+the all-reduce is 8 MB since, which gained 4.6-10.8 points there in three launches (5.1 in the module's
+run after the change, the report 5.2).
 """
 import os
 import shutil
@@ -259,7 +264,7 @@ def test_causes_together_and_their_interaction(data, n1):
 @pytest.mark.parametrize("n1", SCALES[1:])
 def test_communication_counts_and_no_cause_gives_back(data, n1):
     g = gains(data["report"], n1)
-    # Collectives take time here (the injected 4 MB all-reduce alone takes ms per step).
+    # Collectives take time here (the injected 8 MB all-reduce alone takes ms per step).
     assert measured_gain(data["t"], n1, "communication at base") > 3, data["t"][n1]
     assert g["communication"]["pts"] > 0, g
     # No counterfactual here shows a cause whose removal slows the epoch.
