@@ -59,7 +59,7 @@ Measured on the same VM, 2 workers, 5 epochs each: an extra 8 MB all-reduce adde
 MB gradient 0.31 s (both over DDP's own all-reduce: 0.11 s); at 4 workers 0.54 s and 0.98 s (DDP's own:
 0.19 s).
 
-Noise. The epochs of one variant in one launch spread by 0.01-0.07 s (medians of 3 taken); the report's
+Noise. The epochs of one variant in one launch spread by 0.01-0.07 s (medians of 3 then); the report's
 figures come from one profiled epoch of 13 steps, measured at another time than the counterfactual
 epochs, so a load change between them moves the model's figures and not the measured ones: gloo's
 25 kB all-reduce took 0.5-0.8 ms at 2 workers on an idle machine and 1-27 ms (typically 12) with a
