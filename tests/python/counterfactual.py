@@ -179,16 +179,22 @@ def median(xs):
     return statistics.median(xs)
 
 
-def gain_pts(t, launches, cause, n0, n1):
+def pooled(launches_n):
+    """Variant -> every epoch of the launches at one scale (measure() results), in launch order."""
+    return {name: [x for t in launches_n for x in t[name]] for name in launches_n[0]}
+
+
+def gain_pts(launches, cause, n0, n1):
     """The counterfactual gain of `cause` at n1 in points: with the "without" variants (the issue's formula
-    from medians of t, every launch's epochs pooled, the n0 term zero for causes absent at n0) and with the
+    from medians, every launch's epochs pooled, the n0 term zero for causes absent at n0) and with the
     "at base" variant (bracketed, from the launches at n1)."""
-    t1 = median(t[n1]["all"])
-    t0_cost = median(t[n0]["all"]) - median(t[n0][f"without {cause}"]) if f"without {cause}" in t[n0] else 0.0
+    t0, t1s = pooled(launches[n0]), pooled(launches[n1])
+    t1 = median(t1s["all"])
+    t0_cost = median(t0["all"]) - median(t0[f"without {cause}"]) if f"without {cause}" in t0 else 0.0
     out = {}
-    if f"without {cause}" in t[n1]:
-        out["without"] = 100 * ((t1 - median(t[n1][f"without {cause}"])) - t0_cost * n0 / n1) / t1
-    if f"{cause} at base" in t[n1]:
+    if f"without {cause}" in t1s:
+        out["without"] = 100 * ((t1 - median(t1s[f"without {cause}"])) - t0_cost * n0 / n1) / t1
+    if f"{cause} at base" in t1s:
         out["at_base"] = gain_at_base_pts(launches[n1], f"{cause} at base")
     return out
 
@@ -214,16 +220,10 @@ def main(argv=None):
     for n in args.scales:
         variants = variants_for(n, n0, without_runs=not args.no_without,
                                 joint=[("waiting for stragglers", "communication")], costs=costs)
-        t[n] = {name: [] for name in variants}
-        per_run[n] = {name: [] for name in variants}
-        launches[n] = []
-        for run in range(args.runs):
-            got = measure(n, Path(args.root) / f"w{n}-{run}", variants, args.rounds, costs=costs,
-                          extra=args.extra.split())
-            launches[n].append(got)
-            for name, xs in got.items():
-                t[n][name] += xs
-                per_run[n][name].append(median(xs))
+        launches[n] = [measure(n, Path(args.root) / f"w{n}-{run}", variants, args.rounds, costs=costs,
+                               extra=args.extra.split()) for run in range(args.runs)]
+        t[n] = pooled(launches[n])
+        per_run[n] = {name: [median(got[name]) for got in launches[n]] for name in variants}
         print(f"\n{n} workers: variant, median epoch s over {args.runs} runs x {args.rounds} rounds, "
               "per-run medians, epochs min-max", flush=True)
         for name, xs in t[n].items():
@@ -234,12 +234,12 @@ def main(argv=None):
             continue
         print(f"\ngains at {n1} workers against {n0} (points; t1 = {median(t[n1]['all']):.3f} s):")
         for cause in CAUSES:
-            g = gain_pts(t, launches, cause, n0, n1)
+            g = gain_pts(launches, cause, n0, n1)
             print(f"  {cause:25s} " + "  ".join(f"{k} {v:6.2f}" for k, v in g.items()))
         joint = "waiting for stragglers + communication at base"
         if joint in t[n1]:
             both = gain_at_base_pts(launches[n1], joint)
-            singles = sum(gain_pts(t, launches, c, n0, n1)["at_base"]
+            singles = sum(gain_pts(launches, c, n0, n1)["at_base"]
                           for c in ("waiting for stragglers", "communication"))
             print(f"  straggler + communication together {both:.2f} (sum of singles {singles:.2f}, "
                   f"interaction {both - singles:.2f})")
